@@ -1,0 +1,28 @@
+// Lint rules. The one that matters most: the core (everything in main/ but main/electron/) and shared/
+// never import Electron, so that the headless daemon, the CLI and the tests run under plain Node.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const electronFree = {
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: [{ name: 'electron', message: 'The core runs under plain Node: only main/electron/ and preload/ may import Electron.' }],
+      patterns: [{ group: ['electron/*', 'electron-log/main', 'electron-log/renderer', 'electron-log/preload'], message: 'The core runs under plain Node: use electron-log/node.' }],
+    },
+  ],
+};
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', 'out/', 'test/artifacts/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', TextDecoder: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-empty': ['error', { allowEmptyCatch: true }],
+    },
+  },
+  { files: ['main/**', 'shared/**', 'bin/**', 'test/**'], ignores: ['main/electron/**'], rules: electronFree },
+);

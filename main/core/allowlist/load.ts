@@ -1,0 +1,348 @@
+// Loads allowlist.yaml and validates it, with errors that name the line and the field.
+import os from 'node:os';
+import path from 'node:path';
+import { LineCounter, parseDocument, type Document } from 'yaml';
+import { OP_NAME } from '../../../shared/protocol/ids';
+import { expandTilde } from '../home';
+import { parseElement, placeholders, wholeArg } from './template';
+import type { Allowlist, ArgSpec, ArgType, Operation, ScalarArg, TemplateElement } from './types';
+
+type YPath = (string | number)[];
+
+export interface AllowlistProblem {
+  line: number | null;
+  field: string;
+  message: string;
+}
+
+export class AllowlistError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: AllowlistProblem[],
+  ) {
+    super(
+      `${file} is invalid:\n` +
+        problems.map((p) => `  ${p.line !== null ? `line ${p.line}` : 'file'}: ${p.field ? p.field + ': ' : ''}${p.message}`).join('\n'),
+    );
+    this.name = 'AllowlistError';
+  }
+}
+
+const OP_FIELDS = new Set(['name', 'description', 'command', 'cwd', 'env', 'args', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost']);
+const ARG_FIELDS: Record<string, string[]> = {
+  string: ['pattern', 'max_length', 'enum', 'allow_dash'],
+  integer: ['min', 'max'],
+  boolean: ['flag'],
+  path: ['within', 'must_exist'],
+  array: ['items', 'max_items'],
+};
+const COMMON_ARG_FIELDS = ['type', 'description', 'required', 'default'];
+const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+class Checker {
+  readonly problems: { path: YPath; message: string }[] = [];
+  add(p: YPath, message: string): void {
+    this.problems.push({ path: p, message });
+  }
+}
+
+function fieldName(p: YPath): string {
+  return p.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function int(c: Checker, p: YPath, v: unknown, min: number, max: number, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    c.add(p, `must be a whole number from ${min} to ${max}`);
+    return dflt;
+  }
+  return v;
+}
+
+function str(c: Checker, p: YPath, v: unknown, dflt: string | null): string | null {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'string') {
+    c.add(p, v === null ? 'is empty (in YAML a bare ~ means nothing: write "~" with quotes for your home folder)' : 'must be a string');
+    return dflt;
+  }
+  return v;
+}
+
+function absDir(c: Checker, p: YPath, v: string): string {
+  const expanded = expandTilde(v);
+  if (!path.isAbsolute(expanded)) c.add(p, `must be an absolute path or start with ~/ (got "${v}")`);
+  return path.resolve(expanded);
+}
+
+function unknownFields(c: Checker, p: YPath, obj: Record<string, unknown>, allowed: Iterable<string>): void {
+  const ok = new Set(allowed);
+  for (const k of Object.keys(obj)) if (!ok.has(k)) c.add([...p, k], `unknown field (expected one of: ${[...ok].join(', ')})`);
+}
+
+function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string): ScalarArg | null {
+  switch (raw.type) {
+    case 'string': {
+      const source = str(c, [...p, 'pattern'], raw.pattern, null);
+      let pattern: RegExp | null = null;
+      if (source !== null) {
+        try {
+          pattern = new RegExp(`^(?:${source})$`, 'u');
+        } catch (e) {
+          c.add([...p, 'pattern'], `is not a valid regular expression: ${(e as Error).message}`);
+        }
+      }
+      let en: string[] | null = null;
+      if (raw.enum !== undefined) {
+        if (!Array.isArray(raw.enum) || raw.enum.length === 0 || !raw.enum.every((x) => typeof x === 'string')) {
+          c.add([...p, 'enum'], 'must be a non-empty list of strings');
+        } else en = raw.enum as string[];
+      }
+      if (raw.allow_dash !== undefined && typeof raw.allow_dash !== 'boolean') c.add([...p, 'allow_dash'], 'must be true or false');
+      return {
+        type: 'string',
+        pattern,
+        patternSource: source,
+        max_length: int(c, [...p, 'max_length'], raw.max_length, 1, 1_000_000, 4096),
+        enum: en,
+        allow_dash: raw.allow_dash === true,
+      };
+    }
+    case 'integer': {
+      const bound = (k: 'min' | 'max') => {
+        const v = raw[k];
+        if (v === undefined) return null;
+        if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
+          c.add([...p, k], 'must be an integer');
+          return null;
+        }
+        return v;
+      };
+      const min = bound('min');
+      const max = bound('max');
+      if (min !== null && max !== null && min > max) c.add([...p, 'max'], 'must not be less than min');
+      return { type: 'integer', min, max };
+    }
+    case 'boolean': {
+      const flag = str(c, [...p, 'flag'], raw.flag, null);
+      if (flag !== null && (flag.length === 0 || flag.includes('\0'))) c.add([...p, 'flag'], 'must be a non-empty string');
+      return { type: 'boolean', flag };
+    }
+    case 'path': {
+      let within = [cwd];
+      if (raw.within !== undefined) {
+        if (!Array.isArray(raw.within) || raw.within.length === 0 || !raw.within.every((x) => typeof x === 'string')) {
+          c.add([...p, 'within'], 'must be a non-empty list of folders');
+        } else within = raw.within.map((d, i) => absDir(c, [...p, 'within', i], d as string));
+      }
+      if (raw.must_exist !== undefined && typeof raw.must_exist !== 'boolean') c.add([...p, 'must_exist'], 'must be true or false');
+      return { type: 'path', within, must_exist: raw.must_exist !== false };
+    }
+    default:
+      c.add([...p, 'type'], `must be one of string, integer, boolean, path, array (got ${JSON.stringify(raw.type)})`);
+      return null;
+  }
+}
+
+function argType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string): ArgType | null {
+  if (raw.type !== 'array') return scalarType(c, p, raw, cwd);
+  if (!isObj(raw.items)) {
+    c.add([...p, 'items'], 'must describe the type of each item, e.g. {type: string}');
+    return null;
+  }
+  const items = raw.items;
+  if (items.type === 'array') {
+    c.add([...p, 'items', 'type'], 'arrays of arrays are not supported');
+    return null;
+  }
+  unknownFields(c, [...p, 'items'], items, ['type', ...(ARG_FIELDS[String(items.type)] ?? [])]);
+  const inner = scalarType(c, [...p, 'items'], items, cwd);
+  if (inner?.type === 'boolean' && inner.flag !== null) c.add([...p, 'items', 'flag'], 'flags are not allowed in arrays');
+  return inner && { type: 'array', items: inner, max_items: int(c, [...p, 'max_items'], raw.max_items, 0, 10_000, 64) };
+}
+
+function argSpec(c: Checker, p: YPath, raw: unknown, cwd: string): ArgSpec | null {
+  if (!isObj(raw)) {
+    c.add(p, 'must be a mapping such as {type: string}');
+    return null;
+  }
+  unknownFields(c, p, raw, [...COMMON_ARG_FIELDS, ...(ARG_FIELDS[String(raw.type)] ?? [])]);
+  const t = argType(c, p, raw, cwd);
+  if (!t) return null;
+  if (raw.required !== undefined && typeof raw.required !== 'boolean') c.add([...p, 'required'], 'must be true or false');
+  const hasDefault = raw.default !== undefined;
+  const required = typeof raw.required === 'boolean' ? raw.required : !hasDefault && t.type !== 'boolean';
+  if (required && hasDefault) c.add([...p, 'default'], 'a required argument cannot have a default');
+  return {
+    ...t,
+    description: str(c, [...p, 'description'], raw.description, '') ?? '',
+    required,
+    default: raw.default,
+  };
+}
+
+function defaultFits(spec: ArgSpec): boolean {
+  const v = spec.default;
+  const fits = (t: ArgType, x: unknown): boolean => {
+    switch (t.type) {
+      case 'string':
+        return typeof x === 'string' && [...x].length <= t.max_length && (!t.enum || t.enum.includes(x)) && (!t.pattern || t.pattern.test(x));
+      case 'integer':
+        return typeof x === 'number' && Number.isSafeInteger(x) && (t.min === null || x >= t.min) && (t.max === null || x <= t.max);
+      case 'boolean':
+        return typeof x === 'boolean';
+      case 'path':
+        return typeof x === 'string' && x.length > 0;
+      case 'array':
+        return Array.isArray(x) && x.length <= t.max_items && x.every((i) => fits(t.items, i));
+    }
+  };
+  return v === undefined || fits(spec, v);
+}
+
+function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
+  if (!isObj(raw)) {
+    c.add(p, 'each operation must be a mapping with at least name and command');
+    return null;
+  }
+  unknownFields(c, p, raw, OP_FIELDS);
+  const name = str(c, [...p, 'name'], raw.name, null);
+  if (name === null) c.add([...p, 'name'], 'is required');
+  else if (!OP_NAME.test(name)) c.add([...p, 'name'], 'must match ^[a-z][a-z0-9._-]{0,63}$');
+  else if (name.startsWith('dumbwaiter.')) c.add([...p, 'name'], 'names starting with "dumbwaiter." are reserved for built-in operations');
+
+  const cwdRaw = str(c, [...p, 'cwd'], raw.cwd, null);
+  const cwd = cwdRaw === null ? os.homedir() : absDir(c, [...p, 'cwd'], cwdRaw);
+
+  const args: Record<string, ArgSpec> = {};
+  if (raw.args !== undefined && raw.args !== null) {
+    if (!isObj(raw.args)) c.add([...p, 'args'], 'must be a mapping of argument name to its type');
+    else
+      for (const [an, spec] of Object.entries(raw.args)) {
+        if (!ARG_NAME.test(an)) c.add([...p, 'args', an], 'argument names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$');
+        const s = argSpec(c, [...p, 'args', an], spec, cwd);
+        if (s) {
+          if (!defaultFits(s)) c.add([...p, 'args', an, 'default'], 'does not fit the argument\'s own type and constraints');
+          args[an] = s;
+        }
+      }
+  }
+
+  const template: TemplateElement[] = [];
+  const command: string[] = [];
+  if (!Array.isArray(raw.command) || raw.command.length === 0) {
+    c.add([...p, 'command'], 'must be a non-empty list: the program, then its arguments (never a shell string)');
+  } else {
+    raw.command.forEach((el, i) => {
+      const ep = [...p, 'command', i];
+      if (typeof el !== 'string' && typeof el !== 'number') return c.add(ep, 'each element must be a string');
+      const text = String(el);
+      if (text.includes('\0')) return c.add(ep, 'contains a NUL byte');
+      let parsed: TemplateElement;
+      try {
+        parsed = parseElement(text);
+      } catch (e) {
+        return c.add(ep, (e as Error).message);
+      }
+      const used = placeholders(parsed);
+      if (i === 0 && used.length > 0) return c.add(ep, 'the program itself cannot come from a request');
+      if (i === 0 && text.length === 0) return c.add(ep, 'the program must not be empty');
+      for (const a of used) {
+        const spec = args[a];
+        if (!spec) {
+          if (!(raw.args && isObj(raw.args) && a in raw.args)) c.add(ep, `uses {${a}}, which is not declared under args`);
+          continue;
+        }
+        if (wholeArg(parsed) === null && spec.type === 'array') c.add(ep, `array argument {${a}} must be a whole element on its own`);
+        if (wholeArg(parsed) === null && spec.type === 'boolean' && spec.flag !== null) c.add(ep, `flag argument {${a}} must be a whole element on its own`);
+      }
+      command.push(text);
+      template.push(parsed);
+    });
+    const used = new Set(template.flatMap(placeholders));
+    for (const an of Object.keys(args)) if (!used.has(an)) c.add([...p, 'args', an], 'is declared but not used in command');
+  }
+
+  const env: Record<string, string> = {};
+  if (raw.env !== undefined && raw.env !== null) {
+    if (!isObj(raw.env)) c.add([...p, 'env'], 'must be a mapping of NAME: value');
+    else
+      for (const [k, v] of Object.entries(raw.env)) {
+        if (!ENV_NAME.test(k)) c.add([...p, 'env', k], 'is not a valid environment variable name');
+        else if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') c.add([...p, 'env', k], 'must be a string');
+        else if (k === 'DUMBWAITER_REQUEST_ID') c.add([...p, 'env', k], 'is set by Dumbwaiter for every run');
+        else env[k] = String(v);
+      }
+  }
+
+  const scope = raw.scope === undefined ? 'write' : raw.scope;
+  if (scope !== 'read' && scope !== 'write') c.add([...p, 'scope'], 'must be read or write');
+  const approval = raw.approval === undefined ? (scope === 'read' ? 'never' : 'always') : raw.approval;
+  if (approval !== 'never' && approval !== 'always') c.add([...p, 'approval'], 'must be never or always');
+
+  return {
+    name: name ?? '',
+    description: str(c, [...p, 'description'], raw.description, '') ?? '',
+    command,
+    template,
+    cwd,
+    env,
+    args,
+    scope: scope as Operation['scope'],
+    approval: approval as Operation['approval'],
+    timeout_s: int(c, [...p, 'timeout_s'], raw.timeout_s, 1, 7 * 86400, 600),
+    max_output_bytes: int(c, [...p, 'max_output_bytes'], raw.max_output_bytes, 1024, 64 * 1024 * 1024, 1024 * 1024),
+    concurrency: int(c, [...p, 'concurrency'], raw.concurrency, 1, 64, 1),
+    cost: int(c, [...p, 'cost'], raw.cost, 0, 1_000_000, 0),
+  };
+}
+
+function lineOf(doc: Document, lc: LineCounter, p: YPath): number | null {
+  for (let n = p.length; n >= 0; n--) {
+    const node = doc.getIn(p.slice(0, n), true) as { range?: [number, number, number] } | undefined;
+    if (node && typeof node === 'object' && node.range) return lc.linePos(node.range[0]).line;
+  }
+  return null;
+}
+
+/** Parses and validates allowlist text. Throws AllowlistError listing every problem found. */
+export function parseAllowlist(text: string, file = 'allowlist.yaml'): Allowlist {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new AllowlistError(
+      file,
+      doc.errors.map((e) => ({ line: e.linePos?.[0]?.line ?? null, field: '', message: `YAML syntax: ${e.message.split('\n')[0]}` })),
+    );
+  }
+  const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+  const c = new Checker();
+  const ops = new Map<string, Operation>();
+  if (!isObj(raw)) {
+    c.add([], 'the file must be a mapping with "version: 1" and "operations:"');
+  } else {
+    unknownFields(c, [], raw, ['version', 'operations']);
+    if (raw.version !== 1) c.add(['version'], 'must be 1');
+    if (raw.operations !== undefined && raw.operations !== null && !Array.isArray(raw.operations)) {
+      c.add(['operations'], 'must be a list of operations');
+    } else if (Array.isArray(raw.operations)) {
+      raw.operations.forEach((o, i) => {
+        const op = operation(c, ['operations', i], o);
+        if (!op || !op.name) return;
+        if (ops.has(op.name)) c.add(['operations', i, 'name'], `"${op.name}" is defined twice`);
+        ops.set(op.name, op);
+      });
+    }
+  }
+  if (c.problems.length > 0) {
+    throw new AllowlistError(
+      file,
+      c.problems.map((pr) => ({ line: lineOf(doc, lc, pr.path), field: fieldName(pr.path), message: pr.message })),
+    );
+  }
+  return { version: 1, operations: ops };
+}

@@ -1,0 +1,51 @@
+// Path arguments: resolved with every symlink followed, then required to stay inside one of the roots.
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+
+/** True when `child` is `root` or lies below it. Both must already be real, absolute paths. */
+export function isInside(root: string, child: string): boolean {
+  const rel = path.relative(root, child);
+  if (rel === '') return true;
+  return rel !== '..' && !rel.startsWith('..' + path.sep) && !path.isAbsolute(rel);
+}
+
+function realpathOrNull(p: string): string | null {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return null;
+  }
+}
+
+/** The real path of `p`; for a path that does not exist yet, the real path of its deepest existing
+ *  ancestor joined with the rest (so a symlinked parent cannot smuggle it outside). */
+function resolveReal(p: string): { real: string; exists: boolean } | null {
+  const direct = realpathOrNull(p);
+  if (direct) return { real: direct, exists: true };
+  const rest: string[] = [];
+  let cur = p;
+  for (;;) {
+    const parent = path.dirname(cur);
+    rest.unshift(path.basename(cur));
+    if (parent === cur) return null;
+    const real = realpathOrNull(parent);
+    if (real) return { real: path.join(real, ...rest), exists: false };
+    cur = parent;
+  }
+}
+
+export type PathCheck = { ok: true; path: string } | { ok: false; message: string };
+
+export function checkPath(value: string, base: string, roots: string[], mustExist: boolean): PathCheck {
+  if (value.length === 0) return { ok: false, message: 'is empty' };
+  if (value.includes('\0')) return { ok: false, message: 'contains a NUL byte' };
+  const abs = path.resolve(base, value);
+  const resolved = resolveReal(abs);
+  if (!resolved) return { ok: false, message: 'cannot be resolved' };
+  if (mustExist && !resolved.exists) return { ok: false, message: 'does not exist' };
+  for (const root of roots) {
+    const realRoot = realpathOrNull(root);
+    if (realRoot && isInside(realRoot, resolved.real)) return { ok: true, path: resolved.real };
+  }
+  return { ok: false, message: `is outside the allowed folders (${roots.join(', ')})` };
+}

@@ -1,0 +1,44 @@
+// From a request's op and args to exactly what will run: argv, cwd, env, limits.
+import { validateArgs } from './validateArgs';
+import { renderArgv } from './template';
+import type { Allowlist, Operation } from './types';
+
+export interface RunPlan {
+  op: string;
+  argv: string[];
+  cwd: string;
+  /** The operation's own env; the base environment is added when the process starts. */
+  env: Record<string, string>;
+  timeout_s: number;
+  max_output_bytes: number;
+  concurrency: number;
+  cost: number;
+  scope: Operation['scope'];
+  approval: Operation['approval'];
+}
+
+export type PlanResult =
+  | { ok: true; plan: RunPlan }
+  | { ok: false; code: 'unknown_op' | 'bad_args'; message: string };
+
+export function planRun(allowlist: Allowlist, opName: string, args: Record<string, unknown>): PlanResult {
+  const op = allowlist.operations.get(opName);
+  if (!op) return { ok: false, code: 'unknown_op', message: `no operation "${opName}" in this host's allowlist` };
+  const checked = validateArgs(op, args);
+  if (!checked.ok) return { ok: false, code: 'bad_args', message: checked.message };
+  return {
+    ok: true,
+    plan: {
+      op: op.name,
+      argv: renderArgv(op.template, op.args, checked.values),
+      cwd: op.cwd,
+      env: op.env,
+      timeout_s: op.timeout_s,
+      max_output_bytes: op.max_output_bytes,
+      concurrency: op.concurrency,
+      cost: op.cost,
+      scope: op.scope,
+      approval: op.approval,
+    },
+  };
+}

@@ -1,0 +1,76 @@
+// argv templates: every argument lands inside exactly one argv element (or, for arrays and flags,
+// becomes whole elements of its own). Nothing is ever split, joined or given to a shell.
+import type { ArgSpec, TemplateElement, TemplatePart } from './types';
+
+/** Parses one element; `{{` and `}}` are literal braces. Throws on a stray brace or a bad name. */
+export function parseElement(text: string): TemplateElement {
+  const parts: TemplatePart[] = [];
+  let lit = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '{' && text[i + 1] === '{') {
+      lit += '{';
+      i++;
+    } else if (c === '}' && text[i + 1] === '}') {
+      lit += '}';
+      i++;
+    } else if (c === '{') {
+      const end = text.indexOf('}', i);
+      const name = end < 0 ? '' : text.slice(i + 1, end);
+      if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) {
+        throw new Error(`bad placeholder at character ${i + 1} of "${text}" (write {{ for a literal brace)`);
+      }
+      if (lit) parts.push({ lit });
+      lit = '';
+      parts.push({ arg: name });
+      i = end;
+    } else if (c === '}') {
+      throw new Error(`stray "}" at character ${i + 1} of "${text}" (write }} for a literal brace)`);
+    } else {
+      lit += c;
+    }
+  }
+  if (lit || parts.length === 0) parts.push({ lit });
+  return parts;
+}
+
+/** The argument an element is made of, when it is exactly one placeholder. */
+export function wholeArg(el: TemplateElement): string | null {
+  const only = el.length === 1 ? el[0]! : null;
+  return only && 'arg' in only ? only.arg : null;
+}
+
+export function placeholders(el: TemplateElement): string[] {
+  return el.flatMap((p) => ('arg' in p ? [p.arg] : []));
+}
+
+function scalarText(v: unknown): string {
+  return typeof v === 'string' ? v : String(v);
+}
+
+/**
+ * Renders argv from validated values (absent optional arguments are missing from `values`).
+ * Checks of what may stand where were made when the allowlist was loaded.
+ */
+export function renderArgv(
+  template: TemplateElement[],
+  specs: Record<string, ArgSpec>,
+  values: Record<string, unknown>,
+): string[] {
+  const argv: string[] = [];
+  for (const el of template) {
+    const whole = wholeArg(el);
+    if (whole !== null) {
+      const spec = specs[whole]!;
+      if (!(whole in values)) continue; // absent optional without a default: the element is dropped
+      const v = values[whole];
+      if (spec.type === 'array') argv.push(...(v as unknown[]).map(scalarText));
+      else if (spec.type === 'boolean' && spec.flag !== null) {
+        if (v === true) argv.push(spec.flag);
+      } else argv.push(scalarText(v));
+      continue;
+    }
+    argv.push(el.map((p) => ('lit' in p ? p.lit : p.arg in values ? scalarText(values[p.arg]) : '')).join(''));
+  }
+  return argv;
+}

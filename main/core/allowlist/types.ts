@@ -1,0 +1,71 @@
+// The allowlist's model after validation: what the policy, the templating and the catalog work from.
+
+export interface StringArg {
+  type: 'string';
+  /** Compiled from the author's pattern, anchored so that it must match the whole value. */
+  pattern: RegExp | null;
+  patternSource: string | null;
+  max_length: number;
+  enum: string[] | null;
+  /** A whole-element value starting with "-" could be read as an option; refused unless allowed. */
+  allow_dash: boolean;
+}
+
+export interface IntegerArg {
+  type: 'integer';
+  min: number | null;
+  max: number | null;
+}
+
+export interface BooleanArg {
+  type: 'boolean';
+  flag: string | null;
+}
+
+export interface PathArg {
+  type: 'path';
+  /** Absolute roots (tilde expanded); resolved with realpath when a request is checked. */
+  within: string[];
+  must_exist: boolean;
+}
+
+export type ScalarArg = StringArg | IntegerArg | BooleanArg | PathArg;
+
+export interface ArrayArg {
+  type: 'array';
+  items: ScalarArg;
+  max_items: number;
+}
+
+export type ArgType = ScalarArg | ArrayArg;
+
+export type ArgSpec = ArgType & {
+  description: string;
+  required: boolean;
+  default: unknown;
+};
+
+/** One argv element: literal text and placeholders, in order. */
+export type TemplatePart = { lit: string } | { arg: string };
+export type TemplateElement = TemplatePart[];
+
+export interface Operation {
+  name: string;
+  description: string;
+  command: string[];
+  template: TemplateElement[];
+  cwd: string;
+  env: Record<string, string>;
+  args: Record<string, ArgSpec>;
+  scope: 'read' | 'write';
+  approval: 'never' | 'always';
+  timeout_s: number;
+  max_output_bytes: number;
+  concurrency: number;
+  cost: number;
+}
+
+export interface Allowlist {
+  version: 1;
+  operations: Map<string, Operation>;
+}

@@ -1,0 +1,110 @@
+// The daemon's current allowlist: reloaded when the file changes; an invalid edit keeps the last good
+// version (also across restarts, via a copy in the home) and says so in the log and the audit log.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { parseAllowlist, AllowlistError } from '../allowlist/load';
+import type { Allowlist } from '../allowlist/types';
+import { writeFileAtomic } from '../fs/atomicWrite';
+import { sha256Hex } from '../fs/canonicalJson';
+import type { AuditLog } from '../ledger/audit';
+import type { Logger } from '../log';
+
+export interface AllowlistStatus {
+  ok: boolean;
+  /** The problems of the file on disk when it is invalid (the last good version is in use). */
+  error: string | null;
+  operations: number;
+  loaded_at: string | null;
+}
+
+const EMPTY: Allowlist = { version: 1, operations: new Map() };
+
+export class AllowlistSource {
+  private current: Allowlist = EMPTY;
+  private lastHash: string | null = null;
+  private lastStamp = '';
+  status: AllowlistStatus = { ok: false, error: 'not loaded yet', operations: 0, loaded_at: null };
+
+  constructor(
+    private readonly file: string,
+    private readonly lastGoodFile: string,
+    private readonly audit: AuditLog,
+    private readonly log: Logger,
+    private readonly onChange: (a: Allowlist) => void,
+  ) {}
+
+  get(): Allowlist {
+    return this.current;
+  }
+
+  /** First load at start: the file, else the last good copy, else nothing allowed. */
+  loadInitial(): void {
+    if (this.reload(true)) return;
+    if (existsSync(this.lastGoodFile)) {
+      try {
+        this.current = parseAllowlist(readFileSync(this.lastGoodFile, 'utf8'), this.lastGoodFile);
+        this.log.warn(`using the last good allowlist (${this.current.operations.size} operations) until ${this.file} is fixed`);
+        this.onChange(this.current);
+        return;
+      } catch {
+        /* fall through to the empty allowlist */
+      }
+    }
+    this.log.error('no valid allowlist: every request will be rejected with unknown_op until it is fixed');
+    this.onChange(this.current);
+  }
+
+  /** Cheap check on every tick (file events are hints only); reloads when the content changed. */
+  poll(): void {
+    let stamp = 'missing';
+    try {
+      const st = statSync(this.file);
+      stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    } catch {
+      /* missing */
+    }
+    if (stamp !== this.lastStamp) this.reload(false);
+  }
+
+  /** Returns true when the file on disk is valid (and now in use). */
+  reload(initial: boolean): boolean {
+    let text: string;
+    try {
+      const st = statSync(this.file);
+      this.lastStamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+      text = readFileSync(this.file, 'utf8');
+    } catch (e) {
+      this.lastStamp = 'missing';
+      return this.fail(`cannot read ${this.file}: ${(e as Error).message}`, 'missing', initial);
+    }
+    const hash = sha256Hex(text);
+    if (hash === this.lastHash) return this.status.ok;
+    try {
+      const next = parseAllowlist(text, this.file);
+      this.current = next;
+      this.lastHash = hash;
+      this.status = { ok: true, error: null, operations: next.operations.size, loaded_at: new Date().toISOString() };
+      writeFileAtomic(this.lastGoodFile, text);
+      this.audit.record({
+        kind: 'allowlist_loaded',
+        message: `allowlist ${initial ? 'loaded' : 'reloaded'}: ${next.operations.size} operations (${[...next.operations.keys()].join(', ') || 'none'})`,
+        details: { hash },
+      });
+      this.log.info(`allowlist ${initial ? 'loaded' : 'reloaded'}: ${next.operations.size} operations`);
+      this.onChange(next);
+      return true;
+    } catch (e) {
+      if (!(e instanceof AllowlistError)) throw e;
+      return this.fail(e.message, hash, initial);
+    }
+  }
+
+  private fail(message: string, hash: string, initial: boolean): false {
+    if (hash === this.lastHash) return false; // already reported
+    this.lastHash = hash;
+    this.status = { ...this.status, ok: false, error: message, operations: this.current.operations.size };
+    const keeping = initial ? 'the last good version will be used if there is one' : `keeping the last good allowlist (${this.current.operations.size} operations)`;
+    this.log.error(`${message}\n${keeping}`);
+    this.audit.record({ kind: 'allowlist_invalid', message: `${message}\n${keeping}` });
+    return false;
+  }
+}

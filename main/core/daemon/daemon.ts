@@ -1,0 +1,370 @@
+// The host daemon: claims requests from the spool, records them, runs them and publishes results.
+// File events are only hints; a rescan on an interval finds whatever they miss.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import chokidar, { type FSWatcher } from 'chokidar';
+import { homePaths, type HomePaths } from '../home';
+import { UserError } from '../errors';
+import { openLedger, type Db } from '../ledger/db';
+import { AuditLog } from '../ledger/audit';
+import { Requests, type RequestRow } from '../ledger/requests';
+import { KeyStore } from '../keys/keyStore';
+import { checkSpool, type SpoolPaths } from '../spool/layout';
+import { claim, readyNames } from '../spool/claim';
+import { ResultWriter, logPath, unboundRejection } from '../spool/results';
+import { writeCatalog, writeHostStatus } from '../spool/hostFiles';
+import { planRun } from '../allowlist/plan';
+import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
+import { groupAlive } from '../exec/processGroup';
+import { readSettings, type Settings } from '../settings';
+import { configureLogging, scopedLogger } from '../log';
+import { APP_VERSION } from '../version';
+import { AllowlistSource } from './allowlistSource';
+import { acquireHomeLock, type HomeLock } from './lock';
+import { clockProblem, intakeClaimed, type IntakeDeps } from './intake';
+
+const log = scopedLogger('daemon');
+const HEARTBEAT_MS = 5000;
+
+export interface DaemonOptions {
+  homeDir: string;
+  /** Overrides the home's setting (--spool / $DUMBWAITER_SPOOL). */
+  spoolDir?: string;
+  /** How it was started, for the lock's "who holds it". */
+  command?: string;
+  consoleLog?: 'info' | 'warn' | false;
+}
+
+interface Running {
+  op: string;
+  handle: RunHandle;
+}
+
+export class Daemon {
+  private readonly running = new Map<string, Running>();
+  private timers: NodeJS.Timeout[] = [];
+  private watcher: FSWatcher | null = null;
+  private scanning = false;
+  private rescanWanted = false;
+  private stopping = false;
+  private unclaimed = 0;
+  private spoolProblem: string | null = null;
+  private stopped: Promise<void> | null = null;
+  readonly allowlist: AllowlistSource;
+  private readonly intake: IntakeDeps;
+
+  private constructor(
+    readonly home: HomePaths,
+    readonly spool: SpoolPaths,
+    readonly settings: Settings,
+    private readonly db: Db,
+    private readonly lock: HomeLock,
+    private readonly requests: Requests,
+    private readonly audit: AuditLog,
+    private readonly results: ResultWriter,
+  ) {
+    this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, audit, scopedLogger('allowlist'), (a) =>
+      writeCatalog(spool.catalogJson, a),
+    );
+    this.intake = {
+      db,
+      paths: spool,
+      keys: new KeyStore(db),
+      requests,
+      audit,
+      results,
+      log: scopedLogger('intake'),
+      allowlist: () => this.allowlist.get(),
+      maxRequestAgeMs: () => settings.max_request_age_s * 1000,
+    };
+  }
+
+  static async start(opts: DaemonOptions): Promise<Daemon> {
+    const home = homePaths(opts.homeDir);
+    if (!existsSync(home.settings)) {
+      throw new UserError(`${home.root} is not a Dumbwaiter home yet. Run: dumbwaiter init --home '${home.root}'`);
+    }
+    const settings = readSettings(home.settings);
+    const spoolDir = opts.spoolDir ?? settings.spool;
+    if (!spoolDir) throw new UserError('no spool folder: pass --spool DIR, set DUMBWAITER_SPOOL, or run dumbwaiter init --spool DIR');
+    const spool = checkSpool(path.resolve(spoolDir));
+    const lock = acquireHomeLock(home.lock, home.lockInfo, opts.command ?? 'dumbwaiter daemon');
+    let db: Db;
+    try {
+      configureLogging(home.logs, opts.consoleLog ?? 'info');
+      db = openLedger(home.ledger);
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+    const requests = new Requests(db);
+    const audit = new AuditLog(db);
+    const d = new Daemon(home, spool, settings, db, lock, requests, audit, new ResultWriter(spool.results, requests));
+    await d.boot();
+    return d;
+  }
+
+  private async boot(): Promise<void> {
+    log.info(`starting: home ${this.home.root}, spool ${this.spool.root}, pid ${process.pid}`);
+    this.audit.record({ kind: 'daemon_started', message: `daemon started (pid ${process.pid}, version ${APP_VERSION})`, details: { spool: this.spool.root } });
+    this.allowlist.loadInitial();
+    this.recoverInterrupted();
+    const repaired = this.results.repairAll();
+    if (repaired) log.info(`rewrote ${repaired} result files that a crash had left behind`);
+    this.recoverClaimed();
+    this.heartbeat();
+
+    this.watcher = chokidar.watch([this.spool.queue, this.home.allowlist], { ignoreInitial: true, depth: 0 });
+    this.watcher.on('all', (_event, p) => {
+      if (p === this.home.allowlist) this.allowlist.poll();
+      else this.requestScan();
+    });
+    this.watcher.on('error', (e) => log.warn(`file watcher: ${String(e)} (the periodic rescan goes on)`));
+    this.timers.push(setInterval(() => this.tick(), this.settings.rescan_interval_ms));
+    this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS));
+    this.requestScan();
+  }
+
+  /** Runs that were going when the host stopped: never re-run, left for a human to settle. */
+  private recoverInterrupted(): void {
+    for (const row of this.requests.inState('running')) {
+      const alive = row.pid !== null && groupAlive(row.pid);
+      const message =
+        `the host stopped while this ran${row.pid ? ` (process group ${row.pid}${alive ? ', which is still running' : ''})` : ''}; ` +
+        `it may or may not have taken effect and will not be re-run. Settle it with: dumbwaiter resolve ${row.id} --succeeded|--failed`;
+      const next = this.requests.transition(row.id, ['running'], { state: 'uncertain', error_code: 'interrupted', error_message: message });
+      if (!next) continue;
+      this.audit.record({ kind: 'uncertain', request_id: row.id, key_id: row.key_id, op: row.op, message });
+      log.warn(`${row.id}: uncertain: ${message}`);
+      this.results.publish(next);
+    }
+  }
+
+  /** Files claimed but not yet recorded when the host stopped. */
+  private recoverClaimed(): void {
+    for (const name of readyNames(this.spool.claimed)) {
+      const id = name.endsWith('.json') ? name.slice(0, -5) : name;
+      this.safely(name, () => intakeClaimed(this.intake, id, path.join(this.spool.claimed, name), true));
+    }
+  }
+
+  private safely(name: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      // One bad file never blocks the queue: say what happened and go on with the next.
+      log.error(`while handling ${JSON.stringify(name)}: ${(e as Error).stack ?? String(e)}`);
+      this.audit.record({ kind: 'internal_error', message: `while handling ${JSON.stringify(name)}: ${(e as Error).message}` });
+    }
+  }
+
+  private tick(): void {
+    if (this.stopping) return;
+    this.safely('tick', () => {
+      this.allowlist.poll();
+      this.results.repairAll(); // results changed by the command line (resolve) while we run
+    });
+    this.requestScan();
+  }
+
+  requestScan(): void {
+    if (this.stopping) return;
+    if (this.scanning) {
+      this.rescanWanted = true;
+      return;
+    }
+    void this.scan();
+  }
+
+  private spoolIsSafe(): boolean {
+    try {
+      checkSpool(this.spool.root);
+      if (this.spoolProblem) log.info('the spool is safe again; resuming');
+      this.spoolProblem = null;
+      return true;
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (msg !== this.spoolProblem) {
+        log.error(`${msg}; not touching the spool until it is fixed`);
+        this.audit.record({ kind: 'spool_unsafe', message: msg });
+      }
+      this.spoolProblem = msg;
+      return false;
+    }
+  }
+
+  private async scan(): Promise<void> {
+    this.scanning = true;
+    try {
+      do {
+        this.rescanWanted = false;
+        if (!this.spoolIsSafe()) return;
+        const names = readyNames(this.spool.queue).sort();
+        this.unclaimed = names.length;
+        for (let i = 0; i < names.length && !this.stopping; i++) {
+          this.safely(names[i]!, () => this.take(names[i]!));
+          this.unclaimed--;
+          if (i % 16 === 15) {
+            this.pump();
+            await yieldToLoop(); // let running children's output and timers through during a burst
+          }
+        }
+        this.pump();
+      } while (this.rescanWanted && !this.stopping);
+    } finally {
+      this.scanning = false;
+    }
+  }
+
+  private take(name: string): void {
+    const c = claim(this.spool, name);
+    if (c.kind === 'gone') return;
+    if (c.kind === 'refused') {
+      const bound = c.id !== null && this.requests.get(c.id) !== null;
+      const msg = `queue entry ${JSON.stringify(name)} ${c.reason}; ${c.movedTo ? `moved to ${path.relative(this.spool.root, c.movedTo)}` : 'it vanished'}`;
+      this.audit.record({ kind: 'rejected', request_id: c.id, message: `bad_envelope: ${msg}`, details: { code: 'bad_envelope', file: name, reason: c.reason } });
+      log.warn(msg);
+      if (c.id !== null && !bound) this.results.writeUnbound(unboundRejection(c.id, null, 'bad_envelope', `the request file ${c.reason}`));
+      return;
+    }
+    intakeClaimed(this.intake, c.id, c.file);
+  }
+
+  /** Starts queued runs while there are free slots, honouring each operation's concurrency. */
+  private pump(): void {
+    if (this.stopping) return;
+    while (this.running.size < this.settings.max_concurrent_runs) {
+      const full = this.fullOps();
+      const row = this.requests.nextQueued(full);
+      if (!row) return;
+      this.safely(row.id, () => this.startRow(row));
+    }
+  }
+
+  private fullOps(): string[] {
+    const counts = new Map<string, number>();
+    for (const r of this.running.values()) counts.set(r.op, (counts.get(r.op) ?? 0) + 1);
+    const ops = this.allowlist.get().operations;
+    return [...counts].filter(([op, n]) => n >= (ops.get(op)?.concurrency ?? 1)).map(([op]) => op);
+  }
+
+  private startRow(row: RequestRow): void {
+    const fail = (state: 'expired' | 'rejected' | 'failed', code: NonNullable<RequestRow['error_code']>, message: string) => {
+      const next = this.requests.transition(row.id, ['queued'], { state, error_code: code, error_message: message });
+      if (!next) return;
+      this.audit.record({ kind: state === 'expired' ? 'expired' : 'rejected', request_id: row.id, key_id: row.key_id, op: row.op, message: `${code}: ${message}` });
+      this.results.publish(next);
+    };
+    const clock = clockProblem(row.created_at, row.expires_at, Date.now(), this.settings.max_request_age_s * 1000);
+    if (clock?.state === 'expired') return fail('expired', 'expired', `${clock.message}, before it could start`);
+    // Checked again just before it runs: the allowlist may have changed, and a path may now be a symlink elsewhere.
+    const planned = planRun(this.allowlist.get(), row.op, JSON.parse(row.args_json) as Record<string, unknown>);
+    if (!planned.ok) return fail('rejected', planned.code, `${planned.message} (checked again before starting)`);
+    const plan = planned.plan;
+    if (!existsSync(plan.cwd)) return fail('failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
+
+    const started = this.requests.transition(row.id, ['queued'], {
+      state: 'running',
+      started_at: new Date().toISOString(),
+      plan_json: JSON.stringify(plan),
+    });
+    if (!started) return;
+    this.results.publish(started);
+    const handle = startRun(row.id, plan, logPath(this.spool.results, row.id), this.settings.kill_grace_s * 1000);
+    if (handle.pid !== null) this.requests.setPid(row.id, handle.pid);
+    this.audit.record({
+      kind: 'started',
+      request_id: row.id,
+      key_id: row.key_id,
+      op: row.op,
+      message: `started ${row.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
+      details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
+    });
+    log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
+    this.running.set(row.id, { op: row.op, handle });
+    void handle.done.then((outcome) => {
+      this.running.delete(row.id);
+      this.safely(row.id, () => this.finishRow(row, outcome));
+      this.pump();
+    });
+  }
+
+  private finishRow(row: RequestRow, o: RunOutcome): void {
+    let state: RequestRow['state'];
+    let error = o.error;
+    if (o.error) state = 'failed';
+    else if (o.terminated === 'shutdown') {
+      state = 'uncertain';
+      error = null;
+    } else state = o.exit_code === 0 ? 'succeeded' : 'failed';
+    const patch = {
+      state,
+      exit_code: o.exit_code,
+      signal: o.signal,
+      stdout: o.stdout,
+      stderr: o.stderr,
+      stdout_truncated: o.stdout_truncated ? 1 : 0,
+      stderr_truncated: o.stderr_truncated ? 1 : 0,
+      finished_at: o.finished_at,
+      duration_ms: o.duration_ms,
+      error_code: state === 'uncertain' ? ('interrupted' as const) : (error?.code ?? null),
+      error_message:
+        state === 'uncertain'
+          ? `terminated because the host was stopping; it may or may not have taken effect. Settle it with: dumbwaiter resolve ${row.id} --succeeded|--failed`
+          : (error?.message ?? null),
+    };
+    const next = this.requests.transition(row.id, ['running'], patch);
+    if (!next) return;
+    const how = o.signal ? `signal ${o.signal}` : `exit code ${o.exit_code}`;
+    this.audit.record({
+      kind: 'finished',
+      request_id: row.id,
+      key_id: row.key_id,
+      op: row.op,
+      message: `${row.op} ${state} (${how}, ${o.duration_ms} ms)${patch.error_message ? `: ${patch.error_message}` : ''}`,
+      details: { state, exit_code: o.exit_code, signal: o.signal, duration_ms: o.duration_ms, ...(patch.error_code ? { code: patch.error_code } : {}) },
+    });
+    log.info(`${row.id}: ${state} (${how})`);
+    this.results.publish(next);
+  }
+
+  private heartbeat(): void {
+    this.safely('host.json', () =>
+      writeHostStatus(this.spool.hostJson, {
+        host_id: this.settings.host_id,
+        app_version: APP_VERSION,
+        paused: false,
+        queue_depth: this.requests.countInState('queued') + this.unclaimed,
+        running: this.running.size,
+        up: !this.stopping,
+      }),
+    );
+  }
+
+  /** Clean stop: no new work; running work gets the grace period, then is terminated (and left uncertain). */
+  stop(): Promise<void> {
+    this.stopped ??= this.shutdown();
+    return this.stopped;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.stopping = true;
+    for (const t of this.timers) clearInterval(t);
+    await this.watcher?.close();
+    while (this.scanning) await new Promise((r) => setTimeout(r, 10));
+    const pending = () => Promise.all([...this.running.values()].map((r) => r.handle.done));
+    if (this.running.size > 0) {
+      log.info(`waiting up to ${this.settings.shutdown_grace_s} s for ${this.running.size} running request(s)`);
+      await Promise.race([pending(), new Promise((r) => setTimeout(r, this.settings.shutdown_grace_s * 1000))]);
+      for (const r of this.running.values()) r.handle.terminate('shutdown');
+      await pending();
+      await new Promise((r) => setImmediate(r)); // let finishRow run for the last ones
+    }
+    this.heartbeat();
+    this.audit.record({ kind: 'daemon_stopped', message: 'daemon stopped cleanly' });
+    log.info('stopped');
+    this.db.close();
+    this.lock.release();
+  }
+}

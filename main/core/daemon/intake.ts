@@ -1,0 +1,237 @@
+// What happens to one claimed file, in the order protocol-v1 section 3 prescribes: envelope, key, MAC,
+// id, clock, idempotency, policy. The request is in the ledger before anything can run.
+import { unlinkSync } from 'node:fs';
+import { parseEnvelope, parsePayload } from '../../../shared/protocol/envelope';
+import { decodeSecret, macMatches } from '../../../shared/protocol/sign';
+import type { ErrorCode, RequestState } from '../../../shared/protocol/types';
+import { canonicalJson, sha256Hex } from '../fs/canonicalJson';
+import { planRun, type RunPlan } from '../allowlist/plan';
+import type { Allowlist } from '../allowlist/types';
+import type { AuditLog } from '../ledger/audit';
+import type { KeyStore, KeyWithSecret } from '../keys/keyStore';
+import type { Requests } from '../ledger/requests';
+import type { ResultWriter } from '../spool/results';
+import { quarantine, readClaimed } from '../spool/claim';
+import type { SpoolPaths } from '../spool/layout';
+import { writeInboxMessage } from '../spool/inbox';
+import type { Db } from '../ledger/db';
+import type { Logger } from '../log';
+import { unboundRejection } from '../spool/results';
+
+export const CLOCK_SKEW_MS = 5 * 60 * 1000;
+
+export interface IntakeDeps {
+  db: Db;
+  paths: SpoolPaths;
+  keys: KeyStore;
+  requests: Requests;
+  audit: AuditLog;
+  results: ResultWriter;
+  log: Logger;
+  allowlist: () => Allowlist;
+  maxRequestAgeMs: () => number;
+}
+
+export type IntakeOutcome =
+  | { kind: 'recorded'; state: RequestState }
+  | { kind: 'refused'; code: ErrorCode }
+  | { kind: 'replay' }
+  | { kind: 'conflict' }
+  | { kind: 'duplicate_claim' };
+
+/** The idempotency binding: a request's id is tied to its key and to what it asks for. */
+export function bindingHash(keyId: string, op: string, args: Record<string, unknown>): string {
+  return sha256Hex(canonicalJson({ key_id: keyId, op, args }));
+}
+
+/** Why a request may not start now, by the clock; null when it may. */
+export function clockProblem(
+  createdAt: string,
+  expiresAt: string | null | undefined,
+  nowMs: number,
+  maxAgeMs: number,
+): { state: RequestState; code: ErrorCode; message: string } | null {
+  const created = Date.parse(createdAt);
+  if (created > nowMs + CLOCK_SKEW_MS) {
+    return { state: 'rejected', code: 'clock_skew', message: `created_at ${createdAt} is more than 5 minutes in the future: check the sandbox's clock` };
+  }
+  if (created < nowMs - maxAgeMs) {
+    return { state: 'expired', code: 'expired', message: `created_at ${createdAt} is older than this host's maximum request age (${Math.round(maxAgeMs / 1000)} s)` };
+  }
+  if (expiresAt && Date.parse(expiresAt) < nowMs) {
+    return { state: 'expired', code: 'expired', message: `the request expired at ${expiresAt}` };
+  }
+  return null;
+}
+
+/** Scope rules of a key: a read key may only call read operations; an ops list limits further. */
+export function scopeProblem(key: KeyWithSecret, plan: RunPlan): string | null {
+  if (key.scope === 'read' && plan.scope === 'write') return `key ${key.key_id} has read scope; "${plan.op}" is a write operation`;
+  if (key.ops && !key.ops.includes(plan.op)) return `key ${key.key_id} may not call "${plan.op}" (it may call: ${key.ops.join(', ')})`;
+  return null;
+}
+
+/** `recovering`: the file was found in claimed/ at start, so it may be our own, already recorded. */
+export function intakeClaimed(d: IntakeDeps, id: string, file: string, recovering = false): IntakeOutcome {
+  const done = () => {
+    try {
+      unlinkSync(file);
+    } catch {
+      /* already gone */
+    }
+  };
+
+  /** Refused before authentication: the id is not bound, so the result may be replaced later. */
+  const refuseUnbound = (code: ErrorCode, message: string, op: string | null = null, keyId: string | null = null): IntakeOutcome => {
+    const bound = d.requests.get(id) !== null;
+    d.audit.record({
+      kind: 'rejected',
+      request_id: id,
+      key_id: keyId,
+      op,
+      message: `${code}: ${message}${bound ? ' (the id is already bound: its result was left unchanged)' : ''}`,
+      details: { code, bound },
+    });
+    d.log.warn(`rejected ${id}: ${code}: ${message}`);
+    if (!bound) d.results.writeUnbound(unboundRejection(id, op, code, message));
+    return { kind: 'refused', code };
+  };
+
+  const read = readClaimed(file);
+  if (!read.ok) {
+    const movedTo = quarantine(d.paths, file, `${id}.json`);
+    return refuseUnbound('bad_envelope', `the request file ${read.reason}${movedTo ? '; moved to quarantine' : ''}`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(read.bytes);
+  } catch {
+    done();
+    return refuseUnbound('bad_envelope', 'the file is not valid UTF-8');
+  }
+  const env = parseEnvelope(text);
+  if (!env.ok) {
+    done();
+    return refuseUnbound('bad_envelope', env.message);
+  }
+  const { key_id: keyId, payload: payloadText, mac } = env.value;
+  const key = d.keys.get(keyId);
+  if (!key) {
+    done();
+    return refuseUnbound('unknown_key', `no key ${keyId} on this host`, null, keyId);
+  }
+  if (key.revoked_at) {
+    done();
+    return refuseUnbound('revoked_key', `key ${keyId} was revoked at ${key.revoked_at}`, null, keyId);
+  }
+  if (!macMatches(decodeSecret(key.secret), keyId, payloadText, mac)) {
+    done();
+    return refuseUnbound('bad_signature', 'the MAC does not match the payload and key', null, keyId);
+  }
+  const parsed = parsePayload(payloadText);
+  if (!parsed.ok) {
+    done();
+    return refuseUnbound('bad_envelope', parsed.message, null, keyId);
+  }
+  const p = parsed.value;
+  if (p.id !== id) {
+    done();
+    return refuseUnbound('bad_envelope', `payload id "${p.id}" does not match the file name`, p.op, keyId);
+  }
+
+  // Authenticated: from here on the id is bound.
+  const now = Date.now();
+  d.keys.touch(keyId, new Date(now).toISOString());
+  const hash = bindingHash(keyId, p.op, p.args);
+  const existing = d.requests.get(id);
+  if (existing) {
+    done();
+    if (existing.binding_hash === hash) {
+      if (recovering && existing.mac === mac) {
+        // Our own claim, left behind by a crash between the ledger insert and the unlink.
+        d.audit.record({ kind: 'claim_recovered', request_id: id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
+        return { kind: 'duplicate_claim' };
+      }
+      d.audit.record({
+        kind: 'replay',
+        request_id: id,
+        key_id: keyId,
+        op: p.op,
+        message: `replay of ${id}: nothing runs again; the existing result (${existing.state}) stands`,
+      });
+      return { kind: 'replay' };
+    }
+    d.audit.record({
+      kind: 'conflict',
+      request_id: id,
+      key_id: keyId,
+      op: p.op,
+      message: `conflict: ${id} is already bound to ${existing.key_id === keyId ? `another request (op ${existing.op})` : 'another key'}; nothing runs and its result is unchanged`,
+      details: { bound_op: existing.op, bound_key: existing.key_id },
+    });
+    writeInboxMessage(
+      d.paths.inbox,
+      'conflict',
+      id,
+      `Request id "${id}" is already used by a different request; nothing was run. Use a new id for a different request.`,
+    );
+    d.log.warn(`conflict on ${id}`);
+    return { kind: 'conflict' };
+  }
+
+  let state: RequestState = 'queued';
+  let error: { code: ErrorCode; message: string } | null = null;
+  let plan: RunPlan | null = null;
+  const clock = clockProblem(p.created_at, p.expires_at, now, d.maxRequestAgeMs());
+  if (clock) {
+    state = clock.state;
+    error = { code: clock.code, message: clock.message };
+  } else {
+    const planned = planRun(d.allowlist(), p.op, p.args);
+    if (!planned.ok) {
+      state = 'rejected';
+      error = { code: planned.code, message: planned.message };
+    } else {
+      const scope = scopeProblem(key, planned.plan);
+      if (scope) {
+        state = 'rejected';
+        error = { code: 'scope_denied', message: scope };
+      } else {
+        plan = planned.plan;
+        state = plan.approval === 'always' ? 'awaiting_approval' : 'queued';
+      }
+    }
+  }
+
+  const row = d.db.transaction(() => {
+    const r = d.requests.insert({
+      id,
+      key_id: keyId,
+      op: p.op,
+      args_json: JSON.stringify(p.args),
+      binding_hash: hash,
+      mac,
+      intent: p.intent ?? null,
+      created_at: p.created_at,
+      expires_at: p.expires_at ?? null,
+      state,
+      plan,
+      error_code: error?.code ?? null,
+      error_message: error?.message ?? null,
+    });
+    d.audit.record({
+      kind: error ? (state === 'expired' ? 'expired' : 'rejected') : 'claimed',
+      request_id: id,
+      key_id: keyId,
+      op: p.op,
+      message: error ? `${error.code}: ${error.message}` : `claimed ${id}: ${p.op} -> ${state}`,
+      details: { state, ...(error ? { code: error.code } : {}), ...(plan ? { argv: plan.argv } : {}), ...(p.intent ? { intent: p.intent } : {}) },
+    });
+    return r;
+  }).immediate();
+  done();
+  d.results.publish(row);
+  if (error) d.log.warn(`${id}: ${state}: ${error.code}: ${error.message}`);
+  else d.log.info(`${id}: ${p.op} ${state}`);
+  return error ? { kind: 'refused', code: error.code } : { kind: 'recorded', state };
+}

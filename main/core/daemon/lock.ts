@@ -1,0 +1,78 @@
+// One daemon per home. The lock is an exclusive SQLite lock (an OS file lock), so the kernel releases it
+// when the holder dies, even by SIGKILL, and a reused pid can never keep it alive. daemon.json beside it
+// says who holds it.
+import os from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { writeJsonAtomic } from '../fs/atomicWrite';
+import { UserError } from '../errors';
+import { nowIso } from '../time';
+
+export interface LockHolder {
+  pid: number;
+  host: string;
+  user: string;
+  started_at: string;
+  command: string;
+}
+
+export interface HomeLock {
+  release(): void;
+}
+
+function tryLock(lockFile: string): Database.Database | null {
+  const db = new Database(lockFile, { timeout: 0 });
+  try {
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+    return db;
+  } catch (e) {
+    db.close();
+    if ((e as { code?: string }).code === 'SQLITE_BUSY') return null;
+    throw e;
+  }
+}
+
+export function readHolder(infoFile: string): LockHolder | null {
+  try {
+    return JSON.parse(readFileSync(infoFile, 'utf8')) as LockHolder;
+  } catch {
+    return null;
+  }
+}
+
+export function describeHolder(h: LockHolder | null): string {
+  return h ? `pid ${h.pid} on ${h.host}, user ${h.user}, since ${h.started_at} (${h.command})` : 'a process that did not say who it is';
+}
+
+export function acquireHomeLock(lockFile: string, infoFile: string, command: string): HomeLock {
+  const db = tryLock(lockFile);
+  if (!db) {
+    throw new UserError(
+      `another Dumbwaiter daemon already runs for this home: ${describeHolder(readHolder(infoFile))}. ` +
+        'Stop it first (or quit the desktop app), or use another --home.',
+    );
+  }
+  let user = 'unknown';
+  try {
+    user = os.userInfo().username;
+  } catch {
+    /* no passwd entry */
+  }
+  writeJsonAtomic(infoFile, { pid: process.pid, host: os.hostname(), user, started_at: nowIso(), command } satisfies LockHolder);
+  return {
+    release() {
+      if (existsSync(infoFile) && readHolder(infoFile)?.pid === process.pid) rmSync(infoFile, { force: true });
+      db.close();
+    },
+  };
+}
+
+/** Whether a daemon holds the lock right now (without keeping it). */
+export function isLocked(lockFile: string): boolean {
+  if (!existsSync(lockFile)) return false;
+  const db = tryLock(lockFile);
+  if (!db) return true;
+  db.close();
+  return false;
+}

@@ -1,0 +1,153 @@
+// Runs one planned request: no shell, its own process group, a fixed environment, a timeout, and
+// output streamed to results/<id>.log (capped) while the tails are kept for the result.
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import type { RunPlan } from '../allowlist/plan';
+import { runEnv } from './baseEnv';
+import { signalGroup } from './processGroup';
+import { TailBuffer } from './tailBuffer';
+
+export interface RunOutcome {
+  exit_code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  /** timeout or spawn_failed; a run ended by `terminate` says so in `terminated`. */
+  error: { code: 'timeout' | 'spawn_failed'; message: string } | null;
+  terminated: string | null;
+  finished_at: string;
+  duration_ms: number;
+}
+
+export interface RunHandle {
+  pid: number | null;
+  done: Promise<RunOutcome>;
+  /** TERM to the whole group, KILL after the grace period. */
+  terminate(reason: string): void;
+}
+
+/** After the child exits, how long its output pipes may stay open (held by a grandchild) before we stop reading. */
+const DRAIN_MS = 1000;
+
+/** Appends to the live log up to the operation's limit, then writes one line saying it stopped. */
+class CappedLog {
+  private written = 0;
+  private fd: number | null;
+
+  constructor(file: string, private readonly limit: number) {
+    this.fd = openSync(file, 'w', 0o644);
+  }
+
+  write(chunk: Buffer): void {
+    if (this.fd === null) return;
+    const room = this.limit - this.written;
+    if (room > 0) {
+      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      writeSync(this.fd, part);
+      this.written += part.length;
+    }
+    if (chunk.length > room) {
+      writeSync(this.fd, `\n[dumbwaiter: output limit of ${this.limit} bytes reached; the rest is not logged]\n`);
+      this.close();
+    }
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+export function startRun(requestId: string, plan: RunPlan, logFile: string, killGraceMs: number): RunHandle {
+  const started = Date.now();
+  const out = new TailBuffer(plan.max_output_bytes);
+  const err = new TailBuffer(plan.max_output_bytes);
+  const log = new CappedLog(logFile, plan.max_output_bytes);
+  const [program, ...rest] = plan.argv;
+
+  const child = spawn(program!, rest, {
+    cwd: plan.cwd,
+    env: runEnv(plan.env, requestId),
+    detached: true, // its own process group, so that terminate() reaches its children too
+    stdio: ['ignore', 'pipe', 'pipe'],
+    shell: false,
+    windowsHide: true,
+  });
+
+  let timedOut = false;
+  let terminated: string | null = null;
+  let killTimer: NodeJS.Timeout | null = null;
+  const kill = () => {
+    if (child.pid === undefined || killTimer) return;
+    signalGroup(child.pid, 'SIGTERM');
+    killTimer = setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), killGraceMs);
+    killTimer.unref();
+  };
+  const timeout = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, plan.timeout_s * 1000);
+
+  child.stdout.on('data', (c: Buffer) => {
+    out.push(c);
+    log.write(c);
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    err.push(c);
+    log.write(c);
+  });
+
+  const done = new Promise<RunOutcome>((resolve) => {
+    let settled = false;
+    const finish = (exitCode: number | null, signal: string | null, spawnError: Error | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timeout);
+      if (killTimer && spawnError === null && child.pid !== undefined) {
+        // The group leader is gone; make sure no straggler of a killed run survives it.
+        signalGroup(child.pid, 'SIGKILL');
+      }
+      if (killTimer) clearTimeout(killTimer);
+      log.close();
+      const finishedAt = Date.now();
+      let error: RunOutcome['error'] = null;
+      if (spawnError) error = { code: 'spawn_failed', message: `could not start "${program}": ${spawnError.message}` };
+      else if (timedOut) error = { code: 'timeout', message: `killed after the operation's timeout of ${plan.timeout_s} s` };
+      resolve({
+        exit_code: exitCode,
+        signal,
+        stdout: out.text(),
+        stderr: err.text(),
+        stdout_truncated: out.truncated,
+        stderr_truncated: err.truncated,
+        error,
+        terminated,
+        finished_at: new Date(finishedAt).toISOString(),
+        duration_ms: finishedAt - started,
+      });
+    };
+    child.on('error', (e) => {
+      if (child.pid === undefined) finish(null, null, e);
+    });
+    child.on('close', (code, signal) => finish(code, signal, null));
+    child.on('exit', (code, signal) => {
+      // 'close' waits for the pipes; a grandchild that keeps them open must not hold the result back.
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish(code, signal, null);
+      }, DRAIN_MS).unref();
+    });
+  });
+
+  return {
+    pid: child.pid ?? null,
+    done,
+    terminate(reason: string) {
+      terminated = reason;
+      kill();
+    },
+  };
+}

@@ -1,0 +1,121 @@
+// Sandbox keys, held in the ledger (a 0600 file in the 0700 home: never in the spool).
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../ledger/db';
+import { UserError } from '../errors';
+import { nowIso } from '../time';
+import { OP_NAME } from '../../../shared/protocol/ids';
+import type { KeyFile } from '../../../shared/protocol/types';
+
+export type Scope = 'read' | 'write';
+
+export interface KeyInfo {
+  key_id: string;
+  name: string;
+  scope: Scope;
+  /** null: every operation its scope allows. */
+  ops: string[] | null;
+  created_at: string;
+  revoked_at: string | null;
+  rotated_to: string | null;
+  last_used_at: string | null;
+}
+
+export interface KeyWithSecret extends KeyInfo {
+  secret: string;
+}
+
+interface KeyRow extends Omit<KeyInfo, 'ops'> {
+  ops: string | null;
+  secret: string;
+  secret_format: string;
+}
+
+function toInfo(row: KeyRow): KeyInfo {
+  return {
+    key_id: row.key_id,
+    name: row.name,
+    scope: row.scope,
+    ops: row.ops ? (JSON.parse(row.ops) as string[]) : null,
+    created_at: row.created_at,
+    revoked_at: row.revoked_at,
+    rotated_to: row.rotated_to,
+    last_used_at: row.last_used_at,
+  };
+}
+
+export function keyFileOf(key: KeyWithSecret): KeyFile {
+  return { v: 1, key_id: key.key_id, secret: key.secret };
+}
+
+function validateNew(name: string, scope: string, ops: string[] | null): void {
+  if (!/^\S.{0,99}$/u.test(name)) throw new UserError('a key name must be 1-100 characters and not start with a space');
+  if (scope !== 'read' && scope !== 'write') throw new UserError(`scope must be read or write, not "${scope}"`);
+  for (const op of ops ?? []) {
+    if (!OP_NAME.test(op) && !op.startsWith('dumbwaiter.')) throw new UserError(`"${op}" is not a valid operation name`);
+  }
+}
+
+export class KeyStore {
+  constructor(private readonly db: Db) {}
+
+  create(name: string, scope: Scope, ops: string[] | null = null): KeyWithSecret {
+    validateNew(name, scope, ops);
+    const row: KeyRow = {
+      key_id: `k_${randomBytes(9).toString('base64url')}`,
+      name,
+      scope,
+      ops: ops && ops.length ? JSON.stringify(ops) : null,
+      secret: randomBytes(32).toString('base64url'),
+      secret_format: 'plain',
+      created_at: nowIso(),
+      revoked_at: null,
+      rotated_to: null,
+      last_used_at: null,
+    };
+    this.db
+      .prepare(
+        `INSERT INTO keys (key_id, name, scope, ops, secret, secret_format, created_at)
+         VALUES (@key_id, @name, @scope, @ops, @secret, @secret_format, @created_at)`,
+      )
+      .run(row);
+    return { ...toInfo(row), secret: row.secret };
+  }
+
+  list(): KeyInfo[] {
+    return (this.db.prepare('SELECT * FROM keys ORDER BY created_at').all() as KeyRow[]).map(toInfo);
+  }
+
+  /** The key with its secret, for verification; null when unknown. */
+  get(keyId: string): KeyWithSecret | null {
+    const row = this.db.prepare('SELECT * FROM keys WHERE key_id = ?').get(keyId) as KeyRow | undefined;
+    return row ? { ...toInfo(row), secret: row.secret } : null;
+  }
+
+  private require(keyId: string): KeyWithSecret {
+    const key = this.get(keyId);
+    if (!key) throw new UserError(`no key ${keyId} (see: dumbwaiter keys list)`);
+    return key;
+  }
+
+  /** Returns false when the key was already revoked. */
+  revoke(keyId: string): boolean {
+    this.require(keyId);
+    const r = this.db.prepare('UPDATE keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL').run(nowIso(), keyId);
+    return r.changes === 1;
+  }
+
+  /** A new key with the same name, scope and operations; the old one is revoked at once. */
+  rotate(keyId: string): KeyWithSecret {
+    const old = this.require(keyId);
+    if (old.revoked_at) throw new UserError(`key ${keyId} is revoked; create a new key instead`);
+    return this.db.transaction(() => {
+      const fresh = this.create(old.name, old.scope, old.ops);
+      this.db.prepare('UPDATE keys SET revoked_at = ?, rotated_to = ? WHERE key_id = ?').run(nowIso(), fresh.key_id, keyId);
+      return fresh;
+    }).immediate();
+  }
+
+  touch(keyId: string, at: string): void {
+    this.db.prepare('UPDATE keys SET last_used_at = ? WHERE key_id = ?').run(at, keyId);
+  }
+}

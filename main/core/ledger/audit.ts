@@ -1,0 +1,104 @@
+// The audit log: an append-only table with a full-text index, searched by `dumbwaiter audit`.
+import os from 'node:os';
+import type { Db } from './db';
+import { nowIso } from '../time';
+
+export interface AuditEntry {
+  kind: string;
+  message: string;
+  actor?: string;
+  request_id?: string | null;
+  key_id?: string | null;
+  op?: string | null;
+  details?: Record<string, unknown>;
+}
+
+export interface AuditRow {
+  seq: number;
+  at: string;
+  kind: string;
+  actor: string;
+  request_id: string | null;
+  key_id: string | null;
+  op: string | null;
+  message: string;
+  details: Record<string, unknown> | null;
+}
+
+export interface AuditQuery {
+  text?: string;
+  kind?: string;
+  requestId?: string;
+  limit?: number;
+  /** Only entries with seq below this (paging backwards from the newest). */
+  before?: number;
+}
+
+/** Who did it, for entries made from the command line. */
+export function cliActor(): string {
+  let user = 'unknown';
+  try {
+    user = os.userInfo().username;
+  } catch {
+    /* no passwd entry */
+  }
+  return `cli:${user}`;
+}
+
+/** Every word becomes a quoted prefix phrase, so ids like `req-0001` and codes like `bad_args` match
+ *  and no user input can be read as FTS syntax. */
+export function ftsQuery(text: string): string | null {
+  const words = text.split(/\s+/).filter((w) => w.length > 0);
+  if (words.length === 0) return null;
+  return words.map((w) => `"${w.replaceAll('"', '""')}"*`).join(' AND ');
+}
+
+export class AuditLog {
+  private readonly insert;
+
+  constructor(private readonly db: Db) {
+    this.insert = db.prepare(
+      `INSERT INTO audit (at, kind, actor, request_id, key_id, op, message, details)
+       VALUES (@at, @kind, @actor, @request_id, @key_id, @op, @message, @details)`,
+    );
+  }
+
+  record(e: AuditEntry): void {
+    this.insert.run({
+      at: nowIso(),
+      kind: e.kind,
+      actor: e.actor ?? 'daemon',
+      request_id: e.request_id ?? null,
+      key_id: e.key_id ?? null,
+      op: e.op ?? null,
+      message: e.message,
+      details: e.details ? JSON.stringify(e.details) : null,
+    });
+  }
+
+  search(q: AuditQuery = {}): AuditRow[] {
+    const where: string[] = [];
+    const params: Record<string, unknown> = { limit: Math.min(Math.max(q.limit ?? 100, 1), 10_000) };
+    const match = q.text ? ftsQuery(q.text) : null;
+    if (match) {
+      where.push('a.seq IN (SELECT rowid FROM audit_fts WHERE audit_fts MATCH @match)');
+      params.match = match;
+    }
+    if (q.kind) {
+      where.push('a.kind = @kind');
+      params.kind = q.kind;
+    }
+    if (q.requestId) {
+      where.push('a.request_id = @requestId');
+      params.requestId = q.requestId;
+    }
+    if (q.before !== undefined) {
+      where.push('a.seq < @before');
+      params.before = q.before;
+    }
+    const sql = `SELECT a.* FROM audit a ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+                 ORDER BY a.seq DESC LIMIT @limit`;
+    const rows = this.db.prepare(sql).all(params) as (Omit<AuditRow, 'details'> & { details: string | null })[];
+    return rows.map((r) => ({ ...r, details: r.details ? (JSON.parse(r.details) as Record<string, unknown>) : null }));
+  }
+}

@@ -1,0 +1,106 @@
+// The SQLite ledger: requests, keys and the audit log, in the host's home. WAL lets the CLI and the
+// daemon use it at once; synchronous=FULL makes every committed state change survive a power cut.
+import { chmodSync, existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+
+export type Db = Database.Database;
+
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE keys (
+    key_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    scope TEXT NOT NULL CHECK (scope IN ('read', 'write')),
+    ops TEXT,
+    secret TEXT NOT NULL,
+    secret_format TEXT NOT NULL DEFAULT 'plain',
+    created_at TEXT NOT NULL,
+    revoked_at TEXT,
+    rotated_to TEXT,
+    last_used_at TEXT
+  );
+
+  CREATE TABLE requests (
+    id TEXT PRIMARY KEY,
+    key_id TEXT NOT NULL,
+    op TEXT NOT NULL,
+    args_json TEXT NOT NULL,
+    binding_hash TEXT NOT NULL,
+    mac TEXT NOT NULL,
+    intent TEXT,
+    created_at TEXT NOT NULL,
+    expires_at TEXT,
+    claimed_at TEXT NOT NULL,
+    state TEXT NOT NULL,
+    plan_json TEXT,
+    error_code TEXT,
+    error_message TEXT,
+    exit_code INTEGER,
+    signal TEXT,
+    stdout TEXT NOT NULL DEFAULT '',
+    stderr TEXT NOT NULL DEFAULT '',
+    stdout_truncated INTEGER NOT NULL DEFAULT 0,
+    stderr_truncated INTEGER NOT NULL DEFAULT 0,
+    started_at TEXT,
+    finished_at TEXT,
+    duration_ms INTEGER,
+    pid INTEGER,
+    resolved_by TEXT,
+    note TEXT,
+    updated_at TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1,
+    synced INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX requests_state ON requests (state, claimed_at);
+  CREATE INDEX requests_unsynced ON requests (synced) WHERE synced = 0;
+
+  CREATE TABLE audit (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    request_id TEXT,
+    key_id TEXT,
+    op TEXT,
+    message TEXT NOT NULL,
+    details TEXT
+  );
+  CREATE INDEX audit_request ON audit (request_id);
+  CREATE VIRTUAL TABLE audit_fts USING fts5 (
+    kind, request_id, key_id, op, message, details,
+    content = 'audit', content_rowid = 'seq'
+  );
+  CREATE TRIGGER audit_ai AFTER INSERT ON audit BEGIN
+    INSERT INTO audit_fts (rowid, kind, request_id, key_id, op, message, details)
+    VALUES (new.seq, new.kind, new.request_id, new.key_id, new.op, new.message, new.details);
+  END;
+  CREATE TRIGGER audit_ad AFTER DELETE ON audit BEGIN
+    INSERT INTO audit_fts (audit_fts, rowid, kind, request_id, key_id, op, message, details)
+    VALUES ('delete', old.seq, old.kind, old.request_id, old.key_id, old.op, old.message, old.details);
+  END;
+  `,
+];
+
+export function openLedger(file: string): Db {
+  const isNew = !existsSync(file);
+  const db = new Database(file, { timeout: 10_000 });
+  if (isNew) chmodSync(file, 0o600); // holds key secrets: never readable by others
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(`the ledger was written by a newer Dumbwaiter (schema ${current}); upgrade this one`);
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+}

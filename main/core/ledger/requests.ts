@@ -1,0 +1,145 @@
+// Requests in the ledger: the source of truth for every state. Each change bumps `version` and clears
+// `synced` in the same transaction; the result file is written after, and a crash in between is
+// repaired at the next start by rewriting every unsynced result.
+import type { Db } from './db';
+import type { ErrorCode, RequestState } from '../../../shared/protocol/types';
+import type { RunPlan } from '../allowlist/plan';
+import { nowIso } from '../time';
+
+export interface RequestRow {
+  id: string;
+  key_id: string;
+  op: string;
+  args_json: string;
+  binding_hash: string;
+  mac: string;
+  intent: string | null;
+  created_at: string;
+  expires_at: string | null;
+  claimed_at: string;
+  state: RequestState;
+  plan_json: string | null;
+  error_code: ErrorCode | null;
+  error_message: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  stdout_truncated: number;
+  stderr_truncated: number;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  pid: number | null;
+  resolved_by: string | null;
+  note: string | null;
+  updated_at: string;
+  version: number;
+  synced: number;
+}
+
+export type NewRequest = Pick<
+  RequestRow,
+  'id' | 'key_id' | 'op' | 'args_json' | 'binding_hash' | 'mac' | 'intent' | 'created_at' | 'expires_at' | 'state'
+> & { plan: RunPlan | null; error_code?: ErrorCode | null; error_message?: string | null };
+
+export type RequestPatch = Partial<
+  Pick<
+    RequestRow,
+    | 'state' | 'error_code' | 'error_message' | 'exit_code' | 'signal' | 'stdout' | 'stderr' | 'stdout_truncated'
+    | 'stderr_truncated' | 'started_at' | 'finished_at' | 'duration_ms' | 'pid' | 'resolved_by' | 'note' | 'plan_json'
+  >
+>;
+
+export function planOf(row: RequestRow): RunPlan | null {
+  return row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null;
+}
+
+export class Requests {
+  private readonly byId;
+  private readonly insertStmt;
+
+  constructor(private readonly db: Db) {
+    this.byId = db.prepare('SELECT * FROM requests WHERE id = ?');
+    this.insertStmt = db.prepare(
+      `INSERT INTO requests (id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
+                             state, plan_json, error_code, error_message, updated_at)
+       VALUES (@id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
+               @state, @plan_json, @error_code, @error_message, @updated_at)`,
+    );
+  }
+
+  get(id: string): RequestRow | null {
+    return (this.byId.get(id) as RequestRow | undefined) ?? null;
+  }
+
+  insert(r: NewRequest): RequestRow {
+    const at = nowIso();
+    this.insertStmt.run({
+      ...r,
+      plan: undefined,
+      plan_json: r.plan ? JSON.stringify(r.plan) : null,
+      error_code: r.error_code ?? null,
+      error_message: r.error_message ?? null,
+      claimed_at: at,
+      updated_at: at,
+    });
+    return this.get(r.id)!;
+  }
+
+  /**
+   * Changes a request only if it is still in one of `from` (so a racing cancel or resolve wins cleanly).
+   * Returns the new row, or null when the state had moved on.
+   */
+  transition(id: string, from: readonly RequestState[], patch: RequestPatch): RequestRow | null {
+    const cols = Object.keys(patch);
+    const set = cols.map((c) => `${c} = @${c}`).join(', ');
+    const fromList = from.map((_, i) => `@from${i}`).join(', ');
+    const params: Record<string, unknown> = { ...patch, id, updated_at: nowIso() };
+    from.forEach((s, i) => (params[`from${i}`] = s));
+    const r = this.db
+      .prepare(
+        `UPDATE requests SET ${set}${set ? ', ' : ''}updated_at = @updated_at, version = version + 1, synced = 0
+         WHERE id = @id AND state IN (${fromList})`,
+      )
+      .run(params);
+    return r.changes === 1 ? this.get(id) : null;
+  }
+
+  markSynced(id: string, version: number): void {
+    this.db.prepare('UPDATE requests SET synced = 1 WHERE id = ? AND version = ?').run(id, version);
+  }
+
+  unsynced(): RequestRow[] {
+    return this.db.prepare('SELECT * FROM requests WHERE synced = 0').all() as RequestRow[];
+  }
+
+  inState(state: RequestState): RequestRow[] {
+    return this.db.prepare('SELECT * FROM requests WHERE state = ? ORDER BY claimed_at, rowid').all(state) as RequestRow[];
+  }
+
+  /** The oldest queued request whose operation has a free slot. */
+  nextQueued(excludeOps: string[]): RequestRow | null {
+    const not = excludeOps.length ? `AND op NOT IN (${excludeOps.map(() => '?').join(', ')})` : '';
+    const row = this.db.prepare(`SELECT * FROM requests WHERE state = 'queued' ${not} ORDER BY claimed_at, rowid LIMIT 1`).get(...excludeOps);
+    return (row as RequestRow | undefined) ?? null;
+  }
+
+  countInState(state: RequestState): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM requests WHERE state = ?').get(state) as { n: number }).n;
+  }
+
+  /** The process group of a run, for the uncertain message after a crash. Not a state change. */
+  setPid(id: string, pid: number): void {
+    this.db.prepare('UPDATE requests SET pid = ? WHERE id = ?').run(pid, id);
+  }
+
+  countByState(): Record<string, number> {
+    const rows = this.db.prepare('SELECT state, COUNT(*) AS n FROM requests GROUP BY state').all() as { state: string; n: number }[];
+    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  }
+
+  recent(limit: number): RequestRow[] {
+    return this.db.prepare('SELECT * FROM requests ORDER BY updated_at DESC LIMIT ?').all(limit) as RequestRow[];
+  }
+}

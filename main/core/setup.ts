@@ -1,0 +1,57 @@
+// `dumbwaiter init`: the home (private) and the spool (shared), both created safely and idempotently.
+import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { homePaths, type HomePaths } from './home';
+import { createSpool, type SpoolPaths } from './spool/layout';
+import { readSettings, writeSettings, type Settings } from './settings';
+import { openLedger } from './ledger/db';
+import { writeFileAtomic } from './fs/atomicWrite';
+import { EXAMPLE_ALLOWLIST } from './allowlist/example';
+import { UserError } from './errors';
+import { isInside } from './allowlist/pathArg';
+
+export interface InitResult {
+  home: HomePaths;
+  spool: SpoolPaths;
+  settings: Settings;
+  created: string[];
+}
+
+function ensurePrivateDir(dir: string, created: string[]): void {
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    created.push(dir);
+    return;
+  }
+  const st = lstatSync(dir);
+  if (!st.isDirectory()) throw new UserError(`${dir} exists and is not a folder`);
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new UserError(`${dir} is not owned by you`);
+  if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) chmodSync(dir, 0o700); // holds key secrets
+}
+
+export function initHome(homeDir: string, spoolFlag: string | undefined, defaultSpool: string): InitResult {
+  const home = homePaths(path.resolve(homeDir));
+  const created: string[] = [];
+  ensurePrivateDir(home.root, created);
+  ensurePrivateDir(home.logs, created);
+
+  const settings = readSettings(home.settings);
+  const spoolDir = path.resolve(spoolFlag ?? settings.spool ?? defaultSpool);
+  if (isInside(home.root, spoolDir) || isInside(spoolDir, home.root)) {
+    throw new UserError(`the spool (${spoolDir}) and the home (${home.root}) must not contain each other: the home holds secrets`);
+  }
+  const spool = createSpool(spoolDir);
+  if (!existsSync(home.settings) || settings.spool !== spoolDir) {
+    settings.spool = spoolDir;
+    writeSettings(home.settings, settings);
+    created.push(home.settings);
+  }
+  if (!existsSync(home.allowlist)) {
+    writeFileAtomic(home.allowlist, EXAMPLE_ALLOWLIST);
+    created.push(home.allowlist);
+  }
+  if (!existsSync(home.ledger)) created.push(home.ledger);
+  openLedger(home.ledger).close();
+  return { home, spool, settings, created };
+}

@@ -1,0 +1,104 @@
+// Taking requests out of queue/: every entry is checked with lstat (never followed), then either
+// claimed by an atomic rename into claimed/ or moved out of the way into quarantine/.
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, renameSync, type Stats } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { isInProgressName, requestIdFromFileName } from '../../../shared/protocol/ids';
+import { MAX_REQUEST_BYTES } from '../../../shared/protocol/types';
+import type { SpoolPaths } from './layout';
+
+export type Claim =
+  | { kind: 'claimed'; id: string; file: string }
+  | { kind: 'refused'; name: string; id: string | null; reason: string; movedTo: string | null }
+  | { kind: 'gone' };
+
+/** Names in a spool folder that are ready to look at: in-progress writes are skipped. */
+export function readyNames(dir: string): string[] {
+  return readdirSync(dir).filter((n) => !isInProgressName(n));
+}
+
+/** Why this entry may not be read as a request, or null when it may. */
+export function refusalReason(st: Stats): string | null {
+  if (st.isSymbolicLink()) return 'is a symbolic link';
+  if (st.isFIFO()) return 'is a FIFO';
+  if (st.isDirectory()) return 'is a folder';
+  if (st.isSocket()) return 'is a socket';
+  if (st.isBlockDevice() || st.isCharacterDevice()) return 'is a device';
+  if (!st.isFile()) return 'is not a regular file';
+  if (st.nlink > 1) return `is a hard link (${st.nlink} names)`;
+  if (st.size > MAX_REQUEST_BYTES) return `is ${st.size} bytes, over the limit of ${MAX_REQUEST_BYTES}`;
+  return null;
+}
+
+function quarantineName(name: string): string {
+  const safe = encodeURIComponent(name).slice(0, 120);
+  return `${new Date().toISOString().replace(/[:.]/g, '')}-${randomBytes(3).toString('hex')}-${safe}`;
+}
+
+/** Moves an entry (of any type, without following it) into quarantine/. Null when it vanished. */
+export function quarantine(paths: SpoolPaths, from: string, name: string): string | null {
+  const to = path.join(paths.quarantine, quarantineName(name));
+  try {
+    renameSync(from, to);
+    return to;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+export function claim(paths: SpoolPaths, name: string): Claim {
+  const from = path.join(paths.queue, name);
+  let st: Stats;
+  try {
+    st = lstatSync(from);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'gone' };
+    throw e;
+  }
+  const id = requestIdFromFileName(name);
+  const reason = id === null ? 'has a name that is not <id>.json with a valid id' : refusalReason(st);
+  if (reason) {
+    const movedTo = quarantine(paths, from, name);
+    return movedTo === null && id !== null ? { kind: 'gone' } : { kind: 'refused', name, id, reason, movedTo };
+  }
+  const file = path.join(paths.claimed, name);
+  try {
+    renameSync(from, file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'gone' }; // another host took it
+    throw e;
+  }
+  return { kind: 'claimed', id: id!, file };
+}
+
+export type SafeRead = { ok: true; bytes: Buffer } | { ok: false; reason: string };
+
+/**
+ * Reads a claimed file without following links or blocking on a FIFO, and checks again what it is:
+ * the sandbox can still swap the entry between our lstat and our open.
+ */
+export function readClaimed(file: string): SafeRead {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return { ok: false, reason: code === 'ELOOP' ? 'is a symbolic link' : `cannot be opened (${code})` };
+  }
+  try {
+    const why = refusalReason(fstatSync(fd));
+    if (why) return { ok: false, reason: why };
+    const buf = Buffer.alloc(MAX_REQUEST_BYTES + 1);
+    let n = 0;
+    for (;;) {
+      const r = readSync(fd, buf, n, buf.length - n, null);
+      if (r === 0) break;
+      n += r;
+      if (n > MAX_REQUEST_BYTES) return { ok: false, reason: `grew past the limit of ${MAX_REQUEST_BYTES} bytes` };
+    }
+    return { ok: true, bytes: buf.subarray(0, n) };
+  } finally {
+    closeSync(fd);
+  }
+}

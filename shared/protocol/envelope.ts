@@ -1,0 +1,66 @@
+// Parsing of the request envelope and its payload. Pure functions: the host and the clients share them.
+import { isKeyId, isRequestId } from './ids';
+import { MAX_INTENT_CHARS, type Envelope, type Payload } from './types';
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+const MAC_HEX = /^[0-9a-f]{64}$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function isRfc3339(s: unknown): s is string {
+  return typeof s === 'string' && RFC3339.test(s) && !Number.isNaN(Date.parse(s));
+}
+
+/** The outer JSON object: anything wrong here is `bad_envelope`. */
+export function parseEnvelope(text: string): Parsed<Envelope> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, message: `not JSON: ${(e as Error).message}` };
+  }
+  if (!isObject(raw)) return { ok: false, message: 'the envelope must be a JSON object' };
+  if (raw.v !== 1) return { ok: false, message: `unsupported envelope version ${JSON.stringify(raw.v)} (expected 1)` };
+  if (typeof raw.key_id !== 'string' || !isKeyId(raw.key_id)) {
+    return { ok: false, message: 'key_id must match ^[A-Za-z0-9_-]{1,64}$' };
+  }
+  if (typeof raw.payload !== 'string') return { ok: false, message: 'payload must be a string holding JSON' };
+  if (typeof raw.mac !== 'string' || !MAC_HEX.test(raw.mac)) {
+    return { ok: false, message: 'mac must be 64 lowercase hex digits' };
+  }
+  return { ok: true, value: { v: 1, key_id: raw.key_id, payload: raw.payload, mac: raw.mac } };
+}
+
+/** The signed payload, checked after the MAC. Anything wrong here is also `bad_envelope`. */
+export function parsePayload(text: string): Parsed<Payload> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, message: `payload is not JSON: ${(e as Error).message}` };
+  }
+  if (!isObject(raw)) return { ok: false, message: 'payload must be a JSON object' };
+  if (typeof raw.id !== 'string' || !isRequestId(raw.id)) return { ok: false, message: 'payload.id is not a valid request id' };
+  if (typeof raw.op !== 'string' || raw.op.length === 0) return { ok: false, message: 'payload.op must be a non-empty string' };
+  if (raw.args !== undefined && !isObject(raw.args)) return { ok: false, message: 'payload.args must be an object' };
+  if (!isRfc3339(raw.created_at)) return { ok: false, message: 'payload.created_at must be an RFC 3339 time' };
+  if (raw.expires_at !== undefined && !isRfc3339(raw.expires_at)) {
+    return { ok: false, message: 'payload.expires_at must be an RFC 3339 time' };
+  }
+  if (raw.intent !== undefined && (typeof raw.intent !== 'string' || [...raw.intent].length > MAX_INTENT_CHARS)) {
+    return { ok: false, message: `payload.intent must be a string of at most ${MAX_INTENT_CHARS} characters` };
+  }
+  const payload: Payload = {
+    id: raw.id,
+    op: raw.op,
+    args: (raw.args as Record<string, unknown> | undefined) ?? {},
+    created_at: raw.created_at,
+  };
+  if (raw.expires_at !== undefined) payload.expires_at = raw.expires_at as string;
+  if (raw.intent !== undefined) payload.intent = raw.intent as string;
+  return { ok: true, value: payload };
+}

@@ -1,0 +1,25 @@
+// Name rules of the spool protocol (protocol-v1 sections 1-3). One place, so host and clients agree.
+
+export const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
+export const OP_NAME = /^[a-z][a-z0-9._-]{0,63}$/;
+
+export function isRequestId(s: string): boolean {
+  return REQUEST_ID.test(s) && !s.endsWith('.tmp');
+}
+
+export function isKeyId(s: string): boolean {
+  return KEY_ID.test(s);
+}
+
+/** Names every reader skips: in-progress atomic writes (`.x`, `x.tmp`). */
+export function isInProgressName(name: string): boolean {
+  return name.startsWith('.') || name.endsWith('.tmp');
+}
+
+/** `queue/<id>.json` -> id, or null when the name cannot be a request. */
+export function requestIdFromFileName(name: string): string | null {
+  if (!name.endsWith('.json')) return null;
+  const id = name.slice(0, -'.json'.length);
+  return isRequestId(id) ? id : null;
+}

@@ -1,0 +1,115 @@
+// Wire types of protocol v1: what the host writes and the sandbox reads.
+
+export const FINAL_STATES = ['succeeded', 'failed', 'rejected', 'denied', 'expired', 'cancelled'] as const;
+export const STATES = ['queued', 'awaiting_approval', 'running', ...FINAL_STATES, 'uncertain'] as const;
+export type RequestState = (typeof STATES)[number];
+
+export function isFinalState(s: RequestState): boolean {
+  return (FINAL_STATES as readonly string[]).includes(s);
+}
+
+export type ErrorCode =
+  | 'bad_envelope'
+  | 'unknown_key'
+  | 'revoked_key'
+  | 'bad_signature'
+  | 'clock_skew'
+  | 'expired'
+  | 'unknown_op'
+  | 'bad_args'
+  | 'scope_denied'
+  | 'spend_ceiling'
+  | 'timeout'
+  | 'spawn_failed'
+  | 'interrupted';
+
+export interface ResultError {
+  code: ErrorCode;
+  message: string;
+}
+
+/** `S/results/<id>.json`. Fields beyond the spec's minimum are backward-compatible extensions. */
+export interface ResultDoc {
+  v: 1;
+  id: string;
+  op: string | null;
+  state: RequestState;
+  updated_at: string;
+  exit_code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  error: ResultError | null;
+  /** Set when a human settled an `uncertain` run. */
+  resolved_by?: 'human';
+  note?: string;
+}
+
+export interface KeyFile {
+  v: 1;
+  key_id: string;
+  secret: string;
+}
+
+export interface Envelope {
+  v: 1;
+  key_id: string;
+  payload: string;
+  mac: string;
+}
+
+export interface Payload {
+  id: string;
+  op: string;
+  args: Record<string, unknown>;
+  created_at: string;
+  expires_at?: string;
+  intent?: string;
+}
+
+export interface HostStatusDoc {
+  v: 1;
+  host_id: string;
+  app_version: string;
+  protocol: 1;
+  heartbeat_at: string;
+  paused: boolean;
+  queue_depth: number;
+  running: number;
+  /** Extension: false once the daemon stopped cleanly. */
+  up?: boolean;
+}
+
+export interface CatalogOperation {
+  name: string;
+  description: string;
+  scope: 'read' | 'write';
+  approval: 'never' | 'always';
+  timeout_s: number;
+  args_schema: Record<string, unknown>;
+}
+
+export interface CatalogDoc {
+  v: 1;
+  updated_at: string;
+  operations: CatalogOperation[];
+}
+
+export type InboxKind = 'conflict' | 'notice' | 'key_revoked';
+
+export interface InboxMessage {
+  v: 1;
+  id: string;
+  kind: InboxKind;
+  created_at: string;
+  ref: string | null;
+  text: string;
+}
+
+export const MAX_REQUEST_BYTES = 64 * 1024;
+export const MAX_INTENT_CHARS = 2000;
