@@ -1,8 +1,7 @@
 // What happens to one claimed file, in the order protocol-v1 section 3 prescribes: envelope, key, MAC,
 // id, clock, idempotency, policy. The request is in the ledger before anything can run.
 import { unlinkSync } from 'node:fs';
-import { parseEnvelope, parsePayload } from '../../../shared/protocol/envelope';
-import { decodeSecret, macMatches } from '../../../shared/protocol/sign';
+import { authenticate } from './authenticate';
 import type { ErrorCode, RequestState } from '../../../shared/protocol/types';
 import { canonicalJson, sha256Hex } from '../fs/canonicalJson';
 import { planRun, type RunPlan } from '../allowlist/plan';
@@ -73,6 +72,7 @@ export function scopeProblem(key: KeyWithSecret, plan: RunPlan): string | null {
 
 /** `recovering`: the file was found in claimed/ at start, so it may be our own, already recorded. */
 export function intakeClaimed(d: IntakeDeps, id: string, file: string, recovering = false): IntakeOutcome {
+  /** Drops the claimed file, once what it asked for is recorded (or refused). */
   const done = () => {
     try {
       unlinkSync(file);
@@ -94,6 +94,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     });
     d.log.warn(`rejected ${id}: ${code}: ${message}`);
     if (!bound) d.results.writeUnbound(unboundRejection(id, op, code, message));
+    done();
     return { kind: 'refused', code };
   };
 
@@ -102,42 +103,10 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     const movedTo = quarantine(d.paths, file, `${id}.json`);
     return refuseUnbound('bad_envelope', `the request file ${read.reason}${movedTo ? '; moved to quarantine' : ''}`);
   }
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(read.bytes);
-  } catch {
-    done();
-    return refuseUnbound('bad_envelope', 'the file is not valid UTF-8');
-  }
-  const env = parseEnvelope(text);
-  if (!env.ok) {
-    done();
-    return refuseUnbound('bad_envelope', env.message);
-  }
-  const { key_id: keyId, payload: payloadText, mac } = env.value;
-  const key = d.keys.get(keyId);
-  if (!key) {
-    done();
-    return refuseUnbound('unknown_key', `no key ${keyId} on this host`, null, keyId);
-  }
-  if (key.revoked_at) {
-    done();
-    return refuseUnbound('revoked_key', `key ${keyId} was revoked at ${key.revoked_at}`, null, keyId);
-  }
-  if (!macMatches(decodeSecret(key.secret), keyId, payloadText, mac)) {
-    done();
-    return refuseUnbound('bad_signature', 'the MAC does not match the payload and key', null, keyId);
-  }
-  const parsed = parsePayload(payloadText);
-  if (!parsed.ok) {
-    done();
-    return refuseUnbound('bad_envelope', parsed.message, null, keyId);
-  }
-  const p = parsed.value;
-  if (p.id !== id) {
-    done();
-    return refuseUnbound('bad_envelope', `payload id "${p.id}" does not match the file name`, p.op, keyId);
-  }
+  const auth = authenticate(read.bytes, id, (k) => d.keys.get(k));
+  if (!auth.ok) return refuseUnbound(auth.code, auth.message, auth.op, auth.keyId);
+  const { key, payload: p, mac } = auth;
+  const keyId = key.key_id;
 
   // Authenticated: from here on the id is bound.
   const now = Date.now();
@@ -229,7 +198,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     });
     return r;
   }).immediate();
-  done();
+  done(); // only now: until the ledger has it, the claimed file is the request's only copy
   d.results.publish(row);
   if (error) d.log.warn(`${id}: ${state}: ${error.code}: ${error.message}`);
   else d.log.info(`${id}: ${p.op} ${state}`);

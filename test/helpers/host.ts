@@ -1,0 +1,211 @@
+// A real host for end-to-end tests: a temporary home and spool made by the real `dumbwaiter init`,
+// the real daemon process, and a sandbox side that signs and writes request files like a client would.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { computeMac, decodeSecret } from '../../shared/protocol/sign';
+import type { KeyFile, ResultDoc, RequestState } from '../../shared/protocol/types';
+import { HostService } from '../../main/core/service';
+import type { Scope } from '../../main/core/keys/keyStore';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+export const CLI = path.join(ROOT, 'bin/dumbwaiter.js');
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls until `fn` returns a value (not undefined), or fails with `what` after `timeoutMs`. */
+export async function eventually<T>(what: string, fn: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+export interface SubmitOptions {
+  createdAt?: string;
+  expiresAt?: string;
+  intent?: string;
+  /** Replace the payload text (it is still signed, unless `mac` is given). */
+  payload?: string;
+  mac?: string;
+  keyId?: string;
+}
+
+export class DaemonProcess {
+  stderr = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(readonly proc: ChildProcess) {
+    proc.stderr!.on('data', (c: Buffer) => (this.stderr += c.toString()));
+    proc.stdout!.on('data', (c: Buffer) => (this.stderr += c.toString()));
+    this.exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  async ready(): Promise<this> {
+    await eventually('the daemon to start', () => (this.stderr.includes('daemon running') ? true : this.proc.exitCode !== null ? fail(this.stderr) : undefined), 30_000);
+    return this;
+  }
+
+  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGTERM');
+    return this.exited;
+  }
+
+  async kill9(): Promise<void> {
+    this.proc.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+function fail(stderr: string): never {
+  throw new Error(`the daemon exited early:\n${stderr}`);
+}
+
+export class TestHost {
+  readonly root: string;
+  readonly home: string;
+  readonly spool: string;
+  private daemons: DaemonProcess[] = [];
+
+  constructor(allowlist: string, settings: Record<string, unknown> = {}) {
+    this.root = mkdtempSync(path.join(os.tmpdir(), 'dw-test-'));
+    this.home = path.join(this.root, 'home');
+    this.spool = path.join(this.root, 'spool');
+    const init = this.cli(['init']);
+    if (init.status !== 0) throw new Error(`init failed: ${init.stderr}`);
+    this.writeAllowlist(allowlist);
+    const file = path.join(this.home, 'settings.json');
+    const current = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    writeFileSync(file, JSON.stringify({ ...current, rescan_interval_ms: 200, shutdown_grace_s: 2, kill_grace_s: 1, ...settings }));
+  }
+
+  /** Runs the real command line against this home and spool. */
+  cli(args: string[], opts: { env?: Record<string, string> } = {}): CliResult {
+    const r = spawnSync(process.execPath, [CLI, ...args, '--home', this.home, '--spool', this.spool], {
+      encoding: 'utf8',
+      env: { ...process.env, ...opts.env },
+      timeout: 60_000,
+    });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  writeAllowlist(yaml: string): void {
+    const tmp = path.join(this.home, '.allowlist.tmp');
+    writeFileSync(tmp, yaml);
+    renameSync(tmp, path.join(this.home, 'allowlist.yaml'));
+  }
+
+  /** Creates a key through the host's own service (the CLI is tested on its own). */
+  createKey(name = 'test', scope: Scope = 'write', ops: string[] | null = null): KeyFile {
+    const svc = new HostService(this.home, this.spool);
+    try {
+      const k = svc.createKey(name, scope, ops, 'test');
+      return { v: 1, key_id: k.key_id, secret: k.secret };
+    } finally {
+      svc.close();
+    }
+  }
+
+  service<T>(fn: (svc: HostService) => T): T {
+    const svc = new HostService(this.home, this.spool);
+    try {
+      return fn(svc);
+    } finally {
+      svc.close();
+    }
+  }
+
+  async startDaemon(env: Record<string, string> = {}): Promise<DaemonProcess> {
+    const proc = spawn(process.execPath, [CLI, 'daemon', '--home', this.home, '--spool', this.spool], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const d = new DaemonProcess(proc);
+    this.daemons.push(d);
+    return d.ready();
+  }
+
+  /** The envelope text a client would write. */
+  envelope(key: KeyFile, id: string, op: string, args: Record<string, unknown> = {}, o: SubmitOptions = {}): string {
+    const payload =
+      o.payload ??
+      JSON.stringify({
+        id,
+        op,
+        args,
+        created_at: o.createdAt ?? new Date().toISOString(),
+        ...(o.expiresAt ? { expires_at: o.expiresAt } : {}),
+        ...(o.intent ? { intent: o.intent } : {}),
+      });
+    const keyId = o.keyId ?? key.key_id;
+    const mac = o.mac ?? computeMac(decodeSecret(key.secret), keyId, payload);
+    return JSON.stringify({ v: 1, key_id: keyId, payload, mac });
+  }
+
+  /** Writes a request the way the protocol says: into tmp/, then renamed into queue/. */
+  submit(key: KeyFile, id: string, op: string, args: Record<string, unknown> = {}, o: SubmitOptions = {}): void {
+    this.writeQueueFile(`${id}.json`, this.envelope(key, id, op, args, o));
+  }
+
+  writeQueueFile(name: string, content: string | Buffer): void {
+    const tmp = path.join(this.spool, 'tmp', `${name}.${process.pid}.${Math.random().toString(36).slice(2)}`);
+    writeFileSync(tmp, content);
+    renameSync(tmp, path.join(this.spool, 'queue', name));
+  }
+
+  queuePath(name: string): string {
+    return path.join(this.spool, 'queue', name);
+  }
+
+  result(id: string): ResultDoc | undefined {
+    try {
+      return JSON.parse(readFileSync(path.join(this.spool, 'results', `${id}.json`), 'utf8')) as ResultDoc;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Waits until the result is in one of `states` (default: any final state). */
+  waitResult(id: string, states: RequestState[] = ['succeeded', 'failed', 'rejected', 'denied', 'expired', 'cancelled', 'uncertain'], timeoutMs = 20_000): Promise<ResultDoc> {
+    return eventually(`result of ${id} in ${states.join('|')}`, () => {
+      const r = this.result(id);
+      return r && states.includes(r.state) ? r : undefined;
+    }, timeoutMs);
+  }
+
+  logOf(id: string): string {
+    return readFileSync(path.join(this.spool, 'results', `${id}.log`), 'utf8');
+  }
+
+  inbox(): Record<string, unknown>[] {
+    const dir = path.join(this.spool, 'inbox');
+    return readdirSync(dir)
+      .sort()
+      .map((n) => JSON.parse(readFileSync(path.join(dir, n), 'utf8')) as Record<string, unknown>);
+  }
+
+  audit(query = '', kind?: string): { kind: string; request_id: string | null; message: string; actor: string }[] {
+    return this.service((s) => s.searchAudit({ text: query, kind, limit: 10_000 }));
+  }
+
+  exists(rel: string): boolean {
+    return existsSync(path.join(this.spool, rel));
+  }
+
+  async cleanup(): Promise<void> {
+    await Promise.all(this.daemons.map((d) => d.stop()));
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
