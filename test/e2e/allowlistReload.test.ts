@@ -1,0 +1,85 @@
+// The allowlist is reloaded while the daemon runs; an invalid edit keeps the last good version,
+// says so in the log and the audit log, and survives a restart.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import type { CatalogDoc, KeyFile } from '../../shared/protocol/types';
+
+const op = (name: string) => `
+  - name: ${name}
+    command: [echo, "${name}", "{word}"]
+    args:
+      word: {type: string, pattern: "[a-z]+"}
+    scope: read
+    approval: never
+`;
+const V1 = `version: 1\noperations:${op('greet')}`;
+const V2 = `version: 1\n# a comment the user wrote\noperations:${op('greet')}${op('wave')}`;
+const BROKEN = `version: 1
+operations:
+  - name: greet
+    command: [echo, "{word}"]
+    args:
+      word: {type: string, max_length: -5}
+`;
+
+let host: TestHost;
+let key: KeyFile;
+let daemon: DaemonProcess;
+
+const catalog = (): CatalogDoc => JSON.parse(readFileSync(path.join(host.spool, 'catalog.json'), 'utf8')) as CatalogDoc;
+const opNames = () => catalog().operations.map((o) => o.name);
+
+beforeAll(async () => {
+  host = new TestHost(V1);
+  key = host.createKey('reload', 'read');
+  daemon = await host.startDaemon();
+});
+
+afterAll(async () => {
+  await host.cleanup();
+});
+
+describe('allowlist reload', () => {
+  it('picks up a valid edit and rewrites catalog.json', async () => {
+    expect(opNames()).toEqual(['greet']);
+    host.writeAllowlist(V2);
+    await eventually('the new operation in catalog.json', () => (opNames().includes('wave') ? true : undefined));
+    host.submit(key, 'rl-1', 'wave', { word: 'hello' });
+    expect((await host.waitResult('rl-1')).stdout).toBe('wave hello\n');
+    expect(host.audit('reloaded', 'allowlist_loaded').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('keeps the last good allowlist when an edit is invalid, and says where the problem is', async () => {
+    const before = catalog();
+    host.writeAllowlist(BROKEN);
+    const entry = await eventually('an allowlist_invalid audit entry', () => host.audit('', 'allowlist_invalid')[0]);
+    expect(entry.message).toContain('line 6');
+    expect(entry.message).toContain('operations[0].args.word.max_length');
+    expect(entry.message).toContain('keeping the last good allowlist (2 operations)');
+    await eventually('the log line', () => (daemon.stderr.includes('keeping the last good allowlist') ? true : undefined));
+    // The old operations still work, and the catalog still offers them.
+    host.submit(key, 'rl-2', 'wave', { word: 'still' });
+    expect((await host.waitResult('rl-2')).state).toBe('succeeded');
+    expect(catalog().operations).toEqual(before.operations);
+    // status on the command line shows the file is invalid.
+    const st = JSON.parse(host.cli(['status', '--json']).stdout);
+    expect(st.allowlist.ok).toBe(false);
+  });
+
+  it('still uses the last good allowlist after a restart with the invalid file', async () => {
+    await daemon.stop();
+    daemon = await host.startDaemon();
+    expect(daemon.stderr).toContain('using the last good allowlist');
+    host.submit(key, 'rl-3', 'wave', { word: 'again' });
+    expect((await host.waitResult('rl-3')).state).toBe('succeeded');
+  });
+
+  it('recovers when the file is fixed', async () => {
+    host.writeAllowlist(V1);
+    await eventually('wave to disappear', () => (opNames().includes('wave') ? undefined : true));
+    host.submit(key, 'rl-4', 'wave', { word: 'gone' });
+    expect((await host.waitResult('rl-4')).error?.code).toBe('unknown_op');
+  });
+});
