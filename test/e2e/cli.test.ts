@@ -1,0 +1,161 @@
+// The `dumbwaiter` command line: init, unsafe spools, keys, status and audit, errors and exit codes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { CLI, TestHost } from '../helpers/host';
+
+let host: TestHost;
+let scratch: string;
+
+function dw(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+beforeAll(() => {
+  host = new TestHost('version: 1\noperations: []\n');
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'dw-cli-'));
+});
+
+afterAll(async () => {
+  await host.cleanup();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const mode = (p: string) => statSync(p).mode & 0o777;
+
+describe('dumbwaiter init', () => {
+  it('creates a private home and a 0700 spool, and is harmless the second time', () => {
+    const home = path.join(scratch, 'h1');
+    const spool = path.join(scratch, 's1');
+    const first = dw(['init', '--home', home, '--spool', spool]);
+    expect(first.status).toBe(0);
+    expect(mode(home)).toBe(0o700);
+    expect(mode(spool)).toBe(0o700);
+    for (const d of ['tmp', 'queue', 'claimed', 'results', 'inbox']) expect(mode(path.join(spool, d))).toBe(0o700);
+    expect(mode(path.join(home, 'ledger.sqlite'))).toBe(0o600);
+    const allowlist = readFileSync(path.join(home, 'allowlist.yaml'), 'utf8');
+    expect(allowlist).toMatch(/^# Dumbwaiter allowlist/);
+    writeFileSync(path.join(home, 'allowlist.yaml'), allowlist + '# my own edit\n');
+    const second = dw(['init', '--home', home, '--spool', spool]);
+    expect(second.status).toBe(0);
+    expect(second.stdout).toContain('already in place');
+    expect(readFileSync(path.join(home, 'allowlist.yaml'), 'utf8')).toContain('# my own edit');
+  });
+
+  it('takes the home and spool from the environment', () => {
+    const home = path.join(scratch, 'h-env');
+    const spool = path.join(scratch, 's-env');
+    expect(dw(['init'], { DUMBWAITER_HOME: home, DUMBWAITER_SPOOL: spool }).status).toBe(0);
+    const st = dw(['status', '--json'], { DUMBWAITER_HOME: home });
+    expect(JSON.parse(st.stdout).spool).toBe(spool);
+  });
+
+  it.each([
+    ['a symlink', (p: string) => {
+      mkdirSync(p + '-real', { mode: 0o700 });
+      symlinkSync(p + '-real', p);
+    }, 'symbolic link'],
+    ['world-writable', (p: string) => {
+      mkdirSync(p);
+      chmodSync(p, 0o777);
+    }, 'chmod 700'],
+    ['a file', (p: string) => writeFileSync(p, 'x'), 'not a folder'],
+  ])('refuses a spool that is %s, saying how to fix it', (_what, make, hint) => {
+    const spool = path.join(scratch, `bad-${Math.random().toString(36).slice(2)}`);
+    make(spool);
+    const r = dw(['init', '--home', path.join(scratch, `h-${path.basename(spool)}`), '--spool', spool]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(hint);
+  });
+
+  it('the daemon refuses a spool that became unsafe after init', () => {
+    chmodSync(host.spool, 0o777);
+    try {
+      const r = host.cli(['daemon']);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain('can be written by other users');
+    } finally {
+      chmodSync(host.spool, 0o700);
+    }
+  });
+});
+
+describe('dumbwaiter keys', () => {
+  it('creates a key file readable by its owner only, and never lists secrets', () => {
+    const out = path.join(scratch, 'k1.json');
+    const r = host.cli(['keys', 'create', 'ci-sandbox', '--scope', 'write', '--ops', 'a,b', '--out', out]);
+    expect(r.status).toBe(0);
+    expect(mode(out)).toBe(0o600);
+    const file = JSON.parse(readFileSync(out, 'utf8'));
+    expect(file).toMatchObject({ v: 1 });
+    expect(file.key_id).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    expect(Buffer.from(file.secret, 'base64url')).toHaveLength(32);
+    const list = host.cli(['keys', 'list', '--json']);
+    expect(list.stdout).not.toContain(file.secret);
+    const keys = JSON.parse(list.stdout);
+    expect(keys.find((k: { key_id: string }) => k.key_id === file.key_id)).toMatchObject({ name: 'ci-sandbox', scope: 'write', ops: ['a', 'b'], revoked_at: null });
+    // The secret is nowhere in the spool.
+    const inSpool = spawnSync('grep', ['-r', file.secret, host.spool]);
+    expect(inSpool.status).toBe(1);
+    // An existing file is not overwritten without --force.
+    const again = host.cli(['keys', 'create', 'other', '--out', out]);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('--force');
+  });
+
+  it('revokes and rotates', () => {
+    const out = path.join(scratch, 'k2.json');
+    host.cli(['keys', 'create', 'rot', '--out', out]);
+    const old = JSON.parse(readFileSync(out, 'utf8'));
+    const out2 = path.join(scratch, 'k2-new.json');
+    const rot = host.cli(['keys', 'rotate', old.key_id, '--out', out2, '--json']);
+    expect(rot.status).toBe(0);
+    const fresh = JSON.parse(readFileSync(out2, 'utf8'));
+    expect(fresh.key_id).not.toBe(old.key_id);
+    const keys = JSON.parse(host.cli(['keys', 'list', '--json']).stdout) as { key_id: string; revoked_at: string | null; rotated_to: string | null; name: string }[];
+    expect(keys.find((k) => k.key_id === old.key_id)).toMatchObject({ rotated_to: fresh.key_id });
+    expect(keys.find((k) => k.key_id === old.key_id)?.revoked_at).not.toBeNull();
+    expect(keys.find((k) => k.key_id === fresh.key_id)).toMatchObject({ name: 'rot', revoked_at: null });
+    const rev = host.cli(['keys', 'revoke', fresh.key_id]);
+    expect(rev.status).toBe(0);
+    expect(host.cli(['keys', 'revoke', fresh.key_id]).stdout).toContain('already revoked');
+    expect(host.cli(['keys', 'revoke', 'k_nope']).status).toBe(1);
+    expect(host.audit('', 'key_rotated')).toHaveLength(1);
+  });
+
+  it('refuses a bad scope or name with a clear error', () => {
+    const r = host.cli(['keys', 'create', 'x', '--scope', 'admin', '--out', path.join(scratch, 'k3.json')]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('scope must be read or write');
+  });
+});
+
+describe('status, audit and errors', () => {
+  it('status --json reports the daemon, allowlist, requests and keys', () => {
+    const s = JSON.parse(host.cli(['status', '--json']).stdout);
+    expect(s).toMatchObject({ home: host.home, spool: host.spool, daemon: { running: false }, allowlist: { ok: true } });
+    expect(s.keys.active).toBeGreaterThanOrEqual(1);
+  });
+
+  it('audit searches with --json, by word and by kind', () => {
+    const rows = JSON.parse(host.cli(['audit', 'ci-sandbox', '--json']).stdout);
+    expect(rows.length).toBeGreaterThanOrEqual(1);
+    expect(rows[0].kind).toBe('key_created');
+    expect(JSON.parse(host.cli(['audit', '--kind', 'key_revoked', '--json']).stdout)).toHaveLength(1);
+    // FTS syntax in the query is taken literally, never an error.
+    const odd = host.cli(['audit', 'NEAR("x" AND', '--json']);
+    expect(odd.status).toBe(0);
+    expect(JSON.parse(odd.stdout)).toEqual([]);
+  });
+
+  it('exits 2 with usage for an unknown command or option, 1 with a message for a missing home', () => {
+    expect(dw(['frobnicate']).status).toBe(2);
+    expect(host.cli(['status', '--bogus']).status).toBe(2);
+    const r = dw(['status', '--home', path.join(scratch, 'nowhere')]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('dumbwaiter init');
+  });
+});
