@@ -24,5 +24,5 @@ export default tseslint.config(
       'no-empty': ['error', { allowEmptyCatch: true }],
     },
   },
-  { files: ['main/**', 'shared/**', 'bin/**', 'test/**'], ignores: ['main/electron/**'], rules: electronFree },
+  { files: ['main/**', 'shared/**', 'renderer/**', 'bin/**', 'test/**'], ignores: ['main/electron/**'], rules: electronFree },
 );

@@ -1,7 +1,7 @@
 // Crash safety with the real daemon killed by SIGKILL: an interrupted run becomes uncertain and is never
 // re-run; queued and claimed work continues after the restart; a human settles the uncertain run.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { TestHost, eventually, sleep } from '../helpers/host';
@@ -31,6 +31,12 @@ operations:
 afterEach(async () => {
   await host.cleanup();
 });
+
+/** This host's own claimed folder: claimed/<host_id>/. */
+function claimedDir(): string {
+  const { host_id } = JSON.parse(readFileSync(path.join(host.home, 'settings.json'), 'utf8')) as { host_id: string };
+  return path.join(host.spool, 'claimed', host_id);
+}
 
 function runs(): string[] {
   return existsSync(counter) ? readFileSync(counter, 'utf8').trim().split('\n').filter(Boolean) : [];
@@ -80,10 +86,11 @@ describe('a daemon killed with SIGKILL', () => {
 
   it('processes a file left in claimed/ by a crash, and does not run a recorded one twice', async () => {
     // As if the host died right after claiming (before its ledger insert): the file is in claimed/.
-    writeFileSync(path.join(host.spool, 'claimed', 'left-1.json'), host.envelope(key, 'left-1', 'record', { seconds: 0 }));
+    mkdirSync(claimedDir(), { recursive: true, mode: 0o700 });
+    writeFileSync(path.join(claimedDir(), 'left-1.json'), host.envelope(key, 'left-1', 'record', { seconds: 0 }));
     const d1 = await host.startDaemon();
     expect((await host.waitResult('left-1')).state).toBe('succeeded');
-    expect(host.exists('claimed/left-1.json')).toBe(false);
+    expect(existsSync(path.join(claimedDir(), 'left-1.json'))).toBe(false);
 
     // As if it died after the ledger insert but before dropping the claimed file: same bytes again.
     host.submit(key, 'left-2', 'record', { seconds: 0 });
@@ -92,9 +99,9 @@ describe('a daemon killed with SIGKILL', () => {
     // The same payload bytes (so the same MAC) are what such a crash leaves behind.
     const row = host.service((s) => s.requests.get('left-2'))!;
     const payload = JSON.stringify({ id: 'left-2', op: 'record', args: { seconds: 0 }, created_at: row.created_at });
-    writeFileSync(path.join(host.spool, 'claimed', 'left-2.json'), host.envelope(key, 'left-2', 'record', {}, { payload }));
+    writeFileSync(path.join(claimedDir(), 'left-2.json'), host.envelope(key, 'left-2', 'record', {}, { payload }));
     await host.startDaemon();
-    await eventually('the leftover to be dropped', () => (host.exists('claimed/left-2.json') ? undefined : true));
+    await eventually('the leftover to be dropped', () => (existsSync(path.join(claimedDir(), 'left-2.json')) ? undefined : true));
     expect(runs().filter((x) => x === 'left-2')).toHaveLength(1);
     expect(host.audit('left-2', 'claim_recovered')).toHaveLength(1);
   });

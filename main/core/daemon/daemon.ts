@@ -10,8 +10,9 @@ import { openLedger, type Db } from '../ledger/db';
 import { AuditLog } from '../ledger/audit';
 import { Requests, type RequestRow } from '../ledger/requests';
 import { KeyStore } from '../keys/keyStore';
-import { checkSpool, type SpoolPaths } from '../spool/layout';
-import { claim, readyNames } from '../spool/claim';
+import { checkSpool, ensurePrivateDir, type SpoolPaths } from '../spool/layout';
+import { requestIdFromFileName } from '../../../shared/protocol/ids';
+import { claim, quarantine, readyNames } from '../spool/claim';
 import { ResultWriter, logPath, unboundRejection } from '../spool/results';
 import { writeCatalog, writeHostStatus } from '../spool/hostFiles';
 import { planRun } from '../allowlist/plan';
@@ -51,6 +52,8 @@ export class Daemon {
   private unclaimed = 0;
   private spoolProblem: string | null = null;
   private stopped: Promise<void> | null = null;
+  /** claimed/<host_id>/: this host's claims that are not yet in its ledger. */
+  private readonly claimedDir: string;
   readonly allowlist: AllowlistSource;
   private readonly intake: IntakeDeps;
 
@@ -64,6 +67,7 @@ export class Daemon {
     private readonly audit: AuditLog,
     private readonly results: ResultWriter,
   ) {
+    this.claimedDir = path.join(spool.claimed, settings.host_id);
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, audit, scopedLogger('allowlist'), (a) =>
       writeCatalog(spool.catalogJson, a),
     );
@@ -141,11 +145,13 @@ export class Daemon {
     }
   }
 
-  /** Files claimed but not yet recorded when the host stopped. */
+  /** Files this host claimed but had not yet recorded when it stopped. */
   private recoverClaimed(): void {
-    for (const name of readyNames(this.spool.claimed)) {
-      const id = name.endsWith('.json') ? name.slice(0, -5) : name;
-      this.safely(name, () => intakeClaimed(this.intake, id, path.join(this.spool.claimed, name), true));
+    ensurePrivateDir(this.claimedDir);
+    for (const name of readyNames(this.claimedDir)) {
+      const id = requestIdFromFileName(name);
+      const file = path.join(this.claimedDir, name);
+      this.safely(name, () => (id ? intakeClaimed(this.intake, id, file, true) : quarantine(this.spool, file, name)));
     }
   }
 
@@ -180,6 +186,7 @@ export class Daemon {
   private spoolIsSafe(): boolean {
     try {
       checkSpool(this.spool.root);
+      ensurePrivateDir(this.claimedDir);
       if (this.spoolProblem) log.info('the spool is safe again; resuming');
       this.spoolProblem = null;
       return true;
@@ -218,7 +225,7 @@ export class Daemon {
   }
 
   private take(name: string): void {
-    const c = claim(this.spool, name);
+    const c = claim(this.spool, name, this.claimedDir);
     if (c.kind === 'gone') return;
     if (c.kind === 'refused') {
       const bound = c.id !== null && this.requests.get(c.id) !== null;

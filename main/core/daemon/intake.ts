@@ -110,10 +110,11 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
 
   // Authenticated: from here on the id is bound.
   const now = Date.now();
-  d.keys.touch(keyId, new Date(now).toISOString());
+  const touchKey = () => d.keys.touch(keyId, new Date(now).toISOString());
   const hash = bindingHash(keyId, p.op, p.args);
   const existing = d.requests.get(id);
   if (existing) {
+    touchKey();
     done();
     if (existing.binding_hash === hash) {
       if (recovering && existing.mac === mac) {
@@ -173,6 +174,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   }
 
   const row = d.db.transaction(() => {
+    touchKey();
     const r = d.requests.insert({
       id,
       key_id: keyId,

@@ -47,7 +47,11 @@ export function quarantine(paths: SpoolPaths, from: string, name: string): strin
   }
 }
 
-export function claim(paths: SpoolPaths, name: string): Claim {
+/**
+ * Claims one queue entry into `claimedDir` (this host's own folder under claimed/, so that a host
+ * recovering its claims after a crash never takes another host's in-flight claim on a shared spool).
+ */
+export function claim(paths: SpoolPaths, name: string, claimedDir: string): Claim {
   const from = path.join(paths.queue, name);
   let st: Stats;
   try {
@@ -62,7 +66,7 @@ export function claim(paths: SpoolPaths, name: string): Claim {
     const movedTo = quarantine(paths, from, name);
     return movedTo === null && id !== null ? { kind: 'gone' } : { kind: 'refused', name, id, reason, movedTo };
   }
-  const file = path.join(paths.claimed, name);
+  const file = path.join(claimedDir, name);
   try {
     renameSync(from, file);
   } catch (e) {

@@ -72,6 +72,18 @@ export function checkSpool(root: string): SpoolPaths {
   return paths;
 }
 
+/** A host-owned folder inside the spool: created 0700, or checked like the spool's own folders. */
+export function ensurePrivateDir(dir: string): void {
+  const st = lstatOrNull(dir);
+  if (!st) {
+    mkdirSync(dir, { mode: 0o700 });
+    chmodSync(dir, 0o700);
+    return;
+  }
+  const why = unsafeReason(dir, st);
+  if (why) throw new UserError(`unsafe spool: ${why}`);
+}
+
 /** Creates the spool (0700) and its folders; harmless when they exist and are safe. */
 export function createSpool(root: string): SpoolPaths {
   const paths = spoolPaths(root);
@@ -84,16 +96,6 @@ export function createSpool(root: string): SpoolPaths {
     mkdirSync(root, { mode: 0o700 });
     chmodSync(root, 0o700); // mkdir's mode is filtered by the umask
   }
-  for (const d of SPOOL_DIRS) {
-    const dir = paths[d];
-    const sub = lstatOrNull(dir);
-    if (!sub) {
-      mkdirSync(dir, { mode: 0o700 });
-      chmodSync(dir, 0o700);
-    } else {
-      const why = unsafeReason(dir, sub);
-      if (why) throw new UserError(`refusing to use this spool: ${why}`);
-    }
-  }
+  for (const d of SPOOL_DIRS) ensurePrivateDir(paths[d]);
   return paths;
 }
