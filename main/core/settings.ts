@@ -12,6 +12,8 @@ export const settingsSchema = z.strictObject({
   max_request_age_s: z.number().int().min(60).max(30 * 86400).default(86400),
   /** The queue is rescanned this often even without file events (shared mounts often deliver none). */
   rescan_interval_ms: z.number().int().min(50).max(60_000).default(1000),
+  /** Watch queue/ for file events; the rescan runs either way (turn off where a mount sends none or junk). */
+  file_events: z.boolean().default(true),
   /** Runs at once across all operations; each operation also has its own `concurrency`. */
   max_concurrent_runs: z.number().int().min(1).max(64).default(4),
   /** On a clean stop, running work gets this long to finish before it is terminated. */

@@ -119,7 +119,8 @@ export class Daemon {
     this.recoverClaimed();
     this.heartbeat();
 
-    this.watcher = chokidar.watch([this.spool.queue, this.home.allowlist], { ignoreInitial: true, depth: 0 });
+    const watched = this.settings.file_events ? [this.spool.queue, this.home.allowlist] : [this.home.allowlist];
+    this.watcher = chokidar.watch(watched, { ignoreInitial: true, depth: 0 });
     this.watcher.on('all', (_event, p) => {
       if (p === this.home.allowlist) this.allowlist.poll();
       else this.requestScan();
