@@ -37,6 +37,10 @@ const ARG_FIELDS: Record<string, string[]> = {
   array: ['items', 'max_items'],
 };
 const COMMON_ARG_FIELDS = ['type', 'description', 'required', 'default'];
+/** The fields of one type; own keys only, so that `type: constructor` is just an unknown type. */
+function typeFields(type: unknown): string[] {
+  return typeof type === 'string' && Object.hasOwn(ARG_FIELDS, type) ? ARG_FIELDS[type]! : [];
+}
 const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -159,7 +163,7 @@ function argType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string
     c.add([...p, 'items', 'type'], 'arrays of arrays are not supported');
     return null;
   }
-  unknownFields(c, [...p, 'items'], items, ['type', ...(ARG_FIELDS[String(items.type)] ?? [])]);
+  unknownFields(c, [...p, 'items'], items, ['type', ...typeFields(items.type)]);
   const inner = scalarType(c, [...p, 'items'], items, cwd);
   if (inner?.type === 'boolean' && inner.flag !== null) c.add([...p, 'items', 'flag'], 'flags are not allowed in arrays');
   return inner && { type: 'array', items: inner, max_items: int(c, [...p, 'max_items'], raw.max_items, 0, 10_000, 64) };
@@ -170,7 +174,7 @@ function argSpec(c: Checker, p: YPath, raw: unknown, cwd: string): ArgSpec | nul
     c.add(p, 'must be a mapping such as {type: string}');
     return null;
   }
-  unknownFields(c, p, raw, [...COMMON_ARG_FIELDS, ...(ARG_FIELDS[String(raw.type)] ?? [])]);
+  unknownFields(c, p, raw, [...COMMON_ARG_FIELDS, ...typeFields(raw.type)]);
   const t = argType(c, p, raw, cwd);
   if (!t) return null;
   if (raw.required !== undefined && typeof raw.required !== 'boolean') c.add([...p, 'required'], 'must be true or false');
@@ -223,7 +227,10 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
     if (!isObj(raw.args)) c.add([...p, 'args'], 'must be a mapping of argument name to its type');
     else
       for (const [an, spec] of Object.entries(raw.args)) {
-        if (!ARG_NAME.test(an)) c.add([...p, 'args', an], 'argument names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$');
+        if (!ARG_NAME.test(an) || an === '__proto__') {
+          c.add([...p, 'args', an], 'argument names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$ (and not be __proto__)');
+          if (an === '__proto__') continue; // assigning it would replace the object's prototype
+        }
         const s = argSpec(c, [...p, 'args', an], spec, cwd);
         if (s) {
           if (!defaultFits(s)) c.add([...p, 'args', an, 'default'], 'does not fit the argument\'s own type and constraints');
@@ -252,9 +259,10 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
       if (i === 0 && used.length > 0) return c.add(ep, 'the program itself cannot come from a request');
       if (i === 0 && text.length === 0) return c.add(ep, 'the program must not be empty');
       for (const a of used) {
-        const spec = args[a];
+        // Own keys only: {toString} or {constructor} must not find Object.prototype's members.
+        const spec = Object.hasOwn(args, a) ? args[a] : undefined;
         if (!spec) {
-          if (!(raw.args && isObj(raw.args) && a in raw.args)) c.add(ep, `uses {${a}}, which is not declared under args`);
+          if (!(isObj(raw.args) && Object.hasOwn(raw.args, a))) c.add(ep, `uses {${a}}, which is not declared under args`);
           continue;
         }
         if (wholeArg(parsed) === null && spec.type === 'array') c.add(ep, `array argument {${a}} must be a whole element on its own`);
@@ -316,7 +324,8 @@ export function parseAllowlist(text: string, file = 'allowlist.yaml'): Allowlist
   if (doc.errors.length > 0) {
     throw new AllowlistError(
       file,
-      doc.errors.map((e) => ({ line: e.linePos?.[0]?.line ?? null, field: '', message: `YAML syntax: ${e.message.split('\n')[0]}` })),
+      // With prettyErrors off the errors carry no linePos: take the line from their offset.
+      doc.errors.map((e) => ({ line: e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line, field: '', message: `YAML syntax: ${e.message.split('\n')[0]}` })),
     );
   }
   const raw: unknown = doc.toJS({ maxAliasCount: 100 });

@@ -1,5 +1,5 @@
 // Path arguments: resolved with every symlink followed, then required to stay inside one of the roots.
-import { realpathSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 
 /** True when `child` is `root` or lies below it. Both must already be real, absolute paths. */
@@ -17,14 +17,26 @@ function realpathOrNull(p: string): string | null {
   }
 }
 
+/** True when something (even a dangling symlink) is at `p`, without following it. */
+function entryExists(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The real path of `p`; for a path that does not exist yet, the real path of its deepest existing
- *  ancestor joined with the rest (so a symlinked parent cannot smuggle it outside). */
+ *  ancestor joined with the rest (so a symlinked parent cannot smuggle it outside). A dangling or
+ *  looping symlink on the way cannot be resolved: whatever it points to, writing through it would land there. */
 function resolveReal(p: string): { real: string; exists: boolean } | null {
   const direct = realpathOrNull(p);
   if (direct) return { real: direct, exists: true };
   const rest: string[] = [];
   let cur = p;
   for (;;) {
+    if (entryExists(cur)) return null;
     const parent = path.dirname(cur);
     rest.unshift(path.basename(cur));
     if (parent === cur) return null;

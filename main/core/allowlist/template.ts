@@ -62,7 +62,8 @@ export function renderArgv(
     const whole = wholeArg(el);
     if (whole !== null) {
       const spec = specs[whole]!;
-      if (!(whole in values)) continue; // absent optional without a default: the element is dropped
+      // Own properties only: an argument named like an Object.prototype member (`constructor`) is absent too.
+      if (!Object.hasOwn(values, whole)) continue; // absent optional without a default: the element is dropped
       const v = values[whole];
       if (spec.type === 'array') argv.push(...(v as unknown[]).map(scalarText));
       else if (spec.type === 'boolean' && spec.flag !== null) {
@@ -70,7 +71,7 @@ export function renderArgv(
       } else argv.push(scalarText(v));
       continue;
     }
-    argv.push(el.map((p) => ('lit' in p ? p.lit : p.arg in values ? scalarText(values[p.arg]) : '')).join(''));
+    argv.push(el.map((p) => ('lit' in p ? p.lit : Object.hasOwn(values, p.arg) ? scalarText(values[p.arg]) : '')).join(''));
   }
   return argv;
 }

@@ -7,7 +7,7 @@ export interface StringArg {
   patternSource: string | null;
   max_length: number;
   enum: string[] | null;
-  /** A whole-element value starting with "-" could be read as an option; refused unless allowed. */
+  /** A value that starts an argv element and begins with "-" could be read as an option; refused unless allowed. */
   allow_dash: boolean;
 }
 

@@ -1,13 +1,12 @@
 // Checks a request's `args` against an operation's declared arguments (the `bad_args` rule).
 import { checkPath } from './pathArg';
-import { wholeArg } from './template';
-import type { ArgSpec, Operation, ScalarArg } from './types';
+import type { ArgSpec, Operation, ScalarArg, TemplateElement } from './types';
 
 export type ArgsCheck = { ok: true; values: Record<string, unknown> } | { ok: false; message: string };
 
 class BadArg extends Error {}
 
-function checkScalar(spec: ScalarArg, v: unknown, where: string, op: Operation, wholeElement: boolean): unknown {
+function checkScalar(spec: ScalarArg, v: unknown, where: string, op: Operation, startsElement: boolean): unknown {
   switch (spec.type) {
     case 'string': {
       if (typeof v !== 'string') throw new BadArg(`${where} must be a string`);
@@ -15,7 +14,7 @@ function checkScalar(spec: ScalarArg, v: unknown, where: string, op: Operation, 
       if ([...v].length > spec.max_length) throw new BadArg(`${where} is longer than ${spec.max_length} characters`);
       if (spec.enum && !spec.enum.includes(v)) throw new BadArg(`${where} must be one of ${spec.enum.map((e) => JSON.stringify(e)).join(', ')}`);
       if (spec.pattern && !spec.pattern.test(v)) throw new BadArg(`${where} does not match the pattern ${spec.patternSource}`);
-      if (wholeElement && !spec.allow_dash && v.startsWith('-')) {
+      if (startsElement && !spec.allow_dash && v.startsWith('-')) {
         throw new BadArg(`${where} must not start with "-" (it would be read as an option)`);
       }
       return v;
@@ -39,11 +38,24 @@ function checkScalar(spec: ScalarArg, v: unknown, where: string, op: Operation, 
   }
 }
 
-function checkOne(spec: ArgSpec, v: unknown, name: string, op: Operation, wholeElement: boolean): unknown {
-  if (spec.type !== 'array') return checkScalar(spec, v, `argument "${name}"`, op, wholeElement);
+function checkOne(spec: ArgSpec, v: unknown, name: string, op: Operation, startsElement: boolean): unknown {
+  if (spec.type !== 'array') return checkScalar(spec, v, `argument "${name}"`, op, startsElement);
   if (!Array.isArray(v)) throw new BadArg(`argument "${name}" must be an array`);
   if (v.length > spec.max_items) throw new BadArg(`argument "${name}" has more than ${spec.max_items} items`);
   return v.map((item, i) => checkScalar(spec.items, item, `argument "${name}"[${i}]`, op, true));
+}
+
+/** Arguments whose value can start an argv element: a whole element, or before any literal text in
+ *  one ("{x}.txt" with x = "-rf" gives "-rf.txt", as much an option as "-rf"). */
+function leadingArgs(template: TemplateElement[]): Set<string> {
+  const leading = new Set<string>();
+  for (const el of template) {
+    for (const part of el) {
+      if ('lit' in part) break;
+      leading.add(part.arg);
+    }
+  }
+  return leading;
 }
 
 /** The values to render: validated, with defaults filled in; absent optional arguments left out. */
@@ -55,11 +67,11 @@ export function validateArgs(op: Operation, args: Record<string, unknown>): Args
         throw new BadArg(`unknown argument "${name}" (${known.length ? 'expected: ' + known.join(', ') : 'this operation takes none'})`);
       }
     }
-    const whole = new Set(op.template.map(wholeArg).filter((n): n is string => n !== null));
+    const leading = leadingArgs(op.template);
     const values: Record<string, unknown> = {};
     for (const [name, spec] of Object.entries(op.args)) {
-      if (Object.hasOwn(args, name)) values[name] = checkOne(spec, args[name], name, op, whole.has(name));
-      else if (spec.default !== undefined) values[name] = checkOne(spec, spec.default, name, op, whole.has(name));
+      if (Object.hasOwn(args, name)) values[name] = checkOne(spec, args[name], name, op, leading.has(name));
+      else if (spec.default !== undefined) values[name] = checkOne(spec, spec.default, name, op, leading.has(name));
       else if (spec.required) throw new BadArg(`missing required argument "${name}"`);
     }
     return { ok: true, values };

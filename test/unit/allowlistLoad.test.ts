@@ -1,0 +1,516 @@
+// Loading allowlist.yaml: errors that name the line and the field, the defaults, and the catalog's JSON Schema.
+import { describe, expect, it } from 'vitest';
+import os from 'node:os';
+import path from 'node:path';
+import { argsSchema } from '../../main/core/allowlist/argsSchema';
+import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
+import { AllowlistError, parseAllowlist, type AllowlistProblem } from '../../main/core/allowlist/load';
+import type { Operation } from '../../main/core/allowlist/types';
+
+const lines = (...ls: string[]) => ls.join('\n') + '\n';
+
+function problemsOf(text: string): AllowlistProblem[] {
+  try {
+    parseAllowlist(text);
+  } catch (e) {
+    expect(e).toBeInstanceOf(AllowlistError);
+    return (e as AllowlistError).problems;
+  }
+  throw new Error('expected the allowlist to be refused');
+}
+
+/** Exactly one problem, on that line and field, whose message matches. */
+function expectOneProblem(text: string, line: number, field: string, message: RegExp): void {
+  const problems = problemsOf(text);
+  expect(problems, JSON.stringify(problems)).toHaveLength(1);
+  expect(problems[0]).toMatchObject({ line, field });
+  expect(problems[0]!.message).toMatch(message);
+}
+
+function onlyOp(text: string): Operation {
+  const ops = [...parseAllowlist(text).operations.values()];
+  expect(ops).toHaveLength(1);
+  return ops[0]!;
+}
+
+describe('parseAllowlist errors', () => {
+  it('a YAML syntax error names its line', () => {
+    const text = lines('version: 1', 'operations:', '  - name: a', '    command: [echo', '    scope: read', '  - x: [');
+    const problems = problemsOf(text);
+    expect(problems.length).toBeGreaterThanOrEqual(1);
+    expect(problems[0]!.message).toMatch(/^YAML syntax/);
+    for (const p of problems) expect(p.line, JSON.stringify(p)).toEqual(expect.any(Number));
+    expect(problems[0]!.line).toBeGreaterThanOrEqual(4);
+  });
+
+  it('a badly indented line is a YAML syntax error on that line', () => {
+    const text = lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '   scope: read');
+    const problems = problemsOf(text);
+    expect(problems[0]!.message).toMatch(/^YAML syntax/);
+    expect(problems[0]!.line).toBe(5);
+  });
+
+  it('a duplicate key is an error with its line', () => {
+    const text = lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    name: b');
+    const problems = problemsOf(text);
+    expect(problems[0]!.message).toMatch(/unique/);
+    expect(problems[0]!.line).toBe(5);
+  });
+
+  it('the message of the error lists the file, line and field', () => {
+    const text = lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    scope: admin');
+    try {
+      parseAllowlist(text, '/home/u/allowlist.yaml');
+      expect.unreachable();
+    } catch (e) {
+      expect((e as Error).message).toContain('/home/u/allowlist.yaml is invalid');
+      expect((e as Error).message).toContain('line 5: operations[0].scope: must be read or write');
+    }
+  });
+
+  it('a constraint of an argument names its line and its full field path', () => {
+    const text = lines(
+      'version: 1',
+      'operations:',
+      '  - name: test',
+      '    command: [npm, test, "--", "--grep={filter}"]',
+      '    args:',
+      '      filter:',
+      '        type: string',
+      '        max_length: 0',
+    );
+    expectOneProblem(text, 8, 'operations[0].args.filter.max_length', /whole number/);
+  });
+
+  it('an unknown field names its line and field', () => {
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    comand: [ls]'), 5, 'operations[0].comand', /unknown field/);
+    expectOneProblem(lines('version: 1', 'verison: 1', 'operations: []'), 2, 'verison', /unknown field/);
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{x}"]', '    args:', '      x: {type: string, maxlength: 3}'),
+      6,
+      'operations[0].args.x.maxlength',
+      /unknown field.*max_length/,
+    );
+    // A field of another type is unknown for this one.
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{x}"]', '    args:', '      x: {type: integer, pattern: "[0-9]+"}'),
+      6,
+      'operations[0].args.x.pattern',
+      /unknown field/,
+    );
+  });
+
+  it('a missing command names the operation', () => {
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    scope: read'), 3, 'operations[0].command', /non-empty list/);
+  });
+
+  it('a command that is a string or an empty list is refused', () => {
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: "rm -rf {x}"'), 4, 'operations[0].command', /never a shell string/);
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: []'), 4, 'operations[0].command', /non-empty list/);
+  });
+
+  it('command[0] cannot hold a placeholder: the request never chooses the program', () => {
+    const args = ['    args:', '      prog: {type: string, enum: [ls]}'];
+    for (const cmd of ['["{prog}", x]', '["/usr/bin/{prog}"]', '["{prog}.sh"]']) {
+      const problems = problemsOf(lines('version: 1', 'operations:', '  - name: a', `    command: ${cmd}`, ...args));
+      expect(problems[0], cmd).toMatchObject({ line: 4, field: 'operations[0].command[0]', message: expect.stringMatching(/program itself cannot come from a request/) });
+    }
+    // Even an undeclared placeholder there is refused as a program from the request.
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: ["{x}"]'), 4, 'operations[0].command[0]', /program itself/);
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [""]'), 4, 'operations[0].command[0]', /must not be empty/);
+  });
+
+  it('a literal {{brace}} in command[0] is fine', () => {
+    expect(onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: ["{{odd}}"]')).command).toEqual(['{{odd}}']);
+  });
+
+  it('a bad template element names its index', () => {
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "a}b"]'), 4, 'operations[0].command[1]', /stray "}"/);
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{x-y}"]'), 4, 'operations[0].command[1]', /bad placeholder/);
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo, true]'), 4, 'operations[0].command[1]', /must be a string/);
+  });
+
+  it('an undeclared placeholder is refused', () => {
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "--x={x}"]'), 4, 'operations[0].command[1]', /\{x\}, which is not declared/);
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{x}", "{y}"]', '    args:', '      x: {type: string}'),
+      4,
+      'operations[0].command[2]',
+      /\{y\}, which is not declared/,
+    );
+  });
+
+  it('an undeclared placeholder named like an Object.prototype member is refused too', () => {
+    for (const name of ['toString', 'constructor', 'hasOwnProperty', '__proto__']) {
+      expectOneProblem(lines('version: 1', 'operations:', '  - name: a', `    command: [echo, "{${name}}"]`), 4, 'operations[0].command[1]', /not declared/);
+    }
+  });
+
+  it('a declared argument that the command does not use is refused', () => {
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{x}"]', '    args:', '      x: {type: string}', '      extra: {type: integer}'),
+      7,
+      'operations[0].args.extra',
+      /declared but not used/,
+    );
+  });
+
+  it('an array or flag placeholder embedded in a larger element is refused', () => {
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [cat, "--files={files}"]', '    args:', '      files: {type: array, items: {type: string}}'),
+      4,
+      'operations[0].command[1]',
+      /array argument \{files\} must be a whole element/,
+    );
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [ls, "x{all}"]', '    args:', '      all: {type: boolean, flag: -a}'),
+      4,
+      'operations[0].command[1]',
+      /flag argument \{all\} must be a whole element/,
+    );
+    // A boolean without a flag renders as true/false and may be embedded.
+    const op = onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [tool, "--color={c}"]', '    args:', '      c: {type: boolean}'));
+    expect(op.args.c).toMatchObject({ type: 'boolean', flag: null, required: false });
+  });
+
+  it('refuses bad operation names', () => {
+    for (const name of ['Test', '1abc', 'a b', '-a', '_a', 'a/b', 'é', 'a'.repeat(65), '""']) {
+      expectOneProblem(lines('version: 1', 'operations:', '  - command: [echo]', `    name: ${name}`), 4, 'operations[0].name', /must match/);
+    }
+    for (const name of ['a', 'npm-test', 'a.b_c-d9', 'a'.repeat(64)]) {
+      expect(onlyOp(lines('version: 1', 'operations:', `  - name: ${name}`, '    command: [echo]')).name).toBe(name);
+    }
+  });
+
+  it('a missing or non-string name is refused', () => {
+    expectOneProblem(lines('version: 1', 'operations:', '  - command: [echo]'), 3, 'operations[0].name', /is required/);
+    const problems = problemsOf(lines('version: 1', 'operations:', '  - command: [echo]', '    name: 12'));
+    expect(problems[0]).toMatchObject({ line: 4, field: 'operations[0].name', message: 'must be a string' });
+  });
+
+  it('names starting with "dumbwaiter." are reserved', () => {
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: dumbwaiter.cancel', '    command: [echo]'), 3, 'operations[0].name', /reserved/);
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: dumbwaiter.x', '    command: [echo]'), 3, 'operations[0].name', /reserved/);
+    expect(onlyOp(lines('version: 1', 'operations:', '  - name: dumbwaiter-x', '    command: [echo]')).name).toBe('dumbwaiter-x');
+  });
+
+  it('a duplicate operation name names the second one', () => {
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '  - name: b', '    command: [echo]', '  - name: a', '    command: [ls]'),
+      7,
+      'operations[2].name',
+      /"a" is defined twice/,
+    );
+  });
+
+  it('refuses a bad scope or approval', () => {
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    scope: admin'), 5, 'operations[0].scope', /read or write/);
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    approval: sometimes'), 5, 'operations[0].approval', /never or always/);
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    approval: false'), 5, 'operations[0].approval', /never or always/);
+  });
+
+  it('refuses a default that does not fit its own type and constraints', () => {
+    const cases: [string, string][] = [
+      ['{type: string, pattern: "[a-z]*", default: "BAD!"}', 'string pattern'],
+      ['{type: string, max_length: 3, default: "abcd"}', 'string max_length'],
+      ['{type: string, enum: [a, b], default: c}', 'string enum'],
+      ['{type: string, default: 5}', 'string given a number'],
+      ['{type: integer, max: 10, default: 11}', 'integer max'],
+      ['{type: integer, min: 1, default: 0}', 'integer min'],
+      ['{type: integer, default: "5"}', 'integer given a string'],
+      ['{type: integer, default: 1.5}', 'integer given a float'],
+      ['{type: boolean, default: "yes"}', 'boolean given a string'],
+      ['{type: path, default: ""}', 'empty path'],
+      ['{type: array, items: {type: string}, max_items: 1, default: [a, b]}', 'array over max_items'],
+      ['{type: array, items: {type: integer}, default: [1, x]}', 'array item of the wrong type'],
+      ['{type: array, items: {type: string}, default: a}', 'array given a string'],
+    ];
+    for (const [spec, why] of cases) {
+      const text = lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{x}"]', '    args:', `      x: ${spec}`);
+      const problems = problemsOf(text);
+      expect(problems, why).toHaveLength(1);
+      expect(problems[0], why).toMatchObject({ line: 6, field: 'operations[0].args.x.default' });
+      expect(problems[0]!.message, why).toMatch(/does not fit/);
+    }
+  });
+
+  it('refuses a required argument with a default', () => {
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{x}"]', '    args:', '      x: {type: string, required: true, default: a}'),
+      6,
+      'operations[0].args.x.default',
+      /required argument cannot have a default/,
+    );
+  });
+
+  it('a bare ~ as cwd (YAML null) gets a helpful message', () => {
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    cwd: ~'), 5, 'operations[0].cwd', /bare ~ means nothing.*"~" with quotes/);
+  });
+
+  it('a relative cwd is refused', () => {
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    cwd: code/app'), 5, 'operations[0].cwd', /absolute path or start with ~\//);
+  });
+
+  it('refuses DUMBWAITER_REQUEST_ID in env, and bad env names', () => {
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    env:', '      DUMBWAITER_REQUEST_ID: x'),
+      6,
+      'operations[0].env.DUMBWAITER_REQUEST_ID',
+      /set by Dumbwaiter/,
+    );
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    env: {"1X": a}'), 5, 'operations[0].env.1X', /not a valid environment variable name/);
+    expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    env: {X: [a]}'), 5, 'operations[0].env.X', /must be a string/);
+  });
+
+  it('refuses limits out of range, naming the field', () => {
+    const base = ['version: 1', 'operations:', '  - name: a', '    command: [echo]'];
+    expectOneProblem(lines(...base, '    timeout_s: 0'), 5, 'operations[0].timeout_s', /whole number/);
+    expectOneProblem(lines(...base, '    timeout_s: 1.5'), 5, 'operations[0].timeout_s', /whole number/);
+    expectOneProblem(lines(...base, '    max_output_bytes: 100'), 5, 'operations[0].max_output_bytes', /whole number/);
+    expectOneProblem(lines(...base, '    concurrency: 65'), 5, 'operations[0].concurrency', /whole number/);
+    expectOneProblem(lines(...base, '    cost: -1'), 5, 'operations[0].cost', /whole number/);
+    expectOneProblem(lines(...base, '    cost: "1"'), 5, 'operations[0].cost', /whole number/);
+  });
+
+  it('refuses bad argument types and argument names', () => {
+    const base = ['version: 1', 'operations:', '  - name: a', '    command: [echo, "{x}"]', '    args:'];
+    expectOneProblem(lines(...base, '      x: {type: str}'), 6, 'operations[0].args.x.type', /must be one of string, integer, boolean, path, array/);
+    expectOneProblem(lines(...base, '      x: string'), 6, 'operations[0].args.x', /must be a mapping/);
+    expectOneProblem(lines(...base, '      x: {type: string, pattern: "["}'), 6, 'operations[0].args.x.pattern', /not a valid regular expression/);
+    expectOneProblem(lines(...base, '      x: {type: string, enum: []}'), 6, 'operations[0].args.x.enum', /non-empty list of strings/);
+    expectOneProblem(lines(...base, '      x: {type: integer, min: 5, max: 1}'), 6, 'operations[0].args.x.max', /not be less than min/);
+    expectOneProblem(lines(...base, '      x: {type: array, items: {type: array, items: {type: string}}}'), 6, 'operations[0].args.x.items.type', /arrays of arrays/);
+    expectOneProblem(lines(...base, '      x: {type: array, items: {type: boolean, flag: -v}}'), 6, 'operations[0].args.x.items.flag', /flags are not allowed in arrays/);
+    expectOneProblem(lines(...base, '      x: {type: array}'), 6, 'operations[0].args.x.items', /type of each item/);
+    expectOneProblem(lines(...base, '      x: {type: path, within: [relative/dir]}'), 6, 'operations[0].args.x.within[0]', /absolute path/);
+    expectOneProblem(lines(...base, '      x: {type: path, within: []}'), 6, 'operations[0].args.x.within', /non-empty list of folders/);
+  });
+
+  it('a type named like an Object.prototype member is an AllowlistError, not a crash', () => {
+    const base = ['version: 1', 'operations:', '  - name: a', '    command: [echo, "{x}"]', '    args:'];
+    expectOneProblem(lines(...base, '      x: {type: constructor}'), 6, 'operations[0].args.x.type', /must be one of/);
+    expectOneProblem(lines(...base, '      x: {type: toString}'), 6, 'operations[0].args.x.type', /must be one of/);
+    expectOneProblem(lines(...base, '      x: {type: array, items: {type: constructor}}'), 6, 'operations[0].args.x.items.type', /must be one of/);
+  });
+
+  it('refuses a bad argument name, __proto__ included', () => {
+    const problems = problemsOf(lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{x}"]', '    args:', '      x: {type: string}', '      bad-name: {type: string}'));
+    expect(problems.find((p) => p.field === 'operations[0].args.bad-name')).toMatchObject({ line: 7, message: expect.stringMatching(/argument names must match/) });
+    const proto = problemsOf(lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{__proto__}"]', '    args:', '      __proto__: {type: string}'));
+    expect(proto.some((p) => p.field === 'operations[0].args.__proto__'), JSON.stringify(proto)).toBe(true);
+  });
+
+  it('refuses a missing or wrong version and a file that is not a mapping', () => {
+    expectOneProblem(lines('operations: []'), 1, 'version', /must be 1/);
+    expectOneProblem(lines('version: 2', 'operations: []'), 1, 'version', /must be 1/);
+    expect(problemsOf('- a\n- b\n')[0]).toMatchObject({ field: '', message: expect.stringMatching(/must be a mapping/) });
+    expectOneProblem(lines('version: 1', 'operations: {a: 1}'), 2, 'operations', /must be a list/);
+    expectOneProblem(lines('version: 1', 'operations:', '  - echo'), 3, 'operations[0]', /must be a mapping/);
+  });
+
+  it('reports every problem at once, each on its own line', () => {
+    const text = lines(
+      'version: 1',
+      'operations:',
+      '  - name: Bad',
+      '    command: [echo, "{y}"]',
+      '    scope: admin',
+      '  - name: ok',
+      '    command: [echo]',
+      '    timeout_s: -3',
+    );
+    const problems = problemsOf(text);
+    expect(problems.map((p) => [p.line, p.field])).toEqual([
+      [3, 'operations[0].name'],
+      [4, 'operations[0].command[1]'],
+      [5, 'operations[0].scope'],
+      [8, 'operations[1].timeout_s'],
+    ]);
+  });
+});
+
+describe('parseAllowlist defaults', () => {
+  it('fills in the documented defaults', () => {
+    const op = onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [echo, hi]'));
+    expect(op).toMatchObject({
+      name: 'a',
+      description: '',
+      command: ['echo', 'hi'],
+      cwd: os.homedir(),
+      env: {},
+      args: {},
+      scope: 'write',
+      approval: 'always',
+      timeout_s: 600,
+      max_output_bytes: 1048576,
+      concurrency: 1,
+      cost: 0,
+    });
+  });
+
+  it('approval defaults to always for write and never for read; an explicit value wins', () => {
+    const op = (extra: string[]) => onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', ...extra));
+    expect(op(['    scope: write']).approval).toBe('always');
+    expect(op(['    scope: read']).approval).toBe('never');
+    expect(op(['    scope: read', '    approval: always']).approval).toBe('always');
+    expect(op(['    scope: write', '    approval: never']).approval).toBe('never');
+  });
+
+  it('keeps explicit limits', () => {
+    const op = onlyOp(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    timeout_s: 5', '    max_output_bytes: 2048', '    concurrency: 3', '    cost: 7'),
+    );
+    expect(op).toMatchObject({ timeout_s: 5, max_output_bytes: 2048, concurrency: 3, cost: 7 });
+  });
+
+  it('expands ~ and ~/x in cwd and in within', () => {
+    expect(onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    cwd: ~/x')).cwd).toBe(path.join(os.homedir(), 'x'));
+    expect(onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    cwd: "~"')).cwd).toBe(os.homedir());
+    const op = onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [ls, "{d}"]', '    cwd: /srv', '    args:', '      d: {type: path, within: ["~", ~/code, /opt]}'));
+    expect(op.args.d).toMatchObject({ type: 'path', within: [os.homedir(), path.join(os.homedir(), 'code'), '/opt'], must_exist: true });
+  });
+
+  it('a path argument without within is rooted at the cwd', () => {
+    const op = onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [ls, "{d}"]', '    cwd: /srv/app', '    args:', '      d: {type: path, must_exist: false}'));
+    expect(op.args.d).toMatchObject({ within: ['/srv/app'], must_exist: false });
+  });
+
+  it('env values become strings', () => {
+    const op = onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    env: {CI: 1, DEBUG: true, NAME: x}'));
+    expect(op.env).toEqual({ CI: '1', DEBUG: 'true', NAME: 'x' });
+  });
+
+  it('argument defaults: required unless a default or required: false; booleans optional', () => {
+    const op = onlyOp(
+      lines(
+        'version: 1',
+        'operations:',
+        '  - name: a',
+        '    command: [p, "{s}", "{d}", "{o}", "{b}"]',
+        '    args:',
+        '      s: {type: string}',
+        '      d: {type: string, default: ""}',
+        '      o: {type: string, required: false}',
+        '      b: {type: boolean, flag: --b}',
+      ),
+    );
+    expect(op.args.s).toMatchObject({ required: true, default: undefined, max_length: 4096, allow_dash: false, pattern: null, enum: null });
+    expect(op.args.d).toMatchObject({ required: false, default: '' });
+    expect(op.args.o).toMatchObject({ required: false, default: undefined });
+    expect(op.args.b).toMatchObject({ required: false, flag: '--b' });
+  });
+
+  it('an empty operations list is a valid allowlist', () => {
+    expect(parseAllowlist('version: 1\noperations: []\n').operations.size).toBe(0);
+    expect(parseAllowlist('version: 1\noperations:\n').operations.size).toBe(0);
+  });
+
+  it('parses the form given in the protocol (section 7)', () => {
+    const op = onlyOp(
+      lines(
+        'version: 1',
+        'operations:',
+        '  - name: test                      # ^[a-z][a-z0-9._-]{0,63}$, not starting with "dumbwaiter."',
+        '    description: Run the unit tests of the app',
+        '    command: [npm, test, "--", "--grep={filter}"]   # argv template',
+        '    cwd: ~/code/app',
+        '    env: {CI: "1"}',
+        '    args:',
+        '      filter: {type: string, pattern: "^[A-Za-z0-9 _./-]*$", max_length: 200, default: ""}',
+        '    scope: read                     # read | write',
+        '    approval: never                 # never | always (default: always for write, never for read)',
+        '    timeout_s: 600',
+        '    max_output_bytes: 1048576',
+        '    concurrency: 1                  # at most this many runs of this operation at once',
+        '    cost: 0                         # spend units charged per run (see spend ceilings)',
+      ),
+    );
+    expect(op).toMatchObject({
+      name: 'test',
+      description: 'Run the unit tests of the app',
+      command: ['npm', 'test', '--', '--grep={filter}'],
+      template: [[{ lit: 'npm' }], [{ lit: 'test' }], [{ lit: '--' }], [{ lit: '--grep=' }, { arg: 'filter' }]],
+      cwd: path.join(os.homedir(), 'code', 'app'),
+      env: { CI: '1' },
+      scope: 'read',
+      approval: 'never',
+    });
+    expect(op.args.filter).toMatchObject({ type: 'string', max_length: 200, default: '', required: false });
+  });
+});
+
+describe('EXAMPLE_ALLOWLIST', () => {
+  it('parses, with its two operations', () => {
+    const list = parseAllowlist(EXAMPLE_ALLOWLIST);
+    expect([...list.operations.keys()]).toEqual(['echo', 'list-home']);
+    expect(list.operations.get('echo')).toMatchObject({ command: ['echo', '{msg}'], scope: 'read', approval: 'never', timeout_s: 10, max_output_bytes: 65536 });
+    expect(list.operations.get('list-home')).toMatchObject({ cwd: os.homedir(), args: { dir: { type: 'path', within: [os.homedir()], must_exist: true, default: '.' } } });
+  });
+
+  it('its commented-out operation parses once uncommented', () => {
+    const [head, tail] = EXAMPLE_ALLOWLIST.split(/^ {2}# A project's tests.*\n/m);
+    expect(tail).toBeDefined();
+    const uncommented = head + tail!.replace(/^ {2}# /gm, '  ');
+    const list = parseAllowlist(uncommented);
+    expect(list.operations.get('test')).toMatchObject({ scope: 'read', concurrency: 1, cost: 1, cwd: path.join(os.homedir(), 'code', 'app') });
+  });
+});
+
+describe('argsSchema', () => {
+  const op = onlyOp(
+    lines(
+      'version: 1',
+      'operations:',
+      '  - name: a',
+      '    command: [p, "{s}", "{e}", "{n}", "{m}", "{b}", "{f}", "{d}", "{xs}", "{ps}", "{o}"]',
+      '    cwd: /srv',
+      '    args:',
+      '      s: {type: string, pattern: "[a-z]+", max_length: 10, description: A word}',
+      '      e: {type: string, enum: [a, b], default: a}',
+      '      n: {type: integer, min: 1, max: 5, default: 2}',
+      '      m: {type: integer}',
+      '      b: {type: boolean, flag: -b}',
+      '      f: {type: boolean, default: true}',
+      '      d: {type: path, within: [/srv, /opt], must_exist: false}',
+      '      xs: {type: array, items: {type: string, max_length: 3}, max_items: 4}',
+      '      ps: {type: array, items: {type: path}, default: []}',
+      '      o: {type: string, required: false}',
+    ),
+  );
+  const schema = argsSchema(op);
+
+  it('is a closed draft 2020-12 object schema listing the required arguments', () => {
+    expect(schema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', additionalProperties: false });
+    expect(schema.required).toEqual(['s', 'm', 'd', 'xs']);
+    expect(Object.keys(schema.properties as object)).toEqual(['s', 'e', 'n', 'm', 'b', 'f', 'd', 'xs', 'ps', 'o']);
+  });
+
+  it('describes each type', () => {
+    const p = schema.properties as Record<string, unknown>;
+    expect(p.s).toEqual({ type: 'string', maxLength: 10, pattern: '^(?:[a-z]+)$', description: 'A word' });
+    expect(p.e).toEqual({ type: 'string', maxLength: 4096, enum: ['a', 'b'], default: 'a' });
+    expect(p.n).toEqual({ type: 'integer', minimum: 1, maximum: 5, default: 2 });
+    expect(p.m).toEqual({ type: 'integer' });
+    expect(p.b).toEqual({ type: 'boolean' });
+    expect(p.f).toEqual({ type: 'boolean', default: true });
+    expect(p.d).toEqual({ type: 'string', minLength: 1, description: 'A path inside /srv or /opt' });
+    expect(p.xs).toEqual({ type: 'array', items: { type: 'string', maxLength: 3 }, maxItems: 4 });
+    expect(p.ps).toEqual({ type: 'array', items: { type: 'string', minLength: 1, description: 'A path inside /srv that exists' }, maxItems: 64, default: [] });
+    expect(p.o).toEqual({ type: 'string', maxLength: 4096 });
+  });
+
+  it('publishes a pattern that accepts exactly what the host accepts', () => {
+    const pattern = new RegExp((schema.properties as Record<string, { pattern: string }>).s!.pattern, 'u');
+    for (const [v, want] of [['abc', true], ['abc1', false], ['1abc', false], ['', false]] as const) expect(pattern.test(v), v).toBe(want);
+  });
+
+  it('is an empty closed object for an operation without arguments', () => {
+    expect(argsSchema(onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]')))).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {},
+      required: [],
+      additionalProperties: false,
+    });
+  });
+});
