@@ -12,7 +12,7 @@ import { Requests, type RequestRow } from '../ledger/requests';
 import { KeyStore } from '../keys/keyStore';
 import { checkSpool, ensurePrivateDir, type SpoolPaths } from '../spool/layout';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
-import { claim, quarantine, readyNames } from '../spool/claim';
+import { claim, entryPath, quarantine, readyEntries, type Entry } from '../spool/claim';
 import { ResultWriter, logPath, unboundRejection } from '../spool/results';
 import { writeCatalog, writeHostStatus } from '../spool/hostFiles';
 import { planRun } from '../allowlist/plan';
@@ -149,10 +149,9 @@ export class Daemon {
   /** Files this host claimed but had not yet recorded when it stopped. */
   private recoverClaimed(): void {
     ensurePrivateDir(this.claimedDir);
-    for (const name of readyNames(this.claimedDir)) {
-      const id = requestIdFromFileName(name);
-      const file = path.join(this.claimedDir, name);
-      this.safely(name, () => (id ? intakeClaimed(this.intake, id, file, true) : quarantine(this.spool, file, name)));
+    for (const e of readyEntries(this.claimedDir)) {
+      const id = requestIdFromFileName(e.name);
+      this.safely(e.name, () => (id ? intakeClaimed(this.intake, id, path.join(this.claimedDir, e.name), true) : quarantine(this.spool, entryPath(this.claimedDir, e), e.name)));
     }
   }
 
@@ -208,10 +207,11 @@ export class Daemon {
       do {
         this.rescanWanted = false;
         if (!this.spoolIsSafe()) return;
-        const names = readyNames(this.spool.queue).sort();
-        this.unclaimed = names.length;
-        for (let i = 0; i < names.length && !this.stopping; i++) {
-          this.safely(names[i]!, () => this.take(names[i]!));
+        const entries = readyEntries(this.spool.queue);
+        this.unclaimed = entries.length;
+        for (let i = 0; i < entries.length && !this.stopping; i++) {
+          const e = entries[i]!;
+          this.safely(e.name, () => this.take(e));
           this.unclaimed--;
           if (i % 16 === 15) {
             this.pump();
@@ -225,8 +225,9 @@ export class Daemon {
     }
   }
 
-  private take(name: string): void {
-    const c = claim(this.spool, name, this.claimedDir);
+  private take(entry: Entry): void {
+    const { name } = entry;
+    const c = claim(this.spool, entry, this.claimedDir);
     if (c.kind === 'gone') return;
     if (c.kind === 'refused') {
       const bound = c.id !== null && this.requests.get(c.id) !== null;

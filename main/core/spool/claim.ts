@@ -12,9 +12,23 @@ export type Claim =
   | { kind: 'refused'; name: string; id: string | null; reason: string; movedTo: string | null }
   | { kind: 'gone' };
 
-/** Names in a spool folder that are ready to look at: in-progress writes are skipped. */
-export function readyNames(dir: string): string[] {
-  return readdirSync(dir).filter((n) => !isInProgressName(n));
+/** A folder entry: its name as raw bytes (any bytes are legal on Linux) and as text, for messages. */
+export interface Entry {
+  raw: Buffer;
+  name: string;
+}
+
+/** Entries of a spool folder that are ready to look at, sorted by name; in-progress writes are skipped.
+ *  Read as bytes: a name that is not valid UTF-8 must still be found again, to be moved away. */
+export function readyEntries(dir: string): Entry[] {
+  return readdirSync(dir, { encoding: 'buffer' })
+    .map((raw) => ({ raw, name: raw.toString('utf8') }))
+    .filter((e) => !isInProgressName(e.name))
+    .sort((a, b) => Buffer.compare(a.raw, b.raw));
+}
+
+export function entryPath(dir: string, e: Entry): Buffer {
+  return Buffer.concat([Buffer.from(dir + path.sep), e.raw]);
 }
 
 /** Why this entry may not be read as a request, or null when it may. */
@@ -36,7 +50,7 @@ function quarantineName(name: string): string {
 }
 
 /** Moves an entry (of any type, without following it) into quarantine/. Null when it vanished. */
-export function quarantine(paths: SpoolPaths, from: string, name: string): string | null {
+export function quarantine(paths: SpoolPaths, from: string | Buffer, name: string): string | null {
   const to = path.join(paths.quarantine, quarantineName(name));
   try {
     renameSync(from, to);
@@ -51,8 +65,9 @@ export function quarantine(paths: SpoolPaths, from: string, name: string): strin
  * Claims one queue entry into `claimedDir` (this host's own folder under claimed/, so that a host
  * recovering its claims after a crash never takes another host's in-flight claim on a shared spool).
  */
-export function claim(paths: SpoolPaths, name: string, claimedDir: string): Claim {
-  const from = path.join(paths.queue, name);
+export function claim(paths: SpoolPaths, entry: Entry, claimedDir: string): Claim {
+  const { name } = entry;
+  const from = entryPath(paths.queue, entry);
   let st: Stats;
   try {
     st = lstatSync(from);
