@@ -12,6 +12,7 @@ import { parse, UsageError } from './args';
 import { ago, printJson, printTable } from './output';
 import type { Scope } from '../core/keys/keyStore';
 import { isInside } from '../core/allowlist/pathArg';
+import { parseSettingValue } from '../core/settings';
 
 const HELP = `dumbwaiter ${APP_VERSION}: run allowlisted operations for a sandboxed agent, through a spool folder
 
@@ -21,9 +22,18 @@ Usage: dumbwaiter COMMAND [options]
   daemon                                 run the host in the foreground until Ctrl-C / SIGTERM
   keys create NAME --out FILE [--scope read|write] [--ops a,b] [--force]
   keys list | keys revoke KEY_ID | keys rotate KEY_ID --out FILE [--force]
+  approvals list                         requests waiting for a human, with what they would run
+  approvals approve ID [--for MINUTES]   approve (with --for: also this key's calls of this operation
+                                         for that long, as a revocable grant)
+  approvals deny ID [--reason TEXT]
+  approvals grants [--all] | approvals revoke-grant GRANT_ID
+  cancel ID                              cancel a queued, waiting or running request
+  pause | resume                         hold / release the start of new runs
+  config get [NAME] | config set NAME VALUE
+                                         read and change the host's settings (VALUE is JSON or text)
   resolve ID --succeeded|--failed [--note TEXT]
                                          settle a run left uncertain by a host crash
-  status                                 daemon, allowlist, queue, running, uncertain, keys
+  status                                 daemon, allowlist, queue, approvals, spend, keys
   audit [QUERY] [--kind K] [--id ID] [--limit N]
                                          search the audit log (every word must match)
 
@@ -141,6 +151,133 @@ function cmdKeys(argv: string[]): void {
   }
 }
 
+function withService<T>(values: { home?: string; spool?: string }, fn: (svc: HostService) => T): T {
+  const svc = service(values);
+  try {
+    return fn(svc);
+  } finally {
+    svc.close();
+  }
+}
+
+function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]): string {
+  const a = p.approval;
+  return [
+    `${p.id}  ${a.operation}  (key ${a.key_name} / ${a.key_id}, waiting since ${p.waiting_since}, denied at ${a.timeout_at} if undecided)`,
+    `    argv: ${JSON.stringify(a.argv)}`,
+    `    cwd:  ${a.cwd}`,
+    ...(a.intent ? [`    intent: ${a.intent}`] : []),
+    ...(a.ceiling ? [`    would cross ${a.ceiling}`] : []),
+  ].join('\n');
+}
+
+function cmdApprovals(argv: string[]): void {
+  const [sub, ...rest] = argv;
+  const { values, positionals } = parse(rest, {
+    for: { type: 'string' },
+    reason: { type: 'string', default: '' },
+    all: { type: 'boolean', default: false },
+  });
+  const id = positionals[0];
+  withService(values, (svc) => {
+    const actor = cliActor();
+    switch (sub) {
+      case undefined:
+      case 'list': {
+        const pending = svc.pendingApprovals();
+        if (values.json) return printJson(pending);
+        if (pending.length === 0) return console.log('Nothing is waiting for approval.');
+        return console.log(pending.map(describeApproval).join('\n'));
+      }
+      case 'approve': {
+        if (!id) throw new UsageError('usage: dumbwaiter approvals approve ID [--for MINUTES]');
+        const minutes = values.for === undefined ? undefined : Number(values.for);
+        const r = svc.approve(id, actor, minutes);
+        if (values.json) return printJson({ id, state: r.row.state, grant: r.grant, also_approved: r.alsoApproved.map((x) => x.id) });
+        console.log(`Approved ${id}.`);
+        if (r.grant) console.log(`Grant ${r.grant.id}: key ${r.grant.key_id} may call ${r.grant.op} without asking until ${r.grant.expires_at}${r.alsoApproved.length ? `; also approved ${r.alsoApproved.map((x) => x.id).join(', ')}` : ''}. Revoke it with: dumbwaiter approvals revoke-grant ${r.grant.id}`);
+        return;
+      }
+      case 'deny': {
+        if (!id) throw new UsageError('usage: dumbwaiter approvals deny ID [--reason TEXT]');
+        const row = svc.deny(id, actor, values.reason);
+        if (values.json) return printJson({ id, state: row.state, reason: row.error_message });
+        return console.log(`Denied ${id}.`);
+      }
+      case 'grants': {
+        const grants = svc.listGrants(values.all);
+        if (values.json) return printJson(grants);
+        if (grants.length === 0) return console.log(values.all ? 'No grants.' : 'No active grants.');
+        return printTable([
+          ['GRANT', 'KEY', 'OPERATION', 'UNTIL', 'USES', 'BY', 'STATE'],
+          ...grants.map((g) => [g.id, g.key_id, g.op, g.expires_at, String(g.uses), g.created_by, g.revoked_at ? `revoked by ${g.revoked_by}` : g.expires_at < new Date().toISOString() ? 'expired' : 'active']),
+        ]);
+      }
+      case 'revoke-grant': {
+        if (!id) throw new UsageError('usage: dumbwaiter approvals revoke-grant GRANT_ID');
+        const changed = svc.revokeGrant(id, actor);
+        if (values.json) return printJson({ id, revoked: true, changed });
+        return console.log(changed ? `Grant ${id} revoked.` : `Grant ${id} was already revoked or expired.`);
+      }
+      default:
+        throw new UsageError('usage: dumbwaiter approvals list|approve|deny|grants|revoke-grant ...');
+    }
+  });
+}
+
+function cmdCancel(argv: string[]): void {
+  const { values, positionals } = parse(argv, {});
+  const id = positionals[0];
+  if (!id) throw new UsageError('usage: dumbwaiter cancel ID');
+  withService(values, (svc) => {
+    const out = svc.cancel(id, cliActor());
+    if (values.json) return printJson({ id, changed: out.changed, state: out.state, message: out.message });
+    console.log(out.message);
+  });
+}
+
+function cmdPause(paused: boolean) {
+  return (argv: string[]): void => {
+    const { values } = parse(argv, {});
+    withService(values, (svc) => {
+      const changed = svc.setPaused(paused, cliActor());
+      if (values.json) return printJson({ paused, changed });
+      if (!changed) return console.log(paused ? 'Already paused.' : 'Not paused.');
+      console.log(paused ? 'Paused: requests are still claimed and recorded, but nothing new starts. Resume with: dumbwaiter resume' : 'Resumed.');
+    });
+  };
+}
+
+function cmdConfig(argv: string[]): void {
+  const [sub, ...rest] = argv;
+  const { values, positionals } = parse(rest, {});
+  withService(values, (svc) => {
+    if (sub === 'get' || sub === undefined) {
+      const settings = svc.getSettings();
+      const name = positionals[0];
+      if (name !== undefined && !(name in settings)) throw new UserError(`unknown setting "${name}"`);
+      const shown = name === undefined ? settings : { [name]: settings[name as keyof typeof settings] };
+      if (values.json) return printJson(shown);
+      for (const [k, v] of Object.entries(shown)) console.log(`${k} = ${JSON.stringify(v)}`);
+      return;
+    }
+    if (sub === 'set') {
+      const [name, value] = positionals;
+      if (!name || value === undefined) throw new UsageError('usage: dumbwaiter config set NAME VALUE');
+      const next = svc.setSetting(name, parseSettingValue(value), cliActor());
+      if (values.json) return printJson({ [name]: next[name as keyof typeof next] });
+      return console.log(`${name} = ${JSON.stringify(next[name as keyof typeof next])}`);
+    }
+    throw new UsageError('usage: dumbwaiter config get [NAME] | config set NAME VALUE');
+  });
+}
+
+function bar(used: number, max: number): string {
+  const width = 20;
+  const filled = max === 0 ? width : Math.min(width, Math.round((used / max) * width));
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
+}
+
 function cmdResolve(argv: string[]): void {
   const { values, positionals } = parse(argv, {
     succeeded: { type: 'boolean', default: false },
@@ -175,6 +312,19 @@ function cmdStatus(argv: string[]): void {
     for (const r of s.running) console.log(`  running   ${r.id}  ${r.op}  since ${r.started_at} (pid ${r.pid ?? '?'})`);
     for (const r of s.uncertain) console.log(`  UNCERTAIN ${r.id}  ${r.op}: dumbwaiter resolve ${r.id} --succeeded|--failed`);
     console.log(`Keys:      ${s.keys.active} active, ${s.keys.revoked} revoked`);
+    if (s.paused) console.log('PAUSED:    nothing new starts (dumbwaiter resume)');
+    if (s.approvals.length) console.log(`Approvals: ${s.approvals.length} waiting (dumbwaiter approvals list)`);
+    for (const g of s.grants) console.log(`  grant     ${g.id}: ${g.op} for key ${g.key_id} until ${g.expires_at}`);
+    if (s.spend.length) console.log('Spend:');
+    for (const r of s.spend) {
+      const c = r.ceiling;
+      const who = r.key_id ? `key ${r.key_id}` : 'all keys';
+      const parts: string[] = [];
+      if (c.max_runs !== undefined) parts.push(`runs ${bar(r.spend.runs, c.max_runs)} ${r.spend.runs}/${c.max_runs}`);
+      if (c.max_cost !== undefined) parts.push(`cost ${bar(r.spend.cost, c.max_cost)} ${r.spend.cost}/${c.max_cost}`);
+      if (c.max_run_time_s !== undefined) parts.push(`run time ${bar(r.spend.run_time_s, c.max_run_time_s)} ${r.spend.run_time_s}/${c.max_run_time_s} s`);
+      console.log(`  ${c.name} (${who}, per ${c.window_s} s, ${c.action}): ${parts.join('  ')}`);
+    }
   } finally {
     svc.close();
   }
@@ -206,6 +356,11 @@ const COMMANDS: Record<string, (argv: string[]) => void | Promise<void>> = {
   daemon: cmdDaemon,
   keys: cmdKeys,
   resolve: cmdResolve,
+  approvals: cmdApprovals,
+  cancel: cmdCancel,
+  pause: cmdPause(true),
+  resume: cmdPause(false),
+  config: cmdConfig,
   status: cmdStatus,
   audit: cmdAudit,
 };

@@ -6,15 +6,20 @@ import { homePaths, type HomePaths } from './home';
 import { UserError } from './errors';
 import { openLedger, type Db } from './ledger/db';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
-import { Requests, type RequestRow } from './ledger/requests';
+import { Requests, approvalOf, type RequestRow } from './ledger/requests';
 import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope } from './keys/keyStore';
-import { readSettings, type Settings } from './settings';
+import { readSettings, writeSettings, withSetting, type Settings } from './settings';
+import { Decisions, type CancelOutcome } from './decisions';
+import { Grants, type Grant } from './ledger/grants';
+import { HostFlags } from './ledger/meta';
+import { spendReport, type CeilingReport } from './policy/spend';
+import { writeInboxMessage } from './spool/inbox';
 import { spoolPaths } from './spool/layout';
 import { ResultWriter } from './spool/results';
 import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, type LockHolder } from './daemon/lock';
 import { writeJsonAtomic } from './fs/atomicWrite';
-import type { HostStatusDoc, RequestState } from '../../shared/protocol/types';
+import type { ApprovalInfo, HostStatusDoc, RequestState } from '../../shared/protocol/types';
 
 export interface StatusReport {
   home: string;
@@ -25,16 +30,32 @@ export interface StatusReport {
   running: Pick<RequestRow, 'id' | 'op' | 'key_id' | 'started_at' | 'pid'>[];
   uncertain: Pick<RequestRow, 'id' | 'op' | 'key_id' | 'started_at' | 'error_message'>[];
   keys: { active: number; revoked: number };
+  paused: boolean;
+  approvals: PendingApproval[];
+  grants: Grant[];
+  spend: CeilingReport[];
+}
+
+export interface PendingApproval {
+  id: string;
+  op: string;
+  key_id: string;
+  waiting_since: string;
+  approval: ApprovalInfo;
 }
 
 export class HostService {
   readonly home: HomePaths;
-  readonly settings: Settings;
+  settings: Settings;
   readonly spoolDir: string | null;
   private readonly db: Db;
   readonly keys: KeyStore;
   readonly requests: Requests;
   readonly audit: AuditLog;
+  readonly grants: Grants;
+  readonly decisions: Decisions;
+  readonly flags: HostFlags;
+  private readonly results: ResultWriter | null;
 
   constructor(homeDir: string, spoolFlag?: string) {
     this.home = homePaths(homeDir);
@@ -48,6 +69,15 @@ export class HostService {
     this.keys = new KeyStore(this.db);
     this.requests = new Requests(this.db);
     this.audit = new AuditLog(this.db);
+    this.grants = new Grants(this.db);
+    this.decisions = new Decisions(this.requests, this.audit, this.grants);
+    this.flags = new HostFlags(this.db);
+    this.results = this.spoolDir && existsSync(this.spoolDir) ? new ResultWriter(spoolPaths(this.spoolDir).results, this.requests) : null;
+  }
+
+  /** Writes result files now when the spool is reachable; a running daemon also does within a tick. */
+  private publish(...rows: RequestRow[]): void {
+    for (const row of rows) this.results?.publish(row);
   }
 
   close(): void {
@@ -60,16 +90,32 @@ export class HostService {
     return key;
   }
 
+  /** Revokes a key; its requests that have not started are rejected and the sandbox is told. */
   revokeKey(keyId: string, actor: string): boolean {
     const changed = this.keys.revoke(keyId);
-    if (changed) this.audit.record({ kind: 'key_revoked', actor, key_id: keyId, message: `key ${keyId} revoked` });
+    if (changed) this.afterRevoke(keyId, actor, 'key_revoked', `key ${keyId} revoked by ${actor}`);
     return changed;
   }
 
   rotateKey(keyId: string, actor: string): KeyWithSecret {
     const fresh = this.keys.rotate(keyId);
-    this.audit.record({ kind: 'key_rotated', actor, key_id: keyId, message: `key ${keyId} rotated: replaced by ${fresh.key_id} and revoked` });
+    this.afterRevoke(keyId, actor, 'key_rotated', `key ${keyId} rotated by ${actor}: replaced by ${fresh.key_id} and revoked`);
     return fresh;
+  }
+
+  private afterRevoke(keyId: string, actor: string, kind: 'key_revoked' | 'key_rotated', message: string): void {
+    this.audit.record({ kind, actor, key_id: keyId, message });
+    const rejected = this.decisions.rejectPendingOfKey(keyId, actor);
+    this.publish(...rejected);
+    if (this.spoolDir && existsSync(spoolPaths(this.spoolDir).inbox)) {
+      const n = rejected.length;
+      writeInboxMessage(
+        spoolPaths(this.spoolDir).inbox,
+        'key_revoked',
+        keyId,
+        `Key ${keyId} was revoked on the host: requests signed with it are rejected${n ? ` (${n} waiting request${n === 1 ? ' was' : 's were'} rejected)` : ''}.`,
+      );
+    }
   }
 
   listKeys(): KeyInfo[] {
@@ -89,8 +135,77 @@ export class HostService {
     const next = this.requests.transition(id, ['uncertain'], { state: outcome, resolved_by: 'human', note });
     if (!next) throw new UserError(`request ${id} changed while resolving; look again`);
     this.audit.record({ kind: 'resolved', actor, request_id: id, key_id: row.key_id, op: row.op, message: `uncertain run resolved as ${outcome} by ${actor}${note ? `: ${note}` : ''}` });
-    // Publish now when we can; a running daemon would also do it within a tick.
-    if (this.spoolDir) new ResultWriter(spoolPaths(this.spoolDir).results, this.requests).publish(next);
+    this.publish(next);
+    return next;
+  }
+
+  pendingApprovals(): PendingApproval[] {
+    return this.requests.inState('awaiting_approval').map((r) => ({
+      id: r.id,
+      op: r.op,
+      key_id: r.key_id,
+      waiting_since: r.updated_at,
+      approval: approvalOf(r)!,
+    }));
+  }
+
+  approve(id: string, actor: string, forMinutes?: number): ReturnType<Decisions['approve']> {
+    if (forMinutes !== undefined && !(Number.isInteger(forMinutes) && forMinutes >= 1 && forMinutes <= 24 * 60)) {
+      throw new UserError('the time box must be a whole number of minutes from 1 to 1440');
+    }
+    const r = this.decisions.approve(id, actor, forMinutes);
+    this.publish(r.row, ...r.alsoApproved);
+    return r;
+  }
+
+  deny(id: string, actor: string, reason: string): RequestRow {
+    const row = this.decisions.deny(id, actor, reason);
+    this.publish(row);
+    return row;
+  }
+
+  listGrants(all = false): Grant[] {
+    return this.grants.list(all);
+  }
+
+  revokeGrant(id: string, actor: string): boolean {
+    const g = this.grants.get(id);
+    if (!g) throw new UserError(`no grant ${id} (see: dumbwaiter approvals grants)`);
+    const changed = this.grants.revoke(id, actor);
+    if (changed) this.audit.record({ kind: 'grant_revoked', actor, key_id: g.key_id, op: g.op, message: `grant ${id} (${g.op} for key ${g.key_id}) revoked by ${actor}` });
+    return changed;
+  }
+
+  cancel(id: string, actor: string): CancelOutcome {
+    const out = this.decisions.cancel(id, actor);
+    if (out.changed) this.publish(out.row);
+    return out;
+  }
+
+  /** Returns false when it already was in that state. */
+  setPaused(paused: boolean, actor: string): boolean {
+    const changed = this.flags.setPaused(paused);
+    if (changed) {
+      this.audit.record({ kind: paused ? 'paused' : 'resumed', actor, message: paused ? `host paused by ${actor}: nothing new starts` : `host resumed by ${actor}` });
+    }
+    return changed;
+  }
+
+  getSettings(): Settings {
+    return readSettings(this.home.settings);
+  }
+
+  /** Changes one setting (validated as a whole); a running daemon picks it up within a tick. */
+  setSetting(name: string, value: unknown, actor: string): Settings {
+    const before = this.getSettings();
+    const next = withSetting(before, name, value);
+    writeSettings(this.home.settings, next);
+    this.settings = next;
+    this.audit.record({
+      kind: 'settings_changed',
+      actor,
+      message: `${actor} set ${name} to ${JSON.stringify(next[name as keyof Settings])} (was ${JSON.stringify(before[name as keyof Settings])})`,
+    });
     return next;
   }
 
@@ -126,6 +241,14 @@ export class HostService {
       running: this.requests.inState('running').map(({ id, op, key_id, started_at, pid }) => ({ id, op, key_id, started_at, pid })),
       uncertain: this.requests.inState('uncertain').map(({ id, op, key_id, started_at, error_message }) => ({ id, op, key_id, started_at, error_message })),
       keys: { active: keys.filter((k) => !k.revoked_at).length, revoked: keys.filter((k) => k.revoked_at).length },
+      paused: this.flags.paused,
+      approvals: this.pendingApprovals(),
+      grants: this.grants.list(),
+      spend: spendReport(
+        this.db,
+        this.settings.ceilings,
+        keys.filter((k) => !k.revoked_at).map((k) => k.key_id),
+      ),
     };
   }
 }

@@ -5,6 +5,29 @@ import { z } from 'zod';
 import { writeJsonAtomic } from './fs/atomicWrite';
 import { UserError } from './errors';
 
+const DAY_S = 86400;
+
+/** A spend ceiling: a limit on runs, cost units and/or run time within a rolling window. */
+export const ceilingSchema = z
+  .strictObject({
+    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a name of letters, digits, _ . - (at most 64)'),
+    /** global: all keys together; key: each key on its own (or only `key_id`, when given). */
+    per: z.enum(['global', 'key']).default('global'),
+    key_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
+    window_s: z.number().int().min(60).max(366 * DAY_S),
+    max_runs: z.number().int().min(0).optional(),
+    max_cost: z.number().int().min(0).optional(),
+    max_run_time_s: z.number().int().min(0).optional(),
+    /** reject: refuse with spend_ceiling; ask: send the request to a human for approval. */
+    action: z.enum(['reject', 'ask']).default('reject'),
+  })
+  .refine((c) => c.max_runs !== undefined || c.max_cost !== undefined || c.max_run_time_s !== undefined, {
+    message: 'a ceiling needs at least one of max_runs, max_cost, max_run_time_s',
+  })
+  .refine((c) => c.key_id === undefined || c.per === 'key', { message: 'key_id goes with per: key' });
+
+export type Ceiling = z.infer<typeof ceilingSchema>;
+
 export const settingsSchema = z.strictObject({
   spool: z.string().min(1).nullable().default(null),
   host_id: z.string().min(1).default(() => randomUUID()),
@@ -20,6 +43,18 @@ export const settingsSchema = z.strictObject({
   shutdown_grace_s: z.number().int().min(0).max(3600).default(10),
   /** After SIGTERM to a process group, SIGKILL follows after this long. */
   kill_grace_s: z.number().min(0).max(600).default(5),
+  /** A request waiting for a human longer than this is denied. */
+  approval_timeout_s: z.number().int().min(10).max(30 * DAY_S).default(3600),
+  ceilings: z.array(ceilingSchema).default([]).refine((cs) => new Set(cs.map((c) => c.name)).size === cs.length, {
+    message: 'ceiling names must be unique',
+  }),
+  /** Finished results, logs, inbox messages and quarantined files leave the spool after this many days. */
+  retention_spool_days: z.number().min(0.01).max(3650).default(7),
+  /** Finished requests (and so their idempotency bindings) and audit entries leave the ledger after this. */
+  retention_ledger_days: z.number().min(1).max(36500).default(90),
+}).refine((s) => s.retention_ledger_days * DAY_S >= s.max_request_age_s + DAY_S, {
+  message: 'retention_ledger_days must cover max_request_age_s plus one day: idempotency bindings must live that long',
+  path: ['retention_ledger_days'],
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -39,4 +74,24 @@ export function readSettings(file: string): Settings {
 
 export function writeSettings(file: string, settings: Settings): void {
   writeJsonAtomic(file, settingsSchema.parse(settings));
+}
+
+/** Settings a user may change with `config set` (the host's identity stays fixed). */
+export const SETTABLE = Object.keys(settingsSchema.shape).filter((k) => k !== 'host_id');
+
+/** Parses a command-line value: JSON when it is JSON (numbers, booleans, arrays), else the text itself. */
+export function parseSettingValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A copy of `current` with one setting changed, validated as a whole. Throws a UserError saying why not. */
+export function withSetting(current: Settings, name: string, value: unknown): Settings {
+  if (!SETTABLE.includes(name)) throw new UserError(`unknown setting "${name}" (settable: ${SETTABLE.join(', ')})`);
+  const parsed = settingsSchema.safeParse({ ...current, [name]: value });
+  if (!parsed.success) throw new UserError(`invalid value for ${name}:\n${z.prettifyError(parsed.error)}`);
+  return parsed.data;
 }

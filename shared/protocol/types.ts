@@ -21,11 +21,31 @@ export type ErrorCode =
   | 'spend_ceiling'
   | 'timeout'
   | 'spawn_failed'
-  | 'interrupted';
+  | 'interrupted'
+  | 'denied'
+  | 'approval_timeout';
 
 export interface ResultError {
   code: ErrorCode;
   message: string;
+}
+
+/** What the human approver sees (extension of the result while and after it waits for approval). */
+export interface ApprovalInfo {
+  operation: string;
+  argv: string[];
+  cwd: string;
+  key_id: string;
+  key_name: string;
+  intent: string | null;
+  requested_at: string;
+  /** When it will be denied if nobody decides. */
+  timeout_at: string;
+  /** The spend ceiling this run would cross, when that is why a human is asked. */
+  ceiling: string | null;
+  /** Who approved or denied it ("grant g_..." for a time-boxed approval), once decided. */
+  decided_by?: string;
+  decided_at?: string;
 }
 
 /** `S/results/<id>.json`. Fields beyond the spec's minimum are backward-compatible extensions. */
@@ -48,6 +68,10 @@ export interface ResultDoc {
   /** Set when a human settled an `uncertain` run. */
   resolved_by?: 'human';
   note?: string;
+  /** Present when the request needed (or needs) a human's approval. */
+  approval?: ApprovalInfo;
+  /** Who cancelled it. */
+  cancelled_by?: string;
 }
 
 export interface KeyFile {

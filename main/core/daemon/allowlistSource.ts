@@ -1,6 +1,7 @@
 // The daemon's current allowlist: reloaded when the file changes; an invalid edit keeps the last good
 // version (also across restarts, via a copy in the home) and says so in the log and the audit log.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { stampOf } from '../fs/stamp';
 import { parseAllowlist, AllowlistError } from '../allowlist/load';
 import type { Allowlist } from '../allowlist/types';
 import { writeFileAtomic } from '../fs/atomicWrite';
@@ -55,25 +56,16 @@ export class AllowlistSource {
 
   /** Cheap check on every tick (file events are hints only); reloads when the content changed. */
   poll(): void {
-    let stamp = 'missing';
-    try {
-      const st = statSync(this.file);
-      stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
-    } catch {
-      /* missing */
-    }
-    if (stamp !== this.lastStamp) this.reload(false);
+    if (stampOf(this.file) !== this.lastStamp) this.reload(false);
   }
 
   /** Returns true when the file on disk is valid (and now in use). */
   reload(initial: boolean): boolean {
     let text: string;
+    this.lastStamp = stampOf(this.file);
     try {
-      const st = statSync(this.file);
-      this.lastStamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
       text = readFileSync(this.file, 'utf8');
     } catch (e) {
-      this.lastStamp = 'missing';
       return this.fail(`cannot read ${this.file}: ${(e as Error).message}`, 'missing', initial);
     }
     const hash = sha256Hex(text);

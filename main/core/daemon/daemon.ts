@@ -1,6 +1,7 @@
 // The host daemon: claims requests from the spool, records them, runs them and publishes results.
 // File events are only hints; a rescan on an interval finds whatever they miss.
 import { existsSync } from 'node:fs';
+import { stampOf } from '../fs/stamp';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import chokidar, { type FSWatcher } from 'chokidar';
@@ -15,7 +16,12 @@ import { requestIdFromFileName } from '../../../shared/protocol/ids';
 import { claim, entryPath, quarantine, readyEntries, type Entry } from '../spool/claim';
 import { ResultWriter, logPath, unboundRejection } from '../spool/results';
 import { writeCatalog, writeHostStatus } from '../spool/hostFiles';
-import { planRun } from '../allowlist/plan';
+import type { RunPlan } from '../allowlist/plan';
+import { gate } from '../policy/gate';
+import { Grants } from '../ledger/grants';
+import { HostFlags } from '../ledger/meta';
+import { Decisions } from '../decisions';
+import { reap, reapedAnything } from '../retention';
 import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
 import { groupAlive } from '../exec/processGroup';
 import { readSettings, type Settings } from '../settings';
@@ -27,6 +33,9 @@ import { clockProblem, intakeClaimed, type IntakeDeps } from './intake';
 
 const log = scopedLogger('daemon');
 const HEARTBEAT_MS = 5000;
+/** How often the ledger is checked for changes made by the command line or the app (approve, cancel, pause...). */
+const LEDGER_POLL_MS = 200;
+const REAP_INTERVAL_MS = 10 * 60_000;
 
 export interface DaemonOptions {
   homeDir: string;
@@ -52,15 +61,23 @@ export class Daemon {
   private unclaimed = 0;
   private spoolProblem: string | null = null;
   private stopped: Promise<void> | null = null;
+  private paused = false;
+  private ledgerVersion = -1;
+  private settingsStamp = '';
+  private tickTimer: NodeJS.Timeout | null = null;
   /** claimed/<host_id>/: this host's claims that are not yet in its ledger. */
   private readonly claimedDir: string;
   readonly allowlist: AllowlistSource;
   private readonly intake: IntakeDeps;
+  private readonly keys: KeyStore;
+  private readonly grants: Grants;
+  private readonly decisions: Decisions;
+  private readonly flags: HostFlags;
 
   private constructor(
     readonly home: HomePaths,
     readonly spool: SpoolPaths,
-    readonly settings: Settings,
+    public settings: Settings,
     private readonly db: Db,
     private readonly lock: HomeLock,
     private readonly requests: Requests,
@@ -71,16 +88,23 @@ export class Daemon {
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, audit, scopedLogger('allowlist'), (a) =>
       writeCatalog(spool.catalogJson, a),
     );
+    this.keys = new KeyStore(db);
+    this.grants = new Grants(db);
+    this.decisions = new Decisions(requests, audit, this.grants);
+    this.flags = new HostFlags(db);
     this.intake = {
       db,
       paths: spool,
-      keys: new KeyStore(db),
+      keys: this.keys,
       requests,
       audit,
       results,
+      grants: this.grants,
+      decisions: this.decisions,
       log: scopedLogger('intake'),
       allowlist: () => this.allowlist.get(),
-      maxRequestAgeMs: () => settings.max_request_age_s * 1000,
+      settings: () => this.settings,
+      maxRequestAgeMs: () => this.settings.max_request_age_s * 1000,
     };
   }
 
@@ -112,6 +136,9 @@ export class Daemon {
   private async boot(): Promise<void> {
     log.info(`starting: home ${this.home.root}, spool ${this.spool.root}, pid ${process.pid}`);
     this.audit.record({ kind: 'daemon_started', message: `daemon started (pid ${process.pid}, version ${APP_VERSION})`, details: { spool: this.spool.root } });
+    this.settingsStamp = stampOf(this.home.settings);
+    this.paused = this.flags.paused;
+    if (this.paused) log.warn('the host is paused: requests are claimed and recorded, nothing starts (dumbwaiter resume)');
     this.allowlist.loadInitial();
     this.recoverInterrupted();
     const repaired = this.results.repairAll();
@@ -126,8 +153,11 @@ export class Daemon {
       else this.requestScan();
     });
     this.watcher.on('error', (e) => log.warn(`file watcher: ${String(e)} (the periodic rescan goes on)`));
-    this.timers.push(setInterval(() => this.tick(), this.settings.rescan_interval_ms));
+    this.tickTimer = setInterval(() => this.tick(), this.settings.rescan_interval_ms);
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS));
+    this.timers.push(setInterval(() => this.safely('ledger', () => this.pollLedger()), LEDGER_POLL_MS));
+    this.timers.push(setInterval(() => this.safely('retention', () => this.reapNow()), REAP_INTERVAL_MS));
+    this.safely('retention', () => this.reapNow());
     this.requestScan();
   }
 
@@ -168,10 +198,65 @@ export class Daemon {
   private tick(): void {
     if (this.stopping) return;
     this.safely('tick', () => {
+      this.reloadSettings();
       this.allowlist.poll();
-      this.results.repairAll(); // results changed by the command line (resolve) while we run
+      for (const row of this.decisions.timeOut(this.settings.approval_timeout_s)) this.results.publish(row);
     });
     this.requestScan();
+  }
+
+  /**
+   * Another process (the command line, the app) committed to the ledger: pick up what it decided.
+   * PRAGMA data_version changes only for other connections' commits, so this costs one query when idle.
+   */
+  private pollLedger(): void {
+    if (this.stopping) return;
+    const v = this.db.pragma('data_version', { simple: true }) as number;
+    if (v === this.ledgerVersion) return;
+    this.ledgerVersion = v;
+    const paused = this.flags.paused;
+    if (paused !== this.paused) {
+      this.paused = paused;
+      log.info(paused ? 'paused: nothing new starts' : 'resumed');
+      this.heartbeat();
+    }
+    for (const row of this.requests.cancelRequested()) this.running.get(row.id)?.handle.terminate('cancel');
+    this.results.repairAll(); // results of what they changed, if they could not write them
+    this.pump();
+  }
+
+  private reloadSettings(): void {
+    const stamp = stampOf(this.home.settings);
+    if (stamp === this.settingsStamp) return;
+    this.settingsStamp = stamp;
+    let next: Settings;
+    try {
+      next = readSettings(this.home.settings);
+    } catch (e) {
+      const msg = `${(e as Error).message}\nkeeping the current settings`;
+      log.error(msg);
+      this.audit.record({ kind: 'settings_invalid', message: msg });
+      return;
+    }
+    if (next.spool !== this.settings.spool || next.file_events !== this.settings.file_events) {
+      log.warn('the spool and file_events settings take effect at the next start of the daemon');
+    }
+    const intervalChanged = next.rescan_interval_ms !== this.settings.rescan_interval_ms;
+    this.settings = next;
+    if (intervalChanged && this.tickTimer) {
+      clearInterval(this.tickTimer);
+      this.tickTimer = setInterval(() => this.tick(), next.rescan_interval_ms);
+    }
+    log.info('settings reloaded');
+    this.pump(); // a higher limit may free slots
+  }
+
+  private reapNow(): void {
+    const r = reap(this.db, this.spool, this.settings);
+    if (!reapedAnything(r)) return;
+    const what = Object.entries(r).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace('_', ' ')}`).join(', ');
+    log.info(`retention: removed ${what}`);
+    this.audit.record({ kind: 'reaped', message: `retention removed ${what}`, details: { ...r } });
   }
 
   requestScan(): void {
@@ -242,7 +327,7 @@ export class Daemon {
 
   /** Starts queued runs while there are free slots, honouring each operation's concurrency. */
   private pump(): void {
-    if (this.stopping) return;
+    if (this.stopping || this.paused) return;
     while (this.running.size < this.settings.max_concurrent_runs) {
       const full = this.fullOps();
       const row = this.requests.nextQueued(full);
@@ -262,21 +347,45 @@ export class Daemon {
     const fail = (state: 'expired' | 'rejected' | 'failed', code: NonNullable<RequestRow['error_code']>, message: string) => {
       const next = this.requests.transition(row.id, ['queued'], { state, error_code: code, error_message: message });
       if (!next) return;
-      this.audit.record({ kind: state === 'expired' ? 'expired' : 'rejected', request_id: row.id, key_id: row.key_id, op: row.op, message: `${code}: ${message}` });
+      const kind = state === 'expired' ? 'expired' : code === 'spend_ceiling' ? 'ceiling_hit' : 'rejected';
+      this.audit.record({ kind, request_id: row.id, key_id: row.key_id, op: row.op, message: `${code}: ${message}` });
       this.results.publish(next);
     };
     const clock = clockProblem(row.created_at, row.expires_at, Date.now(), this.settings.max_request_age_s * 1000);
     if (clock?.state === 'expired') return fail('expired', 'expired', `${clock.message}, before it could start`);
-    // Checked again just before it runs: the allowlist may have changed, and a path may now be a symlink elsewhere.
-    const planned = planRun(this.allowlist.get(), row.op, JSON.parse(row.args_json) as Record<string, unknown>);
-    if (!planned.ok) return fail('rejected', planned.code, `${planned.message} (checked again before starting)`);
-    const plan = planned.plan;
+    const key = this.keys.get(row.key_id);
+    if (!key || key.revoked_at) return fail('rejected', 'revoked_key', `key ${row.key_id} was revoked before this request started`);
+    // The gate again, just before it runs: the allowlist, a path on disk, the spend or a grant may have changed.
+    const g = gate({
+      allowlist: this.allowlist.get(),
+      settings: this.settings,
+      db: this.db,
+      grants: this.grants,
+      key,
+      op: row.op,
+      args: JSON.parse(row.args_json) as Record<string, unknown>,
+      intent: row.intent,
+      approved: row.decided_by ? { plan: row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null, ceilingOverride: row.ceiling_override === 1 } : null,
+    });
+    if (g.kind === 'refuse') return fail('rejected', g.code, `${g.message} (checked again before starting)`);
+    if (g.kind === 'ask') {
+      const next = this.requests.transition(row.id, ['queued'], { state: 'awaiting_approval', approval_json: JSON.stringify(g.approval), plan_json: JSON.stringify(g.plan), decided_by: null, decided_at: null, ceiling_override: 0 });
+      if (!next) return;
+      const why = g.approval.ceiling ? `it would cross ${g.approval.ceiling}` : 'what it would run changed since it was approved';
+      this.audit.record({ kind: 'approval_requested', request_id: row.id, key_id: row.key_id, op: row.op, message: `back to approval before starting: ${why}` });
+      this.results.publish(next);
+      return;
+    }
+    const plan = g.plan;
+    if (g.grant) this.grants.use(g.grant.id);
     if (!existsSync(plan.cwd)) return fail('failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
 
     const started = this.requests.transition(row.id, ['queued'], {
       state: 'running',
       started_at: new Date().toISOString(),
       plan_json: JSON.stringify(plan),
+      cost: plan.cost,
+      ...(g.grant && !row.decided_by ? { decided_by: `grant ${g.grant.id}`, decided_at: new Date().toISOString() } : {}),
     });
     if (!started) return;
     this.results.publish(started);
@@ -302,7 +411,10 @@ export class Daemon {
   private finishRow(row: RequestRow, o: RunOutcome): void {
     let state: RequestRow['state'];
     let error = o.error;
-    if (o.error) state = 'failed';
+    if (o.terminated === 'cancel') {
+      state = 'cancelled';
+      error = null;
+    } else if (o.error) state = 'failed';
     else if (o.terminated === 'shutdown') {
       state = 'uncertain';
       error = null;
@@ -343,7 +455,7 @@ export class Daemon {
       writeHostStatus(this.spool.hostJson, {
         host_id: this.settings.host_id,
         app_version: APP_VERSION,
-        paused: false,
+        paused: this.paused,
         queue_depth: this.requests.countInState('queued') + this.unclaimed,
         running: this.running.size,
         up: !this.stopping,
@@ -359,7 +471,7 @@ export class Daemon {
 
   private async shutdown(): Promise<void> {
     this.stopping = true;
-    for (const t of this.timers) clearInterval(t);
+    for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
     await this.watcher?.close();
     while (this.scanning) await new Promise((r) => setTimeout(r, 10));
     const pending = () => Promise.all([...this.running.values()].map((r) => r.handle.done));
@@ -377,3 +489,4 @@ export class Daemon {
     this.lock.release();
   }
 }
+

@@ -1,13 +1,18 @@
 // What happens to one claimed file, in the order protocol-v1 section 3 prescribes: envelope, key, MAC,
 // id, clock, idempotency, policy. The request is in the ledger before anything can run.
-import { unlinkSync } from 'node:fs';
+import { existsSync, unlinkSync } from 'node:fs';
 import { authenticate } from './authenticate';
-import type { ErrorCode, RequestState } from '../../../shared/protocol/types';
+import type { ApprovalInfo, ErrorCode, RequestState } from '../../../shared/protocol/types';
 import { canonicalJson, sha256Hex } from '../fs/canonicalJson';
-import { planRun, type RunPlan } from '../allowlist/plan';
+import type { RunPlan } from '../allowlist/plan';
+import { gate } from '../policy/gate';
+import type { Grant, Grants } from '../ledger/grants';
+import type { Decisions } from '../decisions';
+import type { Settings } from '../settings';
+import { runBuiltin } from './builtins';
 import type { Allowlist } from '../allowlist/types';
 import type { AuditLog } from '../ledger/audit';
-import type { KeyStore, KeyWithSecret } from '../keys/keyStore';
+import type { KeyStore } from '../keys/keyStore';
 import type { Requests } from '../ledger/requests';
 import type { ResultWriter } from '../spool/results';
 import { quarantine, readClaimed } from '../spool/claim';
@@ -15,7 +20,7 @@ import type { SpoolPaths } from '../spool/layout';
 import { writeInboxMessage } from '../spool/inbox';
 import type { Db } from '../ledger/db';
 import type { Logger } from '../log';
-import { unboundRejection } from '../spool/results';
+import { resultPath, unboundRejection } from '../spool/results';
 
 export const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
@@ -27,7 +32,10 @@ export interface IntakeDeps {
   audit: AuditLog;
   results: ResultWriter;
   log: Logger;
+  grants: Grants;
+  decisions: Decisions;
   allowlist: () => Allowlist;
+  settings: () => Settings;
   maxRequestAgeMs: () => number;
 }
 
@@ -63,12 +71,6 @@ export function clockProblem(
   return null;
 }
 
-/** Scope rules of a key: a read key may only call read operations; an ops list limits further. */
-export function scopeProblem(key: KeyWithSecret, plan: RunPlan): string | null {
-  if (key.scope === 'read' && plan.scope === 'write') return `key ${key.key_id} has read scope; "${plan.op}" is a write operation`;
-  if (key.ops && !key.ops.includes(plan.op)) return `key ${key.key_id} may not call "${plan.op}" (it may call: ${key.ops.join(', ')})`;
-  return null;
-}
 
 /** `recovering`: the file was found in claimed/ at start, so it may be our own, already recorded. */
 export function intakeClaimed(d: IntakeDeps, id: string, file: string, recovering = false): IntakeOutcome {
@@ -122,6 +124,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
         d.audit.record({ kind: 'claim_recovered', request_id: id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
         return { kind: 'duplicate_claim' };
       }
+      if (!existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
       d.audit.record({
         kind: 'replay',
         request_id: id,
@@ -149,33 +152,44 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     return { kind: 'conflict' };
   }
 
+  // Clock, then the built-ins or the policy gate (operation, arguments, scope, spend, approval).
   let state: RequestState = 'queued';
   let error: { code: ErrorCode; message: string } | null = null;
   let plan: RunPlan | null = null;
+  let approval: ApprovalInfo | null = null;
+  let grant: Grant | null = null;
+  let builtinOutput: string | null = null;
   const clock = clockProblem(p.created_at, p.expires_at, now, d.maxRequestAgeMs());
   if (clock) {
     state = clock.state;
     error = { code: clock.code, message: clock.message };
-  } else {
-    const planned = planRun(d.allowlist(), p.op, p.args);
-    if (!planned.ok) {
-      state = 'rejected';
-      error = { code: planned.code, message: planned.message };
+  } else if (p.op.startsWith('dumbwaiter.')) {
+    const r = runBuiltin({ requests: d.requests, decisions: d.decisions, hostId: d.settings().host_id }, key, p.op, p.args);
+    if (r.ok) {
+      state = 'succeeded';
+      builtinOutput = r.stdout;
     } else {
-      const scope = scopeProblem(key, planned.plan);
-      if (scope) {
-        state = 'rejected';
-        error = { code: 'scope_denied', message: scope };
-      } else {
-        plan = planned.plan;
-        state = plan.approval === 'always' ? 'awaiting_approval' : 'queued';
-      }
+      state = 'rejected';
+      error = { code: r.code, message: r.message };
+    }
+  } else {
+    const g = gate({ allowlist: d.allowlist(), settings: d.settings(), db: d.db, grants: d.grants, key, op: p.op, args: p.args, intent: p.intent ?? null, now: new Date(now) });
+    if (g.kind === 'refuse') {
+      state = 'rejected';
+      error = { code: g.code, message: g.message };
+    } else if (g.kind === 'ask') {
+      state = 'awaiting_approval';
+      plan = g.plan;
+      approval = g.approval;
+    } else {
+      plan = g.plan;
+      grant = g.grant;
     }
   }
 
   const row = d.db.transaction(() => {
     touchKey();
-    const r = d.requests.insert({
+    let r = d.requests.insert({
       id,
       key_id: keyId,
       op: p.op,
@@ -189,13 +203,23 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       plan,
       error_code: error?.code ?? null,
       error_message: error?.message ?? null,
+      approval,
+      decided_by: grant ? `grant ${grant.id}` : null,
     });
+    if (builtinOutput !== null) {
+      const at = new Date().toISOString();
+      r = d.requests.transition(id, ['succeeded'], { stdout: builtinOutput, exit_code: 0, started_at: at, finished_at: at, duration_ms: 0 })!;
+    }
+    if (grant) d.grants.use(grant.id);
+    const kind = error ? (state === 'expired' ? 'expired' : error.code === 'spend_ceiling' ? 'ceiling_hit' : 'rejected') : state === 'awaiting_approval' ? 'approval_requested' : 'claimed';
     d.audit.record({
-      kind: error ? (state === 'expired' ? 'expired' : 'rejected') : 'claimed',
+      kind,
       request_id: id,
       key_id: keyId,
       op: p.op,
-      message: error ? `${error.code}: ${error.message}` : `claimed ${id}: ${p.op} -> ${state}`,
+      message: error
+        ? `${error.code}: ${error.message}`
+        : `claimed ${id}: ${p.op} -> ${state}${grant ? ` (approved by grant ${grant.id})` : ''}${approval?.ceiling ? ` (would cross ${approval.ceiling})` : ''}`,
       details: { state, ...(error ? { code: error.code } : {}), ...(plan ? { argv: plan.argv } : {}), ...(p.intent ? { intent: p.intent } : {}) },
     });
     return r;

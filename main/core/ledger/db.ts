@@ -79,6 +79,31 @@ const MIGRATIONS: string[] = [
     VALUES ('delete', old.seq, old.kind, old.request_id, old.key_id, old.op, old.message, old.details);
   END;
   `,
+  `
+  ALTER TABLE requests ADD COLUMN approval_json TEXT;
+  ALTER TABLE requests ADD COLUMN decided_by TEXT;
+  ALTER TABLE requests ADD COLUMN decided_at TEXT;
+  ALTER TABLE requests ADD COLUMN ceiling_override INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE requests ADD COLUMN cancel_requested_by TEXT;
+  ALTER TABLE requests ADD COLUMN cost INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX requests_started ON requests (started_at) WHERE started_at IS NOT NULL;
+  CREATE INDEX requests_updated ON requests (updated_at);
+  CREATE INDEX audit_at ON audit (at);
+
+  CREATE TABLE grants (
+    id TEXT PRIMARY KEY,
+    key_id TEXT NOT NULL,
+    op TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    revoked_at TEXT,
+    revoked_by TEXT,
+    uses INTEGER NOT NULL DEFAULT 0
+  );
+
+  CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+  `,
 ];
 
 export function openLedger(file: string): Db {

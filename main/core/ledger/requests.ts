@@ -2,7 +2,7 @@
 // `synced` in the same transaction; the result file is written after, and a crash in between is
 // repaired at the next start by rewriting every unsynced result.
 import type { Db } from './db';
-import type { ErrorCode, RequestState } from '../../../shared/protocol/types';
+import type { ApprovalInfo, ErrorCode, RequestState } from '../../../shared/protocol/types';
 import type { RunPlan } from '../allowlist/plan';
 import { nowIso } from '../time';
 
@@ -36,23 +36,37 @@ export interface RequestRow {
   updated_at: string;
   version: number;
   synced: number;
+  approval_json: string | null;
+  decided_by: string | null;
+  decided_at: string | null;
+  ceiling_override: number;
+  cancel_requested_by: string | null;
+  cost: number;
 }
+
 
 export type NewRequest = Pick<
   RequestRow,
   'id' | 'key_id' | 'op' | 'args_json' | 'binding_hash' | 'mac' | 'intent' | 'created_at' | 'expires_at' | 'state'
-> & { plan: RunPlan | null; error_code?: ErrorCode | null; error_message?: string | null };
+> & {
+  plan: RunPlan | null;
+  error_code?: ErrorCode | null;
+  error_message?: string | null;
+  approval?: ApprovalInfo | null;
+  decided_by?: string | null;
+};
 
 export type RequestPatch = Partial<
   Pick<
     RequestRow,
     | 'state' | 'error_code' | 'error_message' | 'exit_code' | 'signal' | 'stdout' | 'stderr' | 'stdout_truncated'
     | 'stderr_truncated' | 'started_at' | 'finished_at' | 'duration_ms' | 'pid' | 'resolved_by' | 'note' | 'plan_json'
+    | 'approval_json' | 'decided_by' | 'decided_at' | 'ceiling_override' | 'cancel_requested_by' | 'cost'
   >
 >;
 
-export function planOf(row: RequestRow): RunPlan | null {
-  return row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null;
+export function approvalOf(row: RequestRow): ApprovalInfo | null {
+  return row.approval_json ? (JSON.parse(row.approval_json) as ApprovalInfo) : null;
 }
 
 export class Requests {
@@ -63,9 +77,9 @@ export class Requests {
     this.byId = db.prepare('SELECT * FROM requests WHERE id = ?');
     this.insertStmt = db.prepare(
       `INSERT INTO requests (id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
-                             state, plan_json, error_code, error_message, updated_at)
+                             state, plan_json, error_code, error_message, approval_json, decided_by, decided_at, updated_at)
        VALUES (@id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
-               @state, @plan_json, @error_code, @error_message, @updated_at)`,
+               @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at)`,
     );
   }
 
@@ -75,12 +89,15 @@ export class Requests {
 
   insert(r: NewRequest): RequestRow {
     const at = nowIso();
+    const { plan, approval, ...fields } = r;
     this.insertStmt.run({
-      ...r,
-      plan: undefined,
-      plan_json: r.plan ? JSON.stringify(r.plan) : null,
+      ...fields,
+      plan_json: plan ? JSON.stringify(plan) : null,
       error_code: r.error_code ?? null,
       error_message: r.error_message ?? null,
+      approval_json: approval ? JSON.stringify(approval) : null,
+      decided_by: r.decided_by ?? null,
+      decided_at: r.decided_by ? at : null,
       claimed_at: at,
       updated_at: at,
     });
@@ -104,6 +121,19 @@ export class Requests {
       )
       .run(params);
     return r.changes === 1 ? this.get(id) : null;
+  }
+
+  /** Marks a running request for cancellation; the daemon terminates it. Not a state change yet. */
+  requestCancel(id: string, by: string): RequestRow | null {
+    const r = this.db
+      .prepare("UPDATE requests SET cancel_requested_by = ? WHERE id = ? AND state = 'running' AND cancel_requested_by IS NULL")
+      .run(by, id);
+    return r.changes === 1 ? this.get(id) : null;
+  }
+
+  /** Running requests someone asked to cancel. */
+  cancelRequested(): RequestRow[] {
+    return this.db.prepare("SELECT * FROM requests WHERE state = 'running' AND cancel_requested_by IS NOT NULL").all() as RequestRow[];
   }
 
   markSynced(id: string, version: number): void {

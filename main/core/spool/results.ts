@@ -1,7 +1,7 @@
 // results/<id>.json: built from the ledger row, replaced atomically at every change of state.
 import path from 'node:path';
 import { writeJsonAtomic } from '../fs/atomicWrite';
-import type { RequestRow, Requests } from '../ledger/requests';
+import { approvalOf, type RequestRow, type Requests } from '../ledger/requests';
 import type { ErrorCode, ResultDoc } from '../../../shared/protocol/types';
 import { nowIso } from '../time';
 
@@ -35,6 +35,11 @@ export function resultDocOf(row: RequestRow): ResultDoc {
     doc.resolved_by = 'human';
     doc.note = row.note ?? '';
   }
+  const approval = approvalOf(row);
+  if (approval) {
+    doc.approval = row.decided_by ? { ...approval, decided_by: row.decided_by, decided_at: row.decided_at ?? undefined } : approval;
+  }
+  if (row.state === 'cancelled' && row.cancel_requested_by) doc.cancelled_by = row.cancel_requested_by;
   return doc;
 }
 
@@ -65,10 +70,18 @@ export class ResultWriter {
     private readonly requests: Requests,
   ) {}
 
-  /** Writes the row's result file, then records in the ledger that the file is current. */
+  /**
+   * Writes the row's result file, then records in the ledger that the file is current. Another process
+   * (the daemon, or the command line) may have changed the row meanwhile: then the newer version is
+   * written too, so the last writer always leaves the latest state in the file.
+   */
   publish(row: RequestRow): void {
-    writeJsonAtomic(resultPath(this.resultsDir, row.id), resultDocOf(row), 0o644);
-    this.requests.markSynced(row.id, row.version);
+    for (let current: RequestRow | null = row; current; ) {
+      writeJsonAtomic(resultPath(this.resultsDir, current.id), resultDocOf(current), 0o644);
+      this.requests.markSynced(current.id, current.version);
+      const latest = this.requests.get(current.id);
+      current = latest && latest.version !== current.version ? latest : null;
+    }
   }
 
   writeUnbound(doc: ResultDoc): void {

@@ -1,0 +1,38 @@
+// Built-in operations (`dumbwaiter.*`): answered by the host itself, signed and bound like any request.
+import type { KeyInfo } from '../keys/keyStore';
+import type { Decisions } from '../decisions';
+import type { Requests } from '../ledger/requests';
+import { isRequestId } from '../../../shared/protocol/ids';
+import type { ErrorCode } from '../../../shared/protocol/types';
+import { APP_VERSION } from '../version';
+
+export type BuiltinResult = { ok: true; stdout: string } | { ok: false; code: Extract<ErrorCode, 'unknown_op' | 'bad_args' | 'scope_denied'>; message: string };
+
+export interface BuiltinDeps {
+  requests: Requests;
+  decisions: Decisions;
+  hostId: string;
+}
+
+export const BUILTIN_OPS = ['dumbwaiter.cancel', 'dumbwaiter.ping'] as const;
+
+export function runBuiltin(d: BuiltinDeps, key: KeyInfo, op: string, args: Record<string, unknown>): BuiltinResult {
+  switch (op) {
+    case 'dumbwaiter.ping': {
+      if (Object.keys(args).length > 0) return { ok: false, code: 'bad_args', message: 'dumbwaiter.ping takes no arguments' };
+      return { ok: true, stdout: JSON.stringify({ host_id: d.hostId, app_version: APP_VERSION, protocol: 1, time: new Date().toISOString(), key_id: key.key_id, scope: key.scope }) + '\n' };
+    }
+    case 'dumbwaiter.cancel': {
+      const extra = Object.keys(args).filter((k) => k !== 'target');
+      if (extra.length) return { ok: false, code: 'bad_args', message: `unknown argument "${extra[0]}" (expected: target)` };
+      const target = args.target;
+      if (typeof target !== 'string' || !isRequestId(target)) return { ok: false, code: 'bad_args', message: 'argument "target" must be a request id' };
+      const row = d.requests.get(target);
+      if (!row) return { ok: false, code: 'bad_args', message: `no request ${target} on this host` };
+      if (row.key_id !== key.key_id) return { ok: false, code: 'scope_denied', message: `key ${key.key_id} may only cancel its own requests` };
+      return { ok: true, stdout: d.decisions.cancel(target, `key ${key.key_id} (dumbwaiter.cancel)`).message + '\n' };
+    }
+    default:
+      return { ok: false, code: 'unknown_op', message: `no built-in operation "${op}" (built-ins: ${BUILTIN_OPS.join(', ')})` };
+  }
+}

@@ -1,0 +1,163 @@
+// What a human (or the host, on their behalf) decides about a request: approve, deny, cancel, time out,
+// revoke. Shared by the command line, the desktop app and the daemon; each change is one guarded
+// ledger transition plus its audit entry, so racing deciders cannot both win.
+import type { AuditLog } from './ledger/audit';
+import type { Grant, Grants } from './ledger/grants';
+import { approvalOf, type RequestRow, type Requests } from './ledger/requests';
+import { UserError } from './errors';
+import { isFinalState, type RequestState } from '../../shared/protocol/types';
+
+export interface CancelOutcome {
+  changed: boolean;
+  state: RequestState;
+  message: string;
+  row: RequestRow;
+}
+
+export class Decisions {
+  constructor(
+    private readonly requests: Requests,
+    private readonly audit: AuditLog,
+    private readonly grants: Grants,
+  ) {}
+
+  private pending(id: string): RequestRow {
+    const row = this.requests.get(id);
+    if (!row) throw new UserError(`no request ${id}`);
+    if (row.state !== 'awaiting_approval') throw new UserError(`request ${id} is ${row.state}, not awaiting approval`);
+    return row;
+  }
+
+  private approveRow(row: RequestRow, by: string, how: string): RequestRow | null {
+    const ceiling = approvalOf(row)?.ceiling ?? null;
+    const next = this.requests.transition(row.id, ['awaiting_approval'], {
+      state: 'queued',
+      decided_by: by,
+      decided_at: new Date().toISOString(),
+      ceiling_override: ceiling ? 1 : 0,
+    });
+    if (next) {
+      this.audit.record({
+        kind: 'approved',
+        actor: by,
+        request_id: row.id,
+        key_id: row.key_id,
+        op: row.op,
+        message: `approved by ${by}${how}${ceiling ? ` (allowed past ${ceiling})` : ''}`,
+      });
+    }
+    return next;
+  }
+
+  /**
+   * Approves one request; with `forMinutes`, also this key's other calls of this operation for that long
+   * (recorded as a grant, visible and revocable). Requests waiting because of a spend ceiling are only
+   * approved one by one: a grant lifts the approval rule, not the ceilings.
+   */
+  approve(id: string, by: string, forMinutes?: number): { row: RequestRow; grant: Grant | null; alsoApproved: RequestRow[] } {
+    const row = this.pending(id);
+    const approved = this.approveRow(row, by, '');
+    if (!approved) throw new UserError(`request ${id} changed while approving; look again`);
+    if (forMinutes === undefined) return { row: approved, grant: null, alsoApproved: [] };
+    const grant = this.grants.create(row.key_id, row.op, forMinutes, by);
+    this.audit.record({
+      kind: 'grant_created',
+      actor: by,
+      key_id: row.key_id,
+      op: row.op,
+      message: `${by} approved ${row.op} for key ${row.key_id} for ${forMinutes} min (grant ${grant.id}, until ${grant.expires_at})`,
+      details: { grant: grant.id },
+    });
+    const alsoApproved: RequestRow[] = [];
+    for (const other of this.requests.inState('awaiting_approval')) {
+      if (other.key_id !== row.key_id || other.op !== row.op || approvalOf(other)?.ceiling) continue;
+      const next = this.approveRow(other, `grant ${grant.id}`, ` (time-boxed approval by ${by})`);
+      if (next) {
+        this.grants.use(grant.id);
+        alsoApproved.push(next);
+      }
+    }
+    return { row: approved, grant, alsoApproved };
+  }
+
+  deny(id: string, by: string, reason: string): RequestRow {
+    const row = this.pending(id);
+    const message = `denied by ${by}${reason ? `: ${reason}` : ''}`;
+    const next = this.requests.transition(id, ['awaiting_approval'], {
+      state: 'denied',
+      decided_by: by,
+      decided_at: new Date().toISOString(),
+      error_code: 'denied',
+      error_message: message,
+    });
+    if (!next) throw new UserError(`request ${id} changed while denying; look again`);
+    this.audit.record({ kind: 'denied', actor: by, request_id: id, key_id: row.key_id, op: row.op, message });
+    return next;
+  }
+
+  /** Denies every approval that waited longer than `timeoutS` (by the host, on the human's behalf). */
+  timeOut(timeoutS: number, now = new Date()): RequestRow[] {
+    const cutoff = new Date(now.getTime() - timeoutS * 1000).toISOString();
+    const out: RequestRow[] = [];
+    for (const row of this.requests.inState('awaiting_approval')) {
+      if (row.updated_at > cutoff) continue;
+      const message = `no decision within the approval timeout of ${timeoutS} s`;
+      const next = this.requests.transition(row.id, ['awaiting_approval'], {
+        state: 'denied',
+        decided_by: 'host (approval timeout)',
+        decided_at: now.toISOString(),
+        error_code: 'approval_timeout',
+        error_message: message,
+      });
+      if (!next) continue;
+      this.audit.record({ kind: 'approval_timeout', actor: 'daemon', request_id: row.id, key_id: row.key_id, op: row.op, message: `denied: ${message}` });
+      out.push(next);
+    }
+    return out;
+  }
+
+  /**
+   * Queued or waiting: cancelled at once. Running: marked, and the daemon terminates its process group
+   * (within a second) and records it as cancelled. Finished: nothing changes, and it says so.
+   */
+  cancel(id: string, by: string): CancelOutcome {
+    const row = this.requests.get(id);
+    if (!row) throw new UserError(`no request ${id}`);
+    if (row.state === 'queued' || row.state === 'awaiting_approval') {
+      const next = this.requests.transition(id, [row.state], { state: 'cancelled', cancel_requested_by: by });
+      if (next) {
+        this.audit.record({ kind: 'cancelled', actor: by, request_id: id, key_id: row.key_id, op: row.op, message: `cancelled by ${by} while ${row.state}` });
+        return { changed: true, state: 'cancelled', message: `${id} cancelled (it was ${row.state.replace('_', ' ')})`, row: next };
+      }
+      return this.cancel(id, by); // it moved on meanwhile (started, most likely): look again
+    }
+    if (row.state === 'running') {
+      if (row.cancel_requested_by) return { changed: false, state: 'running', message: `${id} is already being cancelled (by ${row.cancel_requested_by})`, row };
+      const next = this.requests.requestCancel(id, by);
+      if (!next) return this.cancel(id, by);
+      this.audit.record({ kind: 'cancel_requested', actor: by, request_id: id, key_id: row.key_id, op: row.op, message: `${by} asked to cancel the running ${row.op}; its process group will be terminated` });
+      return { changed: true, state: 'running', message: `${id} is running: its process group is being terminated`, row: next };
+    }
+    const what = isFinalState(row.state) ? 'already finished' : 'not cancellable';
+    return { changed: false, state: row.state, message: `${id} is ${what} (${row.state}): nothing changed`, row };
+  }
+
+  /** A revoked key's requests that have not started are rejected. */
+  rejectPendingOfKey(keyId: string, by: string): RequestRow[] {
+    const out: RequestRow[] = [];
+    for (const state of ['queued', 'awaiting_approval'] as const) {
+      for (const row of this.requests.inState(state)) {
+        if (row.key_id !== keyId) continue;
+        const next = this.requests.transition(row.id, [state], {
+          state: 'rejected',
+          error_code: 'revoked_key',
+          error_message: `key ${keyId} was revoked by ${by} before this request started`,
+        });
+        if (!next) continue;
+        this.audit.record({ kind: 'rejected', actor: by, request_id: row.id, key_id: keyId, op: row.op, message: `revoked_key: key revoked before the request started` });
+        out.push(next);
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,71 @@
+// Time-boxed approvals: "approve this key's calls of this operation for the next N minutes".
+import { randomBytes } from 'node:crypto';
+import type { Db } from './db';
+
+export interface Grant {
+  id: string;
+  key_id: string;
+  op: string;
+  created_at: string;
+  expires_at: string;
+  created_by: string;
+  revoked_at: string | null;
+  revoked_by: string | null;
+  uses: number;
+}
+
+export class Grants {
+  constructor(private readonly db: Db) {}
+
+  create(keyId: string, op: string, minutes: number, by: string, now = new Date()): Grant {
+    const g: Grant = {
+      id: `g_${randomBytes(6).toString('base64url')}`,
+      key_id: keyId,
+      op,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + minutes * 60_000).toISOString(),
+      created_by: by,
+      revoked_at: null,
+      revoked_by: null,
+      uses: 0,
+    };
+    this.db
+      .prepare(
+        `INSERT INTO grants (id, key_id, op, created_at, expires_at, created_by, revoked_at, revoked_by, uses)
+         VALUES (@id, @key_id, @op, @created_at, @expires_at, @created_by, @revoked_at, @revoked_by, @uses)`,
+      )
+      .run(g);
+    return g;
+  }
+
+  /** The active grant for this key and operation, if any. */
+  active(keyId: string, op: string, now = new Date()): Grant | null {
+    const row = this.db
+      .prepare('SELECT * FROM grants WHERE key_id = ? AND op = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY expires_at DESC LIMIT 1')
+      .get(keyId, op, now.toISOString());
+    return (row as Grant | undefined) ?? null;
+  }
+
+  use(id: string): void {
+    this.db.prepare('UPDATE grants SET uses = uses + 1 WHERE id = ?').run(id);
+  }
+
+  get(id: string): Grant | null {
+    return (this.db.prepare('SELECT * FROM grants WHERE id = ?').get(id) as Grant | undefined) ?? null;
+  }
+
+  /** Active ones first; `all` includes expired and revoked. */
+  list(all = false, now = new Date()): Grant[] {
+    const where = all ? '' : 'WHERE revoked_at IS NULL AND expires_at > ?';
+    const stmt = this.db.prepare(`SELECT * FROM grants ${where} ORDER BY created_at DESC`);
+    return (all ? stmt.all() : stmt.all(now.toISOString())) as Grant[];
+  }
+
+  /** Returns false when it was already revoked or expired. */
+  revoke(id: string, by: string, now = new Date()): boolean {
+    const r = this.db
+      .prepare('UPDATE grants SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL AND expires_at > ?')
+      .run(now.toISOString(), by, id, now.toISOString());
+    return r.changes === 1;
+  }
+}

@@ -1,0 +1,77 @@
+// The policy gate of protocol-v1 section 3, after authentication: operation and arguments, scope,
+// spend ceilings, then approval. Passed at claim time, and again just before a run starts (the
+// allowlist, a path on disk, the spend or a grant may have changed meanwhile).
+import { planRun, type RunPlan } from '../allowlist/plan';
+import type { Allowlist } from '../allowlist/types';
+import type { Db } from '../ledger/db';
+import type { Grant, Grants } from '../ledger/grants';
+import type { KeyInfo } from '../keys/keyStore';
+import type { Settings } from '../settings';
+import { firstCrossing } from './spend';
+import type { ApprovalInfo, ErrorCode } from '../../../shared/protocol/types';
+
+export type GateResult =
+  | { kind: 'refuse'; code: Extract<ErrorCode, 'unknown_op' | 'bad_args' | 'scope_denied' | 'spend_ceiling'>; message: string }
+  | { kind: 'ask'; plan: RunPlan; approval: ApprovalInfo }
+  | { kind: 'go'; plan: RunPlan; grant: Grant | null };
+
+export interface GateInput {
+  allowlist: Allowlist;
+  settings: Settings;
+  db: Db;
+  grants: Grants;
+  key: KeyInfo;
+  op: string;
+  args: Record<string, unknown>;
+  intent: string | null;
+  /** Set when a human already approved this request: the plan they saw, and whether past a ceiling. */
+  approved?: { plan: RunPlan | null; ceilingOverride: boolean } | null;
+  now?: Date;
+}
+
+/** Scope rules of a key: a read key may only call read operations; an ops list limits further. */
+export function scopeProblem(key: KeyInfo, plan: RunPlan): string | null {
+  if (key.scope === 'read' && plan.scope === 'write') return `key ${key.key_id} has read scope; "${plan.op}" is a write operation`;
+  if (key.ops && !key.ops.includes(plan.op)) return `key ${key.key_id} may not call "${plan.op}" (it may call: ${key.ops.join(', ')})`;
+  return null;
+}
+
+/** What a human approved must be what runs: the same argv, cwd and environment. */
+export function samePlan(a: RunPlan | null, b: RunPlan): boolean {
+  return a !== null && JSON.stringify([a.argv, a.cwd, a.env]) === JSON.stringify([b.argv, b.cwd, b.env]);
+}
+
+export function gate(i: GateInput): GateResult {
+  const now = i.now ?? new Date();
+  const planned = planRun(i.allowlist, i.op, i.args);
+  if (!planned.ok) return { kind: 'refuse', code: planned.code, message: planned.message };
+  const plan = planned.plan;
+  const scope = scopeProblem(i.key, plan);
+  if (scope) return { kind: 'refuse', code: 'scope_denied', message: scope };
+
+  const ask = (ceiling: string | null): GateResult => ({
+    kind: 'ask',
+    plan,
+    approval: {
+      operation: plan.op,
+      argv: plan.argv,
+      cwd: plan.cwd,
+      key_id: i.key.key_id,
+      key_name: i.key.name,
+      intent: i.intent,
+      requested_at: now.toISOString(),
+      timeout_at: new Date(now.getTime() + i.settings.approval_timeout_s * 1000).toISOString(),
+      ceiling,
+    },
+  });
+
+  const approvedAsIs = i.approved != null && samePlan(i.approved.plan, plan);
+  if (!(approvedAsIs && i.approved!.ceilingOverride)) {
+    const crossing = firstCrossing(i.db, i.settings.ceilings, i.key.key_id, plan.cost, now);
+    if (crossing?.ceiling.action === 'reject') return { kind: 'refuse', code: 'spend_ceiling', message: crossing.message };
+    if (crossing) return ask(crossing.message);
+  }
+  if (plan.approval === 'never' || approvedAsIs) return { kind: 'go', plan, grant: null };
+  const grant = i.grants.active(i.key.key_id, plan.op, now);
+  return grant ? { kind: 'go', plan, grant } : ask(null);
+}

@@ -1,0 +1,70 @@
+// Spend ceilings, computed from the ledger (so spend survives restarts): runs, cost units and run time
+// of the runs that started within each ceiling's rolling window.
+import type { Db } from '../ledger/db';
+import type { Ceiling } from '../settings';
+
+export interface Spend {
+  runs: number;
+  cost: number;
+  run_time_s: number;
+}
+
+export interface CeilingReport {
+  ceiling: Ceiling;
+  /** The key this figure is for; null for a global ceiling. */
+  key_id: string | null;
+  spend: Spend;
+}
+
+export interface Crossing {
+  ceiling: Ceiling;
+  key_id: string | null;
+  spend: Spend;
+  message: string;
+}
+
+export function spendSince(db: Db, sinceIso: string, nowIso: string, keyId: string | null): Spend {
+  const row = db
+    .prepare(
+      `SELECT COUNT(*) AS runs, COALESCE(SUM(cost), 0) AS cost,
+              COALESCE(SUM(COALESCE(duration_ms, (julianday(@now) - julianday(started_at)) * 86400000.0)), 0) AS ms
+       FROM requests WHERE started_at IS NOT NULL AND started_at >= @since ${keyId ? 'AND key_id = @key' : ''}`,
+    )
+    .get({ since: sinceIso, now: nowIso, key: keyId }) as { runs: number; cost: number; ms: number };
+  return { runs: row.runs, cost: row.cost, run_time_s: Math.round(row.ms / 1000) };
+}
+
+function applies(c: Ceiling, keyId: string): boolean {
+  return c.per === 'global' || c.key_id === undefined || c.key_id === keyId;
+}
+
+function label(c: Ceiling, keyId: string | null): string {
+  const who = c.per === 'global' ? 'all keys' : `key ${keyId}`;
+  return `ceiling "${c.name}" (${who}, per ${c.window_s} s)`;
+}
+
+/** The first ceiling that one more run of `cost` units by `keyId` would cross, or null. */
+export function firstCrossing(db: Db, ceilings: Ceiling[], keyId: string, cost: number, now = new Date()): Crossing | null {
+  for (const c of ceilings) {
+    if (!applies(c, keyId)) continue;
+    const scopeKey = c.per === 'key' ? keyId : null;
+    const spend = spendSince(db, new Date(now.getTime() - c.window_s * 1000).toISOString(), now.toISOString(), scopeKey);
+    let why: string | null = null;
+    if (c.max_runs !== undefined && spend.runs + 1 > c.max_runs) why = `${spend.runs} of ${c.max_runs} runs used`;
+    else if (c.max_cost !== undefined && spend.cost + cost > c.max_cost) why = `${spend.cost} of ${c.max_cost} cost units used, this run costs ${cost}`;
+    else if (c.max_run_time_s !== undefined && spend.run_time_s >= c.max_run_time_s) why = `${spend.run_time_s} of ${c.max_run_time_s} s of run time used`;
+    if (why) return { ceiling: c, key_id: scopeKey, spend, message: `${label(c, scopeKey)}: ${why}` };
+  }
+  return null;
+}
+
+/** Spend against every ceiling: one line per global ceiling, one per key for per-key ceilings. */
+export function spendReport(db: Db, ceilings: Ceiling[], keyIds: string[], now = new Date()): CeilingReport[] {
+  const out: CeilingReport[] = [];
+  for (const c of ceilings) {
+    const since = new Date(now.getTime() - c.window_s * 1000).toISOString();
+    const keys = c.per === 'global' ? [null] : c.key_id ? [c.key_id] : keyIds;
+    for (const k of keys) out.push({ ceiling: c, key_id: k, spend: spendSince(db, since, now.toISOString(), k) });
+  }
+  return out;
+}

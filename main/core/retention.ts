@@ -1,0 +1,75 @@
+// Retention: the spool and the ledger cannot grow without bound. Finished results, logs, inbox
+// messages and quarantined entries leave the spool after `retention_spool_days`; finished requests
+// and audit entries leave the ledger after `retention_ledger_days` (which settings validation keeps
+// above the idempotency binding's lifetime). Unfinished and uncertain requests are never reaped.
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { Db } from './ledger/db';
+import type { Settings } from './settings';
+import type { SpoolPaths } from './spool/layout';
+import { FINAL_STATES } from '../../shared/protocol/types';
+import { isInProgressName } from '../../shared/protocol/ids';
+
+const DAY_MS = 86_400_000;
+/** Leftovers of interrupted atomic writes (the spec's one hour). */
+export const TMP_MAX_AGE_MS = 3_600_000;
+
+export interface ReapReport {
+  tmp: number;
+  queue_leftovers: number;
+  results: number;
+  inbox: number;
+  quarantine: number;
+  ledger_requests: number;
+  audit: number;
+}
+
+/** Removes entries of `dir` last changed before `cutoffMs` for which `keep` says no. Never follows links. */
+function reapDir(dir: string, cutoffMs: number, keep: (name: string) => boolean = () => false): number {
+  let n = 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const p = path.join(dir, name);
+    try {
+      if (lstatSync(p).mtimeMs >= cutoffMs || keep(name)) continue;
+      rmSync(p, { recursive: true, force: true });
+      n++;
+    } catch {
+      /* vanished or busy: next time */
+    }
+  }
+  return n;
+}
+
+export function reap(db: Db, spool: SpoolPaths, settings: Settings, now = Date.now()): ReapReport {
+  const spoolCutoff = now - settings.retention_spool_days * DAY_MS;
+  const ledgerCutoff = new Date(now - Math.max(settings.retention_ledger_days * DAY_MS, settings.max_request_age_s * 1000 + DAY_MS)).toISOString();
+  const finals = FINAL_STATES.map((s) => `'${s}'`).join(', ');
+
+  // A result file stays while its request is unfinished (or uncertain), whatever its age.
+  const unfinished = new Set(
+    (db.prepare(`SELECT id FROM requests WHERE state NOT IN (${finals})`).all() as { id: string }[]).map((r) => r.id),
+  );
+  const idOf = (name: string) => name.replace(/\.(json|log)$/, '');
+
+  const report: ReapReport = {
+    tmp: reapDir(spool.tmp, now - TMP_MAX_AGE_MS),
+    queue_leftovers: reapDir(spool.queue, now - TMP_MAX_AGE_MS, (name) => !isInProgressName(name)),
+    results: reapDir(spool.results, spoolCutoff, (name) => unfinished.has(idOf(name))),
+    inbox: reapDir(spool.inbox, spoolCutoff),
+    quarantine: reapDir(spool.quarantine, spoolCutoff),
+    ledger_requests: db.prepare(`DELETE FROM requests WHERE state IN (${finals}) AND updated_at < ?`).run(ledgerCutoff).changes,
+    audit: db.prepare('DELETE FROM audit WHERE at < ?').run(ledgerCutoff).changes,
+  };
+  db.prepare('DELETE FROM grants WHERE expires_at < ?').run(ledgerCutoff);
+  return report;
+}
+
+export function reapedAnything(r: ReapReport): boolean {
+  return Object.values(r).some((n) => n > 0);
+}
