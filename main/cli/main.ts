@@ -13,6 +13,7 @@ import { ago, printJson, printTable } from './output';
 import type { Scope } from '../core/keys/keyStore';
 import { isInside } from '../core/allowlist/pathArg';
 import { parseSettingValue } from '../core/settings';
+import { parseDuration } from '../core/duration';
 
 const HELP = `dumbwaiter ${APP_VERSION}: run allowlisted operations for a sandboxed agent, through a spool folder
 
@@ -23,8 +24,8 @@ Usage: dumbwaiter COMMAND [options]
   keys create NAME --out FILE [--scope read|write] [--ops a,b] [--force]
   keys list | keys revoke KEY_ID | keys rotate KEY_ID --out FILE [--force]
   approvals list                         requests waiting for a human, with what they would run
-  approvals approve ID [--for MINUTES]   approve (with --for: also this key's calls of this operation
-                                         for that long, as a revocable grant)
+  approvals approve ID [--for DURATION]  approve (with --for 30m, 2h, 90s or minutes: also this key's
+                                         calls of this operation for that long, as a revocable grant)
   approvals deny ID [--reason TEXT]
   approvals grants [--all] | approvals revoke-grant GRANT_ID
   cancel ID                              cancel a queued, waiting or running request
@@ -190,9 +191,9 @@ function cmdApprovals(argv: string[]): void {
         return console.log(pending.map(describeApproval).join('\n'));
       }
       case 'approve': {
-        if (!id) throw new UsageError('usage: dumbwaiter approvals approve ID [--for MINUTES]');
-        const minutes = values.for === undefined ? undefined : Number(values.for);
-        const r = svc.approve(id, actor, minutes);
+        if (!id) throw new UsageError('usage: dumbwaiter approvals approve ID [--for DURATION]');
+        const seconds = values.for === undefined ? undefined : parseDuration(values.for);
+        const r = svc.approve(id, actor, seconds);
         if (values.json) return printJson({ id, state: r.row.state, grant: r.grant, also_approved: r.alsoApproved.map((x) => x.id) });
         console.log(`Approved ${id}.`);
         if (r.grant) console.log(`Grant ${r.grant.id}: key ${r.grant.key_id} may call ${r.grant.op} without asking until ${r.grant.expires_at}${r.alsoApproved.length ? `; also approved ${r.alsoApproved.map((x) => x.id).join(', ')}` : ''}. Revoke it with: dumbwaiter approvals revoke-grant ${r.grant.id}`);

@@ -5,6 +5,7 @@ import type { AuditLog } from './ledger/audit';
 import type { Grant, Grants } from './ledger/grants';
 import { approvalOf, type RequestRow, type Requests } from './ledger/requests';
 import { UserError } from './errors';
+import { formatDuration } from './duration';
 import { isFinalState, type RequestState } from '../../shared/protocol/types';
 
 export interface CancelOutcome {
@@ -50,22 +51,22 @@ export class Decisions {
   }
 
   /**
-   * Approves one request; with `forMinutes`, also this key's other calls of this operation for that long
+   * Approves one request; with `forSeconds`, also this key's other calls of this operation for that long
    * (recorded as a grant, visible and revocable). Requests waiting because of a spend ceiling are only
    * approved one by one: a grant lifts the approval rule, not the ceilings.
    */
-  approve(id: string, by: string, forMinutes?: number): { row: RequestRow; grant: Grant | null; alsoApproved: RequestRow[] } {
+  approve(id: string, by: string, forSeconds?: number): { row: RequestRow; grant: Grant | null; alsoApproved: RequestRow[] } {
     const row = this.pending(id);
     const approved = this.approveRow(row, by, '');
     if (!approved) throw new UserError(`request ${id} changed while approving; look again`);
-    if (forMinutes === undefined) return { row: approved, grant: null, alsoApproved: [] };
-    const grant = this.grants.create(row.key_id, row.op, forMinutes, by);
+    if (forSeconds === undefined) return { row: approved, grant: null, alsoApproved: [] };
+    const grant = this.grants.create(row.key_id, row.op, forSeconds, by);
     this.audit.record({
       kind: 'grant_created',
       actor: by,
       key_id: row.key_id,
       op: row.op,
-      message: `${by} approved ${row.op} for key ${row.key_id} for ${forMinutes} min (grant ${grant.id}, until ${grant.expires_at})`,
+      message: `${by} approved ${row.op} for key ${row.key_id} for ${formatDuration(forSeconds)} (grant ${grant.id}, until ${grant.expires_at})`,
       details: { grant: grant.id },
     });
     const alsoApproved: RequestRow[] = [];

@@ -149,11 +149,12 @@ export class HostService {
     }));
   }
 
-  approve(id: string, actor: string, forMinutes?: number): ReturnType<Decisions['approve']> {
-    if (forMinutes !== undefined && !(Number.isInteger(forMinutes) && forMinutes >= 1 && forMinutes <= 24 * 60)) {
-      throw new UserError('the time box must be a whole number of minutes from 1 to 1440');
+  /** `forSeconds`: also approve this key's calls of this operation for that long (at most a day). */
+  approve(id: string, actor: string, forSeconds?: number): ReturnType<Decisions['approve']> {
+    if (forSeconds !== undefined && !(forSeconds >= 1 && forSeconds <= 86400)) {
+      throw new UserError('a time-boxed approval lasts from 1 second to 24 hours');
     }
-    const r = this.decisions.approve(id, actor, forMinutes);
+    const r = this.decisions.approve(id, actor, forSeconds);
     this.publish(r.row, ...r.alsoApproved);
     return r;
   }

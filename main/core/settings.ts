@@ -44,7 +44,7 @@ export const settingsSchema = z.strictObject({
   /** After SIGTERM to a process group, SIGKILL follows after this long. */
   kill_grace_s: z.number().min(0).max(600).default(5),
   /** A request waiting for a human longer than this is denied. */
-  approval_timeout_s: z.number().int().min(10).max(30 * DAY_S).default(3600),
+  approval_timeout_s: z.number().int().min(1).max(30 * DAY_S).default(3600),
   ceilings: z.array(ceilingSchema).default([]).refine((cs) => new Set(cs.map((c) => c.name)).size === cs.length, {
     message: 'ceiling names must be unique',
   }),

@@ -17,13 +17,13 @@ export interface Grant {
 export class Grants {
   constructor(private readonly db: Db) {}
 
-  create(keyId: string, op: string, minutes: number, by: string, now = new Date()): Grant {
+  create(keyId: string, op: string, seconds: number, by: string, now = new Date()): Grant {
     const g: Grant = {
       id: `g_${randomBytes(6).toString('base64url')}`,
       key_id: keyId,
       op,
       created_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + minutes * 60_000).toISOString(),
+      expires_at: new Date(now.getTime() + seconds * 1000).toISOString(),
       created_by: by,
       revoked_at: null,
       revoked_by: null,
