@@ -211,6 +211,10 @@ export class Daemon {
    */
   private pollLedger(): void {
     if (this.stopping) return;
+    // Cancels are also asked for from inside the daemon (dumbwaiter.cancel), which data_version does not show.
+    if (this.running.size > 0) {
+      for (const row of this.requests.cancelRequested()) this.running.get(row.id)?.handle.terminate('cancel');
+    }
     const v = this.db.pragma('data_version', { simple: true }) as number;
     if (v === this.ledgerVersion) return;
     this.ledgerVersion = v;
@@ -220,7 +224,6 @@ export class Daemon {
       log.info(paused ? 'paused: nothing new starts' : 'resumed');
       this.heartbeat();
     }
-    for (const row of this.requests.cancelRequested()) this.running.get(row.id)?.handle.terminate('cancel');
     this.results.repairAll(); // results of what they changed, if they could not write them
     this.pump();
   }
@@ -327,7 +330,8 @@ export class Daemon {
 
   /** Starts queued runs while there are free slots, honouring each operation's concurrency. */
   private pump(): void {
-    if (this.stopping || this.paused) return;
+    // Read from the ledger, not the cached flag: once `dumbwaiter pause` returns, nothing new may start.
+    if (this.stopping || this.flags.paused) return;
     while (this.running.size < this.settings.max_concurrent_runs) {
       const full = this.fullOps();
       const row = this.requests.nextQueued(full);
