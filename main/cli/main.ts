@@ -46,6 +46,15 @@ function service(values: { home?: string; spool?: string }): HostService {
   return new HostService(resolveHomeDir(values.home), values.spool ?? process.env.DUMBWAITER_SPOOL);
 }
 
+function withService<T>(values: { home?: string; spool?: string }, fn: (svc: HostService) => T): T {
+  const svc = service(values);
+  try {
+    return fn(svc);
+  } finally {
+    svc.close();
+  }
+}
+
 function spoolFlag(values: { spool?: string }): string | undefined {
   return values.spool ?? process.env.DUMBWAITER_SPOOL;
 }
@@ -102,8 +111,7 @@ function cmdKeys(argv: string[]): void {
     out: { type: 'string' },
     force: { type: 'boolean', default: false },
   });
-  const svc = service(values);
-  try {
+  withService(values, (svc) => {
     const actor = cliActor();
     switch (sub) {
       case 'create': {
@@ -147,18 +155,7 @@ function cmdKeys(argv: string[]): void {
       default:
         throw new UsageError('usage: dumbwaiter keys create|list|revoke|rotate ...');
     }
-  } finally {
-    svc.close();
-  }
-}
-
-function withService<T>(values: { home?: string; spool?: string }, fn: (svc: HostService) => T): T {
-  const svc = service(values);
-  try {
-    return fn(svc);
-  } finally {
-    svc.close();
-  }
+  });
 }
 
 function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]): string {
@@ -287,20 +284,16 @@ function cmdResolve(argv: string[]): void {
   });
   const id = positionals[0];
   if (!id || values.succeeded === values.failed) throw new UsageError('usage: dumbwaiter resolve ID --succeeded|--failed [--note TEXT]');
-  const svc = service(values);
-  try {
+  withService(values, (svc) => {
     const row = svc.resolve(id, values.succeeded ? 'succeeded' : 'failed', values.note, cliActor());
     if (values.json) return printJson({ id, state: row.state, resolved_by: row.resolved_by, note: row.note });
     console.log(`${id} resolved as ${row.state}.`);
-  } finally {
-    svc.close();
-  }
+  });
 }
 
 function cmdStatus(argv: string[]): void {
   const { values } = parse(argv, {});
-  const svc = service(values);
-  try {
+  withService(values, (svc) => {
     const s = svc.status();
     if (values.json) return printJson(s);
     const d = s.daemon;
@@ -326,9 +319,7 @@ function cmdStatus(argv: string[]): void {
       if (c.max_run_time_s !== undefined) parts.push(`run time ${bar(r.spend.run_time_s, c.max_run_time_s)} ${r.spend.run_time_s}/${c.max_run_time_s} s`);
       console.log(`  ${c.name} (${who}, per ${c.window_s} s, ${c.action}): ${parts.join('  ')}`);
     }
-  } finally {
-    svc.close();
-  }
+  });
 }
 
 function cmdAudit(argv: string[]): void {
@@ -339,17 +330,14 @@ function cmdAudit(argv: string[]): void {
   });
   const limit = Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
-  const svc = service(values);
-  try {
+  withService(values, (svc) => {
     const rows = svc.searchAudit({ text: positionals.join(' '), kind: values.kind, requestId: values.id, limit });
     if (values.json) return printJson(rows);
     if (rows.length === 0) return console.log('No matching audit entries.');
     for (const r of rows.reverse()) {
       console.log(`${r.at}  ${r.kind.padEnd(16)} ${r.request_id ?? '-'}  ${r.actor}: ${r.message}`);
     }
-  } finally {
-    svc.close();
-  }
+  });
 }
 
 const COMMANDS: Record<string, (argv: string[]) => void | Promise<void>> = {
