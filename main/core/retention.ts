@@ -64,7 +64,10 @@ export function reap(db: Db, spool: SpoolPaths, settings: Settings, now = Date.n
     inbox: reapDir(spool.inbox, spoolCutoff),
     quarantine: reapDir(spool.quarantine, spoolCutoff),
     ledger_requests: db.prepare(`DELETE FROM requests WHERE state IN (${finals}) AND updated_at < ?`).run(ledgerCutoff).changes,
-    audit: db.prepare('DELETE FROM audit WHERE at < ?').run(ledgerCutoff).changes,
+    // A request still in the ledger (an old uncertain one, say) keeps its history.
+    audit: db
+      .prepare('DELETE FROM audit WHERE at < ? AND (request_id IS NULL OR request_id NOT IN (SELECT id FROM requests))')
+      .run(ledgerCutoff).changes,
   };
   db.prepare('DELETE FROM grants WHERE expires_at < ?').run(ledgerCutoff);
   return report;

@@ -118,13 +118,13 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   if (existing) {
     touchKey();
     done();
+    if (!existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
     if (existing.binding_hash === hash) {
       if (recovering && existing.mac === mac) {
         // Our own claim, left behind by a crash between the ledger insert and the unlink.
         d.audit.record({ kind: 'claim_recovered', request_id: id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
         return { kind: 'duplicate_claim' };
       }
-      if (!existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
       d.audit.record({
         kind: 'replay',
         request_id: id,

@@ -7,7 +7,7 @@ import type { Db } from '../ledger/db';
 import type { Grant, Grants } from '../ledger/grants';
 import type { KeyInfo } from '../keys/keyStore';
 import type { Settings } from '../settings';
-import { firstCrossing } from './spend';
+import { crossings } from './spend';
 import type { ApprovalInfo, ErrorCode } from '../../../shared/protocol/types';
 
 export type GateResult =
@@ -65,12 +65,12 @@ export function gate(i: GateInput): GateResult {
     },
   });
 
+  // A `reject` ceiling always holds; an `ask` ceiling holds until a human let this very run past it.
   const approvedAsIs = i.approved != null && samePlan(i.approved.plan, plan);
-  if (!(approvedAsIs && i.approved!.ceilingOverride)) {
-    const crossing = firstCrossing(i.db, i.settings.ceilings, i.key.key_id, plan.cost, now);
-    if (crossing?.ceiling.action === 'reject') return { kind: 'refuse', code: 'spend_ceiling', message: crossing.message };
-    if (crossing) return ask(crossing.message);
-  }
+  const crossed = crossings(i.db, i.settings.ceilings, i.key.key_id, plan.cost, now);
+  const hard = crossed.find((c) => c.ceiling.action === 'reject');
+  if (hard) return { kind: 'refuse', code: 'spend_ceiling', message: hard.message };
+  if (crossed.length > 0 && !(approvedAsIs && i.approved!.ceilingOverride)) return ask(crossed.map((c) => c.message).join('; '));
   if (plan.approval === 'never' || approvedAsIs) return { kind: 'go', plan, grant: null };
   const grant = i.grants.active(i.key.key_id, plan.op, now);
   return grant ? { kind: 'go', plan, grant } : ask(null);

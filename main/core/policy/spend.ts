@@ -23,15 +23,29 @@ export interface Crossing {
   message: string;
 }
 
-export function spendSince(db: Db, sinceIso: string, nowIso: string, keyId: string | null): Spend {
-  const row = db
+interface RawSpend {
+  runs: number;
+  cost: number;
+  ms: number;
+}
+
+/** Run time counts what is known: a finished run's duration, a running one's time so far. A run cut
+ *  short by a crash (uncertain) has no known duration and adds none, rather than growing for ever. */
+function rawSpend(db: Db, sinceIso: string, nowIso: string, keyId: string | null): RawSpend {
+  return db
     .prepare(
       `SELECT COUNT(*) AS runs, COALESCE(SUM(cost), 0) AS cost,
-              COALESCE(SUM(COALESCE(duration_ms, (julianday(@now) - julianday(started_at)) * 86400000.0)), 0) AS ms
+              COALESCE(SUM(COALESCE(duration_ms,
+                CASE WHEN state = 'running' THEN (julianday(@now) - julianday(started_at)) * 86400000.0 ELSE 0 END)), 0) AS ms
        FROM requests WHERE started_at IS NOT NULL AND started_at >= @since ${keyId ? 'AND key_id = @key' : ''}`,
     )
-    .get({ since: sinceIso, now: nowIso, key: keyId }) as { runs: number; cost: number; ms: number };
-  return { runs: row.runs, cost: row.cost, run_time_s: Math.round(row.ms / 1000) };
+    .get({ since: sinceIso, now: nowIso, key: keyId }) as RawSpend;
+}
+
+const shown = (r: RawSpend): Spend => ({ runs: r.runs, cost: r.cost, run_time_s: Math.round(r.ms / 1000) });
+
+export function spendSince(db: Db, sinceIso: string, nowIso: string, keyId: string | null): Spend {
+  return shown(rawSpend(db, sinceIso, nowIso, keyId));
 }
 
 function applies(c: Ceiling, keyId: string): boolean {
@@ -43,19 +57,21 @@ function label(c: Ceiling, keyId: string | null): string {
   return `ceiling "${c.name}" (${who}, per ${c.window_s} s)`;
 }
 
-/** The first ceiling that one more run of `cost` units by `keyId` would cross, or null. */
-export function firstCrossing(db: Db, ceilings: Ceiling[], keyId: string, cost: number, now = new Date()): Crossing | null {
+/** Every ceiling that one more run of `cost` units by `keyId` would cross. */
+export function crossings(db: Db, ceilings: Ceiling[], keyId: string, cost: number, now = new Date()): Crossing[] {
+  const out: Crossing[] = [];
   for (const c of ceilings) {
     if (!applies(c, keyId)) continue;
     const scopeKey = c.per === 'key' ? keyId : null;
-    const spend = spendSince(db, new Date(now.getTime() - c.window_s * 1000).toISOString(), now.toISOString(), scopeKey);
+    const raw = rawSpend(db, new Date(now.getTime() - c.window_s * 1000).toISOString(), now.toISOString(), scopeKey);
+    const spend = shown(raw);
     let why: string | null = null;
-    if (c.max_runs !== undefined && spend.runs + 1 > c.max_runs) why = `${spend.runs} of ${c.max_runs} runs used`;
-    else if (c.max_cost !== undefined && spend.cost + cost > c.max_cost) why = `${spend.cost} of ${c.max_cost} cost units used, this run costs ${cost}`;
-    else if (c.max_run_time_s !== undefined && spend.run_time_s >= c.max_run_time_s) why = `${spend.run_time_s} of ${c.max_run_time_s} s of run time used`;
-    if (why) return { ceiling: c, key_id: scopeKey, spend, message: `${label(c, scopeKey)}: ${why}` };
+    if (c.max_runs !== undefined && raw.runs + 1 > c.max_runs) why = `${raw.runs} of ${c.max_runs} runs used`;
+    else if (c.max_cost !== undefined && raw.cost + cost > c.max_cost) why = `${raw.cost} of ${c.max_cost} cost units used, this run costs ${cost}`;
+    else if (c.max_run_time_s !== undefined && raw.ms >= c.max_run_time_s * 1000) why = `${spend.run_time_s} of ${c.max_run_time_s} s of run time used`;
+    if (why) out.push({ ceiling: c, key_id: scopeKey, spend, message: `${label(c, scopeKey)}: ${why}` });
   }
-  return null;
+  return out;
 }
 
 /** Spend against every ceiling: one line per global ceiling, one per key for per-key ceilings. */
