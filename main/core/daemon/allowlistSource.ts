@@ -5,7 +5,7 @@ import { stampOf } from '../fs/stamp';
 import { parseAllowlist, AllowlistError } from '../allowlist/load';
 import type { Allowlist } from '../allowlist/types';
 import { writeFileAtomic } from '../fs/atomicWrite';
-import { sha256Hex } from '../fs/canonicalJson';
+import { sha256Hex } from '../../../shared/protocol/canonicalJson';
 import type { AuditLog } from '../ledger/audit';
 import type { Logger } from '../log';
 

@@ -3,7 +3,7 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { authenticate } from './authenticate';
 import type { ApprovalInfo, ErrorCode, RequestState } from '../../../shared/protocol/types';
-import { canonicalJson, sha256Hex } from '../fs/canonicalJson';
+import { canonicalJson, sha256Hex } from '../../../shared/protocol/canonicalJson';
 import type { RunPlan } from '../allowlist/plan';
 import { gate } from '../policy/gate';
 import type { Grant, Grants } from '../ledger/grants';
