@@ -9,6 +9,7 @@ import { writeFileAtomic } from './fs/atomicWrite';
 import { EXAMPLE_ALLOWLIST } from './allowlist/example';
 import { UserError } from './errors';
 import { isInside } from './allowlist/pathArg';
+import { placeSandboxClients } from './sandboxClients';
 
 export interface InitResult {
   home: HomePaths;
@@ -53,5 +54,6 @@ export function initHome(homeDir: string, spoolFlag: string | undefined, default
   }
   if (!existsSync(home.ledger)) created.push(home.ledger);
   openLedger(home.ledger).close();
+  placeSandboxClients(spool);
   return { home, spool, settings, created };
 }

@@ -22,6 +22,7 @@ import { Grants } from '../ledger/grants';
 import { HostFlags } from '../ledger/meta';
 import { Decisions } from '../decisions';
 import { reap, reapedAnything } from '../retention';
+import { placeSandboxClients } from '../sandboxClients';
 import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
 import { groupAlive } from '../exec/processGroup';
 import { readSettings, type Settings } from '../settings';
@@ -144,6 +145,7 @@ export class Daemon {
     const repaired = this.results.repairAll();
     if (repaired) log.info(`rewrote ${repaired} result files that a crash had left behind`);
     this.recoverClaimed();
+    this.safely('bin/', () => placeSandboxClients(this.spool));
     this.heartbeat();
 
     const watched = this.settings.file_events ? [this.spool.queue, this.home.allowlist] : [this.home.allowlist];

@@ -1,0 +1,298 @@
+// `dw`: the sandbox's command line. Bundled into one file (spool/bin/dw.cjs) that runs on Node 18+.
+import { parseArgs } from 'node:util';
+import { loadKeyFile, KeyFileError } from './keyFile';
+import { SpoolClient, isSettled, type Status } from './spoolClient';
+import { argsFromPairs, checkArgs, describeArgs, ArgError } from './typedArgs';
+import { EXIT, exitCodeOf } from './exitCodes';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+class Exit extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const HELP = `dw: ask the Dumbwaiter host to run an allowlisted operation
+
+  dw ops [--json]
+  dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]
+  dw status ID [--json]
+  dw wait ID [--timeout S] [--json]
+  dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]
+  dw cancel ID
+  dw inbox [--json]
+  dw doctor
+  dw mcp [--wait-s S]                 (Node only) an MCP server on stdio
+
+Options: --spool DIR (else $DUMBWAITER_SPOOL), --key-file FILE (else $DUMBWAITER_KEY_FILE).
+Exit codes: 0 ok; the operation's own code when it failed; 64 usage; 65 bad arguments; 66 key file;
+69 spool or host unavailable; 80 rejected; 81 denied; 82 expired; 83 cancelled; 84 uncertain;
+85 still pending after --timeout; 86 failed without an exit code.
+`;
+
+const OPTIONS = {
+  spool: { type: 'string' },
+  'key-file': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  'args-json': { type: 'string' },
+  id: { type: 'string' },
+  intent: { type: 'string' },
+  'expires-in': { type: 'string' },
+  timeout: { type: 'string' },
+  'wait-s': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+function spoolOf(v: Values): string {
+  const spool = v.spool ?? process.env.DUMBWAITER_SPOOL;
+  if (!spool) throw new Exit(EXIT.usage, 'no spool: pass --spool DIR or set DUMBWAITER_SPOOL');
+  if (!existsSync(path.join(spool, 'queue'))) throw new Exit(EXIT.unavailable, `${spool} is not a Dumbwaiter spool (no queue/ folder)`);
+  return spool;
+}
+
+function clientOf(v: Values): SpoolClient {
+  const spool = spoolOf(v);
+  const keyFile = v['key-file'] ?? process.env.DUMBWAITER_KEY_FILE;
+  if (!keyFile) throw new Exit(EXIT.noKey, 'no key: pass --key-file FILE or set DUMBWAITER_KEY_FILE');
+  try {
+    return new SpoolClient(spool, loadKeyFile(keyFile));
+  } catch (e) {
+    if (e instanceof KeyFileError) throw new Exit(EXIT.noKey, e.message);
+    throw e;
+  }
+}
+
+function seconds(text: string | undefined, what: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0) throw new Exit(EXIT.usage, `${what} must be a number of seconds`);
+  return n;
+}
+
+/** The typed args of a request from the command line, checked against the catalog before anything is written. */
+function requestArgs(c: SpoolClient, op: string, pairs: string[], v: Values): Record<string, unknown> {
+  let base: Record<string, unknown> = {};
+  if (v['args-json'] !== undefined) {
+    try {
+      base = JSON.parse(v['args-json']) as Record<string, unknown>;
+    } catch {
+      throw new Exit(EXIT.badArgs, '--args-json is not valid JSON');
+    }
+    if (typeof base !== 'object' || base === null || Array.isArray(base)) throw new Exit(EXIT.badArgs, '--args-json must be a JSON object');
+  }
+  if (op.startsWith('dumbwaiter.')) {
+    // Built-ins are not in the catalog: their arguments go as given.
+    for (const p of pairs) {
+      const eq = p.indexOf('=');
+      if (eq <= 0) throw new Exit(EXIT.badArgs, `"${p}" is not name=value`);
+      base[p.slice(0, eq)] = p.slice(eq + 1);
+    }
+    return base;
+  }
+  const entry = c.catalog()?.operations.find((o) => o.name === op);
+  if (!entry) {
+    const known = c.catalog()?.operations.map((o) => o.name) ?? [];
+    throw new Exit(EXIT.badArgs, `the host offers no operation "${op}"${known.length ? ` (it offers: ${known.join(', ')})` : ''}`);
+  }
+  try {
+    if (pairs.length === 0) {
+      checkArgs(entry.args_schema, base);
+      return base;
+    }
+    return argsFromPairs(entry.args_schema, pairs, base);
+  } catch (e) {
+    if (e instanceof ArgError) throw new Exit(EXIT.badArgs, `${op}: ${e.message}`);
+    throw e;
+  }
+}
+
+function submitFrom(c: SpoolClient, positionals: string[], v: Values): string {
+  const [op, ...pairs] = positionals;
+  if (!op) throw new Exit(EXIT.usage, 'which operation? (see: dw ops)');
+  const args = requestArgs(c, op, pairs, v);
+  const expiresIn = seconds(v['expires-in'], '--expires-in');
+  try {
+    return c.submit({
+      op,
+      args,
+      id: v.id,
+      intent: v.intent,
+      expiresAt: expiresIn === undefined ? undefined : new Date(Date.now() + expiresIn * 1000),
+    });
+  } catch (e) {
+    throw new Exit(v.id !== undefined ? EXIT.usage : EXIT.unavailable, (e as Error).message);
+  }
+}
+
+/** What a settled (or still pending) request says, on stdout and stderr. */
+function report(s: Status, withOutput: boolean): void {
+  if (!isSettled(s)) {
+    process.stderr.write(`${s.id} is still ${s.state}; check again with: dw wait ${s.id}\n`);
+    return;
+  }
+  if (withOutput) {
+    process.stdout.write(s.stdout);
+    process.stderr.write(s.stderr);
+  }
+  if (s.error) process.stderr.write(`dw: ${s.id} ${s.state}: ${s.error.code}: ${s.error.message}\n`);
+  else if (s.state !== 'succeeded' && s.state !== 'failed') process.stderr.write(`dw: ${s.id} ${s.state}\n`);
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new Exit(EXIT.usage, (e as Error).message);
+  }
+  const { values: v, positionals } = parsed;
+  const [cmd, ...rest] = positionals;
+  if (v.help || !cmd) {
+    process.stdout.write(HELP);
+    return cmd || v.help ? EXIT.ok : EXIT.usage;
+  }
+  switch (cmd) {
+    case 'ops': {
+      const catalog = new SpoolClient(spoolOf(v), null).catalog();
+      if (!catalog) throw new Exit(EXIT.unavailable, 'no catalog.json in the spool: has the host ever run?');
+      if (v.json) return print(catalog.operations);
+      for (const op of catalog.operations) {
+        process.stdout.write(`${op.name}  [${op.scope}${op.approval === 'always' ? ', asks a human' : ''}, timeout ${op.timeout_s} s]  ${op.description}\n`);
+        for (const line of describeArgs(op.args_schema)) process.stdout.write(`    ${line}\n`);
+      }
+      return EXIT.ok;
+    }
+    case 'submit': {
+      process.stdout.write(submitFrom(clientOf(v), rest, v) + '\n');
+      return EXIT.ok;
+    }
+    case 'status': {
+      const id = need(rest[0], 'dw status ID');
+      const s = clientOf(v).status(id);
+      if (v.json) return print(s);
+      const err = 'error' in s && s.error ? `  ${s.error.code}: ${s.error.message}` : '';
+      process.stdout.write(`${id}  ${s.state}${'exit_code' in s && s.exit_code !== null ? `  exit ${s.exit_code}` : ''}${err}\n`);
+      return EXIT.ok;
+    }
+    case 'wait': {
+      const id = need(rest[0], 'dw wait ID');
+      const s = await clientOf(v).wait(id, { timeoutMs: timeoutMs(v) });
+      if (v.json) print(s);
+      else report(s, true);
+      return exitCodeOf(s);
+    }
+    case 'run': {
+      const c = clientOf(v);
+      const id = submitFrom(c, rest, v);
+      process.stderr.write(`${id}\n`);
+      let streamed = false;
+      const s = await c.follow(
+        id,
+        (chunk) => {
+          streamed = true;
+          process.stdout.write(chunk);
+        },
+        { timeoutMs: timeoutMs(v) },
+      );
+      report(s, !streamed);
+      return exitCodeOf(s);
+    }
+    case 'cancel': {
+      const target = need(rest[0], 'dw cancel ID');
+      const c = clientOf(v);
+      const id = c.submit({ op: 'dumbwaiter.cancel', args: { target } });
+      const s = await c.wait(id, { timeoutMs: (timeoutMs(v) ?? 30_000) });
+      report(s, true);
+      return exitCodeOf(s);
+    }
+    case 'inbox': {
+      const msgs = new SpoolClient(spoolOf(v), null).inbox();
+      if (v.json) return print(msgs);
+      if (msgs.length === 0) process.stdout.write('No messages.\n');
+      for (const m of msgs) process.stdout.write(`${m.created_at}  ${m.kind}${m.ref ? ` (${m.ref})` : ''}: ${m.text}\n`);
+      return EXIT.ok;
+    }
+    case 'doctor':
+      return doctor(v);
+    case 'mcp': {
+      const { serveMcp } = await import('./mcp');
+      await serveMcp(clientOf(v), (seconds(v['wait-s'], '--wait-s') ?? 60) * 1000);
+      return EXIT.ok;
+    }
+    default:
+      throw new Exit(EXIT.usage, `unknown command "${cmd}" (see: dw --help)`);
+  }
+}
+
+function need(x: string | undefined, usage: string): string {
+  if (!x) throw new Exit(EXIT.usage, `usage: ${usage}`);
+  return x;
+}
+
+function timeoutMs(v: Values): number | undefined {
+  const s = seconds(v.timeout, '--timeout');
+  return s === undefined ? undefined : s * 1000;
+}
+
+function print(x: unknown): number {
+  process.stdout.write(JSON.stringify(x, null, 2) + '\n');
+  return EXIT.ok;
+}
+
+/** Each check on one line; a stopped host fails fast, without waiting for a ping nobody will answer. */
+async function doctor(v: Values): Promise<number> {
+  let ok = true;
+  const line = (pass: boolean, what: string) => {
+    ok &&= pass;
+    process.stdout.write(`${pass ? 'ok  ' : 'FAIL'}  ${what}\n`);
+  };
+  let c: SpoolClient;
+  try {
+    spoolOf(v);
+    line(true, `spool ${spoolOf(v)}`);
+    c = clientOf(v);
+    line(true, `key file: key ${c.key!.key_id}`);
+  } catch (e) {
+    line(false, (e as Error).message);
+    return EXIT.unavailable;
+  }
+  const host = c.host();
+  const age = host ? (Date.now() - Date.parse(host.heartbeat_at)) / 1000 : Infinity;
+  const alive = host !== null && host.up !== false && age < 30;
+  line(alive, host ? `host ${host.host_id} (Dumbwaiter ${host.app_version}): last heartbeat ${Math.round(age)} s ago${alive ? '' : ': the host looks down'}${host.paused ? ' (paused)' : ''}` : 'no host.json: the host has never run on this spool');
+  if (!alive) return EXIT.unavailable;
+  const sent = Date.now();
+  const id = c.submit({ op: 'dumbwaiter.ping' });
+  const s = await c.wait(id, { timeoutMs: 10_000 });
+  if (s.state === 'succeeded') {
+    const pong = JSON.parse(s.stdout) as { time: string; scope: string };
+    // The host answered between our write and our read: compare its clock with the middle of that span.
+    const skew = (Date.parse(pong.time) - (sent + Date.now()) / 2) / 1000;
+    line(true, `key accepted (scope ${pong.scope})`);
+    line(Math.abs(skew) < 60, `clocks: the host is ${Math.abs(skew).toFixed(1)} s ${skew >= 0 ? 'ahead of' : 'behind'} this sandbox (requests more than 5 min ahead are refused)`);
+  } else {
+    line(false, `key not accepted: ${'error' in s && s.error ? `${s.error.code}: ${s.error.message}` : `no answer within 10 s (${s.state})`}`);
+  }
+  return ok ? EXIT.ok : EXIT.unavailable;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    if (e instanceof Exit) {
+      process.stderr.write(`dw: ${e.message}\n`);
+      process.exitCode = e.code;
+    } else {
+      process.stderr.write(`dw: ${(e as Error).stack ?? String(e)}\n`);
+      process.exitCode = 70;
+    }
+  },
+);
