@@ -1,0 +1,530 @@
+// The Python sandbox client (spool/bin/dw.py, from shared/client/dw.py) against the real daemon. It is copied into a
+// temporary folder and run from there with python3, as a sandbox would run it: only the spool and a
+// key file (DUMBWAITER_SPOOL, DUMBWAITER_KEY_FILE). Every command and exit code of docs/SANDBOX.md.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TestHost, eventually, sleep, type DaemonProcess } from '../helpers/host';
+import { canonicalJson, sha256Hex } from '../../shared/protocol/canonicalJson';
+import { computeMac, decodeSecret } from '../../shared/protocol/sign';
+import type { CatalogDoc, Envelope, KeyFile } from '../../shared/protocol/types';
+
+const SOURCE = path.resolve(import.meta.dirname, '../../shared/client/dw.py');
+const VECTORS = path.resolve(import.meta.dirname, '../fixtures/vectors-v1.json');
+const FRESH_ID = /^r-[0-9a-z]+-[0-9a-f]+$/;
+
+const TOOL = `
+const [mode, ...rest] = process.argv.slice(2);
+if (mode === 'argv') console.log(JSON.stringify(rest));
+if (mode === 'exit') { console.log('about to fail'); console.error('failing on purpose'); process.exit(Number(rest[0])); }
+if (mode === 'lines') { let i = 0; const t = setInterval(() => { console.log('line ' + i); i += 1; if (i >= Number(rest[0])) clearInterval(t); }, 400); }
+if (mode === 'nap') setTimeout(() => console.log('awake after ' + rest[0] + ' s'), Number(rest[0]) * 1000);
+if (mode === 'sleep') setTimeout(() => {}, 60000);
+`;
+
+let host: TestHost;
+let key: KeyFile;
+let daemon: DaemonProcess;
+let clientDir: string;
+let DW: string;
+let keyFile: string;
+
+interface DwResult {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+function dwEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, DUMBWAITER_SPOOL: host.spool, DUMBWAITER_KEY_FILE: keyFile, ...extra };
+}
+
+/** Runs the copied dw.py to completion. */
+function dw(args: string[], env: Record<string, string> = {}, input?: string): DwResult {
+  const started = Date.now();
+  const r = spawnSync('python3', [DW, ...args], { encoding: 'utf8', env: dwEnv(env), timeout: 60_000, input });
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, ms: Date.now() - started };
+}
+
+/** Starts the copied dw.py in the background; `done` resolves when it has exited. */
+class DwProcess {
+  stdout = '';
+  stderr = '';
+  /** When each piece of stdout arrived (ms since the start). */
+  chunks: { at: number; text: string }[] = [];
+  readonly proc: ChildProcess;
+  readonly done: Promise<DwResult>;
+  private readonly started = Date.now();
+
+  constructor(args: string[], env: Record<string, string> = {}) {
+    this.proc = spawn('python3', [DW, ...args], { env: dwEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc.stdout!.on('data', (c: Buffer) => {
+      this.stdout += c.toString();
+      this.chunks.push({ at: Date.now() - this.started, text: c.toString() });
+    });
+    this.proc.stderr!.on('data', (c: Buffer) => (this.stderr += c.toString()));
+    this.done = new Promise((resolve) =>
+      this.proc.on('close', (status, signal) => resolve({ status, signal, stdout: this.stdout, stderr: this.stderr, ms: Date.now() - this.started })),
+    );
+  }
+
+  /** The request id `dw run` prints on stderr at once. */
+  id(): Promise<string> {
+    return eventually('the request id on stderr', () => {
+      const first = this.stderr.split('\n')[0];
+      return this.stderr.includes('\n') && first ? first : undefined;
+    });
+  }
+}
+
+function listing(dir: string): string[] {
+  return readdirSync(path.join(host.spool, dir)).sort();
+}
+
+beforeAll(async () => {
+  host = new TestHost('version: 1\noperations: []\n');
+  const script = path.join(host.root, 'tool.cjs');
+  writeFileSync(script, TOOL);
+  const node = JSON.stringify(process.execPath);
+  const op = (name: string, cmd: string, extra = '') => `
+  - name: ${name}
+    command: [${node}, ${JSON.stringify(script)}, ${cmd}]
+    cwd: ${JSON.stringify(host.root)}
+    scope: read
+    approval: never
+    concurrency: 4
+${extra}`;
+  host.writeAllowlist(`version: 1
+operations:
+${op('echo', 'argv, "{msg}"', '    description: Prints its message\n    args:\n      msg: {type: string, max_length: 200}')}
+${op('typed', 'argv, "{workers}", "{verbose}", "{files}", "--label={label}"', `    description: Shows how typed arguments arrive
+    args:
+      workers: {type: integer, min: 1, max: 16}
+      verbose: {type: boolean, flag: "--verbose"}
+      files: {type: array, items: {type: string, pattern: "[a-z]+[.][a-z]+"}, max_items: 3, required: false}
+      label: {type: string, enum: [alpha, beta], default: alpha}`)}
+${op('fail', 'exit, "{code}"', '    args:\n      code: {type: integer, min: 0, max: 255}')}
+${op('lines', 'lines, "{n}"', '    args:\n      n: {type: integer, min: 1, max: 20}')}
+${op('nap', 'nap, "{seconds}"', '    args:\n      seconds: {type: integer, min: 0, max: 10}')}
+${op('slow', 'sleep', '    timeout_s: 60')}
+  - name: deploy
+    description: A write operation that asks a human
+    command: [${node}, ${JSON.stringify(script)}, argv, "{target}"]
+    cwd: ${JSON.stringify(host.root)}
+    args:
+      target: {type: string, enum: [staging, production]}
+    scope: write
+  - name: missing-program
+    command: [/nonexistent/program]
+    scope: read
+    approval: never
+`);
+  key = host.createKey('python-client', 'write');
+  clientDir = mkdtempSync(path.join(os.tmpdir(), 'dw-py-'));
+  DW = path.join(clientDir, 'dw.py');
+  keyFile = path.join(clientDir, 'agent.key.json');
+  writeFileSync(keyFile, JSON.stringify(key), { mode: 0o600 });
+  daemon = await host.startDaemon();
+  // The copy the host placed in the spool's bin/, as a sandbox would find it.
+  const placed = path.join(host.spool, 'bin', 'dw.py');
+  expect(readFileSync(placed)).toEqual(readFileSync(SOURCE));
+  copyFileSync(placed, DW);
+});
+
+afterAll(async () => {
+  await host.cleanup();
+  rmSync(clientDir, { recursive: true, force: true });
+});
+
+describe('signing and ids', () => {
+  it('passes every signing vector: the same mac for valid ones, no verification for invalid ones', () => {
+    const vectors = JSON.parse(readFileSync(VECTORS, 'utf8')) as { valid: { envelope: Envelope }[]; invalid: { why: string }[] };
+    const r = dw(['selftest-vectors', VECTORS]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const report = JSON.parse(r.stdout) as { ok: boolean; valid: { mac: string; verified: boolean }[]; invalid: { why: string; verified: boolean }[] };
+    expect(report.valid.map((v) => v.mac)).toEqual(vectors.valid.map((v) => v.envelope.mac));
+    expect(report.valid.every((v) => v.verified)).toBe(true);
+    expect(report.invalid.map((v) => v.why)).toEqual(vectors.invalid.map((v) => v.why));
+    expect(report.invalid.every((v) => !v.verified)).toBe(true);
+    expect(report.ok).toBe(true);
+  });
+
+  it('signs exactly what the host signs, non-ASCII text included (the module imported with python3 -c)', () => {
+    const payload = JSON.stringify({ id: 'x-1', op: 'echo', args: { msg: 'héllo ✓ 😀 "q" \\ \n' }, created_at: '2026-11-29T08:00:00Z' });
+    const code = 'import json, sys; sys.path.insert(0, sys.argv[1]); import dw; k = json.loads(sys.stdin.read()); print(dw.compute_mac(dw.decode_secret(k["secret"]), k["key_id"], k["payload"]))';
+    const r = spawnSync('python3', ['-c', code, clientDir], { input: JSON.stringify({ ...key, payload }), encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe(computeMac(decodeSecret(key.secret), key.key_id, payload));
+  });
+
+  it('stable_id gives "s-" + 32 hex of the sha256 of the canonical JSON, as the TypeScript client computes it', () => {
+    const cases: [string, Record<string, unknown>, string | null][] = [
+      ['echo', { msg: 'hello' }, null],
+      ['echo', { msg: 'hello' }, 'why not'],
+      ['typed', { workers: 4, verbose: true, files: ['a.ts', 'b.ts'], label: 'beta' }, 'ordering'],
+      ['typed', { z: 1, a: { y: [1, 2, { b: null, a: false }], x: 'é' } }, 'nested, keys out of order'],
+      ['echo', { msg: 'héllo ✓ "quoted" \\ back\n\ttab \u0001 \u007f \u2028' }, 'unicode ✓ and escapes'],
+      ['echo', { '\ue000': 1, '😀': 2, é: 3, Z: 4, a: 5 }, 'keys sorted by UTF-16 code units, as JavaScript sorts'],
+      ['num', { a: 1.5, b: -0.25, c: 1e21, d: 1e-7, e: 123456789012, f: 2.5e-5, g: 0 }, null],
+      ['echo', {}, ''],
+    ];
+    const code = 'import json, sys; sys.path.insert(0, sys.argv[1]); import dw\nfor line in sys.stdin:\n    op, args, intent = json.loads(line)\n    print(dw.stable_id(op, args, intent))';
+    const input = cases.map((c) => JSON.stringify(c)).join('\n') + '\n';
+    const r = spawnSync('python3', ['-c', code, clientDir], { input, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    const got = r.stdout.trim().split('\n');
+    const want = cases.map(([op, args, intent]) => 's-' + sha256Hex(canonicalJson({ args, intent, op })).slice(0, 32));
+    expect(got).toEqual(want);
+    for (const id of got) expect(id).toMatch(/^s-[0-9a-f]{32}$/);
+    expect(new Set(got).size).toBe(cases.length);
+  });
+});
+
+describe('without a host: what dw writes, and its usage errors', () => {
+  let spool: string;
+  const offline = (args: string[], extra: Record<string, string> = {}) => dw(args, { DUMBWAITER_SPOOL: spool, ...extra });
+
+  beforeAll(() => {
+    // A spool nobody serves, with the host's catalog: requests stay in queue/ where they can be read.
+    spool = path.join(clientDir, 'offline-spool');
+    for (const d of ['tmp', 'queue', 'results', 'inbox']) mkdirSync(path.join(spool, d), { recursive: true, mode: 0o700 });
+    cpSync(path.join(host.spool, 'catalog.json'), path.join(spool, 'catalog.json'));
+  });
+
+  it('submit writes one signed, compact envelope into queue/ (through tmp/) with typed arguments', () => {
+    const before = Date.now();
+    const r = offline(['submit', 'typed', 'workers=4', 'verbose=true', 'files=a.ts', 'files=["b.ts"]', '--intent', 'why ✓', '--expires-in', '60', '--id', 'sub-1']);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('sub-1\n');
+    expect(readdirSync(path.join(spool, 'queue'))).toEqual(['sub-1.json']);
+    expect(readdirSync(path.join(spool, 'tmp'))).toEqual([]);
+    const env = JSON.parse(readFileSync(path.join(spool, 'queue', 'sub-1.json'), 'utf8')) as Envelope;
+    expect(Object.keys(env).sort()).toEqual(['key_id', 'mac', 'payload', 'v']);
+    expect(env).toMatchObject({ v: 1, key_id: key.key_id });
+    expect(env.mac).toBe(computeMac(decodeSecret(key.secret), key.key_id, env.payload));
+    const p = JSON.parse(env.payload) as Record<string, unknown>;
+    expect(env.payload).toBe(JSON.stringify(p)); // compact, and non-ASCII kept as is
+    expect(p).toMatchObject({ id: 'sub-1', op: 'typed', args: { workers: 4, verbose: true, files: ['a.ts', 'b.ts'] }, intent: 'why ✓' });
+    expect(p.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    const created = Date.parse(p.created_at as string);
+    expect(created).toBeGreaterThanOrEqual(before - 1000);
+    expect(created).toBeLessThanOrEqual(Date.now() + 1000);
+    expect(Date.parse(p.expires_at as string) - created).toBe(60_000);
+  });
+
+  it('gives fresh, time-sortable ids by default', async () => {
+    const a = offline(['submit', 'echo', 'msg=one']).stdout.trim();
+    await sleep(5);
+    const b = offline(['submit', 'echo', 'msg=two']).stdout.trim();
+    expect(a).toMatch(FRESH_ID);
+    expect(b).toMatch(FRESH_ID);
+    expect(b > a).toBe(true);
+  });
+
+  it('status says unclaimed for a request still in queue/ and unknown without a trace; wait times out with 85', () => {
+    expect(offline(['status', 'sub-1']).stdout).toBe('sub-1: unclaimed\n');
+    expect(JSON.parse(offline(['status', 'sub-1', '--json']).stdout)).toEqual({ id: 'sub-1', state: 'unclaimed' });
+    const unknown = offline(['status', 'no-such-id', '--json']);
+    expect(unknown.status).toBe(0);
+    expect(JSON.parse(unknown.stdout)).toEqual({ id: 'no-such-id', state: 'unknown' });
+    const w = offline(['wait', 'sub-1', '--timeout', '0.5']);
+    expect(w.status).toBe(85);
+    expect(w.stderr).toContain('dw wait sub-1');
+  });
+
+  it('says clearly what is missing: no spool 69, no or bad key file 66, usage 64, an empty inbox', () => {
+    const noSpool = dw(['submit', 'echo', 'msg=x'], { DUMBWAITER_SPOOL: path.join(clientDir, 'nowhere') });
+    expect(noSpool.status).toBe(69);
+    expect(noSpool.stderr).toContain('nowhere');
+    const noKey = offline(['submit', 'echo', 'msg=x'], { DUMBWAITER_KEY_FILE: path.join(clientDir, 'missing.key.json') });
+    expect(noKey.status).toBe(66);
+    expect(noKey.stderr).toContain('missing.key.json');
+    const bad = path.join(clientDir, 'bad.key.json');
+    writeFileSync(bad, JSON.stringify({ ...key, secret: 'too-short' }));
+    const badKey = offline(['submit', 'echo', 'msg=x'], { DUMBWAITER_KEY_FILE: bad });
+    expect(badKey.status).toBe(66);
+    expect(badKey.stderr).toMatch(/secret/);
+    expect(offline(['frobnicate']).status).toBe(64);
+    expect(offline(['run']).status).toBe(64);
+    expect(offline(['wait', 'sub-1', '--timeout', 'soon']).status).toBe(64);
+    expect(offline(['ops', '--bogus']).status).toBe(64);
+    const help = offline(['--help']);
+    expect(help.status).toBe(0);
+    for (const cmd of ['ops', 'submit', 'status', 'wait', 'run', 'cancel', 'inbox', 'doctor']) expect(help.stdout).toContain(`dw ${cmd}`);
+    expect(offline(['inbox']).stdout).toBe('No messages.\n');
+    expect(JSON.parse(offline(['inbox', '--json']).stdout)).toEqual([]);
+    // Nothing of the above wrote anything.
+    expect(readdirSync(path.join(spool, 'queue')).length).toBe(3);
+  });
+});
+
+describe('against the running host', () => {
+  it('ops lists the operations with their typed arguments; --json gives the catalog operations', () => {
+    const r = dw(['ops']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('typed  (read, no approval, timeout 600 s)');
+    expect(r.stdout).toContain('Shows how typed arguments arrive');
+    expect(r.stdout).toContain('workers: integer, 1..16, required');
+    expect(r.stdout).toContain('verbose: boolean, optional');
+    expect(r.stdout).toMatch(/files: array of string, matching .*, at most 3 items, optional/);
+    expect(r.stdout).toContain('label: string, one of "alpha", "beta"');
+    expect(r.stdout).toContain('default "alpha"');
+    expect(r.stdout).toMatch(/deploy {2}\(write, asks a human/);
+    const catalog = JSON.parse(readFileSync(path.join(host.spool, 'catalog.json'), 'utf8')) as CatalogDoc;
+    const j = dw(['ops', '--json']);
+    expect(j.status).toBe(0);
+    expect(JSON.parse(j.stdout)).toEqual(catalog.operations);
+  });
+
+  it('doctor passes every check with the host up', () => {
+    const r = dw(['doctor']);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(5);
+    for (const l of lines) expect(l).toMatch(/^ok /);
+    expect(r.stdout).toContain(key.key_id);
+    expect(r.stdout).toMatch(/key accepted.*scope write/);
+  });
+
+  it('run prints the id on stderr at once and streams the output while it runs; exit 0', async () => {
+    const p = new DwProcess(['run', 'lines', 'n=4', '--intent', 'streaming check']);
+    const id = await p.id();
+    expect(id).toMatch(FRESH_ID);
+    const r = await p.done;
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('line 0\nline 1\nline 2\nline 3\n');
+    // The first line came while the operation still ran (it prints one line every 400 ms).
+    const first = p.chunks.find((c) => c.text.includes('line 0'))!;
+    expect(first.at).toBeLessThan(r.ms - 600);
+    expect(p.chunks.length).toBeGreaterThan(1);
+    expect(r.stderr).toBe(`${id}\n`);
+    expect(host.result(id)).toMatchObject({ state: 'succeeded', exit_code: 0, op: 'lines' });
+    expect(host.exists(`queue/${id}.json`)).toBe(false);
+  });
+
+  it('types name=value pairs by the catalog, repeated or as a JSON array, and takes --args-json', () => {
+    const r = dw(['run', 'typed', 'workers=4', 'verbose=true', 'files=a.ts', 'files=b.ts', 'label=beta']);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(['4', '--verbose', 'a.ts', 'b.ts', '--label=beta']);
+    const arr = dw(['run', 'typed', 'workers=2', 'verbose=false', 'files=["c.py","d.py"]']);
+    expect(arr.status).toBe(0);
+    expect(JSON.parse(arr.stdout)).toEqual(['2', 'c.py', 'd.py', '--label=alpha']);
+    const json = dw(['run', 'typed', '--args-json', '{"workers": 16, "files": ["e.rs"]}']);
+    expect(json.status).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(['16', 'e.rs', '--label=alpha']);
+  });
+
+  it('passes a failing operation exit code through, for run and for wait', () => {
+    const r = dw(['run', 'fail', 'code=3', '--id', 'py-fail-3']);
+    expect(r.status).toBe(3);
+    expect(r.stdout).toContain('about to fail'); // the live log interleaves both streams
+    expect(r.stdout).toContain('failing on purpose');
+    const w = dw(['wait', 'py-fail-3']);
+    expect(w.status).toBe(3);
+    expect(w.stdout).toBe('about to fail\n');
+    expect(w.stderr).toContain('failing on purpose');
+    const j = dw(['wait', 'py-fail-3', '--json']);
+    expect(j.status).toBe(3);
+    expect(JSON.parse(j.stdout)).toMatchObject({ id: 'py-fail-3', state: 'failed', exit_code: 3 });
+    expect(dw(['status', 'py-fail-3']).stdout).toBe('py-fail-3: failed (fail; exit 3)\n');
+    expect(dw(['run', 'fail', 'code=0']).status).toBe(0);
+  });
+
+  it('refuses arguments that do not fit with 65, naming the argument, before anything is written', () => {
+    const queue = listing('queue');
+    const tmp = listing('tmp');
+    const results = listing('results');
+    const cases: [string[], RegExp][] = [
+      [['typed', 'workers=four'], /argument "workers" must be an integer, got "four"/],
+      [['typed', 'workers=4', 'colour=red'], /unknown argument "colour"/],
+      [['typed'], /missing required argument "workers"/],
+      [['typed', 'verbose=true'], /missing required argument "workers"/],
+      [['typed', 'workers=17'], /argument "workers" must be at most 16/],
+      [['typed', 'workers=0'], /argument "workers" must be at least 1/],
+      [['typed', 'workers=2', 'verbose=maybe'], /argument "verbose" must be true or false/],
+      [['typed', 'workers=2', 'files=UPPER.TS'], /argument "files".* pattern/],
+      [['typed', 'workers=2', 'files=a.b', 'files=c.d', 'files=e.f', 'files=g.h'], /argument "files" has 4 items, more than 3/],
+      [['typed', 'workers=2', 'label=gamma'], /argument "label" must be one of "alpha", "beta"/],
+      [['typed', 'workers=2', 'workers=3'], /argument "workers" is given more than once/],
+      [['typed', '--args-json', '{"workers": "4"}'], /argument "workers" must be an integer/],
+      [['typed', '--args-json', '[1]'], /--args-json must be a JSON object/],
+      [['typed', '--args-json', '{nope'], /--args-json is not valid JSON/],
+      [['echo', `msg=${'x'.repeat(201)}`], /argument "msg" is longer than 200 characters/],
+      [['echo', 'msg'], /expected name=value/],
+      [['no-such-op'], /unknown operation "no-such-op"/],
+    ];
+    for (const [args, message] of cases) {
+      for (const cmd of ['run', 'submit']) {
+        const r = dw([cmd, ...args]);
+        expect(r.status, `${cmd} ${args.join(' ')}: ${r.stderr}`).toBe(65);
+        expect(r.stderr).toMatch(message);
+        expect(r.stdout).toBe('');
+      }
+    }
+    expect(dw(['submit', 'echo', 'msg=x', '--id', '../escape']).status).toBe(65);
+    expect(dw(['submit', 'echo', 'msg=x', '--intent', 'y'.repeat(2001)]).status).toBe(65);
+    expect(listing('queue')).toEqual(queue);
+    expect(listing('tmp')).toEqual(tmp);
+    expect(listing('results')).toEqual(results);
+  });
+
+  it('exits 80 for a request the host rejects, with the reason', () => {
+    // The client cannot know this rule: a value that would start an argv element may not start with "-".
+    const r = dw(['run', 'echo', 'msg=-rf']);
+    expect(r.status).toBe(80);
+    expect(r.stderr).toMatch(/rejected: bad_args: .*must not start with "-"/);
+  });
+
+  it('exits 86 for an operation that could not start', () => {
+    const r = dw(['run', 'missing-program']);
+    expect(r.status).toBe(86);
+    expect(r.stderr).toMatch(/spawn_failed.*\/nonexistent\/program/);
+  });
+
+  it('exits 81 when the human denies the request', async () => {
+    const p = new DwProcess(['run', 'deploy', 'target=production', '--id', 'py-deny-1', '--intent', 'ship it']);
+    expect(await p.id()).toBe('py-deny-1');
+    const waiting = await host.waitResult('py-deny-1', ['awaiting_approval']);
+    expect(waiting.approval?.intent).toBe('ship it');
+    await eventually('the note about the approval', () => (p.stderr.includes("waiting for a human's approval") ? true : undefined));
+    expect(host.cli(['approvals', 'deny', 'py-deny-1', '--reason', 'not on a Friday']).status).toBe(0);
+    const r = await p.done;
+    expect(r.status).toBe(81);
+    expect(r.stderr).toMatch(/py-deny-1 was denied: denied: .*not on a Friday/);
+    expect(r.stdout).toBe('');
+  });
+
+  it('exits 0 once the human approves', async () => {
+    const p = new DwProcess(['run', 'deploy', 'target=staging', '--id', 'py-approve-1']);
+    await host.waitResult('py-approve-1', ['awaiting_approval']);
+    expect(host.cli(['approvals', 'approve', 'py-approve-1']).status).toBe(0);
+    const r = await p.done;
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(['staging']);
+  });
+
+  it('exits 82 for a request that expired before it could start (--expires-in, host paused)', async () => {
+    expect(host.cli(['pause']).status).toBe(0);
+    try {
+      const s = dw(['submit', 'echo', 'msg=too late', '--expires-in', '1', '--id', 'py-expire-1']);
+      expect(s.status).toBe(0);
+      await host.waitResult('py-expire-1', ['queued']);
+      expect(dw(['status', 'py-expire-1']).stdout).toBe('py-expire-1: queued (echo)\n');
+      await sleep(1500);
+    } finally {
+      expect(host.cli(['resume']).status).toBe(0);
+    }
+    const w = dw(['wait', 'py-expire-1']);
+    expect(w.status).toBe(82);
+    expect(w.stderr).toMatch(/py-expire-1 expired before it started: expired: /);
+    expect(host.result('py-expire-1')?.started_at).toBeNull();
+  });
+
+  it('dw cancel cancels a running request: run exits 83; cancel answers what happened', async () => {
+    const p = new DwProcess(['run', 'slow', '--id', 'py-cancel-1']);
+    await host.waitResult('py-cancel-1', ['running']);
+    const c = dw(['cancel', 'py-cancel-1']);
+    expect(c.stderr).toBe('');
+    expect(c.status).toBe(0);
+    expect(c.stdout).toContain('being terminated');
+    const r = await p.done;
+    expect(r.status).toBe(83);
+    expect(r.stderr).toMatch(/py-cancel-1 was cancelled by key /);
+    expect(host.result('py-cancel-1')).toMatchObject({ state: 'cancelled', cancelled_by: expect.stringContaining(key.key_id) });
+    // A finished request: nothing changes, and it says so; an unknown one is refused by the host (80).
+    const again = dw(['cancel', 'py-cancel-1']);
+    expect(again.status).toBe(0);
+    expect(again.stdout).toContain('nothing changed');
+    const unknown = dw(['cancel', 'no-such-request']);
+    expect(unknown.status).toBe(80);
+    expect(unknown.stderr).toContain('bad_args');
+    expect(dw(['cancel', 'bad/id']).status).toBe(65);
+  });
+
+  it('exits 85 when --timeout passes first (run and wait); the request goes on', async () => {
+    const s = dw(['submit', 'slow', '--id', 'py-timeout-1']);
+    expect(s.status).toBe(0);
+    await host.waitResult('py-timeout-1', ['running']);
+    const w = dw(['wait', 'py-timeout-1', '--timeout', '1']);
+    expect(w.status).toBe(85);
+    expect(w.ms).toBeGreaterThanOrEqual(900);
+    expect(w.ms).toBeLessThan(5000);
+    expect(w.stderr).toMatch(/py-timeout-1 is still running after 1 s.*dw wait py-timeout-1/);
+    const wj = dw(['wait', 'py-timeout-1', '--timeout', '0.2', '--json']);
+    expect(wj.status).toBe(85);
+    expect(JSON.parse(wj.stdout)).toMatchObject({ id: 'py-timeout-1', state: 'running' });
+    const r = dw(['run', 'slow', '--timeout', '1', '--id', 'py-timeout-2']);
+    expect(r.status).toBe(85);
+    expect(r.stderr.split('\n')[0]).toBe('py-timeout-2');
+    expect(host.result('py-timeout-1')?.state).toBe('running');
+    for (const id of ['py-timeout-1', 'py-timeout-2']) expect(dw(['cancel', id]).status).toBe(0);
+  });
+
+  it('a client killed after submitting loses nothing: dw wait from a new process gets the result', async () => {
+    const p = new DwProcess(['run', 'nap', 'seconds=2']);
+    const id = await p.id();
+    await host.waitResult(id, ['running']);
+    p.proc.kill('SIGKILL');
+    const killed = await p.done;
+    expect(killed.signal).toBe('SIGKILL');
+    expect(host.result(id)?.state).toBe('running');
+    const w = dw(['wait', id]);
+    expect(w.status).toBe(0);
+    expect(w.stdout).toBe('awake after 2 s\n');
+    // A retry of the same id and arguments never runs twice: it gets the same result.
+    const again = dw(['run', 'nap', 'seconds=2', '--id', id]);
+    expect(again.status).toBe(0);
+    expect(again.ms).toBeLessThan(2000);
+    expect(host.audit(id).filter((a) => a.message.startsWith('claimed')).length).toBe(1);
+  });
+
+  it('inbox lists the host messages (a conflict here), sorted by id; --json as an array', async () => {
+    expect(dw(['run', 'echo', 'msg=first', '--id', 'py-conflict-1']).status).toBe(0);
+    expect(dw(['submit', 'echo', 'msg=second', '--id', 'py-conflict-1']).status).toBe(0);
+    await eventually('the conflict message', () => (host.inbox().some((m) => m.kind === 'conflict' && m.ref === 'py-conflict-1') ? true : undefined));
+    const r = dw(['inbox']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/conflict \[py-conflict-1\] .*py-conflict-1/);
+    const j = dw(['inbox', '--json']);
+    expect(j.status).toBe(0);
+    const msgs = JSON.parse(j.stdout) as { id: string }[];
+    expect(msgs).toEqual(host.inbox());
+    expect(msgs.map((m) => m.id)).toEqual(msgs.map((m) => m.id).sort());
+    // The first result stands.
+    expect(JSON.parse(dw(['wait', 'py-conflict-1']).stdout)).toEqual(['first']);
+  });
+
+  it('exits 84 when the host dies during the run (uncertain), for run and for wait', async () => {
+    const p = new DwProcess(['run', 'nap', 'seconds=3', '--id', 'py-uncertain-1']);
+    await host.waitResult('py-uncertain-1', ['running']);
+    await daemon.kill9();
+    await sleep(300);
+    daemon = await host.startDaemon();
+    const r = await p.done;
+    expect(r.status).toBe(84);
+    expect(r.stderr).toMatch(/py-uncertain-1 is uncertain: /);
+    const w = dw(['wait', 'py-uncertain-1']);
+    expect(w.status).toBe(84);
+    expect(dw(['status', 'py-uncertain-1']).stdout).toMatch(/^py-uncertain-1: uncertain \(nap; interrupted: /);
+  });
+
+  it('doctor fails quickly with 69 once the host is stopped, says it looks down, and writes no ping', async () => {
+    await daemon.stop();
+    const queue = listing('queue');
+    const r = dw(['doctor']);
+    expect(r.status).toBe(69);
+    expect(r.ms).toBeLessThan(3000);
+    expect(r.stdout).toMatch(/^ok +spool/m);
+    expect(r.stdout).toMatch(/^ok +key file/m);
+    expect(r.stdout).toMatch(/^FAIL heartbeat +the host looks down/m);
+    expect(r.stdout).toMatch(/^FAIL key accepted +not tried: the host looks down/m);
+    expect(listing('queue')).toEqual(queue);
+  });
+});
