@@ -42,6 +42,7 @@ describe('dumbwaiter init', () => {
     expect(mode(home)).toBe(0o700);
     expect(mode(spool)).toBe(0o700);
     for (const d of ['tmp', 'queue', 'claimed', 'results', 'inbox']) expect(mode(path.join(spool, d))).toBe(0o700);
+    for (const client of ['dw.cjs', 'dw.py']) expect(statSync(path.join(spool, 'bin', client)).size).toBeGreaterThan(1000);
     expect(mode(path.join(home, 'ledger.sqlite'))).toBe(0o600);
     const allowlist = readFileSync(path.join(home, 'allowlist.yaml'), 'utf8');
     expect(allowlist).toMatch(/^# Dumbwaiter allowlist/);
@@ -95,6 +96,10 @@ describe('dumbwaiter keys', () => {
     const out = path.join(scratch, 'k1.json');
     const r = host.cli(['keys', 'create', 'ci-sandbox', '--scope', 'write', '--ops', 'a,b', '--out', out]);
     expect(r.status).toBe(0);
+    // The exact lines to paste into the sandbox.
+    expect(r.stdout).toContain(`export DUMBWAITER_SPOOL='${host.spool}'`);
+    expect(r.stdout).toContain(`export DUMBWAITER_KEY_FILE='${out}'`);
+    expect(r.stdout).toContain('node "$DUMBWAITER_SPOOL/bin/dw.cjs" doctor');
     expect(mode(out)).toBe(0o600);
     const file = JSON.parse(readFileSync(out, 'utf8'));
     expect(file).toMatchObject({ v: 1 });
