@@ -2,7 +2,8 @@
 // messages and quarantined entries leave the spool after `retention_spool_days`; finished requests
 // and audit entries leave the ledger after `retention_ledger_days` (which settings validation keeps
 // above the idempotency binding's lifetime). Unfinished and uncertain requests are never reaped.
-import { lstatSync, readdirSync, rmSync } from 'node:fs';
+import { lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { CAN_PIN, pinDir, unpin } from './spool/pinned';
 import path from 'node:path';
 import type { Db } from './ledger/db';
 import type { Settings } from './settings';
@@ -24,7 +25,29 @@ export interface ReapReport {
   audit: number;
 }
 
-/** Removes entries of `dir` last changed before `cutoffMs` for which `keep` says no. Never follows links. */
+const MAX_DEPTH = 32;
+
+/**
+ * Removes one entry of a folder without ever following a link: a file, link or FIFO is unlinked; a
+ * folder is opened without following links and emptied through its own fd (spool/pinned.ts), so a
+ * symlink the sandbox swaps in anywhere below is only ever unlinked. Where fds cannot pin folders,
+ * only empty folders are removed.
+ */
+function removeEntry(dir: string, name: string, depth = 0): void {
+  const p = path.join(dir, name);
+  if (!lstatSync(p).isDirectory()) return unlinkSync(p);
+  if (CAN_PIN && depth < MAX_DEPTH) {
+    const pin = pinDir(p);
+    try {
+      for (const child of readdirSync(pin.path)) removeEntry(pin.path, child, depth + 1);
+    } finally {
+      unpin(pin);
+    }
+  }
+  rmdirSync(p);
+}
+
+/** Removes entries of `dir` last changed before `cutoffMs` for which `keep` says no. */
 function reapDir(dir: string, cutoffMs: number, keep: (name: string) => boolean = () => false): number {
   let n = 0;
   let names: string[];
@@ -34,19 +57,19 @@ function reapDir(dir: string, cutoffMs: number, keep: (name: string) => boolean 
     return 0;
   }
   for (const name of names) {
-    const p = path.join(dir, name);
     try {
-      if (lstatSync(p).mtimeMs >= cutoffMs || keep(name)) continue;
-      rmSync(p, { recursive: true, force: true });
+      if (lstatSync(path.join(dir, name)).mtimeMs >= cutoffMs || keep(name)) continue;
+      removeEntry(dir, name);
       n++;
     } catch {
-      /* vanished or busy: next time */
+      /* vanished, swapped or not empty: next time */
     }
   }
   return n;
 }
 
-export function reap(db: Db, spool: SpoolPaths, settings: Settings, now = Date.now()): ReapReport {
+/** `spool`: the pinned paths, and only after the spool was checked safe. */
+export function reap(spool: SpoolPaths, db: Db, settings: Settings, now = Date.now()): ReapReport {
   const spoolCutoff = now - settings.retention_spool_days * DAY_MS;
   const ledgerCutoff = new Date(now - Math.max(settings.retention_ledger_days * DAY_MS, settings.max_request_age_s * 1000 + DAY_MS)).toISOString();
   const finals = FINAL_STATES.map((s) => `'${s}'`).join(', ');

@@ -14,7 +14,8 @@ import { Grants, type Grant } from './ledger/grants';
 import { HostFlags } from './ledger/meta';
 import { spendReport, type CeilingReport } from './policy/spend';
 import { writeInboxMessage } from './spool/inbox';
-import { spoolPaths } from './spool/layout';
+import { checkSpool, spoolPaths } from './spool/layout';
+import { PinnedSpool } from './spool/pinned';
 import { ResultWriter } from './spool/results';
 import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, type LockHolder } from './daemon/lock';
@@ -56,6 +57,7 @@ export class HostService {
   readonly decisions: Decisions;
   readonly flags: HostFlags;
   private readonly results: ResultWriter | null;
+  private readonly pinned: PinnedSpool | null;
 
   constructor(homeDir: string, spoolFlag?: string) {
     this.home = homePaths(homeDir);
@@ -72,7 +74,18 @@ export class HostService {
     this.grants = new Grants(this.db);
     this.decisions = new Decisions(this.requests, this.audit, this.grants);
     this.flags = new HostFlags(this.db);
-    this.results = this.spoolDir && existsSync(this.spoolDir) ? new ResultWriter(spoolPaths(this.spoolDir).results, this.requests) : null;
+    this.pinned = this.pinSpool();
+    this.results = this.pinned ? new ResultWriter(this.pinned.paths, this.requests) : null;
+  }
+
+  /** The spool, checked and pinned, when it is there and safe: only then do we write into it. */
+  private pinSpool(): PinnedSpool | null {
+    if (!this.spoolDir || !existsSync(this.spoolDir)) return null;
+    try {
+      return new PinnedSpool(checkSpool(this.spoolDir));
+    } catch {
+      return null; // unsafe or incomplete: the daemon reports it, and publishes once it is fixed
+    }
   }
 
   /** Writes result files now when the spool is reachable; a running daemon also does within a tick. */
@@ -82,6 +95,7 @@ export class HostService {
 
   close(): void {
     this.db.close();
+    this.pinned?.close();
   }
 
   createKey(name: string, scope: Scope, ops: string[] | null, actor: string): KeyWithSecret {
@@ -107,10 +121,10 @@ export class HostService {
     this.audit.record({ kind, actor, key_id: keyId, message });
     const rejected = this.decisions.rejectPendingOfKey(keyId, actor);
     this.publish(...rejected);
-    if (this.spoolDir && existsSync(spoolPaths(this.spoolDir).inbox)) {
+    if (this.pinned) {
       const n = rejected.length;
       writeInboxMessage(
-        spoolPaths(this.spoolDir).inbox,
+        this.pinned.paths.inbox,
         'key_revoked',
         keyId,
         `Key ${keyId} was revoked on the host: requests signed with it are rejected${n ? ` (${n} waiting request${n === 1 ? ' was' : 's were'} rejected)` : ''}.`,

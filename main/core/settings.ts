@@ -55,6 +55,9 @@ export const settingsSchema = z.strictObject({
 }).refine((s) => s.retention_ledger_days * DAY_S >= s.max_request_age_s + DAY_S, {
   message: 'retention_ledger_days must cover max_request_age_s plus one day: idempotency bindings must live that long',
   path: ['retention_ledger_days'],
+}).refine((s) => s.ceilings.every((c) => c.window_s <= s.retention_ledger_days * DAY_S), {
+  message: "retention_ledger_days must cover every ceiling's window_s: spend is counted from the ledger",
+  path: ['retention_ledger_days'],
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -11,6 +11,22 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Arguments are flat by design (arrays of scalars at most); a deep nest is only ever an attack. */
+const MAX_ARGS_DEPTH = 16;
+
+function depthOf(v: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (typeof x !== 'object' || x === null) continue;
+    max = Math.max(max, d + 1);
+    if (max > MAX_ARGS_DEPTH) return max;
+    for (const child of Object.values(x)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
 export function isRfc3339(s: unknown): s is string {
   return typeof s === 'string' && RFC3339.test(s) && !Number.isNaN(Date.parse(s));
 }
@@ -47,6 +63,7 @@ export function parsePayload(text: string): Parsed<Payload> {
   if (typeof raw.id !== 'string' || !isRequestId(raw.id)) return { ok: false, message: 'payload.id is not a valid request id' };
   if (typeof raw.op !== 'string' || raw.op.length === 0) return { ok: false, message: 'payload.op must be a non-empty string' };
   if (raw.args !== undefined && !isObject(raw.args)) return { ok: false, message: 'payload.args must be an object' };
+  if (depthOf(raw.args) > MAX_ARGS_DEPTH) return { ok: false, message: `payload.args nests deeper than ${MAX_ARGS_DEPTH} levels` };
   if (!isRfc3339(raw.created_at)) return { ok: false, message: 'payload.created_at must be an RFC 3339 time' };
   if (raw.expires_at !== undefined && !isRfc3339(raw.expires_at)) {
     return { ok: false, message: 'payload.expires_at must be an RFC 3339 time' };

@@ -12,6 +12,7 @@ import { AuditLog } from '../ledger/audit';
 import { Requests, type RequestRow } from '../ledger/requests';
 import { KeyStore } from '../keys/keyStore';
 import { checkSpool, ensurePrivateDir, type SpoolPaths } from '../spool/layout';
+import { PinnedSpool, pinDir, stillPinned, unpin, type PinnedDir } from '../spool/pinned';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
 import { claim, entryPath, quarantine, readyEntries, type Entry } from '../spool/claim';
 import { ResultWriter, logPath, unboundRejection } from '../spool/results';
@@ -66,18 +67,23 @@ export class Daemon {
   private ledgerVersion = -1;
   private settingsStamp = '';
   private tickTimer: NodeJS.Timeout | null = null;
-  /** claimed/<host_id>/: this host's claims that are not yet in its ledger. */
-  private readonly claimedDir: string;
+  /** claimed/<host_id>/ (pinned): this host's claims that are not yet in its ledger. */
+  private claimedDir: string;
   readonly allowlist: AllowlistSource;
   private readonly intake: IntakeDeps;
   private readonly keys: KeyStore;
   private readonly grants: Grants;
   private readonly decisions: Decisions;
   private readonly flags: HostFlags;
+  /** The spool's folders pinned (see spool/pinned.ts): every file operation goes through these. */
+  private readonly io: SpoolPaths;
+  private claimedPin: PinnedDir;
 
   private constructor(
     readonly home: HomePaths,
+    /** The spool's plain paths: for messages, the watcher and the safety check. */
     readonly spool: SpoolPaths,
+    private readonly pinned: PinnedSpool,
     public settings: Settings,
     private readonly db: Db,
     private readonly lock: HomeLock,
@@ -85,9 +91,11 @@ export class Daemon {
     private readonly audit: AuditLog,
     private readonly results: ResultWriter,
   ) {
-    this.claimedDir = path.join(spool.claimed, settings.host_id);
+    this.io = pinned.paths;
+    this.claimedPin = this.pinClaimed();
+    this.claimedDir = this.claimedPin.path;
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, audit, scopedLogger('allowlist'), (a) =>
-      writeCatalog(spool.catalogJson, a),
+      writeCatalog(this.io.catalogJson, a),
     );
     this.keys = new KeyStore(db);
     this.grants = new Grants(db);
@@ -95,7 +103,7 @@ export class Daemon {
     this.flags = new HostFlags(db);
     this.intake = {
       db,
-      paths: spool,
+      paths: this.io,
       keys: this.keys,
       requests,
       audit,
@@ -119,19 +127,24 @@ export class Daemon {
     if (!spoolDir) throw new UserError('no spool folder: pass --spool DIR, set DUMBWAITER_SPOOL, or run dumbwaiter init --spool DIR');
     const spool = checkSpool(path.resolve(spoolDir));
     const lock = acquireHomeLock(home.lock, home.lockInfo, opts.command ?? 'dumbwaiter daemon');
-    let db: Db;
+    let db: Db | null = null;
+    let pinned: PinnedSpool | null = null;
     try {
       configureLogging(home.logs, opts.consoleLog ?? 'info');
       db = openLedger(home.ledger);
+      pinned = new PinnedSpool(spool);
+      const requests = new Requests(db);
+      const audit = new AuditLog(db);
+      const d = new Daemon(home, spool, pinned, settings, db, lock, requests, audit, new ResultWriter(pinned.paths, requests));
+      await d.boot();
+      return d;
     } catch (e) {
+      // A failed start leaves nothing held: the desktop app may try again in the same process.
+      pinned?.close();
+      db?.close();
       lock.release();
       throw e;
     }
-    const requests = new Requests(db);
-    const audit = new AuditLog(db);
-    const d = new Daemon(home, spool, settings, db, lock, requests, audit, new ResultWriter(spool.results, requests));
-    await d.boot();
-    return d;
   }
 
   private async boot(): Promise<void> {
@@ -145,7 +158,7 @@ export class Daemon {
     const repaired = this.results.repairAll();
     if (repaired) log.info(`rewrote ${repaired} result files that a crash had left behind`);
     this.recoverClaimed();
-    this.safely('bin/', () => placeSandboxClients(this.spool));
+    this.safely('bin/', () => placeSandboxClients(this.io));
     this.heartbeat();
 
     const watched = this.settings.file_events ? [this.spool.queue, this.home.allowlist] : [this.home.allowlist];
@@ -161,6 +174,12 @@ export class Daemon {
     this.timers.push(setInterval(() => this.safely('retention', () => this.reapNow()), REAP_INTERVAL_MS));
     this.safely('retention', () => this.reapNow());
     this.requestScan();
+  }
+
+  /** claimed/<host_id>/, created if needed and pinned like the spool's own folders. */
+  private pinClaimed(): PinnedDir {
+    ensurePrivateDir(path.join(this.io.claimed, this.settings.host_id));
+    return pinDir(path.join(this.spool.claimed, this.settings.host_id), path.join(this.io.claimed, this.settings.host_id));
   }
 
   /** Runs that were going when the host stopped: never re-run, left for a human to settle. */
@@ -180,10 +199,29 @@ export class Daemon {
 
   /** Files this host claimed but had not yet recorded when it stopped. */
   private recoverClaimed(): void {
-    ensurePrivateDir(this.claimedDir);
     for (const e of readyEntries(this.claimedDir)) {
       const id = requestIdFromFileName(e.name);
-      this.safely(e.name, () => (id ? intakeClaimed(this.intake, id, path.join(this.claimedDir, e.name), true) : quarantine(this.spool, entryPath(this.claimedDir, e), e.name)));
+      const file = entryPath(this.claimedDir, e);
+      if (id) this.intakeSafely(id, path.join(this.claimedDir, e.name), true);
+      else this.safely(e.name, () => quarantine(this.io, file, e.name));
+    }
+  }
+
+  /**
+   * Intake of one claimed file. An unexpected failure must not leave it in claimed/ to fail again at
+   * every start: it is moved to quarantine, recorded, and answered where its id is not bound.
+   */
+  private intakeSafely(id: string, file: string, recovering = false): void {
+    try {
+      intakeClaimed(this.intake, id, file, recovering);
+    } catch (e) {
+      const msg = `the host could not process this request: ${(e as Error).message}`;
+      log.error(`${id}: ${(e as Error).stack ?? msg}`);
+      this.safely(id, () => {
+        this.audit.record({ kind: 'internal_error', request_id: id, message: msg });
+        quarantine(this.io, file, `${id}.json`);
+        if (!this.requests.get(id)) this.results.writeUnbound(unboundRejection(id, null, 'bad_envelope', msg));
+      });
     }
   }
 
@@ -257,7 +295,8 @@ export class Daemon {
   }
 
   private reapNow(): void {
-    const r = reap(this.db, this.spool, this.settings);
+    if (!this.spoolIsSafe()) return; // never delete through a folder the sandbox swapped
+    const r = reap(this.io, this.db, this.settings);
     if (!reapedAnything(r)) return;
     const what = Object.entries(r).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace('_', ' ')}`).join(', ');
     log.info(`retention: removed ${what}`);
@@ -276,7 +315,16 @@ export class Daemon {
   private spoolIsSafe(): boolean {
     try {
       checkSpool(this.spool.root);
-      ensurePrivateDir(this.claimedDir);
+      ensurePrivateDir(this.claimedPin.plain);
+      // A folder replaced by another real folder: safe, but our pins still lead to the old one.
+      const replaced = [...this.pinned.replaced(), ...(stillPinned(this.claimedPin) ? [] : [this.claimedPin.plain])];
+      if (replaced.length) {
+        log.warn(`spool folders were replaced: ${replaced.join(', ')}; using the new ones`);
+        this.audit.record({ kind: 'spool_replaced', message: `spool folders were replaced from outside: ${replaced.join(', ')}` });
+        this.pinned.repin();
+        this.claimedPin = this.pinClaimed();
+        this.claimedDir = this.claimedPin.path;
+      }
       if (this.spoolProblem) log.info('the spool is safe again; resuming');
       this.spoolProblem = null;
       return true;
@@ -297,7 +345,8 @@ export class Daemon {
       do {
         this.rescanWanted = false;
         if (!this.spoolIsSafe()) return;
-        const entries = readyEntries(this.spool.queue);
+        this.recoverClaimed(); // anything left by a failed intake is retried, not stranded
+        const entries = readyEntries(this.io.queue);
         this.unclaimed = entries.length;
         for (let i = 0; i < entries.length && !this.stopping; i++) {
           const e = entries[i]!;
@@ -317,27 +366,27 @@ export class Daemon {
 
   private take(entry: Entry): void {
     const { name } = entry;
-    const c = claim(this.spool, entry, this.claimedDir);
+    const c = claim(this.io, entry, this.claimedDir);
     if (c.kind === 'gone') return;
     if (c.kind === 'refused') {
       const bound = c.id !== null && this.requests.get(c.id) !== null;
-      const msg = `queue entry ${JSON.stringify(name)} ${c.reason}; ${c.movedTo ? `moved to ${path.relative(this.spool.root, c.movedTo)}` : 'it vanished'}`;
+      const msg = `queue entry ${JSON.stringify(name)} ${c.reason}; ${c.movedTo ? `moved to quarantine/${path.basename(c.movedTo)}` : 'it vanished'}`;
       this.audit.record({ kind: 'rejected', request_id: c.id, message: `bad_envelope: ${msg}`, details: { code: 'bad_envelope', file: name, reason: c.reason } });
       log.warn(msg);
       if (c.id !== null && !bound) this.results.writeUnbound(unboundRejection(c.id, null, 'bad_envelope', `the request file ${c.reason}`));
       return;
     }
-    intakeClaimed(this.intake, c.id, c.file);
+    this.intakeSafely(c.id, c.file);
   }
 
   /** Starts queued runs while there are free slots, honouring each operation's concurrency. */
   private pump(): void {
-    // Read from the ledger, not the cached flag: once `dumbwaiter pause` returns, nothing new may start.
-    if (this.stopping || this.flags.paused) return;
-    while (this.running.size < this.settings.max_concurrent_runs) {
-      const full = this.fullOps();
-      const row = this.requests.nextQueued(full);
-      if (!row) return;
+    // The pause flag is read from the ledger, not a cache: once `dumbwaiter pause` returns, nothing new starts.
+    let last: string | null = null;
+    while (!this.stopping && this.running.size < this.settings.max_concurrent_runs && !this.flags.paused) {
+      const row = this.requests.nextQueued(this.fullOps());
+      if (!row || row.id === last) return; // nothing to start, or it could not start now: try again later
+      last = row.id;
       this.safely(row.id, () => this.startRow(row));
     }
   }
@@ -371,7 +420,7 @@ export class Daemon {
       op: row.op,
       args: JSON.parse(row.args_json) as Record<string, unknown>,
       intent: row.intent,
-      approved: row.decided_by ? { plan: row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null, ceilingOverride: row.ceiling_override === 1 } : null,
+      approved: this.stillApproved(row) ? { plan: row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null, ceilingOverride: row.ceiling_override === 1 } : null,
     });
     if (g.kind === 'refuse') return fail('rejected', g.code, `${g.message} (checked again before starting)`);
     if (g.kind === 'ask') {
@@ -386,8 +435,7 @@ export class Daemon {
     if (g.grant) this.grants.use(g.grant.id);
     if (!existsSync(plan.cwd)) return fail('failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
 
-    const started = this.requests.transition(row.id, ['queued'], {
-      state: 'running',
+    const started = this.requests.start(row.id, {
       started_at: new Date().toISOString(),
       plan_json: JSON.stringify(plan),
       cost: plan.cost,
@@ -395,7 +443,16 @@ export class Daemon {
     });
     if (!started) return;
     this.results.publish(started);
-    const handle = startRun(row.id, plan, logPath(this.spool.results, row.id), this.settings.kill_grace_s * 1000);
+    let handle: RunHandle;
+    try {
+      handle = startRun(row.id, plan, logPath(this.io.results, row.id), this.settings.kill_grace_s * 1000);
+    } catch (e) {
+      // Recorded as running already: it must end as failed, never stay running with nothing behind it.
+      const at = new Date().toISOString();
+      const error = { code: 'spawn_failed' as const, message: `could not start "${plan.argv[0]}": ${(e as Error).message}` };
+      this.finishRow(started, { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0 });
+      return;
+    }
     if (handle.pid !== null) this.requests.setPid(row.id, handle.pid);
     this.audit.record({
       kind: 'started',
@@ -412,6 +469,13 @@ export class Daemon {
       this.safely(row.id, () => this.finishRow(row, outcome));
       this.pump();
     });
+  }
+
+  /** A human's approval stands; one by a grant only while the grant is still active. */
+  private stillApproved(row: RequestRow): boolean {
+    if (!row.decided_by) return false;
+    const grant = /^grant (\S+)$/.exec(row.decided_by);
+    return grant === null || this.grants.isActive(grant[1]!);
   }
 
   private finishRow(row: RequestRow, o: RunOutcome): void {
@@ -458,7 +522,7 @@ export class Daemon {
 
   private heartbeat(): void {
     this.safely('host.json', () =>
-      writeHostStatus(this.spool.hostJson, {
+      writeHostStatus(this.io.hostJson, {
         host_id: this.settings.host_id,
         app_version: APP_VERSION,
         paused: this.paused,
@@ -483,7 +547,9 @@ export class Daemon {
     const pending = () => Promise.all([...this.running.values()].map((r) => r.handle.done));
     if (this.running.size > 0) {
       log.info(`waiting up to ${this.settings.shutdown_grace_s} s for ${this.running.size} running request(s)`);
-      await Promise.race([pending(), new Promise((r) => setTimeout(r, this.settings.shutdown_grace_s * 1000))]);
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([pending(), new Promise((r) => (grace = setTimeout(r, this.settings.shutdown_grace_s * 1000)))]);
+      clearTimeout(grace);
       for (const r of this.running.values()) r.handle.terminate('shutdown');
       await pending();
       await new Promise((r) => setImmediate(r)); // let finishRow run for the last ones
@@ -492,6 +558,8 @@ export class Daemon {
     this.audit.record({ kind: 'daemon_stopped', message: 'daemon stopped cleanly' });
     log.info('stopped');
     this.db.close();
+    this.pinned.close();
+    unpin(this.claimedPin);
     this.lock.release();
   }
 }

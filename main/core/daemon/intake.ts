@@ -13,7 +13,7 @@ import { runBuiltin } from './builtins';
 import type { Allowlist } from '../allowlist/types';
 import type { AuditLog } from '../ledger/audit';
 import type { KeyStore } from '../keys/keyStore';
-import type { Requests } from '../ledger/requests';
+import type { RequestRow, Requests } from '../ledger/requests';
 import type { ResultWriter } from '../spool/results';
 import { quarantine, readClaimed } from '../spool/claim';
 import type { SpoolPaths } from '../spool/layout';
@@ -159,6 +159,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   let approval: ApprovalInfo | null = null;
   let grant: Grant | null = null;
   let builtinOutput: string | null = null;
+  let alsoChanged: RequestRow | null = null;
   const clock = clockProblem(p.created_at, p.expires_at, now, d.maxRequestAgeMs());
   if (clock) {
     state = clock.state;
@@ -168,6 +169,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     if (r.ok) {
       state = 'succeeded';
       builtinOutput = r.stdout;
+      alsoChanged = r.changed ?? null;
     } else {
       state = 'rejected';
       error = { code: r.code, message: r.message };
@@ -226,6 +228,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   }).immediate();
   done(); // only now: until the ledger has it, the claimed file is the request's only copy
   d.results.publish(row);
+  if (alsoChanged) d.results.publish(alsoChanged);
   if (error) d.log.warn(`${id}: ${state}: ${error.code}: ${error.message}`);
   else d.log.info(`${id}: ${p.op} ${state}`);
   return error ? { kind: 'refused', code: error.code } : { kind: 'recorded', state };

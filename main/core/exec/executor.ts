@@ -1,7 +1,7 @@
 // Runs one planned request: no shell, its own process group, a fixed environment, a timeout, and
 // output streamed to results/<id>.log (capped) while the tails are kept for the result.
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, rmSync, writeSync } from 'node:fs';
 import type { RunPlan } from '../allowlist/plan';
 import { runEnv } from './baseEnv';
 import { signalGroup } from './processGroup';
@@ -31,26 +31,47 @@ export interface RunHandle {
 /** After the child exits, how long its output pipes may stay open (held by a grandchild) before we stop reading. */
 const DRAIN_MS = 1000;
 
-/** Appends to the live log up to the operation's limit, then writes one line saying it stopped. */
+/**
+ * Appends to the live log up to the operation's limit, then writes one line saying it stopped.
+ * The sandbox chooses request ids, so it can put anything at results/<id>.log before the run: a
+ * symlink to a host file, a FIFO, a folder. Whatever is there is removed, the log is created anew
+ * without following links or blocking, and a log that fails is dropped: the run goes on.
+ */
 class CappedLog {
   private written = 0;
-  private fd: number | null;
+  private fd: number | null = null;
 
   constructor(file: string, private readonly limit: number) {
-    this.fd = openSync(file, 'w', 0o644);
+    try {
+      rmSync(file, { force: true, recursive: false });
+    } catch {
+      /* a folder: the exclusive create below fails and the run goes on without a log */
+    }
+    try {
+      const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
+      const st = fstatSync(fd);
+      if (st.isFile() && st.nlink === 1) this.fd = fd;
+      else closeSync(fd);
+    } catch {
+      this.fd = null;
+    }
   }
 
   write(chunk: Buffer): void {
     if (this.fd === null) return;
-    const room = this.limit - this.written;
-    if (room > 0) {
-      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      writeSync(this.fd, part);
-      this.written += part.length;
-    }
-    if (chunk.length > room) {
-      writeSync(this.fd, `\n[dumbwaiter: output limit of ${this.limit} bytes reached; the rest is not logged]\n`);
-      this.close();
+    try {
+      const room = this.limit - this.written;
+      if (room > 0) {
+        const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+        writeSync(this.fd, part);
+        this.written += part.length;
+      }
+      if (chunk.length > room) {
+        writeSync(this.fd, `\n[dumbwaiter: output limit of ${this.limit} bytes reached; the rest is not logged]\n`);
+        this.close();
+      }
+    } catch {
+      this.close(); // disk full, say: the result still gets the output's tail
     }
   }
 
@@ -133,6 +154,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
     });
     child.on('close', (code, signal) => finish(code, signal, null));
     child.on('exit', (code, signal) => {
+      if (!killTimer) clearTimeout(timeout); // it exited on its own: the drain below is not part of its run time
       // 'close' waits for the pipes; a grandchild that keeps them open must not hold the result back.
       setTimeout(() => {
         child.stdout.destroy();

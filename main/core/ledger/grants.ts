@@ -46,6 +46,11 @@ export class Grants {
     return (row as Grant | undefined) ?? null;
   }
 
+  isActive(id: string, now = new Date()): boolean {
+    const g = this.get(id);
+    return g !== null && g.revoked_at === null && g.expires_at > now.toISOString();
+  }
+
   use(id: string): void {
     this.db.prepare('UPDATE grants SET uses = uses + 1 WHERE id = ?').run(id);
   }

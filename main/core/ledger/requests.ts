@@ -108,7 +108,7 @@ export class Requests {
    * Changes a request only if it is still in one of `from` (so a racing cancel or resolve wins cleanly).
    * Returns the new row, or null when the state had moved on.
    */
-  transition(id: string, from: readonly RequestState[], patch: RequestPatch): RequestRow | null {
+  transition(id: string, from: readonly RequestState[], patch: RequestPatch, guard = ''): RequestRow | null {
     const cols = Object.keys(patch);
     const set = cols.map((c) => `${c} = @${c}`).join(', ');
     const fromList = from.map((_, i) => `@from${i}`).join(', ');
@@ -117,10 +117,24 @@ export class Requests {
     const r = this.db
       .prepare(
         `UPDATE requests SET ${set}${set ? ', ' : ''}updated_at = @updated_at, version = version + 1, synced = 0
-         WHERE id = @id AND state IN (${fromList})`,
+         WHERE id = @id AND state IN (${fromList})${guard ? ` AND ${guard}` : ''}`,
       )
       .run(params);
     return r.changes === 1 ? this.get(id) : null;
+  }
+
+  /**
+   * queued -> running, in the same statement that checks the host is not paused and the key not
+   * revoked: once `dumbwaiter pause` or `keys revoke` has returned, nothing more can start.
+   */
+  start(id: string, patch: RequestPatch): RequestRow | null {
+    return this.transition(
+      id,
+      ['queued'],
+      { ...patch, state: 'running' },
+      `NOT EXISTS (SELECT 1 FROM meta WHERE k = 'paused' AND v = '1')
+       AND EXISTS (SELECT 1 FROM keys WHERE keys.key_id = requests.key_id AND keys.revoked_at IS NULL)`,
+    );
   }
 
   /** Marks a running request for cancellation; the daemon terminates it. Not a state change yet. */

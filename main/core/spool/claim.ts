@@ -1,6 +1,6 @@
 // Taking requests out of queue/: every entry is checked with lstat (never followed), then either
 // claimed by an atomic rename into claimed/ or moved out of the way into quarantine/.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, renameSync, type Stats } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readdirSync, readSync, renameSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isInProgressName, requestIdFromFileName } from '../../../shared/protocol/ids';
@@ -56,8 +56,28 @@ export function quarantine(paths: SpoolPaths, from: string | Buffer, name: strin
     renameSync(from, to);
     return to;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    // Moving a folder needs write permission on it (its ".." changes); grant it through an fd opened
+    // without following links, so a symlink swapped in meanwhile is never chmod-ed.
+    if (code === 'EACCES' && makeMovable(from)) return quarantine(paths, from, name);
     throw e;
+  }
+}
+
+function makeMovable(dir: string | Buffer): boolean {
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch {
+    return false;
+  }
+  try {
+    if ((fstatSync(fd).mode & 0o200) !== 0) return false;
+    fchmodSync(fd, 0o700);
+    return true;
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,9 +1,15 @@
 // results/<id>.json: built from the ledger row, replaced atomically at every change of state.
+import { lstatSync } from 'node:fs';
 import path from 'node:path';
+import { quarantine } from './claim';
+import { scopedLogger } from '../log';
 import { writeJsonAtomic } from '../fs/atomicWrite';
 import { approvalOf, type RequestRow, type Requests } from '../ledger/requests';
 import type { ErrorCode, ResultDoc } from '../../../shared/protocol/types';
 import { nowIso } from '../time';
+import type { SpoolPaths } from './layout';
+
+const log = scopedLogger('results');
 
 export function resultPath(resultsDir: string, id: string): string {
   return path.join(resultsDir, `${id}.json`);
@@ -66,32 +72,53 @@ export function unboundRejection(id: string, op: string | null, code: ErrorCode,
 
 export class ResultWriter {
   constructor(
-    private readonly resultsDir: string,
+    private readonly paths: SpoolPaths,
     private readonly requests: Requests,
   ) {}
 
   /**
    * Writes the row's result file, then records in the ledger that the file is current. Another process
    * (the daemon, or the command line) may have changed the row meanwhile: then the newer version is
-   * written too, so the last writer always leaves the latest state in the file.
+   * written too, so the last writer always leaves the latest state in the file. Never throws: a file
+   * that cannot be written now stays unsynced and is retried, so a ledger step is never undone by it.
    */
-  publish(row: RequestRow): void {
+  publish(row: RequestRow): boolean {
     for (let current: RequestRow | null = row; current; ) {
-      writeJsonAtomic(resultPath(this.resultsDir, current.id), resultDocOf(current), 0o644);
+      if (!this.write(current.id, resultDocOf(current))) return false;
       this.requests.markSynced(current.id, current.version);
       const latest = this.requests.get(current.id);
       current = latest && latest.version !== current.version ? latest : null;
     }
+    return true;
   }
 
-  writeUnbound(doc: ResultDoc): void {
-    writeJsonAtomic(resultPath(this.resultsDir, doc.id), doc, 0o644);
+  writeUnbound(doc: ResultDoc): boolean {
+    return this.write(doc.id, doc);
+  }
+
+  /** Something the sandbox put where the result goes (a folder, say) is moved to quarantine once. */
+  private write(id: string, doc: ResultDoc): boolean {
+    const file = resultPath(this.paths.results, id);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        writeJsonAtomic(file, doc, 0o644);
+        return true;
+      } catch (e) {
+        if (attempt === 0 && lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+          quarantine(this.paths, file, `${id}.json`);
+          log.warn(`results/${id}.json was a folder; moved it to quarantine`);
+          continue;
+        }
+        log.error(`cannot write results/${id}.json (will retry): ${(e as Error).message}`);
+        return false;
+      }
+    }
   }
 
   /** After a crash: every row whose last change may not have reached its result file. */
   repairAll(): number {
-    const rows = this.requests.unsynced();
-    for (const row of rows) this.publish(row);
-    return rows.length;
+    let n = 0;
+    for (const row of this.requests.unsynced()) if (this.publish(row)) n++;
+    return n;
   }
 }
