@@ -93,22 +93,6 @@ function keyRows(keys: ReturnType<HostService['listKeys']>): string[][] {
   ];
 }
 
-/** What to paste into the sandbox (paths as seen from the host: adjust them to the sandbox's mounts). */
-function pasteLines(svc: HostService, keyFile: string): string {
-  const spool = svc.spoolDir ?? '/path/to/spool';
-  return [
-    '',
-    'In the sandbox (with the spool and the key file mounted at these paths, or adjusted to where they are):',
-    '',
-    `  export DUMBWAITER_SPOOL='${spool}'`,
-    `  export DUMBWAITER_KEY_FILE='${keyFile}'`,
-    `  node "$DUMBWAITER_SPOOL/bin/dw.cjs" doctor      # or: python3 "$DUMBWAITER_SPOOL/bin/dw.py" doctor`,
-    `  node "$DUMBWAITER_SPOOL/bin/dw.cjs" ops`,
-    '',
-    'See docs/SANDBOX.md for Docker, devcontainers and MCP.',
-  ].join('\n');
-}
-
 function refuseOverwrite(file: string, force: boolean): void {
   if (existsSync(file) && !force) throw new UserError(`${file} exists; pass --force to overwrite it`);
 }
@@ -142,7 +126,7 @@ function cmdKeys(argv: string[]): void {
         if (values.json) return printJson({ key_id: key.key_id, name: key.name, scope: key.scope, ops: key.ops, file: out });
         console.log(`Created key ${key.key_id} ("${name}", ${key.scope}${ops ? `, ops ${ops.join(',')}` : ''}).`);
         console.log(`Key file: ${out} (mode 0600). Give it to the sandbox; it is shown only this once.`);
-        console.log(pasteLines(svc, out));
+        console.log(svc.pasteLines(out));
         return;
       }
       case 'list': {

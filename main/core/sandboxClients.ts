@@ -2,15 +2,17 @@
 // Node 18+, built from shared/client with esbuild) and dw.py (standard library only). The host only
 // writes them (atomically); it never executes anything from the spool.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSync } from 'esbuild';
 import { writeFileAtomic } from './fs/atomicWrite';
 import type { SpoolPaths } from './spool/layout';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLIENT_DIR = path.join(ROOT, 'shared', 'client');
 const BUNDLE = path.join(ROOT, 'dist', 'sandbox', 'dw.cjs');
+/** In a packaged app there are no sources: the app's build put both clients in dist/sandbox/. */
+const PACKAGED = !existsSync(path.join(CLIENT_DIR, 'dw.ts'));
 
 function newestSource(): number {
   const dirs = [CLIENT_DIR, path.join(ROOT, 'shared', 'protocol')];
@@ -19,7 +21,9 @@ function newestSource(): number {
 
 /** dist/sandbox/dw.cjs, rebuilt when a client source is newer. Written by rename: builds may race. */
 export function dwBundle(): string {
-  if (existsSync(BUNDLE) && statSync(BUNDLE).mtimeMs >= newestSource()) return BUNDLE;
+  if (PACKAGED || (existsSync(BUNDLE) && statSync(BUNDLE).mtimeMs >= newestSource())) return BUNDLE;
+  // Only a checkout builds it, so esbuild (a build tool) is loaded only then.
+  const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
   mkdirSync(path.dirname(BUNDLE), { recursive: true });
   const tmp = `${BUNDLE}.${process.pid}.tmp`;
   buildSync({
@@ -39,5 +43,5 @@ export function dwBundle(): string {
 
 export function placeSandboxClients(spool: SpoolPaths): void {
   writeFileAtomic(path.join(spool.bin, 'dw.cjs'), readFileSync(dwBundle()), 0o755);
-  writeFileAtomic(path.join(spool.bin, 'dw.py'), readFileSync(path.join(CLIENT_DIR, 'dw.py')), 0o755);
+  writeFileAtomic(path.join(spool.bin, 'dw.py'), readFileSync(PACKAGED ? path.join(path.dirname(BUNDLE), 'dw.py') : path.join(CLIENT_DIR, 'dw.py')), 0o755);
 }

@@ -7,7 +7,7 @@ import { UserError } from './errors';
 import { openLedger, type Db } from './ledger/db';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
 import { Requests, approvalOf, type RequestRow } from './ledger/requests';
-import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope } from './keys/keyStore';
+import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
 import { readSettings, writeSettings, withSetting, type Settings } from './settings';
 import { Decisions, type CancelOutcome } from './decisions';
 import { Grants, type Grant } from './ledger/grants';
@@ -20,7 +20,10 @@ import { ResultWriter } from './spool/results';
 import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, type LockHolder } from './daemon/lock';
 import { writeJsonAtomic } from './fs/atomicWrite';
-import type { ApprovalInfo, HostStatusDoc, RequestState } from '../../shared/protocol/types';
+import type { ApprovalInfo, CatalogDoc, HostStatusDoc, InboxMessage, RequestState } from '../../shared/protocol/types';
+import { sha256Hex } from '../../shared/protocol/canonicalJson';
+import { writeFileAtomic } from './fs/atomicWrite';
+import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
 
 export interface StatusReport {
   home: string;
@@ -59,7 +62,7 @@ export class HostService {
   private readonly results: ResultWriter | null;
   private readonly pinned: PinnedSpool | null;
 
-  constructor(homeDir: string, spoolFlag?: string) {
+  constructor(homeDir: string, spoolFlag?: string, sealer: SecretSealer | null = null) {
     this.home = homePaths(homeDir);
     if (!existsSync(this.home.settings)) {
       throw new UserError(`${this.home.root} is not a Dumbwaiter home yet. Run: dumbwaiter init --home '${this.home.root}'`);
@@ -68,7 +71,7 @@ export class HostService {
     const spool = spoolFlag ?? this.settings.spool;
     this.spoolDir = spool ? path.resolve(spool) : null;
     this.db = openLedger(this.home.ledger);
-    this.keys = new KeyStore(this.db);
+    this.keys = new KeyStore(this.db, sealer);
     this.requests = new Requests(this.db);
     this.audit = new AuditLog(this.db);
     this.grants = new Grants(this.db);
@@ -151,6 +154,63 @@ export class HostService {
     this.audit.record({ kind: 'resolved', actor, request_id: id, key_id: row.key_id, op: row.op, message: `uncertain run resolved as ${outcome} by ${actor}${note ? `: ${note}` : ''}` });
     this.publish(next);
     return next;
+  }
+
+  /** The allowlist file as it is, with its hash (to notice an outside edit) and its check. */
+  readAllowlist(): { path: string; text: string; hash: string; check: AllowlistCheck } {
+    const text = existsSync(this.home.allowlist) ? readFileSync(this.home.allowlist, 'utf8') : '';
+    return { path: this.home.allowlist, text, hash: sha256Hex(text), check: checkAllowlist(text, this.home.allowlist) };
+  }
+
+  validateAllowlist(text: string): AllowlistCheck {
+    return checkAllowlist(text, this.home.allowlist);
+  }
+
+  /**
+   * Saves allowlist text from an editor: refused when invalid, or when the file changed since the
+   * editor read it (`baseHash`), so an outside edit is never overwritten. A running daemon reloads it.
+   */
+  saveAllowlist(text: string, baseHash: string, actor: string): { saved: true; hash: string } | { saved: false; reason: 'invalid' | 'changed_outside'; check: AllowlistCheck; hash: string } {
+    const current = this.readAllowlist();
+    const check = checkAllowlist(text, this.home.allowlist);
+    if (current.hash !== baseHash) return { saved: false, reason: 'changed_outside', check, hash: current.hash };
+    if (!check.ok) return { saved: false, reason: 'invalid', check, hash: current.hash };
+    writeFileAtomic(this.home.allowlist, text);
+    this.audit.record({ kind: 'allowlist_saved', actor, message: `${actor} saved the allowlist (${check.operations.length} operations)` });
+    return { saved: true, hash: sha256Hex(text) };
+  }
+
+  /** What to paste into the sandbox (paths as the host sees them: adjust them to the sandbox's mounts). */
+  pasteLines(keyFile: string): string {
+    const spool = this.spoolDir ?? '/path/to/spool';
+    return [
+      '',
+      'In the sandbox (with the spool and the key file mounted at these paths, or adjusted to where they are):',
+      '',
+      `  export DUMBWAITER_SPOOL='${spool}'`,
+      `  export DUMBWAITER_KEY_FILE='${keyFile}'`,
+      `  node "$DUMBWAITER_SPOOL/bin/dw.cjs" doctor      # or: python3 "$DUMBWAITER_SPOOL/bin/dw.py" doctor`,
+      `  node "$DUMBWAITER_SPOOL/bin/dw.cjs" ops`,
+      '',
+      'See docs/SANDBOX.md for Docker, devcontainers and MCP.',
+    ].join('\n');
+  }
+
+  /** A message typed by the human, for the sandbox's inbox. */
+  sendNotice(text: string, actor: string): InboxMessage {
+    if (!this.pinned) throw new UserError('the spool is not reachable or not safe: no message can be written');
+    const msg = writeInboxMessage(this.pinned.paths.inbox, 'notice', null, text);
+    this.audit.record({ kind: 'notice_sent', actor, message: `${actor} wrote to the sandbox: ${text.slice(0, 200)}` });
+    return msg;
+  }
+
+  catalog(): CatalogDoc | null {
+    if (!this.pinned) return null;
+    try {
+      return JSON.parse(readFileSync(this.pinned.paths.catalogJson, 'utf8')) as CatalogDoc;
+    } catch {
+      return null;
+    }
   }
 
   pendingApprovals(): PendingApproval[] {

@@ -48,6 +48,9 @@ export const settingsSchema = z.strictObject({
   ceilings: z.array(ceilingSchema).default([]).refine((cs) => new Set(cs.map((c) => c.name)).size === cs.length, {
     message: 'ceiling names must be unique',
   }),
+  /** Desktop app: start at login, and a notification for each request that needs approval. */
+  start_at_login: z.boolean().default(false),
+  notifications: z.boolean().default(true),
   /** Finished results, logs, inbox messages and quarantined files leave the spool after this many days. */
   retention_spool_days: z.number().min(0.01).max(3650).default(7),
   /** Finished requests (and so their idempotency bindings) and audit entries leave the ledger after this. */

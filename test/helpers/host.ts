@@ -7,7 +7,7 @@ import path from 'node:path';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import type { KeyFile, ResultDoc, RequestState } from '../../shared/protocol/types';
 import { HostService } from '../../main/core/service';
-import type { Scope } from '../../main/core/keys/keyStore';
+import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.join(ROOT, 'bin/dumbwaiter.js');
@@ -112,7 +112,7 @@ export class TestHost {
     const svc = new HostService(this.home, this.spool);
     try {
       const k = svc.createKey(name, scope, ops, 'test');
-      return { v: 1, key_id: k.key_id, secret: k.secret };
+      return keyFileOf(k);
     } finally {
       svc.close();
     }

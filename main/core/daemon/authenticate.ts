@@ -35,6 +35,9 @@ export function authenticate(bytes: Buffer, fileId: string, lookupKey: (keyId: s
   const key = lookupKey(keyId);
   if (!key) return refuse('unknown_key', `no key ${keyId} on this host`, keyId);
   if (key.revoked_at) return refuse('revoked_key', `key ${keyId} was revoked at ${key.revoked_at}`, keyId);
+  if (key.secret === null) {
+    return refuse('unknown_key', `key ${keyId} is sealed by the desktop app's keychain: only the desktop app can check it`, keyId);
+  }
   if (!macMatches(decodeSecret(key.secret), keyId, payloadText, mac)) {
     return refuse('bad_signature', 'the MAC does not match the payload and key', keyId);
   }

@@ -10,7 +10,7 @@ import { UserError } from '../errors';
 import { openLedger, type Db } from '../ledger/db';
 import { AuditLog } from '../ledger/audit';
 import { Requests, type RequestRow } from '../ledger/requests';
-import { KeyStore } from '../keys/keyStore';
+import { KeyStore, type SecretSealer } from '../keys/keyStore';
 import { checkSpool, ensurePrivateDir, type SpoolPaths } from '../spool/layout';
 import { PinnedSpool, pinDir, stillPinned, unpin, type PinnedDir } from '../spool/pinned';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
@@ -46,6 +46,8 @@ export interface DaemonOptions {
   /** How it was started, for the lock's "who holds it". */
   command?: string;
   consoleLog?: 'info' | 'warn' | false;
+  /** Opens key secrets sealed by an OS keychain (the desktop app's safeStorage). */
+  sealer?: SecretSealer | null;
 }
 
 interface Running {
@@ -90,6 +92,7 @@ export class Daemon {
     private readonly requests: Requests,
     private readonly audit: AuditLog,
     private readonly results: ResultWriter,
+    sealer: SecretSealer | null,
   ) {
     this.io = pinned.paths;
     this.claimedPin = this.pinClaimed();
@@ -97,7 +100,7 @@ export class Daemon {
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, audit, scopedLogger('allowlist'), (a) =>
       writeCatalog(this.io.catalogJson, a),
     );
-    this.keys = new KeyStore(db);
+    this.keys = new KeyStore(db, sealer);
     this.grants = new Grants(db);
     this.decisions = new Decisions(requests, audit, this.grants);
     this.flags = new HostFlags(db);
@@ -135,7 +138,7 @@ export class Daemon {
       pinned = new PinnedSpool(spool);
       const requests = new Requests(db);
       const audit = new AuditLog(db);
-      const d = new Daemon(home, spool, pinned, settings, db, lock, requests, audit, new ResultWriter(pinned.paths, requests));
+      const d = new Daemon(home, spool, pinned, settings, db, lock, requests, audit, new ResultWriter(pinned.paths, requests), opts.sealer ?? null);
       await d.boot();
       return d;
     } catch (e) {

@@ -21,7 +21,18 @@ export interface KeyInfo {
 }
 
 export interface KeyWithSecret extends KeyInfo {
-  secret: string;
+  /** null when the secret is sealed by a keychain this process cannot open (see SecretSealer). */
+  secret: string | null;
+}
+
+/**
+ * Seals secrets at rest with an OS keychain (the desktop app's Electron safeStorage). Without one,
+ * secrets are stored as they are, in the 0600 ledger inside the 0700 home.
+ */
+export interface SecretSealer {
+  format: string;
+  seal(secret: string): string;
+  open(sealed: string): string;
 }
 
 interface KeyRow extends Omit<KeyInfo, 'ops'> {
@@ -44,6 +55,7 @@ function toInfo(row: KeyRow): KeyInfo {
 }
 
 export function keyFileOf(key: KeyWithSecret): KeyFile {
+  if (key.secret === null) throw new Error(`the secret of ${key.key_id} is sealed`);
   return { v: 1, key_id: key.key_id, secret: key.secret };
 }
 
@@ -56,17 +68,35 @@ function validateNew(name: string, scope: string, ops: string[] | null): void {
 }
 
 export class KeyStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly sealer: SecretSealer | null = null,
+  ) {}
+
+  private openSecret(row: KeyRow): string | null {
+    if (row.secret_format === 'plain') return row.secret;
+    return this.sealer && row.secret_format === this.sealer.format ? this.sealer.open(row.secret) : null;
+  }
+
+  /** Seals every secret still stored as plain text; returns how many. */
+  sealAll(): number {
+    if (!this.sealer) return 0;
+    const rows = this.db.prepare("SELECT key_id, secret FROM keys WHERE secret_format = 'plain'").all() as { key_id: string; secret: string }[];
+    const update = this.db.prepare('UPDATE keys SET secret = ?, secret_format = ? WHERE key_id = ?');
+    this.db.transaction(() => rows.forEach((r) => update.run(this.sealer!.seal(r.secret), this.sealer!.format, r.key_id)))();
+    return rows.length;
+  }
 
   create(name: string, scope: Scope, ops: string[] | null = null): KeyWithSecret {
     validateNew(name, scope, ops);
+    const secret = randomBytes(32).toString('base64url');
     const row: KeyRow = {
       key_id: `k_${randomBytes(9).toString('base64url')}`,
       name,
       scope,
       ops: ops && ops.length ? JSON.stringify(ops) : null,
-      secret: randomBytes(32).toString('base64url'),
-      secret_format: 'plain',
+      secret: this.sealer ? this.sealer.seal(secret) : secret,
+      secret_format: this.sealer?.format ?? 'plain',
       created_at: nowIso(),
       revoked_at: null,
       rotated_to: null,
@@ -78,7 +108,7 @@ export class KeyStore {
          VALUES (@key_id, @name, @scope, @ops, @secret, @secret_format, @created_at)`,
       )
       .run(row);
-    return { ...toInfo(row), secret: row.secret };
+    return { ...toInfo(row), secret };
   }
 
   list(): KeyInfo[] {
@@ -88,7 +118,7 @@ export class KeyStore {
   /** The key with its secret, for verification; null when unknown. */
   get(keyId: string): KeyWithSecret | null {
     const row = this.db.prepare('SELECT * FROM keys WHERE key_id = ?').get(keyId) as KeyRow | undefined;
-    return row ? { ...toInfo(row), secret: row.secret } : null;
+    return row ? { ...toInfo(row), secret: this.openSecret(row) } : null;
   }
 
   private require(keyId: string): KeyWithSecret {

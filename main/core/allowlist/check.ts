@@ -1,0 +1,17 @@
+// An allowlist text's verdict, as data: for editors (the desktop app) and status reports.
+import { AllowlistError, parseAllowlist } from './load';
+
+export interface AllowlistCheck {
+  ok: boolean;
+  operations: string[];
+  problems: { line: number | null; field: string; message: string }[];
+}
+
+export function checkAllowlist(text: string, file: string): AllowlistCheck {
+  try {
+    return { ok: true, operations: [...parseAllowlist(text, file).operations.keys()], problems: [] };
+  } catch (e) {
+    if (e instanceof AllowlistError) return { ok: false, operations: [], problems: e.problems };
+    throw e;
+  }
+}

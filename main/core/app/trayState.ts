@@ -1,0 +1,86 @@
+// What the tray shows, as a pure function of the core's status: which icon, the tooltip, the menu.
+// The Electron layer only draws it and maps menu ids to actions.
+import type { StatusView } from '../../../shared/ipc/views';
+import type { RequestState } from '../../../shared/protocol/types';
+
+export type TrayIcon = 'idle' | 'running' | 'approval' | 'attention';
+
+export interface TrayMenuItem {
+  /** open, approve:<id>, approve-30m:<id>, deny:<id>, pause, resume, request:<id>, quit; empty for labels. */
+  id: string;
+  label: string;
+  enabled?: boolean;
+  separator?: boolean;
+  submenu?: TrayMenuItem[];
+}
+
+export interface TrayState {
+  icon: TrayIcon;
+  tooltip: string;
+  menu: TrayMenuItem[];
+}
+
+export interface RecentRun {
+  id: string;
+  op: string;
+  state: RequestState;
+}
+
+const MAX_APPROVALS_IN_MENU = 5;
+const sep = (): TrayMenuItem => ({ id: '', label: '', separator: true });
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** Problems a human must look at, most important first. */
+export function attentionReasons(s: StatusView): string[] {
+  const out: string[] = [];
+  if (!s.daemon.running) out.push('the host is not running');
+  if (s.uncertain.length) out.push(`${plural(s.uncertain.length, 'uncertain run')} to resolve`);
+  if (!s.allowlist.ok) out.push('the allowlist is invalid');
+  if (s.paused) out.push('paused');
+  return out;
+}
+
+export function trayState(s: StatusView, recent: RecentRun[] = []): TrayState {
+  const attention = attentionReasons(s);
+  const waiting = s.approvals.length;
+  const running = s.running.length;
+  const queued = s.requests.queued ?? 0;
+  const icon: TrayIcon = attention.length ? 'attention' : waiting ? 'approval' : running ? 'running' : 'idle';
+
+  const counts = [
+    running ? `${running} running` : null,
+    waiting ? `${waiting} waiting for approval` : null,
+    queued ? `${queued} queued` : null,
+  ].filter(Boolean);
+  const tooltip = `Dumbwaiter: ${[...attention, ...counts].join(', ') || 'idle'}`;
+
+  const approvals: TrayMenuItem[] = s.approvals.slice(0, MAX_APPROVALS_IN_MENU).map((p) => ({
+    id: '',
+    label: `${p.approval.operation} for ${p.approval.key_name}${p.approval.ceiling ? ' (past a spend ceiling)' : ''}`,
+    submenu: [
+      { id: `approve:${p.id}`, label: 'Approve' },
+      { id: `approve-30m:${p.id}`, label: 'Approve for 30 minutes' },
+      { id: `deny:${p.id}`, label: 'Deny' },
+    ],
+  }));
+  if (waiting > MAX_APPROVALS_IN_MENU) approvals.push({ id: 'open', label: `${waiting - MAX_APPROVALS_IN_MENU} more…` });
+
+  return {
+    icon,
+    tooltip,
+    menu: [
+      { id: 'open', label: 'Open Dumbwaiter' },
+      ...(approvals.length ? [sep(), { id: '', label: `Waiting for approval (${waiting})`, enabled: false }, ...approvals] : []),
+      sep(),
+      s.paused ? { id: 'resume', label: 'Resume' } : { id: 'pause', label: 'Pause new runs' },
+      {
+        id: '',
+        label: 'Recent runs',
+        enabled: recent.length > 0,
+        submenu: recent.slice(0, 8).map((r) => ({ id: `request:${r.id}`, label: `${r.op}: ${r.state.replace('_', ' ')}` })),
+      },
+      sep(),
+      { id: 'quit', label: 'Quit Dumbwaiter' },
+    ],
+  };
+}

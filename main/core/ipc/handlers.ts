@@ -1,0 +1,78 @@
+// The handler of every IPC channel, on the Electron-free service API: they run (and are tested) in Node.
+import type { ChannelName, ParsedRequestOf, ResponseOf } from '../../../shared/ipc/contract';
+import type { RequestView, StatusView } from '../../../shared/ipc/views';
+import { keyFileOf } from '../keys/keyStore';
+import { approvalOf } from '../ledger/requests';
+import type { HostService } from '../service';
+
+export type IpcHandlers = { [C in ChannelName]: (req: ParsedRequestOf<C>) => ResponseOf<C> | Promise<ResponseOf<C>> };
+
+/** The status as the app shows it (what `status.get` answers, and what the tray is drawn from). */
+export function statusView(svc: HostService): StatusView {
+  const { daemon, ...rest } = svc.status();
+  return { ...rest, daemon: { running: daemon.running, heartbeat_at: daemon.heartbeat_at } };
+}
+
+export function createIpcHandlers(svc: HostService, actor = 'app'): IpcHandlers {
+  const keyResult = (key: ReturnType<HostService['createKey']>) => {
+    const { secret: _secret, ...view } = key;
+    return { key: view, keyFile: keyFileOf(key), pasteLines: svc.pasteLines('/path/where/you/saved/the/key.json') };
+  };
+  return {
+    'status.get': () => statusView(svc),
+    'approvals.list': () => svc.pendingApprovals(),
+    'approvals.approve': ({ id, forSeconds }) => {
+      const r = svc.approve(id, actor, forSeconds);
+      return { state: r.row.state, grant_id: r.grant?.id ?? null, also_approved: r.alsoApproved.map((x) => x.id) };
+    },
+    'approvals.deny': ({ id, reason }) => ({ state: svc.deny(id, actor, reason).state }),
+    'grants.list': (req) => svc.listGrants(req?.all ?? false),
+    'grants.revoke': ({ id }) => ({ changed: svc.revokeGrant(id, actor) }),
+    'allowlist.read': () => {
+      const { path, text, hash, check } = svc.readAllowlist();
+      return { path, text, hash, check };
+    },
+    'allowlist.validate': ({ text }) => svc.validateAllowlist(text),
+    'allowlist.save': ({ text, baseHash }) => svc.saveAllowlist(text, baseHash, actor),
+    'catalog.get': () => svc.catalog(),
+    'keys.list': () => svc.listKeys(),
+    'keys.create': ({ name, scope, ops }) => keyResult(svc.createKey(name, scope, ops, actor)),
+    'keys.revoke': ({ keyId }) => ({ changed: svc.revokeKey(keyId, actor) }),
+    'keys.rotate': ({ keyId }) => keyResult(svc.rotateKey(keyId, actor)),
+    'settings.get': () => svc.getSettings(),
+    'settings.set': ({ name, value }) => svc.setSetting(name, value, actor),
+    'spend.get': () => svc.status().spend,
+    'audit.search': (q) => svc.searchAudit(q),
+    'requests.get': ({ id }) => {
+      const r = svc.requests.get(id);
+      if (!r) return null;
+      const view: RequestView = {
+        id: r.id,
+        key_id: r.key_id,
+        op: r.op,
+        args: JSON.parse(r.args_json) as Record<string, unknown>,
+        intent: r.intent,
+        state: r.state,
+        created_at: r.created_at,
+        claimed_at: r.claimed_at,
+        started_at: r.started_at,
+        finished_at: r.finished_at,
+        duration_ms: r.duration_ms,
+        exit_code: r.exit_code,
+        error: r.error_code ? { code: r.error_code, message: r.error_message ?? '' } : null,
+        stdout: r.stdout,
+        stderr: r.stderr,
+        approval: approvalOf(r),
+        decided_by: r.decided_by,
+      };
+      return view;
+    },
+    'requests.resolve': ({ id, outcome, note }) => ({ state: svc.resolve(id, outcome, note, actor).state }),
+    'requests.cancel': ({ id }) => {
+      const { changed, state, message } = svc.cancel(id, actor);
+      return { changed, state, message };
+    },
+    'host.setPaused': ({ paused }) => ({ changed: svc.setPaused(paused, actor) }),
+    'inbox.send': ({ text }) => svc.sendNotice(text, actor),
+  };
+}

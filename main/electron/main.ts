@@ -1,0 +1,135 @@
+// The desktop app's main process: one instance, the daemon in this process, the tray, notifications,
+// windows and IPC. A thin layer: every decision is made by the Electron-free core.
+import { app, dialog } from 'electron';
+import path from 'node:path';
+import { Daemon } from '../core/daemon/daemon';
+import { HostService } from '../core/service';
+import { defaultSpoolDir, resolveHomeDir } from '../core/home';
+import { configureLogging, scopedLogger } from '../core/log';
+import { firstRunSetup } from '../core/app/firstRun';
+import { StatusWatcher } from '../core/app/statusWatcher';
+import type { RecentRun } from '../core/app/trayState';
+import { statusView } from '../core/ipc/handlers';
+import { UserError } from '../core/errors';
+import { registerAppScheme, setupAppProtocol } from './protocol';
+import { setupSecurity } from './security';
+import { chooseSealer } from './secrets';
+import { Windows } from './windows';
+import { AppTray } from './tray';
+import { notifyApproval } from './notifications';
+import { sendEvent, setupIpc } from './ipc';
+
+const log = scopedLogger('app');
+const STATUS_POLL_MS = 1000;
+
+registerAppScheme();
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  app.whenReady().then(start, (e: unknown) => fatal(e));
+}
+
+function fatal(e: unknown): void {
+  log.error(e);
+  dialog.showErrorBox('Dumbwaiter could not start', e instanceof Error ? e.message : String(e));
+  app.exit(1);
+}
+
+async function start(): Promise<void> {
+  const homeDir = resolveHomeDir();
+  configureLogging(path.join(homeDir, 'logs'), 'warn');
+  setupSecurity();
+  setupAppProtocol(path.join(__dirname, '..', 'renderer'));
+  const setup = firstRunSetup(homeDir, defaultSpoolDir());
+  const { sealer, warning } = chooseSealer();
+
+  // The command line's daemon may already run for this home: then the app shows and decides, and
+  // that daemon acts on its decisions, but the app does not start a second one.
+  let daemon: Daemon | null = null;
+  try {
+    daemon = await Daemon.start({ homeDir, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', sealer });
+  } catch (e) {
+    if (!(e instanceof UserError) || !e.message.includes('already runs')) throw e;
+    log.warn(e.message);
+  }
+  const svc = new HostService(homeDir, undefined, sealer);
+  const sealed = svc.keys.sealAll();
+  if (sealed) svc.audit.record({ kind: 'keys_sealed', actor: 'app', message: `${sealed} key secrets sealed with the OS keychain` });
+  if (warning) log.warn(warning);
+
+  setupIpc(svc);
+  const windows = new Windows({ preload: path.join(__dirname, '..', 'preload', 'index.cjs') });
+  const iconsDir = app.isPackaged ? path.join(process.resourcesPath, 'tray') : path.join(app.getAppPath(), 'build', 'icons', 'tray');
+  const decide = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (e) {
+      log.warn((e as Error).message);
+    }
+  };
+  const approvals = {
+    approve: (id: string) => decide(() => svc.approve(id, 'app')),
+    deny: (id: string) => decide(() => svc.deny(id, 'app', 'denied from a notification')),
+    open: (id: string) => windows.showApproval(id),
+  };
+  const tray = new AppTray(iconsDir, (id) => {
+    const [action, arg = ''] = id.split(/:(.*)/s);
+    if (action === 'open') windows.showMain();
+    else if (action === 'approve') approvals.approve(arg);
+    else if (action === 'approve-30m') decide(() => svc.approve(arg, 'app', 1800));
+    else if (action === 'deny') approvals.deny(arg);
+    else if (action === 'pause' || action === 'resume') svc.setPaused(action === 'pause', 'app');
+    else if (action === 'request') windows.showMain(`/requests/${arg}`);
+    else if (action === 'quit') app.quit();
+  });
+
+  const watcher = new StatusWatcher();
+  let recent: RecentRun[] = [];
+  let loginItem: boolean | null = null;
+  const poll = () => {
+    const status = statusView(svc);
+    const changes = watcher.update(status, (id) => {
+      const r = svc.requests.get(id);
+      return r ? { id: r.id, op: r.op, state: r.state } : null;
+    });
+    recent = [...changes.finished, ...recent].slice(0, 8);
+    tray.update(status, recent);
+    if (changes.changed) sendEvent(windows.all(), 'state.changed', status);
+    for (const f of changes.finished) sendEvent(windows.all(), 'run.finished', f);
+    const settings = svc.getSettings();
+    for (const p of changes.newApprovals) {
+      sendEvent(windows.all(), 'approval.requested', p);
+      if (settings.notifications) notifyApproval(p, approvals);
+      windows.showApproval(p.id);
+    }
+    if (loginItem !== settings.start_at_login) {
+      loginItem = settings.start_at_login;
+      app.setLoginItemSettings({ openAtLogin: loginItem });
+    }
+  };
+  const timer = setInterval(() => decide(poll), STATUS_POLL_MS);
+  decide(poll);
+
+  app.on('second-instance', () => windows.showMain());
+  app.on('window-all-closed', () => {
+    /* a tray app keeps running without windows */
+  });
+  let quitting = false;
+  app.on('before-quit', (event) => {
+    if (quitting) return;
+    event.preventDefault();
+    quitting = true;
+    windows.quitting = true;
+    clearInterval(timer);
+    // Like the headless daemon's clean stop: running work gets its grace period, then is marked.
+    void (daemon?.stop() ?? Promise.resolve()).finally(() => {
+      svc.close();
+      tray.destroy();
+      app.exit(0);
+    });
+  });
+
+  if (setup.firstRun) windows.showMain('/first-run');
+  if (warning && setup.firstRun) void dialog.showMessageBox({ type: 'warning', message: 'Key secrets are not encrypted', detail: warning });
+}

@@ -1,0 +1,32 @@
+// Electron hardening for every web contents: navigation and new windows blocked, permission requests
+// denied, external links opened only for our own docs, and the IPC origin the preload may call from.
+import { app, session, shell, type WebContents } from 'electron';
+import { scopedLogger } from '../core/log';
+import { isAppUrl } from '../core/ipc/bind';
+import { APP_ORIGIN, DOCS_URL } from './constants';
+
+const log = scopedLogger('security');
+
+function harden(contents: WebContents): void {
+  contents.on('will-navigate', (event, url) => {
+    if (!isAppUrl(url, APP_ORIGIN)) {
+      event.preventDefault();
+      log.warn(`blocked navigation to ${url}`);
+    }
+  });
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+  contents.setWindowOpenHandler(({ url }) => {
+    if (DOCS_URL.test(url)) void shell.openExternal(url);
+    else log.warn(`blocked a new window for ${url}`);
+    return { action: 'deny' };
+  });
+}
+
+export function setupSecurity(): void {
+  app.on('web-contents-created', (_event, contents) => harden(contents));
+  session.defaultSession.setPermissionRequestHandler((_wc, permission, callback) => {
+    log.warn(`denied a permission request: ${permission}`);
+    callback(false);
+  });
+  session.defaultSession.setPermissionCheckHandler(() => false);
+}

@@ -1,0 +1,51 @@
+// Draws the tray from trayState() (a pure function of the core's status) and maps its menu to actions.
+import { Menu, Tray, nativeImage, type MenuItemConstructorOptions } from 'electron';
+import path from 'node:path';
+import { trayState, type RecentRun, type TrayIcon, type TrayMenuItem } from '../core/app/trayState';
+import type { StatusView } from '../../shared/ipc/views';
+
+export type TrayAction = (id: string) => void;
+
+function iconFile(dir: string, icon: TrayIcon): string {
+  // macOS draws template images in the menu bar's own colours; elsewhere the coloured ones.
+  return path.join(dir, process.platform === 'darwin' ? `${icon}Template.png` : `${icon}.png`);
+}
+
+function toMenu(items: TrayMenuItem[], act: TrayAction): MenuItemConstructorOptions[] {
+  return items.map((i) =>
+    i.separator
+      ? { type: 'separator' }
+      : {
+          label: i.label,
+          enabled: i.enabled ?? true,
+          ...(i.submenu ? { submenu: toMenu(i.submenu, act) } : i.id ? { click: () => act(i.id) } : {}),
+        },
+  );
+}
+
+export class AppTray {
+  private readonly tray: Tray;
+  private shown = '';
+
+  constructor(
+    private readonly iconsDir: string,
+    private readonly act: TrayAction,
+  ) {
+    this.tray = new Tray(nativeImage.createFromPath(iconFile(iconsDir, 'idle')));
+    this.tray.on('click', () => act('open'));
+  }
+
+  update(status: StatusView, recent: RecentRun[]): void {
+    const state = trayState(status, recent);
+    const key = JSON.stringify(state);
+    if (key === this.shown) return;
+    this.shown = key;
+    this.tray.setImage(nativeImage.createFromPath(iconFile(this.iconsDir, state.icon)));
+    this.tray.setToolTip(state.tooltip);
+    this.tray.setContextMenu(Menu.buildFromTemplate(toMenu(state.menu, this.act)));
+  }
+
+  destroy(): void {
+    this.tray.destroy();
+  }
+}

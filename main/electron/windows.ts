@@ -1,0 +1,80 @@
+// The app's windows: the main window (hidden, not closed, to the tray) and the small always-on-top
+// approval window. Both sandboxed, context-isolated, without Node, loading only app:// pages.
+import { BrowserWindow, screen } from 'electron';
+import { APP_ORIGIN } from './constants';
+
+export interface WindowPaths {
+  preload: string;
+}
+
+function secureWindow(paths: WindowPaths, options: Electron.BrowserWindowConstructorOptions): BrowserWindow {
+  return new BrowserWindow({
+    ...options,
+    show: false,
+    webPreferences: {
+      preload: paths.preload,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      spellcheck: false,
+    },
+  });
+}
+
+export class Windows {
+  private main: BrowserWindow | null = null;
+  private approval: BrowserWindow | null = null;
+  quitting = false;
+
+  constructor(private readonly paths: WindowPaths) {}
+
+  all(): BrowserWindow[] {
+    return [this.main, this.approval].filter((w): w is BrowserWindow => w !== null && !w.isDestroyed());
+  }
+
+  showMain(route = ''): void {
+    if (!this.main || this.main.isDestroyed()) {
+      this.main = secureWindow(this.paths, { width: 1100, height: 760, minWidth: 720, minHeight: 480, title: 'Dumbwaiter' });
+      this.main.on('close', (e) => {
+        if (!this.quitting) {
+          e.preventDefault(); // a tray app: closing the window keeps it running
+          this.main?.hide();
+        }
+      });
+      void this.main.loadURL(`${APP_ORIGIN}/index.html${route ? `#${route}` : ''}`);
+      this.main.once('ready-to-show', () => this.main?.show());
+    } else {
+      if (route) void this.main.loadURL(`${APP_ORIGIN}/index.html#${route}`);
+      this.main.show();
+      this.main.focus();
+    }
+  }
+
+  /** The approval window, near the top right of the screen, over everything else. */
+  showApproval(id: string): void {
+    const url = `${APP_ORIGIN}/approval.html#${encodeURIComponent(id)}`;
+    if (this.approval && !this.approval.isDestroyed()) {
+      void this.approval.loadURL(url);
+      this.approval.show();
+      return;
+    }
+    const { workArea } = screen.getPrimaryDisplay();
+    this.approval = secureWindow(this.paths, {
+      width: 480,
+      height: 420,
+      x: workArea.x + workArea.width - 500,
+      y: workArea.y + 20,
+      alwaysOnTop: true,
+      resizable: false,
+      minimizable: false,
+      fullscreenable: false,
+      title: 'Approve a request?',
+    });
+    this.approval.on('closed', () => (this.approval = null));
+    void this.approval.loadURL(url);
+    this.approval.once('ready-to-show', () => this.approval?.show());
+  }
+}

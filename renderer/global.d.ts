@@ -1,0 +1,7 @@
+import type { DumbwaiterApi } from '../preload/api';
+
+declare global {
+  interface Window {
+    dumbwaiter: DumbwaiterApi;
+  }
+}

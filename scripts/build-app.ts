@@ -1,0 +1,60 @@
+// Builds the desktop app into dist/: the main process (the core + the Electron layer), the sandboxed
+// preload, the renderer pages, and the sandbox clients. esbuild only; Electron is not needed to build.
+import { build } from 'esbuild';
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dwBundle } from '../main/core/sandboxClients';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string[]> {
+  const out = (...p: string[]) => path.join(outDir, ...p);
+  await Promise.all([
+    build({
+      entryPoints: [path.join(ROOT, 'main/electron/main.ts')],
+      outfile: out('main', 'index.cjs'),
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      // Native or build-time modules stay outside the bundle (better-sqlite3 is unpacked from the archive).
+      external: ['electron', 'better-sqlite3', 'esbuild'],
+      // The core finds package.json and its resources relative to its own file.
+      define: { 'import.meta.url': '__dumbwaiter_url' },
+      banner: { js: "const __dumbwaiter_url = require('node:url').pathToFileURL(__filename).href;" },
+      logLevel: 'error',
+    }),
+    build({
+      entryPoints: [path.join(ROOT, 'preload/index.ts')],
+      outfile: out('preload', 'index.cjs'),
+      bundle: true,
+      // A sandboxed preload may require nothing but 'electron': everything else is bundled in.
+      platform: 'browser',
+      format: 'cjs',
+      external: ['electron'],
+      logLevel: 'error',
+    }),
+    build({
+      entryPoints: ['main', 'approval'].map((n) => path.join(ROOT, 'renderer', `${n}.ts`)),
+      outdir: out('renderer'),
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      target: 'chrome130',
+      logLevel: 'error',
+    }),
+  ]);
+  for (const f of readdirSync(path.join(ROOT, 'renderer')).filter((n) => /\.(html|css)$/.test(n))) {
+    copyFileSync(path.join(ROOT, 'renderer', f), out('renderer', f));
+  }
+  mkdirSync(out('sandbox'), { recursive: true });
+  if (path.resolve(dwBundle()) !== path.resolve(out('sandbox', 'dw.cjs'))) copyFileSync(dwBundle(), out('sandbox', 'dw.cjs'));
+  copyFileSync(path.join(ROOT, 'shared', 'client', 'dw.py'), out('sandbox', 'dw.py'));
+  return ['main/index.cjs', 'preload/index.cjs', 'renderer/main.js', 'renderer/approval.js', 'renderer/index.html', 'renderer/approval.html', 'sandbox/dw.cjs', 'sandbox/dw.py'].map((f) => out(f));
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const files = await buildApp(process.argv[2]);
+  console.log(`built ${files.length} files into ${path.dirname(path.dirname(files[0]!))}`);
+}

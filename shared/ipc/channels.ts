@@ -1,0 +1,35 @@
+// The names on the IPC wire, without their schemas: all that the sandboxed preload needs to build its
+// API (the schemas and their validation live in main). contract.ts checks it covers exactly these.
+export const CHANNEL_NAMES = [
+  'status.get',
+  'approvals.list',
+  'approvals.approve',
+  'approvals.deny',
+  'grants.list',
+  'grants.revoke',
+  'allowlist.read',
+  'allowlist.validate',
+  'allowlist.save',
+  'catalog.get',
+  'keys.list',
+  'keys.create',
+  'keys.revoke',
+  'keys.rotate',
+  'settings.get',
+  'settings.set',
+  'spend.get',
+  'audit.search',
+  'requests.get',
+  'requests.resolve',
+  'requests.cancel',
+  'host.setPaused',
+  'inbox.send',
+] as const;
+
+export const EVENT_NAMES = ['state.changed', 'approval.requested', 'run.finished'] as const;
+
+/** Prefix of every channel on the wire, so nothing else on ipcMain can be reached by name. */
+export const IPC_PREFIX = 'dumbwaiter:';
+
+export type ChannelName = (typeof CHANNEL_NAMES)[number];
+export type EventName = (typeof EVENT_NAMES)[number];

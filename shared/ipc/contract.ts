@@ -1,0 +1,86 @@
+// The IPC contract: one map of every call the renderer may make (channel -> request schema and
+// response type) and of every event main sends. Main's handlers and preload's API are derived from it.
+import { z } from 'zod';
+import { KEY_ID, OP_NAME, REQUEST_ID } from '../protocol/ids';
+import type { CatalogDoc, InboxMessage, KeyFile, RequestState } from '../protocol/types';
+import type * as V from './views';
+import type { ChannelName, EventName } from './channels';
+
+export { CHANNEL_NAMES, EVENT_NAMES, IPC_PREFIX, type ChannelName, type EventName } from './channels';
+
+/** A channel: the schema its one argument must pass in main, and (as a type only) what it answers. */
+interface Channel<S extends z.ZodType, Res> {
+  request: S;
+  /** Type only (boxed, so that a response that may be null stays so). */
+  response?: [Res];
+}
+const channel =
+  <Res>() =>
+  <S extends z.ZodType>(request: S): Channel<S, Res> => ({ request });
+
+const none = z.undefined();
+const requestId = z.string().regex(REQUEST_ID);
+const keyId = z.string().regex(KEY_ID);
+
+export const ipcContract = {
+  'status.get': channel<V.StatusView>()(none),
+  'approvals.list': channel<V.PendingApprovalView[]>()(none),
+  'approvals.approve': channel<{ state: RequestState; grant_id: string | null; also_approved: string[] }>()(
+    z.strictObject({ id: requestId, forSeconds: z.number().int().min(1).max(86400).optional() }),
+  ),
+  'approvals.deny': channel<{ state: RequestState }>()(z.strictObject({ id: requestId, reason: z.string().max(2000).default('') })),
+  'grants.list': channel<V.GrantView[]>()(z.strictObject({ all: z.boolean().default(false) }).optional()),
+  'grants.revoke': channel<{ changed: boolean }>()(z.strictObject({ id: z.string().regex(/^g_[A-Za-z0-9_-]{1,32}$/) })),
+  'allowlist.read': channel<V.AllowlistView>()(none),
+  'allowlist.validate': channel<V.AllowlistCheck>()(z.strictObject({ text: z.string().max(1_000_000) })),
+  'allowlist.save': channel<V.AllowlistSaved>()(z.strictObject({ text: z.string().max(1_000_000), baseHash: z.string().regex(/^[0-9a-f]{64}$/) })),
+  'catalog.get': channel<CatalogDoc | null>()(none),
+  'keys.list': channel<V.KeyView[]>()(none),
+  'keys.create': channel<{ key: V.KeyView; keyFile: KeyFile; pasteLines: string }>()(
+    z.strictObject({
+      name: z.string().min(1).max(100),
+      scope: z.enum(['read', 'write']),
+      ops: z.array(z.string().regex(OP_NAME)).max(256).nullable().default(null),
+    }),
+  ),
+  'keys.revoke': channel<{ changed: boolean }>()(z.strictObject({ keyId })),
+  'keys.rotate': channel<{ key: V.KeyView; keyFile: KeyFile; pasteLines: string }>()(z.strictObject({ keyId })),
+  'settings.get': channel<V.SettingsView>()(none),
+  'settings.set': channel<V.SettingsView>()(z.strictObject({ name: z.string().min(1).max(64), value: z.unknown() })),
+  'spend.get': channel<V.SpendView[]>()(none),
+  'audit.search': channel<V.AuditView[]>()(
+    z
+      .strictObject({
+        text: z.string().max(500).optional(),
+        kind: z.string().max(64).optional(),
+        requestId: requestId.optional(),
+        limit: z.number().int().min(1).max(1000).optional(),
+        before: z.number().int().min(1).optional(),
+      })
+      .default({}),
+  ),
+  'requests.get': channel<V.RequestView | null>()(z.strictObject({ id: requestId })),
+  'requests.resolve': channel<{ state: RequestState }>()(
+    z.strictObject({ id: requestId, outcome: z.enum(['succeeded', 'failed']), note: z.string().max(2000).default('') }),
+  ),
+  'requests.cancel': channel<{ changed: boolean; state: RequestState; message: string }>()(z.strictObject({ id: requestId })),
+  'host.setPaused': channel<{ changed: boolean }>()(z.strictObject({ paused: z.boolean() })),
+  'inbox.send': channel<InboxMessage>()(z.strictObject({ text: z.string().min(1).max(4000) })),
+} as const satisfies Record<ChannelName, Channel<z.ZodType, unknown>>;
+
+/** Events main sends to the renderer: the payload type of each. */
+export interface IpcEvents extends Record<EventName, unknown> {
+  'state.changed': V.StatusView;
+  'approval.requested': V.PendingApprovalView;
+  'run.finished': { id: string; op: string; state: RequestState };
+}
+
+export type IpcContract = typeof ipcContract;
+export type RequestOf<C extends ChannelName> = z.input<IpcContract[C]['request']>;
+export type ParsedRequestOf<C extends ChannelName> = z.output<IpcContract[C]['request']>;
+export type ResponseOf<C extends ChannelName> = NonNullable<IpcContract[C]['response']>[0];
+
+// Every channel name has a schema and every schema a name: the two lists can never drift apart.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _covers: Same<keyof IpcContract, ChannelName> = true;
+void _covers;

@@ -1,0 +1,102 @@
+// What crosses IPC: plain data, no secrets except a new key's file (shown once).
+import type { ApprovalInfo, RequestState } from '../protocol/types';
+
+export interface StatusView {
+  home: string;
+  spool: string | null;
+  daemon: { running: boolean; heartbeat_at: string | null };
+  paused: boolean;
+  allowlist: { ok: boolean; operations: string[]; error: string | null };
+  requests: Partial<Record<RequestState, number>>;
+  running: { id: string; op: string; key_id: string; started_at: string | null }[];
+  uncertain: { id: string; op: string; key_id: string; started_at: string | null; error_message: string | null }[];
+  approvals: PendingApprovalView[];
+  keys: { active: number; revoked: number };
+  spend: SpendView[];
+}
+
+export interface PendingApprovalView {
+  id: string;
+  op: string;
+  key_id: string;
+  waiting_since: string;
+  approval: ApprovalInfo;
+}
+
+export interface GrantView {
+  id: string;
+  key_id: string;
+  op: string;
+  created_at: string;
+  expires_at: string;
+  created_by: string;
+  revoked_at: string | null;
+  uses: number;
+}
+
+export interface AllowlistView {
+  path: string;
+  text: string;
+  /** sha256 of the text: saving with a stale hash is refused, so an outside edit is never overwritten. */
+  hash: string;
+  check: AllowlistCheck;
+}
+
+export interface AllowlistCheck {
+  ok: boolean;
+  operations: string[];
+  problems: { line: number | null; field: string; message: string }[];
+}
+
+export type AllowlistSaved = { saved: true; hash: string } | { saved: false; reason: 'invalid' | 'changed_outside'; check: AllowlistCheck; hash: string };
+
+export interface KeyView {
+  key_id: string;
+  name: string;
+  scope: 'read' | 'write';
+  ops: string[] | null;
+  created_at: string;
+  revoked_at: string | null;
+  rotated_to: string | null;
+  last_used_at: string | null;
+}
+
+export type SettingsView = Record<string, unknown>;
+
+export interface SpendView {
+  ceiling: { name: string; per: 'global' | 'key'; key_id?: string; window_s: number; max_runs?: number; max_cost?: number; max_run_time_s?: number; action: 'reject' | 'ask' };
+  key_id: string | null;
+  spend: { runs: number; cost: number; run_time_s: number };
+}
+
+export interface AuditView {
+  seq: number;
+  at: string;
+  kind: string;
+  actor: string;
+  request_id: string | null;
+  key_id: string | null;
+  op: string | null;
+  message: string;
+  details: Record<string, unknown> | null;
+}
+
+export interface RequestView {
+  id: string;
+  key_id: string;
+  op: string;
+  args: Record<string, unknown>;
+  intent: string | null;
+  state: RequestState;
+  created_at: string;
+  claimed_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  exit_code: number | null;
+  error: { code: string; message: string } | null;
+  stdout: string;
+  stderr: string;
+  approval: ApprovalInfo | null;
+  decided_by: string | null;
+}

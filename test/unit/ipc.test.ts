@@ -1,0 +1,139 @@
+// The IPC contract end to end without Electron's binary: main's registration (sender check, schema
+// validation) on a stand-in ipcMain, the handlers on a real host service (temporary home, real SQLite),
+// and the preload's API built from the contract over a transport to them.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CHANNEL_NAMES, EVENT_NAMES, IPC_PREFIX, ipcContract } from '../../shared/ipc/contract';
+import { bindIpc, trustOrigin, type IpcEventLike } from '../../main/core/ipc/bind';
+import { createIpcHandlers } from '../../main/core/ipc/handlers';
+import { createApi, eventChannel, type DumbwaiterApi } from '../../preload/api';
+import { HostService } from '../../main/core/service';
+import { initHome } from '../../main/core/setup';
+import { scopedLogger } from '../../main/core/log';
+
+const ORIGIN = 'app://dumbwaiter';
+const OURS: IpcEventLike = { senderFrame: { url: `${ORIGIN}/index.html` } };
+
+let dir: string;
+let svc: HostService;
+let registered: Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>;
+let api: DumbwaiterApi;
+const warnings: string[] = [];
+const listeners = new Map<string, Set<(p: unknown) => void>>();
+
+beforeAll(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'dw-ipc-'));
+  initHome(path.join(dir, 'home'), path.join(dir, 'spool'), path.join(dir, 'spool'));
+  svc = new HostService(path.join(dir, 'home'));
+  registered = new Map();
+  const log = { ...scopedLogger('ipc-test'), warn: (...m: unknown[]) => void warnings.push(m.join(' ')) } as ReturnType<typeof scopedLogger>;
+  bindIpc({ handle: (channel, listener) => void registered.set(channel, listener) }, createIpcHandlers(svc, 'app'), trustOrigin(ORIGIN), log);
+  api = createApi({
+    invoke: async (channel, arg) => registered.get(channel)!(OURS, arg),
+    on(channel, listener) {
+      const set = listeners.get(channel) ?? new Set();
+      listeners.set(channel, set.add(listener));
+      return () => void set.delete(listener);
+    },
+  });
+});
+
+afterAll(() => {
+  svc.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the contract', () => {
+  it('every channel has a schema and a registered handler, under the prefix', () => {
+    expect(CHANNEL_NAMES.length).toBeGreaterThan(20);
+    for (const c of CHANNEL_NAMES) {
+      expect(typeof ipcContract[c].request.safeParse).toBe('function');
+      expect(registered.has(IPC_PREFIX + c)).toBe(true);
+    }
+    expect(registered.size).toBe(CHANNEL_NAMES.length);
+  });
+
+  it('registration fails when a handler is missing', () => {
+    const handlers = { ...createIpcHandlers(svc) } as Record<string, unknown>;
+    delete handlers['keys.rotate'];
+    expect(() => bindIpc({ handle: () => {} }, handlers as never, () => true, scopedLogger('x'))).toThrow('no handler for IPC channel keys.rotate');
+  });
+});
+
+describe('calls', () => {
+  it('drops a call from any sender but our own windows, and logs it', async () => {
+    const strangers = [
+      { senderFrame: { url: 'https://evil.example/index.html' } },
+      { senderFrame: { url: 'file:///etc/passwd' } },
+      { senderFrame: { url: 'app://evil/index.html' } },
+      { senderFrame: { url: 'other://dumbwaiter/index.html' } },
+      { senderFrame: { url: 'not a url' } },
+      { senderFrame: null },
+      {},
+    ];
+    for (const event of strangers) await expect(registered.get(`${IPC_PREFIX}keys.list`)!(event)).rejects.toThrow('refused');
+    expect(warnings.filter((w) => w.includes('untrusted sender')).length).toBe(strangers.length);
+  });
+
+  it('refuses a bad argument before any handler runs', async () => {
+    const call = registered.get(`${IPC_PREFIX}keys.create`)!;
+    await expect(call(OURS, { name: 'x', scope: 'admin' })).rejects.toThrow('invalid arguments for keys.create');
+    await expect(call(OURS, { name: 'x', scope: 'read', extra: 1 })).rejects.toThrow('invalid arguments');
+    await expect(call(OURS, 'x')).rejects.toThrow('invalid arguments');
+    await expect(registered.get(`${IPC_PREFIX}requests.cancel`)!(OURS, { id: '../../etc' })).rejects.toThrow('invalid arguments');
+    await expect(registered.get(`${IPC_PREFIX}status.get`)!(OURS, { sneaky: true })).rejects.toThrow('invalid arguments');
+    expect(svc.listKeys()).toEqual([]);
+  });
+
+  it('the preload API reaches the real core: keys, settings, status, audit', async () => {
+    const created = await api.keys.create({ name: 'laptop-agent', scope: 'read' });
+    expect(created.key).toMatchObject({ name: 'laptop-agent', scope: 'read' });
+    expect(created.key).not.toHaveProperty('secret');
+    expect(created.keyFile.key_id).toBe(created.key.key_id);
+    expect(created.pasteLines).toContain('DUMBWAITER_SPOOL');
+    expect((await api.keys.list()).map((k) => k.key_id)).toEqual([created.key.key_id]);
+    expect((await api.settings.set({ name: 'approval_timeout_s', value: 600 })).approval_timeout_s).toBe(600);
+    await expect(api.settings.set({ name: 'approval_timeout_s', value: -1 })).rejects.toThrow('approval_timeout_s');
+    const status = await api.status.get();
+    expect(status.keys.active).toBe(1);
+    expect(status.allowlist.ok).toBe(true);
+    const audit = await api.audit.search({ text: 'laptop-agent' });
+    expect(audit[0]).toMatchObject({ kind: 'key_created', actor: 'app' });
+    expect((await api.host.setPaused({ paused: true })).changed).toBe(true);
+    expect((await api.status.get()).paused).toBe(true);
+  });
+
+  it('the allowlist editor calls refuse an invalid save and never overwrite an outside edit', async () => {
+    const current = await api.allowlist.read();
+    expect(current.check.ok).toBe(true);
+    const bad = await api.allowlist.save({ text: 'version: 1\noperations: [{name: x}]\n', baseHash: current.hash });
+    expect(bad).toMatchObject({ saved: false, reason: 'invalid' });
+    const stale = await api.allowlist.save({ text: current.text, baseHash: '0'.repeat(64) });
+    expect(stale).toMatchObject({ saved: false, reason: 'changed_outside' });
+    const ok = await api.allowlist.save({ text: current.text + '\n# edited in the app\n', baseHash: current.hash });
+    expect(ok).toMatchObject({ saved: true });
+    expect((await api.allowlist.read()).text).toContain('# edited in the app');
+    expect((await api.allowlist.validate({ text: 'version: 2\n' })).problems[0]).toMatchObject({ line: 1, field: 'version' });
+  });
+
+  it('writes a notice to the sandbox inbox', async () => {
+    const msg = await api.inbox.send({ text: 'Please stop retrying the deploy.' });
+    expect(msg).toMatchObject({ kind: 'notice', text: 'Please stop retrying the deploy.' });
+  });
+});
+
+describe('events', () => {
+  it('each event has an onX that returns its unsubscribe', () => {
+    const seen: unknown[] = [];
+    const off = api.state.onChanged((s) => seen.push(s));
+    expect(typeof api.approval.onRequested).toBe('function');
+    expect(typeof api.run.onFinished).toBe('function');
+    for (const l of listeners.get(eventChannel('state.changed')) ?? []) l({ paused: true });
+    off();
+    for (const l of listeners.get(eventChannel('state.changed')) ?? []) l({ paused: false });
+    expect(seen).toEqual([{ paused: true }]);
+    expect(EVENT_NAMES.map(eventChannel).every((c) => c.startsWith(IPC_PREFIX))).toBe(true);
+  });
+});

@@ -1,0 +1,77 @@
+// The tray's icon, tooltip and menu as a pure function of the status.
+import { describe, expect, it } from 'vitest';
+import { trayState, type TrayMenuItem } from '../../main/core/app/trayState';
+import type { PendingApprovalView, StatusView } from '../../shared/ipc/views';
+
+function status(over: Partial<StatusView> = {}): StatusView {
+  return {
+    home: '/h',
+    spool: '/s',
+    daemon: { running: true, heartbeat_at: null },
+    paused: false,
+    allowlist: { ok: true, operations: ['echo'], error: null },
+    requests: {},
+    running: [],
+    uncertain: [],
+    approvals: [],
+    keys: { active: 1, revoked: 0 },
+    spend: [],
+    ...over,
+  };
+}
+
+const approval = (id: string, ceiling: string | null = null): PendingApprovalView => ({
+  id,
+  op: 'deploy',
+  key_id: 'k_1',
+  waiting_since: '2026-11-29T08:00:00Z',
+  approval: { operation: 'deploy', argv: ['echo'], cwd: '/', key_id: 'k_1', key_name: 'laptop', intent: null, requested_at: '', timeout_at: '', ceiling },
+});
+const run = { id: 'r1', op: 'echo', key_id: 'k_1', started_at: null };
+const ids = (items: TrayMenuItem[]): string[] => items.flatMap((i) => [i.id, ...ids(i.submenu ?? [])]).filter(Boolean);
+
+describe('trayState', () => {
+  it('is idle with nothing going on', () => {
+    const t = trayState(status());
+    expect(t.icon).toBe('idle');
+    expect(t.tooltip).toBe('Dumbwaiter: idle');
+    expect(ids(t.menu)).toEqual(['open', 'pause', 'quit']);
+  });
+
+  it('shows running work with counts in the tooltip', () => {
+    const t = trayState(status({ running: [run, { ...run, id: 'r2' }], requests: { queued: 3 } }));
+    expect(t.icon).toBe('running');
+    expect(t.tooltip).toBe('Dumbwaiter: 2 running, 3 queued');
+  });
+
+  it('asks for approval above running, with approve and deny in the menu', () => {
+    const t = trayState(status({ running: [run], approvals: [approval('a1'), approval('a2', 'ceiling "hourly"')] }));
+    expect(t.icon).toBe('approval');
+    expect(t.tooltip).toBe('Dumbwaiter: 1 running, 2 waiting for approval');
+    expect(ids(t.menu)).toEqual(expect.arrayContaining(['approve:a1', 'approve-30m:a1', 'deny:a1', 'approve:a2', 'deny:a2']));
+    expect(t.menu.some((i) => i.label.includes('past a spend ceiling'))).toBe(true);
+  });
+
+  it('lists at most five approvals and points to the rest', () => {
+    const t = trayState(status({ approvals: ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((x) => approval(x)) }));
+    expect(ids(t.menu).filter((i) => i.startsWith('approve:'))).toHaveLength(5);
+    expect(t.menu.some((i) => i.label === '2 more…')).toBe(true);
+  });
+
+  it.each([
+    ['uncertain runs', { uncertain: [{ ...run, error_message: null }] }, '1 uncertain run to resolve'],
+    ['an invalid allowlist', { allowlist: { ok: false, operations: [], error: 'line 3' } }, 'the allowlist is invalid'],
+    ['the host paused', { paused: true }, 'paused'],
+    ['the host not running', { daemon: { running: false, heartbeat_at: null } }, 'the host is not running'],
+  ])('needs attention for %s, above everything else', (_what, over, reason) => {
+    const t = trayState(status({ ...over, approvals: [approval('a1')], running: [run] }));
+    expect(t.icon).toBe('attention');
+    expect(t.tooltip).toContain(reason);
+  });
+
+  it('offers resume while paused, and recent runs', () => {
+    const t = trayState(status({ paused: true }), [{ id: 'r9', op: 'test', state: 'failed' }]);
+    expect(ids(t.menu)).toEqual(['open', 'resume', 'request:r9', 'quit']);
+    expect(t.menu.find((i) => i.label === 'Recent runs')?.submenu?.[0]?.label).toBe('test: failed');
+  });
+});
