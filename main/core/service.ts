@@ -149,7 +149,8 @@ export class HostService {
     const row = this.requests.get(id);
     if (!row) throw new UserError(`no request ${id} in the ledger`);
     if (row.state !== 'uncertain') throw new UserError(`request ${id} is ${row.state}, not uncertain: nothing to resolve`);
-    const next = this.requests.transition(id, ['uncertain'], { state: outcome, resolved_by: 'human', note });
+    // The human's verdict replaces the "interrupted" error; the audit log keeps the history.
+    const next = this.requests.transition(id, ['uncertain'], { state: outcome, resolved_by: 'human', note, error_code: null, error_message: null });
     if (!next) throw new UserError(`request ${id} changed while resolving; look again`);
     this.audit.record({ kind: 'resolved', actor, request_id: id, key_id: row.key_id, op: row.op, message: `uncertain run resolved as ${outcome} by ${actor}${note ? `: ${note}` : ''}` });
     this.publish(next);
