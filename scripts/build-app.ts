@@ -5,6 +5,7 @@ import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dwBundle } from '../main/core/sandboxClients';
+import { generateIcons } from './icons';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -51,6 +52,7 @@ export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string
   mkdirSync(out('sandbox'), { recursive: true });
   if (path.resolve(dwBundle()) !== path.resolve(out('sandbox', 'dw.cjs'))) copyFileSync(dwBundle(), out('sandbox', 'dw.cjs'));
   copyFileSync(path.join(ROOT, 'shared', 'client', 'dw.py'), out('sandbox', 'dw.py'));
+  generateIcons(path.join(ROOT, 'build', 'icons')); // the tray and packaging read them from build/icons
   return ['main/index.cjs', 'preload/index.cjs', 'renderer/main.js', 'renderer/approval.js', 'renderer/index.html', 'renderer/approval.html', 'sandbox/dw.cjs', 'sandbox/dw.py'].map((f) => out(f));
 }
 
