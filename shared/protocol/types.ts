@@ -107,6 +107,8 @@ export interface HostStatusDoc {
   running: number;
   /** Extension: false once the daemon stopped cleanly. */
   up?: boolean;
+  /** Extension: present (true) while the spool's disk refuses writes. */
+  disk_full?: boolean;
 }
 
 export interface CatalogOperation {

@@ -13,6 +13,8 @@ import { Requests, type RequestRow } from '../ledger/requests';
 import { KeyStore, type SecretSealer } from '../keys/keyStore';
 import { checkSpool, ensurePrivateDir, type SpoolPaths } from '../spool/layout';
 import { PinnedSpool, pinDir, stillPinned, unpin, type PinnedDir } from '../spool/pinned';
+import { SpoolHealth } from '../spool/health';
+import { faultPoint } from '../faults';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
 import { claim, entryPath, quarantine, readyEntries, type Entry } from '../spool/claim';
 import { ResultWriter, logPath, unboundRejection } from '../spool/results';
@@ -92,6 +94,7 @@ export class Daemon {
     private readonly requests: Requests,
     private readonly audit: AuditLog,
     private readonly results: ResultWriter,
+    private readonly health: SpoolHealth,
     sealer: SecretSealer | null,
   ) {
     this.io = pinned.paths;
@@ -138,7 +141,8 @@ export class Daemon {
       pinned = new PinnedSpool(spool);
       const requests = new Requests(db);
       const audit = new AuditLog(db);
-      const d = new Daemon(home, spool, pinned, settings, db, lock, requests, audit, new ResultWriter(pinned.paths, requests), opts.sealer ?? null);
+      const health = new SpoolHealth(audit, scopedLogger('spool'));
+      const d = new Daemon(home, spool, pinned, settings, db, lock, requests, audit, new ResultWriter(pinned.paths, requests, health), health, opts.sealer ?? null);
       await d.boot();
       return d;
     } catch (e) {
@@ -244,6 +248,7 @@ export class Daemon {
       this.reloadSettings();
       this.allowlist.poll();
       for (const row of this.decisions.timeOut(this.settings.approval_timeout_s)) this.results.publish(row);
+      this.results.repairAll(); // results held back by a full disk or a blocked file are retried
     });
     this.requestScan();
   }
@@ -371,6 +376,7 @@ export class Daemon {
     const { name } = entry;
     const c = claim(this.io, entry, this.claimedDir);
     if (c.kind === 'gone') return;
+    if (c.kind === 'claimed') faultPoint('after_claim');
     if (c.kind === 'refused') {
       const bound = c.id !== null && this.requests.get(c.id) !== null;
       const msg = `queue entry ${JSON.stringify(name)} ${c.reason}; ${c.movedTo ? `moved to quarantine/${path.basename(c.movedTo)}` : 'it vanished'}`;
@@ -445,6 +451,7 @@ export class Daemon {
       ...(g.grant && !row.decided_by ? { decided_by: `grant ${g.grant.id}`, decided_at: new Date().toISOString() } : {}),
     });
     if (!started) return;
+    faultPoint('after_mark_running');
     this.results.publish(started);
     let handle: RunHandle;
     try {
@@ -457,6 +464,7 @@ export class Daemon {
       return;
     }
     if (handle.pid !== null) this.requests.setPid(row.id, handle.pid);
+    faultPoint('after_spawn');
     this.audit.record({
       kind: 'started',
       request_id: row.id,
@@ -482,6 +490,7 @@ export class Daemon {
   }
 
   private finishRow(row: RequestRow, o: RunOutcome): void {
+    faultPoint('after_exit_before_result');
     let state: RequestRow['state'];
     let error = o.error;
     if (o.terminated === 'cancel') {
@@ -521,10 +530,11 @@ export class Daemon {
     });
     log.info(`${row.id}: ${state} (${how})`);
     this.results.publish(next);
+    faultPoint('after_result');
   }
 
   private heartbeat(): void {
-    this.safely('host.json', () =>
+    try {
       writeHostStatus(this.io.hostJson, {
         host_id: this.settings.host_id,
         app_version: APP_VERSION,
@@ -532,8 +542,12 @@ export class Daemon {
         queue_depth: this.requests.countInState('queued') + this.unclaimed,
         running: this.running.size,
         up: !this.stopping,
-      }),
-    );
+        ...(this.health.full ? { disk_full: true } : {}),
+      });
+      this.health.succeeded();
+    } catch (e) {
+      if (!this.health.failed(e, 'host.json')) log.error(`cannot write host.json: ${(e as Error).message}`);
+    }
   }
 
   /** Clean stop: no new work; running work gets the grace period, then is terminated (and left uncertain). */

@@ -10,6 +10,7 @@ import type { Grant, Grants } from '../ledger/grants';
 import type { Decisions } from '../decisions';
 import type { Settings } from '../settings';
 import { runBuiltin } from './builtins';
+import { faultPoint } from '../faults';
 import type { Allowlist } from '../allowlist/types';
 import type { AuditLog } from '../ledger/audit';
 import type { KeyStore } from '../keys/keyStore';
@@ -226,8 +227,10 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     });
     return r;
   }).immediate();
+  faultPoint('after_ledger_insert');
   done(); // only now: until the ledger has it, the claimed file is the request's only copy
   d.results.publish(row);
+  if (state === 'awaiting_approval') faultPoint('during_approval_wait');
   if (alsoChanged) d.results.publish(alsoChanged);
   if (error) d.log.warn(`${id}: ${state}: ${error.code}: ${error.message}`);
   else d.log.info(`${id}: ${p.op} ${state}`);

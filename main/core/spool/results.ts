@@ -8,6 +8,7 @@ import { approvalOf, type RequestRow, type Requests } from '../ledger/requests';
 import type { ErrorCode, ResultDoc } from '../../../shared/protocol/types';
 import { nowIso } from '../time';
 import type { SpoolPaths } from './layout';
+import type { SpoolHealth } from './health';
 
 const log = scopedLogger('results');
 
@@ -74,6 +75,7 @@ export class ResultWriter {
   constructor(
     private readonly paths: SpoolPaths,
     private readonly requests: Requests,
+    private readonly health: SpoolHealth | null = null,
   ) {}
 
   /**
@@ -102,8 +104,10 @@ export class ResultWriter {
     for (let attempt = 0; ; attempt++) {
       try {
         writeJsonAtomic(file, doc, 0o644);
+        this.health?.succeeded();
         return true;
       } catch (e) {
+        if (this.health?.failed(e, `results/${id}.json`)) return false;
         if (attempt === 0 && lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) {
           quarantine(this.paths, file, `${id}.json`);
           log.warn(`results/${id}.json was a folder; moved it to quarantine`);

@@ -1,0 +1,80 @@
+// The crash matrix: the daemon SIGKILLs itself at each named step (DUMBWAITER_FAULT, a test-only hook),
+// is restarted, and then every request is in exactly one final state or uncertain, none ran twice
+// (counted by the operation itself), and none was lost.
+import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { TestHost, eventually, sleep } from '../helpers/host';
+import type { KeyFile, RequestState } from '../../shared/protocol/types';
+import { FAULT_STEPS, type FaultStep } from '../../main/core/faults';
+
+let host: TestHost;
+let key: KeyFile;
+
+afterEach(async () => {
+  await host.cleanup();
+});
+
+function setup(): string {
+  host = new TestHost('version: 1\noperations: []\n');
+  const counter = path.join(host.root, 'runs.txt');
+  const op = (name: string, approval: string) => `
+  - name: ${name}
+    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; sleep 0.3', ${JSON.stringify(counter)}]
+    scope: read
+    approval: ${approval}
+    concurrency: 4
+`;
+  host.writeAllowlist(`version: 1\noperations:${op('record', 'never')}${op('guarded', 'always')}`);
+  key = host.createKey('crash', 'read');
+  return counter;
+}
+
+const SETTLED: RequestState[] = ['succeeded', 'failed', 'rejected', 'denied', 'expired', 'cancelled', 'uncertain'];
+
+/** What each step must leave behind after the restart: the state of the request that was cut. */
+const EXPECTED: Record<FaultStep, { state: RequestState; runs: number[] }> = {
+  after_claim: { state: 'succeeded', runs: [1] }, // still only in claimed/: recovered and run
+  after_ledger_insert: { state: 'succeeded', runs: [1] }, // recorded as queued: runs once
+  after_mark_running: { state: 'uncertain', runs: [0] }, // running in the ledger: never re-run
+  after_spawn: { state: 'uncertain', runs: [0, 1] }, // the child may or may not have got going
+  after_exit_before_result: { state: 'uncertain', runs: [1] },
+  after_result: { state: 'succeeded', runs: [1] },
+  during_approval_wait: { state: 'awaiting_approval', runs: [0] }, // still waiting for a human
+};
+
+describe.each(FAULT_STEPS)('a daemon killed at %s', (step) => {
+  it('loses nothing and runs nothing twice', async () => {
+    const counter = setup();
+    const first = await host.startDaemon({ DUMBWAITER_FAULT: step });
+    const cut = step === 'during_approval_wait' ? 'cut-guarded' : 'cut-1';
+    host.submit(key, cut, step === 'during_approval_wait' ? 'guarded' : 'record');
+    const { signal } = await first.exited;
+    expect(signal).toBe('SIGKILL');
+    // More work arrives while the host is down.
+    for (let i = 0; i < 3; i++) host.submit(key, `later-${i}`, 'record');
+
+    await host.startDaemon();
+    const { state, runs } = EXPECTED[step];
+    const r = await host.waitResult(cut, [state]);
+    if (state === 'uncertain') expect(r.error?.code).toBe('interrupted');
+    for (let i = 0; i < 3; i++) expect((await host.waitResult(`later-${i}`)).state).toBe('succeeded');
+    await sleep(700); // any run that was going to happen again would have by now
+
+    const ran = existsSync(counter) ? readFileSync(counter, 'utf8').trim().split('\n').filter(Boolean) : [];
+    expect(runs).toContain(ran.filter((x) => x === cut).length);
+    for (let i = 0; i < 3; i++) expect(ran.filter((x) => x === `later-${i}`)).toHaveLength(1);
+    // Exactly one state per request, and it is final (or uncertain, or still awaiting the human).
+    const states = host.service((s) => [cut, 'later-0', 'later-1', 'later-2'].map((id) => s.requests.get(id)?.state));
+    expect(states).toEqual([state, 'succeeded', 'succeeded', 'succeeded']);
+    expect(host.result(cut)?.state).toBe(state);
+
+    if (step === 'during_approval_wait') {
+      expect(host.cli(['approvals', 'approve', cut]).status).toBe(0);
+      await host.waitResult(cut, ['succeeded']);
+      await eventually('its one run', () => (readFileSync(counter, 'utf8').split('\n').filter((x) => x === cut).length === 1 ? true : undefined));
+    } else {
+      expect(SETTLED).toContain(state);
+    }
+  });
+});
