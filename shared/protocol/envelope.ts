@@ -40,11 +40,15 @@ export function parseEnvelope(text: string): Parsed<Envelope> {
     return { ok: false, message: `not JSON: ${(e as Error).message}` };
   }
   if (!isObject(raw)) return { ok: false, message: 'the envelope must be a JSON object' };
-  if (raw.v !== 1) return { ok: false, message: `unsupported envelope version ${JSON.stringify(raw.v)} (expected 1)` };
+  // Never serialise the untrusted value into the message: a deep nest would overflow the stack.
+  if (raw.v !== 1) return { ok: false, message: `unsupported envelope version (${typeof raw.v === 'number' ? raw.v : typeof raw.v}; expected 1)` };
   if (typeof raw.key_id !== 'string' || !isKeyId(raw.key_id)) {
     return { ok: false, message: 'key_id must match ^[A-Za-z0-9_-]{1,64}$' };
   }
   if (typeof raw.payload !== 'string') return { ok: false, message: 'payload must be a string holding JSON' };
+  // A lone surrogate has no UTF-8 bytes to sign: hashing would turn it into U+FFFD, so two different
+  // payloads would share a MAC.
+  if (!raw.payload.isWellFormed()) return { ok: false, message: 'payload is not well-formed Unicode (a lone surrogate)' };
   if (typeof raw.mac !== 'string' || !MAC_HEX.test(raw.mac)) {
     return { ok: false, message: 'mac must be 64 lowercase hex digits' };
   }
