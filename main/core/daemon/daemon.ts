@@ -463,16 +463,19 @@ export class Daemon {
       this.finishRow(started, { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0 });
       return;
     }
-    if (handle.pid !== null) this.requests.setPid(row.id, handle.pid);
+    // One commit (one fsync) for the pid and the audit entry: a request's few commits bound the throughput.
+    this.db.transaction(() => {
+      if (handle.pid !== null) this.requests.setPid(row.id, handle.pid);
+      this.audit.record({
+        kind: 'started',
+        request_id: row.id,
+        key_id: row.key_id,
+        op: row.op,
+        message: `started ${row.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
+        details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
+      });
+    })();
     faultPoint('after_spawn');
-    this.audit.record({
-      kind: 'started',
-      request_id: row.id,
-      key_id: row.key_id,
-      op: row.op,
-      message: `started ${row.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
-      details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
-    });
     log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
     this.running.set(row.id, { op: row.op, handle });
     void handle.done.then((outcome) => {
@@ -517,17 +520,23 @@ export class Daemon {
           ? `terminated because the host was stopping; it may or may not have taken effect. Settle it with: dumbwaiter resolve ${row.id} --succeeded|--failed`
           : (error?.message ?? null),
     };
-    const next = this.requests.transition(row.id, ['running'], patch);
-    if (!next) return;
     const how = o.signal ? `signal ${o.signal}` : `exit code ${o.exit_code}`;
-    this.audit.record({
-      kind: 'finished',
-      request_id: row.id,
-      key_id: row.key_id,
-      op: row.op,
-      message: `${row.op} ${state} (${how}, ${o.duration_ms} ms)${patch.error_message ? `: ${patch.error_message}` : ''}`,
-      details: { state, exit_code: o.exit_code, signal: o.signal, duration_ms: o.duration_ms, ...(patch.error_code ? { code: patch.error_code } : {}) },
-    });
+    // The final state and its audit entry in one commit.
+    const next = this.db.transaction(() => {
+      const n = this.requests.transition(row.id, ['running'], patch);
+      if (n) {
+        this.audit.record({
+          kind: 'finished',
+          request_id: row.id,
+          key_id: row.key_id,
+          op: row.op,
+          message: `${row.op} ${state} (${how}, ${o.duration_ms} ms)${patch.error_message ? `: ${patch.error_message}` : ''}`,
+          details: { state, exit_code: o.exit_code, signal: o.signal, duration_ms: o.duration_ms, ...(patch.error_code ? { code: patch.error_code } : {}) },
+        });
+      }
+      return n;
+    })();
+    if (!next) return;
     log.info(`${row.id}: ${state} (${how})`);
     this.results.publish(next);
     faultPoint('after_result');

@@ -72,9 +72,11 @@ export function approvalOf(row: RequestRow): ApprovalInfo | null {
 export class Requests {
   private readonly byId;
   private readonly insertStmt;
+  private readonly markSyncedStmt;
 
   constructor(private readonly db: Db) {
     this.byId = db.prepare('SELECT * FROM requests WHERE id = ?');
+    this.markSyncedStmt = db.prepare('UPDATE requests SET synced = 1 WHERE id = ? AND version = ?');
     this.insertStmt = db.prepare(
       `INSERT INTO requests (id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
                              state, plan_json, error_code, error_message, approval_json, decided_by, decided_at, updated_at)
@@ -150,8 +152,17 @@ export class Requests {
     return this.db.prepare("SELECT * FROM requests WHERE state = 'running' AND cancel_requested_by IS NOT NULL").all() as RequestRow[];
   }
 
+  /**
+   * Notes that the result file is current. Committed without its own fsync (synchronous=NORMAL for
+   * this one statement): losing it in a power cut only means the file is written once more at start.
+   */
   markSynced(id: string, version: number): void {
-    this.db.prepare('UPDATE requests SET synced = 1 WHERE id = ? AND version = ?').run(id, version);
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      this.markSyncedStmt.run(id, version);
+    } finally {
+      this.db.pragma('synchronous = FULL');
+    }
   }
 
   unsynced(): RequestRow[] {
