@@ -80,8 +80,12 @@ export class AuditLog {
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: Math.min(Math.max(q.limit ?? 100, 1), 10_000) };
     const match = q.text ? ftsQuery(q.text) : null;
+    // With words, walk the full-text index newest first and stop at the limit (FTS5 orders by rowid
+    // cheaply), instead of collecting every match first.
+    const from = match ? 'audit_fts f JOIN audit a ON a.seq = f.rowid' : 'audit a';
+    const order = match ? 'f.rowid DESC' : 'a.seq DESC';
     if (match) {
-      where.push('a.seq IN (SELECT rowid FROM audit_fts WHERE audit_fts MATCH @match)');
+      where.push('audit_fts MATCH @match');
       params.match = match;
     }
     if (q.kind) {
@@ -96,8 +100,8 @@ export class AuditLog {
       where.push('a.seq < @before');
       params.before = q.before;
     }
-    const sql = `SELECT a.* FROM audit a ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
-                 ORDER BY a.seq DESC LIMIT @limit`;
+    const sql = `SELECT a.* FROM ${from} ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+                 ORDER BY ${order} LIMIT @limit`;
     const rows = this.db.prepare(sql).all(params) as (Omit<AuditRow, 'details'> & { details: string | null })[];
     return rows.map((r) => ({ ...r, details: r.details ? (JSON.parse(r.details) as Record<string, unknown>) : null }));
   }

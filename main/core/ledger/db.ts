@@ -104,6 +104,8 @@ const MIGRATIONS: string[] = [
 
   CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
   `,
+  // Filtering the audit log by kind (and paging by seq) must not scan a million rows.
+  `CREATE INDEX audit_kind ON audit (kind, seq);`,
 ];
 
 export function openLedger(file: string): Db {
