@@ -179,7 +179,8 @@ export class Daemon {
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS));
     this.timers.push(setInterval(() => this.safely('ledger', () => this.pollLedger()), LEDGER_POLL_MS));
     this.timers.push(setInterval(() => this.safely('retention', () => this.reapNow()), REAP_INTERVAL_MS));
-    this.safely('retention', () => this.reapNow());
+    // Retention walks the whole spool: after the start, so it never delays the first request.
+    setImmediate(() => !this.stopping && this.safely('retention', () => this.reapNow()));
     this.requestScan();
   }
 

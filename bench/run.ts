@@ -1,0 +1,312 @@
+// The benchmark: `npm run bench` (or `node --import tsx bench/run.ts [--quick] [--only a,b] [--keep]`).
+// Measures, in one run on this machine, against the real daemon process, real files and SQLite:
+// host overhead per request, submit-to-result latency with and without file events, throughput,
+// audit search, daemon start with a large history, and idle cost. Prints a table with each figure
+// beside its target and writes the results as JSON. See docs/BENCHMARKS.md.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { BenchHost, killLeftoverDaemons, memoryOf } from './lib/host';
+import { ms, round, roundSummary, summarize } from './lib/stats';
+import { bareSpawn, measureClientSubmit, measureDurability, measureLatency } from './sections/latency';
+import { measureThroughput } from './sections/throughput';
+import { measureAudit } from './sections/audit';
+import { makeHistory, measureCliLoad, measureNodeStart, measureStarts } from './sections/startup';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SECTIONS = ['latency', 'rescan', 'throughput', 'audit', 'start'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+
+if (values.help) {
+  console.log(`usage: node --import tsx bench/run.ts [--quick] [--only ${SECTIONS.join(',')}] [--keep] [--out FILE]
+  --quick   smaller sizes (100k audit entries, 10k results, 5 s idle...): a smoke run in about a minute
+  --only    run only these sections
+  --keep    keep the temporary homes and spools (their paths are printed)
+  --out     where to write the JSON (default bench/results.json; results-quick.json with --quick,
+            results-partial.json with --only)`);
+  process.exit(0);
+}
+
+const quick = values.quick;
+const only = values.only ? (values.only.split(',') as Section[]) : [...SECTIONS];
+for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section "${s}" (sections: ${SECTIONS.join(', ')})`);
+const want = (s: Section) => only.includes(s);
+
+const SIZE = quick
+  ? { latency: 40, warmup: 5, rescan: 8, throughput: 300, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50 }
+  : { latency: 300, warmup: 20, rescan: 60, throughput: 2000, audit: 1_000_000, auditReps: 20, results: 100_000, starts: 3, idleS: 30, clientSubmits: 200, durability: 200 };
+
+const RESCAN_MS = 1000; // the daemon's default rescan_interval_ms
+
+function progress(s: string): void {
+  process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(3)} s] ${s}\n`);
+}
+
+interface Metric {
+  key: string;
+  label: string;
+  value: number;
+  unit: string;
+  shown: string;
+  target: string;
+  pass: boolean | null;
+}
+
+const metrics: Metric[] = [];
+const details: Record<string, unknown> = {};
+const hosts: BenchHost[] = [];
+const t0 = performance.now();
+
+function metric(key: string, label: string, value: number, unit: string, shown: string, target = '', pass: boolean | null = null): void {
+  metrics.push({ key, label, value: round(value, 3), unit, shown, target, pass });
+}
+
+function newHost(settings: Record<string, unknown> = {}): BenchHost {
+  const h = new BenchHost(settings);
+  hosts.push(h);
+  return h;
+}
+
+async function cleanup(): Promise<void> {
+  killLeftoverDaemons();
+  for (const h of hosts) {
+    if (values.keep) progress(`kept ${h.t.root}`);
+    else await h.cleanup();
+  }
+}
+
+process.on('SIGINT', () => {
+  killLeftoverDaemons();
+  process.exit(130);
+});
+
+function git(args: string[]): string | null {
+  try {
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+/** The filesystem the temporary homes and spools live on (fsync cost depends on it). */
+function filesystemOf(dir: string): string {
+  try {
+    const mounts = readFileSync('/proc/mounts', 'utf8').trim().split('\n').map((l) => l.split(' '));
+    const m = mounts.filter((f) => dir === f[1] || dir.startsWith(f[1] === '/' ? '/' : `${f[1]}/`)).sort((a, b) => b[1]!.length - a[1]!.length)[0];
+    return m ? `${m[2]} on ${m[1]} (${m[0]})` : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+const machine = {
+  cpus: os.cpus().length,
+  cpu_model: os.cpus()[0]?.model ?? 'unknown',
+  memory_gib: round(os.totalmem() / 2 ** 30, 1),
+  os: `${os.type()} ${os.release()}`,
+  node: process.version,
+  tmp_filesystem: filesystemOf(os.tmpdir()),
+  loadavg_start: os.loadavg().map((x) => round(x, 2)),
+  git_commit: git(['rev-parse', '--short', 'HEAD']),
+  git_dirty: (git(['status', '--porcelain', '--', 'main', 'shared', 'bin']) ?? '') !== '',
+};
+
+async function latencySection(): Promise<void> {
+  // Daemon defaults throughout: file events on, rescan 1 s, synchronous=FULL and every fsync.
+  progress(`latency with file events: ${SIZE.latency} requests of /bin/true, each after a bare spawn of /bin/true`);
+  const host = newHost();
+  const d = host.startDaemon();
+  await d.ready();
+  try {
+    for (let i = 0; i < 20; i++) await bareSpawn(); // warm the bench process's own spawn path
+    const { run, spawn, inProcessSpawn, spawnerRssMib } = await measureLatency(host, { samples: SIZE.latency, warmup: SIZE.warmup, gapMs: () => 5 + Math.random() * 20, baseline: true });
+    const daemonMem = memoryOf(d.pid);
+    const benchRss = process.memoryUsage().rss / 2 ** 20;
+    const sp = summarize(spawn!);
+    const ip = summarize(inProcessSpawn!);
+    const ratio = run.latency.p50 / sp.p50;
+    metric('overhead_ratio_p50', 'host overhead per request, p50 (daemon /bin/true ÷ bare spawn)', ratio, 'x', `${ratio.toFixed(1)}x (${ms(run.latency.p50)} ÷ ${ms(sp.p50)})`, '≤ 3x', ratio <= 3);
+    metric('latency_events_p50_ms', 'submit-to-result latency with file events, p50', run.latency.p50, 'ms', ms(run.latency.p50), '< 25 ms', run.latency.p50 < 25);
+    metric('latency_events_p99_ms', 'submit-to-result latency with file events, p99', run.latency.p99, 'ms', ms(run.latency.p99));
+    metric('bare_spawn_p50_ms', `  bare spawn of /bin/true, minimal Node (RSS ${spawnerRssMib.toFixed(0)} MiB), p50 (p99)`, sp.p50, 'ms', `${ms(sp.p50)} (${ms(sp.p99)})`);
+    metric('bare_spawn_bench_p50_ms', `  the same from the benchmark process (RSS ${benchRss.toFixed(0)} MiB), p50`, ip.p50, 'ms', ms(ip.p50));
+    metric('child_duration_p50_ms', `  the child's run inside the daemon (RSS ${daemonMem.rss_mib.toFixed(0)} MiB), duration_ms p50`, run.child_duration.p50, 'ms', ms(run.child_duration.p50));
+    const dur = measureDurability(host, SIZE.durability);
+    metric('atomic_write_p50_ms', '  one result file write (writeJsonAtomic: 2 fsyncs), p50', dur.atomicWrite.p50, 'ms', ms(dur.atomicWrite.p50));
+    metric('ledger_commit_p50_ms', '  one ledger commit (WAL, synchronous=FULL), p50', dur.ledgerCommit.p50, 'ms', ms(dur.ledgerCommit.p50));
+    details.latency_events = {
+      ...run,
+      latency: roundSummary(run.latency),
+      child_duration: roundSummary(run.child_duration),
+      bare_spawn_minimal_node: { ...roundSummary(sp), rss_mib: round(spawnerRssMib, 1) },
+      bare_spawn_bench_process: { ...roundSummary(ip), rss_mib: round(benchRss, 1) },
+      daemon_memory: { rss_mib: round(daemonMem.rss_mib, 1), peak_rss_mib: round(daemonMem.peak_rss_mib, 1) },
+      durability: { atomic_write: roundSummary(dur.atomicWrite, 3), ledger_commit: roundSummary(dur.ledgerCommit, 3) },
+      samples: run.samples.map((x) => round(x)),
+      bare_spawn_samples: spawn!.map((x) => round(x)),
+    };
+    const client = measureClientSubmit(host, SIZE.clientSubmits);
+    metric('client_submit_p50_ms', '  sandbox client submit (SpoolClient.submit: 2 fsyncs), p50', client.p50, 'ms', ms(client.p50));
+    details.client_submit = roundSummary(client);
+  } finally {
+    await d.stop();
+  }
+}
+
+async function rescanSection(): Promise<void> {
+  progress(`latency without file events (rescan every ${RESCAN_MS} ms): ${SIZE.rescan} requests at random phases`);
+  const host = newHost({ file_events: false, rescan_interval_ms: RESCAN_MS });
+  const d = host.startDaemon();
+  await d.ready();
+  try {
+    const { run } = await measureLatency(host, { samples: SIZE.rescan, warmup: 1, gapMs: () => Math.random() * RESCAN_MS, baseline: false });
+    metric('latency_rescan_p50_ms', `submit-to-result latency, events off (rescan ${RESCAN_MS} ms), p50`, run.latency.p50, 'ms', ms(run.latency.p50), `< ${RESCAN_MS + 25} ms`, run.latency.p50 < RESCAN_MS + 25);
+    metric('latency_rescan_p99_ms', `submit-to-result latency, events off (rescan ${RESCAN_MS} ms), p99`, run.latency.p99, 'ms', ms(run.latency.p99));
+    details.latency_rescan = { rescan_interval_ms: RESCAN_MS, ...run, latency: roundSummary(run.latency), child_duration: roundSummary(run.child_duration), samples: run.samples.map((x) => round(x)) };
+  } finally {
+    await d.stop();
+  }
+}
+
+async function throughputSection(): Promise<void> {
+  progress(`throughput: a burst of ${SIZE.throughput} no-op requests, max_concurrent_runs 4, concurrency 4`);
+  const host = newHost({ max_concurrent_runs: 4 });
+  const d = host.startDaemon();
+  await d.ready();
+  try {
+    await measureThroughput(host, 20, d.pid); // warm-up
+    const r = await measureThroughput(host, SIZE.throughput, d.pid);
+    metric('throughput_per_s', 'throughput of no-op requests, concurrency 4', r.per_second, '/s', `${r.per_second.toFixed(0)} /s (${r.requests} in ${ms(r.elapsed_ms)})`, '≥ 200 /s', r.per_second >= 200);
+    metric('throughput_cpu_ms_per_request', '  daemon CPU per request in the burst (user; system)', r.daemon_cpu_ms_per_request, 'ms', `${ms(r.daemon_cpu_ms_per_request)} (${ms(r.daemon_user_ms_per_request)}; ${ms(r.daemon_sys_ms_per_request)})`);
+    details.throughput = {
+      ...r,
+      per_second: round(r.per_second, 1),
+      elapsed_ms: round(r.elapsed_ms),
+      submit_ms: round(r.submit_ms),
+      daemon_cpu_ms_per_request: round(r.daemon_cpu_ms_per_request),
+      daemon_user_ms_per_request: round(r.daemon_user_ms_per_request),
+      daemon_sys_ms_per_request: round(r.daemon_sys_ms_per_request),
+    };
+  } finally {
+    await d.stop();
+  }
+}
+
+async function auditSection(): Promise<void> {
+  progress(`audit: inserting ${SIZE.audit.toLocaleString('en')} entries with AuditLog.record`);
+  const host = newHost();
+  let last = 0;
+  const r = await measureAudit(host, SIZE.audit, SIZE.auditReps, (s) => {
+    if (performance.now() - last > 10_000) {
+      last = performance.now();
+      progress(s);
+    }
+  });
+  const n = `${(r.entries / 1000).toFixed(0)}k`;
+  metric('audit_search_p95_ms', `audit search over ${n} entries, p95 of ${r.queries.length} queries × ${SIZE.auditReps}`, r.all.p95, 'ms', ms(r.all.p95), '< 50 ms', r.all.p95 < 50);
+  const worst = [...r.queries].sort((a, b) => b.timing.p50 - a.timing.p50)[0]!;
+  metric('audit_search_worst_p50_ms', `  slowest query, p50: ${worst.name}`, worst.timing.p50, 'ms', ms(worst.timing.p50));
+  details.audit = {
+    entries: r.entries,
+    insert_ms: round(r.insert_ms),
+    inserts_per_s: round((r.entries * 1000) / r.insert_ms),
+    ledger_mib: round(r.ledger_mib, 1),
+    all: roundSummary(r.all),
+    queries: r.queries.map((q) => ({ name: q.name, query: q.query, rows: q.rows, p50_ms: round(q.timing.p50), p95_ms: round(q.timing.p95), max_ms: round(q.timing.max) })),
+  };
+}
+
+async function startSection(): Promise<void> {
+  progress('start: node and the CLI (tsx) alone');
+  const node = await measureNodeStart(SIZE.starts + 2);
+  const cli = await measureCliLoad(SIZE.starts + 2);
+  progress(`start: a fresh home, ${SIZE.starts} starts`);
+  const empty = await measureStarts(newHost(), SIZE.starts, null);
+  progress(`start: making ${SIZE.results.toLocaleString('en')} results (ledger rows, audit entries, result and log files)`);
+  const host = newHost();
+  const history = makeHistory(host, SIZE.results);
+  progress(`start: ${SIZE.starts} starts with ${SIZE.results.toLocaleString('en')} results, then ${SIZE.idleS} s idle`);
+  const big = await measureStarts(host, SIZE.starts, SIZE.idleS);
+  const k = `${(SIZE.results / 1000).toFixed(0)}k`;
+  metric('start_running_ms', `daemon start with ${k} results: spawn to "daemon running", median of ${SIZE.starts}`, big.running.p50, 'ms', `${ms(big.running.p50)} (max ${ms(big.running.max)})`, '< 2 s', big.running.p50 < 2000);
+  metric('start_first_answer_ms', `daemon start with ${k} results: spawn to first request answered`, big.answered.p50, 'ms', `${ms(big.answered.p50)} (max ${ms(big.answered.max)})`, '< 2 s', big.answered.p50 < 2000);
+  metric('start_empty_running_ms', '  daemon start, fresh home: to "daemon running" (to first answer)', empty.running.p50, 'ms', `${ms(empty.running.p50)} (${ms(empty.answered.p50)})`);
+  metric('cli_load_ms', '  `dumbwaiter --version` (node + tsx + the modules), p50', cli.p50, 'ms', ms(cli.p50));
+  metric('node_start_ms', "  `node -e ''`, p50", node.p50, 'ms', ms(node.p50));
+  const idle = big.idle!;
+  metric('idle_cpu_percent', `idle daemon CPU over ${idle.seconds.toFixed(0)} s (% of one core)`, idle.cpu_percent_of_core, '%', `${idle.cpu_percent_of_core.toFixed(2)} % (${idle.cpu_ms.toFixed(0)} ms CPU)`, '< 1 %', idle.cpu_percent_of_core < 1);
+  metric('idle_rss_mib', 'idle daemon memory (RSS; peak)', idle.rss_mib, 'MiB', `${idle.rss_mib.toFixed(0)} MiB (peak ${idle.peak_rss_mib.toFixed(0)} MiB)`);
+  details.start = {
+    history: { ...history, make_ms: round(history.make_ms) },
+    with_history: big.starts.map((s) => ({ to_running_ms: round(s.to_running_ms), to_first_answer_ms: round(s.to_first_answer_ms) })),
+    fresh_home: empty.starts.map((s) => ({ to_running_ms: round(s.to_running_ms), to_first_answer_ms: round(s.to_first_answer_ms) })),
+    cli_version: roundSummary(cli),
+    node_start: roundSummary(node),
+  };
+  details.idle = { ...idle, cpu_ms: round(idle.cpu_ms), cpu_percent_of_core: round(idle.cpu_percent_of_core, 3), rss_mib: round(idle.rss_mib, 1), peak_rss_mib: round(idle.peak_rss_mib, 1), seconds: round(idle.seconds, 1) };
+}
+
+function table(): string {
+  const rows = metrics.map((m) => [m.label, m.shown, m.target || '', m.pass === null ? '' : m.pass ? 'ok' : 'MISS']);
+  const head = ['measure', 'figure', 'target', ''];
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();
+  return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)].join('\n');
+}
+
+let failed: unknown = null;
+try {
+  const run: [Section, () => Promise<void>][] = [
+    ['latency', latencySection],
+    ['rescan', rescanSection],
+    ['throughput', throughputSection],
+    ['audit', auditSection],
+    ['start', startSection],
+  ];
+  for (const [name, fn] of run) if (want(name)) await fn();
+} catch (e) {
+  failed = e;
+} finally {
+  await cleanup();
+}
+
+const durationS = (performance.now() - t0) / 1000;
+const out = values.out
+  ? path.resolve(values.out)
+  : path.join(ROOT, 'bench', quick ? 'results-quick.json' : values.only ? 'results-partial.json' : 'results.json');
+const doc = {
+  benchmark: 'dumbwaiter',
+  at: new Date().toISOString(),
+  mode: quick ? 'quick' : 'full',
+  sections: only,
+  sizes: SIZE,
+  duration_s: round(durationS, 1),
+  machine: { ...machine, loadavg_end: os.loadavg().map((x) => round(x, 2)) },
+  metrics,
+  details,
+  ...(failed ? { error: String((failed as Error).stack ?? failed) } : {}),
+};
+writeFileSync(out, JSON.stringify(doc, null, 2) + '\n');
+
+console.log(`\nDumbwaiter benchmark (${quick ? 'quick' : 'full'}), ${machine.cpus} × ${machine.cpu_model}, ${machine.node}, ${machine.tmp_filesystem}`);
+console.log(`load average ${machine.loadavg_start.join(' ')} at the start, ${doc.machine.loadavg_end.join(' ')} at the end; ${durationS.toFixed(0)} s\n`);
+console.log(table());
+console.log(`\nwritten to ${path.relative(process.cwd(), out) || out}`);
+if (failed) {
+  console.error(`\nthe benchmark stopped early: ${String((failed as Error).stack ?? failed)}`);
+  process.exitCode = 1;
+}
+
+

@@ -1,0 +1,68 @@
+// Throughput: a burst of no-op requests written while the daemon runs (max_concurrent_runs 4, the
+// operation's concurrency 4), timed from the first write to the last final result file in place.
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { BenchHost, cpuTimesOf } from '../lib/host';
+import { sleep } from '../lib/stats';
+import type { ResultDoc } from '../../shared/protocol/types';
+
+export interface ThroughputRun {
+  requests: number;
+  per_second: number;
+  elapsed_ms: number;
+  /** How long writing the burst into queue/ took (the daemon was already taking them meanwhile). */
+  submit_ms: number;
+  /** CPU time the daemon used for the burst, per request: in all, in user mode, in the kernel. */
+  daemon_cpu_ms_per_request: number;
+  daemon_user_ms_per_request: number;
+  daemon_sys_ms_per_request: number;
+}
+
+let bursts = 0;
+
+export async function measureThroughput(host: BenchHost, n: number, daemonPid: number): Promise<ThroughputRun> {
+  // Progress from the ledger through a read-only connection: no file reads competing with the daemon.
+  const db = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
+  const prefix = `tp${bursts++}`; // this burst's own ids
+  const ids = Array.from({ length: n }, () => host.nextId(prefix));
+  const count = db.prepare(`SELECT COUNT(*) AS n FROM requests WHERE id LIKE '${prefix}-%' AND state IN ('succeeded', 'failed', 'rejected')`);
+  try {
+    const cpu0 = cpuTimesOf(daemonPid);
+    const startEpoch = performance.timeOrigin + performance.now();
+    for (const id of ids) host.submitFast(id);
+    const submitMs = performance.timeOrigin + performance.now() - startEpoch;
+    const deadline = Date.now() + 10 * 60_000;
+    while ((count.get() as { n: number }).n < n) {
+      if (Date.now() > deadline) throw new Error('the burst did not finish within 10 minutes');
+      await sleep(100);
+    }
+    // The ledger commits before the result file is written: wait for every file to be final, then take
+    // the last one's change time (the rename that put it in place) as the end.
+    let last = 0;
+    for (const id of ids) {
+      const file = path.join(host.results, `${id}.json`);
+      for (let tries = 0; ; tries++) {
+        const doc = JSON.parse(readFileSync(file, 'utf8')) as ResultDoc;
+        if (doc.state === 'succeeded') break;
+        if (doc.state !== 'queued' && doc.state !== 'running') throw new Error(`${id} ended ${doc.state}: ${JSON.stringify(doc.error)}`);
+        if (tries > 100) throw new Error(`${id} stays ${doc.state}`);
+        await sleep(20);
+      }
+      last = Math.max(last, statSync(file).ctimeMs);
+    }
+    const cpu1 = cpuTimesOf(daemonPid);
+    const elapsed = last - startEpoch;
+    return {
+      requests: n,
+      per_second: (n * 1000) / elapsed,
+      elapsed_ms: elapsed,
+      submit_ms: submitMs,
+      daemon_cpu_ms_per_request: (cpu1.user + cpu1.sys - cpu0.user - cpu0.sys) / n,
+      daemon_user_ms_per_request: (cpu1.user - cpu0.user) / n,
+      daemon_sys_ms_per_request: (cpu1.sys - cpu0.sys) / n,
+    };
+  } finally {
+    db.close();
+  }
+}
