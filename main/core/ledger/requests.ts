@@ -193,8 +193,4 @@ export class Requests {
     const rows = this.db.prepare('SELECT state, COUNT(*) AS n FROM requests GROUP BY state').all() as { state: string; n: number }[];
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
   }
-
-  recent(limit: number): RequestRow[] {
-    return this.db.prepare('SELECT * FROM requests ORDER BY updated_at DESC LIMIT ?').all(limit) as RequestRow[];
-  }
 }
