@@ -1,6 +1,7 @@
 // The audit log: an append-only table with a full-text index, searched by `dumbwaiter audit`.
 import os from 'node:os';
 import type { Db } from './db';
+import type { AuditView } from '../../../shared/ipc/views';
 import { nowIso } from '../time';
 
 export interface AuditEntry {
@@ -13,17 +14,8 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
-export interface AuditRow {
-  seq: number;
-  at: string;
-  kind: string;
-  actor: string;
-  request_id: string | null;
-  key_id: string | null;
-  op: string | null;
-  message: string;
-  details: Record<string, unknown> | null;
-}
+/** One entry as stored and as shown (the app receives exactly this over IPC). */
+export type AuditRow = AuditView;
 
 export interface AuditQuery {
   text?: string;
