@@ -15,6 +15,9 @@ import { HostFlags } from './ledger/meta';
 import { spendReport, type CeilingReport } from './policy/spend';
 import { writeInboxMessage } from './spool/inbox';
 import { checkSpool, spoolPaths } from './spool/layout';
+import { readLiveLog, type LiveLogChunk } from './spool/liveLog';
+import { initHome } from './setup';
+import { dryRun, previewRun, type DryRunResult, type PreviewResult } from './allowlist/tryOut';
 import { PinnedSpool } from './spool/pinned';
 import { ResultWriter } from './spool/results';
 import { parseAllowlist } from './allowlist/load';
@@ -135,8 +138,9 @@ export class HostService {
     }
   }
 
-  listKeys(): KeyInfo[] {
-    return this.keys.list();
+  listKeys(): (KeyInfo & { requests: number })[] {
+    const counts = this.requests.countByKey();
+    return this.keys.list().map((k) => ({ ...k, requests: counts.get(k.key_id) ?? 0 }));
   }
 
   /** Writes a key file for the sandbox, readable by its owner only. */
@@ -179,6 +183,49 @@ export class HostService {
     writeFileAtomic(this.home.allowlist, text);
     this.audit.record({ kind: 'allowlist_saved', actor, message: `${actor} saved the allowlist (${check.operations.length} operations)` });
     return { saved: true, hash: sha256Hex(text) };
+  }
+
+  /** The plan a sample request would get under `text` (the editor's, maybe unsaved). */
+  previewOperation(text: string, op: string, args: Record<string, unknown>): PreviewResult {
+    return previewRun(text, this.home.allowlist, op, args);
+  }
+
+  /** Runs an operation once from the editor, outside the queue; the audit log records it. */
+  async dryRunOperation(text: string, op: string, args: Record<string, unknown>, actor: string): Promise<DryRunResult> {
+    const r = await dryRun(text, this.home.allowlist, op, args, this.settings.kill_grace_s * 1000);
+    if (r.ok) {
+      const { argv, cwd } = r.plan;
+      const end = r.run.error ? r.run.error.message : `exit code ${r.run.exit_code ?? r.run.signal}`;
+      this.audit.record({ kind: 'dry_run', actor, op, message: `${actor} dry-ran ${op}: ${end}`, details: { argv, cwd, duration_ms: r.run.duration_ms } });
+    }
+    return r;
+  }
+
+  /** New output of a running (or finished, while its log is kept) request, from byte `from`. */
+  liveOutput(id: string, from: number): LiveLogChunk {
+    if (!this.pinned) return { text: '', next: from, skipped: 0 };
+    return readLiveLog(this.pinned.paths.results, id, from);
+  }
+
+  /** Whether `dir` (by default the spool in use) is a safe, complete spool, and if not, why. */
+  checkSpoolFolder(dir = this.spoolDir ?? ''): { path: string; ok: boolean; message: string } {
+    const abs = path.resolve(dir);
+    try {
+      checkSpool(abs);
+      return { path: abs, ok: true, message: 'Private to you and complete.' };
+    } catch (e) {
+      if (e instanceof UserError) return { path: abs, ok: false, message: e.message };
+      throw e;
+    }
+  }
+
+  /** Makes `dir` the spool from the host's next start: created (or completed) safely, clients placed in it. */
+  useSpool(dir: string, actor: string): { path: string; ok: boolean; message: string } {
+    const abs = path.resolve(dir);
+    initHome(this.home.root, abs, abs);
+    this.settings = this.getSettings();
+    this.audit.record({ kind: 'settings_changed', actor, message: `${actor} moved the spool to ${abs} (used from the next start)` });
+    return { ...this.checkSpoolFolder(abs), message: 'Ready. Dumbwaiter uses it from its next start: restart it, then share this folder with the sandbox.' };
   }
 
   /** What to paste into the sandbox (paths as the host sees them: adjust them to the sandbox's mounts). */

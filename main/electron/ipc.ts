@@ -1,16 +1,26 @@
 // IPC registration: the contract's handlers (Electron-free, in the core) bound to ipcMain, and the
 // contract's events sent to our own windows.
-import { ipcMain, type BrowserWindow } from 'electron';
+import { BrowserWindow, dialog, ipcMain } from 'electron';
 import { bindIpc, trustOrigin } from '../core/ipc/bind';
-import { createIpcHandlers } from '../core/ipc/handlers';
+import { createIpcHandlers, type AppEdges } from '../core/ipc/handlers';
 import type { HostService } from '../core/service';
 import { scopedLogger } from '../core/log';
 import type { EventName, IpcEvents } from '../../shared/ipc/contract';
 import { eventChannel } from '../../preload/api';
 import { APP_ORIGIN } from './constants';
 
+/** The OS's own dialogs, attached to the focused window. */
+const edges: AppEdges = {
+  async pickFolder(title, defaultPath) {
+    const options: Electron.OpenDialogOptions = { title, properties: ['openDirectory', 'createDirectory'], ...(defaultPath ? { defaultPath } : {}) };
+    const owner = BrowserWindow.getFocusedWindow();
+    const r = owner ? await dialog.showOpenDialog(owner, options) : await dialog.showOpenDialog(options);
+    return r.canceled ? null : (r.filePaths[0] ?? null);
+  },
+};
+
 export function setupIpc(svc: HostService): void {
-  bindIpc(ipcMain, createIpcHandlers(svc, 'app'), trustOrigin(APP_ORIGIN), scopedLogger('ipc'));
+  bindIpc(ipcMain, createIpcHandlers(svc, 'app', edges), trustOrigin(APP_ORIGIN), scopedLogger('ipc'));
 }
 
 export function sendEvent<E extends EventName>(windows: BrowserWindow[], event: E, payload: IpcEvents[E]): void {

@@ -7,9 +7,8 @@ import { HostService } from '../core/service';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
 import { configureLogging, scopedLogger } from '../core/log';
 import { firstRunSetup } from '../core/app/firstRun';
-import { StatusWatcher } from '../core/app/statusWatcher';
+import { StatusFeed } from '../core/app/statusFeed';
 import type { RecentRun } from '../core/app/trayState';
-import { statusView } from '../core/ipc/handlers';
 import { UserError } from '../core/errors';
 import { registerAppScheme, setupAppProtocol } from './protocol';
 import { setupSecurity } from './security';
@@ -84,22 +83,15 @@ async function start(): Promise<void> {
     else if (action === 'quit') app.quit();
   });
 
-  const watcher = new StatusWatcher();
+  const feed = new StatusFeed(svc, (event, payload) => sendEvent(windows.all(), event, payload));
   let recent: RecentRun[] = [];
   let loginItem: boolean | null = null;
   const poll = () => {
-    const status = statusView(svc);
-    const changes = watcher.update(status, (id) => {
-      const r = svc.requests.get(id);
-      return r ? { id: r.id, op: r.op, state: r.state } : null;
-    });
+    const { status, changes } = feed.poll();
     recent = [...changes.finished, ...recent].slice(0, 8);
     tray.update(status, recent);
-    if (changes.changed) sendEvent(windows.all(), 'state.changed', status);
-    for (const f of changes.finished) sendEvent(windows.all(), 'run.finished', f);
     const settings = svc.getSettings();
     for (const p of changes.newApprovals) {
-      sendEvent(windows.all(), 'approval.requested', p);
       if (settings.notifications) notifyApproval(p, approvals);
       windows.showApproval(p.id);
     }

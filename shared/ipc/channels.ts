@@ -10,6 +10,8 @@ export const CHANNEL_NAMES = [
   'allowlist.read',
   'allowlist.validate',
   'allowlist.save',
+  'allowlist.preview',
+  'allowlist.dryRun',
   'catalog.get',
   'keys.list',
   'keys.create',
@@ -19,11 +21,16 @@ export const CHANNEL_NAMES = [
   'settings.set',
   'spend.get',
   'audit.search',
+  'requests.list',
   'requests.get',
+  'requests.output',
   'requests.resolve',
   'requests.cancel',
   'host.setPaused',
   'inbox.send',
+  'spool.check',
+  'spool.use',
+  'dialog.pickFolder',
 ] as const;
 
 export const EVENT_NAMES = ['state.changed', 'approval.requested', 'run.finished'] as const;

@@ -2,7 +2,7 @@
 // response type) and of every event main sends. Main's handlers and preload's API are derived from it.
 import { z } from 'zod';
 import { KEY_ID, OP_NAME, REQUEST_ID } from '../protocol/ids';
-import type { CatalogDoc, InboxMessage, KeyFile, RequestState } from '../protocol/types';
+import { STATES, type CatalogDoc, type InboxMessage, type KeyFile, type RequestState } from '../protocol/types';
 import type * as V from './views';
 import type { ChannelName, EventName } from './channels';
 
@@ -21,6 +21,11 @@ const channel =
 const none = z.undefined();
 const requestId = z.string().regex(REQUEST_ID);
 const keyId = z.string().regex(KEY_ID);
+const opName = z.string().regex(OP_NAME);
+const isoTime = z.iso.datetime({ offset: true });
+const folder = z.string().min(1).max(4096);
+/** An operation tried from the editor: the editor's text (maybe unsaved) and sample arguments. */
+const tryOut = z.strictObject({ text: z.string().max(1_000_000), op: opName, args: z.record(z.string(), z.unknown()) });
 
 export const ipcContract = {
   'status.get': channel<V.StatusView>()(none),
@@ -34,6 +39,8 @@ export const ipcContract = {
   'allowlist.read': channel<V.AllowlistView>()(none),
   'allowlist.validate': channel<V.AllowlistCheck>()(z.strictObject({ text: z.string().max(1_000_000) })),
   'allowlist.save': channel<V.AllowlistSaved>()(z.strictObject({ text: z.string().max(1_000_000), baseHash: z.string().regex(/^[0-9a-f]{64}$/) })),
+  'allowlist.preview': channel<V.PreviewView>()(tryOut),
+  'allowlist.dryRun': channel<V.DryRunView>()(tryOut),
   'catalog.get': channel<CatalogDoc | null>()(none),
   'keys.list': channel<V.KeyView[]>()(none),
   'keys.create': channel<{ key: V.KeyView; keyFile: KeyFile; pasteLines: string }>()(
@@ -56,9 +63,26 @@ export const ipcContract = {
         requestId: requestId.optional(),
         limit: z.number().int().min(1).max(1000).optional(),
         before: z.number().int().min(1).optional(),
+        op: opName.optional(),
+        keyId: keyId.optional(),
+        state: z.enum(STATES).optional(),
+        since: isoTime.optional(),
+        until: isoTime.optional(),
       })
       .default({}),
   ),
+  'requests.list': channel<V.RequestSummaryView[]>()(
+    z
+      .strictObject({
+        states: z.array(z.enum(STATES)).max(STATES.length).optional(),
+        keyId: keyId.optional(),
+        op: opName.optional(),
+        limit: z.number().int().min(1).max(1000).optional(),
+        before: z.number().int().min(1).optional(),
+      })
+      .default({}),
+  ),
+  'requests.output': channel<V.LiveOutputView>()(z.strictObject({ id: requestId, from: z.number().int().min(0).default(0) })),
   'requests.get': channel<V.RequestView | null>()(z.strictObject({ id: requestId })),
   'requests.resolve': channel<{ state: RequestState }>()(
     z.strictObject({ id: requestId, outcome: z.enum(['succeeded', 'failed']), note: z.string().max(2000).default('') }),
@@ -66,6 +90,11 @@ export const ipcContract = {
   'requests.cancel': channel<{ changed: boolean; state: RequestState; message: string }>()(z.strictObject({ id: requestId })),
   'host.setPaused': channel<{ changed: boolean }>()(z.strictObject({ paused: z.boolean() })),
   'inbox.send': channel<InboxMessage>()(z.strictObject({ text: z.string().min(1).max(4000) })),
+  'spool.check': channel<V.SpoolCheckView>()(z.strictObject({ path: folder.optional() }).default({})),
+  /** Makes `path` the spool (created if missing); the host uses it from its next start. */
+  'spool.use': channel<V.SpoolCheckView>()(z.strictObject({ path: folder })),
+  /** The OS's folder picker (the desktop app only; null when cancelled or where there is none). */
+  'dialog.pickFolder': channel<string | null>()(z.strictObject({ title: z.string().max(200), defaultPath: folder.optional() })),
 } as const satisfies Record<ChannelName, Channel<z.ZodType, unknown>>;
 
 /** Events main sends to the renderer: the payload type of each. */

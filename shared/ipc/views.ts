@@ -59,12 +59,47 @@ export interface KeyView {
   revoked_at: string | null;
   rotated_to: string | null;
   last_used_at: string | null;
+  /** Requests made with this key that are still in the ledger. */
+  requests: number;
 }
 
-export type SettingsView = Record<string, unknown>;
+export interface CeilingView {
+  name: string;
+  per: 'global' | 'key';
+  key_id?: string;
+  window_s: number;
+  max_runs?: number;
+  max_cost?: number;
+  max_run_time_s?: number;
+  action: 'reject' | 'ask';
+}
+
+export interface SettingsView {
+  spool: string | null;
+  host_id: string;
+  max_request_age_s: number;
+  rescan_interval_ms: number;
+  file_events: boolean;
+  max_concurrent_runs: number;
+  shutdown_grace_s: number;
+  kill_grace_s: number;
+  approval_timeout_s: number;
+  ceilings: CeilingView[];
+  start_at_login: boolean;
+  notifications: boolean;
+  retention_spool_days: number;
+  retention_ledger_days: number;
+}
+
+export interface SpoolCheckView {
+  path: string;
+  ok: boolean;
+  /** What is wrong and how to fix it, or that all is well. */
+  message: string;
+}
 
 export interface SpendView {
-  ceiling: { name: string; per: 'global' | 'key'; key_id?: string; window_s: number; max_runs?: number; max_cost?: number; max_run_time_s?: number; action: 'reject' | 'ask' };
+  ceiling: CeilingView;
   key_id: string | null;
   spend: { runs: number; cost: number; run_time_s: number };
 }
@@ -100,3 +135,44 @@ export interface RequestView {
   approval: ApprovalInfo | null;
   decided_by: string | null;
 }
+
+/** A request as lists show it: no arguments, no output. `seq` pages the list. */
+export interface RequestSummaryView {
+  seq: number;
+  id: string;
+  key_id: string;
+  op: string;
+  state: RequestState;
+  intent: string | null;
+  claimed_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  exit_code: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  updated_at: string;
+}
+
+/** Part of a running request's live output; ask again from `next` for more. */
+export interface LiveOutputView {
+  text: string;
+  next: number;
+  skipped: number;
+  state: RequestState | null;
+}
+
+export interface PlanView {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeout_s: number;
+  max_output_bytes: number;
+  approval: 'never' | 'always';
+}
+
+export type PreviewView = { ok: true; plan: PlanView } | { ok: false; message: string };
+
+export type DryRunView =
+  | { ok: true; plan: PlanView; exit_code: number | null; signal: string | null; stdout: string; stderr: string; duration_ms: number; error: { code: string; message: string } | null }
+  | { ok: false; message: string };

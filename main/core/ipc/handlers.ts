@@ -1,9 +1,17 @@
 // The handler of every IPC channel, on the Electron-free service API: they run (and are tested) in Node.
 import type { ChannelName, ParsedRequestOf, ResponseOf } from '../../../shared/ipc/contract';
-import type { RequestView, StatusView } from '../../../shared/ipc/views';
+import type { PlanView, RequestView, StatusView } from '../../../shared/ipc/views';
+import type { RunPlan } from '../allowlist/plan';
 import { keyFileOf } from '../keys/keyStore';
 import { approvalOf } from '../ledger/requests';
 import type { HostService } from '../service';
+
+/** What only the desktop app can do (the OS's dialogs); absent headless and in tests of the core. */
+export interface AppEdges {
+  pickFolder(title: string, defaultPath?: string): Promise<string | null>;
+}
+
+const planView = (p: RunPlan): PlanView => ({ argv: p.argv, cwd: p.cwd, env: p.env, timeout_s: p.timeout_s, max_output_bytes: p.max_output_bytes, approval: p.approval });
 
 export type IpcHandlers = { [C in ChannelName]: (req: ParsedRequestOf<C>) => ResponseOf<C> | Promise<ResponseOf<C>> };
 
@@ -13,10 +21,10 @@ export function statusView(svc: HostService): StatusView {
   return { ...rest, daemon: { running: daemon.running, heartbeat_at: daemon.heartbeat_at } };
 }
 
-export function createIpcHandlers(svc: HostService, actor = 'app'): IpcHandlers {
+export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdges | null = null): IpcHandlers {
   const keyResult = (key: ReturnType<HostService['createKey']>) => {
     const { secret: _secret, ...view } = key;
-    return { key: view, keyFile: keyFileOf(key), pasteLines: svc.pasteLines('/path/where/you/saved/the/key.json') };
+    return { key: { ...view, requests: 0 }, keyFile: keyFileOf(key), pasteLines: svc.pasteLines('/path/where/you/saved/the/key.json') };
   };
   return {
     'status.get': () => statusView(svc),
@@ -34,6 +42,16 @@ export function createIpcHandlers(svc: HostService, actor = 'app'): IpcHandlers 
     },
     'allowlist.validate': ({ text }) => svc.validateAllowlist(text),
     'allowlist.save': ({ text, baseHash }) => svc.saveAllowlist(text, baseHash, actor),
+    'allowlist.preview': ({ text, op, args }) => {
+      const r = svc.previewOperation(text, op, args);
+      return r.ok ? { ok: true, plan: planView(r.plan) } : r;
+    },
+    'allowlist.dryRun': async ({ text, op, args }) => {
+      const r = await svc.dryRunOperation(text, op, args, actor);
+      if (!r.ok) return r;
+      const { exit_code, signal, stdout, stderr, duration_ms, error } = r.run;
+      return { ok: true, plan: planView(r.plan), exit_code, signal, stdout, stderr, duration_ms, error };
+    },
     'catalog.get': () => svc.catalog(),
     'keys.list': () => svc.listKeys(),
     'keys.create': ({ name, scope, ops }) => keyResult(svc.createKey(name, scope, ops, actor)),
@@ -43,6 +61,8 @@ export function createIpcHandlers(svc: HostService, actor = 'app'): IpcHandlers 
     'settings.set': ({ name, value }) => svc.setSetting(name, value, actor),
     'spend.get': () => svc.status().spend,
     'audit.search': (q) => svc.searchAudit(q),
+    'requests.list': (f) => svc.requests.list(f),
+    'requests.output': ({ id, from }) => ({ ...svc.liveOutput(id, from), state: svc.requests.get(id)?.state ?? null }),
     'requests.get': ({ id }) => {
       const r = svc.requests.get(id);
       if (!r) return null;
@@ -74,5 +94,8 @@ export function createIpcHandlers(svc: HostService, actor = 'app'): IpcHandlers 
     },
     'host.setPaused': ({ paused }) => ({ changed: svc.setPaused(paused, actor) }),
     'inbox.send': ({ text }) => svc.sendNotice(text, actor),
+    'spool.check': ({ path }) => svc.checkSpoolFolder(path),
+    'spool.use': ({ path }) => svc.useSpool(path, actor),
+    'dialog.pickFolder': ({ title, defaultPath }) => edges?.pickFolder(title, defaultPath) ?? null,
   };
 }

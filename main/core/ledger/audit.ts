@@ -24,6 +24,13 @@ export interface AuditQuery {
   limit?: number;
   /** Only entries with seq below this (paging backwards from the newest). */
   before?: number;
+  op?: string;
+  keyId?: string;
+  /** Only entries of requests now in this state. */
+  state?: string;
+  /** ISO times: entries at or after `since`, before `until`. */
+  since?: string;
+  until?: string;
 }
 
 /** Who did it, for entries made from the command line. */
@@ -87,6 +94,26 @@ export class AuditLog {
     if (q.requestId) {
       where.push('a.request_id = @requestId');
       params.requestId = q.requestId;
+    }
+    if (q.op) {
+      where.push('a.op = @op');
+      params.op = q.op;
+    }
+    if (q.keyId) {
+      where.push('a.key_id = @keyId');
+      params.keyId = q.keyId;
+    }
+    if (q.state) {
+      where.push('a.request_id IN (SELECT id FROM requests WHERE state = @state)');
+      params.state = q.state;
+    }
+    if (q.since) {
+      where.push('a.at >= @since');
+      params.since = q.since;
+    }
+    if (q.until) {
+      where.push('a.at < @until');
+      params.until = q.until;
     }
     if (q.before !== undefined) {
       where.push('a.seq < @before');

@@ -106,6 +106,10 @@ const MIGRATIONS: string[] = [
   `,
   // Filtering the audit log by kind (and paging by seq) must not scan a million rows.
   `CREATE INDEX audit_kind ON audit (kind, seq);`,
+  // The app filters the audit log and the request list by operation and by key.
+  `CREATE INDEX audit_op ON audit (op, seq);
+   CREATE INDEX audit_key ON audit (key_id, seq);
+   CREATE INDEX requests_key ON requests (key_id);`,
 ];
 
 export function openLedger(file: string): Db {

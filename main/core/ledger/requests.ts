@@ -45,6 +45,21 @@ export interface RequestRow {
 }
 
 
+/** Which requests to list, newest first; `before` pages on from the last row's `seq`. */
+export interface RequestFilter {
+  states?: RequestState[];
+  keyId?: string;
+  op?: string;
+  limit?: number;
+  before?: number;
+}
+
+/** A request as the app lists it: no output, no arguments. */
+export type RequestSummary = Pick<
+  RequestRow,
+  'id' | 'key_id' | 'op' | 'state' | 'intent' | 'claimed_at' | 'started_at' | 'finished_at' | 'duration_ms' | 'exit_code' | 'error_code' | 'error_message' | 'updated_at'
+> & { seq: number };
+
 export type NewRequest = Pick<
   RequestRow,
   'id' | 'key_id' | 'op' | 'args_json' | 'binding_hash' | 'mac' | 'intent' | 'created_at' | 'expires_at' | 'state'
@@ -187,6 +202,40 @@ export class Requests {
   /** The process group of a run, for the uncertain message after a crash. Not a state change. */
   setPid(id: string, pid: number): void {
     this.db.prepare('UPDATE requests SET pid = ? WHERE id = ?').run(pid, id);
+  }
+
+  list(f: RequestFilter = {}): RequestSummary[] {
+    const where: string[] = [];
+    const params: Record<string, unknown> = { limit: Math.min(Math.max(f.limit ?? 100, 1), 1000) };
+    if (f.states?.length) {
+      where.push(`state IN (${f.states.map((_, i) => `@s${i}`).join(', ')})`);
+      f.states.forEach((s, i) => (params[`s${i}`] = s));
+    }
+    if (f.keyId) {
+      where.push('key_id = @keyId');
+      params.keyId = f.keyId;
+    }
+    if (f.op) {
+      where.push('op = @op');
+      params.op = f.op;
+    }
+    if (f.before !== undefined) {
+      where.push('rowid < @before');
+      params.before = f.before;
+    }
+    return this.db
+      .prepare(
+        `SELECT rowid AS seq, id, key_id, op, state, intent, claimed_at, started_at, finished_at, duration_ms, exit_code,
+                error_code, error_message, updated_at
+         FROM requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY rowid DESC LIMIT @limit`,
+      )
+      .all(params) as RequestSummary[];
+  }
+
+  /** How many requests each key has made (those still in the ledger). */
+  countByKey(): Map<string, number> {
+    const rows = this.db.prepare('SELECT key_id, COUNT(*) AS n FROM requests GROUP BY key_id').all() as { key_id: string; n: number }[];
+    return new Map(rows.map((r) => [r.key_id, r.n]));
   }
 
   countByState(): Record<string, number> {
