@@ -2,6 +2,7 @@
 // never import Electron, so that the headless daemon, the CLI and the tests run under plain Node.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 const electronFree = {
   'no-restricted-imports': [
@@ -25,4 +26,24 @@ export default tseslint.config(
     },
   },
   { files: ['main/**', 'shared/**', 'renderer/**', 'bin/**', 'test/**'], ignores: ['main/electron/**'], rules: electronFree },
+  {
+    files: ['renderer/**'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', location: 'readonly', navigator: 'readonly' } },
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'error',
+      // The renderer is a web page: it reaches the host only through the preload's API.
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'electron', message: 'The renderer talks to the host only through window.dumbwaiter.' }],
+          patterns: [
+            { group: ['node:*', 'fs', 'path', 'child_process'], message: 'The renderer is a sandboxed web page: no Node modules.' },
+            { group: ['**/main/**', '../main', '../../main'], message: 'The renderer reaches the host only through the preload API (shared/ipc).' },
+          ],
+        },
+      ],
+    },
+  },
 );

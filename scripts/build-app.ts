@@ -36,25 +36,36 @@ export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string
       external: ['electron'],
       logLevel: 'error',
     }),
-    build({
-      entryPoints: ['main', 'approval'].map((n) => path.join(ROOT, 'renderer', `${n}.ts`)),
-      outdir: out('renderer'),
-      bundle: true,
-      platform: 'browser',
-      format: 'esm',
-      target: 'chrome130',
-      logLevel: 'error',
-    }),
+    buildRenderer(out('renderer')),
   ]);
-  for (const f of readdirSync(path.join(ROOT, 'renderer')).filter((n) => /\.(html|css)$/.test(n))) {
-    copyFileSync(path.join(ROOT, 'renderer', f), out('renderer', f));
-  }
   mkdirSync(out('sandbox'), { recursive: true });
   if (path.resolve(dwBundle()) !== path.resolve(out('sandbox', 'dw.cjs'))) copyFileSync(dwBundle(), out('sandbox', 'dw.cjs'));
   copyFileSync(path.join(ROOT, 'shared', 'client', 'dw.py'), out('sandbox', 'dw.py'));
   generateIcons(path.join(ROOT, 'build', 'icons')); // the tray and packaging read them from build/icons
-  return ['main/index.cjs', 'preload/index.cjs', 'renderer/main.js', 'renderer/approval.js', 'renderer/index.html', 'renderer/approval.html', 'sandbox/dw.cjs', 'sandbox/dw.py'].map((f) => out(f));
+  return ['main/index.cjs', 'preload/index.cjs', 'renderer/main.js', 'renderer/main.css', 'renderer/approval.js', 'renderer/approval.css', 'renderer/index.html', 'renderer/approval.html', 'sandbox/dw.cjs', 'sandbox/dw.py'].map((f) => out(f));
 }
+
+/** The renderer's pages: React bundles (with the CSS they import) and the HTML that loads them. */
+export async function buildRenderer(outDir: string, minify = true): Promise<void> {
+  await build({
+    entryPoints: RENDERER_PAGES.map((n) => path.join(ROOT, 'renderer', `${n}.tsx`)),
+    outdir: outDir,
+    bundle: true,
+    platform: 'browser',
+    format: 'esm',
+    target: 'chrome130',
+    jsx: 'automatic',
+    minify,
+    sourcemap: minify ? false : 'inline',
+    define: { 'process.env.NODE_ENV': JSON.stringify(minify ? 'production' : 'development') },
+    logLevel: 'error',
+  });
+  for (const f of readdirSync(path.join(ROOT, 'renderer')).filter((n) => n.endsWith('.html'))) {
+    copyFileSync(path.join(ROOT, 'renderer', f), path.join(outDir, f));
+  }
+}
+
+const RENDERER_PAGES = ['main', 'approval'];
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const files = await buildApp(process.argv[2]);

@@ -208,7 +208,8 @@ export class HostService {
   }
 
   /** Whether `dir` (by default the spool in use) is a safe, complete spool, and if not, why. */
-  checkSpoolFolder(dir = this.spoolDir ?? ''): { path: string; ok: boolean; message: string } {
+  checkSpoolFolder(dir = this.spoolDir): { path: string; ok: boolean; message: string } {
+    if (!dir) return { path: '', ok: false, message: 'No spool folder is set: choose one.' };
     const abs = path.resolve(dir);
     try {
       checkSpool(abs);

@@ -24,9 +24,12 @@ function harden(contents: WebContents): void {
 
 export function setupSecurity(): void {
   app.on('web-contents-created', (_event, contents) => harden(contents));
-  session.defaultSession.setPermissionRequestHandler((_wc, permission, callback) => {
-    log.warn(`denied a permission request: ${permission}`);
-    callback(false);
+  // Only the copy buttons' clipboard writes are allowed, and only to our own pages.
+  const allowed = (permission: string, url: string) => permission === 'clipboard-sanitized-write' && isAppUrl(url, APP_ORIGIN);
+  session.defaultSession.setPermissionRequestHandler((wc, permission, callback, details) => {
+    const ok = allowed(permission, details.requestingUrl ?? wc.getURL());
+    if (!ok) log.warn(`denied a permission request: ${permission}`);
+    callback(ok);
   });
-  session.defaultSession.setPermissionCheckHandler(() => false);
+  session.defaultSession.setPermissionCheckHandler((_wc, permission, requestingOrigin) => allowed(permission, requestingOrigin));
 }

@@ -107,13 +107,15 @@ export class AuditLog {
       where.push('a.request_id IN (SELECT id FROM requests WHERE state = @state)');
       params.state = q.state;
     }
+    // Stored times are all toISOString() (UTC, milliseconds), so they compare as text once the
+    // caller's time is written the same way (an offset or whole seconds would otherwise sort wrongly).
     if (q.since) {
       where.push('a.at >= @since');
-      params.since = q.since;
+      params.since = new Date(q.since).toISOString();
     }
     if (q.until) {
       where.push('a.at < @until');
-      params.until = q.until;
+      params.until = new Date(q.until).toISOString();
     }
     if (q.before !== undefined) {
       where.push('a.seq < @before');

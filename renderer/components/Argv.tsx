@@ -1,0 +1,14 @@
+// The exact program and arguments that run: each argv element in its own box, so spaces inside one
+// element are visible and nothing looks like shell syntax.
+export function Argv({ argv, cwd }: { argv: string[]; cwd?: string }) {
+  return (
+    <div className="argv" aria-label="Command that runs">
+      {argv.map((a, i) => (
+        <code key={i} className={i === 0 ? 'argv-part argv-program' : 'argv-part'}>
+          {a === '' ? '""' : a}
+        </code>
+      ))}
+      {cwd ? <div className="argv-cwd muted">in {cwd}</div> : null}
+    </div>
+  );
+}

@@ -1,0 +1,19 @@
+// Copies a text and says so.
+import { copyText } from '../lib/clipboard';
+import { toast } from '../stores/toasts';
+
+export function CopyButton({ text, label = 'Copy', what = 'Text' }: { text: string; label?: string; what?: string }) {
+  return (
+    <button
+      type="button"
+      onClick={() =>
+        copyText(text).then(
+          () => toast(`${what} copied`),
+          (e: Error) => toast(`Could not copy: ${e.message}`, 'error'),
+        )
+      }
+    >
+      {label}
+    </button>
+  );
+}

@@ -1,0 +1,183 @@
+// One request in full: what was asked, who decided what and when, what ran, its output and timings;
+// and what can still be done about it (cancel, resolve an uncertain run).
+import { useState } from 'react';
+import { api, errorText } from '../api';
+import { formatDuration, formatTime } from '../lib/format';
+import { useLoad } from '../lib/useLoad';
+import { useLiveOutput } from '../lib/useLiveOutput';
+import { navigate } from '../stores/route';
+import { toast } from '../stores/toasts';
+import { useStatus } from '../stores/status';
+import { ArgsTable } from './ArgsTable';
+import { Argv } from './Argv';
+import { StateBadge } from './StateBadge';
+import { Time } from './Time';
+import { EmptyState } from './EmptyState';
+
+export function RequestDetail({ id }: { id: string }) {
+  // Reload whenever the host's state changes, so the page follows the request through its life.
+  const version = useStatus((s) => JSON.stringify(s.requests));
+  const req = useLoad(() => api.requests.get({ id }), [id, version]);
+  const trail = useLoad(() => api.audit.search({ requestId: id, limit: 200 }), [id, version]);
+  const r = req.data;
+  const live = useLiveOutput(id, r?.state === 'running');
+  if (req.error) return <p className="error-text">{req.error}</p>;
+  if (r === undefined) return <p className="muted">Loading…</p>;
+  if (r === null) return <EmptyState title={`No request ${id}`}>It may have been removed by retention, or the id is mistyped.</EmptyState>;
+
+  const cancel = async () => {
+    try {
+      const out = await api.requests.cancel({ id });
+      toast(out.message);
+      req.reload();
+    } catch (e) {
+      toast(errorText(e), 'error');
+    }
+  };
+
+  return (
+    <div className="detail">
+      <div className="detail-head">
+        <h2>
+          <code>{r.op}</code> <StateBadge state={r.state} />
+        </h2>
+        <div className="detail-actions">
+          {r.state === 'awaiting_approval' ? (
+            <button type="button" className="primary" onClick={() => navigate('approvals', id)}>
+              Decide…
+            </button>
+          ) : null}
+          {r.state === 'queued' || r.state === 'running' || r.state === 'awaiting_approval' ? (
+            <button type="button" className="danger" onClick={() => void cancel()}>
+              Cancel
+            </button>
+          ) : null}
+        </div>
+      </div>
+      <dl className="facts">
+        <dt>Request</dt>
+        <dd>
+          <code>{r.id}</code>
+        </dd>
+        <dt>Key</dt>
+        <dd>
+          <code>{r.key_id}</code>
+        </dd>
+        {r.intent ? (
+          <>
+            <dt>Why (from the agent)</dt>
+            <dd>{r.intent}</dd>
+          </>
+        ) : null}
+        <dt>Created</dt>
+        <dd>{formatTime(r.created_at)}</dd>
+        <dt>Claimed</dt>
+        <dd>{formatTime(r.claimed_at)}</dd>
+        <dt>Started</dt>
+        <dd>{formatTime(r.started_at)}</dd>
+        <dt>Finished</dt>
+        <dd>{formatTime(r.finished_at)}</dd>
+        <dt>Duration</dt>
+        <dd>{formatDuration(r.duration_ms)}</dd>
+        {r.exit_code !== null ? (
+          <>
+            <dt>Exit code</dt>
+            <dd>{r.exit_code}</dd>
+          </>
+        ) : null}
+        {r.decided_by ? (
+          <>
+            <dt>Decided by</dt>
+            <dd>{r.decided_by}</dd>
+          </>
+        ) : null}
+      </dl>
+      {r.error ? (
+        <div className="callout callout-bad" role="alert">
+          <strong>{r.error.code}</strong>: {r.error.message}
+        </div>
+      ) : null}
+      {r.state === 'uncertain' ? <ResolveUncertain id={id} onDone={req.reload} /> : null}
+      <h3>Arguments</h3>
+      <ArgsTable args={r.args} />
+      {r.approval ? (
+        <>
+          <h3>Command</h3>
+          <Argv argv={r.approval.argv} cwd={r.approval.cwd} />
+        </>
+      ) : null}
+      <h3>Output</h3>
+      {r.state === 'running' ? (
+        <pre className="output" aria-label="Live output" aria-live="off">
+          {live || 'Waiting for output…'}
+        </pre>
+      ) : (
+        <Output stdout={r.stdout} stderr={r.stderr} />
+      )}
+      <h3>Decision trail</h3>
+      {trail.data && trail.data.length > 0 ? (
+        <ol className="trail">
+          {[...trail.data].reverse().map((a) => (
+            <li key={a.seq}>
+              <Time iso={a.at} /> <span className="trail-kind">{a.kind.replaceAll('_', ' ')}</span> <span className="muted">by {a.actor}</span>
+              <div>{a.message}</div>
+            </li>
+          ))}
+        </ol>
+      ) : (
+        <p className="muted">No audit entries for this request.</p>
+      )}
+    </div>
+  );
+}
+
+function Output({ stdout, stderr }: { stdout: string; stderr: string }) {
+  if (!stdout && !stderr) return <p className="muted">No output.</p>;
+  return (
+    <>
+      {stdout ? (
+        <pre className="output" aria-label="Standard output">
+          {stdout}
+        </pre>
+      ) : null}
+      {stderr ? (
+        <pre className="output output-err" aria-label="Standard error">
+          {stderr}
+        </pre>
+      ) : null}
+    </>
+  );
+}
+
+/** An `uncertain` run: the host crashed while it ran, so only a human knows whether it took effect. */
+function ResolveUncertain({ id, onDone }: { id: string; onDone: () => void }) {
+  const [note, setNote] = useState('');
+  const resolve = async (outcome: 'succeeded' | 'failed') => {
+    try {
+      await api.requests.resolve({ id, outcome, note });
+      toast(`Marked as ${outcome}`);
+      onDone();
+    } catch (e) {
+      toast(errorText(e), 'error');
+    }
+  };
+  return (
+    <div className="callout callout-warn">
+      <p>
+        <strong>This run was cut short by a host crash.</strong> Dumbwaiter never re-runs it: check whether it took effect, then record what you
+        found. The agent sees your verdict.
+      </p>
+      <label className="inline-field">
+        Note <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="What you checked (optional)" maxLength={2000} />
+      </label>
+      <div className="row">
+        <button type="button" className="primary" onClick={() => void resolve('succeeded')}>
+          It succeeded
+        </button>
+        <button type="button" onClick={() => void resolve('failed')}>
+          It failed
+        </button>
+      </div>
+    </div>
+  );
+}

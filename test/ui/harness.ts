@@ -1,0 +1,145 @@
+// The renderer under test: the built pages in real headless Chromium (Debian's, driven by
+// playwright-core), served with the app's CSP, talking over the IPC contract to the real core in this
+// process (bindIpc + createIpcHandlers on a HostService), with a real daemon on a temporary home and
+// spool. The page gets the same createApi() the preload builds; events come from the real StatusFeed.
+import { createServer, type Server } from 'node:http';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildRenderer } from '../../scripts/build-app';
+import { CSP } from '../../main/electron/constants';
+import { bindIpc, trustOrigin, type IpcEventLike } from '../../main/core/ipc/bind';
+import { createIpcHandlers } from '../../main/core/ipc/handlers';
+import { HostService } from '../../main/core/service';
+import { StatusFeed } from '../../main/core/app/statusFeed';
+import { scopedLogger } from '../../main/core/log';
+import { eventChannel } from '../../preload/api';
+import { TestHost, type DaemonProcess } from '../helpers/host';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+export const ARTIFACTS = path.join(ROOT, 'test', 'artifacts');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FEED_MS = 150;
+
+let built: Promise<string> | null = null;
+/** The renderer (development build: React's warnings show up as console errors) and the test preload. */
+function buildPages(): Promise<string> {
+  built ??= (async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-ui-'));
+    await Promise.all([
+      buildRenderer(dir, false),
+      build({ entryPoints: [path.join(import.meta.dirname, 'pagePreload.ts')], outfile: path.join(dir, 'test-preload.js'), bundle: true, platform: 'browser', format: 'iife', logLevel: 'error' }),
+    ]);
+    return dir;
+  })();
+  return built;
+}
+
+const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.png': 'image/png' };
+
+/** Serves the built pages the way the app:// protocol does: our files only, with the app's CSP. */
+function serve(dir: string): Promise<{ server: Server; origin: string }> {
+  const server = createServer((req, res) => {
+    const name = path.basename(new URL(req.url ?? '/', 'http://x').pathname);
+    try {
+      const body = readFileSync(path.join(dir, name));
+      res.writeHead(200, { 'content-type': TYPES[path.extname(name)] ?? 'application/octet-stream', 'content-security-policy': CSP });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as { port: number }).port}` })));
+}
+
+export interface UiOptions {
+  allowlist: string;
+  settings?: Record<string, unknown>;
+  /** Start the real daemon (default true). */
+  daemon?: boolean;
+}
+
+export class Ui {
+  /** Console errors, page errors and failed requests: every test expects none. */
+  readonly errors: string[] = [];
+  /** What the (stand-in) OS folder picker answers next. */
+  pickedFolder: string | null = null;
+  daemon: DaemonProcess | null = null;
+  private feedTimer: NodeJS.Timeout | null = null;
+
+  private constructor(
+    readonly host: TestHost,
+    readonly svc: HostService,
+    readonly page: Page,
+    private readonly browser: Browser,
+    private readonly server: Server,
+    readonly origin: string,
+  ) {}
+
+  static async start(opts: UiOptions): Promise<Ui> {
+    const dir = await buildPages();
+    const host = new TestHost(opts.allowlist, opts.settings);
+    const daemon = opts.daemon === false ? null : await host.startDaemon();
+    const svc = new HostService(host.home, host.spool);
+    const { server, origin } = await serve(dir);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, colorScheme: 'light', acceptDownloads: true });
+    const page = await context.newPage();
+    const ui = new Ui(host, svc, page, browser, server, origin);
+    ui.daemon = daemon;
+
+    // Main's side of the contract, exactly as the app registers it: sender check and schema validation.
+    const channels = new Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>();
+    const handlers = createIpcHandlers(svc, 'app', { pickFolder: async () => ui.pickedFolder });
+    bindIpc({ handle: (c, l) => void channels.set(c, l) }, handlers, trustOrigin(origin), scopedLogger('ui-test'));
+    await page.exposeFunction('__dwInvoke', async (channel: string, arg: unknown) => {
+      const handler = channels.get(channel);
+      if (!handler) throw new Error(`No handler registered for '${channel}'`);
+      return handler({ senderFrame: { url: page.url() } }, ...(arg === undefined ? [] : [arg]));
+    });
+    await page.addInitScript({ path: path.join(dir, 'test-preload.js') });
+
+    page.on('console', (m) => {
+      if (m.type() === 'error') ui.errors.push(`console: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => ui.errors.push(`page: ${e.message}`));
+    page.on('requestfailed', (r) => ui.errors.push(`request failed: ${r.url()}`));
+
+    const feed = new StatusFeed(svc, (event, payload) => {
+      page.evaluate(([c, p]) => window.__dwEmit(c as string, p), [eventChannel(event), payload] as const).catch(() => {
+        /* the page is between loads: the next poll sends the state again */
+      });
+    });
+    ui.feedTimer = setInterval(() => feed.poll(), FEED_MS);
+    return ui;
+  }
+
+  /** Opens the main window at a route (e.g. '/keys'), or another page ('approval.html#<id>'). */
+  async open(route: string, pageFile = 'index.html'): Promise<void> {
+    await this.page.goto(`${this.origin}/${pageFile}#${route}`);
+    await this.page.waitForSelector('#root > *');
+  }
+
+  /** Screenshots of the page as it is, in light and in dark, into test/artifacts/. */
+  async screenshots(name: string): Promise<void> {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await this.page.emulateMedia({ colorScheme });
+      await this.page.screenshot({ path: path.join(ARTIFACTS, `${name}-${colorScheme}.png`) });
+    }
+    await this.page.emulateMedia({ colorScheme: 'light' });
+  }
+
+  async close(): Promise<void> {
+    if (this.feedTimer) clearInterval(this.feedTimer);
+    await this.browser.close().catch(() => {});
+    this.server.close();
+    this.svc.close();
+    await this.host.cleanup();
+  }
+}

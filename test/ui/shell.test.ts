@@ -1,0 +1,58 @@
+// The main window's frame in real Chromium: it loads under the app's CSP with no console errors,
+// shows the host's live state, navigates by keyboard, and pauses/resumes the real host.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ui } from './harness';
+import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
+
+let ui: Ui;
+beforeAll(async () => {
+  ui = await Ui.start({ allowlist: EXAMPLE_ALLOWLIST });
+});
+afterAll(async () => {
+  await ui?.close();
+});
+
+describe('the main window', () => {
+  it('loads with the host running, under the CSP, without console errors', async () => {
+    await ui.open('/activity');
+    await ui.page.getByRole('status').filter({ hasText: 'Running' }).waitFor();
+    expect(await ui.page.getByRole('navigation', { name: 'Screens' }).getByRole('link').allTextContents()).toEqual([
+      'Activity',
+      'Approvals',
+      'Allowlist',
+      'Keys',
+      'Spend',
+      'Audit log',
+      'Settings',
+    ]);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('opens screens with Ctrl+digit and marks the current one', async () => {
+    await ui.open('/activity');
+    await ui.page.keyboard.press('Control+4');
+    await ui.page.waitForURL(/#\/keys$/);
+    expect(await ui.page.locator('a[aria-current="page"]').textContent()).toBe('Keys');
+    await ui.page.keyboard.press('Control+6');
+    await ui.page.waitForURL(/#\/audit$/);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('pauses and resumes the real host', async () => {
+    await ui.open('/activity');
+    await ui.page.getByRole('button', { name: 'Pause' }).click();
+    await ui.page.getByRole('status').filter({ hasText: 'Paused' }).waitFor();
+    expect(ui.svc.flags.paused).toBe(true);
+    await ui.page.getByRole('button', { name: 'Resume' }).click();
+    await ui.page.getByRole('status').filter({ hasText: 'Running' }).waitFor();
+    expect(ui.svc.flags.paused).toBe(false);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('the first start shows the getting-started steps', async () => {
+    await ui.open('/first-run');
+    await ui.page.getByRole('heading', { name: 'Welcome to Dumbwaiter' }).waitFor();
+    await ui.screenshots('welcome');
+    expect(ui.errors).toEqual([]);
+  });
+});

@@ -1,0 +1,435 @@
+// The app's newer IPC channels end to end: the preload API over a transport to main's registration
+// (schema checks) and handlers, on a real HostService. Requests come from a real daemon on a real
+// home and spool (TestHost), so lists, counts, audit entries and live output are the real thing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { bindIpc, trustOrigin, type IpcEventLike } from '../../main/core/ipc/bind';
+import { createIpcHandlers, type AppEdges } from '../../main/core/ipc/handlers';
+import { createApi, type DumbwaiterApi } from '../../preload/api';
+import { HostService } from '../../main/core/service';
+import { initHome } from '../../main/core/setup';
+import { scopedLogger } from '../../main/core/log';
+import { TestHost, sleep } from '../helpers/host';
+import type { AuditView, LiveOutputView } from '../../shared/ipc/views';
+import type { KeyFile, RequestState } from '../../shared/protocol/types';
+
+const ORIGIN = 'app://dumbwaiter';
+const OURS: IpcEventLike = { senderFrame: { url: `${ORIGIN}/index.html` } };
+
+const ALLOWLIST = `version: 1
+operations:
+  - name: echo
+    command: [/bin/echo, "{msg}"]
+    args:
+      msg: {type: string, pattern: "[a-z0-9 ]*", max_length: 40}
+    scope: read
+    approval: never
+  - name: fail
+    command: [/bin/sh, -c, "exit 3"]
+    scope: read
+    approval: never
+  - name: guarded
+    command: ["true"]
+    scope: read
+    approval: always
+  - name: slow
+    command: [/bin/sh, -c, "for i in 1 2 3; do echo line$i; sleep 0.3; done"]
+    scope: read
+    approval: never
+`;
+
+/** The preload API wired to handlers on `svc`, exactly as the app wires it (minus Electron). */
+function connect(svc: HostService, edges: AppEdges | null = null): DumbwaiterApi {
+  const registered = new Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>();
+  bindIpc({ handle: (channel, listener) => void registered.set(channel, listener) }, createIpcHandlers(svc, 'app', edges), trustOrigin(ORIGIN), scopedLogger('app-channels-test'));
+  return createApi({
+    invoke: async (channel, arg) => registered.get(channel)!(OURS, arg),
+    on: () => () => {},
+  });
+}
+
+interface Made {
+  id: string;
+  key: string;
+  op: string;
+  state: RequestState;
+}
+
+let host: TestHost;
+let svc: HostService;
+let api: DumbwaiterApi;
+let alice: KeyFile;
+let bob: KeyFile;
+/** Every request made, in the order the daemon recorded them. */
+const made: Made[] = [];
+
+async function request(key: KeyFile, id: string, op: string, args: Record<string, unknown>, state: RequestState): Promise<void> {
+  host.submit(key, id, op, args);
+  await host.waitResult(id, [state]);
+  made.push({ id, key: key.key_id, op, state });
+}
+
+const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+/** Ids of `made` matching `pred`, newest first (as lists show them). */
+const newest = (pred: (m: Made) => boolean = () => true) => made.filter(pred).map((m) => m.id).reverse();
+
+beforeAll(async () => {
+  host = new TestHost(ALLOWLIST);
+  svc = new HostService(host.home, host.spool);
+  api = connect(svc);
+  alice = (await api.keys.create({ name: 'alice', scope: 'read' })).keyFile;
+  bob = (await api.keys.create({ name: 'bob', scope: 'read' })).keyFile;
+  await host.startDaemon();
+  // One at a time, so the ledger's order is known.
+  await request(alice, 'r01', 'echo', { msg: 'one' }, 'succeeded');
+  await request(bob, 'r02', 'echo', { msg: 'two' }, 'succeeded');
+  await request(alice, 'r03', 'fail', {}, 'failed');
+  await request(alice, 'r04', 'echo', { msg: 'four' }, 'succeeded');
+  await request(bob, 'r05', 'echo', { msg: 'NOT ALLOWED' }, 'rejected');
+  await request(alice, 'r06', 'guarded', {}, 'awaiting_approval');
+  await request(bob, 'r07', 'echo', { msg: 'seven' }, 'succeeded');
+  await request(alice, 'r08', 'echo', { msg: 'eight' }, 'succeeded');
+}, 120_000);
+
+afterAll(async () => {
+  svc?.close();
+  await host?.cleanup();
+});
+
+describe('requests.list', () => {
+  it('lists every request newest first, with increasing seq for newer rows', async () => {
+    const all = await api.requests.list();
+    expect(ids(all)).toEqual(newest());
+    expect(all.map((r) => r.seq)).toEqual([...all.map((r) => r.seq)].sort((a, b) => b - a));
+    expect(all.find((r) => r.id === 'r03')).toMatchObject({ op: 'fail', key_id: alice.key_id, state: 'failed', exit_code: 3 });
+    expect(all.find((r) => r.id === 'r05')).toMatchObject({ state: 'rejected', error_code: 'bad_args' });
+    // A summary: no arguments, no output.
+    expect(all[0]).not.toHaveProperty('args_json');
+    expect(all[0]).not.toHaveProperty('stdout');
+  });
+
+  it('filters by states, key and operation, alone and together', async () => {
+    expect(ids(await api.requests.list({ states: ['succeeded'] }))).toEqual(newest((m) => m.state === 'succeeded'));
+    expect(ids(await api.requests.list({ states: ['failed', 'rejected'] }))).toEqual(['r05', 'r03']);
+    expect(ids(await api.requests.list({ states: ['awaiting_approval'] }))).toEqual(['r06']);
+    expect(ids(await api.requests.list({ keyId: bob.key_id }))).toEqual(newest((m) => m.key === bob.key_id));
+    expect(ids(await api.requests.list({ op: 'fail' }))).toEqual(['r03']);
+    expect(ids(await api.requests.list({ keyId: alice.key_id, op: 'echo', states: ['succeeded'] }))).toEqual(['r08', 'r04', 'r01']);
+    expect(await api.requests.list({ keyId: 'nobody' })).toEqual([]);
+  });
+
+  it('pages with `before` = the last row\'s seq: every row once, none twice, `limit` per page', async () => {
+    const pages: string[][] = [];
+    let before: number | undefined;
+    for (;;) {
+      const page = await api.requests.list({ limit: 3, ...(before ? { before } : {}) });
+      if (page.length === 0) break;
+      expect(page.length).toBeLessThanOrEqual(3);
+      pages.push(ids(page));
+      before = page.at(-1)!.seq;
+    }
+    expect(pages).toEqual([['r08', 'r07', 'r06'], ['r05', 'r04', 'r03'], ['r02', 'r01']]);
+    // Paging composes with a filter.
+    const first = await api.requests.list({ keyId: alice.key_id, limit: 2 });
+    expect(ids(first)).toEqual(['r08', 'r06']);
+    expect(ids(await api.requests.list({ keyId: alice.key_id, limit: 2, before: first[1]!.seq }))).toEqual(['r04', 'r03']);
+  });
+
+  it('refuses filters outside the schema', async () => {
+    await expect(api.requests.list({ states: ['bogus'] } as never)).rejects.toThrow('invalid arguments for requests.list');
+    await expect(api.requests.list({ limit: 0 })).rejects.toThrow('invalid arguments');
+    await expect(api.requests.list({ op: 'Not An Op' })).rejects.toThrow('invalid arguments');
+    await expect(api.requests.list({ keyId: 'a b' })).rejects.toThrow('invalid arguments');
+  });
+});
+
+describe('requests.output', () => {
+  it('returns a running request\'s output piece by piece from `next`, without repeats, until it succeeds', async () => {
+    const carol = (await api.keys.create({ name: 'carol', scope: 'read' })).keyFile;
+    host.submit(carol, 'slow-1', 'slow', {});
+    made.push({ id: 'slow-1', key: carol.key_id, op: 'slow', state: 'succeeded' });
+    const seen: LiveOutputView[] = [];
+    let next = 0;
+    let text = '';
+    for (const end = Date.now() + 15_000; Date.now() < end; ) {
+      const chunk = await api.requests.output({ id: 'slow-1', from: next });
+      seen.push(chunk);
+      expect(chunk.skipped).toBe(0);
+      text += chunk.text;
+      next = chunk.next;
+      // The log is complete before the state turns final, but it may have been read just before.
+      if (chunk.state === 'succeeded') {
+        text += (await api.requests.output({ id: 'slow-1', from: next })).text;
+        break;
+      }
+      await sleep(50);
+    }
+    expect(seen.at(-1)!.state).toBe('succeeded');
+    expect(text).toBe('line1\nline2\nline3\n');
+    // Incremental: several calls brought text, and some of it arrived while the run was still going.
+    expect(seen.filter((c) => c.text !== '').length).toBeGreaterThanOrEqual(2);
+    expect(seen.some((c) => c.state === 'running' && c.text !== '')).toBe(true);
+    // Asking again from the end brings nothing new; from 0, the whole log.
+    expect(await api.requests.output({ id: 'slow-1', from: next })).toMatchObject({ text: '', next });
+    expect((await api.requests.output({ id: 'slow-1' })).text).toBe('line1\nline2\nline3\n');
+  });
+
+  it('reads nothing through a symlink, a FIFO or a folder the sandbox put at results/<id>.log', async () => {
+    const results = path.join(host.spool, 'results');
+    const secret = path.join(host.root, 'host-secret.txt');
+    writeFileSync(secret, 'TOP SECRET host file\n');
+    symlinkSync(secret, path.join(results, 'evil-link.log'));
+    expect(spawnSync('mkfifo', [path.join(results, 'evil-fifo.log')]).status).toBe(0);
+    mkdirSync(path.join(results, 'evil-dir.log'));
+    for (const id of ['evil-link', 'evil-fifo', 'evil-dir', 'never-made']) {
+      // A FIFO with no writer would block a plain open: this returns at once instead.
+      expect(await api.requests.output({ id, from: 0 })).toEqual({ text: '', next: 0, skipped: 0, state: null });
+    }
+    await expect(api.requests.output({ id: '../secret', from: 0 })).rejects.toThrow('invalid arguments');
+  });
+});
+
+describe('allowlist.preview', () => {
+  const greet = `  - name: greet
+    command: [/bin/echo, hello, "{name}", "--times={times}"]
+    cwd: CWD
+    env: {GREETING: "yes"}
+    args:
+      name: {type: string, max_length: 30}
+      times: {type: integer, min: 1, max: 5, default: 1}
+    scope: read
+    approval: never
+    timeout_s: 5
+    max_output_bytes: 4096
+`;
+
+  it('gives the exact argv, cwd and environment for sample arguments, from unsaved text', async () => {
+    const saved = await api.allowlist.read();
+    const text = saved.text + greet.replace('CWD', JSON.stringify(host.root));
+    const r = await api.allowlist.preview({ text, op: 'greet', args: { name: 'Ada; rm -rf ~', times: 3 } });
+    expect(r).toEqual({
+      ok: true,
+      plan: { argv: ['/bin/echo', 'hello', 'Ada; rm -rf ~', '--times=3'], cwd: host.root, env: { GREETING: 'yes' }, timeout_s: 5, max_output_bytes: 4096, approval: 'never' },
+    });
+    // The default fills in an absent argument.
+    const d = await api.allowlist.preview({ text, op: 'greet', args: { name: 'Bo' } });
+    expect(d.ok && d.plan.argv).toEqual(['/bin/echo', 'hello', 'Bo', '--times=1']);
+    // Only a preview: the file on disk is untouched.
+    expect((await api.allowlist.read()).hash).toBe(saved.hash);
+  });
+
+  it('says what is wrong with bad arguments, an unknown operation, or invalid text', async () => {
+    const text = (await api.allowlist.read()).text + greet.replace('CWD', JSON.stringify(host.root));
+    expect(await api.allowlist.preview({ text, op: 'greet', args: { name: 'Bo', times: 9 } })).toEqual({ ok: false, message: 'argument "times" must be at most 5' });
+    expect(await api.allowlist.preview({ text, op: 'greet', args: {} })).toEqual({ ok: false, message: 'missing required argument "name"' });
+    expect(await api.allowlist.preview({ text, op: 'greet', args: { name: 'Bo', colour: 'red' } })).toMatchObject({ ok: false, message: expect.stringContaining('unknown argument "colour"') });
+    expect(await api.allowlist.preview({ text, op: 'nope', args: {} })).toMatchObject({ ok: false, message: expect.stringContaining('no operation "nope"') });
+    const invalid = await api.allowlist.preview({ text: 'version: 1\noperations: [{name: x}]\n', op: 'x', args: {} });
+    expect(invalid).toMatchObject({ ok: false, message: expect.stringContaining('the allowlist is not valid yet') });
+  });
+});
+
+describe('allowlist.dryRun', () => {
+  const ops = () => `version: 1
+operations:
+  - name: shout
+    command: [/bin/echo, "{word}"]
+    cwd: ${JSON.stringify(host.root)}
+    args:
+      word: {type: string, pattern: "[a-z ]+"}
+    scope: read
+    approval: never
+  - name: nonzero
+    command: [/bin/sh, -c, "echo oops >&2; exit 7"]
+    cwd: ${JSON.stringify(host.root)}
+    scope: read
+    approval: never
+  - name: mark
+    command: [/bin/sh, -c, ': > "$0"', "${path.join(host.root, 'marker-')}{tag}"]
+    cwd: ${JSON.stringify(host.root)}
+    args:
+      tag: {type: string, pattern: "[a-z]+"}
+    scope: write
+    approval: always
+`;
+  const dryRuns = () => api.audit.search({ kind: 'dry_run', limit: 1000 });
+
+  it('runs the operation for real, returns its output, and records a dry_run audit entry', async () => {
+    const r = await api.allowlist.dryRun({ text: ops(), op: 'shout', args: { word: 'hi there' } });
+    expect(r).toMatchObject({ ok: true, exit_code: 0, signal: null, stdout: 'hi there\n', stderr: '', error: null });
+    expect(r.ok && r.plan.argv).toEqual(['/bin/echo', 'hi there']);
+    const [entry] = await dryRuns();
+    expect(entry).toMatchObject({ kind: 'dry_run', actor: 'app', op: 'shout', message: expect.stringContaining('exit code 0') });
+    expect(entry!.details).toMatchObject({ argv: ['/bin/echo', 'hi there'], cwd: host.root });
+  });
+
+  it('returns a failing command\'s exit code and stderr', async () => {
+    const r = await api.allowlist.dryRun({ text: ops(), op: 'nonzero', args: {} });
+    expect(r).toMatchObject({ ok: true, exit_code: 7, stderr: 'oops\n', stdout: '' });
+    expect((await dryRuns())[0]).toMatchObject({ op: 'nonzero', message: expect.stringContaining('exit code 7') });
+  });
+
+  it('refuses a bad argument without running anything or recording a run', async () => {
+    const before = (await dryRuns()).length;
+    const bad = await api.allowlist.dryRun({ text: ops(), op: 'mark', args: { tag: 'x; touch pwned' } });
+    expect(bad).toMatchObject({ ok: false, message: expect.stringContaining('argument "tag" does not match the pattern') });
+    expect(readdirSync(host.root).filter((n) => n.startsWith('marker-'))).toEqual([]);
+    expect((await dryRuns()).length).toBe(before);
+    // The same operation with a good argument does run (so the check above could have seen a marker).
+    expect(await api.allowlist.dryRun({ text: ops(), op: 'mark', args: { tag: 'ok' } })).toMatchObject({ ok: true, exit_code: 0 });
+    expect(readdirSync(host.root).filter((n) => n.startsWith('marker-'))).toEqual(['marker-ok']);
+  });
+});
+
+describe('audit.search filters', () => {
+  const all = () => api.audit.search({ limit: 1000 });
+  const requestIds = (rows: AuditView[]) => [...new Set(rows.map((r) => r.request_id).filter((x) => x !== null))].sort();
+
+  it('op narrows to entries of that operation', async () => {
+    const rows = await api.audit.search({ op: 'fail', limit: 1000 });
+    expect(rows.map((r) => r.kind)).toEqual(expect.arrayContaining(['claimed', 'started', 'finished']));
+    expect(rows.every((r) => r.op === 'fail')).toBe(true);
+    expect(requestIds(rows)).toEqual(['r03']);
+  });
+
+  it('keyId narrows to that key\'s entries: its creation and each of its requests', async () => {
+    const rows = await api.audit.search({ keyId: bob.key_id, limit: 1000 });
+    expect(rows.every((r) => r.key_id === bob.key_id)).toBe(true);
+    expect(rows.some((r) => r.kind === 'key_created')).toBe(true);
+    expect(requestIds(rows)).toEqual(['r02', 'r05', 'r07']);
+  });
+
+  it('state narrows to entries of requests now in that state', async () => {
+    expect(requestIds(await api.audit.search({ state: 'awaiting_approval', limit: 1000 }))).toEqual(['r06']);
+    expect(requestIds(await api.audit.search({ state: 'rejected', limit: 1000 }))).toEqual(['r05']);
+    const succeeded = made.filter((m) => m.state === 'succeeded').map((m) => m.id).sort();
+    expect(requestIds(await api.audit.search({ state: 'succeeded', limit: 1000 }))).toEqual(succeeded);
+    // Combined with another filter.
+    expect(requestIds(await api.audit.search({ state: 'succeeded', keyId: bob.key_id, limit: 1000 }))).toEqual(['r02', 'r07']);
+  });
+
+  it('since (at or after) and until (before) narrow by time', async () => {
+    const every = await all();
+    const pivot = every[Math.floor(every.length / 2)]!.at;
+    const ms = Date.parse(pivot);
+    const seqs = (rows: AuditView[]) => rows.map((r) => r.seq);
+    const since = every.filter((r) => Date.parse(r.at) >= ms);
+    const until = every.filter((r) => Date.parse(r.at) < ms);
+    expect(since.length).toBeGreaterThan(0);
+    expect(until.length).toBeGreaterThan(0);
+    expect(seqs(await api.audit.search({ since: pivot, limit: 1000 }))).toEqual(seqs(since));
+    expect(seqs(await api.audit.search({ until: pivot, limit: 1000 }))).toEqual(seqs(until));
+    const window = every.filter((r) => Date.parse(r.at) >= Date.parse(every.at(-1)!.at) && Date.parse(r.at) < ms);
+    expect(seqs(await api.audit.search({ since: every.at(-1)!.at, until: pivot, limit: 1000 }))).toEqual(seqs(window));
+    expect(await api.audit.search({ since: '2999-01-01T00:00:00.000Z' })).toEqual([]);
+  });
+
+  it('since and until mean the same instant in any ISO form the schema accepts (offset, whole seconds)', async () => {
+    const every = await all();
+    const pivot = every[Math.floor(every.length / 2)]!.at;
+    const ms = Date.parse(pivot);
+    const seqs = (rows: AuditView[]) => rows.map((r) => r.seq);
+    // The pivot instant written with a +05:30 offset (same instant, different text).
+    const offset = new Date(ms + 330 * 60_000).toISOString().replace('Z', '+05:30');
+    expect(Date.parse(offset)).toBe(ms);
+    expect(seqs(await api.audit.search({ since: offset, limit: 1000 }))).toEqual(seqs(every.filter((r) => Date.parse(r.at) >= ms)));
+    expect(seqs(await api.audit.search({ until: offset, limit: 1000 }))).toEqual(seqs(every.filter((r) => Date.parse(r.at) < ms)));
+    // The pivot's whole second, without milliseconds.
+    const second = pivot.slice(0, 19) + 'Z';
+    const s = Date.parse(second);
+    expect(seqs(await api.audit.search({ since: second, limit: 1000 }))).toEqual(seqs(every.filter((r) => Date.parse(r.at) >= s)));
+    expect(seqs(await api.audit.search({ until: second, limit: 1000 }))).toEqual(seqs(every.filter((r) => Date.parse(r.at) < s)));
+  });
+
+  it('refuses invalid filter values', async () => {
+    await expect(api.audit.search({ state: 'bogus' } as never)).rejects.toThrow('invalid arguments for audit.search');
+    await expect(api.audit.search({ since: 'yesterday' })).rejects.toThrow('invalid arguments');
+    await expect(api.audit.search({ until: '2024-13-01T00:00:00Z' })).rejects.toThrow('invalid arguments');
+    await expect(api.audit.search({ op: 'Bad Op' })).rejects.toThrow('invalid arguments');
+    await expect(api.audit.search({ keyId: 'a/b' })).rejects.toThrow('invalid arguments');
+  });
+});
+
+describe('keys.list', () => {
+  it('counts the requests made with each key', async () => {
+    const idle = (await api.keys.create({ name: 'idle', scope: 'read' })).key;
+    expect(idle.requests).toBe(0);
+    const keys = await api.keys.list();
+    const count = (id: string) => made.filter((m) => m.key === id).length;
+    expect(keys.length).toBe(4);
+    for (const k of keys) expect({ name: k.name, requests: k.requests }).toEqual({ name: k.name, requests: count(k.key_id) });
+    expect(keys.find((k) => k.key_id === alice.key_id)!.requests).toBe(5);
+    expect(keys.find((k) => k.key_id === bob.key_id)!.requests).toBe(3);
+    expect(keys.find((k) => k.key_id === idle.key_id)!.requests).toBe(0);
+  });
+});
+
+describe('spool.check and spool.use', () => {
+  it('says the test spool is fine, and what is wrong with others', async () => {
+    expect(await api.spool.check()).toEqual({ path: host.spool, ok: true, message: 'Private to you and complete.' });
+    expect(await api.spool.check({ path: host.spool })).toMatchObject({ ok: true });
+    const open = path.join(host.root, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    expect(await api.spool.check({ path: open })).toMatchObject({ path: open, ok: false, message: expect.stringContaining('can be written by other users') });
+    const link = path.join(host.root, 'link');
+    symlinkSync(host.spool, link);
+    expect(await api.spool.check({ path: link })).toMatchObject({ ok: false, message: expect.stringContaining('symbolic link') });
+    expect(await api.spool.check({ path: path.join(host.root, 'missing') })).toMatchObject({ ok: false, message: expect.stringContaining('incomplete') });
+  });
+
+  it('makes a new empty folder a complete private spool and records it in the settings and the audit log', async () => {
+    // A home of its own: moving the spool of the daemon's home would change what the daemon uses next.
+    const root = path.join(host.root, 'other');
+    const home = path.join(root, 'home');
+    initHome(home, path.join(root, 'spool'), path.join(root, 'spool'));
+    const other = new HostService(home);
+    try {
+      const api2 = connect(other);
+      const fresh = path.join(root, 'fresh');
+      mkdirSync(fresh, { mode: 0o700 });
+      expect(await api2.spool.check({ path: fresh })).toMatchObject({ ok: false, message: expect.stringContaining('incomplete') });
+      expect(await api2.spool.use({ path: fresh })).toMatchObject({ path: fresh, ok: true });
+      expect(await api2.spool.check({ path: fresh })).toEqual({ path: fresh, ok: true, message: 'Private to you and complete.' });
+      expect((await api2.settings.get()).spool).toBe(fresh);
+      expect(JSON.parse(readFileSync(path.join(home, 'settings.json'), 'utf8'))).toMatchObject({ spool: fresh });
+      const [entry] = await api2.audit.search({ kind: 'settings_changed' });
+      expect(entry).toMatchObject({ actor: 'app', message: expect.stringContaining(fresh) });
+      // An unsafe folder is refused and the setting stays.
+      const open = path.join(root, 'open');
+      mkdirSync(open);
+      chmodSync(open, 0o777);
+      await expect(api2.spool.use({ path: open })).rejects.toThrow('can be written by other users');
+      expect((await api2.settings.get()).spool).toBe(fresh);
+      expect(existsSync(path.join(open, 'queue'))).toBe(false);
+    } finally {
+      other.close();
+    }
+  });
+});
+
+describe('dialog.pickFolder', () => {
+  it('answers null where there is no folder picker', async () => {
+    expect(await api.dialog.pickFolder({ title: 'Choose the spool' })).toBeNull();
+  });
+
+  it('answers what the app\'s picker returns, given the title and starting folder', async () => {
+    const calls: [string, string | undefined][] = [];
+    let answer: string | null = '/chosen/folder';
+    const picking = connect(svc, {
+      pickFolder: async (title, defaultPath) => {
+        calls.push([title, defaultPath]);
+        return answer;
+      },
+    });
+    expect(await picking.dialog.pickFolder({ title: 'Choose the spool', defaultPath: host.root })).toBe('/chosen/folder');
+    answer = null; // cancelled
+    expect(await picking.dialog.pickFolder({ title: 'Again' })).toBeNull();
+    expect(calls).toEqual([
+      ['Choose the spool', host.root],
+      ['Again', undefined],
+    ]);
+  });
+});
