@@ -45,8 +45,21 @@ export function describeHolder(h: LockHolder | null): string {
   return h ? `pid ${h.pid} on ${h.host}, user ${h.user}, since ${h.started_at} (${h.command})` : 'a process that did not say who it is';
 }
 
+/** `isLocked` probes (the app's status, every second) hold the lock for a moment: a start that meets
+ *  one tries again for this long before it concludes that a daemon runs. */
+const PROBE_PATIENCE_MS = 1000;
+
+function lockWithPatience(lockFile: string): Database.Database | null {
+  const until = Date.now() + PROBE_PATIENCE_MS;
+  for (;;) {
+    const db = tryLock(lockFile);
+    if (db || Date.now() >= until) return db;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20); // a synchronous 20 ms pause
+  }
+}
+
 export function acquireHomeLock(lockFile: string, infoFile: string, command: string): HomeLock {
-  const db = tryLock(lockFile);
+  const db = lockWithPatience(lockFile);
   if (!db) {
     throw new UserError(
       `another Dumbwaiter daemon already runs for this home: ${describeHolder(readHolder(infoFile))}. ` +
