@@ -1,6 +1,194 @@
-// Placeholder: this screen is being built.
+// The requests waiting for a human, one at a time in full with its decisions (and keyboard shortcuts
+// to go through them quickly), and the time-boxed approvals in force, which can be revoked.
+import { useEffect, useRef, useState } from 'react';
+import type { PendingApprovalView } from '../../../shared/ipc/views';
+import { api } from '../../api';
+import { EmptyState } from '../../components/EmptyState';
 import { Page } from '../../components/Page';
+import { StateBadge } from '../../components/StateBadge';
+import { Time } from '../../components/Time';
+import { useLoad } from '../../lib/useLoad';
+import { navigate } from '../../stores/route';
+import { useStatus } from '../../stores/status';
+import { ApprovalCard } from './ApprovalCard';
+import { GrantsTable } from './GrantsTable';
+import './approvals.css';
+
+const NO_APPROVALS: PendingApprovalView[] = [];
 
 export function ApprovalsScreen({ focusId }: { focusId: string }) {
-  return <Page title="Approvals"><p className="muted">Coming soon ({focusId}).</p></Page>;
+  const pending = useStatus((s) => s.approvals) ?? NO_APPROVALS;
+  const loaded = useStatus(() => true) ?? false;
+  const [selected, setSelected] = useState<string>(focusId);
+  const listRef = useRef<HTMLDivElement>(null);
+
+  // The route names a request (from the tray, a notification or Activity): show that one.
+  useEffect(() => {
+    if (focusId) setSelected(focusId);
+  }, [focusId]);
+
+  const index = pending.findIndex((p) => p.id === selected);
+  // The selected request was decided (here or elsewhere): move on to the one now in its place.
+  const [lastIndex, setLastIndex] = useState(0);
+  const current = index >= 0 ? pending[index] : pending[Math.min(lastIndex, pending.length - 1)];
+  useEffect(() => {
+    if (index >= 0) setLastIndex(index);
+  }, [index]);
+
+  const move = (delta: number) => {
+    if (pending.length === 0) return;
+    const i = current ? pending.indexOf(current) : 0;
+    const next = pending[Math.max(0, Math.min(pending.length - 1, i + delta))]!;
+    setSelected(next.id);
+    document.getElementById(optionId(next.id))?.scrollIntoView({ block: 'nearest' });
+  };
+  const moveRef = useRef(move);
+  useEffect(() => {
+    moveRef.current = move;
+  });
+
+  // J/K and the arrow keys go through the waiting requests (when not typing).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (document.querySelector('dialog[open]')) return;
+      const t = e.target as HTMLElement | null;
+      if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable)) return;
+      const k = e.key;
+      if (k === 'j' || k === 'J' || k === 'ArrowDown') {
+        e.preventDefault();
+        moveRef.current(1);
+      } else if (k === 'k' || k === 'K' || k === 'ArrowUp') {
+        e.preventDefault();
+        moveRef.current(-1);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  const count = pending.length;
+  return (
+    <Page
+      title="Approvals"
+      description={
+        count > 0
+          ? `${count} ${count === 1 ? 'request is' : 'requests are'} waiting for your decision. Each is denied automatically if nobody decides in time.`
+          : 'Requests that need your decision before they run.'
+      }
+    >
+      {focusId && !pending.some((p) => p.id === focusId) && loaded ? <NoLongerWaiting id={focusId} /> : null}
+      {!loaded ? (
+        <p className="muted">Loading…</p>
+      ) : count === 0 ? (
+        <EmptyState title="Nothing is waiting for you">
+          When the sandbox asks for an operation marked <code>approval: always</code> in the allowlist (or a run that would cross a spend ceiling set to
+          ask), it waits here, and a small window asks you on top of everything else.
+        </EmptyState>
+      ) : (
+        <div className="approvals-layout">
+          <div className="approvals-queue">
+            <h2 id="queue-title">
+              Waiting <span className="badge badge-warn">{count}</span>
+            </h2>
+            <div
+              ref={listRef}
+              role="listbox"
+              aria-labelledby="queue-title"
+              tabIndex={0}
+              className="approvals-list"
+              aria-activedescendant={current ? optionId(current.id) : undefined}
+            >
+              {pending.map((p) => (
+                <div
+                  key={p.id}
+                  id={optionId(p.id)}
+                  role="option"
+                  aria-selected={p === current}
+                  className="approvals-option"
+                  onClick={() => {
+                    setSelected(p.id);
+                    listRef.current?.focus();
+                  }}
+                >
+                  <code className="approvals-op">{p.op}</code>
+                  <span className="approvals-meta">
+                    {p.approval.key_name} · <Time iso={p.waiting_since} />
+                  </span>
+                  <span className="approvals-id muted">{p.id}</span>
+                </div>
+              ))}
+            </div>
+            <Shortcuts />
+          </div>
+          {current ? (
+            <ApprovalCard
+              key={current.id}
+              pending={current}
+              shortcuts="screen"
+              onDecided={() => {
+                // Keep the keyboard on the screen, ready for the next one.
+                listRef.current?.focus();
+              }}
+            />
+          ) : null}
+        </div>
+      )}
+      <GrantsTable />
+    </Page>
+  );
+}
+
+function optionId(id: string): string {
+  return `pending-${id}`;
+}
+
+function Shortcuts() {
+  return (
+    <dl className="shortcuts" aria-label="Keyboard shortcuts">
+      <dt>
+        <kbd>J</kbd> <kbd>K</kbd>
+      </dt>
+      <dd>next / previous</dd>
+      <dt>
+        <kbd>A</kbd>
+      </dt>
+      <dd>approve</dd>
+      <dt>
+        <kbd>T</kbd>
+      </dt>
+      <dd>approve for the chosen time</dd>
+      <dt>
+        <kbd>D</kbd>
+      </dt>
+      <dd>
+        deny: type a reason, then <kbd>Enter</kbd>
+      </dd>
+    </dl>
+  );
+}
+
+/** The route names a request that is not (or no longer) waiting: say what became of it. */
+function NoLongerWaiting({ id }: { id: string }) {
+  const version = useStatus((s) => s.approvals.length);
+  const req = useLoad(() => api.requests.get({ id }), [id, version]);
+  const r = req.data;
+  if (r === undefined) return null;
+  return (
+    <div className="callout callout-info approvals-gone">
+      {r === null ? (
+        <>
+          There is no request <code>{id}</code>.
+        </>
+      ) : (
+        <>
+          <code>{id}</code> is no longer waiting: <StateBadge state={r.state} />
+          {r.decided_by ? <span className="muted"> by {r.decided_by}</span> : null}{' '}
+          <button type="button" className="link" onClick={() => navigate('requests', id)}>
+            Show the request
+          </button>
+        </>
+      )}
+    </div>
+  );
 }

@@ -1,0 +1,54 @@
+// A run in progress: what it is, for how long it has run, the end of its output as it is written,
+// and a way to stop it.
+import { useEffect, useRef, useState } from 'react';
+import type { RequestSummaryView } from '../../../shared/ipc/views';
+import { formatDuration, formatTime } from '../../lib/format';
+import { useLiveOutput } from '../../lib/useLiveOutput';
+
+/** Enough to see what it is doing; the detail shows the rest. */
+const TAIL_LINES = 14;
+
+export function RunningCard({ run, keyName, onCancel, cancelling }: { run: RequestSummaryView; keyName: string | undefined; onCancel: () => void; cancelling: boolean }) {
+  const live = useLiveOutput(run.id, true);
+  const tail = live.split('\n').slice(-TAIL_LINES - 1).join('\n').replace(/\n$/, '');
+  const pre = useRef<HTMLPreElement>(null);
+  useEffect(() => {
+    if (pre.current) pre.current.scrollTop = pre.current.scrollHeight;
+  }, [tail]);
+  const titleId = `run-${run.id}`;
+  return (
+    <li className="run-card" aria-labelledby={titleId}>
+      <div className="run-head">
+        <div className="run-title" id={titleId}>
+          <span className="run-spinner" aria-hidden="true" />
+          <code className="run-op">{run.op}</code>
+          <a href={`#/requests/${encodeURIComponent(run.id)}`} className="run-id">
+            {run.id}
+          </a>
+        </div>
+        <div className="run-meta muted">
+          {keyName ?? run.key_id} · <span title={formatTime(run.started_at)}>for <Elapsed since={run.started_at} /></span>
+        </div>
+        <button type="button" className="danger" onClick={onCancel} disabled={cancelling} aria-label={`Cancel ${run.id}`}>
+          {cancelling ? 'Cancelling…' : 'Cancel'}
+        </button>
+      </div>
+      {run.intent ? <div className="run-intent muted">{run.intent}</div> : null}
+      <pre ref={pre} className="output run-output" aria-label={`Live output of ${run.id}`}>
+        {tail || <span className="muted">No output yet.</span>}
+      </pre>
+    </li>
+  );
+}
+
+function Elapsed({ since }: { since: string | null }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, []);
+  if (!since) return <>—</>;
+  const ms = Math.max(0, now - Date.parse(since));
+  // Whole seconds while it counts up: a ticking "3.4 s" would only flicker.
+  return <>{ms < 60_000 ? `${Math.floor(ms / 1000)} s` : formatDuration(ms)}</>;
+}

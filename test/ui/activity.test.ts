@@ -1,0 +1,180 @@
+// The Activity screen in real Chromium against the real host and daemon: runs in progress with their
+// live output, cancelling one, the paused banner, the queue, approvals and results, filters by key and
+// operation, and an uncertain run (made for real by killing the daemon mid-run) resolved by a human.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ui } from './harness';
+import type { KeyFile } from '../../shared/protocol/types';
+
+const ALLOWLIST = `version: 1
+operations:
+  - name: hello
+    description: Say hello
+    command: [/bin/echo, "hello {name}"]
+    args:
+      name: {type: string, max_length: 50}
+    scope: read
+    approval: never
+    timeout_s: 10
+  - name: slow
+    description: Something that takes a while
+    command: [/bin/sh, -c, "echo start; sleep 30"]
+    scope: read
+    approval: never
+    timeout_s: 60
+    concurrency: 4
+  - name: ship
+    description: Ship it (asks first)
+    command: [/bin/echo, shipped]
+    scope: write
+    approval: always
+    timeout_s: 10
+`;
+
+let ui: Ui;
+let alice: KeyFile;
+let bob: KeyFile;
+beforeAll(async () => {
+  ui = await Ui.start({ allowlist: ALLOWLIST });
+  alice = ui.host.createKey('alice', 'write');
+  bob = ui.host.createKey('bob', 'write');
+});
+afterAll(async () => {
+  await ui?.close();
+});
+
+const state = (id: string) => ui.svc.requests.get(id)?.state;
+const section = (name: string | RegExp) => ui.page.getByRole('region', { name });
+/** A fresh load of the main window (not a same-page hash change), so earlier toasts are gone. */
+async function fresh(route: string): Promise<void> {
+  await ui.page.goto('about:blank');
+  await ui.open(route);
+}
+
+/**
+ * Starts a new daemon. The status poll (svc.status() -> isLocked) takes the home lock for an instant;
+ * a daemon that starts in that instant gives up at once ("another daemon already runs"), so try again.
+ */
+async function restartDaemon(): Promise<NonNullable<Ui['daemon']>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ui.host.startDaemon();
+    } catch (e) {
+      if (attempt >= 5 || !String(e).includes('already runs')) throw e;
+    }
+  }
+}
+
+describe('the Activity screen', () => {
+  it('says what to do when there is nothing yet', async () => {
+    await fresh('/activity');
+    await ui.page.getByRole('status').filter({ hasText: 'No requests yet' }).waitFor();
+    await ui.page.getByRole('button', { name: 'Give the sandbox a key' }).click();
+    await ui.page.waitForURL(/#\/keys$/);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('an uncertain run (the daemon killed mid-run) is listed and resolved by a human', async () => {
+    ui.host.submit(alice, 'unc-1', 'slow', {}, { intent: 'Migrate the database' });
+    ui.host.submit(alice, 'unc-2', 'slow', {}, { intent: 'Rotate the logs' });
+    await expect.poll(() => [state('unc-1'), state('unc-2')], { timeout: 15_000 }).toEqual(['running', 'running']);
+    await ui.daemon!.kill9();
+    ui.daemon = await restartDaemon();
+    await expect.poll(() => [state('unc-1'), state('unc-2')], { timeout: 15_000 }).toEqual(['uncertain', 'uncertain']);
+
+    await fresh('/activity');
+    const uncertain = section(/^Uncertain/);
+    await uncertain.getByRole('row').filter({ hasText: 'unc-1' }).waitFor();
+    expect(await uncertain.getByRole('row').filter({ hasText: 'unc-2' }).count()).toBe(1);
+    await uncertain.getByRole('button', { name: 'Resolve unc-1' }).click();
+    await ui.page.waitForURL(/#\/requests\/unc-1$/);
+    await ui.page.getByRole('textbox', { name: 'Note' }).fill('The migration table shows it never ran');
+    await ui.page.getByRole('button', { name: 'It failed' }).click();
+    await expect.poll(() => state('unc-1')).toBe('failed');
+    const result = await ui.host.waitResult('unc-1', ['failed']);
+    expect([result.resolved_by, result.note]).toEqual(['human', 'The migration table shows it never ran']);
+    expect(state('unc-2')).toBe('uncertain'); // left for the overview below
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('shows every kind of request: running with live output, paused queue, awaiting approval, results; cancels a run', async () => {
+    ui.host.submit(alice, 'hello-1', 'hello', { name: 'Alice' }, { intent: 'Say hello' });
+    ui.host.submit(bob, 'hello-2', 'hello', { name: 'Bob' });
+    await ui.host.waitResult('hello-1');
+    await ui.host.waitResult('hello-2');
+    ui.host.submit(bob, 'ship-1', 'ship', {}, { intent: 'Release 1.2' });
+    ui.host.submit(alice, 'slow-1', 'slow', {}, { intent: 'Long job' });
+    await expect.poll(() => [state('ship-1'), state('slow-1')]).toEqual(['awaiting_approval', 'running']);
+
+    await fresh('/activity');
+    // Running, with the output as it is written.
+    const running = section(/^Running/);
+    await expect.poll(() => running.getByLabel('Live output of slow-1').textContent()).toBe('start');
+    // Awaiting approval, with a way to decide.
+    await section(/^Awaiting approval/).getByRole('button', { name: 'Decide on ship-1' }).waitFor();
+    // Results.
+    const results = section('Recent results');
+    await results.getByRole('row').filter({ hasText: 'hello-1' }).waitFor();
+
+    // Paused: a clear banner, and new requests wait in the queue.
+    ui.svc.setPaused(true, 'test');
+    await ui.page.getByText('The host is paused.', { exact: true }).waitFor();
+    ui.host.submit(bob, 'hello-3', 'hello', { name: 'queued' });
+    await section(/^Queued/).getByRole('row').filter({ hasText: 'hello-3' }).waitFor();
+    expect(state('hello-3')).toBe('queued');
+    // Tall enough to show every section at once.
+    await ui.page.setViewportSize({ width: 1200, height: 1500 });
+    await ui.screenshots('activity');
+    await ui.page.setViewportSize({ width: 1200, height: 800 });
+
+    await ui.page.getByRole('button', { name: 'Unpause host' }).click();
+    await expect.poll(() => ui.svc.flags.paused).toBe(false);
+    expect((await ui.host.waitResult('hello-3')).state).toBe('succeeded');
+    await expect.poll(() => ui.page.getByText('The host is paused.', { exact: true }).count()).toBe(0);
+
+    // Cancel the running one (after a confirmation).
+    await running.getByRole('button', { name: 'Cancel slow-1' }).click();
+    await ui.page.getByRole('dialog').getByRole('button', { name: 'Stop the run' }).click();
+    const cancelled = await ui.host.waitResult('slow-1', ['cancelled']);
+    expect(cancelled.state).toBe('cancelled');
+    expect(cancelled.stdout).toBe('start\n');
+    await results.getByRole('row').filter({ hasText: 'slow-1' }).getByText('Cancelled').waitFor();
+    await running.getByText('No run in progress').waitFor();
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('filters by key and by operation', async () => {
+    await fresh('/activity');
+    const results = section('Recent results');
+    const ids = async () => (await results.locator('tbody tr td:first-child a').allTextContents()).sort();
+    await expect.poll(ids).toEqual(['hello-1', 'hello-2', 'hello-3', 'slow-1', 'unc-1']);
+
+    await ui.page.getByLabel('Key', { exact: true }).selectOption({ label: `bob (${bob.key_id})` });
+    await expect.poll(ids).toEqual(['hello-2', 'hello-3']);
+    // The filter applies to every list: bob's approval stays, alice's uncertain run goes.
+    expect(await section(/^Awaiting approval/).getByRole('row').filter({ hasText: 'ship-1' }).count()).toBe(1);
+    expect(await section(/^Uncertain/).count()).toBe(0);
+
+    await ui.page.getByLabel('Operation', { exact: true }).selectOption('ship');
+    await expect.poll(() => results.getByText('No finished request matches these filters.').count()).toBe(1);
+    expect(await section(/^Awaiting approval/).getByRole('row').filter({ hasText: 'ship-1' }).count()).toBe(1);
+
+    await ui.page.getByLabel('Key', { exact: true }).selectOption({ label: 'All keys' });
+    await ui.page.getByLabel('Operation', { exact: true }).selectOption('slow');
+    await expect.poll(ids).toEqual(['slow-1', 'unc-1']);
+    expect(await section(/^Uncertain/).getByRole('row').filter({ hasText: 'unc-2' }).count()).toBe(1);
+    expect(await section(/^Awaiting approval/).getByText('Nothing is waiting for your decision').count()).toBe(1);
+
+    await ui.page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(ids).toEqual(['hello-1', 'hello-2', 'hello-3', 'slow-1', 'unc-1']);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('a request opens its detail', async () => {
+    await fresh('/activity');
+    await section('Recent results').getByRole('row').filter({ hasText: 'hello-1' }).getByRole('cell').nth(1).click();
+    await ui.page.waitForURL(/#\/requests\/hello-1$/);
+    await ui.page.getByLabel('Standard output').getByText('hello Alice').waitFor();
+    await ui.screenshots('request-detail');
+    expect(ui.errors).toEqual([]);
+  });
+});
