@@ -1,0 +1,154 @@
+// The Settings screen in real Chromium against the real host: settings changed in the UI land in
+// settings.json, invalid values are explained and not saved, the spool's check is shown and the spool
+// moves to a picked folder, and a message typed here reaches the sandbox's inbox/ folder.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ui } from './harness';
+import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
+
+let ui: Ui;
+const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'dw-ui-spool-'));
+beforeAll(async () => {
+  ui = await Ui.start({ allowlist: EXAMPLE_ALLOWLIST });
+});
+afterAll(async () => {
+  await ui?.close();
+  rmSync(elsewhere, { recursive: true, force: true });
+});
+
+const settings = () => ui.svc.getSettings();
+
+/** Opens a route in a new document, so no screen state is left over from the test before. */
+async function openFresh(route: string): Promise<void> {
+  await ui.page.goto('about:blank');
+  await ui.open(route);
+}
+
+/** Screenshots show the screen, not the confirmations of what the test just did. */
+async function dismissToasts(): Promise<void> {
+  const dismiss = ui.page.getByRole('button', { name: 'Dismiss' });
+  while ((await dismiss.count()) > 0) await dismiss.first().click({ timeout: 1000 }).catch(() => {});
+}
+
+describe('the Settings screen', () => {
+  it('saves the approval timeout, retention and switches into settings.json', async () => {
+    await openFresh('/settings');
+    const page = ui.page;
+    const timeout = page.getByLabel('Approval timeout', { exact: true });
+    expect(await timeout.inputValue()).toBe(String(settings().approval_timeout_s / 60));
+    await timeout.fill('15');
+    await timeout.press('Enter');
+    await expect.poll(() => settings().approval_timeout_s).toBe(900);
+
+    await page.getByLabel('Keep files in the spool', { exact: true }).fill('3');
+    await page.getByRole('button', { name: 'Save keep files in the spool' }).click();
+    await expect.poll(() => settings().retention_spool_days).toBe(3);
+    await page.getByLabel('Keep history in the ledger', { exact: true }).fill('30');
+    await page.getByRole('button', { name: 'Save keep history in the ledger' }).click();
+    await expect.poll(() => settings().retention_ledger_days).toBe(30);
+
+    const notify = page.getByRole('checkbox', { name: 'Notify me when a request needs approval' });
+    expect(await notify.isChecked()).toBe(settings().notifications);
+    await notify.uncheck();
+    await expect.poll(() => settings().notifications).toBe(false);
+    await page.getByRole('checkbox', { name: 'Start Dumbwaiter at login' }).check();
+    await expect.poll(() => settings().start_at_login).toBe(true);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('explains an invalid value next to its field and does not save it', async () => {
+    await openFresh('/settings');
+    const page = ui.page;
+    const before = settings();
+    // The ledger must keep requests for the maximum request age (a day here) plus a day.
+    const ledger = page.getByLabel('Keep history in the ledger', { exact: true });
+    await ledger.fill('1');
+    await expect.poll(() => ledger.getAttribute('aria-invalid')).toBe('true');
+    const note = page.getByRole('alert').filter({ hasText: 'At least 2 days' });
+    await note.waitFor();
+    expect(await ledger.getAttribute('aria-describedby')).toBe(await note.getAttribute('id'));
+    expect(await page.getByRole('button', { name: 'Save keep history in the ledger' }).isDisabled()).toBe(true);
+    await ledger.press('Enter');
+    const timeout = page.getByLabel('Approval timeout', { exact: true });
+    await timeout.fill('0');
+    await page.getByRole('alert').filter({ hasText: 'At least 1 minute.' }).waitFor();
+    await timeout.press('Enter');
+    expect(settings()).toEqual(before);
+    // Escape puts the saved value back.
+    await ledger.press('Escape');
+    expect(await ledger.inputValue()).toBe(String(before.retention_ledger_days));
+
+    // What the form cannot know (a ceiling added meanwhile) the host refuses, and the field says why.
+    ui.svc.setSetting('ceilings', [{ name: 'monthly', per: 'global', window_s: 20 * 86400, max_runs: 100, action: 'reject' }], 'test');
+    await ledger.fill('10');
+    await ledger.press('Enter');
+    await page.getByRole('alert').filter({ hasText: "retention_ledger_days must cover every ceiling's window_s: spend is counted from the ledger" }).waitFor();
+    expect(await ledger.getAttribute('aria-invalid')).toBe('true');
+    expect(settings().retention_ledger_days).toBe(before.retention_ledger_days);
+    ui.svc.setSetting('ceilings', [], 'test');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('sends a message to the sandbox: it lands in the spool inbox/', async () => {
+    await openFresh('/settings');
+    const page = ui.page;
+    const text = 'The staging database is down until 3 pm: please do not run the integration tests.';
+    await page.getByLabel('Message', { exact: true }).fill(text);
+    await page.getByRole('button', { name: 'Send message' }).click();
+    const sent = page.getByRole('status', { name: 'Sent messages' });
+    await sent.getByText(text).waitFor();
+    const inbox = ui.host.inbox();
+    const msg = inbox.find((m) => m.text === text);
+    expect(msg).toMatchObject({ v: 1, kind: 'notice', ref: null, text });
+    await sent.getByText(`inbox/${msg!.id as string}.json`).waitFor();
+    expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('shows the spool check, and moves the spool to a picked folder', async () => {
+    await openFresh('/settings');
+    const page = ui.page;
+    const check = page.getByRole('status', { name: 'Spool check' });
+    await check.getByText('Private to you and complete.').waitFor();
+    await check.getByText('OK', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Check again' }).click();
+    await check.getByText('Private to you and complete.').waitFor();
+
+    // Cancelling the picker changes nothing.
+    ui.pickedFolder = null;
+    await page.getByRole('button', { name: 'Change…' }).click();
+    expect(await page.getByRole('region', { name: 'New spool folder' }).count()).toBe(0);
+
+    const target = path.join(elsewhere, 'spool');
+    ui.pickedFolder = target;
+    await page.getByRole('button', { name: 'Change…' }).click();
+    const candidate = page.getByRole('region', { name: 'New spool folder' });
+    await candidate.getByText(target, { exact: true }).waitFor();
+    await candidate.getByText('Problem').waitFor(); // it does not exist yet
+    await candidate.getByRole('button', { name: 'Use this folder' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Use this folder as the spool?' });
+    await dialog.getByText('next start', { exact: false }).waitFor();
+    await dialog.getByRole('button', { name: 'Use this folder' }).click();
+
+    await expect.poll(() => settings().spool).toBe(target);
+    expect(ui.svc.checkSpoolFolder(target)).toMatchObject({ path: target, ok: true });
+    const next = page.getByRole('status', { name: 'Spool from the next start' });
+    await next.getByText(target).waitFor();
+    await next.getByText('OK', { exact: true }).waitFor();
+    await next.getByText(/uses it from its next start/).waitFor();
+    // The spool in use stays the same until the host restarts.
+    expect(await check.textContent()).toContain('Private to you and complete.');
+
+    // A typed folder is checked the same way.
+    await page.getByLabel('Or type a folder', { exact: true }).fill(ui.host.spool);
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await page.getByRole('region', { name: 'New spool folder' }).getByText('Private to you and complete.').waitFor();
+    await page.getByRole('region', { name: 'New spool folder' }).getByRole('button', { name: 'Cancel' }).click();
+
+    await dismissToasts();
+    await ui.screenshots('settings');
+    expect(ui.errors).toEqual([]);
+  });
+});
