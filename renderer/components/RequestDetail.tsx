@@ -19,6 +19,7 @@ export function RequestDetail({ id }: { id: string }) {
   const version = useStatus((s) => JSON.stringify(s.requests));
   const req = useLoad(() => api.requests.get({ id }), [id, version]);
   const trail = useLoad(() => api.audit.search({ requestId: id, limit: 200 }), [id, version]);
+  const keys = useLoad(() => api.keys.list(), []);
   const r = req.data;
   const live = useLiveOutput(id, r?.state === 'running');
   if (req.error) return <p className="error-text">{req.error}</p>;
@@ -61,7 +62,7 @@ export function RequestDetail({ id }: { id: string }) {
         </dd>
         <dt>Key</dt>
         <dd>
-          <code>{r.key_id}</code>
+          {keys.data?.find((k) => k.key_id === r.key_id)?.name ?? ''} <code>{r.key_id}</code>
         </dd>
         {r.intent ? (
           <>
@@ -92,7 +93,7 @@ export function RequestDetail({ id }: { id: string }) {
           </>
         ) : null}
       </dl>
-      {r.error ? (
+      {r.error && r.state !== 'uncertain' ? (
         <div className="callout callout-bad" role="alert">
           <strong>{r.error.code}</strong>: {r.error.message}
         </div>
@@ -100,10 +101,10 @@ export function RequestDetail({ id }: { id: string }) {
       {r.state === 'uncertain' ? <ResolveUncertain id={id} onDone={req.reload} /> : null}
       <h3>Arguments</h3>
       <ArgsTable args={r.args} />
-      {r.approval ? (
+      {r.plan ? (
         <>
           <h3>Command</h3>
-          <Argv argv={r.approval.argv} cwd={r.approval.cwd} />
+          <Argv argv={r.plan.argv} cwd={r.plan.cwd} />
         </>
       ) : null}
       <h3>Output</h3>

@@ -134,6 +134,8 @@ export interface RequestView {
   stderr: string;
   approval: ApprovalInfo | null;
   decided_by: string | null;
+  /** What runs (or ran): null for a request refused before it was planned. */
+  plan: { argv: string[]; cwd: string } | null;
 }
 
 /** A request as lists show it: no arguments, no output. `seq` pages the list. */

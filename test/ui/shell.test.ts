@@ -40,10 +40,10 @@ describe('the main window', () => {
 
   it('pauses and resumes the real host', async () => {
     await ui.open('/activity');
-    await ui.page.getByRole('button', { name: 'Pause' }).click();
+    await ui.page.getByRole('button', { name: 'Pause', exact: true }).click();
     await ui.page.getByRole('status').filter({ hasText: 'Paused' }).waitFor();
     expect(ui.svc.flags.paused).toBe(true);
-    await ui.page.getByRole('button', { name: 'Resume' }).click();
+    await ui.page.getByRole('button', { name: 'Resume', exact: true }).click();
     await ui.page.getByRole('status').filter({ hasText: 'Running' }).waitFor();
     expect(ui.svc.flags.paused).toBe(false);
     expect(ui.errors).toEqual([]);

@@ -84,6 +84,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         stderr: r.stderr,
         approval: approvalOf(r),
         decided_by: r.decided_by,
+        plan: r.plan_json ? (({ argv, cwd }: RunPlan) => ({ argv, cwd }))(JSON.parse(r.plan_json) as RunPlan) : null,
       };
       return view;
     },
