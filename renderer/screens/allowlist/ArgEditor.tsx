@@ -1,0 +1,171 @@
+// One argument of an operation: its name, type, constraints, whether it is required and its default.
+import { api, errorText } from '../../api';
+import { Field } from '../../components/Field';
+import { toast } from '../../stores/toasts';
+import { fieldError, type Problem } from './problems';
+import { ARG_TYPES, SCALAR_TYPES, emptyType, type ArgForm, type TypeForm } from './yamlDoc';
+
+const TYPE_HELP: Record<string, string> = {
+  string: 'Text, optionally limited by a pattern, a length or a list of allowed values.',
+  integer: 'A whole number, optionally between a minimum and a maximum.',
+  boolean: 'true or false; with a flag, the flag is added to the command when true.',
+  path: 'A file or folder inside the allowed folders (checked after resolving links).',
+  array: 'A list of values of one type; each becomes its own argv element.',
+};
+
+interface Props {
+  arg: ArgForm;
+  position: number;
+  opIndex: number;
+  problems: Problem[];
+  onChange: (a: ArgForm) => void;
+  onRemove: () => void;
+}
+
+export function ArgEditor({ arg, position, opIndex, problems, onChange, onRemove }: Props) {
+  const at = (sub: string) => fieldError(problems, opIndex, `args.${arg.name}${sub ? `.${sub}` : ''}`, true);
+  const set = (p: Partial<ArgForm>) => onChange({ ...arg, ...p });
+  const setType = (type: string) => set({ ...emptyType(type), description: arg.description, items: arg.items.type ? arg.items : emptyType('string') });
+  return (
+    <fieldset className="arg-card" aria-label={`Argument ${position + 1} ${arg.name}`}>
+      <legend>
+        Argument {position + 1}: <code>{arg.name || '(unnamed)'}</code>
+      </legend>
+      <div className="field-grid">
+        <Field label="Name" error={at('')} hint="Used as {name} in the command.">
+          <input value={arg.name} onChange={(e) => set({ name: e.target.value.trim() })} spellCheck={false} autoComplete="off" />
+        </Field>
+        <Field label="Type" error={at('type')} hint={TYPE_HELP[arg.type]}>
+          <select value={arg.type} onChange={(e) => setType(e.target.value)}>
+            {!ARG_TYPES.includes(arg.type as never) ? <option value={arg.type}>{arg.type || '(none)'}</option> : null}
+            {ARG_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Description" error={at('description')} hint="Shown to the agent in the catalog.">
+          <input value={arg.description} onChange={(e) => set({ description: e.target.value })} />
+        </Field>
+        <Field label="Required" error={at('required')}>
+          <select value={arg.required} onChange={(e) => set({ required: e.target.value as ArgForm['required'] })}>
+            <option value="">Automatic (required unless it has a default)</option>
+            <option value="required">Required</option>
+            <option value="optional">Optional</option>
+          </select>
+        </Field>
+      </div>
+      {arg.type === 'array' ? (
+        <div className="field-grid">
+          <Field label="Item type" error={at('items.type')}>
+            <select value={arg.items.type} onChange={(e) => set({ items: emptyType(e.target.value) })}>
+              {SCALAR_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="Max items" error={at('max_items')} hint="Default 64.">
+            <input value={arg.max_items} onChange={(e) => set({ max_items: e.target.value })} inputMode="numeric" placeholder="64" />
+          </Field>
+          <TypeFields t={arg.items} forItems at={(k) => at(`items.${k}`)} onChange={(items) => set({ items })} />
+        </div>
+      ) : (
+        <div className="field-grid">
+          <TypeFields t={arg} forItems={false} at={at} onChange={(t) => set(t)} />
+        </div>
+      )}
+      <div className="arg-default">
+        <label className="check">
+          <input type="checkbox" checked={arg.hasDefault} onChange={(e) => set({ hasDefault: e.target.checked, required: e.target.checked && arg.required === 'required' ? '' : arg.required })} /> Has a default
+        </label>
+        {arg.hasDefault ? (
+          <Field label="Default" error={at('default')} hint={arg.type === 'array' ? 'One item per line.' : arg.type === 'boolean' ? 'true or false.' : 'Used when a request leaves the argument out.'}>
+            {arg.type === 'array' ? (
+              <textarea rows={2} value={arg.default} onChange={(e) => set({ default: e.target.value })} />
+            ) : (
+              <input value={arg.default} onChange={(e) => set({ default: e.target.value })} />
+            )}
+          </Field>
+        ) : null}
+      </div>
+      <div className="row arg-actions">
+        <button type="button" className="danger" onClick={onRemove}>
+          Remove argument {arg.name}
+        </button>
+      </div>
+    </fieldset>
+  );
+}
+
+/** Appends a folder from the OS's picker to a one-per-line list. */
+async function pickInto(current: string, done: (next: string) => void): Promise<void> {
+  try {
+    const picked = await api.dialog.pickFolder({ title: 'A folder the argument may point into' });
+    if (picked) done(current.trim() ? `${current.replace(/\n+$/, '')}\n${picked}` : picked);
+  } catch (e) {
+    toast(errorText(e), 'error');
+  }
+}
+
+function TypeFields<T extends TypeForm>({ t, forItems, at, onChange }: { t: T; forItems: boolean; at: (k: string) => string | null; onChange: (t: T) => void }) {
+  const set = (p: Partial<TypeForm>) => onChange({ ...t, ...p });
+  switch (t.type) {
+    case 'string':
+      return (
+        <>
+          <Field label="Pattern" error={at('pattern')} hint="A regular expression the whole value must match.">
+            <input value={t.pattern} onChange={(e) => set({ pattern: e.target.value })} spellCheck={false} className="mono" placeholder="[A-Za-z0-9_-]*" />
+          </Field>
+          <Field label="Max length" error={at('max_length')} hint="Characters; default 4096.">
+            <input value={t.max_length} onChange={(e) => set({ max_length: e.target.value })} inputMode="numeric" placeholder="4096" />
+          </Field>
+          <Field label="Allowed values" error={at('enum')} hint="Separated by commas; empty allows any value.">
+            <input value={t.enum} onChange={(e) => set({ enum: e.target.value })} spellCheck={false} />
+          </Field>
+          <label className="check">
+            <input type="checkbox" checked={t.allow_dash === true} onChange={(e) => set({ allow_dash: e.target.checked ? true : null })} /> Allow a leading “-” (could be read as an
+            option)
+          </label>
+        </>
+      );
+    case 'integer':
+      return (
+        <>
+          <Field label="Minimum" error={at('min')}>
+            <input value={t.min} onChange={(e) => set({ min: e.target.value })} inputMode="numeric" />
+          </Field>
+          <Field label="Maximum" error={at('max')}>
+            <input value={t.max} onChange={(e) => set({ max: e.target.value })} inputMode="numeric" />
+          </Field>
+        </>
+      );
+    case 'boolean':
+      return forItems ? null : (
+        <Field label="Flag" error={at('flag')} hint="Added as its own element when true, e.g. --verbose. Use {name} alone in the command.">
+          <input value={t.flag} onChange={(e) => set({ flag: e.target.value })} spellCheck={false} className="mono" />
+        </Field>
+      );
+    case 'path':
+      return (
+        <>
+          <div className="within-field">
+            <Field label="Allowed folders" error={at('within')} hint="One per line (absolute or ~/…); default: the working folder.">
+              <textarea rows={2} value={t.within} onChange={(e) => set({ within: e.target.value })} spellCheck={false} />
+            </Field>
+            <button type="button" onClick={() => void pickInto(t.within, (within) => set({ within }))}>
+              Add folder…
+            </button>
+          </div>
+          <label className="check">
+            <input type="checkbox" checked={t.must_exist !== false} onChange={(e) => set({ must_exist: e.target.checked ? (t.must_exist === null ? null : true) : false })} /> Must
+            exist
+          </label>
+        </>
+      );
+    default:
+      return null;
+  }
+}

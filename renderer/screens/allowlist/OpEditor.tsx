@@ -1,0 +1,226 @@
+// The form of one operation: what it is, the command (one box per argv element), where it runs,
+// its arguments, and its policy and limits. Every change is written into the YAML at once.
+import { api, errorText } from '../../api';
+import { Field } from '../../components/Field';
+import { toast } from '../../stores/toasts';
+import { ArgEditor } from './ArgEditor';
+import { fieldError, problemsOf, type Problem } from './problems';
+import { OP_DEFAULTS, emptyArg, type OpForm } from './yamlDoc';
+
+interface Props {
+  form: OpForm;
+  index: number;
+  problems: Problem[];
+  onChange: (f: OpForm) => void;
+}
+
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+export function OpEditor({ form, index, problems: all, onChange }: Props) {
+  const problems = problemsOf(all, index);
+  const at = (sub: string, exact = false) => fieldError(problems, index, sub, exact);
+  const set = (p: Partial<OpForm>) => onChange({ ...form, ...p });
+  const setPart = (i: number, v: string) => set({ command: form.command.map((c, j) => (j === i ? v : c)) });
+  const movePart = (i: number, d: -1 | 1) => {
+    const c = [...form.command];
+    [c[i], c[i + d]] = [c[i + d]!, c[i]!];
+    set({ command: c });
+  };
+  const used = new Set(form.command.flatMap((c) => [...c.replaceAll('{{', '').matchAll(PLACEHOLDER)].map((m) => m[1])));
+  const unused = form.args.filter((a) => a.name && !used.has(a.name));
+
+  const chooseCwd = async () => {
+    try {
+      const picked = await api.dialog.pickFolder({ title: `Working folder for ${form.name || 'the operation'}`, ...(form.cwd.startsWith('/') ? { defaultPath: form.cwd } : {}) });
+      if (picked) set({ cwd: picked });
+    } catch (e) {
+      toast(errorText(e), 'error');
+    }
+  };
+
+  return (
+    <div className="op-form">
+      <section aria-labelledby="sec-what">
+        <h3 id="sec-what">Operation</h3>
+        <div className="field-grid">
+          <Field label="Operation name" error={at('name')} hint="What the agent asks for: lowercase letters, digits, . _ -">
+            <input value={form.name} onChange={(e) => set({ name: e.target.value })} spellCheck={false} autoComplete="off" className="mono" />
+          </Field>
+          <Field label="Description" error={at('description')} hint="Tells the agent what it does and when to use it.">
+            <input value={form.description} onChange={(e) => set({ description: e.target.value })} />
+          </Field>
+        </div>
+      </section>
+
+      <section aria-labelledby="sec-command">
+        <h3 id="sec-command">Command</h3>
+        <p className="muted section-hint">
+          The program first, then one box per argument: nothing goes through a shell. Write <code>{'{name}'}</code> for an argument&rsquo;s value,{' '}
+          <code>{'{{'}</code> and <code>{'}}'}</code> for literal braces.
+        </p>
+        {at('command', true) ? (
+          <p className="error-text field-message" role="alert">
+            {at('command', true)}
+          </p>
+        ) : null}
+        <ol className="command-parts">
+          {form.command.map((part, i) => {
+            const err = at(`command[${i}]`);
+            return (
+              <li key={i} className={err ? 'field-error' : undefined}>
+                <div className="part-row">
+                  <input
+                    aria-label={i === 0 ? 'Command part 1 (program)' : `Command part ${i + 1}`}
+                    value={part}
+                    onChange={(e) => setPart(i, e.target.value)}
+                    aria-invalid={err ? true : undefined}
+                    aria-describedby={err ? `part-err-${i}` : undefined}
+                    spellCheck={false}
+                    autoComplete="off"
+                    className="mono"
+                    placeholder={i === 0 ? '/usr/bin/program' : '{argument} or literal text'}
+                  />
+                  <button type="button" className="icon-button" aria-label={`Move part ${i + 1} up`} disabled={i === 0} onClick={() => movePart(i, -1)}>
+                    ↑
+                  </button>
+                  <button type="button" className="icon-button" aria-label={`Move part ${i + 1} down`} disabled={i === form.command.length - 1} onClick={() => movePart(i, 1)}>
+                    ↓
+                  </button>
+                  <button type="button" className="icon-button" aria-label={`Remove part ${i + 1}`} onClick={() => set({ command: form.command.filter((_, j) => j !== i) })}>
+                    ×
+                  </button>
+                </div>
+                {err ? (
+                  <div id={`part-err-${i}`} className="field-message error-text">
+                    {err}
+                  </div>
+                ) : null}
+              </li>
+            );
+          })}
+        </ol>
+        <div className="row">
+          <button type="button" onClick={() => set({ command: [...form.command, ''] })}>
+            Add part
+          </button>
+          {unused.map((a) => (
+            <button key={a.name} type="button" onClick={() => set({ command: [...form.command, `{${a.name}}`] })}>
+              Add <code>{`{${a.name}}`}</code>
+            </button>
+          ))}
+        </div>
+      </section>
+
+      <section aria-labelledby="sec-where">
+        <h3 id="sec-where">Where it runs</h3>
+        <div className="cwd-row">
+          <Field label="Working folder" error={at('cwd')} hint="Absolute, or starting with ~/ (your home folder). Default: your home folder.">
+            <input value={form.cwd} onChange={(e) => set({ cwd: e.target.value })} spellCheck={false} className="mono" placeholder="~" />
+          </Field>
+          <button type="button" onClick={() => void chooseCwd()}>
+            Choose folder…
+          </button>
+        </div>
+        <div className="env-block">
+          <div className="env-title">Environment variables</div>
+          {at('env', true) ? <p className="error-text field-message">{at('env', true)}</p> : null}
+          {form.env.length === 0 ? <p className="muted section-hint">None besides the host&rsquo;s own. The agent can never set any.</p> : null}
+          {form.env.map((e, i) => {
+            const err = at(`env.${e.name}`);
+            return (
+              <div key={i} className="env-row-wrap">
+                <div className="env-row">
+                  <input
+                    aria-label={`Variable ${i + 1} name`}
+                    value={e.name}
+                    onChange={(ev) => set({ env: form.env.map((x, j) => (j === i ? { ...x, name: ev.target.value } : x)) })}
+                    className="mono"
+                    spellCheck={false}
+                    aria-invalid={err ? true : undefined}
+                  />
+                  <span aria-hidden="true">=</span>
+                  <input
+                    aria-label={`Variable ${i + 1} value`}
+                    value={e.value}
+                    onChange={(ev) => set({ env: form.env.map((x, j) => (j === i ? { ...x, value: ev.target.value } : x)) })}
+                    className="mono"
+                    spellCheck={false}
+                  />
+                  <button type="button" className="icon-button" aria-label={`Remove variable ${i + 1}`} onClick={() => set({ env: form.env.filter((_, j) => j !== i) })}>
+                    ×
+                  </button>
+                </div>
+                {err ? <div className="field-message error-text">{err}</div> : null}
+              </div>
+            );
+          })}
+          <button type="button" onClick={() => set({ env: [...form.env, { name: freshEnv(form), value: '' }] })}>
+            Add variable
+          </button>
+        </div>
+      </section>
+
+      <section aria-labelledby="sec-args">
+        <h3 id="sec-args">Arguments</h3>
+        {at('args', true) ? <p className="error-text field-message">{at('args', true)}</p> : null}
+        {form.args.length === 0 ? <p className="muted section-hint">No arguments: every run is exactly the command above.</p> : null}
+        {form.args.map((a, i) => (
+          <ArgEditor
+            key={i}
+            arg={a}
+            position={i}
+            opIndex={index}
+            problems={problems}
+            onChange={(na) => set({ args: form.args.map((x, j) => (j === i ? na : x)) })}
+            onRemove={() => set({ args: form.args.filter((_, j) => j !== i) })}
+          />
+        ))}
+        <button type="button" onClick={() => set({ args: [...form.args, { ...emptyArg(freshArg(form)), max_length: '' }] })}>
+          Add argument
+        </button>
+      </section>
+
+      <section aria-labelledby="sec-policy">
+        <h3 id="sec-policy">Policy and limits</h3>
+        <div className="field-grid">
+          <Field label="Scope" error={at('scope')} hint="Which keys may ask: read keys only read operations.">
+            <select value={form.scope} onChange={(e) => set({ scope: e.target.value as OpForm['scope'] })}>
+              <option value="">Default (write)</option>
+              <option value="read">read</option>
+              <option value="write">write</option>
+            </select>
+          </Field>
+          <Field label="Approval" error={at('approval')} hint="Whether a person must approve each run.">
+            <select value={form.approval} onChange={(e) => set({ approval: e.target.value as OpForm['approval'] })}>
+              <option value="">Default ({(form.scope || 'write') === 'read' ? 'never' : 'always'} for {form.scope || 'write'})</option>
+              <option value="always">always: ask me each time</option>
+              <option value="never">never: run without asking</option>
+            </select>
+          </Field>
+          <Field label="Timeout (seconds)" error={at('timeout_s')} hint={`Default ${OP_DEFAULTS.timeout_s}.`}>
+            <input value={form.timeout_s} onChange={(e) => set({ timeout_s: e.target.value })} inputMode="numeric" placeholder={OP_DEFAULTS.timeout_s} />
+          </Field>
+          <Field label="Output limit (bytes)" error={at('max_output_bytes')} hint="From 1024; default 1 MiB.">
+            <input value={form.max_output_bytes} onChange={(e) => set({ max_output_bytes: e.target.value })} inputMode="numeric" placeholder={OP_DEFAULTS.max_output_bytes} />
+          </Field>
+          <Field label="Concurrency" error={at('concurrency')} hint="Runs of this operation at once; default 1.">
+            <input value={form.concurrency} onChange={(e) => set({ concurrency: e.target.value })} inputMode="numeric" placeholder={OP_DEFAULTS.concurrency} />
+          </Field>
+          <Field label="Cost" error={at('cost')} hint="Spend units per run; default 0.">
+            <input value={form.cost} onChange={(e) => set({ cost: e.target.value })} inputMode="numeric" placeholder={OP_DEFAULTS.cost} />
+          </Field>
+        </div>
+      </section>
+    </div>
+  );
+}
+
+function freshArg(f: OpForm): string {
+  const names = new Set(f.args.map((a) => a.name));
+  for (let i = 1; ; i++) if (!names.has(`arg${i}`)) return `arg${i}`;
+}
+
+function freshEnv(f: OpForm): string {
+  const names = new Set(f.env.map((e) => e.name));
+  for (let i = 1; ; i++) if (!names.has(`VAR${i}`)) return `VAR${i}`;
+}

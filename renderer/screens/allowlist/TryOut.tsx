@@ -1,0 +1,201 @@
+// Trying the selected operation with sample arguments: the exact argv, folder and environment a request
+// with them would get (as you type, from the unsaved text), and a dry run that really runs it once.
+import { useEffect, useId, useState } from 'react';
+import type { DryRunView, PreviewView } from '../../../shared/ipc/views';
+import { OP_NAME } from '../../../shared/protocol/ids';
+import { api, errorText } from '../../api';
+import { Argv } from '../../components/Argv';
+import { formatDuration } from '../../lib/format';
+import { toast } from '../../stores/toasts';
+import type { ArgForm, OpForm } from './yamlDoc';
+
+type Sample = Record<string, string | boolean>;
+
+/** A sample value as the request would carry it (empty text: left out, so the default applies). */
+function sampleArgs(args: ArgForm[], sample: Sample): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const a of args) {
+    const v = sample[a.name];
+    if (v === undefined) continue;
+    if (a.type === 'boolean') {
+      out[a.name] = v === true;
+      continue;
+    }
+    const s = String(v);
+    if (s === '') continue;
+    if (a.type === 'integer') out[a.name] = /^-?\d+$/.test(s.trim()) ? Number(s.trim()) : s;
+    else if (a.type === 'array') {
+      const items = s.split('\n').filter((x) => x !== '');
+      out[a.name] = a.items.type === 'integer' ? items.map((x) => (/^-?\d+$/.test(x.trim()) ? Number(x.trim()) : x)) : a.items.type === 'boolean' ? items.map((x) => x.trim() === 'true') : items;
+    } else out[a.name] = s;
+  }
+  return out;
+}
+
+export function TryOut({ text, form }: { text: string; form: OpForm }) {
+  const [sample, setSample] = useState<Sample>({});
+  const [preview, setPreview] = useState<{ key: string; view: PreviewView } | null>(null);
+  const [run, setRun] = useState<DryRunView | null>(null);
+  const [running, setRunning] = useState(false);
+  const args = sampleArgs(form.args, sample);
+  const nameOk = OP_NAME.test(form.name);
+  const key = JSON.stringify([text, form.name, args]);
+
+  useEffect(() => {
+    if (!nameOk) return;
+    let live = true;
+    const [t, op, a] = JSON.parse(key) as [string, string, Record<string, unknown>];
+    const timer = setTimeout(() => {
+      api.allowlist.preview({ text: t, op, args: a }).then(
+        (view) => live && setPreview({ key, view }),
+        (e: unknown) => live && setPreview({ key, view: { ok: false, message: errorText(e) } }),
+      );
+    }, 250);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [key, nameOk]);
+
+  const dryRun = async () => {
+    setRunning(true);
+    setRun(null);
+    try {
+      setRun(await api.allowlist.dryRun({ text, op: form.name, args }));
+    } catch (e) {
+      toast(errorText(e), 'error');
+    } finally {
+      setRunning(false);
+    }
+  };
+
+  const current = preview?.key === key ? preview.view : null;
+  const plan = (current ?? preview?.view)?.ok ? (current ?? preview!.view) : null;
+  return (
+    <section className="card try-out" aria-labelledby="try-title">
+      <h2 id="try-title">Try it</h2>
+      <p className="muted section-hint">Sample arguments, as a request from the agent would give them. Leave a box empty to leave the argument out.</p>
+      {form.args.length > 0 ? (
+        <div className="field-grid">
+          {form.args.map((a) => (
+            <SampleInput key={a.name} arg={a} value={sample[a.name]} onChange={(v) => setSample((s) => ({ ...s, [a.name]: v }))} />
+          ))}
+        </div>
+      ) : null}
+      <div className="try-preview" aria-live="polite">
+        <h3>Would run</h3>
+        {!nameOk ? (
+          <p className="muted">Give the operation a valid name to see what it would run.</p>
+        ) : current && !current.ok ? (
+          <p className="error-text" role="status">
+            {current.message}
+          </p>
+        ) : plan && plan.ok ? (
+          <div className={current ? undefined : 'stale'}>
+            <Argv argv={plan.plan.argv} cwd={plan.plan.cwd} />
+            <dl className="facts try-facts">
+              {Object.keys(plan.plan.env).length > 0 ? (
+                <>
+                  <dt>Environment</dt>
+                  <dd>
+                    {Object.entries(plan.plan.env).map(([k, v]) => (
+                      <code key={k} className="env-pair">
+                        {k}={v}
+                      </code>
+                    ))}
+                  </dd>
+                </>
+              ) : null}
+              <dt>Approval</dt>
+              <dd>{plan.plan.approval === 'never' ? 'Runs without asking' : 'Asks you each time'}</dd>
+              <dt>Limits</dt>
+              <dd>
+                {plan.plan.timeout_s} s, {plan.plan.max_output_bytes.toLocaleString()} bytes of output
+              </dd>
+            </dl>
+          </div>
+        ) : (
+          <p className="muted">Working it out…</p>
+        )}
+      </div>
+      <div className="dry-run-bar">
+        <button type="button" onClick={() => void dryRun()} disabled={running || !nameOk} aria-describedby="dry-run-warning">
+          {running ? 'Running…' : 'Dry run'}
+        </button>
+        <span id="dry-run-warning" className="warn-text">
+          ⚠ A dry run really runs this command now, on this computer, with these arguments — without asking for approval.
+        </span>
+      </div>
+      {run ? <DryRunResult run={run} /> : null}
+    </section>
+  );
+}
+
+function SampleInput({ arg, value, onChange }: { arg: ArgForm; value: string | boolean | undefined; onChange: (v: string | boolean) => void }) {
+  const id = useId();
+  const label = `Sample ${arg.name}`;
+  if (arg.type === 'boolean') {
+    return (
+      <label className="check">
+        <input type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} /> {label}
+      </label>
+    );
+  }
+  const hint = arg.type === 'array' ? `list of ${arg.items.type || 'values'}, one per line` : arg.type;
+  const text = typeof value === 'string' ? value : '';
+  return (
+    <div className="field">
+      <label htmlFor={id}>
+        {label} <span className="muted label-note">({hint})</span>
+      </label>
+      {arg.type === 'array' ? (
+        <textarea id={id} rows={2} value={text} onChange={(e) => onChange(e.target.value)} spellCheck={false} />
+      ) : (
+        <input
+          id={id}
+          value={text}
+          onChange={(e) => onChange(e.target.value)}
+          inputMode={arg.type === 'integer' ? 'numeric' : undefined}
+          placeholder={arg.hasDefault ? `default: ${arg.default}` : ''}
+          spellCheck={false}
+          autoComplete="off"
+        />
+      )}
+    </div>
+  );
+}
+
+function DryRunResult({ run }: { run: DryRunView }) {
+  if (!run.ok) {
+    return (
+      <div className="callout callout-bad" role="alert">
+        Did not run: {run.message}
+      </div>
+    );
+  }
+  const good = run.exit_code === 0 && !run.error;
+  return (
+    <div className="dry-run-result" role="region" aria-label="Dry run result">
+      <div className="row">
+        <span className={`badge badge-${good ? 'good' : 'bad'}`}>{run.exit_code !== null ? `Exit code ${run.exit_code}` : run.signal ? `Killed by ${run.signal}` : 'No exit code'}</span>
+        <span className="muted">took {formatDuration(run.duration_ms)}</span>
+      </div>
+      {run.error ? (
+        <div className="callout callout-bad">
+          <strong>{run.error.code}</strong>: {run.error.message}
+        </div>
+      ) : null}
+      {!run.stdout && !run.stderr ? <p className="muted">No output.</p> : null}
+      {run.stdout ? (
+        <pre className="output" aria-label="Dry run standard output">
+          {run.stdout}
+        </pre>
+      ) : null}
+      {run.stderr ? (
+        <pre className="output output-err" aria-label="Dry run standard error">
+          {run.stderr}
+        </pre>
+      ) : null}
+    </div>
+  );
+}

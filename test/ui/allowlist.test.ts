@@ -1,0 +1,269 @@
+// The allowlist editor in real Chromium against the real host: adding an operation through the form
+// reaches allowlist.yaml (comments kept) and the running daemon's catalog.json; problems show as you
+// type and block saving; the preview shows the exact argv and a dry run really runs; an outside edit
+// is noticed and never overwritten; the YAML view is exactly what is saved.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { CatalogDoc } from '../../shared/protocol/types';
+import type { Locator } from 'playwright-core';
+import { Ui } from './harness';
+
+const ALLOWLIST = `# Test allowlist: this comment must survive every save.
+version: 1
+operations:
+  - name: say
+    description: Print a message
+    command: [/bin/echo, "{msg}"]   # the program never comes from a request
+    args:
+      msg: {type: string, max_length: 200}
+    scope: read                 # read | write
+    approval: never
+
+  # A comment between operations stays too.
+  - name: count
+    description: Count to a number
+    command: [/usr/bin/seq, "{n}"]
+    args:
+      n: {type: integer, min: 1, max: 100}
+    scope: read
+`;
+
+let ui: Ui;
+const file = () => path.join(ui.host.home, 'allowlist.yaml');
+const onDisk = () => readFileSync(file(), 'utf8');
+
+beforeAll(async () => {
+  ui = await Ui.start({ allowlist: ALLOWLIST });
+});
+afterAll(async () => {
+  await ui?.close();
+});
+beforeEach(async () => {
+  // Every test starts from the same file and a freshly loaded page (the editor keeps state across screens).
+  ui.host.writeAllowlist(ALLOWLIST);
+  await ui.page.goto('about:blank');
+  await ui.open('/allowlist');
+  await ui.page.getByRole('navigation', { name: 'Operations' }).getByRole('button', { name: /say/ }).waitFor();
+  ui.errors.length = 0;
+});
+
+const opButton = (name: string) => ui.page.getByRole('navigation', { name: 'Operations' }).getByRole('button', { name: new RegExp(`^${name}\\b`) });
+/** The text of the elements that describe a control (aria-describedby). */
+async function description(control: Locator): Promise<string> {
+  const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
+  const texts = await Promise.all(ids.map((id) => ui.page.locator(`[id="${id}"]`).textContent()));
+  return texts.join(' ');
+}
+const saveButton = () => ui.page.getByRole('button', { name: 'Save', exact: true });
+
+describe('the allowlist editor', () => {
+  it('adds an operation through the form; saving keeps comments and the daemon publishes it in catalog.json', async () => {
+    const p = ui.page;
+    await p.getByRole('button', { name: 'Add operation' }).click();
+    await expect.poll(() => p.getByLabel('Operation name').inputValue()).toBe('new-operation');
+    await p.getByLabel('Operation name').fill('greet');
+    await p.getByRole('region', { name: 'Operation', exact: true }).getByLabel('Description').fill('Greet someone by name');
+    await p.getByLabel('Command part 1 (program)').fill('/bin/echo');
+    await p.getByRole('button', { name: 'Add part' }).click();
+    await p.getByLabel('Command part 2').fill('hello, {who}');
+    // The placeholder names an argument that does not exist yet: the validator says so next to the part.
+    await p.getByText('uses {who}, which is not declared under args', { exact: true }).waitFor();
+    await expect.poll(() => saveButton().isDisabled()).toBe(true);
+
+    await p.getByRole('button', { name: 'Add argument' }).click();
+    const arg = p.getByRole('group', { name: /^Argument 1/ });
+    await arg.getByLabel('Name').fill('who');
+    await arg.getByLabel('Type').selectOption('string');
+    await arg.getByLabel('Pattern').fill('[A-Za-z]+');
+    await arg.getByLabel('Max length').fill('40');
+    await arg.getByLabel('Description', { exact: true }).fill('Who to greet');
+    // The working folder from the (stand-in) OS folder picker.
+    ui.pickedFolder = ui.host.root;
+    await p.getByRole('button', { name: 'Choose folder…' }).click();
+    await expect.poll(() => p.getByLabel('Working folder').inputValue()).toBe(ui.host.root);
+    await p.getByLabel('Approval').selectOption('never');
+    await p.getByLabel('Scope').selectOption('read');
+
+    await expect.poll(() => p.getByText('uses {who}, which is not declared under args', { exact: true }).count()).toBe(0);
+    await expect.poll(() => saveButton().isDisabled()).toBe(false);
+    await p.getByText('Unsaved changes').waitFor();
+    await p.locator('#content').evaluate((e) => e.scrollTo(0, 0));
+    await ui.screenshots('allowlist');
+    await saveButton().click();
+    await p.getByText('All changes saved').waitFor();
+
+    // The file: the new operation, and every comment and untouched line of the original, byte for byte.
+    const saved = onDisk();
+    for (const line of ALLOWLIST.split('\n')) expect(saved).toContain(line);
+    expect(saved).toContain('- name: greet');
+    expect(saved).toContain(`cwd: ${ui.host.root}`);
+    expect(saved).toContain('command: [/bin/echo, "hello, {who}"]');
+    expect(saved).toMatch(/who: \{type: string, pattern: "\[A-Za-z\]\+", max_length: 40, description: Who to greet\}/);
+
+    // The running daemon reloads it and publishes the operation to the sandbox.
+    const catalog = path.join(ui.host.spool, 'catalog.json');
+    await expect
+      .poll(() => {
+        try {
+          return (JSON.parse(readFileSync(catalog, 'utf8')) as CatalogDoc).operations.find((o) => o.name === 'greet') ?? null;
+        } catch {
+          return null;
+        }
+      }, { timeout: 15_000 })
+      .toMatchObject({ name: 'greet', description: 'Greet someone by name', scope: 'read', approval: 'never' });
+    expect(ui.host.audit('', 'allowlist_saved').length).toBeGreaterThan(0);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('shows problems next to the fields as you type, and refuses to save them', async () => {
+    const p = ui.page;
+    await opButton('say').click();
+    await p.getByLabel('Operation name').fill('Say It');
+    const nameError = p.getByText('must match ^[a-z][a-z0-9._-]{0,63}$', { exact: true });
+    await nameError.waitFor();
+    // The error is the name field's own description (next to it, and announced with it).
+    await expect.poll(() => p.getByLabel('Operation name').getAttribute('aria-invalid')).toBe('true');
+    await expect.poll(() => description(p.getByLabel('Operation name'))).toMatch(/must match/);
+    await p.getByLabel('Command part 2').fill('{text}');
+    await p.getByText('uses {text}, which is not declared under args', { exact: true }).waitFor();
+    await expect.poll(() => p.getByLabel('Command part 2').getAttribute('aria-invalid')).toBe('true');
+    await p.getByRole('group', { name: /^Argument 1/ }).getByText('is declared but not used in command', { exact: true }).waitFor();
+    // The list marks the operation, the summary counts the problems, Save is off and Ctrl+S refuses.
+    await opButton('Say It').getByLabel('has problems').waitFor();
+    await p.getByRole('alert').filter({ hasText: 'problems to fix before saving' }).waitFor();
+    await expect.poll(() => saveButton().isDisabled()).toBe(true);
+    await p.getByLabel('Command part 1 (program)').focus();
+    await p.keyboard.press('Control+s');
+    await p.getByText('Not saved: fix the problems listed first').waitFor();
+    expect(onDisk()).toBe(ALLOWLIST);
+
+    // Fixing them clears the errors.
+    await p.getByLabel('Operation name').fill('say');
+    await p.getByLabel('Command part 2').fill('{msg}');
+    await expect.poll(() => nameError.count()).toBe(0);
+    await expect.poll(() => p.getByText('is declared but not used in command', { exact: true }).count()).toBe(0);
+    await p.getByText('All changes saved').waitFor(); // back to the file's exact text
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('previews the exact argv for sample arguments, and a dry run really runs it', async () => {
+    const p = ui.page;
+    await opButton('say').click();
+    await p.getByLabel('Sample msg').fill('hello; rm -rf ~');
+    const argv = p.getByLabel('Command that runs');
+    await expect.poll(() => argv.locator('code.argv-part').allTextContents()).toEqual(['/bin/echo', 'hello; rm -rf ~']);
+    // A value that breaks the argument's constraint: the preview says why instead.
+    await p.getByLabel('Sample msg').fill('x'.repeat(201));
+    await p.getByRole('status').filter({ hasText: /msg.*200/ }).waitFor();
+    await p.getByLabel('Sample msg').fill('dry run from the editor');
+    await expect.poll(() => argv.locator('code.argv-part').allTextContents()).toEqual(['/bin/echo', 'dry run from the editor']);
+    await p.getByText('A dry run really runs this command now').waitFor();
+    await p.getByRole('button', { name: 'Dry run' }).click();
+    const result = p.getByRole('region', { name: 'Dry run result' });
+    await result.getByText('Exit code 0').waitFor();
+    await expect.poll(() => result.getByLabel('Dry run standard output').textContent()).toBe('dry run from the editor\n');
+    // It really ran on the host: the audit log records it.
+    expect(ui.host.audit('', 'dry_run').some((a) => a.message.includes('dry-ran say'))).toBe(true);
+    await p.getByRole('region', { name: 'Try it' }).evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await ui.screenshots('allowlist-dry-run');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('a path argument takes its folders from the folder picker, and the preview checks a sample against them', async () => {
+    const p = ui.page;
+    await opButton('say').click();
+    await p.getByRole('button', { name: 'Add argument' }).click();
+    const arg = p.getByRole('group', { name: /^Argument 2/ });
+    await arg.getByLabel('Name').fill('where');
+    await arg.getByLabel('Type').selectOption('path');
+    ui.pickedFolder = ui.host.root;
+    await arg.getByRole('button', { name: 'Add folder…' }).click();
+    await expect.poll(() => arg.getByLabel('Allowed folders').inputValue()).toBe(ui.host.root);
+    await p.getByRole('button', { name: 'Add {where}' }).click();
+    await p.getByLabel('Sample msg').fill('hi');
+    await p.getByLabel('Sample where').fill(ui.host.home);
+    const argv = p.getByLabel('Command that runs');
+    await expect.poll(() => argv.locator('code.argv-part').allTextContents()).toEqual(['/bin/echo', 'hi', ui.host.home]);
+    // Outside the allowed folders: refused, and the preview says so.
+    await p.getByLabel('Sample where').fill('/etc');
+    await p.getByRole('status').filter({ hasText: 'is outside the allowed folders' }).waitFor();
+    await p.getByRole('tab', { name: 'YAML' }).click();
+    expect(await p.getByLabel(/^allowlist\.yaml/).inputValue()).toContain(`where: {type: path, within: [${ui.host.root}]}`);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('notices an outside edit while there are unsaved changes and never overwrites it', async () => {
+    const p = ui.page;
+    await opButton('say').click();
+    await p.getByRole('region', { name: 'Operation', exact: true }).getByLabel('Description').fill('My unsaved description');
+    await p.getByText('Unsaved changes').waitFor();
+    const outside = ALLOWLIST.replace('Count to a number', 'Edited in another editor');
+    ui.host.writeAllowlist(outside);
+    const banner = p.getByRole('alert').filter({ hasText: 'allowlist.yaml changed on disk' });
+    await banner.waitFor({ timeout: 10_000 });
+    // Save is refused by the host (the file is not the one the editor started from).
+    await saveButton().click();
+    await p.getByText('Not saved: allowlist.yaml changed on disk since you opened it').waitFor();
+    await expect.poll(() => banner.textContent()).toContain('your changes were not saved');
+    expect(onDisk()).toBe(outside);
+    // Both versions can be compared.
+    await banner.getByRole('button', { name: 'Show both versions' }).click();
+    await expect.poll(() => p.getByLabel('Version on disk').textContent()).toContain('Edited in another editor');
+    await expect.poll(() => p.getByLabel('Your version').textContent()).toContain('My unsaved description');
+    // Reloading takes the disk version (after confirming that the edits go).
+    await banner.getByRole('button', { name: 'Reload from disk' }).click();
+    await p.getByRole('dialog').getByRole('button', { name: 'Reload from disk' }).click();
+    await expect.poll(() => banner.count()).toBe(0);
+    await p.getByText('All changes saved').waitFor();
+    await opButton('count').click();
+    await expect.poll(() => p.getByRole('region', { name: 'Operation', exact: true }).getByLabel('Description').inputValue()).toBe('Edited in another editor');
+
+    // Without unsaved changes an outside edit is simply loaded.
+    ui.host.writeAllowlist(ALLOWLIST.replace('Print a message', 'Changed quietly'));
+    await p.getByText('allowlist.yaml changed on disk: reloaded').waitFor({ timeout: 10_000 });
+    await opButton('say').click();
+    await expect.poll(() => p.getByRole('region', { name: 'Operation', exact: true }).getByLabel('Description').inputValue()).toBe('Changed quietly');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('merges unsaved changes into an outside edit of another operation, then saves both', async () => {
+    const p = ui.page;
+    await opButton('say').click();
+    await p.getByRole('region', { name: 'Operation', exact: true }).getByLabel('Description').fill('Edited in the app');
+    const outside = ALLOWLIST.replace('# A comment between operations stays too.', '# Edited outside.').replace('Count to a number', 'Edited outside');
+    ui.host.writeAllowlist(outside);
+    const banner = p.getByRole('alert').filter({ hasText: 'allowlist.yaml changed on disk' });
+    await banner.waitFor({ timeout: 10_000 });
+    await banner.getByRole('button', { name: 'Merge my changes into it' }).click();
+    await expect.poll(() => banner.count()).toBe(0);
+    await p.getByText('Unsaved changes').waitFor();
+    await saveButton().click();
+    await p.getByText('All changes saved').waitFor();
+    const saved = onDisk();
+    expect(saved).toBe(outside.replace('Print a message', 'Edited in the app'));
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('the YAML view shows exactly the text that is saved, and edits there reach the form', async () => {
+    const p = ui.page;
+    await opButton('count').click();
+    await p.getByLabel('Timeout (seconds)').fill('30');
+    await p.getByRole('tab', { name: 'YAML' }).click();
+    const yaml = p.getByLabel(/^allowlist\.yaml/);
+    const shown = await yaml.inputValue();
+    expect(shown).toContain('timeout_s: 30');
+    expect(shown).toContain('# A comment between operations stays too.');
+    await p.locator('#content').evaluate((e) => e.scrollTo(0, 0));
+    await ui.screenshots('allowlist-yaml');
+    await p.keyboard.press('Control+s');
+    await p.getByText('All changes saved').waitFor();
+    expect(onDisk()).toBe(shown);
+
+    // Typing in the YAML view: the form follows.
+    await yaml.fill(shown.replace('Count to a number', 'Count up'));
+    await p.getByRole('tab', { name: 'Form' }).click();
+    await expect.poll(() => p.getByRole('region', { name: 'Operation', exact: true }).getByLabel('Description').inputValue()).toBe('Count up');
+    expect(ui.errors).toEqual([]);
+  });
+});

@@ -1,0 +1,221 @@
+// The allowlist editor's YAML module (renderer/screens/allowlist/yamlDoc.ts), in Node: reading
+// operations into form values and writing them back keeps comments, untouched lines byte for byte and
+// the other operations as they were; what it writes is what the host's own validator reads.
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
+import { parseAllowlist } from '../../main/core/allowlist/load';
+import {
+  addOperation,
+  applyOperation,
+  deleteOperation,
+  emptyArg,
+  emptyOp,
+  freshName,
+  mergeEdits,
+  opForm,
+  readOperations,
+  renameOperation,
+  type OpForm,
+} from '../../renderer/screens/allowlist/yamlDoc';
+
+const FILE = `# Top comment: must survive.
+version: 1
+operations:
+  - name: say
+    description: Print a message
+    command: [/bin/echo, "{msg}"]   # the program never comes from a request
+    args:
+      msg: {type: string, max_length: 200}   # short messages only
+    scope: read                 # read | write
+    approval: never
+
+  # The second operation.
+  - name: count
+    description: Count to a number
+    command: [/usr/bin/seq, "{n}"]
+    args:
+      n: {type: integer, min: 1, max: 100}
+    scope: read
+    timeout_s: 5
+`;
+
+const form = (text: string, i: number): OpForm => readOperations(text).ops[i]!;
+const lines = (t: string) => t.split('\n');
+const ops = (t: string) => (parse(t) as { operations: Record<string, unknown>[] }).operations;
+
+describe('reading operations into forms', () => {
+  it('reads every field as text', () => {
+    const f = form(FILE, 1);
+    expect(f).toMatchObject({ name: 'count', description: 'Count to a number', command: ['/usr/bin/seq', '{n}'], scope: 'read', approval: '', timeout_s: '5', cwd: '' });
+    expect(f.args).toHaveLength(1);
+    expect(f.args[0]).toMatchObject({ key: 'n', name: 'n', type: 'integer', min: '1', max: '100', hasDefault: false, required: '' });
+  });
+
+  it('reads the example file, and reports syntax errors with their line', () => {
+    const r = readOperations(EXAMPLE_ALLOWLIST);
+    expect(r.ops.map((o) => o?.name)).toEqual(['echo', 'list-home']);
+    expect(r.ops[1]!.args[0]).toMatchObject({ type: 'path', within: '~', must_exist: true, hasDefault: true, default: '.' });
+    const bad = readOperations('version: 1\noperations:\n  - name: [oops\n');
+    expect(bad.syntaxErrors.length).toBeGreaterThan(0);
+    expect(bad.syntaxErrors[0]!.line).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('writing a form back', () => {
+  it('round trips: an unchanged form leaves the text byte for byte as it was', () => {
+    for (const text of [FILE, EXAMPLE_ALLOWLIST]) {
+      readOperations(text).ops.forEach((f, i) => expect(applyOperation(text, i, f!)).toBe(text));
+    }
+  });
+
+  it('changes only what changed: comments, alignment and the other operation stay', () => {
+    const f = form(FILE, 0);
+    const out = applyOperation(FILE, 0, { ...f, description: 'Say something', timeout_s: '30' });
+    const changed = lines(out).filter((l) => !lines(FILE).includes(l));
+    expect(changed).toEqual(['    description: Say something', '    timeout_s: 30']);
+    for (const l of lines(FILE).filter((l) => !l.includes('Print a message'))) expect(out).toContain(l);
+    expect(ops(out)[1]).toEqual(ops(FILE)[1]);
+    expect(parseAllowlist(out).operations.get('say')!.timeout_s).toBe(30);
+  });
+
+  it('keeps a changed line\'s trailing comment at its column (or one space after a longer line)', () => {
+    const shorter = applyOperation(FILE, 0, { ...form(FILE, 0), command: ['/bin/ls', '{msg}'] });
+    expect(shorter).toContain('    command: [/bin/ls, "{msg}"]     # the program never comes from a request');
+    const longer = applyOperation(FILE, 0, { ...form(FILE, 0), command: ['/bin/echo', '-n', '{msg}'] });
+    expect(longer).toContain('    command: [/bin/echo, -n, "{msg}"] # the program never comes from a request');
+    expect(ops(longer)[0]!.command).toEqual(['/bin/echo', '-n', '{msg}']);
+  });
+
+  it('edits, renames and removes arguments in place', () => {
+    const f = form(FILE, 0);
+    const renamed = applyOperation(FILE, 0, { ...f, command: ['/bin/echo', '{text}'], args: [{ ...f.args[0]!, name: 'text', pattern: '[a-z ]*' }] });
+    expect(renamed).toContain('      text: {type: string, max_length: 200, pattern: "[a-z ]*"} # short messages only');
+    expect(parseAllowlist(renamed).operations.get('say')!.args.text).toMatchObject({ type: 'string', max_length: 200 });
+
+    const g = form(renamed, 0);
+    const typed = applyOperation(renamed, 0, { ...g, args: [{ ...g.args[0]!, type: 'integer', pattern: '', max_length: '', min: '0', max: '9', hasDefault: true, default: '3' }] });
+    expect(ops(typed)[0]!.args).toEqual({ text: { type: 'integer', min: 0, max: 9, default: 3 } });
+
+    const none = applyOperation(typed, 0, { ...form(typed, 0), command: ['/bin/echo'], args: [] });
+    expect(ops(none)[0]!).not.toHaveProperty('args');
+    expect(none).toContain('# Top comment: must survive.');
+  });
+
+  it('writes every kind of field the validator knows, and the validator accepts it', () => {
+    const f: OpForm = {
+      ...emptyOp('full'),
+      description: 'All the fields',
+      command: ['/usr/bin/env', '{flag}', '--name={who}', '{files}', '{n}', '{{literal}}'],
+      cwd: '~/work',
+      env: [{ name: 'CI', value: '1' }],
+      args: [
+        { ...emptyArg('flag'), type: 'boolean', flag: '--verbose' },
+        { ...emptyArg('who'), enum: 'alice, bob', hasDefault: true, default: 'alice', description: 'Who' },
+        { ...emptyArg('files'), type: 'array', items: { ...emptyArg().items, type: 'path', within: '~/work\n/tmp', must_exist: false }, max_items: '3', hasDefault: true, default: '' },
+        { ...emptyArg('n'), type: 'integer', min: '1', max: '5', required: 'required' },
+      ],
+      scope: 'write',
+      approval: 'always',
+      timeout_s: '60',
+      max_output_bytes: '2048',
+      concurrency: '2',
+      cost: '3',
+    };
+    const { text, index } = addOperation(FILE, f);
+    expect(index).toBe(2);
+    const op = parseAllowlist(text).operations.get('full')!;
+    expect(op).toMatchObject({ cwd: expect.stringMatching(/work$/), env: { CI: '1' }, scope: 'write', approval: 'always', timeout_s: 60, max_output_bytes: 2048, concurrency: 2, cost: 3 });
+    expect(op.args.flag).toMatchObject({ type: 'boolean', flag: '--verbose' });
+    expect(op.args.who).toMatchObject({ type: 'string', enum: ['alice', 'bob'], default: 'alice', description: 'Who' });
+    expect(op.args.files).toMatchObject({ type: 'array', max_items: 3, default: [], items: { type: 'path', must_exist: false } });
+    expect(op.args.n).toMatchObject({ type: 'integer', min: 1, max: 5, required: true });
+    // Read back, the form is the same (the key of each argument is now its name).
+    expect(form(text, 2)).toEqual({ ...f, args: f.args.map((a) => ({ ...a, key: a.name, items: { ...a.items, type: a.type === 'array' ? a.items.type : '' } })) });
+    // The file it was added to is unchanged above it, and the new operation is written compactly.
+    expect(text.startsWith(FILE)).toBe(true);
+    expect(text).toContain('    command: [/usr/bin/env, "{flag}", "--name={who}", "{files}", "{n}", "{{literal}}"]');
+  });
+
+  it('keeps half-typed values as they are, so the validator can name the field', () => {
+    const out = applyOperation(FILE, 0, { ...form(FILE, 0), timeout_s: '12x' });
+    expect(ops(out)[0]!.timeout_s).toBe('12x');
+    expect(() => parseAllowlist(out)).toThrow(/timeout_s/);
+    expect(form(out, 0).timeout_s).toBe('12x');
+  });
+
+  it('a value that needed quotes loses them when it no longer does, chosen quotes stay', () => {
+    const { text } = addOperation(FILE, { ...emptyOp('new-op'), command: [''] });
+    expect(text).toContain('command: [""]');
+    const out = applyOperation(text, 2, { ...form(text, 2), command: ['/bin/true'] });
+    expect(out).toContain('command: [/bin/true]');
+    const quoted = 'version: 1\noperations:\n  - name: q\n    description: "quoted by choice"\n    command: [x]\n';
+    expect(applyOperation(quoted, 0, { ...form(quoted, 0), description: 'still quoted' })).toContain('description: "still quoted"');
+  });
+
+  it('a home folder written as "~" stays a string', () => {
+    const out = applyOperation(FILE, 0, { ...form(FILE, 0), cwd: '~' });
+    expect(ops(out)[0]!.cwd).toBe('~');
+  });
+});
+
+describe('adding, deleting and renaming operations', () => {
+  it('adds to an empty file and to a file without operations', () => {
+    const a = addOperation('', { ...emptyOp('first'), command: ['/bin/true'] });
+    expect(parse(a.text)).toEqual({ version: 1, operations: [{ name: 'first', command: ['/bin/true'] }] });
+    const b = addOperation('# only a comment\nversion: 1\n', { ...emptyOp('first'), command: ['/bin/true'] });
+    expect(b.text).toContain('# only a comment');
+    expect(parseAllowlist(b.text).operations.has('first')).toBe(true);
+  });
+
+  it('deletes one operation and keeps the rest, comments included', () => {
+    const out = deleteOperation(FILE, 0);
+    expect(ops(out).map((o) => o.name)).toEqual(['count']);
+    expect(out).toContain('# Top comment: must survive.');
+    expect(out).toContain('# The second operation.');
+    for (const l of lines(FILE).slice(11)) expect(out).toContain(l);
+    const out2 = deleteOperation(FILE, 1);
+    expect(ops(out2).map((o) => o.name)).toEqual(['say']);
+    expect(out2).toContain('scope: read                 # read | write');
+  });
+
+  it('renames in place', () => {
+    const out = renameOperation(FILE, 1, 'count-up');
+    expect(lines(out).filter((l) => !lines(FILE).includes(l))).toEqual(['  - name: count-up']);
+  });
+
+  it('finds an unused name', () => {
+    expect(freshName(FILE)).toBe('new-operation');
+    const { text } = addOperation(FILE, emptyOp('new-operation'));
+    expect(freshName(text)).toBe('new-operation-2');
+  });
+
+  it('refuses to edit text with syntax errors', () => {
+    expect(() => applyOperation('operations: [\n', 0, emptyOp('x'))).toThrow(/syntax/);
+    expect(opForm(null)).toEqual({ ...emptyOp(''), command: [] });
+  });
+});
+
+describe('merging unsaved edits into a version changed on disk', () => {
+  const mine = applyOperation(FILE, 0, { ...form(FILE, 0), description: 'Mine' });
+  it('applies changed, added and deleted operations to the disk version, keeping its comments', () => {
+    const disk = applyOperation(FILE, 1, { ...form(FILE, 1), timeout_s: '9' }).replace('# Top comment: must survive.', '# Top comment, edited on disk.');
+    const added = addOperation(mine, { ...emptyOp('extra'), command: ['/bin/true'] }).text;
+    const r = mergeEdits(FILE, added, disk);
+    expect(r.conflicts).toEqual([]);
+    expect(r.text).toContain('# Top comment, edited on disk.');
+    expect(ops(r.text).map((o) => [o.name, o.description, o.timeout_s])).toEqual([
+      ['say', 'Mine', undefined],
+      ['count', 'Count to a number', 9],
+      ['extra', undefined, undefined],
+    ]);
+    const deleted = mergeEdits(FILE, deleteOperation(FILE, 0), disk);
+    expect(ops(deleted.text).map((o) => o.name)).toEqual(['count']);
+  });
+
+  it('refuses when the same operation changed on both sides', () => {
+    const disk = applyOperation(FILE, 0, { ...form(FILE, 0), description: 'Theirs' });
+    expect(mergeEdits(FILE, mine, disk).conflicts).toEqual(['say']);
+    expect(mergeEdits(FILE, mine, deleteOperation(FILE, 0)).conflicts).toEqual(['say']);
+  });
+});
