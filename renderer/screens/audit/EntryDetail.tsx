@@ -1,0 +1,103 @@
+// One audit entry in the side panel: its own fields and details as a table; and for an entry about a
+// request, the request in full (arguments, command, output, timings, decision trail).
+import { useEffect, useRef } from 'react';
+import type { AuditView } from '../../../shared/ipc/views';
+import { Argv } from '../../components/Argv';
+import { CopyButton } from '../../components/CopyButton';
+import { RequestDetail } from '../../components/RequestDetail';
+import { formatTime } from '../../lib/format';
+import { kindLabel } from './query';
+import { openEntry, setFilters } from './store';
+
+function value(v: unknown): string {
+  if (v === null || v === undefined) return '—';
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v) && v.every((x) => typeof x !== 'object' || x === null)) return v.map(String).join(', ');
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+export function EntryDetail({ entry }: { entry: AuditView }) {
+  const ref = useRef<HTMLElement>(null);
+  useEffect(() => {
+    ref.current?.scrollTo({ top: 0 });
+  }, [entry.seq]);
+  const details = entry.details ? Object.entries(entry.details) : [];
+  return (
+    <aside className="audit-detail card" aria-labelledby="audit-detail-title" ref={ref} onKeyDown={(e) => e.key === 'Escape' && openEntry(null)}>
+      <div className="detail-head">
+        <h2 id="audit-detail-title">
+          {kindLabel(entry.kind)} <span className="muted">#{entry.seq}</span>
+        </h2>
+        <button type="button" className="icon-button" aria-label="Close detail" title="Close (Esc)" onClick={() => openEntry(null)}>
+          ×
+        </button>
+      </div>
+      <p className="audit-message">{entry.message}</p>
+      <dl className="facts">
+        <dt>Time</dt>
+        <dd>
+          <time dateTime={entry.at}>{formatTime(entry.at)}</time>
+        </dd>
+        <dt>Actor</dt>
+        <dd>{entry.actor}</dd>
+        {entry.op ? (
+          <>
+            <dt>Operation</dt>
+            <dd>
+              <code>{entry.op}</code>
+            </dd>
+          </>
+        ) : null}
+        {entry.key_id ? (
+          <>
+            <dt>Key</dt>
+            <dd>
+              <code>{entry.key_id}</code>
+            </dd>
+          </>
+        ) : null}
+        {entry.request_id ? (
+          <>
+            <dt>Request</dt>
+            <dd>
+              <code>{entry.request_id}</code>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      <div className="row">
+        {entry.request_id ? (
+          <>
+            <button type="button" onClick={() => setFilters({ text: entry.request_id! })}>
+              Search this request
+            </button>
+            <a className="button" href={`#/requests/${encodeURIComponent(entry.request_id)}`}>
+              Open request page
+            </a>
+          </>
+        ) : null}
+        <CopyButton text={entry.message} label="Copy message" what="Message" />
+      </div>
+      {details.length > 0 ? (
+        <>
+          <h3>Details</h3>
+          <table className="kv" aria-label="Entry details">
+            <tbody>
+              {details.map(([k, v]) => (
+                <tr key={k}>
+                  <th scope="row">{k.replaceAll('_', ' ')}</th>
+                  <td>{Array.isArray(v) && v.every((x) => typeof x === 'string') && k === 'argv' ? <Argv argv={v} /> : <code>{value(v)}</code>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
+      {entry.request_id ? (
+        <section className="audit-request" aria-label={`Request ${entry.request_id}`}>
+          <RequestDetail id={entry.request_id} />
+        </section>
+      ) : null}
+    </aside>
+  );
+}

@@ -1,0 +1,112 @@
+// The audit screen's filters and the search they make (pure: no React, no IPC).
+import type { RequestState } from '../../../shared/protocol/types';
+
+export const RANGES = [
+  { value: 'any', label: 'Any time', ms: 0 },
+  { value: '1h', label: 'Last hour', ms: 3600_000 },
+  { value: '24h', label: 'Last 24 hours', ms: 86400_000 },
+  { value: '7d', label: 'Last 7 days', ms: 7 * 86400_000 },
+  { value: '30d', label: 'Last 30 days', ms: 30 * 86400_000 },
+  { value: 'custom', label: 'Custom…', ms: 0 },
+] as const;
+export type RangePreset = (typeof RANGES)[number]['value'];
+
+export interface Filters {
+  text: string;
+  state: RequestState | '';
+  op: string;
+  keyId: string;
+  kind: string;
+  range: RangePreset;
+  /** `datetime-local` values (local time), used when range is 'custom'. */
+  from: string;
+  to: string;
+}
+
+export const NO_FILTERS: Filters = { text: '', state: '', op: '', keyId: '', kind: '', range: 'any', from: '', to: '' };
+
+/** What api.audit.search takes, without the paging fields. */
+export interface AuditQuery {
+  text?: string;
+  kind?: string;
+  op?: string;
+  keyId?: string;
+  state?: RequestState;
+  since?: string;
+  until?: string;
+}
+
+export function isFiltered(f: Filters): boolean {
+  return f.text.trim() !== '' || f.state !== '' || f.op !== '' || f.keyId !== '' || f.kind !== '' || f.range !== 'any';
+}
+
+/** A `datetime-local` value as an ISO instant, or null when empty; undefined when it is not a time. */
+function localToIso(v: string): string | null | undefined {
+  if (!v) return null;
+  const t = new Date(v).getTime();
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+}
+
+/** The problem with the custom time range, if any (shown under the inputs). */
+export function rangeError(f: Filters): string | null {
+  if (f.range !== 'custom') return null;
+  const since = localToIso(f.from);
+  const until = localToIso(f.to);
+  if (since === undefined) return '"From" is not a valid date and time.';
+  if (until === undefined) return '"To" is not a valid date and time.';
+  if (since && until && since >= until) return '"From" must be before "To".';
+  return null;
+}
+
+/** The search the filters make, with a relative range counted back from `now`. Null while the range is invalid. */
+export function toQuery(f: Filters, now = Date.now()): AuditQuery | null {
+  if (rangeError(f)) return null;
+  const q: AuditQuery = {};
+  const text = f.text.trim().slice(0, 500);
+  if (text) q.text = text;
+  if (f.state) q.state = f.state;
+  if (f.op) q.op = f.op;
+  if (f.keyId) q.keyId = f.keyId;
+  if (f.kind) q.kind = f.kind;
+  if (f.range === 'custom') {
+    const since = localToIso(f.from);
+    const until = localToIso(f.to);
+    if (since) q.since = since;
+    if (until) q.until = until;
+  } else if (f.range !== 'any') {
+    const ms = RANGES.find((r) => r.value === f.range)?.ms ?? 0;
+    q.since = new Date(now - ms).toISOString();
+  }
+  return q;
+}
+
+/** An ISO time as a `datetime-local` value in local time (for filling the custom range from a preset). */
+export function isoToLocalInput(iso: string): string {
+  const d = new Date(iso);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/** Every kind of entry the host writes, for the kind filter (with what appears in results added). */
+export const KNOWN_KINDS = [
+  'allowlist_invalid', 'allowlist_loaded', 'allowlist_saved', 'approval_requested', 'approval_timeout', 'approved',
+  'cancel_requested', 'cancelled', 'ceiling_hit', 'claim_recovered', 'claimed', 'conflict', 'daemon_started',
+  'daemon_stopped', 'denied', 'disk_full', 'disk_ok', 'dry_run', 'expired', 'finished', 'grant_created',
+  'grant_revoked', 'internal_error', 'key_created', 'key_revoked', 'key_rotated', 'notice_sent', 'paused', 'reaped',
+  'rejected', 'replay', 'resolved', 'resumed', 'settings_changed', 'settings_invalid', 'spool_replaced',
+  'spool_unsafe', 'started', 'uncertain',
+];
+
+/** "approval_requested" -> "Approval requested". */
+export function kindLabel(kind: string): string {
+  const s = kind.replaceAll('_', ' ');
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+const BAD = new Set(['allowlist_invalid', 'approval_timeout', 'ceiling_hit', 'conflict', 'denied', 'disk_full', 'internal_error', 'rejected', 'replay', 'settings_invalid', 'spool_unsafe', 'uncertain']);
+const WARN = new Set(['approval_requested', 'cancel_requested', 'claim_recovered', 'key_revoked', 'key_rotated', 'paused', 'reaped', 'spool_replaced', 'expired', 'grant_revoked']);
+const GOOD = new Set(['approved', 'resolved', 'disk_ok', 'resumed', 'grant_created']);
+
+export function kindTone(kind: string): 'bad' | 'warn' | 'good' | 'neutral' {
+  return BAD.has(kind) ? 'bad' : WARN.has(kind) ? 'warn' : GOOD.has(kind) ? 'good' : 'neutral';
+}

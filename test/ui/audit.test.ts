@@ -1,0 +1,300 @@
+// The audit log screen in real Chromium on a real host: search and open an entry with its request,
+// each filter narrows exactly like the host's own search, export of a whole search as CSV and JSON
+// Lines, and 100,000 entries that page in without the DOM holding them all.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator } from 'playwright-core';
+import { Ui } from './harness';
+import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
+import { openLedger } from '../../main/core/ledger/db';
+import { AuditLog, type AuditEntry, type AuditQuery } from '../../main/core/ledger/audit';
+import type { KeyFile } from '../../shared/protocol/types';
+
+let ui: Ui;
+let agent: KeyFile;
+let reader: KeyFile;
+
+beforeAll(async () => {
+  ui = await Ui.start({ allowlist: EXAMPLE_ALLOWLIST });
+  agent = ui.host.createKey('agent', 'write');
+  reader = ui.host.createKey('reader', 'read');
+  ui.host.submit(agent, 'req-audit-0001', 'echo', { msg: 'hello pineapple' });
+  ui.host.submit(agent, 'req-audit-0002', 'echo', { msg: 'goodbye' });
+  ui.host.submit(agent, 'req-audit-0003', 'no-such-op', {});
+  ui.host.submit(reader, 'req-audit-0004', 'list-home', { dir: '.' });
+  await Promise.all(['req-audit-0001', 'req-audit-0002', 'req-audit-0003', 'req-audit-0004'].map((id) => ui.host.waitResult(id)));
+});
+afterAll(async () => {
+  await ui?.close();
+});
+
+const grid = (): Locator => ui.page.getByRole('grid', { name: 'Audit entries' });
+/** The seqs of the rows in the DOM, in order (each row's id is audit-row-<seq>). */
+const renderedSeqs = (): Promise<number[]> => grid().locator('tbody tr[id]').evaluateAll((rows) => rows.map((r) => Number(r.id.replace('audit-row-', ''))));
+const countLine = (): Locator => ui.page.locator('.audit-count');
+/** A new page load: the screen keeps its search across screens, so a hash change alone would keep it too. */
+async function openFresh(): Promise<void> {
+  await ui.open('/audit');
+  await ui.page.reload();
+  await ui.page.waitForSelector('#root > *');
+}
+
+/** Appends entries straight to the real ledger in one transaction (a second connection, as the CLI would). */
+function insertAudit(entries: (AuditEntry & { at?: string })[]): void {
+  const db = openLedger(path.join(ui.host.home, 'ledger.sqlite'));
+  try {
+    const log = new AuditLog(db);
+    const atInsert = db.prepare(`INSERT INTO audit (at, kind, actor, request_id, key_id, op, message, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+    db.transaction(() => {
+      for (const e of entries) {
+        if (e.at) atInsert.run(e.at, e.kind, e.actor ?? 'daemon', e.request_id ?? null, e.key_id ?? null, e.op ?? null, e.message, e.details ? JSON.stringify(e.details) : null);
+        else log.record(e);
+      }
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+/** The screen shows exactly the host's answer to the same search: the count, and the rows in order. */
+async function expectShows(q: AuditQuery): Promise<void> {
+  const want = ui.svc.searchAudit({ ...q, limit: 10_000 });
+  expect(want.length).toBeLessThan(200);
+  if (want.length === 0) {
+    await ui.page.getByRole('status').filter({ hasText: 'No entries match' }).waitFor();
+    expect(await renderedSeqs()).toEqual([]);
+    return;
+  }
+  await expect.poll(() => countLine().textContent()).toContain(`${want.length} ${want.length === 1 ? 'entry' : 'entries'}, newest first: all loaded`);
+  await expect.poll(async () => {
+    const seqs = await renderedSeqs();
+    return seqs.length > 0 && seqs.join() === want.slice(0, seqs.length).map((e) => e.seq).join();
+  }).toBe(true);
+}
+
+/** A CSV parser (RFC 4180) to read the export back. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  const endCell = () => {
+    row.push(cell);
+    cell = '';
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') endCell();
+    else if (c === '\r' && text[i + 1] === '\n') {
+      endCell();
+      rows.push(row);
+      row = [];
+      i++;
+    } else cell += c;
+  }
+  if (cell || row.length) {
+    endCell();
+    rows.push(row);
+  }
+  return rows;
+}
+
+describe('the audit log screen', () => {
+  it('searches the audit log and opens an entry with its request, arguments, output and decision trail', async () => {
+    await openFresh();
+    await ui.page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    await expect.poll(() => renderedSeqs().then((s) => s.length)).toBeGreaterThan(5);
+    await ui.screenshots('audit');
+
+    // By id: only that request's entries.
+    await ui.page.getByLabel('Search', { exact: true }).fill('req-audit-0001');
+    await expectShows({ text: 'req-audit-0001' });
+    const rows = grid().locator('tbody tr[id]');
+    for (const text of await rows.allTextContents()) expect(text).toContain('req-audit-0001');
+
+    // By a word of one run's message (the argv it started): only that run's entry.
+    await ui.page.getByLabel('Search', { exact: true }).fill('pineapple');
+    await expectShows({ text: 'pineapple' });
+    const hits = ui.svc.searchAudit({ text: 'pineapple' });
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.every((h) => h.request_id === 'req-audit-0001')).toBe(true);
+
+    // Open it: the entry, then the request in full.
+    await rows.first().click();
+    const detail = ui.page.getByRole('complementary', { name: /#\d+/ });
+    await detail.getByRole('heading', { name: 'Arguments' }).waitFor();
+    await expect.poll(() => detail.locator('table.kv').first().textContent()).toBeTruthy();
+    const args = detail.getByRole('row', { name: /msg/ });
+    expect(await args.textContent()).toContain('hello pineapple');
+    expect(await detail.getByLabel('Standard output').textContent()).toContain('hello pineapple');
+    await detail.getByRole('heading', { name: 'Decision trail' }).waitFor();
+    const trail = ui.svc.searchAudit({ requestId: 'req-audit-0001', limit: 200 });
+    await expect.poll(() => detail.locator('ol.trail li').count()).toBe(trail.length);
+    expect(await detail.locator('ol.trail').textContent()).toContain('claimed');
+    expect(await detail.locator('ol.trail').textContent()).toContain('finished');
+
+    // Keyboard: arrows move the selection, Enter opens it, Escape closes.
+    await ui.page.getByLabel('Search', { exact: true }).fill('req-audit-0002');
+    await expectShows({ text: 'req-audit-0002' });
+    const want = ui.svc.searchAudit({ text: 'req-audit-0002' });
+    await grid().focus();
+    await ui.page.keyboard.press('Home');
+    await ui.page.keyboard.press('ArrowDown');
+    await ui.page.keyboard.press('Enter');
+    await expect.poll(() => ui.page.getByRole('heading', { level: 2, name: new RegExp(`#${want[1]!.seq}$`) }).count()).toBe(1);
+    expect(await grid().getAttribute('aria-activedescendant')).toBe(`audit-row-${want[1]!.seq}`);
+    await ui.page.getByRole('heading', { name: 'Arguments' }).waitFor();
+    await ui.screenshots('audit-detail');
+    await ui.page.keyboard.press('Escape');
+    await expect.poll(() => ui.page.getByRole('complementary').count()).toBe(0);
+
+    // The search survives a visit to another screen.
+    await ui.page.keyboard.press('Control+4');
+    await ui.page.waitForURL(/#\/keys$/);
+    await ui.page.keyboard.press('Control+6');
+    await ui.page.waitForURL(/#\/audit$/);
+    expect(await ui.page.getByLabel('Search', { exact: true }).inputValue()).toBe('req-audit-0002');
+    await expectShows({ text: 'req-audit-0002' });
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('each filter narrows the list exactly as the host searches: state, operation, key, kind, time range', async () => {
+    // Two old entries, to find by time range (written with their own times, as a past day's log would be).
+    insertAudit([
+      { at: '2020-01-01T10:00:00.000Z', kind: 'notice_sent', actor: 'app', message: 'an old note from new year' },
+      { at: '2020-03-01T10:00:00.000Z', kind: 'notice_sent', actor: 'app', message: 'an older note from march' },
+    ]);
+    await openFresh();
+    await expect.poll(() => renderedSeqs().then((s) => s.length)).toBeGreaterThan(5);
+
+    await ui.page.getByLabel('Request state').selectOption('rejected');
+    await expectShows({ state: 'rejected' });
+    expect(await grid().locator('tbody tr[id]').allTextContents()).toEqual([expect.stringContaining('req-audit-0003')]);
+    await ui.page.getByLabel('Request state').selectOption('');
+
+    await ui.page.getByLabel('Operation', { exact: true }).selectOption('list-home');
+    await expectShows({ op: 'list-home' });
+    expect(ui.svc.searchAudit({ op: 'list-home' }).length).toBeGreaterThanOrEqual(2);
+    await ui.page.getByLabel('Operation', { exact: true }).selectOption('');
+
+    await ui.page.getByLabel('Key', { exact: true }).selectOption(reader.key_id);
+    await expectShows({ keyId: reader.key_id });
+    await ui.page.getByLabel('Operation', { exact: true }).selectOption('echo');
+    await expectShows({ keyId: reader.key_id, op: 'echo' }); // nothing: the reader never echoed
+    await ui.page.getByRole('status').filter({ hasText: 'No entries match' }).waitFor();
+    await ui.page.getByLabel('Key', { exact: true }).selectOption(agent.key_id);
+    await expectShows({ keyId: agent.key_id, op: 'echo' });
+    await ui.page.getByRole('button', { name: 'Clear filters' }).first().click();
+
+    await ui.page.getByLabel('Kind', { exact: true }).selectOption('finished');
+    await expectShows({ kind: 'finished' });
+    await ui.page.getByLabel('Kind', { exact: true }).selectOption('');
+
+    // A custom range around the first old entry only; then "last hour" leaves both old ones out.
+    await ui.page.getByLabel('Time', { exact: true }).selectOption('custom');
+    await ui.page.getByLabel('From').fill('2019-12-31T12:00');
+    await ui.page.getByLabel('To').fill('2020-01-02T12:00');
+    const [since, until] = await ui.page.evaluate(() => [new Date('2019-12-31T12:00').toISOString(), new Date('2020-01-02T12:00').toISOString()]);
+    await expectShows({ since, until });
+    expect(ui.svc.searchAudit({ since, until }).map((e) => e.message)).toEqual(['an old note from new year']);
+    // A backwards range is refused as you type, and says why.
+    await ui.page.getByLabel('To').fill('2019-12-01T12:00');
+    await ui.page.getByRole('alert').filter({ hasText: '"From" must be before "To"' }).waitFor();
+    await expect.poll(() => renderedSeqs()).toEqual([]); // nothing stale stays on screen
+    await ui.page.getByLabel('Time', { exact: true }).selectOption('1h');
+    const lastHour = ui.svc.searchAudit({ since: new Date(Date.now() - 3600_000).toISOString(), limit: 10_000 });
+    await expect.poll(() => countLine().textContent()).toContain(`${lastHour.length} entries`);
+    expect(await grid().textContent()).not.toContain('an old note');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('exports every entry of the current search as CSV and JSON Lines, quoted and formula-safe', async () => {
+    const bulk: AuditEntry[] = [];
+    for (let i = 0; i < 1500; i++) bulk.push({ kind: 'notice_sent', actor: 'test', message: `bulkexport entry ${i}` });
+    bulk.push({ kind: 'notice_sent', actor: '=HYPERLINK("http://evil.example","click")', message: 'bulkexport, with "quotes",\nand a second line' });
+    bulk.push({ kind: 'notice_sent', actor: 'test', message: '+bulkexport looks like a formula', details: { argv: ['echo', 'a,b'], n: 3 } });
+    insertAudit(bulk);
+    const want = ui.svc.searchAudit({ text: 'bulkexport', limit: 10_000 });
+    expect(want.length).toBe(1502);
+
+    await openFresh();
+    await ui.page.getByLabel('Search', { exact: true }).fill('bulkexport');
+    await ui.page.getByLabel('Search', { exact: true }).press('Enter'); // searches at once, without the typing pause
+    await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
+
+    // CSV: all 1,502 (beyond the loaded page and beyond one export page), in the host's order.
+    const [csvDownload] = await Promise.all([ui.page.waitForEvent('download'), ui.page.getByRole('button', { name: 'Export CSV' }).click()]);
+    expect(csvDownload.suggestedFilename()).toMatch(/^dumbwaiter-audit-\d{4}-\d{2}-\d{2}-\d{4}\.csv$/);
+    const csv = readFileSync((await csvDownload.path())!, 'utf8');
+    expect(csv.startsWith('\uFEFFseq,at,kind,actor,request_id,key_id,op,message,details\r\n')).toBe(true);
+    const table = parseCsv(csv.slice(1));
+    expect(table[0]).toEqual(['seq', 'at', 'kind', 'actor', 'request_id', 'key_id', 'op', 'message', 'details']);
+    const body = table.slice(1);
+    expect(body.length).toBe(want.length);
+    expect(body.map((r) => Number(r[0]))).toEqual(want.map((e) => e.seq));
+    expect(body.map((r) => r[7])).toEqual(want.map((e) => (e.message.startsWith('+') ? `'${e.message}` : e.message)));
+    // Quoting: the comma/quote/newline message is one cell, quotes doubled in the file.
+    expect(csv).toContain('"bulkexport, with ""quotes"",\nand a second line"');
+    // Formula injection: cells starting with = + - @ get a leading quote.
+    const evil = body.find((r) => r[7]!.startsWith('bulkexport, with'))!;
+    expect(evil[3]).toBe(`'=HYPERLINK("http://evil.example","click")`);
+    const plus = body.find((r) => r[7]!.includes('looks like a formula'))!;
+    expect(plus[7]).toBe("'+bulkexport looks like a formula");
+    expect(JSON.parse(plus[8]!)).toEqual({ argv: ['echo', 'a,b'], n: 3 });
+    await ui.page.getByRole('status').filter({ hasText: 'Exported 1,502 entries as CSV' }).waitFor();
+
+    // JSON Lines: each line is the host's entry as is.
+    const [jsonlDownload] = await Promise.all([ui.page.waitForEvent('download'), ui.page.getByRole('button', { name: 'Export JSON Lines' }).click()]);
+    expect(jsonlDownload.suggestedFilename()).toMatch(/^dumbwaiter-audit-.*\.jsonl$/);
+    const lines = readFileSync((await jsonlDownload.path())!, 'utf8').trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual(want);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('stays light with 100,000 entries: the first page shows, scrolling loads more, the DOM holds few rows', async () => {
+    const many: AuditEntry[] = [];
+    for (let i = 0; i < 100_000; i++) many.push({ kind: i % 2 ? 'claimed' : 'finished', request_id: `req-bulk-${i}`, op: 'echo', key_id: agent.key_id, message: `bulk load entry number ${i}`, details: { state: 'succeeded' } });
+    insertAudit(many);
+    expect(ui.svc.searchAudit({ text: 'bulk load', limit: 1 })[0]!.message).toBe('bulk load entry number 99999');
+
+    await openFresh();
+    await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
+    const newest = ui.svc.searchAudit({ limit: 200 });
+    await expect.poll(async () => (await renderedSeqs())[0]).toBe(newest[0]!.seq);
+    await ui.screenshots('audit-100k');
+    // Every row is exactly as tall as the virtual list counts on (else its spacers would drift).
+    const heights = await grid().locator('tbody tr[id]').evaluateAll((rows) => [...new Set(rows.map((r) => r.getBoundingClientRect().height))]);
+    expect(heights).toEqual([34]);
+
+    // Scroll to the end of what is loaded: the next page comes.
+    const scroller = ui.page.locator('.audit-scroll');
+    await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await expect.poll(() => countLine().textContent()).toContain('400 newest entries loaded');
+    await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await expect.poll(() => countLine().textContent()).toContain('600 newest entries loaded');
+    // The rows in view are the host's 5xx-th newest entries, in order.
+    const seqs = await renderedSeqs();
+    const page3 = ui.svc.searchAudit({ limit: 600 });
+    const at = page3.findIndex((e) => e.seq === seqs[0]);
+    expect(at).toBeGreaterThan(300);
+    expect(seqs).toEqual(page3.slice(at, at + seqs.length).map((e) => e.seq));
+    // Only a window of rows is in the DOM.
+    expect(await ui.page.locator('tr').count()).toBeLessThan(100);
+
+    // The keyboard still walks the list: End goes to the last loaded row and opens it.
+    await grid().focus();
+    await ui.page.keyboard.press('End');
+    await ui.page.keyboard.press('Enter');
+    await ui.page.getByRole('complementary').getByText('bulk load entry number', { exact: false }).first().waitFor();
+    expect(await ui.page.locator('tr').count()).toBeLessThan(150);
+    expect(ui.errors).toEqual([]);
+  });
+});
