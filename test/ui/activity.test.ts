@@ -44,29 +44,10 @@ afterAll(async () => {
 
 const state = (id: string) => ui.svc.requests.get(id)?.state;
 const section = (name: string | RegExp) => ui.page.getByRole('region', { name });
-/** A fresh load of the main window (not a same-page hash change), so earlier toasts are gone. */
-async function fresh(route: string): Promise<void> {
-  await ui.page.goto('about:blank');
-  await ui.open(route);
-}
-
-/**
- * Starts a new daemon. The status poll (svc.status() -> isLocked) takes the home lock for an instant;
- * a daemon that starts in that instant gives up at once ("another daemon already runs"), so try again.
- */
-async function restartDaemon(): Promise<NonNullable<Ui['daemon']>> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await ui.host.startDaemon();
-    } catch (e) {
-      if (attempt >= 5 || !String(e).includes('already runs')) throw e;
-    }
-  }
-}
 
 describe('the Activity screen', () => {
   it('says what to do when there is nothing yet', async () => {
-    await fresh('/activity');
+    await ui.open('/activity');
     await ui.page.getByRole('status').filter({ hasText: 'No requests yet' }).waitFor();
     await ui.page.getByRole('button', { name: 'Give the sandbox a key' }).click();
     await ui.page.waitForURL(/#\/keys$/);
@@ -78,10 +59,10 @@ describe('the Activity screen', () => {
     ui.host.submit(alice, 'unc-2', 'slow', {}, { intent: 'Rotate the logs' });
     await expect.poll(() => [state('unc-1'), state('unc-2')], { timeout: 15_000 }).toEqual(['running', 'running']);
     await ui.daemon!.kill9();
-    ui.daemon = await restartDaemon();
+    ui.daemon = await ui.host.startDaemon();
     await expect.poll(() => [state('unc-1'), state('unc-2')], { timeout: 15_000 }).toEqual(['uncertain', 'uncertain']);
 
-    await fresh('/activity');
+    await ui.open('/activity');
     const uncertain = section(/^Uncertain/);
     await uncertain.getByRole('row').filter({ hasText: 'unc-1' }).waitFor();
     expect(await uncertain.getByRole('row').filter({ hasText: 'unc-2' }).count()).toBe(1);
@@ -105,7 +86,7 @@ describe('the Activity screen', () => {
     ui.host.submit(alice, 'slow-1', 'slow', {}, { intent: 'Long job' });
     await expect.poll(() => [state('ship-1'), state('slow-1')]).toEqual(['awaiting_approval', 'running']);
 
-    await fresh('/activity');
+    await ui.open('/activity');
     // Running, with the output as it is written.
     const running = section(/^Running/);
     await expect.poll(() => running.getByLabel('Live output of slow-1').textContent()).toBe('start');
@@ -143,7 +124,7 @@ describe('the Activity screen', () => {
   });
 
   it('filters by key and by operation', async () => {
-    await fresh('/activity');
+    await ui.open('/activity');
     const results = section('Recent results');
     const ids = async () => (await results.locator('tbody tr td:first-child a').allTextContents()).sort();
     await expect.poll(ids).toEqual(['hello-1', 'hello-2', 'hello-3', 'slow-1', 'unc-1']);
@@ -170,7 +151,7 @@ describe('the Activity screen', () => {
   });
 
   it('a request opens its detail', async () => {
-    await fresh('/activity');
+    await ui.open('/activity');
     await section('Recent results').getByRole('row').filter({ hasText: 'hello-1' }).getByRole('cell').nth(1).click();
     await ui.page.waitForURL(/#\/requests\/hello-1$/);
     await ui.page.getByLabel('Standard output').getByText('hello Alice').waitFor();

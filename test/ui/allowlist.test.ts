@@ -42,7 +42,6 @@ afterAll(async () => {
 beforeEach(async () => {
   // Every test starts from the same file and a freshly loaded page (the editor keeps state across screens).
   ui.host.writeAllowlist(ALLOWLIST);
-  await ui.page.goto('about:blank');
   await ui.open('/allowlist');
   await ui.page.getByRole('navigation', { name: 'Operations' }).getByRole('button', { name: /say/ }).waitFor();
   ui.errors.length = 0;

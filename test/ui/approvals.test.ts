@@ -122,7 +122,6 @@ describe('the Approvals screen', () => {
     ui.host.submit(kbd, 'kbd-2', 'greet', { name: 'two' }, { intent: 'Second of three' });
     ui.host.submit(kbd, 'kbd-3', 'deploy', { target: 'staging' }, { intent: 'Ship the staging build' });
     for (const id of ['kbd-1', 'kbd-2', 'kbd-3']) await expect.poll(() => state(id)).toBe('awaiting_approval');
-    await ui.page.goto('about:blank'); // a fresh page: no toasts left from the tests above
     await ui.open('/approvals');
     const options = ui.page.getByRole('listbox', { name: /Waiting/ }).getByRole('option');
     await expect.poll(() => options.count()).toBe(3);
@@ -204,7 +203,6 @@ describe('the approval window', () => {
       expect(await ui.page.getByRole('status').filter({ hasText: 'decided by test' }).count()).toBe(1);
 
       // Opened again for the request approved above: it says so too.
-      await ui.page.goto('about:blank');
       await ui.open('win-1', 'approval.html');
       await ui.page.getByText('is no longer waiting for you').waitFor();
       expect(await ui.page.locator('[data-state]').getAttribute('data-state')).toBe('succeeded');

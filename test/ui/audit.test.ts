@@ -33,12 +33,6 @@ const grid = (): Locator => ui.page.getByRole('grid', { name: 'Audit entries' })
 /** The seqs of the rows in the DOM, in order (each row's id is audit-row-<seq>). */
 const renderedSeqs = (): Promise<number[]> => grid().locator('tbody tr[id]').evaluateAll((rows) => rows.map((r) => Number(r.id.replace('audit-row-', ''))));
 const countLine = (): Locator => ui.page.locator('.audit-count');
-/** A new page load: the screen keeps its search across screens, so a hash change alone would keep it too. */
-async function openFresh(): Promise<void> {
-  await ui.open('/audit');
-  await ui.page.reload();
-  await ui.page.waitForSelector('#root > *');
-}
 
 /** Appends entries straight to the real ledger in one transaction (a second connection, as the CLI would). */
 function insertAudit(entries: (AuditEntry & { at?: string })[]): void {
@@ -109,7 +103,7 @@ function parseCsv(text: string): string[][] {
 
 describe('the audit log screen', () => {
   it('searches the audit log and opens an entry with its request, arguments, output and decision trail', async () => {
-    await openFresh();
+    await ui.open('/audit');
     await ui.page.getByRole('heading', { name: 'Audit log' }).waitFor();
     await expect.poll(() => renderedSeqs().then((s) => s.length)).toBeGreaterThan(5);
     await ui.screenshots('audit');
@@ -172,7 +166,7 @@ describe('the audit log screen', () => {
       { at: '2020-01-01T10:00:00.000Z', kind: 'notice_sent', actor: 'app', message: 'an old note from new year' },
       { at: '2020-03-01T10:00:00.000Z', kind: 'notice_sent', actor: 'app', message: 'an older note from march' },
     ]);
-    await openFresh();
+    await ui.open('/audit');
     await expect.poll(() => renderedSeqs().then((s) => s.length)).toBeGreaterThan(5);
 
     await ui.page.getByLabel('Request state').selectOption('rejected');
@@ -225,7 +219,7 @@ describe('the audit log screen', () => {
     const want = ui.svc.searchAudit({ text: 'bulkexport', limit: 10_000 });
     expect(want.length).toBe(1502);
 
-    await openFresh();
+    await ui.open('/audit');
     await ui.page.getByLabel('Search', { exact: true }).fill('bulkexport');
     await ui.page.getByLabel('Search', { exact: true }).press('Enter'); // searches at once, without the typing pause
     await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
@@ -265,7 +259,7 @@ describe('the audit log screen', () => {
     insertAudit(many);
     expect(ui.svc.searchAudit({ text: 'bulk load', limit: 1 })[0]!.message).toBe('bulk load entry number 99999');
 
-    await openFresh();
+    await ui.open('/audit');
     await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
     const newest = ui.svc.searchAudit({ limit: 200 });
     await expect.poll(async () => (await renderedSeqs())[0]).toBe(newest[0]!.seq);

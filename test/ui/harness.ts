@@ -121,13 +121,20 @@ export class Ui {
 
   /** Opens the main window at a route (e.g. '/keys'), or another page ('approval.html#<id>'). */
   async open(route: string, pageFile = 'index.html'): Promise<void> {
-    await this.page.goto(`${this.origin}/${pageFile}#${route}`);
+    const url = `${this.origin}/${pageFile}#${route}`;
+    // Always a fresh page load, like a new window: going to the same page with another hash would
+    // keep the previous test's state.
+    if (this.page.url().split('#')[0] === url.split('#')[0]) await this.page.goto('about:blank');
+    await this.page.goto(url);
     await this.page.waitForSelector('#root > *');
   }
 
-  /** Screenshots of the page as it is, in light and in dark, into test/artifacts/. */
+  /** Screenshots of the page, in light and in dark, into test/artifacts/: the screen, without the
+   *  toasts confirming what the test just did. */
   async screenshots(name: string): Promise<void> {
     mkdirSync(ARTIFACTS, { recursive: true });
+    const dismiss = this.page.getByRole('button', { name: 'Dismiss' });
+    while ((await dismiss.count()) > 0) await dismiss.first().click({ timeout: 1000 }).catch(() => {});
     for (const colorScheme of ['light', 'dark'] as const) {
       await this.page.emulateMedia({ colorScheme });
       await this.page.screenshot({ path: path.join(ARTIFACTS, `${name}-${colorScheme}.png`) });

@@ -19,21 +19,10 @@ afterAll(async () => {
 let firstKey: KeyFile;
 const keyRow = (name: string) => ui.page.getByRole('row', { name: `Key ${name}` });
 
-/** Opens a route in a new document, so no screen state is left over from the test before. */
-async function openFresh(route: string): Promise<void> {
-  await ui.page.goto('about:blank');
-  await ui.open(route);
-}
-
-/** Screenshots show the screen, not the confirmations of what the test just did. */
-async function dismissToasts(): Promise<void> {
-  const dismiss = ui.page.getByRole('button', { name: 'Dismiss' });
-  while ((await dismiss.count()) > 0) await dismiss.first().click({ timeout: 1000 }).catch(() => {});
-}
 
 describe('the Keys screen', () => {
   it('creates a key shown once, whose saved file signs requests the daemon accepts', async () => {
-    await openFresh('/keys');
+    await ui.open('/keys');
     const page = ui.page;
     await page.getByText('No keys yet').waitFor();
     await page.getByRole('button', { name: 'Create the first key' }).click();
@@ -82,7 +71,7 @@ describe('the Keys screen', () => {
   });
 
   it('revokes a key after confirmation: the daemon rejects it from then on', async () => {
-    await openFresh('/keys');
+    await ui.open('/keys');
     const page = ui.page;
     const key = firstKey;
     await page.getByRole('button', { name: 'Revoke sandbox one' }).click();
@@ -105,7 +94,7 @@ describe('the Keys screen', () => {
   });
 
   it('rotates a key: the new one is shown once and works, the old one is rejected', async () => {
-    await openFresh('/keys');
+    await ui.open('/keys');
     const page = ui.page;
     await page.getByRole('button', { name: 'Create the first key' }).click();
     await page.getByLabel('Name').fill('reader');
@@ -145,7 +134,6 @@ describe('the Keys screen', () => {
     const revokedTable = page.getByRole('table', { name: 'Revoked keys' });
     await revokedTable.getByText(`rotated to ${newKey.key_id}`).waitFor();
     await expect.poll(() => page.getByRole('table', { name: 'Active keys' }).getByRole('row', { name: 'Key reader' }).getByRole('cell', { name: '1 request' }).count()).toBe(1);
-    await dismissToasts();
     await ui.screenshots('keys');
     expect(ui.errors).toEqual([]);
   });

@@ -20,21 +20,10 @@ afterAll(async () => {
 
 const settings = () => ui.svc.getSettings();
 
-/** Opens a route in a new document, so no screen state is left over from the test before. */
-async function openFresh(route: string): Promise<void> {
-  await ui.page.goto('about:blank');
-  await ui.open(route);
-}
-
-/** Screenshots show the screen, not the confirmations of what the test just did. */
-async function dismissToasts(): Promise<void> {
-  const dismiss = ui.page.getByRole('button', { name: 'Dismiss' });
-  while ((await dismiss.count()) > 0) await dismiss.first().click({ timeout: 1000 }).catch(() => {});
-}
 
 describe('the Settings screen', () => {
   it('saves the approval timeout, retention and switches into settings.json', async () => {
-    await openFresh('/settings');
+    await ui.open('/settings');
     const page = ui.page;
     const timeout = page.getByLabel('Approval timeout', { exact: true });
     expect(await timeout.inputValue()).toBe(String(settings().approval_timeout_s / 60));
@@ -59,7 +48,7 @@ describe('the Settings screen', () => {
   });
 
   it('explains an invalid value next to its field and does not save it', async () => {
-    await openFresh('/settings');
+    await ui.open('/settings');
     const page = ui.page;
     const before = settings();
     // The ledger must keep requests for the maximum request age (a day here) plus a day.
@@ -92,7 +81,7 @@ describe('the Settings screen', () => {
   });
 
   it('sends a message to the sandbox: it lands in the spool inbox/', async () => {
-    await openFresh('/settings');
+    await ui.open('/settings');
     const page = ui.page;
     const text = 'The staging database is down until 3 pm: please do not run the integration tests.';
     await page.getByLabel('Message', { exact: true }).fill(text);
@@ -108,7 +97,7 @@ describe('the Settings screen', () => {
   });
 
   it('shows the spool check, and moves the spool to a picked folder', async () => {
-    await openFresh('/settings');
+    await ui.open('/settings');
     const page = ui.page;
     const check = page.getByRole('status', { name: 'Spool check' });
     await check.getByText('Private to you and complete.').waitFor();
@@ -147,7 +136,6 @@ describe('the Settings screen', () => {
     await page.getByRole('region', { name: 'New spool folder' }).getByText('Private to you and complete.').waitFor();
     await page.getByRole('region', { name: 'New spool folder' }).getByRole('button', { name: 'Cancel' }).click();
 
-    await dismissToasts();
     await ui.screenshots('settings');
     expect(ui.errors).toEqual([]);
   });

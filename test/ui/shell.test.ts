@@ -5,6 +5,8 @@ import { Ui } from './harness';
 import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
 
 let ui: Ui;
+/** The host's state as the sidebar shows it (toasts are status regions too). */
+const hostState = () => ui.page.getByRole('navigation', { name: 'Screens' }).getByRole('status');
 beforeAll(async () => {
   ui = await Ui.start({ allowlist: EXAMPLE_ALLOWLIST });
 });
@@ -15,7 +17,7 @@ afterAll(async () => {
 describe('the main window', () => {
   it('loads with the host running, under the CSP, without console errors', async () => {
     await ui.open('/activity');
-    await ui.page.getByRole('status').filter({ hasText: 'Running' }).waitFor();
+    await hostState().filter({ hasText: 'Running' }).waitFor();
     expect(await ui.page.getByRole('navigation', { name: 'Screens' }).getByRole('link').allTextContents()).toEqual([
       'Activity',
       'Approvals',
@@ -41,10 +43,10 @@ describe('the main window', () => {
   it('pauses and resumes the real host', async () => {
     await ui.open('/activity');
     await ui.page.getByRole('button', { name: 'Pause', exact: true }).click();
-    await ui.page.getByRole('status').filter({ hasText: 'Paused' }).waitFor();
+    await hostState().filter({ hasText: 'Paused' }).waitFor();
     expect(ui.svc.flags.paused).toBe(true);
     await ui.page.getByRole('button', { name: 'Resume', exact: true }).click();
-    await ui.page.getByRole('status').filter({ hasText: 'Running' }).waitFor();
+    await hostState().filter({ hasText: 'Running' }).waitFor();
     expect(ui.svc.flags.paused).toBe(false);
     expect(ui.errors).toEqual([]);
   });

@@ -15,21 +15,9 @@ afterAll(async () => {
 
 const ceilings = () => ui.svc.getSettings().ceilings;
 
-/** Opens a route in a new document, so no screen state is left over from the test before. */
-async function openFresh(route: string): Promise<void> {
-  await ui.page.goto('about:blank');
-  await ui.open(route);
-}
-
-/** Screenshots show the screen, not the confirmations of what the test just did. */
-async function dismissToasts(): Promise<void> {
-  const dismiss = ui.page.getByRole('button', { name: 'Dismiss' });
-  while ((await dismiss.count()) > 0) await dismiss.first().click({ timeout: 1000 }).catch(() => {});
-}
-
 describe('the Spend screen', () => {
   it('sets ceilings that the daemon enforces, and shows the spend against them', async () => {
-    await openFresh('/spend');
+    await ui.open('/spend');
     const page = ui.page;
     await page.getByText('No spend ceilings').waitFor();
     await page.getByRole('button', { name: 'Add a ceiling' }).click();
@@ -80,13 +68,12 @@ describe('the Spend screen', () => {
     const perKey = page.getByRole('region', { name: 'per-key' });
     await perKey.getByRole('meter', { name: 'per-key for agent: cost units' }).waitFor();
     await perKey.getByText('At the limit: ask me').waitFor();
-    await dismissToasts();
     await ui.screenshots('spend');
     expect(ui.errors).toEqual([]);
   });
 
   it('edits and deletes a ceiling', async () => {
-    await openFresh('/spend');
+    await ui.open('/spend');
     const page = ui.page;
     await page.getByRole('button', { name: 'Edit hourly' }).click();
     const form = page.getByRole('form', { name: 'Edit ceiling “hourly”' });
