@@ -23,7 +23,7 @@ import { ResultWriter } from './spool/results';
 import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, type LockHolder } from './daemon/lock';
 import { writeJsonAtomic } from './fs/atomicWrite';
-import type { ApprovalInfo, CatalogDoc, HostStatusDoc, InboxMessage, RequestState } from '../../shared/protocol/types';
+import type { ApprovalInfo, CatalogDoc, HostStatusDoc, InboxMessage, KeyFile, RequestState } from '../../shared/protocol/types';
 import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
@@ -145,7 +145,11 @@ export class HostService {
 
   /** Writes a key file for the sandbox, readable by its owner only. */
   writeKeyFile(key: KeyWithSecret, file: string): void {
-    writeJsonAtomic(file, keyFileOf(key), 0o600);
+    this.saveKeyFile(keyFileOf(key), file);
+  }
+
+  saveKeyFile(keyFile: KeyFile, file: string): void {
+    writeJsonAtomic(file, keyFile, 0o600);
   }
 
   /** A human settles an `uncertain` run. */

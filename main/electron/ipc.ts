@@ -17,6 +17,12 @@ const edges: AppEdges = {
     const r = owner ? await dialog.showOpenDialog(owner, options) : await dialog.showOpenDialog(options);
     return r.canceled ? null : (r.filePaths[0] ?? null);
   },
+  async pickSavePath(title, defaultName) {
+    const options: Electron.SaveDialogOptions = { title, defaultPath: defaultName, filters: [{ name: 'JSON', extensions: ['json'] }] };
+    const owner = BrowserWindow.getFocusedWindow();
+    const r = owner ? await dialog.showSaveDialog(owner, options) : await dialog.showSaveDialog(options);
+    return r.canceled || !r.filePath ? null : r.filePath;
+  },
 };
 
 export function setupIpc(svc: HostService): void {

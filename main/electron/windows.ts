@@ -2,6 +2,7 @@
 // approval window. Both sandboxed, context-isolated, without Node, loading only app:// pages.
 import { BrowserWindow, screen } from 'electron';
 import { APP_ORIGIN } from './constants';
+import { eventChannel } from '../../preload/api';
 
 export interface WindowPaths {
   preload: string;
@@ -47,7 +48,8 @@ export class Windows {
       void this.main.loadURL(`${APP_ORIGIN}/index.html${route ? `#${route}` : ''}`);
       this.main.once('ready-to-show', () => this.main?.show());
     } else {
-      if (route) void this.main.loadURL(`${APP_ORIGIN}/index.html#${route}`);
+      // The open page moves itself (and may first ask, e.g. to leave a key not yet saved).
+      if (route) this.main.webContents.send(eventChannel('app.navigate'), { route });
       this.main.show();
       this.main.focus();
     }

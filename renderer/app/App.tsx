@@ -27,7 +27,7 @@ const SCREENS: Record<Screen, (param: string) => ReactNode> = {
   welcome: () => <Welcome />,
   requests: (id) => (
     <Page title="Request" description={<a href="#/activity">← Activity</a>}>
-      <RequestDetail id={id} />
+      <RequestDetail key={id} id={id} />
     </Page>
   ),
 };

@@ -76,6 +76,7 @@ function HostState() {
 /** Ctrl/⌘ + 1…7 opens a screen. */
 export function onNavShortcut(e: KeyboardEvent): boolean {
   if (!(isMac ? e.metaKey : e.ctrlKey) || e.altKey || e.shiftKey) return false;
+  if (document.querySelector('dialog[open]')) return false; // a question is open: answer it first
   const i = Number(e.key) - 1;
   const item = Number.isInteger(i) ? NAV[i] : undefined;
   if (!item) return false;

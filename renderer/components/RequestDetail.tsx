@@ -2,12 +2,15 @@
 // and what can still be done about it (cancel, resolve an uncertain run).
 import { useState } from 'react';
 import { api, errorText } from '../api';
+import { cancelRequest } from '../lib/cancelRequest';
+import { confirmAction } from '../stores/confirm';
+import { useKeyName } from '../stores/keys';
 import { formatDuration, formatTime } from '../lib/format';
 import { useLoad } from '../lib/useLoad';
 import { useLiveOutput } from '../lib/useLiveOutput';
 import { navigate } from '../stores/route';
 import { toast } from '../stores/toasts';
-import { useStatus } from '../stores/status';
+import { useHostVersion } from '../stores/status';
 import { ArgsTable } from './ArgsTable';
 import { Argv } from './Argv';
 import { StateBadge } from './StateBadge';
@@ -16,24 +19,18 @@ import { EmptyState } from './EmptyState';
 
 export function RequestDetail({ id }: { id: string }) {
   // Reload whenever the host's state changes, so the page follows the request through its life.
-  const version = useStatus((s) => JSON.stringify(s.requests));
-  const req = useLoad(() => api.requests.get({ id }), [id, version]);
-  const trail = useLoad(() => api.audit.search({ requestId: id, limit: 200 }), [id, version]);
-  const keys = useLoad(() => api.keys.list(), []);
+  const version = useHostVersion();
+  const req = useLoad(() => api.requests.get({ id }), [id], version);
+  const trail = useLoad(() => api.audit.search({ requestId: id, limit: 200 }), [id], version);
   const r = req.data;
+  const keyName = useKeyName(r?.key_id ?? '');
   const live = useLiveOutput(id, r?.state === 'running');
   if (req.error) return <p className="error-text">{req.error}</p>;
   if (r === undefined) return <p className="muted">Loading…</p>;
   if (r === null) return <EmptyState title={`No request ${id}`}>It may have been removed by retention, or the id is mistyped.</EmptyState>;
 
   const cancel = async () => {
-    try {
-      const out = await api.requests.cancel({ id });
-      toast(out.message);
-      req.reload();
-    } catch (e) {
-      toast(errorText(e), 'error');
-    }
+    if (await cancelRequest(r)) req.reload();
   };
 
   return (
@@ -62,7 +59,7 @@ export function RequestDetail({ id }: { id: string }) {
         </dd>
         <dt>Key</dt>
         <dd>
-          {keys.data?.find((k) => k.key_id === r.key_id)?.name ?? ''} <code>{r.key_id}</code>
+          {keyName} <code>{r.key_id}</code>
         </dd>
         {r.intent ? (
           <>
@@ -153,13 +150,23 @@ function Output({ stdout, stderr }: { stdout: string; stderr: string }) {
 /** An `uncertain` run: the host crashed while it ran, so only a human knows whether it took effect. */
 function ResolveUncertain({ id, onDone }: { id: string; onDone: () => void }) {
   const [note, setNote] = useState('');
+  const [busy, setBusy] = useState(false);
   const resolve = async (outcome: 'succeeded' | 'failed') => {
+    const sure = await confirmAction({
+      title: `Record that it ${outcome}?`,
+      body: `The agent is told that request ${id} ${outcome}. This cannot be changed afterwards.`,
+      confirmLabel: outcome === 'succeeded' ? 'It succeeded' : 'It failed',
+    });
+    if (!sure) return;
+    setBusy(true);
     try {
       await api.requests.resolve({ id, outcome, note });
       toast(`Marked as ${outcome}`);
       onDone();
     } catch (e) {
       toast(errorText(e), 'error');
+    } finally {
+      setBusy(false);
     }
   };
   return (
@@ -172,10 +179,10 @@ function ResolveUncertain({ id, onDone }: { id: string; onDone: () => void }) {
         Note <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="What you checked (optional)" maxLength={2000} />
       </label>
       <div className="row">
-        <button type="button" className="primary" onClick={() => void resolve('succeeded')}>
+        <button type="button" className="primary" disabled={busy} onClick={() => void resolve('succeeded')}>
           It succeeded
         </button>
-        <button type="button" onClick={() => void resolve('failed')}>
+        <button type="button" disabled={busy} onClick={() => void resolve('failed')}>
           It failed
         </button>
       </div>

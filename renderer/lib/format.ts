@@ -16,8 +16,9 @@ export function relativeTime(iso: string, now = Date.now()): string {
   if (Number.isNaN(t)) return iso;
   const d = Math.round((t - now) / 1000);
   const a = Math.abs(d);
-  const [n, unit] = a < 60 ? [a, 's'] : a < 3600 ? [Math.round(a / 60), 'min'] : a < 86400 ? [Math.round(a / 3600), 'h'] : [Math.round(a / 86400), a < 172800 ? 'day' : 'days'];
   if (a < 5) return 'just now';
+  const days = Math.round(a / 86400);
+  const [n, unit] = a < 60 ? [a, 's'] : a < 3600 ? [Math.round(a / 60), 'min'] : a < 86400 ? [Math.round(a / 3600), 'h'] : [days, days === 1 ? 'day' : 'days'];
   return d < 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`;
 }
 
@@ -25,17 +26,4 @@ export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
-}
-
-export function formatWindow(seconds: number): string {
-  if (seconds % 86400 === 0) return seconds === 86400 ? 'day' : `${seconds / 86400} days`;
-  if (seconds % 3600 === 0) return seconds === 3600 ? 'hour' : `${seconds / 3600} hours`;
-  if (seconds % 60 === 0) return `${seconds / 60} minutes`;
-  return `${seconds} s`;
-}
-
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(n < 10 * 1024 ? 1 : 0)} KiB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }

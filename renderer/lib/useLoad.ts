@@ -1,4 +1,7 @@
-// Loads something from the host for one component, again when `deps` change or on `reload()`.
+// Loads something from the host for one component: again when `deps` change (what is loaded: data
+// for other deps is never shown as if it were for these, so a filter change shows "loading", not the
+// unfiltered rows), and when `refresh` changes or on `reload()` (the same thing, newer: the current
+// data stays on screen until the answer comes).
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { errorText } from '../api';
 
@@ -9,23 +12,26 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({ data: undefined, error: null, loading: true });
+export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[], refresh?: unknown): Loaded<T> {
+  const key = JSON.stringify(deps);
+  const [state, setState] = useState<{ key: string; data: T | undefined; error: string | null; loading: boolean }>({ key, data: undefined, error: null, loading: true });
   const [tick, setTick] = useState(0);
   const loadRef = useRef(load);
-  loadRef.current = load;
+  useEffect(() => {
+    loadRef.current = load;
+  });
   useEffect(() => {
     let live = true;
     setState((s) => ({ ...s, loading: true }));
     loadRef.current().then(
-      (data) => live && setState({ data, error: null, loading: false }),
-      (e: unknown) => live && setState((s) => ({ ...s, error: errorText(e), loading: false })),
+      (data) => live && setState({ key, data, error: null, loading: false }),
+      (e: unknown) => live && setState((s) => ({ ...s, key, error: errorText(e), loading: false })),
     );
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [...deps, tick]);
+  }, [key, tick, refresh]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { ...state, reload };
+  const current = state.key === key;
+  return { data: current ? state.data : undefined, error: current ? state.error : null, loading: !current || state.loading, reload };
 }

@@ -17,6 +17,7 @@ export const CHANNEL_NAMES = [
   'keys.create',
   'keys.revoke',
   'keys.rotate',
+  'keys.saveFile',
   'settings.get',
   'settings.set',
   'spend.get',
@@ -33,7 +34,7 @@ export const CHANNEL_NAMES = [
   'dialog.pickFolder',
 ] as const;
 
-export const EVENT_NAMES = ['state.changed', 'approval.requested', 'run.finished'] as const;
+export const EVENT_NAMES = ['state.changed', 'approval.requested', 'run.finished', 'app.navigate'] as const;
 
 /** Prefix of every channel on the wire, so nothing else on ipcMain can be reached by name. */
 export const IPC_PREFIX = 'dumbwaiter:';

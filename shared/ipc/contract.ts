@@ -52,6 +52,13 @@ export const ipcContract = {
   ),
   'keys.revoke': channel<{ changed: boolean }>()(z.strictObject({ keyId })),
   'keys.rotate': channel<{ key: V.KeyView; keyFile: KeyFile; pasteLines: string }>()(z.strictObject({ keyId })),
+  /** Saves a new key's file where the user chooses (the OS's save dialog), readable by the user only. */
+  'keys.saveFile': channel<{ saved: boolean; path: string | null }>()(
+    z.strictObject({
+      keyFile: z.strictObject({ v: z.literal(1), key_id: z.string().regex(KEY_ID), secret: z.string().min(16).max(256) }),
+      fileName: z.string().regex(/^[A-Za-z0-9._ -]{1,100}\.json$/),
+    }),
+  ),
   'settings.get': channel<V.SettingsView>()(none),
   'settings.set': channel<V.SettingsView>()(z.strictObject({ name: z.string().min(1).max(64), value: z.unknown() })),
   'spend.get': channel<V.SpendView[]>()(none),
@@ -102,6 +109,8 @@ export interface IpcEvents extends Record<EventName, unknown> {
   'state.changed': V.StatusView;
   'approval.requested': V.PendingApprovalView;
   'run.finished': { id: string; op: string; state: RequestState };
+  /** The tray or a notification asks the open window to show a route (it may first ask to leave). */
+  'app.navigate': { route: string };
 }
 
 export type IpcContract = typeof ipcContract;

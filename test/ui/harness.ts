@@ -16,6 +16,7 @@ import { HostService } from '../../main/core/service';
 import { StatusFeed } from '../../main/core/app/statusFeed';
 import { scopedLogger } from '../../main/core/log';
 import { eventChannel } from '../../preload/api';
+import type { EventName, IpcEvents } from '../../shared/ipc/contract';
 import { TestHost, type DaemonProcess } from '../helpers/host';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -64,8 +65,9 @@ export interface UiOptions {
 export class Ui {
   /** Console errors, page errors and failed requests: every test expects none. */
   readonly errors: string[] = [];
-  /** What the (stand-in) OS folder picker answers next. */
+  /** What the (stand-in) OS folder picker and save dialog answer next. */
   pickedFolder: string | null = null;
+  savePath: string | null = null;
   daemon: DaemonProcess | null = null;
   private feedTimer: NodeJS.Timeout | null = null;
 
@@ -95,7 +97,7 @@ export class Ui {
 
     // Main's side of the contract, exactly as the app registers it: sender check and schema validation.
     const channels = new Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>();
-    const handlers = createIpcHandlers(svc, 'app', { pickFolder: async () => ui.pickedFolder });
+    const handlers = createIpcHandlers(svc, 'app', { pickFolder: async () => ui.pickedFolder, pickSavePath: async () => ui.savePath });
     bindIpc({ handle: (c, l) => void channels.set(c, l) }, handlers, trustOrigin(origin), scopedLogger('ui-test'));
     await page.exposeFunction('__dwInvoke', async (channel: string, arg: unknown) => {
       const handler = channels.get(channel);
@@ -111,12 +113,17 @@ export class Ui {
     page.on('requestfailed', (r) => ui.errors.push(`request failed: ${r.url()}`));
 
     const feed = new StatusFeed(svc, (event, payload) => {
-      page.evaluate(([c, p]) => window.__dwEmit(c as string, p), [eventChannel(event), payload] as const).catch(() => {
+      ui.emit(event, payload).catch(() => {
         /* the page is between loads: the next poll sends the state again */
       });
     });
     ui.feedTimer = setInterval(() => feed.poll(), FEED_MS);
     return ui;
+  }
+
+  /** Sends one of the contract's events to the page, as main does. */
+  async emit<E extends EventName>(event: E, payload: IpcEvents[E]): Promise<void> {
+    await this.page.evaluate(([c, p]) => window.__dwEmit(c as string, p), [eventChannel(event), payload] as const);
   }
 
   /** Opens the main window at a route (e.g. '/keys'), or another page ('approval.html#<id>'). */

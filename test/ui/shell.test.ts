@@ -34,7 +34,7 @@ describe('the main window', () => {
     await ui.open('/activity');
     await ui.page.keyboard.press('Control+4');
     await ui.page.waitForURL(/#\/keys$/);
-    expect(await ui.page.locator('a[aria-current="page"]').textContent()).toBe('Keys');
+    await expect.poll(() => ui.page.locator('a[aria-current="page"]').textContent()).toBe('Keys');
     await ui.page.keyboard.press('Control+6');
     await ui.page.waitForURL(/#\/audit$/);
     expect(ui.errors).toEqual([]);
@@ -48,6 +48,14 @@ describe('the main window', () => {
     await ui.page.getByRole('button', { name: 'Resume', exact: true }).click();
     await hostState().filter({ hasText: 'Running' }).waitFor();
     expect(ui.svc.flags.paused).toBe(false);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('follows the tray to a screen (the app.navigate event)', async () => {
+    await ui.open('/activity');
+    await ui.emit('app.navigate', { route: '/settings' });
+    await ui.page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+    expect(ui.page.url()).toMatch(/#\/settings$/);
     expect(ui.errors).toEqual([]);
   });
 

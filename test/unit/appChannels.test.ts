@@ -2,7 +2,7 @@
 // (schema checks) and handlers, on a real HostService. Requests come from a real daemon on a real
 // home and spool (TestHost), so lists, counts, audit entries and live output are the real thing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { bindIpc, trustOrigin, type IpcEventLike } from '../../main/core/ipc/bind';
@@ -423,6 +423,7 @@ describe('dialog.pickFolder', () => {
         calls.push([title, defaultPath]);
         return answer;
       },
+      pickSavePath: async () => null,
     });
     expect(await picking.dialog.pickFolder({ title: 'Choose the spool', defaultPath: host.root })).toBe('/chosen/folder');
     answer = null; // cancelled
@@ -431,5 +432,31 @@ describe('dialog.pickFolder', () => {
       ['Choose the spool', host.root],
       ['Again', undefined],
     ]);
+  });
+});
+
+describe('keys.saveFile', () => {
+  const keyFile = { v: 1 as const, key_id: 'k_saveFileTest1', secret: 'c2VjcmV0LXNlY3JldC1zZWNyZXQ' };
+
+  it('writes the key file where the save dialog says, readable by the user only', async () => {
+    const target = path.join(host.root, 'saved-key.json');
+    const names: string[] = [];
+    const saving = connect(svc, {
+      pickFolder: async () => null,
+      pickSavePath: async (_title, name) => (names.push(name), target),
+    });
+    expect(await saving.keys.saveFile({ keyFile, fileName: 'dumbwaiter-key-agent.json' })).toEqual({ saved: true, path: target });
+    expect(names).toEqual(['dumbwaiter-key-agent.json']);
+    expect(JSON.parse(readFileSync(target, 'utf8'))).toEqual(keyFile);
+    expect(statSync(target).mode & 0o777).toBe(0o600);
+  });
+
+  it('says nothing was saved when the dialog is cancelled or there is none', async () => {
+    expect(await api.keys.saveFile({ keyFile, fileName: 'k.json' })).toEqual({ saved: false, path: null });
+  });
+
+  it('refuses a file name with a path in it, or something that is not a key file', async () => {
+    await expect(api.keys.saveFile({ keyFile, fileName: '../../.bashrc.json' })).rejects.toThrow('invalid arguments');
+    await expect(api.keys.saveFile({ keyFile: { ...keyFile, extra: 1 } as never, fileName: 'k.json' })).rejects.toThrow('invalid arguments');
   });
 });

@@ -354,6 +354,8 @@ export class Daemon {
       do {
         this.rescanWanted = false;
         if (!this.spoolIsSafe()) return;
+        // Settings changed a moment ago (a new ceiling, say) apply to the very next request, not from the next tick.
+        this.reloadSettings();
         this.recoverClaimed(); // anything left by a failed intake is retried, not stranded
         const entries = readyEntries(this.io.queue);
         this.unclaimed = entries.length;

@@ -9,6 +9,8 @@ import type { HostService } from '../service';
 /** What only the desktop app can do (the OS's dialogs); absent headless and in tests of the core. */
 export interface AppEdges {
   pickFolder(title: string, defaultPath?: string): Promise<string | null>;
+  /** Where to save a file (the OS's save dialog); null when cancelled. */
+  pickSavePath(title: string, defaultName: string): Promise<string | null>;
 }
 
 const planView = (p: RunPlan): PlanView => ({ argv: p.argv, cwd: p.cwd, env: p.env, timeout_s: p.timeout_s, max_output_bytes: p.max_output_bytes, approval: p.approval });
@@ -57,6 +59,12 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'keys.create': ({ name, scope, ops }) => keyResult(svc.createKey(name, scope, ops, actor)),
     'keys.revoke': ({ keyId }) => ({ changed: svc.revokeKey(keyId, actor) }),
     'keys.rotate': ({ keyId }) => keyResult(svc.rotateKey(keyId, actor)),
+    'keys.saveFile': async ({ keyFile, fileName }) => {
+      const file = await edges?.pickSavePath('Save the key file', fileName);
+      if (!file) return { saved: false, path: null };
+      svc.saveKeyFile(keyFile, file);
+      return { saved: true, path: file };
+    },
     'settings.get': () => svc.getSettings(),
     'settings.set': ({ name, value }) => svc.setSetting(name, value, actor),
     'spend.get': () => svc.status().spend,

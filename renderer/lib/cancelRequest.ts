@@ -1,0 +1,26 @@
+// Cancelling a request, the one way every screen does it: asked first, then said what happened.
+import { api, errorText } from '../api';
+import { confirmAction } from '../stores/confirm';
+import { toast } from '../stores/toasts';
+
+/** Returns whether the host changed anything. */
+export async function cancelRequest(r: { id: string; op: string; state: string }): Promise<boolean> {
+  const running = r.state === 'running';
+  const ok = await confirmAction({
+    title: running ? `Stop ${r.op}?` : `Cancel ${r.op}?`,
+    body: running
+      ? `Request ${r.id} is running: its whole process tree is terminated. What it already did stays done.`
+      : `Request ${r.id} will not run. The agent sees it as cancelled.`,
+    confirmLabel: running ? 'Stop it' : 'Cancel request',
+    danger: true,
+  });
+  if (!ok) return false;
+  try {
+    const out = await api.requests.cancel({ id: r.id });
+    toast(out.message);
+    return out.changed;
+  } catch (e) {
+    toast(errorText(e), 'error');
+    return false;
+  }
+}
