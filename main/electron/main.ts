@@ -70,7 +70,7 @@ async function start(): Promise<void> {
   const approvals = {
     approve: (id: string) => decide(() => svc.approve(id, 'app')),
     deny: (id: string) => decide(() => svc.deny(id, 'app', 'denied from a notification')),
-    open: (id: string) => windows.showApproval(id),
+    open: (id: string) => windows.showApproval(id, true),
   };
   const tray = new AppTray(iconsDir, (id) => {
     const [action, arg = ''] = id.split(/:(.*)/s);

@@ -55,12 +55,20 @@ export class Windows {
     }
   }
 
-  /** The approval window, near the top right of the screen, over everything else. */
-  showApproval(id: string): void {
-    const url = `${APP_ORIGIN}/approval.html#${encodeURIComponent(id)}`;
+  /**
+   * The approval window, near the top right of the screen, over everything else, shown without taking
+   * the focus (someone typing elsewhere must not decide by accident). An open window is not moved to
+   * a new arrival: it says that more are waiting and moves on when its own request is decided.
+   * `chosen`: the user picked this request (a notification's click): show it, focused.
+   */
+  showApproval(id: string, chosen = false): void {
     if (this.approval && !this.approval.isDestroyed()) {
-      void this.approval.loadURL(url);
-      this.approval.show();
+      if (chosen) {
+        this.approval.webContents.send(eventChannel('app.navigate'), { route: id });
+        this.approval.show();
+      } else {
+        this.approval.showInactive();
+      }
       return;
     }
     const { workArea } = screen.getPrimaryDisplay();
@@ -76,7 +84,7 @@ export class Windows {
       title: 'Approve a request?',
     });
     this.approval.on('closed', () => (this.approval = null));
-    void this.approval.loadURL(url);
-    this.approval.once('ready-to-show', () => this.approval?.show());
+    void this.approval.loadURL(`${APP_ORIGIN}/approval.html#${encodeURIComponent(id)}`);
+    this.approval.once('ready-to-show', () => (chosen ? this.approval?.show() : this.approval?.showInactive()));
   }
 }

@@ -2,12 +2,11 @@
 // request state, operation, key, kind and time; a detail panel per entry; export of the whole search.
 import { cloneElement, useEffect, useId, useState, type ReactElement } from 'react';
 import { STATES, type RequestState } from '../../../shared/protocol/types';
-import { api } from '../../api';
 import { EmptyState } from '../../components/EmptyState';
 import { Page } from '../../components/Page';
 import { stateLabel } from '../../components/StateBadge';
-import { useLoad } from '../../lib/useLoad';
-import { useStatus } from '../../stores/status';
+import { useHostVersion, useStatus } from '../../stores/status';
+import { useKeys } from '../../stores/keys';
 import { AuditTable } from './AuditTable';
 import { EntryDetail } from './EntryDetail';
 import { isFiltered, isoToLocalInput, KNOWN_KINDS, kindLabel, RANGES, rangeError, type Filters, type RangePreset } from './query';
@@ -45,9 +44,9 @@ export function AuditScreen() {
     if (searchedOnce()) void refreshNewest();
     else void search();
   }, []);
-  const version = useStatus((s) => JSON.stringify([s.requests, s.keys, s.paused, s.allowlist.ok]));
+  const version = useHostVersion();
   useEffect(() => {
-    if (version !== undefined) void refreshNewest();
+    if (version > 0) void refreshNewest();
   }, [version]);
   useEffect(() => {
     const timer = setInterval(() => void refreshNewest(), 5000);
@@ -154,7 +153,7 @@ function FilterBar() {
   const filters = useFilters();
   const entries = useEntries();
   const operations = useStatus((s) => s.allowlist.operations);
-  const keys = useLoad(() => api.keys.list(), []);
+  const keys = useKeys();
 
   // The search box: typed text searches after a short pause; a text set elsewhere (the detail's
   // "Search this request") shows up here.
@@ -175,7 +174,7 @@ function FilterBar() {
 
   const ops = [...new Set([...(operations ?? []), ...entries.map((e) => e.op).filter((o): o is string => !!o), ...(filters.op ? [filters.op] : [])])].sort();
   const kinds = [...new Set([...KNOWN_KINDS, ...entries.map((e) => e.kind), ...(filters.kind ? [filters.kind] : [])])].sort();
-  const keyList = keys.data ?? [];
+  const keyList = keys ?? [];
   const rangeProblem = rangeError(filters);
 
   const setRange = (range: RangePreset) => {
