@@ -1,85 +1,134 @@
 // The approval window (approval.html#<id>): a small window over everything else that asks about one
 // request. Enter approves, D goes to the reason for denying, Esc closes the window (the request keeps
-// waiting on the Approvals screen).
-import { StrictMode, useCallback, useEffect, useState } from 'react';
+// waiting on the Approvals screen); Esc in the reason only leaves it.
+// The window shows over whatever the person is doing, so nothing approves in its first second on
+// screen, or after it gains focus (a key meant for another app must not approve an unseen request).
+// The app points it at each new request by changing the hash: an undecided request is never replaced
+// under the person; the footer says how many more wait and moves on when asked (or after a decision).
+import { StrictMode, useCallback, useEffect, useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import type { RequestView, StatusView } from '../shared/ipc/views';
+import type { PendingApprovalView, RequestView } from '../shared/ipc/views';
 import { api, errorText } from './api';
 import { StateBadge } from './components/StateBadge';
 import { Toasts } from './components/Toasts';
 import { ApprovalCard, type Decision } from './screens/approvals/ApprovalCard';
+import { isTyping } from './screens/approvals/keyboard';
+import { startStatus, useHostVersion, useStatus, useStatusError } from './stores/status';
 import './styles/theme.css';
 import './styles/components.css';
 import './screens/approvals/approval-window.css';
 
-/** After a decision the window closes by itself, once the person has seen what happened. */
+/** After a decision the window closes by itself (or shows the next request the app asked about). */
 const CLOSE_AFTER_MS = 1500;
+/** How long a request is on screen (or the window focused) before it can be approved. */
+const ARM_MS = 1000;
 
 const idFromHash = () => decodeURIComponent(location.hash.replace(/^#\/?/, ''));
+const NO_APPROVALS: PendingApprovalView[] = [];
 
 function closeWindow(): void {
   window.close();
 }
 
 function ApprovalWindow() {
-  const [id, setId] = useState(idFromHash);
-  const [status, setStatus] = useState<StatusView | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const approvals = useStatus((s) => s.approvals);
+  const statusError = useStatusError();
+  /** The request on screen. */
+  const [shown, setShown] = useState(idFromHash);
+  /** The request the app asked about last (the hash). */
+  const [asked, setAsked] = useState(idFromHash);
   const [decided, setDecided] = useState<{ id: string; decision: Decision } | null>(null);
-  const [gone, setGone] = useState<RequestView | null | undefined>(undefined);
+  const [gone, setGone] = useState<{ id: string; request: RequestView | null } | null>(null);
+  const [lookupError, setLookupError] = useState<string | null>(null);
 
-  useEffect(() => {
-    // The app reuses this window for the next request: it only changes the hash.
-    const onHash = () => {
-      setId(idFromHash());
-      setDecided(null);
-      setGone(undefined);
-    };
-    window.addEventListener('hashchange', onHash);
-    const off = api.state.onChanged((s) => setStatus(s));
-    api.status.get().then(setStatus, (e: unknown) => setError(errorText(e)));
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape' && !e.defaultPrevented) {
-        e.preventDefault();
-        closeWindow();
-      }
-    };
-    window.addEventListener('keydown', onKey);
-    return () => {
-      off();
-      window.removeEventListener('hashchange', onHash);
-      window.removeEventListener('keydown', onKey);
-    };
+  const waiting = approvals ?? NO_APPROVALS;
+  const pending = waiting.find((p) => p.id === shown) ?? null;
+  const others = waiting.filter((p) => p.id !== shown);
+  const undecided = pending !== null && decided?.id !== shown;
+  /** Where "next" goes: the request the app asked about, else the oldest other one waiting. */
+  const next = others.find((p) => p.id === asked) ?? others[0] ?? null;
+
+  const show = useCallback((id: string) => {
+    setShown(id);
+    setDecided(null);
+    setLookupError(null);
   }, []);
 
-  const pending = status?.approvals.find((p) => p.id === id) ?? null;
-  const others = status ? status.approvals.filter((p) => p.id !== id) : [];
-  const waiting = pending !== null;
-
-  // Not (or no longer) waiting: find out what became of it.
+  // A new hash (a new arrival): shown at once only if nothing undecided is on screen.
+  const holdRef = useRef(undecided);
   useEffect(() => {
-    if (!status || waiting || !id) return;
+    holdRef.current = undecided;
+  });
+  useEffect(() => {
+    const onHash = () => {
+      const id = idFromHash();
+      setAsked(id);
+      if (!holdRef.current) show(id);
+    };
+    window.addEventListener('hashchange', onHash);
+    // The user clicked a notification for a request: main asks this open window to show it.
+    const stopNavigate = api.app.onNavigate(({ route }) => {
+      location.hash = `#${route}`;
+    });
+    return () => {
+      window.removeEventListener('hashchange', onHash);
+      stopNavigate();
+    };
+  }, [show]);
+
+  const goNext = () => {
+    if (!next) return;
+    show(next.id);
+    location.hash = `#${encodeURIComponent(next.id)}`;
+  };
+
+  // Esc closes the window; in a field it only leaves the field (what was typed there stays).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape' || e.defaultPrevented) return;
+      e.preventDefault();
+      if (isTyping(e.target) && e.target instanceof HTMLElement) e.target.blur();
+      else closeWindow();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  // Not (or no longer) waiting: find out what became of it (again as it moves on).
+  const loaded = approvals !== undefined;
+  const version = useHostVersion();
+  useEffect(() => {
+    if (!loaded || pending || !shown) return;
     let live = true;
-    api.requests.get({ id }).then(
-      (r) => live && setGone(r),
-      (e: unknown) => live && setError(errorText(e)),
+    api.requests.get({ id: shown }).then(
+      (request) => {
+        if (!live) return;
+        setGone({ id: shown, request });
+        setLookupError(null);
+      },
+      (e: unknown) => live && setLookupError(errorText(e)),
     );
     return () => {
       live = false;
     };
-  }, [status, waiting, id]);
+  }, [loaded, pending, shown, version]);
 
+  // After a decision: the request the app asked about meanwhile, if it still waits; else close.
   const onDecided = useCallback((rid: string, decision: Decision) => setDecided({ id: rid, decision }), []);
+  const followUp = decided && asked !== decided.id && waiting.some((p) => p.id === asked) ? asked : null;
   useEffect(() => {
     if (!decided) return;
-    const t = setTimeout(closeWindow, CLOSE_AFTER_MS);
+    const t = setTimeout(() => (followUp ? show(followUp) : closeWindow()), CLOSE_AFTER_MS);
     return () => clearTimeout(t);
-  }, [decided]);
+  }, [decided, followUp, show]);
 
   useEffect(() => {
     document.title = pending ? `Approve ${pending.op}?` : 'Approve a request?';
   }, [pending]);
 
+  // An error shows until the next answer comes: a new status, or the lookup succeeding.
+  const error = statusError ?? (pending ? null : lookupError);
+  const goneHere = gone && gone.id === shown ? gone.request : undefined;
   let body;
   if (error) {
     body = (
@@ -87,37 +136,37 @@ function ApprovalWindow() {
         The host cannot be reached: {error}
       </div>
     );
-  } else if (!id) {
+  } else if (!shown) {
     body = <p className="muted">No request to show.</p>;
-  } else if (decided && decided.id === id) {
+  } else if (decided && decided.id === shown) {
     body = (
       <div className="aw-done" role="status">
         <strong>{decided.decision === 'denied' ? 'Denied.' : decided.decision === 'approved-for' ? 'Approved, and for a while without asking.' : 'Approved.'}</strong>
-        <p className="muted">This window closes by itself.</p>
+        <p className="muted">{followUp ? 'The next request follows.' : 'This window closes by itself.'}</p>
       </div>
     );
   } else if (pending) {
-    body = <ApprovalCard pending={pending} shortcuts="window" compact onDecided={onDecided} />;
-  } else if (status === null || gone === undefined) {
+    body = <ApprovalCard key={pending.id} pending={pending} shortcuts="window" armMs={ARM_MS} compact onDecided={onDecided} />;
+  } else if (!loaded || goneHere === undefined) {
     body = <p className="muted">Loading…</p>;
   } else {
     body = (
       <div className="aw-done" role="status">
         <strong>
-          {gone === null ? (
+          {goneHere === null ? (
             <>
-              There is no request <code>{id}</code>.
+              There is no request <code>{shown}</code>.
             </>
           ) : (
             <>
-              <code>{gone.op}</code> is no longer waiting for you.
+              <code>{goneHere.op}</code> is no longer waiting for you.
             </>
           )}
         </strong>
-        {gone ? (
+        {goneHere ? (
           <p>
-            It is now <StateBadge state={gone.state} />
-            {gone.decided_by ? <span className="muted"> (decided by {gone.decided_by})</span> : null}.
+            It is now <StateBadge state={goneHere.state} />
+            {goneHere.decided_by ? <span className="muted"> (decided by {goneHere.decided_by})</span> : null}.
           </p>
         ) : null}
       </div>
@@ -128,9 +177,9 @@ function ApprovalWindow() {
     <main className="aw">
       {body}
       <footer className="aw-footer">
-        {others.length > 0 ? (
-          <button type="button" className="link" onClick={() => (location.hash = `#${encodeURIComponent(others[0]!.id)}`)}>
-            {others.length} more waiting: next
+        {next ? (
+          <button type="button" className="link" onClick={goNext}>
+            {others.length} more waiting · next
           </button>
         ) : (
           <span />
@@ -147,6 +196,7 @@ function ApprovalWindow() {
   );
 }
 
+startStatus();
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <ApprovalWindow />

@@ -1,8 +1,7 @@
 // The sidebar: the screens (with what needs attention counted), and the host's state with pause/resume.
-import { api, errorText } from '../api';
+import { setHostPaused } from '../lib/hostPause';
 import { navigate, useScreen, type Screen } from '../stores/route';
 import { useStatus } from '../stores/status';
-import { toast } from '../stores/toasts';
 import { NAV } from './nav';
 
 const isMac = navigator.platform.startsWith('Mac');
@@ -52,21 +51,14 @@ function HostState() {
   const running = useStatus((s) => s.daemon.running);
   const paused = useStatus((s) => s.paused);
   if (running === undefined) return null;
-  const toggle = async () => {
-    try {
-      await api.host.setPaused({ paused: !paused });
-      toast(paused ? 'Host resumed' : 'Host paused: nothing new starts');
-    } catch (e) {
-      toast(errorText(e), 'error');
-    }
-  };
+  const toggle = () => void setHostPaused(!paused);
   const [dot, text] = !running ? ['bad', 'Host not running'] : paused ? ['warn', 'Paused'] : ['good', 'Running'];
   return (
     <div className="host-state">
       <div role="status">
         <span className={`dot dot-${dot}`} aria-hidden="true" /> {text}
       </div>
-      <button type="button" onClick={() => void toggle()} aria-pressed={paused}>
+      <button type="button" onClick={toggle} aria-pressed={paused}>
         {paused ? 'Resume' : 'Pause'}
       </button>
     </div>

@@ -1,6 +1,7 @@
 // The Activity screen in real Chromium against the real host and daemon: runs in progress with their
-// live output, cancelling one, the paused banner, the queue, approvals and results, filters by key and
-// operation, and an uncertain run (made for real by killing the daemon mid-run) resolved by a human.
+// live output, cancelling one (and two at once), the paused banner, the queue, approvals and results,
+// filters by key and operation, an uncertain run (made for real by killing the daemon mid-run) resolved
+// by a human, and live output that stops being asked for once the run ends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ui } from './harness';
 import type { KeyFile } from '../../shared/protocol/types';
@@ -21,6 +22,13 @@ operations:
     scope: read
     approval: never
     timeout_s: 60
+    concurrency: 4
+  - name: brief
+    description: Runs for a moment
+    command: [/bin/sh, -c, "echo begin; sleep 1.5; echo end"]
+    scope: read
+    approval: never
+    timeout_s: 10
     concurrency: 4
   - name: ship
     description: Ship it (asks first)
@@ -70,6 +78,11 @@ describe('the Activity screen', () => {
     await ui.page.waitForURL(/#\/requests\/unc-1$/);
     await ui.page.getByRole('textbox', { name: 'Note' }).fill('The migration table shows it never ran');
     await ui.page.getByRole('button', { name: 'It failed' }).click();
+    // Asked first: nothing is recorded until the person confirms.
+    const confirm = ui.page.getByRole('dialog');
+    await confirm.getByRole('heading', { name: 'Record that it failed?' }).waitFor();
+    expect(state('unc-1')).toBe('uncertain');
+    await confirm.getByRole('button', { name: 'It failed' }).click();
     await expect.poll(() => state('unc-1')).toBe('failed');
     const result = await ui.host.waitResult('unc-1', ['failed']);
     expect([result.resolved_by, result.note]).toEqual(['human', 'The migration table shows it never ran']);
@@ -114,7 +127,7 @@ describe('the Activity screen', () => {
 
     // Cancel the running one (after a confirmation).
     await running.getByRole('button', { name: 'Cancel slow-1' }).click();
-    await ui.page.getByRole('dialog').getByRole('button', { name: 'Stop the run' }).click();
+    await ui.page.getByRole('dialog').getByRole('button', { name: 'Stop it' }).click();
     const cancelled = await ui.host.waitResult('slow-1', ['cancelled']);
     expect(cancelled.state).toBe('cancelled');
     expect(cancelled.stdout).toBe('start\n');
@@ -124,29 +137,38 @@ describe('the Activity screen', () => {
   });
 
   it('filters by key and by operation', async () => {
+    // A second approval, from alice: the key filter must take it out of the waiting list.
+    ui.host.submit(alice, 'ship-2', 'ship', {}, { intent: 'Release 1.3' });
+    await expect.poll(() => state('ship-2')).toBe('awaiting_approval');
     await ui.open('/activity');
     const results = section('Recent results');
-    const ids = async () => (await results.locator('tbody tr td:first-child a').allTextContents()).sort();
+    const rowIds = (list: ReturnType<typeof section>) => async () => (await list.locator('tbody tr td:first-child a').allTextContents()).sort();
+    const ids = rowIds(results);
+    const awaiting = rowIds(section(/^Awaiting approval/));
+    const uncertain = rowIds(section(/^Uncertain/));
     await expect.poll(ids).toEqual(['hello-1', 'hello-2', 'hello-3', 'slow-1', 'unc-1']);
+    await expect.poll(awaiting).toEqual(['ship-1', 'ship-2']);
+    await expect.poll(uncertain).toEqual(['unc-2']);
 
     await ui.page.getByLabel('Key', { exact: true }).selectOption({ label: `bob (${bob.key_id})` });
     await expect.poll(ids).toEqual(['hello-2', 'hello-3']);
-    // The filter applies to every list: bob's approval stays, alice's uncertain run goes.
-    expect(await section(/^Awaiting approval/).getByRole('row').filter({ hasText: 'ship-1' }).count()).toBe(1);
-    expect(await section(/^Uncertain/).count()).toBe(0);
+    // The filter applies to every list: bob's approval stays, alice's approval and uncertain run go.
+    await expect.poll(awaiting).toEqual(['ship-1']);
+    await expect.poll(() => section(/^Uncertain/).count()).toBe(0);
 
     await ui.page.getByLabel('Operation', { exact: true }).selectOption('ship');
     await expect.poll(() => results.getByText('No finished request matches these filters.').count()).toBe(1);
-    expect(await section(/^Awaiting approval/).getByRole('row').filter({ hasText: 'ship-1' }).count()).toBe(1);
+    await expect.poll(awaiting).toEqual(['ship-1']);
 
     await ui.page.getByLabel('Key', { exact: true }).selectOption({ label: 'All keys' });
     await ui.page.getByLabel('Operation', { exact: true }).selectOption('slow');
     await expect.poll(ids).toEqual(['slow-1', 'unc-1']);
-    expect(await section(/^Uncertain/).getByRole('row').filter({ hasText: 'unc-2' }).count()).toBe(1);
-    expect(await section(/^Awaiting approval/).getByText('Nothing is waiting for your decision').count()).toBe(1);
+    await expect.poll(uncertain).toEqual(['unc-2']);
+    await expect.poll(() => section(/^Awaiting approval/).getByText('Nothing is waiting for your decision').count()).toBe(1);
 
     await ui.page.getByRole('button', { name: 'Clear filters' }).click();
     await expect.poll(ids).toEqual(['hello-1', 'hello-2', 'hello-3', 'slow-1', 'unc-1']);
+    await expect.poll(awaiting).toEqual(['ship-1', 'ship-2']);
     expect(ui.errors).toEqual([]);
   });
 
@@ -156,6 +178,66 @@ describe('the Activity screen', () => {
     await ui.page.waitForURL(/#\/requests\/hello-1$/);
     await ui.page.getByLabel('Standard output').getByText('hello Alice').waitFor();
     await ui.screenshots('request-detail');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('cancels two runs at once: each button stays busy until its own cancel is done', async () => {
+    ui.host.submit(alice, 'two-1', 'slow', {});
+    ui.host.submit(alice, 'two-2', 'slow', {});
+    await expect.poll(() => [state('two-1'), state('two-2')], { timeout: 15_000 }).toEqual(['running', 'running']);
+    await ui.open('/activity');
+    // The host answers cancels only when the test lets it: both are in flight together.
+    await ui.page.evaluate(() => {
+      const w = window as unknown as { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; __release: () => void };
+      const invoke = w.__dwInvoke;
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      w.__release = open;
+      w.__dwInvoke = async (c, a) => {
+        if (c.endsWith('requests.cancel')) await gate;
+        return invoke(c, a);
+      };
+    });
+    const running = section(/^Running/);
+    const button = (id: string) => running.getByRole('button', { name: `Cancel ${id}` });
+    for (const id of ['two-1', 'two-2']) {
+      await button(id).click();
+      await ui.page.getByRole('dialog').getByRole('button', { name: 'Stop it' }).click();
+      await expect.poll(() => button(id).textContent()).toBe('Cancelling…');
+    }
+    expect([await button('two-1').isDisabled(), await button('two-2').isDisabled()]).toEqual([true, true]);
+    expect([state('two-1'), state('two-2')]).toEqual(['running', 'running']);
+
+    await ui.page.evaluate(() => (window as unknown as { __release: () => void }).__release());
+    expect((await ui.host.waitResult('two-1', ['cancelled'])).state).toBe('cancelled');
+    expect((await ui.host.waitResult('two-2', ['cancelled'])).state).toBe('cancelled');
+    await running.getByText('No run in progress').waitFor();
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('live output is asked for while the run goes, and no more once it has ended', async () => {
+    const asked: string[] = [];
+    const liveOutput = ui.svc.liveOutput.bind(ui.svc);
+    ui.svc.liveOutput = (id, from) => {
+      asked.push(id);
+      return liveOutput(id, from);
+    };
+    try {
+      await ui.open('/activity');
+      ui.host.submit(bob, 'brief-1', 'brief', {});
+      const running = section(/^Running/);
+      await expect.poll(() => running.getByLabel('Live output of brief-1').textContent(), { timeout: 10_000 }).toBe('begin');
+      expect((await ui.host.waitResult('brief-1')).stdout).toBe('begin\nend\n');
+      await section('Recent results').getByRole('row').filter({ hasText: 'brief-1' }).waitFor();
+      await running.getByText('No run in progress').waitFor();
+      const during = asked.filter((id) => id === 'brief-1').length;
+      expect(during).toBeGreaterThan(1);
+      // Several poll intervals (0.5 s) later, nothing more was asked.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(asked.filter((id) => id === 'brief-1').length).toBe(during);
+    } finally {
+      ui.svc.liveOutput = liveOutput;
+    }
     expect(ui.errors).toEqual([]);
   });
 });

@@ -1,6 +1,8 @@
 // The Approvals screen and the approval window in real Chromium against the real host: requests the
 // sandbox writes into the spool wait for a human, who approves, denies with a reason, or approves for
-// some minutes (a grant the next request uses without asking); by mouse and by keyboard.
+// some minutes (a grant the next request uses without asking); by mouse and by keyboard. Nothing is
+// approved that the person has not had on screen for a moment: not by a second A after a decision, not
+// by Enter in a window that just appeared, not by a card that changed under the pointer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ui } from './harness';
 import type { KeyFile } from '../../shared/protocol/types';
@@ -37,6 +39,9 @@ afterAll(async () => {
 
 const state = (id: string) => ui.svc.requests.get(id)?.state;
 const card = () => ui.page.getByRole('article');
+const approveButton = () => card().getByRole('button', { name: 'Approve', exact: true });
+/** The shown request can be approved (it has been on screen long enough). */
+const armed = () => approveButton().isEnabled();
 
 describe('the Approvals screen', () => {
   it('shows a waiting request in full; Approve runs it', async () => {
@@ -129,6 +134,8 @@ describe('the Approvals screen', () => {
     expect(await selected()).toBe('kbd-1');
     // The shortcuts are shown on the screen.
     expect(await ui.page.getByRole('definition').filter({ hasText: 'approve for the chosen time' }).count()).toBe(1);
+    await expect.poll(armed).toBe(true);
+    await card().evaluate((el) => Promise.all(el.getAnimations().map((x) => x.finished)));
     await ui.screenshots('approvals');
 
     await ui.page.keyboard.press('j');
@@ -139,9 +146,16 @@ describe('the Approvals screen', () => {
     await ui.page.keyboard.press('k');
     await expect.poll(selected).toBe('kbd-1');
 
+    await expect.poll(armed).toBe(true);
     await ui.page.keyboard.press('a');
     expect((await ui.host.waitResult('kbd-1')).state).toBe('succeeded');
     await expect.poll(selected).toBe('kbd-2');
+    // A second A right away would approve a request nobody has looked at: it is ignored, and the new
+    // card is highlighted while its Approve button fills up.
+    await ui.page.keyboard.press('a');
+    expect(await card().evaluate((el) => el.classList.contains('approval-fresh'))).toBe(true);
+    await expect.poll(armed).toBe(true);
+    expect(state('kbd-2')).toBe('awaiting_approval');
 
     await ui.page.keyboard.press('d');
     const reason = card().getByRole('textbox', { name: 'Reason for denying' });
@@ -153,6 +167,7 @@ describe('the Approvals screen', () => {
     await expect.poll(selected).toBe('kbd-3');
 
     // Back on the screen (Enter left the focus in the list): T approves for the chosen 30 minutes.
+    await expect.poll(armed).toBe(true);
     await ui.page.keyboard.press('t');
     expect((await ui.host.waitResult('kbd-3')).state).toBe('succeeded');
     const grant = ui.svc.listGrants().find((x) => x.key_id === kbd.key_id);
@@ -160,6 +175,43 @@ describe('the Approvals screen', () => {
     expect((Date.parse(grant!.expires_at) - Date.parse(grant!.created_at)) / 60_000).toBe(30);
     await ui.page.getByRole('status').filter({ hasText: 'Nothing is waiting for you' }).waitFor();
     ui.svc.revokeGrant(grant!.id, 'test');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it("shortcuts are the focused control's own: not on Revoke, not in a field; arrows move the list only from the list", async () => {
+    const kbd = ui.host.createKey('focus-agent', 'write');
+    ui.host.submit(kbd, 'foc-1', 'deploy', { target: 'staging' });
+    await expect.poll(() => state('foc-1')).toBe('awaiting_approval');
+    // A grant in force, so the page has a Revoke button.
+    ui.svc.approve('foc-1', 'test', 600);
+    await expect.poll(() => ui.svc.listGrants().length).toBe(1);
+    ui.host.submit(kbd, 'foc-2', 'greet', { name: 'two' });
+    ui.host.submit(kbd, 'foc-3', 'greet', { name: 'three' });
+    for (const id of ['foc-2', 'foc-3']) await expect.poll(() => state(id)).toBe('awaiting_approval');
+    await ui.open('/approvals');
+    const selected = () => ui.page.getByRole('option', { selected: true }).locator('.approvals-id').textContent();
+    await expect.poll(selected).toBe('foc-2');
+    await expect.poll(armed).toBe(true);
+
+    // On Revoke: A and the arrows are not the card's.
+    const revoke = ui.page.getByRole('button', { name: /^Revoke the approval of deploy/ });
+    await revoke.focus();
+    await ui.page.keyboard.press('a');
+    await ui.page.keyboard.press('ArrowDown');
+    // In the reason field: letters are typed, not shortcuts.
+    await card().getByRole('textbox', { name: 'Reason for denying' }).focus();
+    await ui.page.keyboard.type('a t j');
+    expect(await card().getByRole('textbox', { name: 'Reason for denying' }).inputValue()).toBe('a t j');
+    expect(await selected()).toBe('foc-2');
+    // From the list, the arrows move the selection.
+    await ui.page.getByRole('listbox', { name: /Waiting/ }).focus();
+    await ui.page.keyboard.press('ArrowDown');
+    await expect.poll(selected).toBe('foc-3');
+    expect([state('foc-2'), state('foc-3')]).toEqual(['awaiting_approval', 'awaiting_approval']);
+    expect(ui.svc.listGrants()).toHaveLength(1);
+
+    for (const id of ['foc-2', 'foc-3']) ui.svc.deny(id, 'test', 'cleanup');
+    for (const g of ui.svc.listGrants()) ui.svc.revokeGrant(g.id, 'test');
     expect(ui.errors).toEqual([]);
   });
 });
@@ -175,11 +227,13 @@ describe('the approval window', () => {
       await card().getByRole('heading', { name: 'Run deploy?' }).waitFor();
       expect(await card().getByLabel('Command that runs').locator('code').allTextContents()).toEqual(['/bin/echo', 'deployed production']);
       expect(await card().textContent()).toContain('Release 2.4.1 to production');
-      expect(await ui.page.getByRole('button', { name: '1 more waiting: next' }).count()).toBe(1);
+      expect(await ui.page.getByRole('button', { name: '1 more waiting · next' }).count()).toBe(1);
       // Everything fits: no scrolling needed to reach the decisions.
       expect(await card().getByRole('button', { name: 'Deny' }).isVisible()).toBe(true);
       const box = await card().getByRole('button', { name: 'Deny' }).boundingBox();
       expect(box!.y + box!.height).toBeLessThan(420);
+      await expect.poll(armed).toBe(true);
+      await card().evaluate((el) => Promise.all(el.getAnimations().map((x) => x.finished)));
       await ui.screenshots('approval-window');
 
       // D focuses the reason; a click elsewhere leaves it.
@@ -187,6 +241,7 @@ describe('the approval window', () => {
       await expect.poll(() => card().getByRole('textbox', { name: 'Reason for denying' }).evaluate((el) => el === document.activeElement)).toBe(true);
       await card().getByRole('heading').click();
 
+      await expect.poll(armed).toBe(true);
       await ui.page.keyboard.press('Enter');
       expect((await ui.host.waitResult('win-1')).state).toBe('succeeded');
       expect(ui.svc.requests.get('win-1')?.decided_by).toBe('app');
@@ -195,7 +250,7 @@ describe('the approval window', () => {
 
       // The next one in the same window (the app reuses it by changing the hash); decided elsewhere
       // meanwhile, the window says so.
-      await ui.page.getByRole('button', { name: '1 more waiting: next' }).click();
+      await ui.page.getByRole('button', { name: '1 more waiting · next' }).click();
       await card().getByRole('heading', { name: 'Run greet?' }).waitFor();
       ui.svc.deny('win-2', 'test', 'decided elsewhere');
       await ui.page.getByText('is no longer waiting for you').waitFor();
@@ -209,6 +264,97 @@ describe('the approval window', () => {
     } finally {
       await ui.page.setViewportSize({ width: 1200, height: 800 });
     }
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('approves nothing before it is armed, never swaps the request under the person, and Esc in the reason keeps it', async () => {
+    ui.host.submit(key, 'win-3', 'deploy', { target: 'staging' }, { intent: 'Try the staging build' });
+    await expect.poll(() => state('win-3')).toBe('awaiting_approval');
+    await ui.page.setViewportSize({ width: 480, height: 420 });
+    try {
+      await ui.open('win-3', 'approval.html');
+      await card().getByRole('heading', { name: 'Run deploy?' }).waitFor();
+      // Someone typing in another app presses Enter as the window appears: nothing is approved.
+      await ui.page.keyboard.press('Enter');
+      expect(await approveButton().isDisabled()).toBe(true);
+      await ui.screenshots('approval-window-arming');
+      await expect.poll(armed).toBe(true);
+      expect(state('win-3')).toBe('awaiting_approval');
+
+      // A new request arrives and the app points the window at it (a new hash): the undecided one stays.
+      ui.host.submit(key, 'win-4', 'greet', { name: 'newcomer' });
+      await expect.poll(() => state('win-4')).toBe('awaiting_approval');
+      await ui.page.evaluate(() => (location.hash = '#win-4'));
+      await ui.page.getByRole('button', { name: '1 more waiting · next' }).waitFor();
+      expect(await card().getByRole('heading', { name: 'Run deploy?' }).count()).toBe(1);
+      expect(await armed()).toBe(true);
+
+      // Esc while typing the reason leaves the field, keeps the reason, and keeps the window open.
+      await ui.page.evaluate(() => {
+        const w = window as unknown as { closed_: boolean };
+        w.closed_ = false;
+        window.close = () => void (w.closed_ = true);
+      });
+      const closed = () => ui.page.evaluate(() => (window as unknown as { closed_: boolean }).closed_);
+      const reason = card().getByRole('textbox', { name: 'Reason for denying' });
+      await ui.page.keyboard.press('d');
+      await ui.page.keyboard.type('Wrong build');
+      await ui.page.keyboard.press('Escape');
+      expect(await reason.inputValue()).toBe('Wrong build');
+      expect(await reason.evaluate((el) => el === document.activeElement)).toBe(false);
+      expect(await closed()).toBe(false);
+
+      // The window gains focus again (coming back from another app): not approvable for a moment again.
+      await ui.page.evaluate(() => window.dispatchEvent(new Event('focus')));
+      await expect.poll(() => approveButton().isDisabled()).toBe(true);
+      await ui.page.keyboard.press('Enter');
+      await expect.poll(armed).toBe(true);
+      expect(state('win-3')).toBe('awaiting_approval');
+
+      // Denied with the reason typed above; then the request the app asked about follows, armed anew.
+      await card().getByRole('button', { name: 'Deny' }).click();
+      const denied = await ui.host.waitResult('win-3');
+      expect([denied.state, denied.error?.message]).toEqual(['denied', 'denied by app: Wrong build']);
+      await ui.page.getByRole('status').filter({ hasText: 'Denied.' }).waitFor();
+      await card().getByRole('heading', { name: 'Run greet?' }).waitFor();
+      expect(await closed()).toBe(false);
+      await expect.poll(armed).toBe(true);
+      expect(state('win-4')).toBe('awaiting_approval');
+      // Esc outside a field closes the window (the request keeps waiting).
+      await ui.page.keyboard.press('Escape');
+      expect(await closed()).toBe(true);
+      ui.svc.deny('win-4', 'test', 'cleanup');
+    } finally {
+      await ui.page.setViewportSize({ width: 1200, height: 800 });
+    }
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('an error shows until the next answer comes', async () => {
+    ui.host.submit(key, 'win-5', 'greet', { name: 'gone' });
+    await expect.poll(() => state('win-5')).toBe('awaiting_approval');
+    ui.svc.deny('win-5', 'test', 'decided elsewhere');
+    await ui.open('win-5', 'approval.html');
+    await ui.page.getByText('is no longer waiting for you').waitFor();
+    // The host fails to answer for a while (the window looks the request up again on every change).
+    type Failing = { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; failing: boolean };
+    await ui.page.evaluate(() => {
+      const w = window as unknown as Failing;
+      const invoke = w.__dwInvoke;
+      w.failing = true;
+      w.__dwInvoke = async (c, a) => {
+        if (c.endsWith('requests.get') && w.failing) throw new Error('the host went away');
+        return invoke(c, a);
+      };
+    });
+    ui.host.submit(key, 'win-6', 'greet', { name: 'trigger' });
+    await ui.page.getByRole('alert').filter({ hasText: 'the host went away' }).waitFor();
+    await expect.poll(() => state('win-6')).toBe('awaiting_approval');
+    // The host answers again: the next change of state asks again, and the answer replaces the error.
+    await ui.page.evaluate(() => void ((window as unknown as Failing).failing = false));
+    ui.svc.deny('win-6', 'test', 'cleanup');
+    await ui.page.getByText('is no longer waiting for you').waitFor();
+    expect(await ui.page.getByRole('alert').count()).toBe(0);
     expect(ui.errors).toEqual([]);
   });
 });

@@ -1,17 +1,18 @@
 // What the host is doing: runs that need a human (uncertain ones, approvals), runs in progress with
 // their live output, the queue, and recent results; filtered by key and operation. Follows the host's
 // state live. A request opens its detail.
-import { useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import type { RequestSummaryView } from '../../../shared/ipc/views';
 import type { RequestState } from '../../../shared/protocol/types';
-import { api, errorText } from '../../api';
+import { api } from '../../api';
 import { EmptyState } from '../../components/EmptyState';
 import { Page } from '../../components/Page';
+import { cancelRequest } from '../../lib/cancelRequest';
 import { useLoad } from '../../lib/useLoad';
-import { confirmAction } from '../../stores/confirm';
+import { useKeys } from '../../stores/keys';
 import { navigate } from '../../stores/route';
-import { useStatus } from '../../stores/status';
-import { toast } from '../../stores/toasts';
+import { useHostVersion, useStatus } from '../../stores/status';
+import { setHostPaused } from '../../lib/hostPause';
 import { RequestTable } from './RequestTable';
 import { RunningCard } from './RunningCard';
 import './activity.css';
@@ -21,21 +22,29 @@ const FINISHED: RequestState[] = ['succeeded', 'failed', 'rejected', 'denied', '
 const PAGE = 25;
 
 export function ActivityScreen() {
-  // Any change in the host's state (counts by state, what runs, what waits) reloads the lists.
-  const version = useStatus((s) => JSON.stringify([s.requests, s.running.map((r) => r.id), s.approvals.map((a) => a.id), s.uncertain.map((u) => u.id)]));
+  // Any change in the host's state reloads the lists (keeping them on screen until the answer).
+  const version = useHostVersion();
   const paused = useStatus((s) => s.paused);
   const daemonUp = useStatus((s) => s.daemon.running);
   const allowlistOps = useStatus((s) => s.allowlist.operations.join('\n'));
   const [keyId, setKeyId] = useState('');
   const [op, setOp] = useState('');
   const [limit, setLimit] = useState(PAGE);
-  const [cancelling, setCancelling] = useState<string | null>(null);
+  // Every request being cancelled (asked, then told to the host), each button on its own.
+  const [cancelling, setCancelling] = useState<ReadonlySet<string>>(() => new Set());
   const filter = { ...(keyId ? { keyId } : {}), ...(op ? { op } : {}) };
 
-  const active = useLoad(() => api.requests.list({ states: ACTIVE, limit: 1000, ...filter }), [version, keyId, op]);
-  const recent = useLoad(() => api.requests.list({ states: FINISHED, limit, ...filter }), [version, keyId, op, limit]);
-  const keys = useLoad(() => api.keys.list(), [version]);
-  const keyName = (id: string) => keys.data?.find((k) => k.key_id === id)?.name;
+  // The filters say what is listed (a change shows "Loading…"); more results and the host's changes
+  // reload the same lists.
+  const active = useLoad(() => api.requests.list({ states: ACTIVE, limit: 1000, ...filter }), [keyId, op], version);
+  const recent = useLoad(() => api.requests.list({ states: FINISHED, limit, ...filter }), [keyId, op], `${version}/${limit}`);
+  // "Show older results" asked: the button says so until the longer list is there.
+  const [loadingMore, setLoadingMore] = useState(false);
+  useEffect(() => {
+    if (!recent.loading) setLoadingMore(false);
+  }, [recent.loading]);
+  const keys = useKeys();
+  const keyName = (id: string) => keys?.find((k) => k.key_id === id)?.name;
 
   const rows = active.data ?? [];
   // Oldest first: the order they run in.
@@ -52,41 +61,24 @@ export function ActivityScreen() {
   const ops = [...new Set([...(allowlistOps ? allowlistOps.split('\n') : []), ...(op ? [op] : [])])].sort();
 
   const cancel = async (r: RequestSummaryView) => {
-    if (r.state === 'running') {
-      const ok = await confirmAction({
-        title: `Stop ${r.op}?`,
-        body: `The run of ${r.id} is stopped now (its process is terminated, then killed). What it already did is not undone.`,
-        confirmLabel: 'Stop the run',
-        danger: true,
-      });
-      if (!ok) return;
-    }
-    setCancelling(r.id);
+    if (cancelling.has(r.id)) return;
+    setCancelling((s) => new Set(s).add(r.id));
     try {
-      const out = await api.requests.cancel({ id: r.id });
-      toast(out.message);
-      active.reload();
-    } catch (e) {
-      toast(errorText(e), 'error');
+      if (await cancelRequest(r)) active.reload();
     } finally {
-      setCancelling(null);
+      setCancelling((s) => {
+        const left = new Set(s);
+        left.delete(r.id);
+        return left;
+      });
     }
   };
 
   const cancelButton = (r: RequestSummaryView) => (
-    <button type="button" className="danger" disabled={cancelling === r.id} onClick={() => void cancel(r)} aria-label={`Cancel ${r.id}`}>
-      {cancelling === r.id ? 'Cancelling…' : 'Cancel'}
+    <button type="button" className="danger" disabled={cancelling.has(r.id)} onClick={() => void cancel(r)} aria-label={`Cancel ${r.id}`}>
+      {cancelling.has(r.id) ? 'Cancelling…' : 'Cancel'}
     </button>
   );
-
-  const resume = async () => {
-    try {
-      await api.host.setPaused({ paused: false });
-      toast('Host resumed');
-    } catch (e) {
-      toast(errorText(e), 'error');
-    }
-  };
 
   return (
     <Page title="Activity" description="What the sandbox asked for and what became of it, as it happens. Open a request for its arguments, output and decision trail.">
@@ -95,7 +87,7 @@ export function ActivityScreen() {
           <div>
             <strong>The host is paused.</strong> Nothing new starts: requests wait in the queue until you unpause. Runs already going finish normally.
           </div>
-          <button type="button" className="primary" onClick={() => void resume()}>
+          <button type="button" className="primary" onClick={() => void setHostPaused(false)}>
             Unpause host
           </button>
         </div>
@@ -113,7 +105,7 @@ export function ActivityScreen() {
           <label htmlFor="act-filter-key">Key</label>
           <select id="act-filter-key" value={keyId} onChange={(e) => (setKeyId(e.target.value), setLimit(PAGE))}>
             <option value="">All keys</option>
-            {(keys.data ?? []).map((k) => (
+            {(keys ?? []).map((k) => (
               <option key={k.key_id} value={k.key_id}>
                 {k.name} ({k.key_id}){k.revoked_at ? ' — revoked' : ''}
               </option>
@@ -199,7 +191,7 @@ export function ActivityScreen() {
             ) : (
               <ul className="run-list" aria-label="Runs in progress">
                 {running.map((r) => (
-                  <RunningCard key={r.id} run={r} keyName={keyName(r.key_id)} onCancel={() => void cancel(r)} cancelling={cancelling === r.id} />
+                  <RunningCard key={r.id} run={r} keyName={keyName(r.key_id)} onCancel={() => void cancel(r)} cancelling={cancelling.has(r.id)} />
                 ))}
               </ul>
             )}
@@ -221,10 +213,10 @@ export function ActivityScreen() {
             ) : (
               <>
                 <RequestTable rows={finished} label="Recent results" keyName={keyName} when={{ title: 'Finished', of: (r) => r.finished_at ?? r.updated_at }} showError />
-                {finished.length >= limit && limit < 1000 ? (
+                {(finished.length >= limit || loadingMore) && limit < 1000 ? (
                   <div className="act-more">
-                    <button type="button" onClick={() => setLimit((l) => Math.min(1000, l + PAGE * 2))} disabled={recent.loading}>
-                      {recent.loading ? 'Loading…' : 'Show older results'}
+                    <button type="button" onClick={() => (setLimit((l) => Math.min(1000, l + PAGE * 2)), setLoadingMore(true))} disabled={loadingMore}>
+                      {loadingMore ? 'Loading…' : 'Show older results'}
                     </button>
                   </div>
                 ) : null}

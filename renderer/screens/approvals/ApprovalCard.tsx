@@ -1,13 +1,16 @@
 // One request waiting for a human, in full, with its decisions: approve, approve for some minutes
 // (a time-boxed grant for this key and operation), deny with a reason. The Approvals screen and the
-// small approval window both show it; each gives it its own keyboard shortcuts.
-import { useEffect, useId, useRef, useState } from 'react';
+// small approval window both show it; each gives it its own keyboard shortcuts. Nothing approves it in
+// its first moment on screen (`armMs`): the Approve buttons fill up, then work.
+import { useEffect, useId, useRef, useState, type CSSProperties } from 'react';
 import type { PendingApprovalView } from '../../../shared/ipc/views';
 import { api, errorText } from '../../api';
 import { Argv } from '../../components/Argv';
 import { Time } from '../../components/Time';
 import { formatTime } from '../../lib/format';
 import { toast } from '../../stores/toasts';
+import { isTyping, onOtherControl, plainKey } from './keyboard';
+import { useArmed } from './useArmed';
 import './approvals.css';
 
 export type Decision = 'approved' | 'approved-for' | 'denied';
@@ -16,17 +19,23 @@ export type Decision = 'approved' | 'approved-for' | 'denied';
 export const GRANT_MINUTES = [5, 15, 30, 60, 120, 240, 480] as const;
 
 /**
- * `shortcuts`: which keys act on this card while it is shown. 'screen': A approves, T approves for the
- * chosen minutes, D focuses the reason (Enter there denies). 'window': Enter approves, D focuses the reason.
+ * `shortcuts`: which keys act on this card while it is shown (never while typing in a field or on a
+ * control outside the card). 'screen': A approves, T approves for the chosen minutes, D focuses the
+ * reason (Enter there denies). 'window': Enter approves, D focuses the reason.
+ * Show one request per card (`key={pending.id}`): its decisions are armed for that request only.
+ * `armMs`: how long the request is on screen before it can be approved; in the window, also after the
+ * window gains focus.
  */
 export function ApprovalCard({
   pending,
   shortcuts,
+  armMs,
   compact = false,
   onDecided,
 }: {
   pending: PendingApprovalView;
   shortcuts: 'screen' | 'window' | null;
+  armMs: number;
   compact?: boolean;
   onDecided?: (id: string, decision: Decision) => void;
 }) {
@@ -34,17 +43,21 @@ export function ApprovalCard({
   const [reason, setReason] = useState('');
   const [minutes, setMinutes] = useState(30);
   const [busy, setBusy] = useState<Decision | null>(null);
+  // Decided from this card: it stays inert until the host's state replaces it.
+  const [done, setDone] = useState<Decision | null>(null);
   const reasonRef = useRef<HTMLInputElement>(null);
+  const cardRef = useRef<HTMLElement>(null);
   const uid = useId();
   const busyRef = useRef(false);
-
-  // A new request on the same card: start from a clean reason.
+  const armed = useArmed(pending.id, armMs, shortcuts === 'window');
+  const armedRef = useRef(armed);
   useEffect(() => {
-    setReason('');
-  }, [pending.id]);
+    armedRef.current = armed;
+  });
 
   const decide = async (d: Decision, forMinutes = minutes) => {
-    if (busyRef.current) return;
+    if (busyRef.current || done) return;
+    if (d !== 'denied' && !armedRef.current) return;
     busyRef.current = true;
     setBusy(d);
     try {
@@ -56,6 +69,7 @@ export function ApprovalCard({
         const also = out.also_approved.length ? `; also approved ${out.also_approved.length} more waiting` : '';
         toast(d === 'approved-for' ? `Approved ${a.operation} for ${a.key_name} for ${minutesText(forMinutes)}${also}` : `Approved ${pending.id}`);
       }
+      setDone(d);
       onDecided?.(pending.id, d);
     } catch (e) {
       toast(errorText(e), 'error');
@@ -74,26 +88,23 @@ export function ApprovalCard({
   useEffect(() => {
     if (!shortcuts) return;
     const onKey = (e: KeyboardEvent) => {
-      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
-      if (document.querySelector('dialog[open]')) return;
-      const t = e.target as HTMLElement | null;
-      const typing = !!t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
-      if (typing) return;
+      if (!plainKey(e)) return;
+      const t = e.target;
+      // Typing (the reason, the minutes) or on another control (Revoke, Close, …): the keys are theirs.
+      if (isTyping(t) || onOtherControl(t, cardRef.current)) return;
       const k = e.key.toLowerCase();
       if (k === 'd') {
         e.preventDefault();
         reasonRef.current?.focus();
-      } else if (shortcuts === 'screen' && k === 'a') {
+      } else if (shortcuts === 'screen' && (k === 'a' || k === 't')) {
         e.preventDefault();
-        void decideRef.current('approved');
-      } else if (shortcuts === 'screen' && k === 't') {
-        e.preventDefault();
-        void decideRef.current('approved-for');
+        // Not yet armed: this press was meant for the request before, or is too quick to be read.
+        if (armedRef.current) void decideRef.current(k === 'a' ? 'approved' : 'approved-for');
       } else if (shortcuts === 'window' && e.key === 'Enter') {
-        // Enter on a focused button clicks that button instead.
-        if (t && (t.tagName === 'BUTTON' || t.tagName === 'A')) return;
+        // Enter on one of the card's buttons clicks that button instead.
+        if (t instanceof Element && t.closest('button, a[href]')) return;
         e.preventDefault();
-        void decideRef.current('approved');
+        if (armedRef.current) void decideRef.current('approved');
       }
     };
     window.addEventListener('keydown', onKey);
@@ -101,9 +112,14 @@ export function ApprovalCard({
   }, [shortcuts]);
 
   const titleId = `${uid}-title`;
+  const armingId = `${uid}-arming`;
   const grantMinutes = compact ? 30 : minutes;
+  const inert = busy !== null || done !== null;
+  const approveOff = inert || !armed;
+  // The Approve buttons fill up while the request is new on screen.
+  const arming = armed || inert ? null : <span className="approval-arming" aria-hidden="true" style={{ '--arm-ms': `${armMs}ms` } as CSSProperties} />;
   return (
-    <article className={compact ? 'approval-card approval-compact' : 'approval-card card'} aria-labelledby={titleId}>
+    <article ref={cardRef} className={`approval-card approval-fresh${compact ? ' approval-compact' : ' card'}`} aria-labelledby={titleId}>
       <header className="approval-head">
         <h2 id={titleId}>
           Run <code>{a.operation}</code>?
@@ -135,12 +151,20 @@ export function ApprovalCard({
       </div>
       <div className="approval-actions">
         <div className="row">
-          <button type="button" className="primary" disabled={busy !== null} onClick={() => void decide('approved')} aria-keyshortcuts={shortcuts === 'window' ? 'Enter' : shortcuts === 'screen' ? 'A' : undefined}>
-            {busy === 'approved' ? 'Approving…' : 'Approve'}
+          <button
+            type="button"
+            className="primary approval-approve"
+            disabled={approveOff}
+            onClick={() => void decide('approved')}
+            aria-keyshortcuts={shortcuts === 'window' ? 'Enter' : shortcuts === 'screen' ? 'A' : undefined}
+            aria-describedby={arming ? armingId : undefined}
+          >
+            {arming}
+            {busy === 'approved' ? 'Approving…' : done === 'approved' ? 'Approved' : 'Approve'}
             {shortcuts ? <kbd aria-hidden="true">{shortcuts === 'window' ? '↵' : 'A'}</kbd> : null}
           </button>
           {compact ? null : (
-            <select value={minutes} onChange={(e) => setMinutes(Number(e.target.value))} disabled={busy !== null} aria-label="Minutes to approve for">
+            <select value={minutes} onChange={(e) => setMinutes(Number(e.target.value))} disabled={inert} aria-label="Minutes to approve for">
               {GRANT_MINUTES.map((m) => (
                 <option key={m} value={m}>
                   {minutesText(m)}
@@ -150,14 +174,22 @@ export function ApprovalCard({
           )}
           <button
             type="button"
-            disabled={busy !== null}
+            className="approval-approve"
+            disabled={approveOff}
             onClick={() => void decide('approved-for', grantMinutes)}
+            aria-describedby={arming ? armingId : undefined}
             aria-keyshortcuts={shortcuts === 'screen' ? 'T' : undefined}
             title={`Approve this and every ${a.operation} request from ${a.key_name} for the next ${grantMinutes} minutes, without asking`}
           >
+            {arming}
             {busy === 'approved-for' ? 'Approving…' : `Approve for ${minutesText(grantMinutes)}`}
             {shortcuts === 'screen' ? <kbd aria-hidden="true">T</kbd> : null}
           </button>
+          {arming ? (
+            <span id={armingId} className="offscreen">
+              New request: approving is possible in a moment.
+            </span>
+          ) : null}
         </div>
         <form
           className="row approval-deny"
@@ -173,11 +205,11 @@ export function ApprovalCard({
             aria-label="Reason for denying"
             placeholder="Reason for denying (the agent sees it)"
             maxLength={2000}
-            disabled={busy !== null}
+            disabled={inert}
             aria-keyshortcuts="D"
           />
-          <button type="submit" className="danger" disabled={busy !== null}>
-            {busy === 'denied' ? 'Denying…' : 'Deny'}
+          <button type="submit" className="danger" disabled={inert}>
+            {busy === 'denied' ? 'Denying…' : done === 'denied' ? 'Denied' : 'Deny'}
             {shortcuts ? <kbd aria-hidden="true">D</kbd> : null}
           </button>
         </form>

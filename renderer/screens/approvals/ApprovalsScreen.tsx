@@ -1,5 +1,7 @@
 // The requests waiting for a human, one at a time in full with its decisions (and keyboard shortcuts
-// to go through them quickly), and the time-boxed approvals in force, which can be revoked.
+// to go through them quickly), and the time-boxed approvals in force, which can be revoked. A request
+// newly in view (the next one, after a decision) is highlighted and cannot be approved for a moment, so
+// a second press of A never approves a request nobody has looked at.
 import { useEffect, useRef, useState } from 'react';
 import type { PendingApprovalView } from '../../../shared/ipc/views';
 import { api } from '../../api';
@@ -9,18 +11,22 @@ import { StateBadge } from '../../components/StateBadge';
 import { Time } from '../../components/Time';
 import { useLoad } from '../../lib/useLoad';
 import { navigate } from '../../stores/route';
-import { useStatus } from '../../stores/status';
+import { useHostVersion, useStatus } from '../../stores/status';
 import { ApprovalCard } from './ApprovalCard';
 import { GrantsTable } from './GrantsTable';
+import { focusNowhere, isTyping, onOtherControl, plainKey } from './keyboard';
 import './approvals.css';
 
 const NO_APPROVALS: PendingApprovalView[] = [];
+/** How long a request is on screen before A, T or a click can approve it. */
+const ARM_MS = 600;
 
 export function ApprovalsScreen({ focusId }: { focusId: string }) {
   const pending = useStatus((s) => s.approvals) ?? NO_APPROVALS;
   const loaded = useStatus(() => true) ?? false;
   const [selected, setSelected] = useState<string>(focusId);
   const listRef = useRef<HTMLDivElement>(null);
+  const layoutRef = useRef<HTMLDivElement>(null);
 
   // The route names a request (from the tray, a notification or Activity): show that one.
   useEffect(() => {
@@ -47,14 +53,16 @@ export function ApprovalsScreen({ focusId }: { focusId: string }) {
     moveRef.current = move;
   });
 
-  // J/K and the arrow keys go through the waiting requests (when not typing).
+  // J/K go through the waiting requests (not while typing or on another control); the arrow keys too,
+  // but only in the list (or with the focus nowhere in particular): elsewhere they scroll the page.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
-      if (document.querySelector('dialog[open]')) return;
-      const t = e.target as HTMLElement | null;
-      if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable)) return;
+      if (!plainKey(e)) return;
+      const t = e.target;
+      if (isTyping(t) || onOtherControl(t, layoutRef.current)) return;
       const k = e.key;
+      const arrow = k === 'ArrowDown' || k === 'ArrowUp';
+      if (arrow && !(focusNowhere(t) || (t instanceof Node && listRef.current?.contains(t)))) return;
       if (k === 'j' || k === 'J' || k === 'ArrowDown') {
         e.preventDefault();
         moveRef.current(1);
@@ -86,7 +94,7 @@ export function ApprovalsScreen({ focusId }: { focusId: string }) {
           ask), it waits here, and a small window asks you on top of everything else.
         </EmptyState>
       ) : (
-        <div className="approvals-layout">
+        <div className="approvals-layout" ref={layoutRef}>
           <div className="approvals-queue">
             <h2 id="queue-title">
               Waiting <span className="badge badge-warn">{count}</span>
@@ -126,6 +134,7 @@ export function ApprovalsScreen({ focusId }: { focusId: string }) {
               key={current.id}
               pending={current}
               shortcuts="screen"
+              armMs={ARM_MS}
               onDecided={() => {
                 // Keep the keyboard on the screen, ready for the next one.
                 listRef.current?.focus();
@@ -170,8 +179,8 @@ function Shortcuts() {
 
 /** The route names a request that is not (or no longer) waiting: say what became of it. */
 function NoLongerWaiting({ id }: { id: string }) {
-  const version = useStatus((s) => s.approvals.length);
-  const req = useLoad(() => api.requests.get({ id }), [id, version]);
+  const version = useHostVersion();
+  const req = useLoad(() => api.requests.get({ id }), [id], version);
   const r = req.data;
   if (r === undefined) return null;
   return (

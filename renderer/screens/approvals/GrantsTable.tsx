@@ -1,28 +1,26 @@
 // The time-boxed approvals in force ("this key may run this operation without asking until…"), each
 // revocable at once.
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { api, errorText } from '../../api';
 import { EmptyState } from '../../components/EmptyState';
 import { Time } from '../../components/Time';
 import { formatTime } from '../../lib/format';
 import { useLoad } from '../../lib/useLoad';
+import { useNow } from '../../lib/useNow';
 import { confirmAction } from '../../stores/confirm';
-import { useStatus } from '../../stores/status';
+import { useKeys } from '../../stores/keys';
+import { useHostVersion } from '../../stores/status';
 import { toast } from '../../stores/toasts';
 
 export function GrantsTable() {
-  // A decision changes the request counts: that is when a grant may have appeared or been used.
-  const version = useStatus((s) => JSON.stringify(s.requests));
-  const [minute, setMinute] = useState(0);
-  // Once a minute: expired grants drop off, and "in 5 min" stays true.
-  useEffect(() => {
-    const t = setInterval(() => setMinute((m) => m + 1), 60_000);
-    return () => clearInterval(t);
-  }, []);
-  const grants = useLoad(() => api.grants.list(), [version, minute]);
-  const keys = useLoad(() => api.keys.list(), []);
+  // Again on every change of the host's state (a grant made, used or ended) and as time passes (expired
+  // grants drop off), keeping the table on screen meanwhile.
+  const version = useHostVersion();
+  const now = useNow();
+  const grants = useLoad(() => api.grants.list(), [], `${version}/${now}`);
+  const keys = useKeys();
   const [revoking, setRevoking] = useState<string | null>(null);
-  const keyName = (id: string) => keys.data?.find((k) => k.key_id === id)?.name;
+  const keyName = (id: string) => keys?.find((k) => k.key_id === id)?.name;
 
   const revoke = async (id: string, op: string, key: string) => {
     const ok = await confirmAction({
