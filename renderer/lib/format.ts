@@ -27,3 +27,22 @@ export function formatTime(iso: string | null | undefined): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
+
+/** A length of time someone set (a window, a limit, a grant), in whole units: "45 s", "5 min",
+ *  "1 h 30 min", "2 days". Measured times read better with formatDuration. */
+export function formatSpan(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s >= 86400 && s % 86400 === 0) return s === 86400 ? '1 day' : `${s / 86400} days`;
+  if (s >= 3600) {
+    const minutes = Math.round(s / 60);
+    const h = Math.floor(minutes / 60);
+    const m = minutes % 60;
+    return m ? `${h} h ${m} min` : `${h} h`;
+  }
+  if (s >= 60) {
+    const m = Math.floor(s / 60);
+    const r = s % 60;
+    return r ? `${m} min ${r} s` : `${m} min`;
+  }
+  return `${s} s`;
+}

@@ -1,24 +1,28 @@
 // The Keys screen in real Chromium against the real host: a key made in the UI is shown once, saved as
 // a file that signs requests the real daemon accepts; the list counts its requests; revoking it in the
-// UI makes the daemon reject it; rotating shows a new working key and retires the old one.
-import { readFileSync } from 'node:fs';
+// UI makes the daemon reject it; rotating shows a new working key and retires the old one. The secret
+// is saved private (mode 0600) through main, and is not lost by leaving the screen without asking.
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ui } from './harness';
 import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let ui: Ui;
+const saveDir = mkdtempSync(path.join(os.tmpdir(), 'dw-ui-keys-'));
 beforeAll(async () => {
   ui = await Ui.start({ allowlist: EXAMPLE_ALLOWLIST });
 });
 afterAll(async () => {
   await ui?.close();
+  rmSync(saveDir, { recursive: true, force: true });
 });
 
 /** The key made in the first test, as the sandbox has it. */
 let firstKey: KeyFile;
 const keyRow = (name: string) => ui.page.getByRole('row', { name: `Key ${name}` });
-
 
 describe('the Keys screen', () => {
   it('creates a key shown once, whose saved file signs requests the daemon accepts', async () => {
@@ -41,12 +45,27 @@ describe('the Keys screen', () => {
     const panel = page.getByRole('region', { name: /Key “sandbox one” created/ });
     await panel.getByText('Save this key now: it is shown only once.').waitFor();
     await expect.poll(() => panel.getByText("export DUMBWAITER_SPOOL='").isVisible()).toBe(true);
-    await ui.screenshots('key-created');
 
-    // Save as… downloads the key file; it is the very key the host made, as pretty JSON.
-    const [download] = await Promise.all([page.waitForEvent('download'), panel.getByRole('button', { name: /^Save as dumbwaiter-key-sandbox-one\.json/ }).click()]);
-    expect(download.suggestedFilename()).toBe('dumbwaiter-key-sandbox-one.json');
-    const text = readFileSync((await download.path())!, 'utf8');
+    // Cancelling the save dialog saves nothing and does not count as keeping the key.
+    const saveButton = panel.getByRole('button', { name: /^Save as dumbwaiter-key-sandbox-one\.json/ });
+    const target = path.join(saveDir, 'sandbox-one.json');
+    ui.savePath = null;
+    await saveButton.click();
+    await expect.poll(() => saveButton.isEnabled()).toBe(true);
+    expect(await panel.getByRole('status', { name: 'Where it was saved' }).count()).toBe(0);
+    expect(existsSync(target)).toBe(false);
+    await panel.getByRole('button', { name: 'Done' }).click();
+    const unsaved = page.getByRole('dialog', { name: 'Close without saving the key?' });
+    await unsaved.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => unsaved.count()).toBe(0);
+
+    // Save as… writes the very key the host made, as pretty JSON, readable by the user only; the panel says where.
+    ui.savePath = target;
+    await saveButton.click();
+    await panel.getByRole('status', { name: 'Where it was saved' }).getByText(target).waitFor();
+    expect(statSync(target).mode & 0o777).toBe(0o600);
+    await ui.screenshots('key-created');
+    const text = readFileSync(target, 'utf8');
     const key = JSON.parse(text) as KeyFile;
     firstKey = key;
     expect(text).toBe(`${JSON.stringify(key, null, 2)}\n`);
@@ -61,8 +80,11 @@ describe('the Keys screen', () => {
     const limited = await ui.host.waitResult('keys-ui-0002');
     expect(limited.state).toBe('rejected');
 
+    // Saved: Done closes without asking, and the secret is gone from the page.
     await panel.getByRole('button', { name: 'Done' }).click();
     await expect.poll(() => panel.count()).toBe(0);
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    expect(await page.content()).not.toContain(key.secret);
     // The list follows the host: both requests counted, "last used" set.
     const row = keyRow('sandbox one');
     await expect.poll(() => row.getByRole('cell', { name: '2 requests' }).count()).toBe(1);
@@ -131,10 +153,62 @@ describe('the Keys screen', () => {
     await rotated.getByRole('button', { name: 'Copy key file' }).click();
     await rotated.getByRole('button', { name: 'Done' }).click();
     await expect.poll(() => rotated.count()).toBe(0);
+    expect(await page.content()).not.toContain(newKey.secret);
     const revokedTable = page.getByRole('table', { name: 'Revoked keys' });
     await revokedTable.getByText(`rotated to ${newKey.key_id}`).waitFor();
     await expect.poll(() => page.getByRole('table', { name: 'Active keys' }).getByRole('row', { name: 'Key reader' }).getByRole('cell', { name: '1 request' }).count()).toBe(1);
     await ui.screenshots('keys');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('asks before leaving a key not yet saved, and shows the secret only once', async () => {
+    await ui.open('/keys');
+    const page = ui.page;
+    await page.getByRole('button', { name: 'New key…' }).click();
+    await page.getByLabel('Name').fill('leaver');
+    await page.getByLabel('Name').press('Enter');
+    const panel = page.getByRole('region', { name: /Key “leaver” created/ });
+    const key = JSON.parse((await panel.getByLabel('Key file').textContent())!) as KeyFile;
+    expect(await page.content()).toContain(key.secret);
+    const leave = page.getByRole('dialog', { name: 'Leave without saving the key?' });
+
+    // Ctrl+1 (Activity) asks; Cancel stays, with the key still on screen.
+    await page.keyboard.press('Control+1');
+    await leave.waitFor();
+    await leave.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => leave.count()).toBe(0);
+    expect(page.url()).toMatch(/#\/keys$/);
+    await panel.getByLabel('Key file').waitFor();
+    // So do the sidebar and the tray.
+    await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Spend' }).click();
+    await leave.getByRole('button', { name: 'Cancel' }).click();
+    await ui.emit('app.navigate', { route: '/settings' });
+    await leave.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => leave.count()).toBe(0);
+    expect(page.url()).toMatch(/#\/keys$/);
+    expect(await panel.getByLabel('Key file').textContent()).toContain(key.secret);
+
+    // Agreeing leaves; coming back, the secret is nowhere: it was shown once.
+    await page.keyboard.press('Control+1');
+    await leave.getByRole('button', { name: 'Leave anyway' }).click();
+    await page.waitForURL(/#\/activity$/);
+    await page.getByRole('heading', { name: 'Activity', level: 1 }).waitFor();
+    await page.keyboard.press('Control+4');
+    await page.waitForURL(/#\/keys$/);
+    await keyRow('leaver').waitFor();
+    expect(await panel.count()).toBe(0);
+    expect(await page.content()).not.toContain(key.secret);
+    // The key itself exists and works: only its secret is no longer shown.
+    expect(ui.svc.listKeys().find((k) => k.key_id === key.key_id)).toMatchObject({ name: 'leaver', revoked_at: null });
+
+    // Once the key is copied, leaving no longer asks.
+    await page.getByRole('button', { name: 'Rotate leaver' }).click();
+    await page.getByRole('dialog', { name: 'Rotate key “leaver”?' }).getByRole('button', { name: 'Rotate key' }).click();
+    const rotated = page.getByRole('region', { name: /New key for “leaver”/ });
+    await rotated.getByRole('button', { name: 'Copy key file' }).click();
+    await page.keyboard.press('Control+1');
+    await page.waitForURL(/#\/activity$/);
+    expect(await leave.count()).toBe(0);
     expect(ui.errors).toEqual([]);
   });
 });

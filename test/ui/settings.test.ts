@@ -1,6 +1,7 @@
 // The Settings screen in real Chromium against the real host: settings changed in the UI land in
 // settings.json, invalid values are explained and not saved, the spool's check is shown and the spool
-// moves to a picked folder, and a message typed here reaches the sandbox's inbox/ folder.
+// moves to a picked folder, and a message typed here reaches the sandbox's inbox/ folder. The screen
+// shows what the host stored, and follows changes made elsewhere without losing what is being typed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +20,6 @@ afterAll(async () => {
 });
 
 const settings = () => ui.svc.getSettings();
-
 
 describe('the Settings screen', () => {
   it('saves the approval timeout, retention and switches into settings.json', async () => {
@@ -69,14 +69,45 @@ describe('the Settings screen', () => {
     await ledger.press('Escape');
     expect(await ledger.inputValue()).toBe(String(before.retention_ledger_days));
 
-    // What the form cannot know (a ceiling added meanwhile) the host refuses, and the field says why.
+    // A ceiling added elsewhere meanwhile: the screen follows the host, and the field says why it needs longer.
     ui.svc.setSetting('ceilings', [{ name: 'monthly', per: 'global', window_s: 20 * 86400, max_runs: 100, action: 'reject' }], 'test');
     await ledger.fill('10');
+    await page.getByRole('alert').filter({ hasText: 'At least 20 days: spend ceiling “monthly” counts runs over that long.' }).waitFor();
     await ledger.press('Enter');
-    await page.getByRole('alert').filter({ hasText: "retention_ledger_days must cover every ceiling's window_s: spend is counted from the ledger" }).waitFor();
     expect(await ledger.getAttribute('aria-invalid')).toBe('true');
     expect(settings().retention_ledger_days).toBe(before.retention_ledger_days);
     ui.svc.setSetting('ceilings', [], 'test');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('shows what the host stored, and follows changes made elsewhere without losing what is typed', async () => {
+    await ui.open('/settings');
+    const page = ui.page;
+    const timeout = page.getByLabel('Approval timeout', { exact: true });
+    const runs = page.getByLabel('Runs at once', { exact: true });
+    const spoolDays = page.getByLabel('Keep files in the spool', { exact: true });
+    expect(settings().approval_timeout_s).toBe(900);
+    // The host stores whole seconds: 15.004 minutes is 900 s, the value it had; the field says so.
+    await timeout.fill('15.004');
+    await timeout.press('Enter');
+    await expect.poll(() => timeout.inputValue()).toBe('15');
+    expect(settings().approval_timeout_s).toBe(900);
+    expect(await page.getByRole('button', { name: 'Undo' }).count()).toBe(0);
+
+    // Changed from the command line while a value is being typed here: when the window comes back
+    // into focus the screen shows the host's values, and the typed value stays.
+    await spoolDays.fill('4');
+    ui.svc.setSetting('max_concurrent_runs', 7, 'test');
+    ui.svc.setSetting('approval_timeout_s', 1200, 'test');
+    ui.svc.setSetting('retention_spool_days', 5, 'test');
+    await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+    await expect.poll(() => runs.inputValue()).toBe('7');
+    expect(await timeout.inputValue()).toBe('20');
+    expect(await spoolDays.inputValue()).toBe('4');
+    await page.getByRole('button', { name: 'Save keep files in the spool' }).click();
+    await expect.poll(() => settings().retention_spool_days).toBe(4);
+    await expect.poll(() => page.getByRole('button', { name: 'Undo' }).count()).toBe(0);
+    expect(settings()).toMatchObject({ max_concurrent_runs: 7, approval_timeout_s: 1200 });
     expect(ui.errors).toEqual([]);
   });
 

@@ -68,6 +68,8 @@ describe('the Spend screen', () => {
     const perKey = page.getByRole('region', { name: 'per-key' });
     await perKey.getByRole('meter', { name: 'per-key for agent: cost units' }).waitFor();
     await perKey.getByText('At the limit: ask me').waitFor();
+    // Run time: what was measured, of the limit as set.
+    expect(await perKey.getByRole('cell', { name: /\/ 30 min$/ }).textContent()).toMatch(/^\d+(\.\d)? m?s \/ 30 min$/);
     await ui.screenshots('spend');
     expect(ui.errors).toEqual([]);
   });
@@ -86,23 +88,78 @@ describe('the Spend screen', () => {
     await expect.poll(() => ceilings()[1]?.max_runs).toBe(5);
     await expect.poll(() => page.getByRole('meter', { name: 'hourly: runs' }).getAttribute('aria-valuemax')).toBe('5');
 
-    // What the form cannot know (the ledger's retention changed meanwhile) the host refuses, and says why.
+    // The form checks against the ledger's retention as the host has it when the form opens…
     ui.svc.setSetting('retention_ledger_days', 2, 'test');
     await page.getByRole('button', { name: 'Add ceiling…' }).click();
     const added = page.getByRole('form', { name: 'New ceiling' });
     await added.getByLabel('Name').fill('weekly');
     await added.getByLabel('Window', { exact: true }).fill('7');
     await added.getByRole('combobox', { name: 'Window unit' }).selectOption('days');
+    await added.getByText('The ledger keeps runs for 2 days').waitFor();
+    await added.getByRole('button', { name: 'Cancel' }).click();
+
+    // …and when it changes while the form is open, the save reads it again: the host refuses (or the
+    // form, if the settings were read again before the click), and the form then knows why.
+    ui.svc.setSetting('retention_ledger_days', 30, 'test');
+    await page.getByRole('button', { name: 'Add ceiling…' }).click();
+    await added.getByLabel('Name').fill('weekly');
+    await added.getByLabel('Window', { exact: true }).fill('7');
+    await added.getByRole('combobox', { name: 'Window unit' }).selectOption('days');
     await added.getByLabel('Max runs').fill('50');
+    await expect.poll(() => added.getByText('Spend is counted over this rolling window').count()).toBe(1);
+    ui.svc.setSetting('retention_ledger_days', 2, 'test');
     await added.getByRole('button', { name: 'Add ceiling' }).click();
-    await added.getByRole('alert').filter({ hasText: "retention_ledger_days must cover every ceiling's window_s" }).waitFor();
+    await added.getByText('The ledger keeps runs for 2 days').waitFor();
     expect(ceilings().map((c) => c.name)).toEqual(['per-key', 'hourly']);
     await added.getByRole('button', { name: 'Cancel' }).click();
+    ui.svc.setSetting('retention_ledger_days', 90, 'test');
 
     await page.getByRole('button', { name: 'Delete per-key' }).click();
     await page.getByRole('dialog', { name: 'Delete ceiling “per-key”?' }).getByRole('button', { name: 'Delete ceiling' }).click();
     await expect.poll(() => ceilings().map((c) => c.name)).toEqual(['hourly']);
     await expect.poll(() => page.getByRole('region', { name: 'per-key' }).count()).toBe(0);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('keeps ceilings changed elsewhere when one is added, edited or deleted here', async () => {
+    await ui.open('/spend');
+    const page = ui.page;
+    await page.getByRole('region', { name: 'hourly' }).waitFor();
+    await page.getByRole('button', { name: 'Add ceiling…' }).click();
+    const form = page.getByRole('form', { name: 'New ceiling' });
+    await form.getByLabel('Name').fill('from-ui');
+    await form.getByLabel('Max runs').fill('10');
+
+    // Meanwhile the command line adds a ceiling and changes another one.
+    const cli = { name: 'from-cli', per: 'global', window_s: 600, max_cost: 7, action: 'reject' } as const;
+    ui.svc.setSetting('ceilings', [...ceilings().map((c) => (c.name === 'hourly' ? { ...c, max_runs: 9 } : c)), cli], 'test');
+
+    await form.getByRole('button', { name: 'Add ceiling' }).click();
+    await expect.poll(() => ceilings().map((c) => c.name)).toEqual(['hourly', 'from-cli', 'from-ui']);
+    expect(ceilings()).toEqual([
+      { name: 'hourly', per: 'global', window_s: 3600, max_runs: 9, action: 'reject' },
+      cli,
+      { name: 'from-ui', per: 'global', window_s: 3600, max_runs: 10, action: 'reject' },
+    ]);
+    await page.getByRole('region', { name: 'from-cli' }).getByText('over the last 10 min').waitFor();
+
+    // Deleting one here leaves the others as the host has them.
+    ui.svc.setSetting('ceilings', ceilings().map((c) => (c.name === 'from-cli' ? { ...c, max_cost: 8 } : c)), 'test');
+    await page.getByRole('button', { name: 'Delete from-ui' }).click();
+    await page.getByRole('dialog', { name: 'Delete ceiling “from-ui”?' }).getByRole('button', { name: 'Delete ceiling' }).click();
+    await expect.poll(() => ceilings().map((c) => c.name)).toEqual(['hourly', 'from-cli']);
+    expect(ceilings()[1]).toEqual({ ...cli, max_cost: 8 });
+
+    // Editing a ceiling deleted elsewhere meanwhile says so, and does not bring it back.
+    await page.getByRole('button', { name: 'Edit from-cli' }).click();
+    const edit = page.getByRole('form', { name: 'Edit ceiling “from-cli”' });
+    await edit.getByLabel('Max cost units').fill('20');
+    ui.svc.setSetting('ceilings', ceilings().filter((c) => c.name !== 'from-cli'), 'test');
+    await edit.getByRole('button', { name: 'Save ceiling' }).click();
+    await edit.getByRole('alert').filter({ hasText: 'Ceiling “from-cli” was deleted meanwhile' }).waitFor();
+    expect(ceilings().map((c) => c.name)).toEqual(['hourly']);
+    await edit.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.getByRole('region', { name: 'from-cli' }).count()).toBe(0);
     expect(ui.errors).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { Field } from '../../components/Field';
 import { useLoad } from '../../lib/useLoad';
 import { useStatus } from '../../stores/status';
 import type { NewKey } from './NewKeyPanel';
-import { useFocusOnMount } from './useFocusOnMount';
+import { useFocusOnMount } from '../../lib/useFocusOnMount';
 
 const EMPTY: string[] = [];
 

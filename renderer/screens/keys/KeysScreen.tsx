@@ -6,9 +6,8 @@ import { api, errorText } from '../../api';
 import { EmptyState } from '../../components/EmptyState';
 import { Page } from '../../components/Page';
 import { Time } from '../../components/Time';
-import { useLoad } from '../../lib/useLoad';
 import { confirmAction } from '../../stores/confirm';
-import { useStatus } from '../../stores/status';
+import { refreshKeys, useKeys } from '../../stores/keys';
 import { toast } from '../../stores/toasts';
 import { CreateKeyForm } from './CreateKeyForm';
 import { NewKeyPanel, type NewKey } from './NewKeyPanel';
@@ -16,13 +15,12 @@ import './keys.css';
 
 export function KeysScreen() {
   // The list follows the host: new requests change the counts and "last used", revocations the lists.
-  const version = useStatus((s) => `${JSON.stringify(s.requests)}|${s.keys.active}|${s.keys.revoked}`);
-  const keys = useLoad(() => api.keys.list(), [version]);
+  const keys = useKeys();
   const [creating, setCreating] = useState(false);
   const [fresh, setFresh] = useState<NewKey | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
 
-  const list = keys.data ?? [];
+  const list = keys ?? [];
   const active = list.filter((k) => !k.revoked_at);
   const revoked = list.filter((k) => k.revoked_at);
 
@@ -39,7 +37,7 @@ export function KeysScreen() {
       setCreating(false);
       setFresh({ ...r, rotatedFrom: k.key_id });
       toast(`Key ${k.key_id} rotated: ${r.key.key_id} replaces it`);
-      keys.reload();
+      void refreshKeys();
     } catch (e) {
       toast(errorText(e), 'error');
     } finally {
@@ -59,7 +57,7 @@ export function KeysScreen() {
     try {
       const r = await api.keys.revoke({ keyId: k.key_id });
       toast(r.changed ? `Key ${k.key_id} revoked` : `Key ${k.key_id} was already revoked`);
-      keys.reload();
+      void refreshKeys();
     } catch (e) {
       toast(errorText(e), 'error');
     } finally {
@@ -86,17 +84,12 @@ export function KeysScreen() {
           onCreated={(r) => {
             setCreating(false);
             setFresh(r);
-            keys.reload();
+            void refreshKeys();
           }}
         />
       ) : null}
-      {keys.error ? (
-        <div className="callout callout-bad" role="alert">
-          Could not load the keys: {keys.error}
-        </div>
-      ) : null}
-      {keys.data === undefined && !keys.error ? <p className="muted">Loading…</p> : null}
-      {keys.data && active.length === 0 && !creating && !fresh ? (
+      {keys === undefined ? <p className="muted">Loading…</p> : null}
+      {keys && active.length === 0 && !creating && !fresh ? (
         <EmptyState
           title={revoked.length ? 'No active keys' : 'No keys yet'}
           action={

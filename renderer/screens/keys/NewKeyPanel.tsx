@@ -3,11 +3,13 @@
 import { useState } from 'react';
 import type { KeyFile } from '../../../shared/protocol/types';
 import type { KeyView } from '../../../shared/ipc/views';
+import { api, errorText } from '../../api';
+import { CopyButton } from '../../components/CopyButton';
 import { copyText } from '../../lib/clipboard';
-import { saveAs } from '../../lib/download';
+import { useFocusOnMount } from '../../lib/useFocusOnMount';
 import { confirmAction } from '../../stores/confirm';
+import { useLeaveGuard } from '../../stores/route';
 import { toast } from '../../stores/toasts';
-import { useFocusOnMount } from './useFocusOnMount';
 
 export interface NewKey {
   key: KeyView;
@@ -29,33 +31,52 @@ export function keyFileName(name: string): string {
 
 const PLACEHOLDER = '/path/where/you/saved/the/key.json';
 
+/** Why leaving (or closing) before the key is saved or copied asks first. */
+const LOST =
+  'The secret is shown only now: once it is gone, nobody can show it again. Without it the sandbox cannot sign requests, and you would have to rotate the key.';
+
 export function NewKeyPanel({ created, onDone }: { created: NewKey; onDone: () => void }) {
   const { key, keyFile, pasteLines, rotatedFrom } = created;
-  const [kept, setKept] = useState(false);
+  // Where the key file was saved; whether it was copied. Either keeps the key.
+  const [savedTo, setSavedTo] = useState<string | null>(null);
+  const [copied, setCopied] = useState(false);
+  const [saving, setSaving] = useState(false);
+  const kept = savedTo !== null || copied;
   const headingRef = useFocusOnMount<HTMLHeadingElement>();
   const text = `${JSON.stringify(keyFile, null, 2)}\n`;
   const fileName = keyFileName(key.name);
+  const lines = pasteLines.replace(/^\n+/, '');
+  useLeaveGuard(!kept, { title: 'Leave without saving the key?', body: LOST, confirmLabel: 'Leave anyway' });
 
-  const copy = async (what: string, value: string, keeps: boolean) => {
+  const save = async () => {
+    setSaving(true);
     try {
-      await copyText(value);
-      if (keeps) setKept(true);
-      toast(`${what} copied`);
+      // Main shows the save dialog and writes the file readable by the user only.
+      const r = await api.keys.saveFile({ keyFile, fileName });
+      if (r.saved && r.path) {
+        setSavedTo(r.path);
+        toast('Key file saved');
+      }
+    } catch (e) {
+      toast(`Could not save the key file: ${errorText(e)}`, 'error');
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  // CopyButton has no "copied" callback: this one also records that the key is kept.
+  const copyKey = async () => {
+    try {
+      await copyText(text);
+      setCopied(true);
+      toast('Key file copied');
     } catch (e) {
       toast(`Could not copy: ${(e as Error).message}`, 'error');
     }
   };
 
   const done = async () => {
-    if (!kept) {
-      const ok = await confirmAction({
-        title: 'Close without saving the key?',
-        body: 'The secret is shown only now: once this closes, nobody can show it again. Without it the sandbox cannot sign requests, and you would have to rotate the key.',
-        confirmLabel: 'Close anyway',
-        danger: true,
-      });
-      if (!ok) return;
-    }
+    if (!kept && !(await confirmAction({ title: 'Close without saving the key?', body: LOST, confirmLabel: 'Close anyway', danger: true }))) return;
     onDone();
   };
 
@@ -80,23 +101,27 @@ export function NewKeyPanel({ created, onDone }: { created: NewKey; onDone: () =
         {text}
       </pre>
       <div className="row">
-        <button type="button" className="primary" onClick={() => (saveAs(text, fileName, 'application/json'), setKept(true))}>
-          Save as {fileName}…
+        <button type="button" className="primary" onClick={() => void save()} disabled={saving}>
+          {saving ? 'Saving…' : `Save as ${fileName}…`}
         </button>
-        <button type="button" onClick={() => void copy('Key file', text, true)}>
+        <button type="button" onClick={() => void copyKey()}>
           Copy key file
         </button>
       </div>
-      <p className="muted keys-note">Keep it readable only by you (and the sandbox): anyone with this file can make requests as this key.</p>
+      {savedTo ? (
+        <div className="callout callout-good key-saved" role="status" aria-label="Where it was saved">
+          Saved to <code>{savedTo}</code>, readable only by you. Give the sandbox this file (keep it private there too).
+        </div>
+      ) : (
+        <p className="muted keys-note">The file is saved readable only by you: anyone with it can make requests as this key.</p>
+      )}
 
       <h3 id="paste-label">Paste into the sandbox</h3>
       <pre className="output" aria-labelledby="paste-label" tabIndex={0}>
-        {pasteLines.replace(/^\n+/, '')}
+        {lines}
       </pre>
       <div className="row">
-        <button type="button" onClick={() => void copy('Lines', pasteLines.replace(/^\n+/, ''), false)}>
-          Copy lines
-        </button>
+        <CopyButton text={lines} label="Copy lines" what="Lines" />
         {pasteLines.includes(PLACEHOLDER) ? (
           <span className="muted">
             Replace <code>{PLACEHOLDER}</code> with where the key file is inside the sandbox.

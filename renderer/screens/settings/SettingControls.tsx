@@ -23,18 +23,28 @@ export function NumberSetting({
   save: (n: number) => Promise<string | null>;
 }) {
   const id = useId();
-  const [text, setText] = useState(String(value));
+  // What the user is typing; null shows the saved value (and follows it when it changes elsewhere).
+  const [draft, setDraft] = useState<string | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const text = draft ?? String(value);
   const n = Number(text);
   const dirty = text.trim() !== String(value);
   const invalid = text.trim() === '' || !Number.isFinite(n) ? 'Enter a number.' : check(n);
   const error = dirty ? (invalid ?? failure) : failure;
 
+  const undo = () => {
+    setDraft(null);
+    setFailure(null);
+  };
+
   const submit = async () => {
     if (!dirty || invalid || busy) return;
     setBusy(true);
-    setFailure(await save(n));
+    const refused = await save(n);
+    setFailure(refused);
+    // Saved: the field shows what the host stored (it may have rounded what was typed).
+    if (!refused) setDraft(null);
     setBusy(false);
   };
 
@@ -55,14 +65,13 @@ export function NumberSetting({
           inputMode="decimal"
           value={text}
           onChange={(e) => {
-            setText(e.target.value);
+            setDraft(e.target.value);
             setFailure(null);
           }}
           onKeyDown={(e) => {
-            if (e.key === 'Escape' && dirty) {
+            if (e.key === 'Escape' && (dirty || failure)) {
               e.stopPropagation();
-              setText(String(value));
-              setFailure(null);
+              undo();
             }
           }}
           aria-invalid={error ? true : undefined}
@@ -73,14 +82,7 @@ export function NumberSetting({
           {busy ? 'Saving…' : 'Save'}
         </button>
         {dirty && !busy ? (
-          <button
-            type="button"
-            className="link"
-            onClick={() => {
-              setText(String(value));
-              setFailure(null);
-            }}
-          >
+          <button type="button" className="link" onClick={undo}>
             Undo
           </button>
         ) : null}

@@ -1,14 +1,17 @@
 // The host's settings: the spool folder, approvals and runs, retention, the desktop app; and a box
-// to write a message into the sandbox's inbox.
-import { useState } from 'react';
+// to write a message into the sandbox's inbox. What is shown follows the host: after a save it is what
+// the host stored, and it is read again when the host's state changes or the window comes back into
+// focus (settings changed from the command line), without touching a value being typed.
+import { useEffect, useState } from 'react';
 import type { SettingsView } from '../../../shared/ipc/views';
 import { api } from '../../api';
 import { Page } from '../../components/Page';
+import { settingError } from '../../lib/settingError';
 import { useLoad } from '../../lib/useLoad';
+import { useHostVersion } from '../../stores/status';
 import { toast } from '../../stores/toasts';
 import { InboxSection } from './InboxSection';
 import { NumberSetting, SwitchSetting } from './SettingControls';
-import { settingError } from './settingError';
 import { SpoolSection } from './SpoolSection';
 import './settings.css';
 
@@ -16,18 +19,41 @@ const DAY_S = 86400;
 
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
+/** Counts the times the window came back into view or focus. */
+function useReturns(): number {
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    const back = () => {
+      if (document.visibilityState === 'visible') setN((x) => x + 1);
+    };
+    window.addEventListener('focus', back);
+    document.addEventListener('visibilitychange', back);
+    return () => {
+      window.removeEventListener('focus', back);
+      document.removeEventListener('visibilitychange', back);
+    };
+  }, []);
+  return n;
+}
+
 export function SettingsScreen() {
-  const loaded = useLoad(() => api.settings.get(), []);
-  const [saved, setSaved] = useState<SettingsView | null>(null);
-  const s = saved ?? loaded.data;
+  const version = useHostVersion();
+  const returns = useReturns();
+  const loaded = useLoad(() => api.settings.get(), [], `${version}|${returns}`);
+  // The host's answer to the last save, while no newer read has come in.
+  const [answered, setAnswered] = useState<{ view: SettingsView; over: SettingsView | undefined } | null>(null);
+  const s = answered && answered.over === loaded.data ? answered.view : loaded.data;
 
   const set = async (name: keyof SettingsView, value: unknown, what: string): Promise<string | null> => {
+    const over = loaded.data;
     try {
-      setSaved(await api.settings.set({ name, value }));
+      setAnswered({ view: await api.settings.set({ name, value }), over });
       toast(`${what} saved`);
       return null;
     } catch (e) {
       return settingError(e);
+    } finally {
+      loaded.reload();
     }
   };
 
@@ -42,12 +68,11 @@ export function SettingsScreen() {
         loaded.error ? null : <p className="muted">Loading…</p>
       ) : (
         <>
-          <SpoolSection configured={s.spool} onMoved={() => void api.settings.get().then(setSaved, loaded.reload)} />
+          <SpoolSection configured={s.spool} onMoved={loaded.reload} />
 
           <section className="card settings-section" aria-labelledby="runs-title">
             <h2 id="runs-title">Approvals and runs</h2>
             <NumberSetting
-              key={`timeout-${s.approval_timeout_s}`}
               label="Approval timeout"
               unit="minutes"
               hint="A request waiting for your decision longer than this is denied."
@@ -56,7 +81,6 @@ export function SettingsScreen() {
               save={(m) => set('approval_timeout_s', Math.round(m * 60), 'Approval timeout')}
             />
             <NumberSetting
-              key={`runs-${s.max_concurrent_runs}`}
               label="Runs at once"
               unit="at most"
               step={1}
@@ -70,7 +94,6 @@ export function SettingsScreen() {
           <section className="card settings-section" aria-labelledby="retention-title">
             <h2 id="retention-title">Retention</h2>
             <NumberSetting
-              key={`spool-days-${s.retention_spool_days}`}
               label="Keep files in the spool"
               unit="days"
               hint="Finished results, logs and inbox messages leave the spool after this long."
@@ -79,7 +102,6 @@ export function SettingsScreen() {
               save={(d) => set('retention_spool_days', d, 'Spool retention')}
             />
             <NumberSetting
-              key={`ledger-days-${s.retention_ledger_days}`}
               label="Keep history in the ledger"
               unit="days"
               hint="Finished requests and audit entries leave the ledger after this long."

@@ -1,50 +1,63 @@
 // Spend ceilings: how much the sandbox may run within a rolling window (all keys together or per key),
-// what happens at the limit, and how much of each limit is used right now.
-import { useEffect, useState } from 'react';
+// what happens at the limit, and how much of each limit is used right now (from the live status,
+// which the host pushes on every change).
+import { useState } from 'react';
 import type { CeilingView, KeyView, SettingsView, SpendView } from '../../../shared/ipc/views';
 import { api } from '../../api';
 import { EmptyState } from '../../components/EmptyState';
 import { Meter } from '../../components/Meter';
 import { Page } from '../../components/Page';
+import { formatDuration, formatSpan } from '../../lib/format';
+import { settingError } from '../../lib/settingError';
 import { useLoad } from '../../lib/useLoad';
 import { confirmAction } from '../../stores/confirm';
-import { useStatus } from '../../stores/status';
+import { useKeys } from '../../stores/keys';
+import { useHostVersion, useStatus } from '../../stores/status';
 import { toast } from '../../stores/toasts';
-import { settingError } from '../settings/settingError';
 import { CeilingForm } from './CeilingForm';
-import { formatSeconds } from './duration';
 import './spend.css';
 
-/** Spend also changes without any event (runs leave the window): look again this often. */
-const REFRESH_MS = 15_000;
+const NO_KEYS: KeyView[] = [];
+const NO_SPEND: SpendView[] = [];
+
+/** What the form is doing: adding a ceiling, or editing the one it opened with. */
+type Editing = { mode: 'new' } | { mode: 'edit'; ceiling: CeilingView };
+
+/** One change to the ceilings, applied to the host's current list: the new list, or why it cannot be. */
+type Edit = (current: CeilingView[]) => CeilingView[] | string;
 
 export function SpendScreen() {
-  const live = useStatus((s) => JSON.stringify(s.spend));
-  const [tick, setTick] = useState(0);
-  useEffect(() => {
-    const t = setInterval(() => setTick((n) => n + 1), REFRESH_MS);
-    return () => clearInterval(t);
-  }, []);
-  const spend = useLoad(() => api.spend.get(), [live, tick]);
-  const settings = useLoad(() => api.settings.get(), []);
-  const keysVersion = useStatus((s) => `${s.keys.active}|${s.keys.revoked}`);
-  const keys = useLoad(() => api.keys.list(), [keysVersion]);
-  // null: no form; 'new': adding; else the name of the ceiling being edited.
-  const [editing, setEditing] = useState<string | null>(null);
-  const [current, setCurrent] = useState<SettingsView | null>(null);
-
-  const s = current ?? settings.data;
+  const spend = useStatus((s) => s.spend) ?? NO_SPEND;
+  // The settings follow the host (a ceiling changed elsewhere changes the status too); the form's
+  // opening and every save read them again, so its checks use the current retention.
+  const version = useHostVersion();
+  const settings = useLoad(() => api.settings.get(), [], version);
+  const keys = useKeys() ?? NO_KEYS;
+  const [editing, setEditing] = useState<Editing | null>(null);
+  // What the host answered last, while it is newer than the loaded settings.
+  const [answered, setAnswered] = useState<{ view: SettingsView; over: SettingsView | undefined } | null>(null);
+  const s = answered && answered.over === settings.data ? answered.view : settings.data;
   const ceilings = s?.ceilings ?? [];
-  const keyList = keys.data ?? [];
 
-  const save = async (next: CeilingView[]): Promise<string | null> => {
+  const open = (next: Editing) => {
+    settings.reload();
+    setEditing(next);
+  };
+
+  /** Re-reads the ceilings, applies only this edit and saves: changes made elsewhere stay. */
+  const change = async (edit: Edit): Promise<string | null> => {
+    const over = settings.data;
     try {
-      const saved = await api.settings.set({ name: 'ceilings', value: next });
-      setCurrent(saved);
-      spend.reload();
+      const fresh = await api.settings.get();
+      setAnswered({ view: fresh, over });
+      const next = edit(fresh.ceilings);
+      if (typeof next === 'string') return next;
+      setAnswered({ view: await api.settings.set({ name: 'ceilings', value: next }), over });
       return null;
     } catch (e) {
       return settingError(e);
+    } finally {
+      settings.reload();
     }
   };
 
@@ -56,12 +69,26 @@ export function SpendScreen() {
       danger: true,
     });
     if (!ok) return;
-    const failure = await save(ceilings.filter((x) => x.name !== c.name));
+    const failure = await change((cs) => cs.filter((x) => x.name !== c.name));
     if (failure) toast(`Could not delete the ceiling: ${failure}`, 'error');
     else toast(`Ceiling “${c.name}” deleted`);
   };
 
-  const editedCeiling = editing && editing !== 'new' ? (ceilings.find((c) => c.name === editing) ?? null) : null;
+  const save = async (c: CeilingView): Promise<string | null> => {
+    const was = editing?.mode === 'edit' ? editing.ceiling.name : null;
+    const failure = await change((cs) => {
+      if (was !== null && !cs.some((x) => x.name === was)) return `Ceiling “${was}” was deleted meanwhile (elsewhere): cancel, then add it again.`;
+      if (c.name !== was && cs.some((x) => x.name === c.name)) return `There is already a ceiling named “${c.name}” (added elsewhere meanwhile).`;
+      return was === null ? [...cs, c] : cs.map((x) => (x.name === was ? c : x));
+    });
+    if (!failure) {
+      toast(was === null ? `Ceiling “${c.name}” added` : `Ceiling “${c.name}” saved`);
+      setEditing(null);
+    }
+    return failure;
+  };
+
+  const edited = editing?.mode === 'edit' ? editing.ceiling : null;
 
   return (
     <Page
@@ -69,7 +96,7 @@ export function SpendScreen() {
       description="Ceilings cap how much the sandbox may run within a rolling window: runs, cost units or run time, for all keys together or for each key. At a ceiling, requests are rejected or wait for you."
       actions={
         editing === null && ceilings.length > 0 ? (
-          <button type="button" className="primary" onClick={() => setEditing('new')}>
+          <button type="button" className="primary" onClick={() => open({ mode: 'new' })}>
             Add ceiling…
           </button>
         ) : null
@@ -80,28 +107,15 @@ export function SpendScreen() {
           Could not load the settings: {settings.error}
         </div>
       ) : null}
-      {spend.error ? (
-        <div className="callout callout-bad" role="alert">
-          Could not load the spend: {spend.error}
-        </div>
-      ) : null}
       {editing !== null && s ? (
         <CeilingForm
-          key={editing}
-          initial={editedCeiling}
-          otherNames={ceilings.filter((c) => c.name !== editing).map((c) => c.name)}
-          keys={keyList}
+          key={edited?.name ?? ''}
+          initial={edited}
+          otherNames={ceilings.filter((c) => c.name !== edited?.name).map((c) => c.name)}
+          keys={keys}
           retentionDays={s.retention_ledger_days}
           onCancel={() => setEditing(null)}
-          onSave={async (c) => {
-            const next = editedCeiling ? ceilings.map((x) => (x.name === editedCeiling.name ? c : x)) : [...ceilings, c];
-            const failure = await save(next);
-            if (!failure) {
-              toast(editedCeiling ? `Ceiling “${c.name}” saved` : `Ceiling “${c.name}” added`);
-              setEditing(null);
-            }
-            return failure;
-          }}
+          onSave={save}
         />
       ) : null}
       {s === undefined && !settings.error ? <p className="muted">Loading…</p> : null}
@@ -109,7 +123,7 @@ export function SpendScreen() {
         <EmptyState
           title="No spend ceilings"
           action={
-            <button type="button" className="primary" onClick={() => setEditing('new')}>
+            <button type="button" className="primary" onClick={() => open({ mode: 'new' })}>
               Add a ceiling
             </button>
           }
@@ -122,10 +136,10 @@ export function SpendScreen() {
         <CeilingCard
           key={c.name}
           ceiling={c}
-          rows={(spend.data ?? []).filter((r) => r.ceiling.name === c.name)}
-          keys={keyList}
+          rows={spend.filter((r) => r.ceiling.name === c.name)}
+          keys={keys}
           disabled={editing !== null}
-          onEdit={() => setEditing(c.name)}
+          onEdit={() => open({ mode: 'edit', ceiling: c })}
           onDelete={() => void remove(c)}
         />
       ))}
@@ -141,7 +155,7 @@ function who(c: CeilingView, keys: KeyView[]): string {
 }
 
 function windowText(s: number): string {
-  return s === 3600 ? 'the last hour' : s === 86400 ? 'the last day' : s === 60 ? 'the last minute' : `the last ${formatSeconds(s)}`;
+  return s === 3600 ? 'the last hour' : s === 86400 ? 'the last day' : s === 60 ? 'the last minute' : `the last ${formatSpan(s)}`;
 }
 
 function CeilingCard({
@@ -230,6 +244,6 @@ function limitsOf(c: CeilingView, r: SpendView): { what: string; value: number; 
   if (c.max_runs !== undefined) out.push({ what: 'Runs', value: r.spend.runs, max: c.max_runs, text: `${r.spend.runs} / ${c.max_runs}` });
   if (c.max_cost !== undefined) out.push({ what: 'Cost units', value: r.spend.cost, max: c.max_cost, text: `${r.spend.cost} / ${c.max_cost}` });
   if (c.max_run_time_s !== undefined)
-    out.push({ what: 'Run time', value: r.spend.run_time_s, max: c.max_run_time_s, text: `${formatSeconds(r.spend.run_time_s)} / ${formatSeconds(c.max_run_time_s)}` });
+    out.push({ what: 'Run time', value: r.spend.run_time_s, max: c.max_run_time_s, text: `${r.spend.run_time_s > 0 ? formatDuration(r.spend.run_time_s * 1000) : '0 s'} / ${formatSpan(c.max_run_time_s)}` });
   return out;
 }

@@ -1,6 +1,6 @@
 // The host's answer to a rejected setting, as a sentence: without the "invalid value for x:" header and
 // zod's bullets and "→ at path" lines.
-import { errorText } from '../../api';
+import { errorText } from '../api';
 
 export function settingError(e: unknown): string {
   const lines = errorText(e)
