@@ -44,7 +44,6 @@ beforeEach(async () => {
   ui.host.writeAllowlist(ALLOWLIST);
   await ui.open('/allowlist');
   await ui.page.getByRole('navigation', { name: 'Operations' }).getByRole('button', { name: /say/ }).waitFor();
-  ui.errors.length = 0;
 });
 
 const opButton = (name: string) => ui.page.getByRole('navigation', { name: 'Operations' }).getByRole('button', { name: new RegExp(`^${name}\\b`) });
@@ -55,6 +54,14 @@ async function description(control: Locator): Promise<string> {
   return texts.join(' ');
 }
 const saveButton = () => ui.page.getByRole('button', { name: 'Save', exact: true });
+const dryRuns = () => ui.host.audit('', 'dry_run');
+/** The YAML view's text (what Save writes), back on the form tab afterwards. */
+async function yamlText(): Promise<string> {
+  await ui.page.getByRole('tab', { name: 'YAML' }).click();
+  const text = await ui.page.getByLabel(/^allowlist\.yaml/).inputValue();
+  await ui.page.getByRole('tab', { name: 'Form' }).click();
+  return text;
+}
 
 describe('the allowlist editor', () => {
   it('adds an operation through the form; saving keeps comments and the daemon publishes it in catalog.json', async () => {
@@ -146,7 +153,7 @@ describe('the allowlist editor', () => {
     expect(ui.errors).toEqual([]);
   });
 
-  it('previews the exact argv for sample arguments, and a dry run really runs it', async () => {
+  it('previews the exact argv for sample arguments, and a dry run really runs it after confirming the exact command', async () => {
     const p = ui.page;
     await opButton('say').click();
     await p.getByLabel('Sample msg').fill('hello; rm -rf ~');
@@ -158,14 +165,185 @@ describe('the allowlist editor', () => {
     await p.getByLabel('Sample msg').fill('dry run from the editor');
     await expect.poll(() => argv.locator('code.argv-part').allTextContents()).toEqual(['/bin/echo', 'dry run from the editor']);
     await p.getByText('A dry run really runs this command now').waitFor();
+    // One click only asks: the dialog names the exact argv and folder; cancelling runs nothing.
+    const ranBefore = dryRuns().length;
     await p.getByRole('button', { name: 'Dry run' }).click();
+    const dialog = p.getByRole('dialog', { name: 'Really run “say” now?' });
+    const plan = ui.svc.previewOperation(ALLOWLIST, 'say', { msg: 'dry run from the editor' });
+    if (!plan.ok) throw new Error(plan.message);
+    await dialog.getByText(`This runs /bin/echo "dry run from the editor" in the folder ${plan.plan.cwd} on this computer, right now, without asking for approval.`).waitFor();
+    await ui.screenshots('allowlist-dry-run-confirm');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => dialog.count()).toBe(0);
+    expect(dryRuns().length).toBe(ranBefore);
+    // The keyboard carries on from the button (and Escape cancels too).
+    const dryButton = p.getByRole('button', { name: 'Dry run' });
+    await expect.poll(() => dryButton.evaluate((e) => e === document.activeElement)).toBe(true);
+    await p.keyboard.press('Enter');
+    await dialog.waitFor();
+    await p.keyboard.press('Escape');
+    await expect.poll(() => dialog.count()).toBe(0);
+    expect(dryRuns().length).toBe(ranBefore);
+    await expect.poll(() => p.getByRole('region', { name: 'Dry run result' }).count()).toBe(0);
+    await p.getByRole('button', { name: 'Dry run' }).click();
+    await dialog.getByRole('button', { name: 'Run it now' }).click();
     const result = p.getByRole('region', { name: 'Dry run result' });
     await result.getByText('Exit code 0').waitFor();
     await expect.poll(() => result.getByLabel('Dry run standard output').textContent()).toBe('dry run from the editor\n');
     // It really ran on the host: the audit log records it.
-    expect(ui.host.audit('', 'dry_run').some((a) => a.message.includes('dry-ran say'))).toBe(true);
+    expect(dryRuns().length).toBe(ranBefore + 1);
+    expect(dryRuns().some((a) => a.message.includes('dry-ran say'))).toBe(true);
     await p.getByRole('region', { name: 'Try it' }).evaluate((e) => e.scrollIntoView({ block: 'start' }));
     await ui.screenshots('allowlist-dry-run');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('a dry run is only offered for an allowlist without problems', async () => {
+    const p = ui.page;
+    const ranBefore = dryRuns().length;
+    await opButton('say').click();
+    await p.getByLabel('Sample msg').fill('hi');
+    const dry = p.getByRole('button', { name: 'Dry run' });
+    await expect.poll(() => dry.isDisabled()).toBe(false);
+    // A problem anywhere in the file (here in the other operation) turns it off, and says why.
+    await opButton('count').click();
+    await p.getByLabel('Command part 2').fill('{m}');
+    await opButton('say').click();
+    await p.getByLabel('Sample msg').fill('hi');
+    await expect.poll(() => dry.isDisabled()).toBe(true);
+    await expect.poll(() => description(dry)).toContain('only an allowlist without problems can be dry-run');
+    await opButton('count').click();
+    await p.getByLabel('Command part 2').fill('{n}');
+    await opButton('say').click();
+    await p.getByLabel('Sample msg').fill('hi');
+    await expect.poll(() => dry.isDisabled()).toBe(false);
+    expect(dryRuns().length).toBe(ranBefore);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('the try-out belongs to one operation: deleting it or changing its inputs drops the old result', async () => {
+    const p = ui.page;
+    const ranBefore = dryRuns().length;
+    await opButton('say').click();
+    await p.getByLabel('Sample msg').fill('first');
+    const result = p.getByRole('region', { name: 'Dry run result' });
+    const dryRun = async () => {
+      await p.getByRole('button', { name: 'Dry run' }).click();
+      await p.getByRole('dialog').getByRole('button', { name: 'Run it now' }).click();
+      await result.getByText('Exit code 0').waitFor();
+    };
+    await dryRun();
+    // New sample arguments: the result of the old ones goes.
+    await p.getByLabel('Sample msg').fill('second');
+    await expect.poll(() => result.count()).toBe(0);
+    await dryRun();
+    await expect.poll(() => result.getByLabel('Dry run standard output').textContent()).toBe('second\n');
+    // A changed text (here the description): the result goes too.
+    await p.getByRole('region', { name: 'Operation', exact: true }).getByLabel('Description').fill('Print it');
+    await expect.poll(() => result.count()).toBe(0);
+    await dryRun();
+    // Deleting the operation: the next one takes its place in the list, not its samples or result.
+    await p.getByRole('button', { name: 'Delete operation' }).click();
+    await p.getByRole('dialog').getByRole('button', { name: 'Delete operation' }).click();
+    await expect.poll(() => p.getByLabel('Operation name').inputValue()).toBe('count');
+    await p.getByLabel('Sample n').waitFor();
+    expect(await p.getByLabel('Sample n').inputValue()).toBe('');
+    expect(await result.count()).toBe(0);
+    expect(await p.getByRole('region', { name: 'Try it' }).textContent()).not.toContain('second');
+    expect(dryRuns().length).toBe(ranBefore + 3);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('an edit in the form leaves the fields it did not touch as the file has them, invalid ones included', async () => {
+    const p = ui.page;
+    const odd = ALLOWLIST.replace('msg: {type: string, max_length: 200}', 'msg: {type: string, enum: ["a, b", " c"]}')
+      .replace('scope: read                 # read | write', 'scope: raed                 # read | write')
+      .replace('approval: never', 'approval: never\n    timeout_s: 1.5');
+    ui.host.writeAllowlist(odd);
+    await ui.open('/allowlist');
+    await opButton('say').click();
+    // The form shows what the file says: each allowed value in its own box, the typo as invalid.
+    const arg = p.getByRole('group', { name: /^Argument 1/ });
+    const values = arg.getByRole('group', { name: 'Allowed values' });
+    await expect.poll(() => values.getByRole('textbox').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value))).toEqual(['a, b', ' c']);
+    await expect.poll(() => p.getByLabel('Scope').locator('option:checked').textContent()).toBe('(invalid: raed)');
+    await expect.poll(() => p.getByLabel('Timeout (seconds)').inputValue()).toBe('1.5');
+    expect(await opButton('say').textContent()).toContain('invalid scope');
+    await arg.evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await ui.screenshots('allowlist-invalid-values');
+
+    // Changing the description changes that line and nothing else.
+    await p.getByRole('region', { name: 'Operation', exact: true }).getByLabel('Description').fill('Print one of two');
+    await p.getByText('Unsaved changes').waitFor();
+    const after = await yamlText();
+    expect(after).toBe(odd.replace('Print a message', 'Print one of two'));
+
+    // Picking a scope writes it; the allowed values are edited one per box (Enter adds the next).
+    await p.getByLabel('Scope').selectOption('read');
+    await p.getByLabel('Timeout (seconds)').fill('2');
+    await values.getByLabel('Allowed value 2', { exact: true }).press('Enter');
+    await expect.poll(() => values.getByLabel('Allowed value 3', { exact: true }).evaluate((e) => e === document.activeElement)).toBe(true);
+    await p.keyboard.type('d, e');
+    // An empty box added by mistake goes again from the keyboard; the focus stays in the list.
+    await p.keyboard.press('Enter');
+    await values.getByRole('button', { name: 'Remove allowed value 4' }).press('Enter');
+    await expect.poll(() => values.getByLabel('Allowed value 3', { exact: true }).evaluate((e) => e === document.activeElement)).toBe(true);
+    await expect.poll(() => values.getByRole('textbox').count()).toBe(3);
+    await saveButton().click();
+    await p.getByText('All changes saved').waitFor();
+    const saved = onDisk();
+    expect(saved).toContain('msg: {type: string, enum: ["a, b", " c", "d, e"]}');
+    expect(saved).toContain('scope: read                 # read | write');
+    expect(saved).toContain('timeout_s: 2');
+    // The host takes the saved file, and allows exactly those values (commas and spaces included).
+    expect(ui.svc.readAllowlist().check.ok).toBe(true);
+    expect(ui.svc.previewOperation(saved, 'say', { msg: 'd, e' }).ok).toBe(true);
+    expect(ui.svc.previewOperation(saved, 'say', { msg: ' c' }).ok).toBe(true);
+    expect(ui.svc.previewOperation(saved, 'say', { msg: 'a' }).ok).toBe(false);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('typing an argument name that clashes keeps what is typed and the file intact until the clash is gone', async () => {
+    const p = ui.page;
+    await opButton('say').click();
+    await p.getByRole('button', { name: 'Add argument' }).click();
+    const arg = p.getByRole('group', { name: /^Argument 2/ });
+    await arg.getByLabel('Name').fill('msg');
+    await p.getByRole('alert').filter({ hasText: 'Two arguments are named “msg”' }).waitFor();
+    expect(await arg.getByLabel('Name').inputValue()).toBe('msg');
+    expect(await yamlText()).toContain('msg: {type: string, max_length: 200}');
+    await arg.getByLabel('Name').fill('msg2');
+    await expect.poll(() => p.getByRole('alert').filter({ hasText: 'Two arguments are named' }).count()).toBe(0);
+    const text = await yamlText();
+    expect(text).toContain('      msg: {type: string, max_length: 200}\n      msg2: {type: string}');
+    // A clash between two arguments the command does not use yet (each offered once as "Add {…}").
+    await p.getByRole('button', { name: 'Add argument' }).click();
+    await p.getByRole('group', { name: /^Argument 3/ }).getByLabel('Name').fill('msg2');
+    await p.getByRole('alert').filter({ hasText: 'Two arguments are named “msg2”' }).waitFor();
+    await expect.poll(() => p.getByRole('button', { name: 'Add {msg2}' }).count()).toBe(1);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('Ctrl+S does nothing while a confirmation is open; it saves once the dialog is answered', async () => {
+    const p = ui.page;
+    await opButton('count').click();
+    await p.getByLabel('Timeout (seconds)').fill('45');
+    await p.getByText('Unsaved changes').waitFor();
+    await p.getByRole('button', { name: 'Discard' }).click();
+    const dialog = p.getByRole('dialog', { name: 'Discard unsaved changes?' });
+    await dialog.waitFor();
+    await p.keyboard.press('Control+s');
+    await p.keyboard.press('Control+s');
+    expect(await p.getByText('Allowlist saved').count()).toBe(0);
+    expect(onDisk()).toBe(ALLOWLIST);
+    expect(await dialog.isVisible()).toBe(true);
+    // Escape answers "no": the changes stay, and now Ctrl+S saves them.
+    await p.keyboard.press('Escape');
+    await expect.poll(() => dialog.count()).toBe(0);
+    await p.getByText('Unsaved changes').waitFor();
+    await p.keyboard.press('Control+s');
+    await p.getByText('All changes saved').waitFor();
+    expect(onDisk()).toContain('timeout_s: 45');
     expect(ui.errors).toEqual([]);
   });
 

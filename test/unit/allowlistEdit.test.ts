@@ -15,7 +15,7 @@ import {
   mergeEdits,
   opForm,
   readOperations,
-  renameOperation,
+  settled,
   type OpForm,
 } from '../../renderer/screens/allowlist/yamlDoc';
 
@@ -111,7 +111,7 @@ describe('writing a form back', () => {
       env: [{ name: 'CI', value: '1' }],
       args: [
         { ...emptyArg('flag'), type: 'boolean', flag: '--verbose' },
-        { ...emptyArg('who'), enum: 'alice, bob', hasDefault: true, default: 'alice', description: 'Who' },
+        { ...emptyArg('who'), enum: ['alice', 'bob'], hasDefault: true, default: 'alice', description: 'Who' },
         { ...emptyArg('files'), type: 'array', items: { ...emptyArg().items, type: 'path', within: '~/work\n/tmp', must_exist: false }, max_items: '3', hasDefault: true, default: '' },
         { ...emptyArg('n'), type: 'integer', min: '1', max: '5', required: 'required' },
       ],
@@ -159,6 +159,94 @@ describe('writing a form back', () => {
   });
 });
 
+describe('an edit writes only the fields that changed', () => {
+  // Values the form cannot show as they are (an enum value with a comma or a leading space, a typo in
+  // a select, a fraction where a whole number belongs): an edit elsewhere must leave them exactly so.
+  const ODD = `version: 1
+operations:
+  - name: pick
+    description: Pick one
+    command: [/bin/echo, "{v}"]
+    args:
+      v: {type: string, enum: ["a, b", " c"], max_length: 2.5}   # odd on purpose
+      w: {type: string, required: "yes", default: x}
+    scope: raed
+    approval: nevr
+    timeout_s: 1.5
+`;
+  const edited = applyOperation(ODD, 0, { ...form(ODD, 0), description: 'Pick one value' });
+
+  it('only the edited line changes', () => {
+    expect(lines(edited).filter((l) => !lines(ODD).includes(l))).toEqual(['    description: Pick one value']);
+    expect(lines(ODD).filter((l) => !lines(edited).includes(l))).toEqual(['    description: Pick one']);
+  });
+
+  it('enum values with commas and spaces stay the allowed values', () => {
+    expect(form(ODD, 0).args[0]!.enum).toEqual(['a, b', ' c']);
+    expect(ops(edited)[0]!.args).toMatchObject({ v: { enum: ['a, b', ' c'] } });
+    // Editing the list writes each value as typed, one per entry.
+    const f = form(ODD, 0);
+    const more = applyOperation(ODD, 0, { ...f, args: [{ ...f.args[0]!, enum: ['a, b', ' c', 'd e,f'] }, f.args[1]!] });
+    expect(ops(more)[0]!.args).toMatchObject({ v: { enum: ['a, b', ' c', 'd e,f'] } });
+    expect(more).toContain('# odd on purpose');
+  });
+
+  it('an invalid scope or approval is kept (shown as it is), never turned into the default', () => {
+    const f = form(ODD, 0);
+    expect([f.scope, f.approval]).toEqual(['raed', 'nevr']);
+    expect(ops(edited)[0]).toMatchObject({ scope: 'raed', approval: 'nevr' });
+    expect(() => parseAllowlist(edited)).toThrow(/scope/);
+    // Picking a value writes it.
+    const picked = applyOperation(edited, 0, { ...form(edited, 0), scope: 'read' });
+    expect(ops(picked)[0]).toMatchObject({ scope: 'read', approval: 'nevr' });
+    // Other values that are not text are shown as JSON and kept too.
+    const odd2 = ODD.replace('scope: raed', 'scope:').replace('approval: nevr', 'approval: 7');
+    expect([form(odd2, 0).scope, form(odd2, 0).approval]).toEqual(['null', '7']);
+    const out2 = applyOperation(odd2, 0, { ...form(odd2, 0), description: 'x' });
+    expect(ops(out2)[0]).toMatchObject({ scope: null, approval: 7 });
+  });
+
+  it('numbers stay numbers, and a typed fraction is written as a number', () => {
+    expect(ops(edited)[0]!.timeout_s).toBe(1.5);
+    expect(ops(edited)[0]!.args).toMatchObject({ v: { max_length: 2.5 } });
+    const typed = applyOperation(ODD, 0, { ...form(ODD, 0), timeout_s: '2.5', concurrency: '3' });
+    expect(ops(typed)[0]).toMatchObject({ timeout_s: 2.5, concurrency: 3 });
+  });
+
+  it('an argument edit leaves its other fields and the other arguments as they are', () => {
+    const f = form(ODD, 0);
+    const out = applyOperation(ODD, 0, { ...f, args: [f.args[0]!, { ...f.args[1]!, description: 'Second' }] });
+    expect(ops(out)[0]!.args).toEqual({ v: { type: 'string', enum: ['a, b', ' c'], max_length: 2.5 }, w: { type: 'string', required: 'yes', default: 'x', description: 'Second' } });
+    expect(f.args[1]!.required).toBe('"yes"');
+  });
+
+  it('compares with the previous form: a field that only the text has is not written over', () => {
+    // The form before the edit (as the editor holds it) says timeout 1.5; the edit changes the cost only.
+    const prev = form(ODD, 0);
+    const out = applyOperation(ODD, 0, { ...prev, cost: '2' }, prev);
+    expect(ops(out)[0]).toMatchObject({ timeout_s: 1.5, scope: 'raed', cost: 2 });
+  });
+
+  it('renames an argument keystroke by keystroke through its previous forms, in place', () => {
+    let text = FILE;
+    let prev = settled(form(FILE, 0));
+    for (const name of ['m', 'me', 'mes', 'message']) {
+      const next = { ...prev, command: ['/bin/echo', `{${name}}`], args: [{ ...prev.args[0]!, name }] };
+      text = applyOperation(text, 0, next, prev);
+      prev = settled(next);
+    }
+    expect(lines(text)).toContain('      message: {type: string, max_length: 200} # short messages only');
+    expect(lines(text).filter((l) => !lines(FILE).includes(l))).toHaveLength(2); // the argument and the command
+    expect(parseAllowlist(text).operations.get('say')!.args.message).toMatchObject({ type: 'string', max_length: 200 });
+  });
+
+  it('refuses a form where two arguments share a name (the file would silently lose one)', () => {
+    const f = form(FILE, 1);
+    expect(() => applyOperation(FILE, 1, { ...f, args: [f.args[0]!, { ...emptyArg('n'), key: null }] })).toThrow(/Two arguments are named “n”/);
+    expect(() => applyOperation(FILE, 1, { ...f, env: [{ name: 'A', value: '1' }, { name: 'A', value: '2' }] })).toThrow(/Two environment variables/);
+  });
+});
+
 describe('adding, deleting and renaming operations', () => {
   it('adds to an empty file and to a file without operations', () => {
     const a = addOperation('', { ...emptyOp('first'), command: ['/bin/true'] });
@@ -179,8 +267,8 @@ describe('adding, deleting and renaming operations', () => {
     expect(out2).toContain('scope: read                 # read | write');
   });
 
-  it('renames in place', () => {
-    const out = renameOperation(FILE, 1, 'count-up');
+  it('renames in place (only the name line changes)', () => {
+    const out = applyOperation(FILE, 1, { ...form(FILE, 1), name: 'count-up' });
     expect(lines(out).filter((l) => !lines(FILE).includes(l))).toEqual(['  - name: count-up']);
   });
 

@@ -27,6 +27,7 @@ import {
   useIsLoaded,
   useLastCheck,
   useLoadError,
+  useOpSerial,
   usePath,
   useSaving,
   useSelected,
@@ -34,7 +35,7 @@ import {
 } from './store';
 import { TryOut } from './TryOut';
 import { YamlView } from './YamlView';
-import { readOperations, type OpForm } from './yamlDoc';
+import { APPROVALS, SCOPES, readOperations, type OpForm } from './yamlDoc';
 import './allowlist.css';
 
 const POLL_MS = 2000;
@@ -58,6 +59,8 @@ export function AllowlistScreen() {
     const onKey = (e: KeyboardEvent) => {
       if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 's') {
         e.preventDefault();
+        // Not behind an open dialog (a confirmation is a question to answer first).
+        if (e.repeat || document.querySelector('dialog[open]')) return;
         requestSave();
       }
     };
@@ -225,11 +228,7 @@ function OpList({ text, problems }: { text: string; problems: Problem[] }) {
                     </span>
                   ) : null}
                 </span>
-                {op ? (
-                  <span className="op-item-meta muted">
-                    {op.scope || 'write'} · {op.approval ? (op.approval === 'never' ? 'no approval' : 'approval') : (op.scope || 'write') === 'read' ? 'no approval' : 'approval'}
-                  </span>
-                ) : null}
+                {op ? <span className="op-item-meta muted">{policyText(op)}</span> : null}
               </button>
             </li>
           );
@@ -240,6 +239,13 @@ function OpList({ text, problems }: { text: string; problems: Problem[] }) {
       </button>
     </nav>
   );
+}
+
+/** "read · no approval"; an invalid value is named as such, never shown as a default. */
+function policyText(op: OpForm): string {
+  const scope = op.scope === '' ? 'write' : (SCOPES as readonly string[]).includes(op.scope) ? op.scope : null;
+  const approval = op.approval === '' ? (scope === null ? null : scope === 'read' ? 'never' : 'always') : (APPROVALS as readonly string[]).includes(op.approval) ? op.approval : null;
+  return `${scope ?? 'invalid scope'} · ${approval === null ? (op.approval === '' ? 'approval unclear' : 'invalid approval') : approval === 'never' ? 'no approval' : 'approval'}`;
 }
 
 function FormPanel({ text, problems }: { text: string; problems: Problem[] }) {
@@ -271,6 +277,8 @@ function FormPanel({ text, problems }: { text: string; problems: Problem[] }) {
 }
 
 function SelectedOp({ index, form, text, problems, editError }: { index: number; form: OpForm; text: string; problems: Problem[]; editError: string | null }) {
+  // The try-out's samples and dry-run result belong to this operation: another one gets a fresh one.
+  const opSerial = useOpSerial();
   const remove = async () => {
     const ok = await confirmAction({
       title: `Delete operation “${form.name || index + 1}”?`,
@@ -296,7 +304,7 @@ function SelectedOp({ index, form, text, problems, editError }: { index: number;
         </div>
       ) : null}
       <OpEditor form={form} index={index} problems={problems} onChange={editForm} />
-      <TryOut key={index} text={text} form={form} />
+      <TryOut key={opSerial} text={text} form={form} />
     </>
   );
 }

@@ -1,9 +1,11 @@
 // One argument of an operation: its name, type, constraints, whether it is required and its default.
+import { useId, useRef } from 'react';
 import { api, errorText } from '../../api';
 import { Field } from '../../components/Field';
 import { toast } from '../../stores/toasts';
 import { fieldError, type Problem } from './problems';
-import { ARG_TYPES, SCALAR_TYPES, emptyType, type ArgForm, type TypeForm } from './yamlDoc';
+import { InvalidOption } from './InvalidOption';
+import { ARG_TYPES, REQUIRED, SCALAR_TYPES, emptyType, type ArgForm, type TypeForm } from './yamlDoc';
 
 const TYPE_HELP: Record<string, string> = {
   string: 'Text, optionally limited by a pattern, a length or a list of allowed values.',
@@ -37,7 +39,7 @@ export function ArgEditor({ arg, position, opIndex, problems, onChange, onRemove
         </Field>
         <Field label="Type" error={at('type')} hint={TYPE_HELP[arg.type]}>
           <select value={arg.type} onChange={(e) => setType(e.target.value)}>
-            {!ARG_TYPES.includes(arg.type as never) ? <option value={arg.type}>{arg.type || '(none)'}</option> : null}
+            {!ARG_TYPES.includes(arg.type as never) ? <option value={arg.type}>{arg.type ? `(invalid: ${arg.type})` : '(none)'}</option> : null}
             {ARG_TYPES.map((t) => (
               <option key={t} value={t}>
                 {t}
@@ -49,7 +51,8 @@ export function ArgEditor({ arg, position, opIndex, problems, onChange, onRemove
           <input value={arg.description} onChange={(e) => set({ description: e.target.value })} />
         </Field>
         <Field label="Required" error={at('required')}>
-          <select value={arg.required} onChange={(e) => set({ required: e.target.value as ArgForm['required'] })}>
+          <select value={arg.required} onChange={(e) => set({ required: e.target.value })}>
+            <InvalidOption value={arg.required} known={REQUIRED} />
             <option value="">Automatic (required unless it has a default)</option>
             <option value="required">Required</option>
             <option value="optional">Optional</option>
@@ -60,6 +63,7 @@ export function ArgEditor({ arg, position, opIndex, problems, onChange, onRemove
         <div className="field-grid">
           <Field label="Item type" error={at('items.type')}>
             <select value={arg.items.type} onChange={(e) => set({ items: emptyType(e.target.value) })}>
+              {!SCALAR_TYPES.includes(arg.items.type as never) ? <option value={arg.items.type}>{arg.items.type ? `(invalid: ${arg.items.type})` : '(none)'}</option> : null}
               {SCALAR_TYPES.map((t) => (
                 <option key={t} value={t}>
                   {t}
@@ -122,9 +126,7 @@ function TypeFields<T extends TypeForm>({ t, forItems, at, onChange }: { t: T; f
           <Field label="Max length" error={at('max_length')} hint="Characters; default 4096.">
             <input value={t.max_length} onChange={(e) => set({ max_length: e.target.value })} inputMode="numeric" placeholder="4096" />
           </Field>
-          <Field label="Allowed values" error={at('enum')} hint="Separated by commas; empty allows any value.">
-            <input value={t.enum} onChange={(e) => set({ enum: e.target.value })} spellCheck={false} />
-          </Field>
+          <EnumEditor values={t.enum} error={at('enum')} onChange={(values) => set({ enum: values })} />
           <label className="check">
             <input type="checkbox" checked={t.allow_dash === true} onChange={(e) => set({ allow_dash: e.target.checked ? true : null })} /> Allow a leading “-” (could be read as an
             option)
@@ -168,4 +170,70 @@ function TypeFields<T extends TypeForm>({ t, forItems, at, onChange }: { t: T; f
     default:
       return null;
   }
+}
+
+/**
+ * The allowed values of a string, one box each, exactly as typed: commas and spaces are part of a
+ * value. Enter in a box adds a box after it; removing one moves the focus to its neighbour.
+ */
+function EnumEditor({ values, error, onChange }: { values: string[]; error: string | null; onChange: (values: string[]) => void }) {
+  const list = useRef<HTMLOListElement>(null);
+  const errorId = useId();
+  const focusRow = (i: number) => {
+    // After React has rendered the change.
+    requestAnimationFrame(() => {
+      const inputs = list.current?.querySelectorAll('input');
+      if (inputs && inputs.length > 0) inputs[Math.max(0, Math.min(i, inputs.length - 1))]!.focus();
+      else list.current?.parentElement?.querySelector<HTMLButtonElement>('.enum-add')?.focus();
+    });
+  };
+  const insert = (at: number) => {
+    onChange([...values.slice(0, at), '', ...values.slice(at)]);
+    focusRow(at);
+  };
+  const remove = (i: number) => {
+    onChange(values.filter((_, j) => j !== i));
+    focusRow(i === values.length - 1 ? i - 1 : i);
+  };
+  return (
+    <div className={`field enum-field${error ? ' field-error' : ''}`} role="group" aria-labelledby={`${errorId}-label`} aria-describedby={errorId}>
+      <div className="enum-label" id={`${errorId}-label`}>
+        Allowed values
+      </div>
+      {values.length > 0 ? (
+        <ol className="enum-values" ref={list}>
+          {values.map((v, i) => (
+            <li key={i} className="part-row">
+              <input
+                aria-label={`Allowed value ${i + 1}`}
+                value={v}
+                onChange={(e) => onChange(values.map((x, j) => (j === i ? e.target.value : x)))}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter') {
+                    e.preventDefault();
+                    insert(i + 1);
+                  }
+                }}
+                aria-invalid={error ? true : undefined}
+                spellCheck={false}
+                autoComplete="off"
+                className="mono"
+              />
+              <button type="button" className="icon-button" aria-label={`Remove allowed value ${i + 1}`} onClick={() => remove(i)}>
+                ×
+              </button>
+            </li>
+          ))}
+        </ol>
+      ) : (
+        <ol className="enum-values" ref={list} hidden />
+      )}
+      <button type="button" className="enum-add" onClick={() => insert(values.length)}>
+        Add allowed value
+      </button>
+      <div id={errorId} className={error ? 'field-message error-text' : 'field-message muted'}>
+        {error ?? (values.length ? 'One value per box, exactly as typed; Enter adds another.' : 'None: any value is allowed.')}
+      </div>
+    </div>
+  );
 }

@@ -4,8 +4,9 @@ import { api, errorText } from '../../api';
 import { Field } from '../../components/Field';
 import { toast } from '../../stores/toasts';
 import { ArgEditor } from './ArgEditor';
+import { InvalidOption } from './InvalidOption';
 import { fieldError, problemsOf, type Problem } from './problems';
-import { OP_DEFAULTS, emptyArg, type OpForm } from './yamlDoc';
+import { APPROVALS, OP_DEFAULTS, SCOPES, emptyArg, type OpForm } from './yamlDoc';
 
 interface Props {
   form: OpForm;
@@ -27,7 +28,8 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
     set({ command: c });
   };
   const used = new Set(form.command.flatMap((c) => [...c.replaceAll('{{', '').matchAll(PLACEHOLDER)].map((m) => m[1])));
-  const unused = form.args.filter((a) => a.name && !used.has(a.name));
+  // Names, once each (two arguments can share a name for a moment while one is being typed).
+  const unused = [...new Set(form.args.map((a) => a.name).filter((n) => n && !used.has(n)))];
 
   const chooseCwd = async () => {
     try {
@@ -103,9 +105,9 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
           <button type="button" onClick={() => set({ command: [...form.command, ''] })}>
             Add part
           </button>
-          {unused.map((a) => (
-            <button key={a.name} type="button" onClick={() => set({ command: [...form.command, `{${a.name}}`] })}>
-              Add <code>{`{${a.name}}`}</code>
+          {unused.map((name) => (
+            <button key={name} type="button" onClick={() => set({ command: [...form.command, `{${name}}`] })}>
+              Add <code>{`{${name}}`}</code>
             </button>
           ))}
         </div>
@@ -184,15 +186,17 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
         <h3 id="sec-policy">Policy and limits</h3>
         <div className="field-grid">
           <Field label="Scope" error={at('scope')} hint="Which keys may ask: read keys only read operations.">
-            <select value={form.scope} onChange={(e) => set({ scope: e.target.value as OpForm['scope'] })}>
+            <select value={form.scope} onChange={(e) => set({ scope: e.target.value })}>
+              <InvalidOption value={form.scope} known={SCOPES} />
               <option value="">Default (write)</option>
               <option value="read">read</option>
               <option value="write">write</option>
             </select>
           </Field>
           <Field label="Approval" error={at('approval')} hint="Whether a person must approve each run.">
-            <select value={form.approval} onChange={(e) => set({ approval: e.target.value as OpForm['approval'] })}>
-              <option value="">Default ({(form.scope || 'write') === 'read' ? 'never' : 'always'} for {form.scope || 'write'})</option>
+            <select value={form.approval} onChange={(e) => set({ approval: e.target.value })}>
+              <InvalidOption value={form.approval} known={APPROVALS} />
+              <option value="">{approvalDefault(form.scope)}</option>
               <option value="always">always: ask me each time</option>
               <option value="never">never: run without asking</option>
             </select>
@@ -213,6 +217,12 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
       </section>
     </div>
   );
+}
+
+function approvalDefault(scope: string): string {
+  if (scope === '' || scope === 'write') return 'Default (always for write)';
+  if (scope === 'read') return 'Default (never for read)';
+  return 'Default (depends on the scope)';
 }
 
 function freshArg(f: OpForm): string {

@@ -1,12 +1,16 @@
 // Trying the selected operation with sample arguments: the exact argv, folder and environment a request
-// with them would get (as you type, from the unsaved text), and a dry run that really runs it once.
-import { useEffect, useId, useState } from 'react';
+// with them would get (as you type, from the unsaved text), and a dry run that really runs it once,
+// after the person confirms the exact command and folder, and only when the allowlist has no problems.
+// Mounted once per operation (keyed by the store's operation serial): nothing carries over to another.
+import { useEffect, useId, useRef, useState } from 'react';
 import type { DryRunView, PreviewView } from '../../../shared/ipc/views';
 import { OP_NAME } from '../../../shared/protocol/ids';
 import { api, errorText } from '../../api';
 import { Argv } from '../../components/Argv';
 import { formatDuration } from '../../lib/format';
+import { confirmAction } from '../../stores/confirm';
 import { toast } from '../../stores/toasts';
+import { useCheck } from './store';
 import type { ArgForm, OpForm } from './yamlDoc';
 
 type Sample = Record<string, string | boolean>;
@@ -32,14 +36,29 @@ function sampleArgs(args: ArgForm[], sample: Sample): Record<string, unknown> {
   return out;
 }
 
+/** The argv as one line: plain elements as they are, any other in double quotes (JSON escapes). */
+export function commandLine(argv: string[]): string {
+  return argv.map((a) => (/^[A-Za-z0-9_./=:,@+%~-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
+}
+
 export function TryOut({ text, form }: { text: string; form: OpForm }) {
+  const check = useCheck();
   const [sample, setSample] = useState<Sample>({});
   const [preview, setPreview] = useState<{ key: string; view: PreviewView } | null>(null);
-  const [run, setRun] = useState<DryRunView | null>(null);
-  const [running, setRunning] = useState(false);
+  /** The last dry run and the inputs (text, operation, arguments) it ran with. */
+  const [run, setRun] = useState<{ key: string; view: DryRunView } | null>(null);
+  const [phase, setPhase] = useState<'idle' | 'confirming' | 'running'>('idle');
   const args = sampleArgs(form.args, sample);
   const nameOk = OP_NAME.test(form.name);
   const key = JSON.stringify([text, form.name, args]);
+  // A result belongs to the inputs it ran with: when the text or the sample arguments change, it goes.
+  if (run && run.key !== key) setRun(null);
+  const latest = useRef(key);
+  const busy = useRef(false);
+  const button = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    latest.current = key;
+  }, [key]);
 
   useEffect(() => {
     if (!nameOk) return;
@@ -57,28 +76,69 @@ export function TryOut({ text, form }: { text: string; form: OpForm }) {
     };
   }, [key, nameOk]);
 
+  const current = preview?.key === key ? preview.view : null;
+  const plan = (current ?? preview?.view)?.ok ? (current ?? preview!.view) : null;
+  // Why the dry run is off, if it is.
+  const blocked = !nameOk
+    ? 'Give the operation a valid name first.'
+    : check === null
+      ? 'Checking the allowlist…'
+      : !check.ok
+        ? 'Fix the problems listed at the top first: only an allowlist without problems can be dry-run.'
+        : current === null
+          ? 'Working out the command…'
+          : !current.ok
+            ? 'These sample arguments are refused (see above).'
+            : null;
+
   const dryRun = async () => {
-    setRunning(true);
+    if (busy.current) return;
+    busy.current = true;
+    const started = key;
+    const inputs = { text, op: form.name, args };
+    setPhase('confirming');
     setRun(null);
     try {
-      setRun(await api.allowlist.dryRun({ text, op: form.name, args }));
+      // The exact command, from the very inputs the run will use, for the person to confirm.
+      const view = await api.allowlist.preview(inputs);
+      if (!view.ok) {
+        setRun({ key: started, view });
+        return;
+      }
+      const ok = await confirmAction({
+        title: `Really run “${inputs.op}” now?`,
+        body: `This runs ${commandLine(view.plan.argv)} in the folder ${view.plan.cwd} on this computer, right now, without asking for approval. The agent is not involved.`,
+        confirmLabel: 'Run it now',
+        danger: true,
+      });
+      if (!ok) return;
+      if (latest.current !== started) {
+        toast('Not run: the operation or its sample arguments changed while you were confirming', 'error');
+        return;
+      }
+      setPhase('running');
+      setRun({ key: started, view: await api.allowlist.dryRun(inputs) });
     } catch (e) {
       toast(errorText(e), 'error');
     } finally {
-      setRunning(false);
+      busy.current = false;
+      setPhase('idle');
+      // The button was off while it ran: the keyboard goes on from it, not from the top of the page.
+      requestAnimationFrame(() => {
+        if (button.current && !button.current.disabled && document.activeElement === document.body) button.current.focus();
+      });
     }
   };
 
-  const current = preview?.key === key ? preview.view : null;
-  const plan = (current ?? preview?.view)?.ok ? (current ?? preview!.view) : null;
   return (
     <section className="card try-out" aria-labelledby="try-title">
       <h2 id="try-title">Try it</h2>
       <p className="muted section-hint">Sample arguments, as a request from the agent would give them. Leave a box empty to leave the argument out.</p>
       {form.args.length > 0 ? (
         <div className="field-grid">
-          {form.args.map((a) => (
-            <SampleInput key={a.name} arg={a} value={sample[a.name]} onChange={(v) => setSample((s) => ({ ...s, [a.name]: v }))} />
+          {form.args.map((a, i) => (
+            // By place: while a name is being typed two arguments can share it for a moment.
+            <SampleInput key={i} arg={a} value={sample[a.name]} onChange={(v) => setSample((s) => ({ ...s, [a.name]: v }))} />
           ))}
         </div>
       ) : null}
@@ -119,14 +179,28 @@ export function TryOut({ text, form }: { text: string; form: OpForm }) {
         )}
       </div>
       <div className="dry-run-bar">
-        <button type="button" onClick={() => void dryRun()} disabled={running || !nameOk} aria-describedby="dry-run-warning">
-          {running ? 'Running…' : 'Dry run'}
+        <button
+          ref={button}
+          type="button"
+          onClick={() => void dryRun()}
+          disabled={phase === 'running' || blocked !== null}
+          aria-busy={phase !== 'idle' ? true : undefined}
+          aria-describedby={blocked ? 'dry-run-warning dry-run-blocked' : 'dry-run-warning'}
+        >
+          {phase === 'running' ? 'Running…' : 'Dry run…'}
         </button>
-        <span id="dry-run-warning" className="warn-text">
-          ⚠ A dry run really runs this command now, on this computer, with these arguments — without asking for approval.
-        </span>
+        <div className="dry-run-notes">
+          <span id="dry-run-warning" className="warn-text">
+            ⚠ A dry run really runs this command now, on this computer, with these arguments — without asking for approval. You confirm the exact command first.
+          </span>
+          {blocked ? (
+            <span id="dry-run-blocked" className="muted">
+              {blocked}
+            </span>
+          ) : null}
+        </div>
       </div>
-      {run ? <DryRunResult run={run} /> : null}
+      {run ? <DryRunResult run={run.view} /> : null}
     </section>
   );
 }

@@ -6,7 +6,7 @@ import { create } from 'zustand';
 import type { AllowlistCheck } from '../../../shared/ipc/views';
 import { api, errorText } from '../../api';
 import { toast } from '../../stores/toasts';
-import { addOperation, applyOperation, deleteOperation, emptyOp, freshName, mergeEdits, readOperations, type OpForm } from './yamlDoc';
+import { addOperation, applyOperation, deleteOperation, emptyOp, freshName, mergeEdits, readOperations, settled, type OpForm } from './yamlDoc';
 
 export interface DiskVersion {
   text: string;
@@ -26,8 +26,17 @@ interface EditorState {
   check: AllowlistCheck | null;
   checkedText: string | null;
   selected: number | null;
-  /** The selected operation's form as typed, and the text it produced or was read from. */
-  draft: { text: string; index: number; form: OpForm | null } | null;
+  /**
+   * The selected operation's form as typed (`form`), the text it produced or was read from, and the
+   * form that text holds (`applied`: the previous form the next edit is compared with, field by field).
+   * They differ only while the form cannot be written (two arguments with one name).
+   */
+  draft: { text: string; index: number; form: OpForm | null; applied: OpForm | null } | null;
+  /**
+   * Which operation the form is about: a new number whenever another one is selected, added, deleted
+   * or read afresh (not when the form renames it), so per-operation UI state never carries over.
+   */
+  opSerial: number;
   /** The file changed on disk while there were unsaved edits (or a save was refused for it). */
   outside: (DiskVersion & { refusedSave: boolean }) | null;
   saving: boolean;
@@ -46,6 +55,7 @@ const useEditor = create<EditorState>(() => ({
   checkedText: null,
   selected: null,
   draft: null,
+  opSerial: 0,
   outside: null,
   saving: false,
   editError: null,
@@ -67,6 +77,7 @@ export const useSelected = () => useEditor((s) => s.selected);
 export const useOutside = () => useEditor((s) => s.outside);
 export const useSaving = () => useEditor((s) => s.saving);
 export const useEditError = () => useEditor((s) => s.editError);
+export const useOpSerial = () => useEditor((s) => s.opSerial);
 
 /** The selected operation's form: the draft as typed, or read afresh when the text changed elsewhere. */
 export function useForm(): OpForm | null {
@@ -78,17 +89,25 @@ export function useForm(): OpForm | null {
 /** Makes sure the draft matches the text and selection (call after anything changes either). */
 function refreshDraft(): void {
   const s = get();
-  if (s.selected === null) return set({ draft: null });
+  if (s.selected === null) return set({ draft: null, opSerial: s.opSerial + 1 });
   if (s.draft && s.draft.text === s.text && s.draft.index === s.selected) return;
   const r = readOperations(s.text);
   if (r.syntaxErrors.length > 0) {
-    return set({ draft: { text: s.text, index: s.selected, form: null }, editError: `The YAML has a syntax error on line ${r.syntaxErrors[0]!.line}: ${r.syntaxErrors[0]!.message}. Fix it in the YAML view.` });
+    return set({ draft: { text: s.text, index: s.selected, form: null, applied: null }, editError: `The YAML has a syntax error on line ${r.syntaxErrors[0]!.line}: ${r.syntaxErrors[0]!.message}. Fix it in the YAML view.` });
   }
   const form = r.ops[s.selected] ?? null;
+  // Another operation now (or one renamed in the YAML view): its try-out starts afresh.
+  const was = s.draft?.index === s.selected ? (s.draft.applied ?? s.draft.form) : null;
   set({
-    draft: { text: s.text, index: s.selected, form },
+    draft: { text: s.text, index: s.selected, form, applied: form },
     editError: form ? null : s.selected < r.ops.length ? `Operation ${s.selected + 1} is not a mapping: fix it in the YAML view.` : null,
+    ...(was && form && was.name === form.name ? {} : { opSerial: s.opSerial + 1 }),
   });
+}
+
+/** Another operation is about to be shown at the selected place (added, deleted, reloaded). */
+function newOperation(): void {
+  set({ opSerial: get().opSerial + 1 });
 }
 
 function adopt(view: { path: string; text: string; hash: string; check: AllowlistCheck }): void {
@@ -107,6 +126,7 @@ function adopt(view: { path: string; text: string; hash: string; check: Allowlis
     selected: sel !== null && sel < ops.length ? sel : ops.length > 0 ? 0 : null,
     draft: null,
   });
+  newOperation();
   refreshDraft();
 }
 
@@ -131,15 +151,21 @@ export function setText(text: string): void {
   refreshDraft();
 }
 
-/** The form's edit of the selected operation. */
+/**
+ * The form's edit of the selected operation: only the fields that differ from the form before the
+ * edit are written. When the form cannot be written yet (two arguments with one name), what was typed
+ * is kept in the form and the text keeps its last good version until the clash is resolved.
+ */
 export function editForm(form: OpForm): void {
   const s = get();
   if (s.selected === null) return;
+  const draft = s.draft && s.draft.text === s.text && s.draft.index === s.selected ? s.draft : null;
   try {
-    const text = applyOperation(s.text, s.selected, form);
-    set({ text, draft: { text, index: s.selected, form }, editError: null });
+    const text = applyOperation(s.text, s.selected, form, draft?.applied ?? undefined);
+    const now = settled(form);
+    set({ text, draft: { text, index: s.selected, form: now, applied: now }, editError: null });
   } catch (e) {
-    set({ editError: errorText(e) });
+    set({ editError: errorText(e), ...(draft ? { draft: { ...draft, form } } : {}) });
   }
 }
 
@@ -147,6 +173,7 @@ export function addOp(): void {
   try {
     const { text, index } = addOperation(get().text, { ...emptyOp(freshName(get().text)), command: [''], scope: 'read', approval: 'always' });
     set({ text, selected: index });
+    newOperation();
     refreshDraft();
   } catch (e) {
     toast(errorText(e), 'error');
@@ -158,6 +185,7 @@ export function deleteOp(index: number): void {
     const text = deleteOperation(get().text, index);
     const n = readOperations(text).ops.length;
     set({ text, selected: n === 0 ? null : Math.min(index, n - 1) });
+    newOperation();
     refreshDraft();
   } catch (e) {
     toast(errorText(e), 'error');

@@ -1,7 +1,10 @@
 // The allowlist editor's model of allowlist.yaml: operations read into plain form values, and form
 // values written back into the YAML document node by node (yaml's Document API), so that comments,
-// key order and everything the form did not touch survive. Lines the edit did not change are kept
-// byte for byte from the original text (comment alignment, spacing, blank lines). Pure: no DOM, no IPC.
+// key order and everything the form did not touch survive. Only the fields that changed between the
+// previous form and the new one are written: an untouched field's node stays exactly as it is, even
+// when the form cannot represent it (a number with a fraction, a misspelt scope, a value with commas).
+// Lines the edit did not change are kept byte for byte from the original text (comment alignment,
+// spacing, blank lines). Pure: no DOM, no IPC.
 import { isMap, isScalar, isSeq, parseDocument, stringify, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 
 export type ArgTypeName = 'string' | 'integer' | 'boolean' | 'path' | 'array';
@@ -14,8 +17,8 @@ export interface TypeForm {
   type: string;
   pattern: string;
   max_length: string;
-  /** Comma-separated. */
-  enum: string;
+  /** The allowed values, one per entry, exactly as typed (commas and spaces are part of a value). */
+  enum: string[];
   allow_dash: boolean | null;
   min: string;
   max: string;
@@ -26,11 +29,15 @@ export interface TypeForm {
 }
 
 export interface ArgForm extends TypeForm {
-  /** The argument's name in the file when it was read (null for a new one): a rename keeps its place. */
+  /**
+   * The argument's name in the file as last read or written (null for one not yet written): a rename
+   * keeps its place, and the fields are compared with the same argument's previous form.
+   */
   key: string | null;
   name: string;
   description: string;
-  required: '' | 'required' | 'optional';
+  /** '' (automatic), 'required', 'optional', or what else the file says (JSON, e.g. `"yes"`): kept until changed. */
+  required: string;
   hasDefault: boolean;
   /** The default as text; for arrays one item per line. */
   default: string;
@@ -50,18 +57,24 @@ export interface OpForm {
   cwd: string;
   env: EnvForm[];
   args: ArgForm[];
-  scope: '' | 'read' | 'write';
-  approval: '' | 'never' | 'always';
+  /** '' (the default), 'read', 'write', or whatever else the file says (see `choice`): kept until changed. */
+  scope: string;
+  /** '' (the default), 'never', 'always', or whatever else the file says: kept until changed. */
+  approval: string;
   timeout_s: string;
   max_output_bytes: string;
   concurrency: string;
   cost: string;
 }
 
+export const SCOPES = ['read', 'write'] as const;
+export const APPROVALS = ['always', 'never'] as const;
+export const REQUIRED = ['required', 'optional'] as const;
+
 export const OP_DEFAULTS = { timeout_s: '600', max_output_bytes: '1048576', concurrency: '1', cost: '0' } as const;
 
 export function emptyType(type = 'string'): TypeForm {
-  return { type, pattern: '', max_length: '', enum: '', allow_dash: null, min: '', max: '', flag: '', within: '', must_exist: null };
+  return { type, pattern: '', max_length: '', enum: [], allow_dash: null, min: '', max: '', flag: '', within: '', must_exist: null };
 }
 
 export function emptyArg(name = ''): ArgForm {
@@ -79,13 +92,19 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const text = (v: unknown): string => (v === undefined || v === null ? '' : typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v));
 const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 const list = (v: unknown, sep: string): string => (Array.isArray(v) ? v.map(text).join(sep) : text(v));
+const items = (v: unknown): string[] => (Array.isArray(v) ? v.map(text) : v === undefined ? [] : [text(v)]);
+/**
+ * A select's value as the file has it: '' when absent, the text of a string, else its JSON (`null`,
+ * `5`, `""`). A value the select does not offer is shown as invalid and never replaced by a default.
+ */
+export const choice = (v: unknown): string => (v === undefined ? '' : typeof v === 'string' && v !== '' ? v : (JSON.stringify(v) ?? String(v)));
 
 function typeForm(raw: Obj): TypeForm {
   return {
     type: text(raw.type),
     pattern: text(raw.pattern),
     max_length: text(raw.max_length),
-    enum: list(raw.enum, ', '),
+    enum: items(raw.enum),
     allow_dash: bool(raw.allow_dash),
     min: text(raw.min),
     max: text(raw.max),
@@ -102,7 +121,7 @@ function argForm(name: string, raw: unknown): ArgForm {
     key: name,
     name,
     description: text(r.description),
-    required: r.required === true ? 'required' : r.required === false ? 'optional' : '',
+    required: r.required === true ? 'required' : r.required === false ? 'optional' : r.required === undefined ? '' : (JSON.stringify(r.required) ?? String(r.required)),
     hasDefault: r.default !== undefined,
     default: Array.isArray(r.default) ? r.default.map(text).join('\n') : text(r.default),
     items: typeForm(isObj(r.items) ? r.items : {}),
@@ -120,8 +139,8 @@ export function opForm(raw: unknown): OpForm {
     cwd: text(r.cwd),
     env: isObj(r.env) ? Object.entries(r.env).map(([name, value]) => ({ name, value: text(value) })) : [],
     args: isObj(r.args) ? Object.entries(r.args).map(([n, spec]) => argForm(n, spec)) : [],
-    scope: r.scope === 'read' || r.scope === 'write' ? r.scope : '',
-    approval: r.approval === 'never' || r.approval === 'always' ? r.approval : '',
+    scope: choice(r.scope),
+    approval: choice(r.approval),
     timeout_s: text(r.timeout_s),
     max_output_bytes: text(r.max_output_bytes),
     concurrency: text(r.concurrency),
@@ -157,14 +176,18 @@ export function readOperations(src: string): ReadResult {
 // ---------------------------------------------------------------- writing
 
 const INT = /^-?\d+$/;
-/** A whole number when it is one; otherwise the text itself, so the validator names the field. */
+const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
+/**
+ * A number when it reads as one (a fraction too: the validator then says it must be whole); otherwise
+ * the text itself, so the validator names the field.
+ */
 function num(s: string): number | string | undefined {
   const t = s.trim();
   if (t === '') return undefined;
-  return INT.test(t) && Number.isSafeInteger(Number(t)) ? Number(t) : s;
+  if (INT.test(t)) return Number.isSafeInteger(Number(t)) ? Number(t) : s;
+  return NUMBER.test(t) && Number.isFinite(Number(t)) ? Number(t) : s;
 }
 const opt = (s: string): string | undefined => (s === '' ? undefined : s);
-const csv = (s: string): string[] | undefined => (s.trim() === '' ? undefined : s.split(',').map((x) => x.trim()));
 const lines = (s: string): string[] | undefined => {
   const l = s.split('\n').map((x) => x.trim()).filter((x) => x !== '');
   return l.length ? l : undefined;
@@ -176,7 +199,7 @@ function typeValue(t: TypeForm, forItems: boolean): Obj {
     case 'string':
       o.pattern = opt(t.pattern);
       o.max_length = num(t.max_length);
-      o.enum = csv(t.enum);
+      o.enum = t.enum.length ? [...t.enum] : undefined;
       o.allow_dash = t.allow_dash ?? undefined;
       break;
     case 'integer':
@@ -195,7 +218,7 @@ function typeValue(t: TypeForm, forItems: boolean): Obj {
 }
 
 function scalarDefault(type: string, s: string): unknown {
-  if (type === 'integer') return INT.test(s.trim()) ? Number(s.trim()) : s;
+  if (type === 'integer') return num(s) ?? s;
   if (type === 'boolean') return s === 'true' ? true : s === 'false' ? false : s;
   return s;
 }
@@ -204,13 +227,22 @@ function scalarDefault(type: string, s: string): unknown {
 export function argValue(a: ArgForm): Obj {
   const o = a.type === 'array' ? { type: 'array', items: typeValue(a.items, true), max_items: num(a.max_items) } : typeValue(a, false);
   o.description = opt(a.description);
-  o.required = a.required === 'required' ? true : a.required === 'optional' ? false : undefined;
+  o.required = a.required === 'required' ? true : a.required === 'optional' ? false : a.required === '' ? undefined : rawJson(a.required);
   o.default = !a.hasDefault
     ? undefined
     : a.type === 'array'
       ? (lines(a.default) ?? []).map((x) => scalarDefault(a.items.type, x))
       : scalarDefault(a.type, a.default);
   return o;
+}
+
+/** Back from `choice`/`required`'s JSON form (only reached when the person picked that value again). */
+function rawJson(s: string): unknown {
+  try {
+    return JSON.parse(s) as unknown;
+  } catch {
+    return s;
+  }
 }
 
 /** The operation as it should stand in the file. */
@@ -226,8 +258,8 @@ export function opValue(f: OpForm): Obj {
     cwd: opt(f.cwd),
     env: f.env.length ? env : undefined,
     args: f.args.length ? args : undefined,
-    scope: opt(f.scope),
-    approval: opt(f.approval),
+    scope: f.scope === '' ? undefined : rawJson(f.scope),
+    approval: f.approval === '' ? undefined : rawJson(f.approval),
     timeout_s: num(f.timeout_s),
     max_output_bytes: num(f.max_output_bytes),
     concurrency: num(f.concurrency),
@@ -235,8 +267,7 @@ export function opValue(f: OpForm): Obj {
   };
 }
 
-/** Keys the form owns: others in the file (say a misspelt field) are left for the YAML view. */
-const OP_KEYS = ['name', 'description', 'command', 'cwd', 'env', 'args', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost'];
+/** Keys of an argument the form owns: others in the file (say a misspelt field) are left for the YAML view. */
 const ARG_KEYS = ['type', 'description', 'required', 'default', 'pattern', 'max_length', 'enum', 'allow_dash', 'min', 'max', 'flag', 'within', 'must_exist', 'items', 'max_items'];
 /** Collections written compactly on one line, like the example file. */
 const FLOW_KEYS = new Set(['command', 'env', 'enum', 'within', 'items', 'default']);
@@ -298,26 +329,69 @@ function keyOf(p: Pair): unknown {
   return isScalar(p.key) ? p.key.value : p.key;
 }
 
-function syncMap(doc: Document, map: YAMLMap, value: Obj, loose: boolean, owned?: string[], childFlow = false, childOwned?: string[]): void {
+function syncMap(doc: Document, map: YAMLMap, value: Obj, loose: boolean, owned?: string[]): void {
   for (const p of [...map.items]) {
     const k = keyOf(p);
     if (typeof k === 'string' && (owned ? owned.includes(k) : true) && value[k] === undefined) map.delete(k);
   }
-  for (const [k, v] of Object.entries(value)) {
-    if (v === undefined) continue;
-    const pair = map.items.find((p) => keyOf(p) === k);
-    const flow = childFlow || FLOW_KEYS.has(k);
-    if (!pair) {
-      map.add(doc.createPair(k, v, { flow }) as Pair);
-      continue;
-    }
-    if (deepEqual(js(pair.value), v)) continue;
-    const kept = sync(doc, pair.value, v, flow, loose || k === 'env' || k === 'command', childOwned ?? (k === 'items' ? ARG_KEYS : undefined));
-    if (kept !== pair.value) pair.value = kept;
-  }
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) setKey(doc, map, k, v, loose);
 }
 
-function syncArgs(doc: Document, op: YAMLMap, args: ArgForm[]): void {
+/** Makes `map[k]` hold `v` (undefined: no such key), changing the node in place where it can. */
+function setKey(doc: Document, map: YAMLMap, k: string, v: unknown, loose: boolean): void {
+  const pair = map.items.find((p) => keyOf(p) === k);
+  if (v === undefined) {
+    if (pair) map.delete(k);
+    return;
+  }
+  const flow = FLOW_KEYS.has(k);
+  if (!pair) {
+    map.add(doc.createPair(k, v, { flow }) as Pair);
+    return;
+  }
+  if (deepEqual(js(pair.value), v)) return;
+  const kept = sync(doc, pair.value, v, flow, loose || k === 'env' || k === 'command', k === 'items' ? ARG_KEYS : undefined);
+  if (kept !== pair.value) pair.value = kept;
+}
+
+/** The type's own fields (which of them a type uses: `typeValue`). */
+const TYPE_FIELDS = ['pattern', 'max_length', 'enum', 'allow_dash', 'min', 'max', 'flag', 'within', 'must_exist'] as const;
+
+/**
+ * Writes the fields of a type that changed from `prev` to `t` into `map`. A changed type rewrites the
+ * whole specification (its constraints belong to the old type); keys the form does not know stay.
+ */
+function syncType(doc: Document, map: YAMLMap, t: TypeForm, prev: TypeForm, forItems: boolean): void {
+  const v = typeValue(t, forItems);
+  if (t.type !== prev.type) {
+    syncMap(doc, map, v, false, ['type', ...TYPE_FIELDS]);
+    return;
+  }
+  for (const k of TYPE_FIELDS) if (!deepEqual(t[k], prev[k])) setKey(doc, map, k, v[k], false);
+}
+
+/** Writes what changed in one argument (its node is `map`) from `prev` to `a`. */
+function syncArg(doc: Document, map: YAMLMap, a: ArgForm, prev: ArgForm): void {
+  const v = argValue(a);
+  if (a.type !== prev.type) {
+    syncMap(doc, map, v, false, ARG_KEYS);
+    return;
+  }
+  if (a.type === 'array') {
+    if (!deepEqual(a.items, prev.items)) {
+      const items = map.get('items', true);
+      if (isMap(items)) syncType(doc, items, a.items, prev.items, true);
+      else setKey(doc, map, 'items', v.items, false);
+    }
+    if (a.max_items !== prev.max_items) setKey(doc, map, 'max_items', v.max_items, false);
+  } else syncType(doc, map, a, prev, false);
+  if (a.description !== prev.description) setKey(doc, map, 'description', v.description, false);
+  if (a.required !== prev.required) setKey(doc, map, 'required', v.required, false);
+  if (a.hasDefault !== prev.hasDefault || a.default !== prev.default || (a.type === 'array' && a.items.type !== prev.items.type)) setKey(doc, map, 'default', v.default, false);
+}
+
+function syncArgs(doc: Document, op: YAMLMap, args: ArgForm[], prev: ArgForm[]): void {
+  if (deepEqual(args, prev)) return;
   if (args.length === 0) {
     op.delete('args');
     return;
@@ -328,45 +402,66 @@ function syncArgs(doc: Document, op: YAMLMap, args: ArgForm[]): void {
     for (const a of args) value[a.name] = argValue(a);
     const created = doc.createNode(value) as YAMLMap;
     for (const p of created.items) if (isMap(p.value)) p.value.flow = true;
-    // createNode leaves out undefined values already; nothing else to do.
     if (op.has('args')) op.set('args', created);
     else op.add(doc.createPair('args', created) as Pair);
     return;
   }
-  const m = map;
-  // Renames first: the argument keeps its place and its comments.
+  // Each argument with its previous form (by the name it has in the file), if it had one.
+  const before = new Map<ArgForm, ArgForm>();
   for (const a of args) {
-    if (a.key !== null && a.key !== a.name && !m.has(a.name)) {
-      const pair = m.items.find((p) => keyOf(p) === a.key);
-      if (pair) {
-        if (isScalar(pair.key)) pair.key.value = a.name;
-        else pair.key = doc.createNode(a.name);
-      }
-    }
+    const p = a.key === null ? undefined : prev.find((x) => x.name === a.key);
+    if (p && ![...before.values()].includes(p)) before.set(a, p);
   }
-  const wanted = new Set(args.map((a) => a.name));
-  for (const p of [...m.items]) {
-    const k = keyOf(p);
-    if (typeof k === 'string' && !wanted.has(k)) m.delete(k);
+  const pairOf = (name: string) => map.items.find((p) => keyOf(p) === name);
+  // Arguments removed in the form go; the ones kept, renamed or not, keep their place and comments.
+  const kept = new Map<ArgForm, Pair>();
+  for (const [a, p] of before) {
+    const pair = pairOf(p.name);
+    if (pair) kept.set(a, pair);
+  }
+  const keptPairs = new Set(kept.values());
+  for (const p of [...map.items]) if (typeof keyOf(p) === 'string' && !keptPairs.has(p)) map.items.splice(map.items.indexOf(p), 1);
+  for (const [a, pair] of kept) {
+    if (keyOf(pair) === a.name) continue;
+    if (isScalar(pair.key)) {
+      pair.key.value = a.name;
+      delete (pair.key as { source?: string }).source;
+    } else pair.key = doc.createNode(a.name);
   }
   for (const a of args) {
-    const v = argValue(a);
-    const pair = m.items.find((p) => keyOf(p) === a.name);
-    if (!pair) {
-      m.add(doc.createPair(a.name, v, { flow: true }) as Pair);
+    const pair = kept.get(a);
+    const p = before.get(a);
+    if (!pair || !p) {
+      map.add(doc.createPair(a.name, argValue(a), { flow: true }) as Pair);
       continue;
     }
-    if (deepEqual(js(pair.value), v)) continue;
-    if (isMap(pair.value)) syncMap(doc, pair.value, v, false, ARG_KEYS);
-    else pair.value = doc.createNode(v, { flow: true });
+    if (isMap(pair.value)) syncArg(doc, pair.value, a, p);
+    else if (!deepEqual(js(pair.value), argValue(a)) && !deepEqual(a, p)) pair.value = doc.createNode(argValue(a), { flow: true });
   }
 }
 
-function syncOp(doc: Document, node: YAMLMap, f: OpForm): void {
+/** Keys an operation's form writes one by one (`args` has its own). */
+const OP_FIELDS = ['name', 'description', 'command', 'cwd', 'env', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost'] as const;
+
+function syncOp(doc: Document, node: YAMLMap, f: OpForm, prev: OpForm): void {
   const v = opValue(f);
-  const { args: _args, ...rest } = v;
-  syncMap(doc, node, rest, false, OP_KEYS.filter((k) => k !== 'args'));
-  syncArgs(doc, node, f.args);
+  for (const k of OP_FIELDS) if (!deepEqual(f[k], prev[k])) setKey(doc, node, k, v[k], false);
+  syncArgs(doc, node, f.args, prev.args);
+}
+
+/** Why a form cannot be written as it stands (two entries the file would hold under one key), or null. */
+export function formConflict(f: OpForm): string | null {
+  const twice = (names: string[]) => names.find((n, i) => names.indexOf(n) !== i);
+  const arg = twice(f.args.map((a) => a.name));
+  if (arg !== undefined) return `Two arguments are named “${arg}”: rename one. Until then the file keeps the last version without the clash.`;
+  const env = twice(f.env.map((e) => e.name));
+  if (env !== undefined) return `Two environment variables are named “${env}”: rename one. Until then the file keeps the last version without the clash.`;
+  return null;
+}
+
+/** The form as it stands once written: each argument's key is now its name in the file. */
+export function settled(f: OpForm): OpForm {
+  return f.args.every((a) => a.key === a.name) ? f : { ...f, args: f.args.map((a) => (a.key === a.name ? a : { ...a, key: a.name })) };
 }
 
 /** A new operation's node: the operation a block mapping, its lists and argument specs on one line each. */
@@ -394,12 +489,18 @@ function loadDoc(src: string): Document.Parsed {
   return doc;
 }
 
-/** Writes the form of operation `index` into the text. */
-export function applyOperation(src: string, index: number, form: OpForm): string {
+/**
+ * Writes the form of operation `index` into the text: only the fields that differ from `prev` (the
+ * form as it was before this edit; by default the operation as the text has it now), so every field
+ * the person did not change stays exactly as it is in the file.
+ */
+export function applyOperation(src: string, index: number, form: OpForm, prev?: OpForm): string {
+  const conflict = formConflict(form);
+  if (conflict) throw new Error(conflict);
   const doc = loadDoc(src);
   const node = operationsSeq(doc)?.items[index];
   if (!isMap(node)) throw new Error(`there is no operation ${index + 1} to change`);
-  syncOp(doc, node, form);
+  syncOp(doc, node, form, prev ?? opForm(node.toJSON()));
   return finish(src, doc);
 }
 
@@ -425,17 +526,6 @@ export function deleteOperation(src: string, index: number): string {
   const seq = operationsSeq(doc);
   if (!seq || index < 0 || index >= seq.items.length) throw new Error(`there is no operation ${index + 1} to delete`);
   seq.items.splice(index, 1);
-  return finish(src, doc);
-}
-
-/** Renames operation `index` (a shortcut for changing only its name). */
-export function renameOperation(src: string, index: number, name: string): string {
-  const doc = loadDoc(src);
-  const node = operationsSeq(doc)?.items[index];
-  if (!isMap(node)) throw new Error(`there is no operation ${index + 1} to rename`);
-  const cur = node.get('name', true);
-  if (isScalar(cur)) sync(doc, cur, name, false, false);
-  else node.set('name', name);
   return finish(src, doc);
 }
 
