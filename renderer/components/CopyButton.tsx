@@ -2,13 +2,16 @@
 import { copyText } from '../lib/clipboard';
 import { toast } from '../stores/toasts';
 
-export function CopyButton({ text, label = 'Copy', what = 'Text' }: { text: string; label?: string; what?: string }) {
+export function CopyButton({ text, label = 'Copy', what = 'Text', onCopied }: { text: string; label?: string; what?: string; onCopied?: () => void }) {
   return (
     <button
       type="button"
       onClick={() =>
         copyText(text).then(
-          () => toast(`${what} copied`),
+          () => {
+            toast(`${what} copied`);
+            onCopied?.();
+          },
           (e: Error) => toast(`Could not copy: ${e.message}`, 'error'),
         )
       }

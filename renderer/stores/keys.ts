@@ -2,10 +2,10 @@
 // host's state changes and after this window changes a key.
 import { create } from 'zustand';
 import type { KeyView } from '../../shared/ipc/views';
-import { api } from '../api';
+import { api, errorText } from '../api';
 import { onHostChange } from './status';
 
-const useKeyStore = create<{ keys: KeyView[] | undefined }>(() => ({ keys: undefined }));
+const useKeyStore = create<{ keys: KeyView[] | undefined; error: string | null }>(() => ({ keys: undefined, error: null }));
 
 let started = false;
 let asked = 0;
@@ -13,9 +13,9 @@ export async function refreshKeys(): Promise<void> {
   const mine = ++asked;
   try {
     const keys = await api.keys.list();
-    if (mine === asked) useKeyStore.setState({ keys }); // only the latest answer counts
-  } catch {
-    /* the next change of state tries again */
+    if (mine === asked) useKeyStore.setState({ keys, error: null }); // only the latest answer counts
+  } catch (e) {
+    if (mine === asked) useKeyStore.setState({ error: errorText(e) }); // the next change of state tries again
   }
 }
 
@@ -29,6 +29,12 @@ function start(): void {
 export function useKeys(): KeyView[] | undefined {
   start();
   return useKeyStore((s) => s.keys);
+}
+
+/** Why the keys could not be loaded, or null. */
+export function useKeysError(): string | null {
+  start();
+  return useKeyStore((s) => s.error);
 }
 
 /** A key's name, or '' while the keys load or for a key that is gone. */

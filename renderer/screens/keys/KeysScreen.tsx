@@ -7,7 +7,7 @@ import { EmptyState } from '../../components/EmptyState';
 import { Page } from '../../components/Page';
 import { Time } from '../../components/Time';
 import { confirmAction } from '../../stores/confirm';
-import { refreshKeys, useKeys } from '../../stores/keys';
+import { refreshKeys, useKeys, useKeysError } from '../../stores/keys';
 import { toast } from '../../stores/toasts';
 import { CreateKeyForm } from './CreateKeyForm';
 import { NewKeyPanel, type NewKey } from './NewKeyPanel';
@@ -16,6 +16,7 @@ import './keys.css';
 export function KeysScreen() {
   // The list follows the host: new requests change the counts and "last used", revocations the lists.
   const keys = useKeys();
+  const keysError = useKeysError();
   const [creating, setCreating] = useState(false);
   const [fresh, setFresh] = useState<NewKey | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -88,7 +89,7 @@ export function KeysScreen() {
           }}
         />
       ) : null}
-      {keys === undefined ? <p className="muted">Loading…</p> : null}
+      {keys === undefined ? keysError ? <p className="error-text" role="alert">The keys could not be loaded: {keysError}</p> : <p className="muted">Loading…</p> : null}
       {keys && active.length === 0 && !creating && !fresh ? (
         <EmptyState
           title={revoked.length ? 'No active keys' : 'No keys yet'}

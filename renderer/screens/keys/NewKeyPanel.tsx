@@ -5,7 +5,6 @@ import type { KeyFile } from '../../../shared/protocol/types';
 import type { KeyView } from '../../../shared/ipc/views';
 import { api, errorText } from '../../api';
 import { CopyButton } from '../../components/CopyButton';
-import { copyText } from '../../lib/clipboard';
 import { useFocusOnMount } from '../../lib/useFocusOnMount';
 import { confirmAction } from '../../stores/confirm';
 import { useLeaveGuard } from '../../stores/route';
@@ -64,17 +63,6 @@ export function NewKeyPanel({ created, onDone }: { created: NewKey; onDone: () =
     }
   };
 
-  // CopyButton has no "copied" callback: this one also records that the key is kept.
-  const copyKey = async () => {
-    try {
-      await copyText(text);
-      setCopied(true);
-      toast('Key file copied');
-    } catch (e) {
-      toast(`Could not copy: ${(e as Error).message}`, 'error');
-    }
-  };
-
   const done = async () => {
     if (!kept && !(await confirmAction({ title: 'Close without saving the key?', body: LOST, confirmLabel: 'Close anyway', danger: true }))) return;
     onDone();
@@ -104,9 +92,7 @@ export function NewKeyPanel({ created, onDone }: { created: NewKey; onDone: () =
         <button type="button" className="primary" onClick={() => void save()} disabled={saving}>
           {saving ? 'Saving…' : `Save as ${fileName}…`}
         </button>
-        <button type="button" onClick={() => void copyKey()}>
-          Copy key file
-        </button>
+        <CopyButton text={text} label="Copy key file" what="Key file" onCopied={() => setCopied(true)} />
       </div>
       {savedTo ? (
         <div className="callout callout-good key-saved" role="status" aria-label="Where it was saved">

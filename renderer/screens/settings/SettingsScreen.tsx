@@ -1,14 +1,10 @@
 // The host's settings: the spool folder, approvals and runs, retention, the desktop app; and a box
-// to write a message into the sandbox's inbox. What is shown follows the host: after a save it is what
-// the host stored, and it is read again when the host's state changes or the window comes back into
-// focus (settings changed from the command line), without touching a value being typed.
-import { useEffect, useState } from 'react';
+// to write a message into the sandbox's inbox. What is shown follows the host (stores/settings.ts),
+// without touching a value being typed.
 import type { SettingsView } from '../../../shared/ipc/views';
-import { api } from '../../api';
 import { Page } from '../../components/Page';
 import { settingError } from '../../lib/settingError';
-import { useLoad } from '../../lib/useLoad';
-import { useHostVersion } from '../../stores/status';
+import { refreshSettings, saveSetting, useSettings, useSettingsError } from '../../stores/settings';
 import { toast } from '../../stores/toasts';
 import { InboxSection } from './InboxSection';
 import { NumberSetting, SwitchSetting } from './SettingControls';
@@ -19,56 +15,32 @@ const DAY_S = 86400;
 
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
-/** Counts the times the window came back into view or focus. */
-function useReturns(): number {
-  const [n, setN] = useState(0);
-  useEffect(() => {
-    const back = () => {
-      if (document.visibilityState === 'visible') setN((x) => x + 1);
-    };
-    window.addEventListener('focus', back);
-    document.addEventListener('visibilitychange', back);
-    return () => {
-      window.removeEventListener('focus', back);
-      document.removeEventListener('visibilitychange', back);
-    };
-  }, []);
-  return n;
-}
-
 export function SettingsScreen() {
-  const version = useHostVersion();
-  const returns = useReturns();
-  const loaded = useLoad(() => api.settings.get(), [], `${version}|${returns}`);
-  // The host's answer to the last save, while no newer read has come in.
-  const [answered, setAnswered] = useState<{ view: SettingsView; over: SettingsView | undefined } | null>(null);
-  const s = answered && answered.over === loaded.data ? answered.view : loaded.data;
+  const s = useSettings();
+  const error = useSettingsError();
 
-  const set = async (name: keyof SettingsView, value: unknown, what: string): Promise<string | null> => {
-    const over = loaded.data;
+  const set = async <K extends keyof SettingsView>(name: K, value: SettingsView[K], what: string): Promise<string | null> => {
     try {
-      setAnswered({ view: await api.settings.set({ name, value }), over });
+      await saveSetting(name, value);
       toast(`${what} saved`);
       return null;
     } catch (e) {
       return settingError(e);
-    } finally {
-      loaded.reload();
     }
   };
 
   return (
     <Page title="Settings" description="How the host works. Changes are saved to settings.json in Dumbwaiter's home and the host picks them up within a moment.">
-      {loaded.error ? (
+      {error ? (
         <div className="callout callout-bad" role="alert">
-          Could not load the settings: {loaded.error}
+          Could not load the settings: {error}
         </div>
       ) : null}
       {!s ? (
-        loaded.error ? null : <p className="muted">Loading…</p>
+        error ? null : <p className="muted">Loading…</p>
       ) : (
         <>
-          <SpoolSection configured={s.spool} onMoved={loaded.reload} />
+          <SpoolSection configured={s.spool} onMoved={() => void refreshSettings().catch(() => {})} />
 
           <section className="card settings-section" aria-labelledby="runs-title">
             <h2 id="runs-title">Approvals and runs</h2>

@@ -2,17 +2,16 @@
 // what happens at the limit, and how much of each limit is used right now (from the live status,
 // which the host pushes on every change).
 import { useState } from 'react';
-import type { CeilingView, KeyView, SettingsView, SpendView } from '../../../shared/ipc/views';
-import { api } from '../../api';
+import type { CeilingView, KeyView, SpendView } from '../../../shared/ipc/views';
 import { EmptyState } from '../../components/EmptyState';
 import { Meter } from '../../components/Meter';
 import { Page } from '../../components/Page';
 import { formatDuration, formatSpan } from '../../lib/format';
 import { settingError } from '../../lib/settingError';
-import { useLoad } from '../../lib/useLoad';
 import { confirmAction } from '../../stores/confirm';
 import { useKeys } from '../../stores/keys';
-import { useHostVersion, useStatus } from '../../stores/status';
+import { refreshSettings, saveSetting, useSettings, useSettingsError } from '../../stores/settings';
+import { useStatus } from '../../stores/status';
 import { toast } from '../../stores/toasts';
 import { CeilingForm } from './CeilingForm';
 import './spend.css';
@@ -28,36 +27,28 @@ type Edit = (current: CeilingView[]) => CeilingView[] | string;
 
 export function SpendScreen() {
   const spend = useStatus((s) => s.spend) ?? NO_SPEND;
-  // The settings follow the host (a ceiling changed elsewhere changes the status too); the form's
-  // opening and every save read them again, so its checks use the current retention.
-  const version = useHostVersion();
-  const settings = useLoad(() => api.settings.get(), [], version);
+  // The settings follow the host (stores/settings.ts); the form's opening and every save read them
+  // again, so its checks use the current retention.
+  const s = useSettings();
+  const settingsError = useSettingsError();
   const keys = useKeys() ?? NO_KEYS;
   const [editing, setEditing] = useState<Editing | null>(null);
-  // What the host answered last, while it is newer than the loaded settings.
-  const [answered, setAnswered] = useState<{ view: SettingsView; over: SettingsView | undefined } | null>(null);
-  const s = answered && answered.over === settings.data ? answered.view : settings.data;
   const ceilings = s?.ceilings ?? [];
 
   const open = (next: Editing) => {
-    settings.reload();
+    void refreshSettings().catch(() => {});
     setEditing(next);
   };
 
   /** Re-reads the ceilings, applies only this edit and saves: changes made elsewhere stay. */
   const change = async (edit: Edit): Promise<string | null> => {
-    const over = settings.data;
     try {
-      const fresh = await api.settings.get();
-      setAnswered({ view: fresh, over });
-      const next = edit(fresh.ceilings);
+      const next = edit((await refreshSettings()).ceilings);
       if (typeof next === 'string') return next;
-      setAnswered({ view: await api.settings.set({ name: 'ceilings', value: next }), over });
+      await saveSetting('ceilings', next);
       return null;
     } catch (e) {
       return settingError(e);
-    } finally {
-      settings.reload();
     }
   };
 
@@ -102,9 +93,9 @@ export function SpendScreen() {
         ) : null
       }
     >
-      {settings.error ? (
+      {settingsError ? (
         <div className="callout callout-bad" role="alert">
-          Could not load the settings: {settings.error}
+          Could not load the settings: {settingsError}
         </div>
       ) : null}
       {editing !== null && s ? (
@@ -118,7 +109,7 @@ export function SpendScreen() {
           onSave={save}
         />
       ) : null}
-      {s === undefined && !settings.error ? <p className="muted">Loading…</p> : null}
+      {s === undefined && !settingsError ? <p className="muted">Loading…</p> : null}
       {s && ceilings.length === 0 && editing === null ? (
         <EmptyState
           title="No spend ceilings"
