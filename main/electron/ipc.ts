@@ -23,6 +23,12 @@ const edges: AppEdges = {
     const r = owner ? await dialog.showSaveDialog(owner, options) : await dialog.showSaveDialog(options);
     return r.canceled || !r.filePath ? null : r.filePath;
   },
+  async confirm({ title, message, detail, confirmLabel }) {
+    const options: Electron.MessageBoxOptions = { type: 'question', title, message, detail, buttons: [confirmLabel, 'Cancel'], defaultId: 1, cancelId: 1, noLink: true };
+    const owner = BrowserWindow.getFocusedWindow();
+    const r = owner ? await dialog.showMessageBox(owner, options) : await dialog.showMessageBox(options);
+    return r.response === 0;
+  },
 };
 
 export function setupIpc(svc: HostService): void {

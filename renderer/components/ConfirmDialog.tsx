@@ -18,10 +18,11 @@ export function ConfirmDialog() {
           <h2 id="confirm-title">{pending.title}</h2>
           <p>{pending.body}</p>
           <div className="dialog-actions">
-            <button type="button" onClick={() => answerConfirm(false)}>
+            {/* A dangerous step starts on Cancel: a stray Enter must not confirm it. */}
+            <button type="button" onClick={() => answerConfirm(false)} autoFocus={pending.danger}>
               Cancel
             </button>
-            <button type="submit" className={pending.danger ? 'danger-solid' : 'primary'} autoFocus>
+            <button type="submit" className={pending.danger ? 'danger-solid' : 'primary'} autoFocus={!pending.danger}>
               {pending.confirmLabel}
             </button>
           </div>

@@ -25,7 +25,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[], ref
     setState((s) => ({ ...s, loading: true }));
     loadRef.current().then(
       (data) => live && setState({ key, data, error: null, loading: false }),
-      (e: unknown) => live && setState((s) => ({ ...s, key, error: errorText(e), loading: false })),
+      (e: unknown) => live && setState((s) => ({ key, data: s.key === key ? s.data : undefined, error: errorText(e), loading: false })),
     );
     return () => {
       live = false;

@@ -98,8 +98,9 @@ export const ipcContract = {
   'host.setPaused': channel<{ changed: boolean }>()(z.strictObject({ paused: z.boolean() })),
   'inbox.send': channel<InboxMessage>()(z.strictObject({ text: z.string().min(1).max(4000) })),
   'spool.check': channel<V.SpoolCheckView>()(z.strictObject({ path: folder.optional() }).default({})),
-  /** Makes `path` the spool (created if missing); the host uses it from its next start. */
-  'spool.use': channel<V.SpoolCheckView>()(z.strictObject({ path: folder })),
+  /** Makes `path` the spool (created if missing) once the person confirms in a native dialog (null:
+   *  they did not); the host uses it from its next start. */
+  'spool.use': channel<V.SpoolCheckView | null>()(z.strictObject({ path: folder })),
   /** The OS's folder picker (the desktop app only; null when cancelled or where there is none). */
   'dialog.pickFolder': channel<string | null>()(z.strictObject({ title: z.string().max(200), defaultPath: folder.optional() })),
 } as const satisfies Record<ChannelName, Channel<z.ZodType, unknown>>;

@@ -177,4 +177,4 @@ export type PreviewView = { ok: true; plan: PlanView } | { ok: false; message: s
 
 export type DryRunView =
   | { ok: true; plan: PlanView; exit_code: number | null; signal: string | null; stdout: string; stderr: string; duration_ms: number; error: { code: string; message: string } | null }
-  | { ok: false; message: string };
+  | { ok: false; message: string; cancelled?: true };

@@ -153,7 +153,7 @@ describe('the allowlist editor', () => {
     expect(ui.errors).toEqual([]);
   });
 
-  it('previews the exact argv for sample arguments, and a dry run really runs it after confirming the exact command', async () => {
+  it('previews the exact argv for sample arguments, and a dry run really runs it once the person confirms the exact command', async () => {
     const p = ui.page;
     await opButton('say').click();
     await p.getByLabel('Sample msg').fill('hello; rm -rf ~');
@@ -165,28 +165,23 @@ describe('the allowlist editor', () => {
     await p.getByLabel('Sample msg').fill('dry run from the editor');
     await expect.poll(() => argv.locator('code.argv-part').allTextContents()).toEqual(['/bin/echo', 'dry run from the editor']);
     await p.getByText('A dry run really runs this command now').waitFor();
-    // One click only asks: the dialog names the exact argv and folder; cancelling runs nothing.
+    // A click only asks: the native question (main's, which the page cannot answer) names the exact
+    // argv and folder; a "no" runs nothing and shows nothing.
     const ranBefore = dryRuns().length;
-    await p.getByRole('button', { name: 'Dry run' }).click();
-    const dialog = p.getByRole('dialog', { name: 'Really run “say” now?' });
     const plan = ui.svc.previewOperation(ALLOWLIST, 'say', { msg: 'dry run from the editor' });
     if (!plan.ok) throw new Error(plan.message);
-    await dialog.getByText(`This runs /bin/echo "dry run from the editor" in the folder ${plan.plan.cwd} on this computer, right now, without asking for approval.`).waitFor();
-    await ui.screenshots('allowlist-dry-run-confirm');
-    await dialog.getByRole('button', { name: 'Cancel' }).click();
-    await expect.poll(() => dialog.count()).toBe(0);
-    expect(dryRuns().length).toBe(ranBefore);
-    // The keyboard carries on from the button (and Escape cancels too).
-    const dryButton = p.getByRole('button', { name: 'Dry run' });
-    await expect.poll(() => dryButton.evaluate((e) => e === document.activeElement)).toBe(true);
-    await p.keyboard.press('Enter');
-    await dialog.waitFor();
-    await p.keyboard.press('Escape');
-    await expect.poll(() => dialog.count()).toBe(0);
-    expect(dryRuns().length).toBe(ranBefore);
-    await expect.poll(() => p.getByRole('region', { name: 'Dry run result' }).count()).toBe(0);
+    ui.confirmAnswer = false;
     await p.getByRole('button', { name: 'Dry run' }).click();
-    await dialog.getByRole('button', { name: 'Run it now' }).click();
+    await expect.poll(() => ui.confirmations.length).toBe(1);
+    expect(ui.confirmations[0]).toMatchObject({ message: 'Run say now, on this computer?', detail: expect.stringContaining(`"/bin/echo" "dry run from the editor"\nin ${plan.plan.cwd}`) });
+    const dryButton = p.getByRole('button', { name: 'Dry run' });
+    await expect.poll(() => dryButton.isEnabled()).toBe(true);
+    expect(dryRuns().length).toBe(ranBefore);
+    expect(await p.getByRole('region', { name: 'Dry run result' }).count()).toBe(0);
+    // The keyboard carries on from the button.
+    await expect.poll(() => dryButton.evaluate((e) => e === document.activeElement)).toBe(true);
+    ui.confirmAnswer = true;
+    await p.keyboard.press('Enter');
     const result = p.getByRole('region', { name: 'Dry run result' });
     await result.getByText('Exit code 0').waitFor();
     await expect.poll(() => result.getByLabel('Dry run standard output').textContent()).toBe('dry run from the editor\n');
@@ -229,7 +224,6 @@ describe('the allowlist editor', () => {
     const result = p.getByRole('region', { name: 'Dry run result' });
     const dryRun = async () => {
       await p.getByRole('button', { name: 'Dry run' }).click();
-      await p.getByRole('dialog').getByRole('button', { name: 'Run it now' }).click();
       await result.getByText('Exit code 0').waitFor();
     };
     await dryRun();

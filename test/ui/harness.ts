@@ -68,6 +68,9 @@ export class Ui {
   /** What the (stand-in) OS folder picker and save dialog answer next. */
   pickedFolder: string | null = null;
   savePath: string | null = null;
+  /** How the (stand-in) native confirmation answers, and what it was asked. */
+  confirmAnswer = true;
+  readonly confirmations: { title: string; message: string; detail: string }[] = [];
   daemon: DaemonProcess | null = null;
   private feedTimer: NodeJS.Timeout | null = null;
 
@@ -97,7 +100,11 @@ export class Ui {
 
     // Main's side of the contract, exactly as the app registers it: sender check and schema validation.
     const channels = new Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>();
-    const handlers = createIpcHandlers(svc, 'app', { pickFolder: async () => ui.pickedFolder, pickSavePath: async () => ui.savePath });
+    const handlers = createIpcHandlers(svc, 'app', {
+      pickFolder: async () => ui.pickedFolder,
+      pickSavePath: async () => ui.savePath,
+      confirm: async ({ title, message, detail }) => (ui.confirmations.push({ title, message, detail }), ui.confirmAnswer),
+    });
     bindIpc({ handle: (c, l) => void channels.set(c, l) }, handlers, trustOrigin(origin), scopedLogger('ui-test'));
     await page.exposeFunction('__dwInvoke', async (channel: string, arg: unknown) => {
       const handler = channels.get(channel);

@@ -147,10 +147,14 @@ describe('the Settings screen', () => {
     const candidate = page.getByRole('region', { name: 'New spool folder' });
     await candidate.getByText(target, { exact: true }).waitFor();
     await candidate.getByText('Problem').waitFor(); // it does not exist yet
+    // Main asks natively first (a page cannot answer that): "no" changes nothing.
+    ui.confirmAnswer = false;
     await candidate.getByRole('button', { name: 'Use this folder' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Use this folder as the spool?' });
-    await dialog.getByText('next start', { exact: false }).waitFor();
-    await dialog.getByRole('button', { name: 'Use this folder' }).click();
+    await expect.poll(() => ui.confirmations.at(-1)?.detail).toContain(target);
+    expect(settings().spool).not.toBe(target);
+    await candidate.getByRole('button', { name: 'Use this folder' }).waitFor();
+    ui.confirmAnswer = true;
+    await candidate.getByRole('button', { name: 'Use this folder' }).click();
 
     await expect.poll(() => settings().spool).toBe(target);
     expect(ui.svc.checkSpoolFolder(target)).toMatchObject({ path: target, ok: true });

@@ -281,6 +281,22 @@ operations:
     expect(await api.allowlist.dryRun({ text: ops(), op: 'mark', args: { tag: 'ok' } })).toMatchObject({ ok: true, exit_code: 0 });
     expect(readdirSync(host.root).filter((n) => n.startsWith('marker-'))).toEqual(['marker-ok']);
   });
+
+  it('in the app, runs only after the person says yes in a native dialog that shows the exact command', async () => {
+    const asked: string[] = [];
+    let answer = false;
+    const app = connect(svc, { pickFolder: async () => null, pickSavePath: async () => null, confirm: async (q) => (asked.push(q.detail), answer) });
+    const before = (await dryRuns()).length;
+    const refused = await app.allowlist.dryRun({ text: ops(), op: 'mark', args: { tag: 'asked' } });
+    expect(refused).toEqual({ ok: false, message: 'Not run: cancelled.', cancelled: true });
+    expect(existsSync(path.join(host.root, 'marker-asked'))).toBe(false);
+    expect((await dryRuns()).length).toBe(before);
+    expect(asked[0]).toContain(`"${path.join(host.root, 'marker-')}asked"`);
+    expect(asked[0]).toContain(`in ${host.root}`);
+    answer = true;
+    expect(await app.allowlist.dryRun({ text: ops(), op: 'mark', args: { tag: 'asked' } })).toMatchObject({ ok: true, exit_code: 0 });
+    expect(existsSync(path.join(host.root, 'marker-asked'))).toBe(true);
+  });
 });
 
 describe('audit.search filters', () => {
@@ -404,6 +420,12 @@ describe('spool.check and spool.use', () => {
       await expect(api2.spool.use({ path: open })).rejects.toThrow('can be written by other users');
       expect((await api2.settings.get()).spool).toBe(fresh);
       expect(existsSync(path.join(open, 'queue'))).toBe(false);
+      // In the app, nothing happens unless the person says yes in the native dialog.
+      const declined = path.join(root, 'declined');
+      const app = connect(other, { pickFolder: async () => null, pickSavePath: async () => null, confirm: async () => false });
+      expect(await app.spool.use({ path: declined })).toBeNull();
+      expect(existsSync(declined)).toBe(false);
+      expect((await api2.settings.get()).spool).toBe(fresh);
     } finally {
       other.close();
     }
@@ -424,6 +446,7 @@ describe('dialog.pickFolder', () => {
         return answer;
       },
       pickSavePath: async () => null,
+      confirm: async () => true,
     });
     expect(await picking.dialog.pickFolder({ title: 'Choose the spool', defaultPath: host.root })).toBe('/chosen/folder');
     answer = null; // cancelled
@@ -444,6 +467,7 @@ describe('keys.saveFile', () => {
     const saving = connect(svc, {
       pickFolder: async () => null,
       pickSavePath: async (_title, name) => (names.push(name), target),
+      confirm: async () => true,
     });
     expect(await saving.keys.saveFile({ keyFile, fileName: 'dumbwaiter-key-agent.json' })).toEqual({ saved: true, path: target });
     expect(names).toEqual(['dumbwaiter-key-agent.json']);

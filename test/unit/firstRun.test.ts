@@ -37,5 +37,9 @@ describe('status watcher', () => {
     expect(second.newApprovals.map((p) => p.id)).toEqual(['a1']);
     expect(second.finished).toEqual([{ id: 'r1', op: 'x', state: 'succeeded' }]);
     expect(w.update({ ...base, approvals: [a], running: [] }, () => null)).toEqual({ changed: false, newApprovals: [], finished: [] });
+    // A heartbeat alone is no change (it moves every few seconds; the app would reload everything).
+    const beat = { ...base, daemon: { running: true, heartbeat_at: '2026-11-29T12:00:05.000Z' }, approvals: [a], running: [] };
+    expect(w.update(beat, () => null).changed).toBe(false);
+    expect(w.update({ ...beat, paused: true }, () => null).changed).toBe(true);
   });
 });

@@ -77,6 +77,23 @@ describe('calls', () => {
     expect(warnings.filter((w) => w.includes('untrusted sender')).length).toBe(strangers.length);
   });
 
+  it('the approval window may decide and read, and nothing more', async () => {
+    const approvalWindow: IpcEventLike = { senderFrame: { url: `${ORIGIN}/approval.html#req-1` } };
+    const call = (channel: string, arg?: unknown) => registered.get(IPC_PREFIX + channel)!(approvalWindow, ...(arg === undefined ? [] : [arg]));
+    expect(await call('approvals.list')).toEqual([]);
+    expect(await call('status.get')).toMatchObject({ paused: false });
+    for (const [channel, arg] of [
+      ['keys.list', undefined],
+      ['keys.create', { name: 'x', scope: 'write' }],
+      ['allowlist.dryRun', { text: '', op: 'x', args: {} }],
+      ['spool.use', { path: '/tmp/x' }],
+      ['settings.set', { name: 'notifications', value: false }],
+    ] as const) {
+      await expect(call(channel, arg)).rejects.toThrow('refused');
+    }
+    expect(svc.listKeys().some((k) => k.name === 'x')).toBe(false);
+  });
+
   it('refuses a bad argument before any handler runs', async () => {
     const call = registered.get(`${IPC_PREFIX}keys.create`)!;
     await expect(call(OURS, { name: 'x', scope: 'admin' })).rejects.toThrow('invalid arguments for keys.create');

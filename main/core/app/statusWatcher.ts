@@ -18,7 +18,8 @@ export class StatusWatcher {
 
   /** `finalState`: the state of a request that left `running` (looked up by the caller). */
   update(s: StatusView, finalState: (id: string) => RecentRun | null): StatusChanges {
-    const json = JSON.stringify(s);
+    // The heartbeat moves every few seconds by itself: only a change of anything else is a change.
+    const json = JSON.stringify({ ...s, daemon: { ...s.daemon, heartbeat_at: null } });
     const changed = json !== this.last;
     this.last = json;
     const newApprovals = this.first ? [] : s.approvals.filter((a) => !this.approvals.has(a.id));

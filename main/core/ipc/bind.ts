@@ -3,6 +3,7 @@
 // and its argument must pass the channel's schema. Electron-free, so it is tested in Node.
 import { z } from 'zod';
 import { CHANNEL_NAMES, IPC_PREFIX, ipcContract, type ChannelName } from '../../../shared/ipc/contract';
+import { APPROVAL_WINDOW_CHANNELS } from '../../../shared/ipc/channels';
 import type { IpcHandlers } from './handlers';
 import type { Logger } from '../log';
 
@@ -26,21 +27,27 @@ export function isAppUrl(url: string, appOrigin: string): boolean {
   }
 }
 
-/** Trusts frames whose URL is on our own origin, nothing else. */
-export function trustOrigin(appOrigin: string): (event: IpcEventLike) => boolean {
-  return (event) => {
+/** Whether this sender may make this call. */
+export type SenderCheck = (event: IpcEventLike, channel: ChannelName) => boolean;
+
+/** Trusts frames whose URL is on our own origin, nothing else; the approval window only with the few
+ *  calls it needs, so that a page gone wrong there cannot reach keys, the allowlist or the files. */
+export function trustOrigin(appOrigin: string): SenderCheck {
+  const approvalWindow = new Set<ChannelName>(APPROVAL_WINDOW_CHANNELS);
+  return (event, channel) => {
     const url = event.senderFrame?.url;
-    return typeof url === 'string' && isAppUrl(url, appOrigin);
+    if (typeof url !== 'string' || !isAppUrl(url, appOrigin)) return false;
+    return new URL(url).pathname !== '/approval.html' || approvalWindow.has(channel);
   };
 }
 
-export function bindIpc(ipcMain: IpcMainLike, handlers: IpcHandlers, isTrusted: (event: IpcEventLike) => boolean, log: Logger): void {
+export function bindIpc(ipcMain: IpcMainLike, handlers: IpcHandlers, isTrusted: SenderCheck, log: Logger): void {
   for (const channel of CHANNEL_NAMES) {
     const handler = handlers[channel] as (req: unknown) => unknown;
     if (typeof handler !== 'function') throw new Error(`no handler for IPC channel ${channel}`);
     const schema = ipcContract[channel].request as z.ZodType;
     ipcMain.handle(IPC_PREFIX + channel, async (event, ...args) => {
-      if (!isTrusted(event)) {
+      if (!isTrusted(event, channel)) {
         log.warn(`dropped ${channel} from an untrusted sender (${event.senderFrame?.url ?? 'no frame'})`);
         throw new Error('refused');
       }

@@ -11,6 +11,11 @@ export interface AppEdges {
   pickFolder(title: string, defaultPath?: string): Promise<string | null>;
   /** Where to save a file (the OS's save dialog); null when cancelled. */
   pickSavePath(title: string, defaultName: string): Promise<string | null>;
+  /**
+   * A native question, answered by the person and not by the page: for calls that act at once on the
+   * machine (a dry run runs a command), so a page gone wrong cannot do them by itself.
+   */
+  confirm(q: { title: string; message: string; detail: string; confirmLabel: string }): Promise<boolean>;
 }
 
 const planView = (p: RunPlan): PlanView => ({ argv: p.argv, cwd: p.cwd, env: p.env, timeout_s: p.timeout_s, max_output_bytes: p.max_output_bytes, approval: p.approval });
@@ -49,6 +54,16 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       return r.ok ? { ok: true, plan: planView(r.plan) } : r;
     },
     'allowlist.dryRun': async ({ text, op, args }) => {
+      const preview = svc.previewOperation(text, op, args);
+      if (!preview.ok) return preview;
+      const { argv, cwd } = preview.plan;
+      const yes = await edges?.confirm({
+        title: 'Dry run',
+        message: `Run ${op} now, on this computer?`,
+        detail: `${argv.map((a) => JSON.stringify(a)).join(' ')}\nin ${cwd}\n\nIt runs once, right now, without approval.`,
+        confirmLabel: 'Run it',
+      });
+      if (yes === false) return { ok: false, message: 'Not run: cancelled.', cancelled: true };
       const r = await svc.dryRunOperation(text, op, args, actor);
       if (!r.ok) return r;
       const { exit_code, signal, stdout, stderr, duration_ms, error } = r.run;
@@ -104,7 +119,15 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'host.setPaused': ({ paused }) => ({ changed: svc.setPaused(paused, actor) }),
     'inbox.send': ({ text }) => svc.sendNotice(text, actor),
     'spool.check': ({ path }) => svc.checkSpoolFolder(path),
-    'spool.use': ({ path }) => svc.useSpool(path, actor),
+    'spool.use': async ({ path }) => {
+      const yes = await edges?.confirm({
+        title: 'Spool folder',
+        message: 'Use this folder as the spool from the next start?',
+        detail: `${path}\n\nDumbwaiter creates or completes it, private to you, and puts the sandbox's clients in it.`,
+        confirmLabel: 'Use this folder',
+      });
+      return yes === false ? null : svc.useSpool(path, actor);
+    },
     'dialog.pickFolder': ({ title, defaultPath }) => edges?.pickFolder(title, defaultPath) ?? null,
   };
 }

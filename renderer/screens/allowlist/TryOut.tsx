@@ -8,7 +8,6 @@ import { OP_NAME } from '../../../shared/protocol/ids';
 import { api, errorText } from '../../api';
 import { Argv } from '../../components/Argv';
 import { formatDuration } from '../../lib/format';
-import { confirmAction } from '../../stores/confirm';
 import { toast } from '../../stores/toasts';
 import { useCheck } from './store';
 import type { ArgForm, OpForm } from './yamlDoc';
@@ -36,30 +35,20 @@ function sampleArgs(args: ArgForm[], sample: Sample): Record<string, unknown> {
   return out;
 }
 
-/** The argv as one line: plain elements as they are, any other in double quotes (JSON escapes). */
-export function commandLine(argv: string[]): string {
-  return argv.map((a) => (/^[A-Za-z0-9_./=:,@+%~-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
-}
-
 export function TryOut({ text, form }: { text: string; form: OpForm }) {
   const check = useCheck();
   const [sample, setSample] = useState<Sample>({});
   const [preview, setPreview] = useState<{ key: string; view: PreviewView } | null>(null);
   /** The last dry run and the inputs (text, operation, arguments) it ran with. */
   const [run, setRun] = useState<{ key: string; view: DryRunView } | null>(null);
-  const [phase, setPhase] = useState<'idle' | 'confirming' | 'running'>('idle');
+  const [phase, setPhase] = useState<'idle' | 'running'>('idle');
   const args = sampleArgs(form.args, sample);
   const nameOk = OP_NAME.test(form.name);
   const key = JSON.stringify([text, form.name, args]);
   // A result belongs to the inputs it ran with: when the text or the sample arguments change, it goes.
   if (run && run.key !== key) setRun(null);
-  const latest = useRef(key);
   const busy = useRef(false);
   const button = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    latest.current = key;
-  }, [key]);
-
   useEffect(() => {
     if (!nameOk) return;
     let live = true;
@@ -96,28 +85,13 @@ export function TryOut({ text, form }: { text: string; form: OpForm }) {
     busy.current = true;
     const started = key;
     const inputs = { text, op: form.name, args };
-    setPhase('confirming');
+    setPhase('running');
     setRun(null);
     try {
-      // The exact command, from the very inputs the run will use, for the person to confirm.
-      const view = await api.allowlist.preview(inputs);
-      if (!view.ok) {
-        setRun({ key: started, view });
-        return;
-      }
-      const ok = await confirmAction({
-        title: `Really run “${inputs.op}” now?`,
-        body: `This runs ${commandLine(view.plan.argv)} in the folder ${view.plan.cwd} on this computer, right now, without asking for approval. The agent is not involved.`,
-        confirmLabel: 'Run it now',
-        danger: true,
-      });
-      if (!ok) return;
-      if (latest.current !== started) {
-        toast('Not run: the operation or its sample arguments changed while you were confirming', 'error');
-        return;
-      }
-      setPhase('running');
-      setRun({ key: started, view: await api.allowlist.dryRun(inputs) });
+      // Main asks the person first, in a native dialog showing the exact command (a page cannot answer it).
+      const view = await api.allowlist.dryRun(inputs);
+      if (!view.ok && view.cancelled) return;
+      setRun({ key: started, view });
     } catch (e) {
       toast(errorText(e), 'error');
     } finally {

@@ -4,7 +4,6 @@ import { useState } from 'react';
 import type { SpoolCheckView } from '../../../shared/ipc/views';
 import { api, errorText } from '../../api';
 import { useLoad } from '../../lib/useLoad';
-import { confirmAction } from '../../stores/confirm';
 import { useStatus } from '../../stores/status';
 import { toast } from '../../stores/toasts';
 
@@ -52,15 +51,11 @@ export function SpoolSection({ configured, onMoved }: { configured: string | nul
   };
 
   const use = async (c: SpoolCheckView) => {
-    const ok = await confirmAction({
-      title: 'Use this folder as the spool?',
-      body: `${c.path}: Dumbwaiter creates it, or completes it, private to you, and places the sandbox's clients in it. The host keeps using the current spool until its next start; the sandbox must then mount the new folder instead.`,
-      confirmLabel: 'Use this folder',
-    });
-    if (!ok) return;
     setBusy('use');
     try {
+      // Main asks the person first, natively (a page cannot answer it); null: they said no.
       const r = await api.spool.use({ path: c.path });
+      if (!r) return;
       setMoved(r);
       setCandidate(null);
       setTyped('');
