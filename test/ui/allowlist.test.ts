@@ -173,6 +173,7 @@ describe('the allowlist editor', () => {
     ui.confirmAnswer = false;
     await p.getByRole('button', { name: 'Dry run' }).click();
     await expect.poll(() => ui.confirmations.length).toBe(1);
+    ui.confirmAnswer = true;
     expect(ui.confirmations[0]).toMatchObject({ message: 'Run say now, on this computer?', detail: expect.stringContaining(`"/bin/echo" "dry run from the editor"\nin ${plan.plan.cwd}`) });
     const dryButton = p.getByRole('button', { name: 'Dry run' });
     await expect.poll(() => dryButton.isEnabled()).toBe(true);
@@ -180,7 +181,6 @@ describe('the allowlist editor', () => {
     expect(await p.getByRole('region', { name: 'Dry run result' }).count()).toBe(0);
     // The keyboard carries on from the button.
     await expect.poll(() => dryButton.evaluate((e) => e === document.activeElement)).toBe(true);
-    ui.confirmAnswer = true;
     await p.keyboard.press('Enter');
     const result = p.getByRole('region', { name: 'Dry run result' });
     await result.getByText('Exit code 0').waitFor();

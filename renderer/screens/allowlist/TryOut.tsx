@@ -42,6 +42,7 @@ export function TryOut({ text, form }: { text: string; form: OpForm }) {
   /** The last dry run and the inputs (text, operation, arguments) it ran with. */
   const [run, setRun] = useState<{ key: string; view: DryRunView } | null>(null);
   const [phase, setPhase] = useState<'idle' | 'running'>('idle');
+  const refocus = useRef(false);
   const args = sampleArgs(form.args, sample);
   const nameOk = OP_NAME.test(form.name);
   const key = JSON.stringify([text, form.name, args]);
@@ -96,13 +97,16 @@ export function TryOut({ text, form }: { text: string; form: OpForm }) {
       toast(errorText(e), 'error');
     } finally {
       busy.current = false;
+      refocus.current = true;
       setPhase('idle');
-      // The button was off while it ran: the keyboard goes on from it, not from the top of the page.
-      requestAnimationFrame(() => {
-        if (button.current && !button.current.disabled && document.activeElement === document.body) button.current.focus();
-      });
     }
   };
+  // The button was off while it ran: once it is on again, the keyboard goes on from it, not from the top.
+  useEffect(() => {
+    if (phase !== 'idle' || !refocus.current) return;
+    refocus.current = false;
+    if (button.current && !button.current.disabled && document.activeElement === document.body) button.current.focus();
+  }, [phase]);
 
   return (
     <section className="card try-out" aria-labelledby="try-title">
