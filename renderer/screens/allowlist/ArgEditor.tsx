@@ -1,5 +1,5 @@
 // One argument of an operation: its name, type, constraints, whether it is required and its default.
-import { useId, useRef } from 'react';
+import { useEffect, useId, useRef } from 'react';
 import { api, errorText } from '../../api';
 import { Field } from '../../components/Field';
 import { toast } from '../../stores/toasts';
@@ -179,13 +179,18 @@ function TypeFields<T extends TypeForm>({ t, forItems, at, onChange }: { t: T; f
 function EnumEditor({ values, error, onChange }: { values: string[]; error: string | null; onChange: (values: string[]) => void }) {
   const list = useRef<HTMLOListElement>(null);
   const errorId = useId();
+  // The row to focus once the change is rendered (in the commit that shows the new list).
+  const pendingFocus = useRef<number | null>(null);
+  useEffect(() => {
+    const i = pendingFocus.current;
+    if (i === null) return;
+    pendingFocus.current = null;
+    const inputs = list.current?.querySelectorAll('input');
+    if (inputs && inputs.length > 0) inputs[Math.max(0, Math.min(i, inputs.length - 1))]!.focus();
+    else list.current?.parentElement?.querySelector<HTMLButtonElement>('.enum-add')?.focus();
+  }, [values]);
   const focusRow = (i: number) => {
-    // After React has rendered the change.
-    requestAnimationFrame(() => {
-      const inputs = list.current?.querySelectorAll('input');
-      if (inputs && inputs.length > 0) inputs[Math.max(0, Math.min(i, inputs.length - 1))]!.focus();
-      else list.current?.parentElement?.querySelector<HTMLButtonElement>('.enum-add')?.focus();
-    });
+    pendingFocus.current = i;
   };
   const insert = (at: number) => {
     onChange([...values.slice(0, at), '', ...values.slice(at)]);
