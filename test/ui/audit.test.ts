@@ -150,6 +150,18 @@ describe('the audit log screen', () => {
     await ui.page.keyboard.press('Escape');
     await expect.poll(() => ui.page.getByRole('complementary').count()).toBe(0);
 
+    // Closing the panel from inside it (its × button, or Escape) puts the focus back on the list.
+    const gridFocused = () => grid().evaluate((el) => el === document.activeElement);
+    await ui.page.keyboard.press('Enter');
+    await ui.page.getByRole('button', { name: 'Close detail' }).click();
+    await expect.poll(() => ui.page.getByRole('complementary').count()).toBe(0);
+    expect(await gridFocused()).toBe(true);
+    await ui.page.keyboard.press('Enter');
+    await ui.page.getByRole('button', { name: 'Copy message' }).focus();
+    await ui.page.keyboard.press('Escape');
+    await expect.poll(() => ui.page.getByRole('complementary').count()).toBe(0);
+    expect(await gridFocused()).toBe(true);
+
     // The search survives a visit to another screen.
     await ui.page.keyboard.press('Control+4');
     await ui.page.waitForURL(/#\/keys$/);
@@ -199,9 +211,14 @@ describe('the audit log screen', () => {
     const [since, until] = await ui.page.evaluate(() => [new Date('2019-12-31T12:00').toISOString(), new Date('2020-01-02T12:00').toISOString()]);
     await expectShows({ since, until });
     expect(ui.svc.searchAudit({ since, until }).map((e) => e.message)).toEqual(['an old note from new year']);
-    // A backwards range is refused as you type, and says why.
-    await ui.page.getByLabel('To').fill('2019-12-01T12:00');
-    await ui.page.getByRole('alert').filter({ hasText: '"From" must be before "To"' }).waitFor();
+    // A backwards range is refused as you type, and says why, under the input and tied to it.
+    const to = ui.page.getByLabel('To');
+    const description = () => to.evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent);
+    expect(await description()).toBe('Leave either side empty for no limit.');
+    await to.fill('2019-12-01T12:00');
+    await expect.poll(description).toBe('"From" must be before "To".');
+    expect(await to.getAttribute('aria-invalid')).toBe('true');
+    await ui.screenshots('audit-range');
     await expect.poll(() => renderedSeqs()).toEqual([]); // nothing stale stays on screen
     await ui.page.getByLabel('Time', { exact: true }).selectOption('1h');
     const lastHour = ui.svc.searchAudit({ since: new Date(Date.now() - 3600_000).toISOString(), limit: 10_000 });
@@ -253,6 +270,191 @@ describe('the audit log screen', () => {
     expect(ui.errors).toEqual([]);
   });
 
+  it('a new search starts at the top of the list, and a fully loaded list stays so as entries come in', async () => {
+    const batch: AuditEntry[] = [];
+    for (let i = 0; i < 300; i++) batch.push({ kind: 'notice_sent', actor: 'test', message: `scrolltop entry ${i}` });
+    insertAudit(batch);
+    await ui.open('/audit');
+    await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
+    const scroller = ui.page.locator('.audit-scroll');
+    const scrolled = () => scroller.evaluate((el) => el.scrollTop);
+    // Counts the next pages asked for: a new search from deep in the list must not load one for the old position.
+    type Paging = { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; pageCalls: number };
+    await ui.page.evaluate(() => {
+      const w = window as unknown as Paging;
+      const invoke = w.__dwInvoke;
+      w.pageCalls = 0;
+      w.__dwInvoke = async (c, a) => {
+        if (c.endsWith('audit.search') && (a as { before?: number }).before !== undefined) w.pageCalls++;
+        return invoke(c, a);
+      };
+    });
+    const pageCalls = () => ui.page.evaluate(() => (window as unknown as Paging).pageCalls);
+
+    // The newest entry matches each of these searches too, so only the new search says where to start.
+    for (const change of [
+      () => ui.page.getByLabel('Search', { exact: true }).fill('scrolltop').then(() => ui.page.getByLabel('Search', { exact: true }).press('Enter')),
+      () => ui.page.getByLabel('Kind', { exact: true }).selectOption('notice_sent'),
+    ]) {
+      // Deep in a list longer than a page: row 250, past the end of the new search's first page.
+      await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
+      await expect.poll(async () => /^(?!200 newest)[\d,]+ .*(loaded|scroll)\.$/.test((await countLine().textContent()) ?? '')).toBe(true);
+      await scroller.evaluate((el) => (el.scrollTop = 250 * 34));
+      await expect.poll(scrolled).toBe(250 * 34);
+      const calls = await pageCalls();
+      await change();
+      await expect.poll(scrolled).toBe(0);
+      await ui.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      expect(await pageCalls()).toBe(calls);
+    }
+    const want = ui.svc.searchAudit({ text: 'scrolltop', kind: 'notice_sent', limit: 200 });
+    await expect.poll(async () => (await renderedSeqs()).slice(0, 5)).toEqual(want.slice(0, 5).map((e) => e.seq));
+
+    // Fully loaded, a search stays fully loaded when a new entry comes in on top.
+    await ui.page.getByLabel('Kind', { exact: true }).selectOption('');
+    await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
+    await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await expect.poll(() => countLine().textContent()).toContain('300 entries, newest first: all loaded');
+    ui.host.submit(agent, 'req-audit-scroll', 'echo', { msg: 'scrolltop extra' });
+    await ui.host.waitResult('req-audit-scroll');
+    const all = ui.svc.searchAudit({ text: 'scrolltop', limit: 10_000 });
+    expect(all.length).toBeGreaterThan(300);
+    await expect.poll(() => countLine().textContent()).toContain(`${all.length} entries, newest first: all loaded`);
+    expect(await ui.page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('follows the log: a new entry appears on top while the rows in view stay where they are', async () => {
+    await ui.open('/audit');
+    await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
+    const scroller = ui.page.locator('.audit-scroll');
+    await scroller.evaluate((el) => (el.scrollTop = 20 * 34));
+    /** The first row wholly in view, and where it is in the scroller. */
+    const rowInView = () =>
+      scroller.evaluate((el) => {
+        const top = el.getBoundingClientRect().top + 34; // below the sticky header
+        const row = Array.from(el.querySelectorAll('tbody tr[id]')).find((r) => r.getBoundingClientRect().top >= top)!;
+        return { id: row.id, offset: row.getBoundingClientRect().top - el.getBoundingClientRect().top };
+      });
+    await expect.poll(async () => (await rowInView()).id).toMatch(/^audit-row-/);
+    const before = await rowInView();
+    const newestBefore = ui.svc.searchAudit({ limit: 1 })[0]!.seq;
+
+    ui.host.submit(agent, 'req-audit-live', 'echo', { msg: 'live entry' });
+    await ui.host.waitResult('req-audit-live');
+    const added = ui.svc.searchAudit({ limit: 10_000 }).filter((e) => e.seq > newestBefore);
+    expect(added.length).toBeGreaterThan(1);
+    expect(added.every((e) => e.request_id === 'req-audit-live')).toBe(true);
+    await expect.poll(() => countLine().textContent()).toContain(`${200 + added.length} newest entries loaded`);
+    // The row that was in view has not moved.
+    const after = await ui.page.locator(`#${before.id}`).evaluate((row) => row.getBoundingClientRect().top - row.closest('.audit-scroll')!.getBoundingClientRect().top);
+    expect(Math.abs(after - before.offset)).toBeLessThanOrEqual(1);
+    // And at the top, the new entries, newest first.
+    await scroller.evaluate((el) => (el.scrollTop = 0));
+    await expect.poll(async () => (await renderedSeqs()).slice(0, added.length)).toEqual(added.map((e) => e.seq));
+    expect(await grid().locator('tbody tr[id]').first().textContent()).toContain('req-audit-live');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('a newer search wins over an older one that answers later', async () => {
+    insertAudit([
+      { kind: 'notice_sent', actor: 'test', message: 'slowword one' },
+      { kind: 'notice_sent', actor: 'test', message: 'slowword two' },
+      { kind: 'notice_sent', actor: 'test', message: 'fastword one' },
+    ]);
+    await ui.open('/audit');
+    await expect.poll(() => renderedSeqs().then((s) => s.length)).toBeGreaterThan(5);
+    type Slow = { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; release: () => void; slowAsked: boolean; slowAnswered: boolean };
+    await ui.page.evaluate(() => {
+      const w = window as unknown as Slow;
+      const invoke = w.__dwInvoke;
+      const gate = new Promise<void>((resolve) => (w.release = resolve));
+      w.__dwInvoke = async (c, a) => {
+        if (!c.endsWith('audit.search') || (a as { text?: string }).text !== 'slowword') return invoke(c, a);
+        w.slowAsked = true;
+        await gate;
+        const answer = await invoke(c, a);
+        w.slowAnswered = true;
+        return answer;
+      };
+    });
+    const search = ui.page.getByLabel('Search', { exact: true });
+    await search.fill('slowword');
+    await search.press('Enter');
+    await expect.poll(() => ui.page.evaluate(() => (window as unknown as Slow).slowAsked)).toBe(true);
+    await search.fill('fastword');
+    await search.press('Enter');
+    await expectShows({ text: 'fastword' });
+    // The older search answers now: its entries do not replace the newer search's.
+    await ui.page.evaluate(() => (window as unknown as Slow).release());
+    await expect.poll(() => ui.page.evaluate(() => (window as unknown as Slow).slowAnswered)).toBe(true);
+    await ui.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await expectShows({ text: 'fastword' });
+    expect(await grid().textContent()).not.toContain('slowword');
+    expect(await search.inputValue()).toBe('fastword');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('a next page that fails is asked for once, says so, and loads on "Try again"', async () => {
+    const batch: AuditEntry[] = [];
+    for (let i = 0; i < 700; i++) batch.push({ kind: 'notice_sent', actor: 'test', message: `pagefail entry ${i}` });
+    insertAudit(batch);
+    await ui.open('/audit');
+    await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
+    // The host fails every next page (the calls with `before`) until the test lets it answer.
+    type Paging = { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; pagingFails: boolean; pageCalls: number };
+    await ui.page.evaluate(() => {
+      const w = window as unknown as Paging;
+      const invoke = w.__dwInvoke;
+      w.pagingFails = true;
+      w.pageCalls = 0;
+      w.__dwInvoke = async (c, a) => {
+        if (c.endsWith('audit.search') && (a as { before?: number }).before !== undefined) {
+          w.pageCalls++;
+          if (w.pagingFails) throw new Error('the ledger is busy');
+        }
+        return invoke(c, a);
+      };
+    });
+    const pageCalls = () => ui.page.evaluate(() => (window as unknown as Paging).pageCalls);
+    const scroller = ui.page.locator('.audit-scroll');
+    await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
+    const problem = ui.page.getByRole('alert').filter({ hasText: 'Could not load more entries' });
+    await problem.waitFor();
+    expect(await problem.textContent()).toContain('the ledger is busy');
+    // Still at the end of the list, it does not ask again by itself (it used to, dozens of times a second).
+    await ui.page.waitForTimeout(1000);
+    await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await ui.page.waitForTimeout(300);
+    expect(await pageCalls()).toBe(1);
+    expect(await countLine().textContent()).toContain('200 newest entries loaded');
+
+    // The host answers again: "Try again" loads the page, and paging as you scroll is back on.
+    await ui.page.evaluate(() => void ((window as unknown as Paging).pagingFails = false));
+    await ui.page.getByRole('button', { name: 'Try again' }).click();
+    await expect.poll(() => countLine().textContent()).toContain('400 newest entries loaded');
+    expect(await problem.count()).toBe(0);
+    await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await expect.poll(() => countLine().textContent()).toContain('600 newest entries loaded');
+    expect(await pageCalls()).toBe(3);
+    const host = ui.svc.searchAudit({ limit: 600 });
+    const seqs = await renderedSeqs();
+    const at = host.findIndex((e) => e.seq === seqs[0]);
+    expect(seqs).toEqual(host.slice(at, at + seqs.length).map((e) => e.seq));
+
+    // A new search after a failure pages as you scroll from the start.
+    await ui.page.evaluate(() => void ((window as unknown as Paging).pagingFails = true));
+    await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await problem.waitFor();
+    await ui.page.evaluate(() => void ((window as unknown as Paging).pagingFails = false));
+    await ui.page.getByLabel('Kind', { exact: true }).selectOption('notice_sent');
+    await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
+    expect(await problem.count()).toBe(0);
+    await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await expect.poll(() => countLine().textContent()).toContain('400 newest entries loaded');
+    expect(ui.errors).toEqual([]);
+  });
+
   it('stays light with 100,000 entries: the first page shows, scrolling loads more, the DOM holds few rows', async () => {
     const many: AuditEntry[] = [];
     for (let i = 0; i < 100_000; i++) many.push({ kind: i % 2 ? 'claimed' : 'finished', request_id: `req-bulk-${i}`, op: 'echo', key_id: agent.key_id, message: `bulk load entry number ${i}`, details: { state: 'succeeded' } });
@@ -289,6 +491,56 @@ describe('the audit log screen', () => {
     await ui.page.keyboard.press('Enter');
     await ui.page.getByRole('complementary').getByText('bulk load entry number', { exact: false }).first().waitFor();
     expect(await ui.page.locator('tr').count()).toBeLessThan(150);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('does not refresh every few seconds while the window is hidden, and catches up when it shows again', async () => {
+    await ui.page.clock.install();
+    await ui.open('/audit');
+    await expect.poll(() => renderedSeqs().then((seqs) => seqs.length)).toBeGreaterThan(5);
+    type Counting = { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; searches: number; hidden: boolean };
+    await ui.page.evaluate(() => {
+      const w = window as unknown as Counting;
+      const invoke = w.__dwInvoke;
+      w.searches = 0;
+      w.hidden = true;
+      Object.defineProperty(document, 'hidden', { configurable: true, get: () => w.hidden });
+      w.__dwInvoke = async (c, a) => {
+        if (c.endsWith('audit.search')) w.searches++;
+        return invoke(c, a);
+      };
+    });
+    const searches = () => ui.page.evaluate(() => (window as unknown as Counting).searches);
+    // A minute hidden: the 5-second refresh skips every turn.
+    for (let i = 0; i < 12; i++) await ui.page.clock.runFor(5000);
+    expect(await searches()).toBe(0);
+    // Shown again: it looks at once, and every few seconds after.
+    await ui.page.evaluate(() => {
+      (window as unknown as Counting).hidden = false;
+      document.dispatchEvent(new Event('visibilitychange'));
+    });
+    await expect.poll(searches).toBe(1);
+    await ui.page.clock.runFor(5000);
+    await expect.poll(searches).toBe(2);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('"Last hour" stays the last hour while the screen stays open, on screen and in the export', async () => {
+    // An entry an hour and a half ahead: once the page's clock has moved on two hours, it alone is in the last hour.
+    const ahead = new Date(Date.now() + 90 * 60_000).toISOString();
+    insertAudit([{ at: ahead, kind: 'notice_sent', actor: 'test', message: 'clockwork entry ahead' }]);
+    await ui.page.clock.install();
+    await ui.open('/audit');
+    await ui.page.getByLabel('Time', { exact: true }).selectOption('1h');
+    await expect.poll(() => renderedSeqs().then((seqs) => seqs.length)).toBeGreaterThan(5);
+
+    // The window stays open two hours: the next refresh brings the range up to the clock.
+    await ui.page.clock.fastForward('02:00:00');
+    await expect.poll(() => countLine().textContent()).toContain('1 entry, newest first: all loaded');
+    expect(await grid().locator('tbody tr[id]').allTextContents()).toEqual([expect.stringContaining('clockwork entry ahead')]);
+    const [download] = await Promise.all([ui.page.waitForEvent('download'), ui.page.getByRole('button', { name: 'Export JSON Lines' }).click()]);
+    const lines = readFileSync((await download.path())!, 'utf8').trimEnd().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { message: string }).message)).toEqual(['clockwork entry ahead']);
     expect(ui.errors).toEqual([]);
   });
 });

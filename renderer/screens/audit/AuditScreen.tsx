@@ -1,8 +1,9 @@
 // The audit log: everything the host did, searchable (words match as prefixes) and filterable by
 // request state, operation, key, kind and time; a detail panel per entry; export of the whole search.
-import { cloneElement, useEffect, useId, useState, type ReactElement } from 'react';
+import { useEffect, useMemo, useState, type ReactElement } from 'react';
 import { STATES, type RequestState } from '../../../shared/protocol/types';
 import { EmptyState } from '../../components/EmptyState';
+import { Field } from '../../components/Field';
 import { Page } from '../../components/Page';
 import { stateLabel } from '../../components/StateBadge';
 import { useHostVersion, useStatus } from '../../stores/status';
@@ -31,6 +32,7 @@ import {
 import './audit.css';
 
 const DEBOUNCE_MS = 250;
+const EXPORT_NOTE = 'The file holds each entry in full (commands and details) and is saved as an ordinary file, readable like anything else you save there.';
 
 export function AuditScreen() {
   const entries = useEntries();
@@ -48,9 +50,18 @@ export function AuditScreen() {
   useEffect(() => {
     if (version > 0) void refreshNewest();
   }, [version]);
+  // Also every few seconds (entries the host writes without a change of state), but not while the
+  // window is hidden (most of the time, for a tray app); showing it again catches up at once.
   useEffect(() => {
-    const timer = setInterval(() => void refreshNewest(), 5000);
-    return () => clearInterval(timer);
+    const refresh = () => {
+      if (!document.hidden) void refreshNewest();
+    };
+    const timer = setInterval(refresh, 5000);
+    document.addEventListener('visibilitychange', refresh);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener('visibilitychange', refresh);
+    };
   }, []);
 
   const canExport = valid && entries.length > 0 && !exporting && loading !== 'first';
@@ -60,10 +71,10 @@ export function AuditScreen() {
       description="Everything the host did and who decided: requests, approvals, runs, key and allowlist changes."
       actions={
         <>
-          <button type="button" onClick={() => void exportSearch('csv')} disabled={!canExport} title="Every entry of this search, as a spreadsheet">
+          <button type="button" onClick={() => void exportSearch('csv')} disabled={!canExport} title={`Every entry of this search, as a spreadsheet. ${EXPORT_NOTE}`}>
             Export CSV
           </button>
-          <button type="button" onClick={() => void exportSearch('jsonl')} disabled={!canExport} title="Every entry of this search, one JSON object per line">
+          <button type="button" onClick={() => void exportSearch('jsonl')} disabled={!canExport} title={`Every entry of this search, one JSON object per line. ${EXPORT_NOTE}`}>
             Export JSON Lines
           </button>
         </>
@@ -172,8 +183,11 @@ function FilterBar() {
     return () => clearTimeout(timer);
   }, [draft, filters.text]);
 
-  const ops = [...new Set([...(operations ?? []), ...entries.map((e) => e.op).filter((o): o is string => !!o), ...(filters.op ? [filters.op] : [])])].sort();
-  const kinds = [...new Set([...KNOWN_KINDS, ...entries.map((e) => e.kind), ...(filters.kind ? [filters.kind] : [])])].sort();
+  const ops = useMemo(
+    () => [...new Set([...(operations ?? []), ...entries.map((e) => e.op).filter((o): o is string => !!o), ...(filters.op ? [filters.op] : [])])].sort(),
+    [operations, entries, filters.op],
+  );
+  const kinds = useMemo(() => [...new Set([...KNOWN_KINDS, ...entries.map((e) => e.kind), ...(filters.kind ? [filters.kind] : [])])].sort(), [entries, filters.kind]);
   const keyList = keys ?? [];
   const rangeProblem = rangeError(filters);
 
@@ -257,20 +271,13 @@ function FilterBar() {
         </FilterField>
       </div>
       {filters.range === 'custom' ? (
-        <div className="audit-filter-row">
-          <FilterField label="From">
-            <input type="datetime-local" value={filters.from} aria-invalid={rangeProblem ? true : undefined} aria-describedby={rangeProblem ? 'audit-range-error' : undefined} onChange={(e) => setFilters({ from: e.target.value })} />
+        <div className="audit-filter-row audit-range-row">
+          <FilterField label="From" error={rangeProblem?.field === 'from' ? rangeProblem.message : null}>
+            <input type="datetime-local" value={filters.from} onChange={(e) => setFilters({ from: e.target.value })} />
           </FilterField>
-          <FilterField label="To">
-            <input type="datetime-local" value={filters.to} aria-invalid={rangeProblem ? true : undefined} aria-describedby={rangeProblem ? 'audit-range-error' : undefined} onChange={(e) => setFilters({ to: e.target.value })} />
+          <FilterField label="To" hint={rangeProblem ? undefined : 'Leave either side empty for no limit.'} error={rangeProblem?.field === 'to' ? rangeProblem.message : null}>
+            <input type="datetime-local" value={filters.to} onChange={(e) => setFilters({ to: e.target.value })} />
           </FilterField>
-          {rangeProblem ? (
-            <span id="audit-range-error" className="error-text audit-range-error" role="alert">
-              {rangeProblem}
-            </span>
-          ) : (
-            <span className="muted audit-range-hint">Leave either side empty for no limit.</span>
-          )}
         </div>
       ) : null}
       {isFiltered(filters) ? (
@@ -290,13 +297,11 @@ function FilterBar() {
   );
 }
 
-/** A filter's label above its control, tied together by id. */
-function FilterField({ label, className = 'audit-filter', children }: { label: string; className?: string; children: ReactElement<Record<string, unknown>> }) {
-  const id = useId();
+/** A filter: the shared labelled field, laid out for the filter bar. */
+function FilterField({ className = 'audit-filter', children, ...field }: { label: string; hint?: string; error?: string | null; className?: string; children: ReactElement<Record<string, unknown>> }) {
   return (
     <div className={className}>
-      <label htmlFor={id}>{label}</label>
-      {cloneElement(children, { id })}
+      <Field {...field}>{children}</Field>
     </div>
   );
 }

@@ -8,9 +8,11 @@ import type { AuditView } from '../../../shared/ipc/views';
 import { Time } from '../../components/Time';
 import { formatTime } from '../../lib/format';
 import { kindLabel, kindTone } from './query';
-import { loadMore, openEntry, rememberScroll, savedScrollTop, selectEntry, useHasMore, useLoading, useSelectedSeq } from './store';
+import { loadMore, openEntry, rememberScroll, savedScrollTop, selectEntry, useHasMore, useLoading, useMoreError, useSearchCount, useSelectedSeq } from './store';
 
-export const ROW_H = 34;
+const ROW_H = 34;
+/** The grid's id: closing the detail panel puts the focus back on it. */
+export const GRID_ID = 'audit-grid';
 const HEAD_H = 34;
 const OVERSCAN = 12;
 
@@ -22,11 +24,17 @@ function tone(e: AuditView): string {
 export function AuditTable({ entries, compact }: { entries: AuditView[]; compact: boolean }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const tableRef = useRef<HTMLTableElement>(null);
-  const [scrollTop, setScrollTop] = useState(savedScrollTop);
   const [height, setHeight] = useState(600);
   const selectedSeq = useSelectedSeq();
   const hasMore = useHasMore();
   const loading = useLoading();
+  const moreError = useMoreError();
+  const searchCount = useSearchCount();
+  // Where the list is scrolled, for the search it was scrolled in: a new search is at the top from its
+  // first render on (not only once the browser reports the scroll), so nothing is drawn or loaded for
+  // the old position.
+  const [view, setView] = useState(() => ({ top: savedScrollTop(), search: searchCount }));
+  const scrollTop = view.search === searchCount ? view.top : 0;
 
   // Come back where the list was; follow the container's size.
   useLayoutEffect(() => {
@@ -39,33 +47,37 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
     return () => ro.disconnect();
   }, []);
 
-  // New entries on top keep the rows in view where they are; a new search starts at the top.
-  const firstSeq = useRef<number | undefined>(entries[0]?.seq);
+  // A new search starts at the top; new entries put on top keep the rows in view where they are.
+  const seen = useRef({ first: entries[0]?.seq, search: searchCount });
   useLayoutEffect(() => {
     const el = scrollRef.current;
-    const before = firstSeq.current;
-    firstSeq.current = entries[0]?.seq;
-    if (!el || before === undefined || before === entries[0]?.seq) return;
-    const shifted = entries.findIndex((e) => e.seq === before);
+    const before = seen.current;
+    seen.current = { first: entries[0]?.seq, search: searchCount };
+    if (!el) return;
+    if (before.search !== searchCount) {
+      el.scrollTop = 0;
+      return;
+    }
+    if (before.first === undefined || before.first === entries[0]?.seq) return;
+    const shifted = entries.findIndex((e) => e.seq === before.first);
     if (shifted > 0 && el.scrollTop > 0) el.scrollTop += shifted * ROW_H;
-    else if (shifted < 0) el.scrollTop = 0;
-  }, [entries]);
+  }, [entries, searchCount]);
 
   const onScroll = useCallback(() => {
     const el = scrollRef.current;
     if (!el) return;
-    setScrollTop(el.scrollTop);
+    setView({ top: el.scrollTop, search: searchCount });
     rememberScroll(el.scrollTop);
-  }, []);
+  }, [searchCount]);
 
   const start = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
   const end = Math.min(entries.length, Math.ceil((scrollTop + height) / ROW_H) + OVERSCAN);
   const rows = entries.slice(start, end);
 
-  // Near the end of what is loaded: load the next page.
+  // Near the end of what is loaded: load the next page (not again after a failure: "Load more" retries).
   useEffect(() => {
-    if (hasMore && !loading && entries.length > 0 && end >= entries.length - OVERSCAN / 2) void loadMore();
-  }, [end, entries.length, hasMore, loading]);
+    if (hasMore && !loading && !moreError && entries.length > 0 && end >= entries.length - OVERSCAN / 2) void loadMore();
+  }, [end, entries.length, hasMore, loading, moreError]);
 
   const selectedIndex = selectedSeq === null ? -1 : entries.findIndex((e) => e.seq === selectedSeq);
 
@@ -128,6 +140,7 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
     <div className="audit-scroll" ref={scrollRef} onScroll={onScroll}>
       <table
         ref={tableRef}
+        id={GRID_ID}
         className={`list audit-table${compact ? ' compact' : ''}`}
         role="grid"
         aria-label="Audit entries"
@@ -208,8 +221,13 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
       </table>
       {hasMore ? (
         <div className="audit-more">
+          {moreError ? (
+            <p className="error-text" role="alert">
+              Could not load more entries: {moreError}
+            </p>
+          ) : null}
           <button type="button" onClick={() => void loadMore()} disabled={loading !== null}>
-            {loading === 'more' ? 'Loading…' : 'Load more'}
+            {loading === 'more' ? 'Loading…' : moreError ? 'Try again' : 'Load more'}
           </button>
         </div>
       ) : entries.length > 0 ? (

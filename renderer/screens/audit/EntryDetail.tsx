@@ -6,6 +6,7 @@ import { Argv } from '../../components/Argv';
 import { CopyButton } from '../../components/CopyButton';
 import { RequestDetail } from '../../components/RequestDetail';
 import { formatTime } from '../../lib/format';
+import { GRID_ID } from './AuditTable';
 import { kindLabel } from './query';
 import { openEntry, setFilters } from './store';
 
@@ -16,6 +17,12 @@ function value(v: unknown): string {
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
+/** Closes the panel and puts the focus back on the list (else it would fall to the page). */
+function close(): void {
+  openEntry(null);
+  document.getElementById(GRID_ID)?.focus({ preventScroll: true });
+}
+
 export function EntryDetail({ entry }: { entry: AuditView }) {
   const ref = useRef<HTMLElement>(null);
   useEffect(() => {
@@ -23,12 +30,12 @@ export function EntryDetail({ entry }: { entry: AuditView }) {
   }, [entry.seq]);
   const details = entry.details ? Object.entries(entry.details) : [];
   return (
-    <aside className="audit-detail card" aria-labelledby="audit-detail-title" ref={ref} onKeyDown={(e) => e.key === 'Escape' && openEntry(null)}>
+    <aside className="audit-detail card" aria-labelledby="audit-detail-title" ref={ref} onKeyDown={(e) => e.key === 'Escape' && close()}>
       <div className="detail-head">
         <h2 id="audit-detail-title">
           {kindLabel(entry.kind)} <span className="muted">#{entry.seq}</span>
         </h2>
-        <button type="button" className="icon-button" aria-label="Close detail" title="Close (Esc)" onClick={() => openEntry(null)}>
+        <button type="button" className="icon-button" aria-label="Close detail" title="Close (Esc)" onClick={close}>
           ×
         </button>
       </div>
@@ -95,7 +102,7 @@ export function EntryDetail({ entry }: { entry: AuditView }) {
       ) : null}
       {entry.request_id ? (
         <section className="audit-request" aria-label={`Request ${entry.request_id}`}>
-          <RequestDetail id={entry.request_id} />
+          <RequestDetail key={entry.request_id} id={entry.request_id} />
         </section>
       ) : null}
     </aside>

@@ -1,7 +1,8 @@
 // The audit log as files: CSV (for spreadsheets) and JSON Lines (for tools). Pure functions.
 import type { AuditView } from '../../../shared/ipc/views';
+import { isoToLocalInput } from './query';
 
-export const CSV_COLUMNS = ['seq', 'at', 'kind', 'actor', 'request_id', 'key_id', 'op', 'message', 'details'] as const;
+const CSV_COLUMNS = ['seq', 'at', 'kind', 'actor', 'request_id', 'key_id', 'op', 'message', 'details'] as const;
 
 /** One CSV cell: a formula-like value is neutralised with a leading ' (spreadsheets would run it), and a
  *  value with a comma, quote or line break is quoted with its quotes doubled (RFC 4180). */
@@ -12,22 +13,21 @@ export function csvCell(value: unknown): string {
 }
 
 /** Entries as CSV: a UTF-8 byte-order mark (so spreadsheets read non-ASCII right), a header row, CRLF line ends. */
-export function toCsv(entries: readonly AuditView[]): string {
+function toCsv(entries: readonly AuditView[]): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const e of entries) lines.push(CSV_COLUMNS.map((c) => csvCell(e[c])).join(','));
   return `\uFEFF${lines.join('\r\n')}\r\n`;
 }
 
 /** Entries as JSON Lines: one entry, exactly as the host gives it, per line. */
-export function toJsonLines(entries: readonly AuditView[]): string {
+function toJsonLines(entries: readonly AuditView[]): string {
   return entries.map((e) => JSON.stringify(e)).join('\n') + (entries.length ? '\n' : '');
 }
 
 export type ExportFormat = 'csv' | 'jsonl';
 
 export function exportFileName(format: ExportFormat, now = new Date()): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  const stamp = `${now.getFullYear()}-${p(now.getMonth() + 1)}-${p(now.getDate())}-${p(now.getHours())}${p(now.getMinutes())}`;
+  const stamp = isoToLocalInput(now.toISOString()).replace('T', '-').replace(':', '');
   return `dumbwaiter-audit-${stamp}.${format}`;
 }
 

@@ -47,14 +47,14 @@ function localToIso(v: string): string | null | undefined {
   return Number.isNaN(t) ? undefined : new Date(t).toISOString();
 }
 
-/** The problem with the custom time range, if any (shown under the inputs). */
-export function rangeError(f: Filters): string | null {
+/** The problem with the custom time range, if any, and the input it is shown under. */
+export function rangeError(f: Filters): { field: 'from' | 'to'; message: string } | null {
   if (f.range !== 'custom') return null;
   const since = localToIso(f.from);
   const until = localToIso(f.to);
-  if (since === undefined) return '"From" is not a valid date and time.';
-  if (until === undefined) return '"To" is not a valid date and time.';
-  if (since && until && since >= until) return '"From" must be before "To".';
+  if (since === undefined) return { field: 'from', message: '"From" is not a valid date and time.' };
+  if (until === undefined) return { field: 'to', message: '"To" is not a valid date and time.' };
+  if (since && until && since >= until) return { field: 'to', message: '"From" must be before "To".' };
   return null;
 }
 
@@ -80,11 +80,32 @@ export function toQuery(f: Filters, now = Date.now()): AuditQuery | null {
   return q;
 }
 
+/** How far a relative range's start may fall behind the clock before the search is brought up to date. */
+const STALE_MS = 60_000;
+
+/** The search `current` should become now: `fresh` (the filters' search made now) when a relative
+ *  range's start has moved on by more than a minute, else null (still current). */
+export function moveOn(current: AuditQuery, fresh: AuditQuery | null): AuditQuery | null {
+  if (!fresh?.since || !current.since || fresh.until || current.until) return null;
+  return Date.parse(fresh.since) - Date.parse(current.since) > STALE_MS ? fresh : null;
+}
+
+/** The entries (newest first) that are still inside a query's time range. */
+export function inRange<E extends { at: string }>(entries: readonly E[], q: AuditQuery): E[] {
+  const since = q.since ? Date.parse(q.since) : -Infinity;
+  const until = q.until ? Date.parse(q.until) : Infinity;
+  return entries.filter((e) => {
+    const t = Date.parse(e.at);
+    return t >= since && t < until;
+  });
+}
+
+const pad2 = (n: number): string => String(n).padStart(2, '0');
+
 /** An ISO time as a `datetime-local` value in local time (for filling the custom range from a preset). */
 export function isoToLocalInput(iso: string): string {
   const d = new Date(iso);
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())}T${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
 }
 
 /** Every kind of entry the host writes, for the kind filter (with what appears in results added). */
@@ -92,7 +113,7 @@ export const KNOWN_KINDS = [
   'allowlist_invalid', 'allowlist_loaded', 'allowlist_saved', 'approval_requested', 'approval_timeout', 'approved',
   'cancel_requested', 'cancelled', 'ceiling_hit', 'claim_recovered', 'claimed', 'conflict', 'daemon_started',
   'daemon_stopped', 'denied', 'disk_full', 'disk_ok', 'dry_run', 'expired', 'finished', 'grant_created',
-  'grant_revoked', 'internal_error', 'key_created', 'key_revoked', 'key_rotated', 'notice_sent', 'paused', 'reaped',
+  'grant_revoked', 'internal_error', 'key_created', 'key_revoked', 'key_rotated', 'keys_sealed', 'notice_sent', 'paused', 'reaped',
   'rejected', 'replay', 'resolved', 'resumed', 'settings_changed', 'settings_invalid', 'spool_replaced',
   'spool_unsafe', 'started', 'uncertain',
 ];

@@ -7,9 +7,9 @@ import { api, errorText } from '../../api';
 import { saveAs } from '../../lib/download';
 import { toast } from '../../stores/toasts';
 import { exportFile, exportFileName, type ExportFormat } from './exportFormat';
-import { NO_FILTERS, toQuery, type AuditQuery, type Filters } from './query';
+import { inRange, moveOn, NO_FILTERS, toQuery, type AuditQuery, type Filters } from './query';
 
-export const PAGE_SIZE = 200;
+const PAGE_SIZE = 200;
 const EXPORT_PAGE = 1000;
 
 interface AuditState {
@@ -21,6 +21,10 @@ interface AuditState {
   /** 'first': a new search is loading; 'more': the next page is. */
   loading: 'first' | 'more' | null;
   error: string | null;
+  /** Why the last next page failed: paging as you scroll waits for "Load more" or a new search. */
+  moreError: string | null;
+  /** Counts the searches that loaded: the list starts at the top on each. */
+  searchCount: number;
   /** Whether a search has run since the screen was first shown. */
   searched: boolean;
   selectedSeq: number | null;
@@ -36,6 +40,8 @@ const useAuditStore = create<AuditState>(() => ({
   hasMore: false,
   loading: null,
   error: null,
+  moreError: null,
+  searchCount: 0,
   searched: false,
   selectedSeq: null,
   open: null,
@@ -50,10 +56,10 @@ export async function search(): Promise<void> {
   const gen = ++generation;
   const query = toQuery(useAuditStore.getState().filters);
   if (!query) {
-    useAuditStore.setState({ query: null, entries: [], hasMore: false, error: null, loading: null, searched: true, open: null });
+    useAuditStore.setState({ query: null, entries: [], hasMore: false, error: null, moreError: null, loading: null, searched: true, open: null });
     return;
   }
-  useAuditStore.setState({ query, loading: 'first', error: null, searched: true });
+  useAuditStore.setState({ query, loading: 'first', error: null, moreError: null, searched: true });
   try {
     const page = await api.audit.search({ ...query, limit: PAGE_SIZE });
     if (gen !== generation) return;
@@ -62,6 +68,7 @@ export async function search(): Promise<void> {
       hasMore: page.length === PAGE_SIZE,
       loading: null,
       scrollTop: 0,
+      searchCount: s.searchCount + 1,
       selectedSeq: page.some((e) => e.seq === s.selectedSeq) ? s.selectedSeq : (page[0]?.seq ?? null),
     }));
   } catch (e) {
@@ -70,31 +77,43 @@ export async function search(): Promise<void> {
   }
 }
 
+/** Brings a relative time range ("Last hour") up to the clock: the entries that fell out of it go
+ *  (from the bottom: the rows in view stay), and so does the rest of the log below them. */
+function moveRangeOn(): void {
+  const s = useAuditStore.getState();
+  const next = s.query && moveOn(s.query, toQuery(s.filters));
+  if (!next) return;
+  const kept = inRange(s.entries, next);
+  useAuditStore.setState({ query: next, entries: kept, hasMore: kept.length < s.entries.length ? false : s.hasMore });
+}
+
 /** The next (older) page of the current search. */
 export async function loadMore(): Promise<void> {
+  moveRangeOn();
   const s = useAuditStore.getState();
   const last = s.entries.at(-1);
   if (!s.query || !s.hasMore || s.loading || !last) return;
   const gen = generation;
-  useAuditStore.setState({ loading: 'more' });
+  useAuditStore.setState({ loading: 'more', moreError: null });
   try {
     const page = await api.audit.search({ ...s.query, limit: PAGE_SIZE, before: last.seq });
     if (gen !== generation) return;
     useAuditStore.setState((st) => ({ entries: [...st.entries, ...page], hasMore: page.length === PAGE_SIZE, loading: null }));
   } catch (e) {
     if (gen !== generation) return;
-    useAuditStore.setState({ loading: null });
-    toast(`Could not load more entries: ${errorText(e)}`, 'error');
+    useAuditStore.setState({ loading: null, moreError: errorText(e) });
   }
 }
 
 /** Puts entries newer than the loaded ones on top (the list follows the log as it grows). */
 export async function refreshNewest(): Promise<void> {
-  const s = useAuditStore.getState();
-  if (!s.query || s.loading) return;
+  if (!useAuditStore.getState().query || useAuditStore.getState().loading) return;
+  moveRangeOn();
+  const { query } = useAuditStore.getState();
+  if (!query) return;
   const gen = generation;
   try {
-    const page = await api.audit.search({ ...s.query, limit: PAGE_SIZE });
+    const page = await api.audit.search({ ...query, limit: PAGE_SIZE });
     if (gen !== generation) return;
     const top = useAuditStore.getState().entries[0]?.seq ?? 0;
     const newer = page.filter((e) => e.seq > top);
@@ -104,7 +123,7 @@ export async function refreshNewest(): Promise<void> {
       void search();
       return;
     }
-    useAuditStore.setState((st) => ({ entries: [...newer, ...st.entries], hasMore: st.hasMore || page.length === PAGE_SIZE }));
+    useAuditStore.setState((st) => ({ entries: [...newer, ...st.entries] }));
   } catch {
     /* the next change tries again; errors show on the next search */
   }
@@ -137,7 +156,9 @@ let exportToken = 0;
 
 /** Saves every entry of the current search (not only the loaded ones), paging through all of them. */
 export async function exportSearch(format: ExportFormat): Promise<void> {
-  const { query, exporting } = useAuditStore.getState();
+  const { filters, exporting } = useAuditStore.getState();
+  // Made from the filters now: "Last hour" means the hour before the export, however long the screen was open.
+  const query = toQuery(filters);
   if (!query || exporting) return;
   const token = ++exportToken;
   useAuditStore.setState({ exporting: { format, count: 0 } });
@@ -173,6 +194,8 @@ export const useEntries = (): AuditView[] => useAuditStore((s) => s.entries);
 export const useHasMore = (): boolean => useAuditStore((s) => s.hasMore);
 export const useLoading = (): AuditState['loading'] => useAuditStore((s) => s.loading);
 export const useSearchError = (): string | null => useAuditStore((s) => s.error);
+export const useMoreError = (): string | null => useAuditStore((s) => s.moreError);
+export const useSearchCount = (): number => useAuditStore((s) => s.searchCount);
 export const useSearched = (): boolean => useAuditStore((s) => s.searched);
 export const useSelectedSeq = (): number | null => useAuditStore((s) => s.selectedSeq);
 export const useOpenEntry = (): AuditView | null => useAuditStore((s) => s.open);

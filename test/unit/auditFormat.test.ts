@@ -1,0 +1,149 @@
+// The audit screen's pure parts in Node: CSV cells (quoting, formula injection), the filters' search,
+// relative ranges brought up to the clock, the custom range's validation, and the list of known kinds
+// checked against every kind the host's code writes.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { csvCell, exportFile, exportFileName } from '../../renderer/screens/audit/exportFormat';
+import { inRange, isoToLocalInput, KNOWN_KINDS, moveOn, NO_FILTERS, rangeError, toQuery, type Filters } from '../../renderer/screens/audit/query';
+import type { AuditView } from '../../shared/ipc/views';
+
+const f = (patch: Partial<Filters>): Filters => ({ ...NO_FILTERS, ...patch });
+
+describe('csvCell', () => {
+  it('leaves plain values as they are, and empty for null and undefined', () => {
+    expect(csvCell('plain text')).toBe('plain text');
+    expect(csvCell(42)).toBe('42');
+    expect(csvCell(null)).toBe('');
+    expect(csvCell(undefined)).toBe('');
+    expect(csvCell('a-b=c')).toBe('a-b=c'); // formula characters only count at the start
+  });
+
+  it('quotes a value with a comma, a quote or a line break, doubling its quotes (RFC 4180)', () => {
+    expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell('one\ntwo')).toBe('"one\ntwo"');
+    expect(csvCell('one\r\ntwo')).toBe('"one\r\ntwo"');
+  });
+
+  it('neutralises every formula prefix with a leading quote: = + - @ tab CR', () => {
+    expect(csvCell('=1+1')).toBe("'=1+1");
+    expect(csvCell('+cmd')).toBe("'+cmd");
+    expect(csvCell('-2')).toBe("'-2");
+    expect(csvCell('@SUM(A1)')).toBe("'@SUM(A1)");
+    expect(csvCell('\tx')).toBe("'\tx");
+    expect(csvCell('\rx')).toBe(`"'\rx"`); // and quoted, for the line break
+    expect(csvCell('=HYPERLINK("http://evil.example","click")')).toBe(`"'=HYPERLINK(""http://evil.example"",""click"")"`);
+  });
+
+  it('writes objects as JSON, quoted (JSON holds quotes)', () => {
+    expect(csvCell({ argv: ['echo', 'a'], n: 3 })).toBe('"{""argv"":[""echo"",""a""],""n"":3}"');
+    expect(csvCell({ n: 3 })).toBe('"{""n"":3}"');
+  });
+
+  it('makes whole files: CSV with a byte-order mark and CRLF, JSON Lines one entry per line; a dated name', () => {
+    const e: AuditView = { seq: 7, at: '2026-01-02T03:04:05.000Z', kind: 'notice_sent', actor: 'app', request_id: null, key_id: null, op: null, message: 'hi, there', details: null };
+    const csv = exportFile('csv', [e]);
+    expect(csv.mime).toBe('text/csv');
+    expect(csv.text).toBe('\uFEFFseq,at,kind,actor,request_id,key_id,op,message,details\r\n7,2026-01-02T03:04:05.000Z,notice_sent,app,,,,"hi, there",\r\n');
+    expect(exportFile('jsonl', [e, e]).text).toBe(`${JSON.stringify(e)}\n${JSON.stringify(e)}\n`);
+    expect(exportFile('jsonl', []).text).toBe('');
+    expect(exportFileName('csv', new Date(2026, 0, 2, 3, 4))).toBe('dumbwaiter-audit-2026-01-02-0304.csv');
+  });
+});
+
+describe('toQuery', () => {
+  const now = Date.parse('2026-06-01T12:00:00.000Z');
+
+  it('makes no conditions from no filters', () => {
+    expect(toQuery(NO_FILTERS, now)).toEqual({});
+  });
+
+  it('carries each filter, trimming the text', () => {
+    expect(toQuery(f({ text: '  hello  ', state: 'failed', op: 'echo', keyId: 'k1', kind: 'finished' }), now)).toEqual({ text: 'hello', state: 'failed', op: 'echo', keyId: 'k1', kind: 'finished' });
+    expect(toQuery(f({ text: '   ' }), now)).toEqual({});
+    expect(toQuery(f({ text: 'x'.repeat(600) }), now)!.text).toHaveLength(500);
+  });
+
+  it('counts a relative range back from now', () => {
+    expect(toQuery(f({ range: '1h' }), now)).toEqual({ since: '2026-06-01T11:00:00.000Z' });
+    expect(toQuery(f({ range: '7d' }), now)).toEqual({ since: '2026-05-25T12:00:00.000Z' });
+    expect(toQuery(f({ range: 'any' }), now)).toEqual({});
+  });
+
+  it('turns a custom range (local time) into ISO instants, either side optional; null while invalid', () => {
+    const from = '2020-01-01T10:00';
+    const to = '2020-01-02T10:00';
+    expect(toQuery(f({ range: 'custom', from, to }), now)).toEqual({ since: new Date(from).toISOString(), until: new Date(to).toISOString() });
+    expect(toQuery(f({ range: 'custom', from }), now)).toEqual({ since: new Date(from).toISOString() });
+    expect(toQuery(f({ range: 'custom', to }), now)).toEqual({ until: new Date(to).toISOString() });
+    expect(toQuery(f({ range: 'custom', from: to, to: from }), now)).toBeNull();
+  });
+});
+
+describe('relative ranges follow the clock', () => {
+  const t0 = Date.parse('2026-06-01T12:00:00.000Z');
+
+  it('moves a "last hour" search on once its start is more than a minute behind, and only then', () => {
+    const filters = f({ range: '1h', text: 'x' });
+    const made = toQuery(filters, t0)!;
+    expect(moveOn(made, toQuery(filters, t0 + 30_000))).toBeNull();
+    const later = toQuery(filters, t0 + 86400_000)!;
+    expect(moveOn(made, later)).toEqual({ text: 'x', since: '2026-06-02T11:00:00.000Z' });
+    // Absolute ranges and no range never move.
+    const custom = toQuery(f({ range: 'custom', from: '2020-01-01T10:00' }), t0)!;
+    expect(moveOn(custom, custom)).toBeNull();
+    expect(moveOn({}, {})).toBeNull();
+    expect(moveOn(made, null)).toBeNull();
+  });
+
+  it('keeps only the entries still inside the range', () => {
+    const at = (iso: string) => ({ at: iso });
+    const entries = [at('2026-06-01T12:30:00.000Z'), at('2026-06-01T11:30:00.000Z'), at('2026-06-01T10:30:00.000Z')];
+    expect(inRange(entries, { since: '2026-06-01T11:00:00.000Z' })).toEqual(entries.slice(0, 2));
+    expect(inRange(entries, { since: '2026-06-01T11:00:00.000Z', until: '2026-06-01T12:00:00.000Z' })).toEqual([entries[1]]);
+    expect(inRange(entries, {})).toEqual(entries);
+  });
+});
+
+describe('rangeError', () => {
+  it('says nothing for presets or a good custom range', () => {
+    expect(rangeError(f({ range: '24h', from: 'junk' }))).toBeNull();
+    expect(rangeError(f({ range: 'custom' }))).toBeNull();
+    expect(rangeError(f({ range: 'custom', from: '2020-01-01T10:00', to: '2020-01-01T11:00' }))).toBeNull();
+  });
+
+  it('names the input at fault', () => {
+    expect(rangeError(f({ range: 'custom', from: 'not a date' }))).toEqual({ field: 'from', message: '"From" is not a valid date and time.' });
+    expect(rangeError(f({ range: 'custom', to: 'nope' }))).toEqual({ field: 'to', message: '"To" is not a valid date and time.' });
+    expect(rangeError(f({ range: 'custom', from: '2020-01-02T10:00', to: '2020-01-01T10:00' }))).toEqual({ field: 'to', message: '"From" must be before "To".' });
+    expect(rangeError(f({ range: 'custom', from: '2020-01-01T10:00', to: '2020-01-01T10:00' }))?.field).toBe('to');
+  });
+});
+
+describe('isoToLocalInput', () => {
+  it('gives the local time as a datetime-local value, two digits each', () => {
+    expect(isoToLocalInput(new Date(2024, 0, 5, 7, 3).toISOString())).toBe('2024-01-05T07:03');
+    expect(isoToLocalInput(new Date(2024, 11, 31, 23, 59, 59).toISOString())).toBe('2024-12-31T23:59');
+  });
+
+  it('round-trips through toQuery', () => {
+    const iso = new Date(2025, 5, 15, 9, 30).toISOString();
+    expect(toQuery(f({ range: 'custom', from: isoToLocalInput(iso) }))).toEqual({ since: iso });
+  });
+});
+
+describe('KNOWN_KINDS', () => {
+  it('holds every kind of audit entry the host writes', () => {
+    // Every `kind: '…'` literal in main/, less the result kinds of functions that are not audit entries.
+    const NOT_AUDIT = new Set(['ask', 'go', 'refuse', 'gone', 'recorded', 'refused', 'duplicate_claim']);
+    const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(path.join(dir, d.name)) : d.name.endsWith('.ts') ? [path.join(dir, d.name)] : []));
+    const written = new Set<string>();
+    for (const file of files('main')) for (const m of readFileSync(file, 'utf8').matchAll(/kind: '([a-z_]+)'/g)) if (!NOT_AUDIT.has(m[1]!)) written.add(m[1]!);
+    // Kinds chosen at run time, written from a variable.
+    for (const k of ['expired', 'ceiling_hit', 'rejected', 'approval_requested', 'claimed', 'paused', 'resumed', 'key_revoked', 'key_rotated']) written.add(k);
+    expect(written.size).toBeGreaterThan(30);
+    expect([...written].filter((k) => !KNOWN_KINDS.includes(k))).toEqual([]);
+    expect(KNOWN_KINDS).toContain('keys_sealed');
+  });
+});
