@@ -2,9 +2,15 @@
 // live output, cancelling one (and two at once), the paused banner, the queue, approvals and results,
 // filters by key and operation, an uncertain run (made for real by killing the daemon mid-run) resolved
 // by a human, and live output that stops being asked for once the run ends.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ui } from './harness';
 import type { KeyFile } from '../../shared/protocol/types';
+
+/** Created by the test to end the 'brief' run: it runs as long as the test needs, however slow the machine. */
+const END_BRIEF = path.join(mkdtempSync(path.join(os.tmpdir(), 'dw-ui-activity-')), 'end-brief');
 
 const ALLOWLIST = `version: 1
 operations:
@@ -24,11 +30,11 @@ operations:
     timeout_s: 60
     concurrency: 4
   - name: brief
-    description: Runs for a moment
-    command: [/bin/sh, -c, "echo begin; sleep 1.5; echo end"]
+    description: Runs until the test lets it end
+    command: [/bin/sh, -c, "echo begin; while [ ! -e '${END_BRIEF}' ]; do sleep 0.05; done; echo end"]
     scope: read
     approval: never
-    timeout_s: 10
+    timeout_s: 120
     concurrency: 4
   - name: ship
     description: Ship it (asks first)
@@ -48,6 +54,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await ui?.close();
+  rmSync(path.dirname(END_BRIEF), { recursive: true, force: true });
 });
 
 const state = (id: string) => ui.svc.requests.get(id)?.state;
@@ -226,17 +233,21 @@ describe('the Activity screen', () => {
       await ui.open('/activity');
       ui.host.submit(bob, 'brief-1', 'brief', {});
       const running = section(/^Running/);
-      await expect.poll(() => running.getByLabel('Live output of brief-1').textContent(), { timeout: 10_000 }).toBe('begin');
+      await expect.poll(() => running.getByLabel('Live output of brief-1').textContent()).toBe('begin');
+      // Asked again and again while it runs.
+      await expect.poll(() => asked.filter((id) => id === 'brief-1').length).toBeGreaterThan(1);
+      expect(state('brief-1')).toBe('running');
+      writeFileSync(END_BRIEF, '');
       expect((await ui.host.waitResult('brief-1')).stdout).toBe('begin\nend\n');
       await section('Recent results').getByRole('row').filter({ hasText: 'brief-1' }).waitFor();
       await running.getByText('No run in progress').waitFor();
       const during = asked.filter((id) => id === 'brief-1').length;
-      expect(during).toBeGreaterThan(1);
       // Several poll intervals (0.5 s) later, nothing more was asked.
       await new Promise((r) => setTimeout(r, 1500));
       expect(asked.filter((id) => id === 'brief-1').length).toBe(during);
     } finally {
       ui.svc.liveOutput = liveOutput;
+      writeFileSync(END_BRIEF, ''); // never left running
     }
     expect(ui.errors).toEqual([]);
   });

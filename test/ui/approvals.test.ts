@@ -27,10 +27,52 @@ operations:
     timeout_s: 10
 `;
 
+/**
+ * Installed in every page of this file: the arming delays (600 ms on the screen, 1 s in the window:
+ * ARM_MS in ApprovalsScreen.tsx and approval.tsx) can be held, so that "too soon to approve" is the
+ * test's decision and not a race with a slow machine. `__arming.hold()` holds the delays started from
+ * then on (a page whose `__dwHoldArming` is set holds them from its start); `release()` lets them run.
+ * Every other timer runs as usual.
+ */
+function armingGate(delays: number[]): void {
+  type Timeout = (handler: TimerHandler, ms?: number, ...args: unknown[]) => number;
+  const w = window as unknown as {
+    setTimeout: Timeout;
+    clearTimeout: (id?: number) => void;
+    __dwHoldArming?: boolean;
+    __arming: { hold(): void; release(): void };
+  };
+  const realSet = w.setTimeout.bind(window);
+  const realClear = w.clearTimeout.bind(window);
+  const held = new Map<number, { handler: TimerHandler; ms: number; args: unknown[] }>();
+  let holding: boolean | null = null;
+  let nextId = -1; // never a real timer's id
+  w.setTimeout = (handler, ms, ...args) => {
+    if (!(holding ?? w.__dwHoldArming === true) || ms === undefined || !delays.includes(ms)) return realSet(handler, ms, ...args);
+    const id = nextId--;
+    held.set(id, { handler, ms, args });
+    return id;
+  };
+  w.clearTimeout = (id) => {
+    if (id === undefined || !held.delete(id)) realClear(id);
+  };
+  w.__arming = {
+    hold: () => void (holding = true),
+    release: () => {
+      holding = false;
+      for (const { handler, ms, args } of held.values()) realSet(handler, ms, ...args);
+      held.clear();
+    },
+  };
+}
+const holdArming = () => ui.page.evaluate(() => (window as unknown as { __arming: { hold(): void } }).__arming.hold());
+const releaseArming = () => ui.page.evaluate(() => (window as unknown as { __arming: { release(): void } }).__arming.release());
+
 let ui: Ui;
 let key: KeyFile;
 beforeAll(async () => {
   ui = await Ui.start({ allowlist: ALLOWLIST });
+  await ui.page.addInitScript(armingGate, [600, 1000]);
   key = ui.host.createKey('agent', 'write');
 });
 afterAll(async () => {
@@ -147,6 +189,8 @@ describe('the Approvals screen', () => {
     await expect.poll(selected).toBe('kbd-1');
 
     await expect.poll(armed).toBe(true);
+    // The next card's moment on screen lasts until the test says so (however slow the machine is).
+    await holdArming();
     await ui.page.keyboard.press('a');
     expect((await ui.host.waitResult('kbd-1')).state).toBe('succeeded');
     await expect.poll(selected).toBe('kbd-2');
@@ -154,6 +198,8 @@ describe('the Approvals screen', () => {
     // card is highlighted while its Approve button fills up.
     await ui.page.keyboard.press('a');
     expect(await card().evaluate((el) => el.classList.contains('approval-fresh'))).toBe(true);
+    expect(await approveButton().isDisabled()).toBe(true);
+    await releaseArming();
     await expect.poll(armed).toBe(true);
     expect(state('kbd-2')).toBe('awaiting_approval');
 
@@ -272,12 +318,16 @@ describe('the approval window', () => {
     await expect.poll(() => state('win-3')).toBe('awaiting_approval');
     await ui.page.setViewportSize({ width: 480, height: 420 });
     try {
+      // The window's first moment on screen lasts until the test says so (however slow the machine is).
+      const holdFromLoad = await ui.page.addInitScript(() => void ((window as unknown as { __dwHoldArming: boolean }).__dwHoldArming = true));
       await ui.open('win-3', 'approval.html');
+      await holdFromLoad.dispose();
       await card().getByRole('heading', { name: 'Run deploy?' }).waitFor();
       // Someone typing in another app presses Enter as the window appears: nothing is approved.
       await ui.page.keyboard.press('Enter');
       expect(await approveButton().isDisabled()).toBe(true);
       await ui.screenshots('approval-window-arming');
+      await releaseArming();
       await expect.poll(armed).toBe(true);
       expect(state('win-3')).toBe('awaiting_approval');
 
@@ -298,16 +348,21 @@ describe('the approval window', () => {
       const closed = () => ui.page.evaluate(() => (window as unknown as { closed_: boolean }).closed_);
       const reason = card().getByRole('textbox', { name: 'Reason for denying' });
       await ui.page.keyboard.press('d');
+      await expect.poll(() => reason.evaluate((el) => el === document.activeElement)).toBe(true);
       await ui.page.keyboard.type('Wrong build');
       await ui.page.keyboard.press('Escape');
+      await expect.poll(() => reason.evaluate((el) => el === document.activeElement)).toBe(false);
       expect(await reason.inputValue()).toBe('Wrong build');
-      expect(await reason.evaluate((el) => el === document.activeElement)).toBe(false);
       expect(await closed()).toBe(false);
 
-      // The window gains focus again (coming back from another app): not approvable for a moment again.
+      // The window gains focus again (coming back from another app): not approvable for a moment again
+      // (a moment that lasts until the test says so).
+      await holdArming();
       await ui.page.evaluate(() => window.dispatchEvent(new Event('focus')));
       await expect.poll(() => approveButton().isDisabled()).toBe(true);
       await ui.page.keyboard.press('Enter');
+      expect(await approveButton().isDisabled()).toBe(true);
+      await releaseArming();
       await expect.poll(armed).toBe(true);
       expect(state('win-3')).toBe('awaiting_approval');
 
@@ -322,7 +377,7 @@ describe('the approval window', () => {
       expect(state('win-4')).toBe('awaiting_approval');
       // Esc outside a field closes the window (the request keeps waiting).
       await ui.page.keyboard.press('Escape');
-      expect(await closed()).toBe(true);
+      await expect.poll(closed).toBe(true);
       ui.svc.deny('win-4', 'test', 'cleanup');
     } finally {
       await ui.page.setViewportSize({ width: 1200, height: 800 });

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { vi } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildRenderer } from '../../scripts/build-app';
 import { CSP } from '../../main/electron/constants';
@@ -18,6 +19,10 @@ import { scopedLogger } from '../../main/core/log';
 import { eventChannel } from '../../preload/api';
 import type { EventName, IpcEvents } from '../../shared/ipc/contract';
 import { TestHost, type DaemonProcess } from '../helpers/host';
+
+// expect.poll waits as long as a locator does (its own default, 1 s, is too short on a busy CI
+// machine); set here, once, for every file that drives the renderer.
+vi.setConfig({ expect: { poll: { timeout: 30_000 } } });
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const ARTIFACTS = path.join(ROOT, 'test', 'artifacts');
@@ -141,6 +146,8 @@ export class Ui {
     if (this.page.url().split('#')[0] === url.split('#')[0]) await this.page.goto('about:blank');
     await this.page.goto(url);
     await this.page.waitForSelector('#root > *');
+    // The main window has started once it shows the host's state (its shortcuts are on from then).
+    if (pageFile === 'index.html') await this.page.getByRole('navigation', { name: 'Screens' }).getByRole('status').first().waitFor();
   }
 
   /** Screenshots of the page, in light and in dark, into test/artifacts/: the screen, without the

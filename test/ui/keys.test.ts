@@ -151,6 +151,8 @@ describe('the Keys screen', () => {
     expect(old.error?.code).toBe('revoked_key');
 
     await rotated.getByRole('button', { name: 'Copy key file' }).click();
+    // The copy is done (the clipboard answers asynchronously): from then on the key counts as kept.
+    await page.getByRole('status').getByText('Key file copied').waitFor();
     await rotated.getByRole('button', { name: 'Done' }).click();
     await expect.poll(() => rotated.count()).toBe(0);
     expect(await page.content()).not.toContain(newKey.secret);
@@ -206,6 +208,7 @@ describe('the Keys screen', () => {
     await page.getByRole('dialog', { name: 'Rotate key “leaver”?' }).getByRole('button', { name: 'Rotate key' }).click();
     const rotated = page.getByRole('region', { name: /New key for “leaver”/ });
     await rotated.getByRole('button', { name: 'Copy key file' }).click();
+    await page.getByRole('status').getByText('Key file copied').waitFor();
     await page.keyboard.press('Control+1');
     await page.waitForURL(/#\/activity$/);
     expect(await leave.count()).toBe(0);

@@ -67,7 +67,7 @@ describe('the Settings screen', () => {
     expect(settings()).toEqual(before);
     // Escape puts the saved value back.
     await ledger.press('Escape');
-    expect(await ledger.inputValue()).toBe(String(before.retention_ledger_days));
+    await expect.poll(() => ledger.inputValue()).toBe(String(before.retention_ledger_days));
 
     // A ceiling added elsewhere meanwhile: the screen follows the host, and the field says why it needs longer.
     ui.svc.setSetting('ceilings', [{ name: 'monthly', per: 'global', window_s: 20 * 86400, max_runs: 100, action: 'reject' }], 'test');
@@ -138,12 +138,16 @@ describe('the Settings screen', () => {
 
     // Cancelling the picker changes nothing.
     ui.pickedFolder = null;
-    await page.getByRole('button', { name: 'Change…' }).click();
+    const change = page.getByRole('button', { name: 'Change…' });
+    await change.click();
+    // The picker has answered (the button is off while it is open): only then is "nothing" a result,
+    // and the answer below cannot reach this pick.
+    await expect.poll(() => change.isEnabled()).toBe(true);
     expect(await page.getByRole('region', { name: 'New spool folder' }).count()).toBe(0);
 
     const target = path.join(elsewhere, 'spool');
     ui.pickedFolder = target;
-    await page.getByRole('button', { name: 'Change…' }).click();
+    await change.click();
     const candidate = page.getByRole('region', { name: 'New spool folder' });
     await candidate.getByText(target, { exact: true }).waitFor();
     await candidate.getByText('Problem').waitFor(); // it does not exist yet

@@ -32,6 +32,8 @@ describe('the main window', () => {
 
   it('opens screens with Ctrl+digit and marks the current one', async () => {
     await ui.open('/activity');
+    // The app has started (the status it asks for at start is shown): its shortcuts listen from then on.
+    await hostState().filter({ hasText: 'Running' }).waitFor();
     await ui.page.keyboard.press('Control+4');
     await ui.page.waitForURL(/#\/keys$/);
     await expect.poll(() => ui.page.locator('a[aria-current="page"]').textContent()).toBe('Keys');
