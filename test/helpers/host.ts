@@ -191,7 +191,9 @@ export class TestHost {
 
   inbox(): Record<string, unknown>[] {
     const dir = path.join(this.spool, 'inbox');
+    // Messages only, as a client reads them: not a host's write in progress (.<name>.tmp).
     return readdirSync(dir)
+      .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
       .sort()
       .map((n) => JSON.parse(readFileSync(path.join(dir, n), 'utf8')) as Record<string, unknown>);
   }
