@@ -83,43 +83,24 @@ export class AuditLog {
     // cheaply), instead of collecting every match first.
     const from = match ? 'audit_fts f JOIN audit a ON a.seq = f.rowid' : 'audit a';
     const order = match ? 'f.rowid DESC' : 'a.seq DESC';
-    if (match) {
-      where.push('audit_fts MATCH @match');
-      params.match = match;
-    }
-    if (q.kind) {
-      where.push('a.kind = @kind');
-      params.kind = q.kind;
-    }
-    if (q.requestId) {
-      where.push('a.request_id = @requestId');
-      params.requestId = q.requestId;
-    }
-    if (q.op) {
-      where.push('a.op = @op');
-      params.op = q.op;
-    }
-    if (q.keyId) {
-      where.push('a.key_id = @keyId');
-      params.keyId = q.keyId;
-    }
-    if (q.state) {
-      where.push('a.request_id IN (SELECT id FROM requests WHERE state = @state)');
-      params.state = q.state;
-    }
     // Stored times are all toISOString() (UTC, milliseconds), so they compare as text once the
     // caller's time is written the same way (an offset or whole seconds would otherwise sort wrongly).
-    if (q.since) {
-      where.push('a.at >= @since');
-      params.since = new Date(q.since).toISOString();
-    }
-    if (q.until) {
-      where.push('a.at < @until');
-      params.until = new Date(q.until).toISOString();
-    }
-    if (q.before !== undefined) {
-      where.push('a.seq < @before');
-      params.before = q.before;
+    const iso = (t: string | undefined) => (t ? new Date(t).toISOString() : undefined);
+    const conditions: [string, string, unknown][] = [
+      ['match', 'audit_fts MATCH @match', match],
+      ['kind', 'a.kind = @kind', q.kind],
+      ['requestId', 'a.request_id = @requestId', q.requestId],
+      ['op', 'a.op = @op', q.op],
+      ['keyId', 'a.key_id = @keyId', q.keyId],
+      ['state', 'a.request_id IN (SELECT id FROM requests WHERE state = @state)', q.state],
+      ['since', 'a.at >= @since', iso(q.since)],
+      ['until', 'a.at < @until', iso(q.until)],
+      ['before', 'a.seq < @before', q.before],
+    ];
+    for (const [name, condition, value] of conditions) {
+      if (value === undefined || value === null || value === '') continue;
+      where.push(condition);
+      params[name] = value;
     }
     const sql = `SELECT a.* FROM ${from} ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
                  ORDER BY ${order} LIMIT @limit`;
