@@ -25,7 +25,7 @@ export function startStatus(): void {
   void refreshStatus();
 }
 
-export async function refreshStatus(): Promise<void> {
+async function refreshStatus(): Promise<void> {
   const before = useStatusStore.getState().version;
   try {
     const status = await api.status.get();

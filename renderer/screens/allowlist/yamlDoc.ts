@@ -224,7 +224,7 @@ function scalarDefault(type: string, s: string): unknown {
 }
 
 /** An argument's specification as it should stand in the file (undefined: no such key). */
-export function argValue(a: ArgForm): Obj {
+function argValue(a: ArgForm): Obj {
   const o = a.type === 'array' ? { type: 'array', items: typeValue(a.items, true), max_items: num(a.max_items) } : typeValue(a, false);
   o.description = opt(a.description);
   o.required = a.required === 'required' ? true : a.required === 'optional' ? false : a.required === '' ? undefined : rawJson(a.required);
@@ -246,7 +246,7 @@ function rawJson(s: string): unknown {
 }
 
 /** The operation as it should stand in the file. */
-export function opValue(f: OpForm): Obj {
+function opValue(f: OpForm): Obj {
   const args: Obj = {};
   for (const a of f.args) args[a.name] = argValue(a);
   const env: Obj = {};
@@ -450,7 +450,7 @@ function syncOp(doc: Document, node: YAMLMap, f: OpForm, prev: OpForm): void {
 }
 
 /** Why a form cannot be written as it stands (two entries the file would hold under one key), or null. */
-export function formConflict(f: OpForm): string | null {
+function formConflict(f: OpForm): string | null {
   const twice = (names: string[]) => names.find((n, i) => names.indexOf(n) !== i);
   const arg = twice(f.args.map((a) => a.name));
   if (arg !== undefined) return `Two arguments are named “${arg}”: rename one. Until then the file keeps the last version without the clash.`;

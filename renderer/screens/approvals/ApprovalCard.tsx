@@ -16,7 +16,7 @@ import './approvals.css';
 export type Decision = 'approved' | 'approved-for' | 'denied';
 
 /** How long a time-boxed approval may last, in minutes. */
-export const GRANT_MINUTES = [5, 15, 30, 60, 120, 240, 480] as const;
+const GRANT_MINUTES = [5, 15, 30, 60, 120, 240, 480] as const;
 
 /**
  * `shortcuts`: which keys act on this card while it is shown (never while typing in a field or on a
@@ -218,6 +218,6 @@ export function ApprovalCard({
   );
 }
 
-export function minutesText(m: number): string {
+function minutesText(m: number): string {
   return m < 60 ? `${m} min` : m % 60 === 0 ? `${m / 60} h` : `${Math.floor(m / 60)} h ${m % 60} min`;
 }

@@ -19,7 +19,7 @@ export interface NewKey {
 }
 
 /** A file name from the key's name: letters, digits, _ . - only. */
-export function keyFileName(name: string): string {
+function keyFileName(name: string): string {
   const safe = name
     .trim()
     .replace(/[^A-Za-z0-9_.-]+/g, '-')
