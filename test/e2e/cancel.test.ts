@@ -54,12 +54,19 @@ const pidOf = (tag: string, which: 'parent' | 'child') => {
   return existsSync(f) ? Number(readFileSync(f, 'utf8').trim()) : undefined;
 };
 
+/** Running: a process that was killed but not yet reaped by whoever adopted it (a zombie) is not. */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) S ..."; the state follows the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return process.platform !== 'linux';
   }
 }
 
