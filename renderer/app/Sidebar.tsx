@@ -1,5 +1,6 @@
 // The sidebar: the screens (with what needs attention counted), and the host's state with pause/resume.
 import { setHostPaused } from '../lib/hostPause';
+import { questionOpen } from '../stores/confirm';
 import { navigate, useScreen, type Screen } from '../stores/route';
 import { useStatus } from '../stores/status';
 import { NAV } from './nav';
@@ -68,7 +69,7 @@ function HostState() {
 /** Ctrl/⌘ + 1…7 opens a screen. */
 export function onNavShortcut(e: KeyboardEvent): boolean {
   if (!(isMac ? e.metaKey : e.ctrlKey) || e.altKey || e.shiftKey) return false;
-  if (document.querySelector('dialog[open]')) return false; // a question is open: answer it first
+  if (questionOpen()) return false; // a question is open: answer it first
   const i = Number(e.key) - 1;
   const item = Number.isInteger(i) ? NAV[i] : undefined;
   if (!item) return false;

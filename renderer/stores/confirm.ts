@@ -26,3 +26,6 @@ export function answerConfirm(ok: boolean): void {
 }
 
 export const usePendingConfirm = (): ConfirmRequest | null => useConfirmStore((s) => s.pending);
+
+/** A question is open: it gets the keys, and no shortcut acts behind it. */
+export const questionOpen = (): boolean => useConfirmStore.getState().pending !== null;

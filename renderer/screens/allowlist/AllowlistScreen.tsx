@@ -5,7 +5,7 @@ import { useEffect, useMemo, useState, type KeyboardEvent as ReactKeyboardEvent 
 import { api, errorText } from '../../api';
 import { EmptyState } from '../../components/EmptyState';
 import { Page } from '../../components/Page';
-import { confirmAction } from '../../stores/confirm';
+import { confirmAction, questionOpen } from '../../stores/confirm';
 import { toast } from '../../stores/toasts';
 import { OpEditor } from './OpEditor';
 import { OutsideChange } from './OutsideChange';
@@ -60,7 +60,7 @@ export function AllowlistScreen() {
       if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 's') {
         e.preventDefault();
         // Not behind an open dialog (a confirmation is a question to answer first).
-        if (e.repeat || document.querySelector('dialog[open]')) return;
+        if (e.repeat || questionOpen()) return;
         requestSave();
       }
     };

@@ -7,7 +7,7 @@ import type { PendingApprovalView } from '../../../shared/ipc/views';
 import { api, errorText } from '../../api';
 import { Argv } from '../../components/Argv';
 import { Time } from '../../components/Time';
-import { formatTime } from '../../lib/format';
+import { formatSpan, formatTime } from '../../lib/format';
 import { toast } from '../../stores/toasts';
 import { isTyping, onOtherControl, plainKey } from './keyboard';
 import { useArmed } from './useArmed';
@@ -67,7 +67,7 @@ export function ApprovalCard({
       } else {
         const out = await api.approvals.approve(d === 'approved-for' ? { id: pending.id, forSeconds: forMinutes * 60 } : { id: pending.id });
         const also = out.also_approved.length ? `; also approved ${out.also_approved.length} more waiting` : '';
-        toast(d === 'approved-for' ? `Approved ${a.operation} for ${a.key_name} for ${minutesText(forMinutes)}${also}` : `Approved ${pending.id}`);
+        toast(d === 'approved-for' ? `Approved ${a.operation} for ${a.key_name} for ${formatSpan(forMinutes * 60)}${also}` : `Approved ${pending.id}`);
       }
       setDone(d);
       onDecided?.(pending.id, d);
@@ -167,7 +167,7 @@ export function ApprovalCard({
             <select value={minutes} onChange={(e) => setMinutes(Number(e.target.value))} disabled={inert} aria-label="Minutes to approve for">
               {GRANT_MINUTES.map((m) => (
                 <option key={m} value={m}>
-                  {minutesText(m)}
+                  {formatSpan(m * 60)}
                 </option>
               ))}
             </select>
@@ -182,7 +182,7 @@ export function ApprovalCard({
             title={`Approve this and every ${a.operation} request from ${a.key_name} for the next ${grantMinutes} minutes, without asking`}
           >
             {arming}
-            {busy === 'approved-for' ? 'Approving…' : `Approve for ${minutesText(grantMinutes)}`}
+            {busy === 'approved-for' ? 'Approving…' : `Approve for ${formatSpan(grantMinutes * 60)}`}
             {shortcuts === 'screen' ? <kbd aria-hidden="true">T</kbd> : null}
           </button>
           {arming ? (
@@ -218,6 +218,3 @@ export function ApprovalCard({
   );
 }
 
-function minutesText(m: number): string {
-  return m < 60 ? `${m} min` : m % 60 === 0 ? `${m / 60} h` : `${Math.floor(m / 60)} h ${m % 60} min`;
-}

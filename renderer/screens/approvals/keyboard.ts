@@ -1,5 +1,6 @@
 // Whose keys they are: shortcuts act only when the person is not typing and not on another control.
 // Shared by the Approvals screen, its card and the approval window.
+import { questionOpen } from '../../stores/confirm';
 
 /** Focus is where text is typed or a value chosen with keys: a field, a menu, editable text. */
 export function isTyping(el: EventTarget | null): boolean {
@@ -20,8 +21,5 @@ export function focusNowhere(el: EventTarget | null): boolean {
   return el === null || el === document.body || el === document.documentElement || el === window || el === document;
 }
 
-/** A question (the confirm dialog) is open: it gets the keys. */
-export const modalOpen = (): boolean => document.querySelector('dialog[open]') !== null;
-
 /** A key press that may be a shortcut: no modifier, not held down, not taken by something else. */
-export const plainKey = (e: KeyboardEvent): boolean => !e.defaultPrevented && !e.ctrlKey && !e.metaKey && !e.altKey && !e.repeat && !modalOpen();
+export const plainKey = (e: KeyboardEvent): boolean => !e.defaultPrevented && !e.ctrlKey && !e.metaKey && !e.altKey && !e.repeat && !questionOpen();
