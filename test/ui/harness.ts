@@ -1,5 +1,5 @@
-// The renderer under test: the built pages in real headless Chromium (Debian's, driven by
-// playwright-core), served with the app's CSP, talking over the IPC contract to the real core in this
+// The renderer under test: the built pages in real headless Chromium (see browser.ts for which one,
+// driven by playwright-core), served with the app's CSP, talking over the IPC contract to the real core in this
 // process (bindIpc + createIpcHandlers on a HostService), with a real daemon on a temporary home and
 // spool. The page gets the same createApi() the preload builds; events come from the real StatusFeed.
 import { createServer, type Server } from 'node:http';
@@ -19,6 +19,7 @@ import { scopedLogger } from '../../main/core/log';
 import { eventChannel } from '../../preload/api';
 import type { EventName, IpcEvents } from '../../shared/ipc/contract';
 import { TestHost, type DaemonProcess } from '../helpers/host';
+import { testBrowser } from './browser';
 
 // expect.poll waits as long as a locator does (its own default, 1 s, is too short on a busy CI
 // machine); set here, once, for every file that drives the renderer.
@@ -26,7 +27,6 @@ vi.setConfig({ expect: { poll: { timeout: 30_000 } } });
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const ARTIFACTS = path.join(ROOT, 'test', 'artifacts');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FEED_MS = 150;
 
 let built: Promise<string> | null = null;
@@ -90,25 +90,44 @@ export class Ui {
 
   static async start(opts: UiOptions): Promise<Ui> {
     const dir = await buildPages();
-    const host = new TestHost(opts.allowlist, opts.settings);
-    const daemon = opts.daemon === false ? null : await host.startDaemon();
-    const svc = new HostService(host.home, host.spool);
-    const { server, origin } = await serve(dir);
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
-    const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, colorScheme: 'light', acceptDownloads: true });
-    const page = await context.newPage();
-    const ui = new Ui(host, svc, page, browser, server, origin);
-    ui.daemon = daemon;
+    const { executablePath, env } = await testBrowser();
+    // Whatever fails on the way (no browser, a daemon that does not start), what was started is stopped.
+    const started: (() => unknown)[] = [];
+    try {
+      const browser = await chromium.launch({
+        executablePath,
+        env: { ...process.env, ...env },
+        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+      });
+      started.push(() => browser.close());
+      const host = new TestHost(opts.allowlist, opts.settings);
+      started.push(() => host.cleanup());
+      const daemon = opts.daemon === false ? null : await host.startDaemon();
+      const svc = new HostService(host.home, host.spool);
+      started.push(() => svc.close());
+      const { server, origin } = await serve(dir);
+      started.push(() => server.close());
+      const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, colorScheme: 'light', acceptDownloads: true });
+      const page = await context.newPage();
+      const ui = new Ui(host, svc, page, browser, server, origin);
+      ui.daemon = daemon;
+      await ui.connect(dir);
+      return ui;
+    } catch (e) {
+      for (const stop of started.reverse()) await Promise.resolve().then(stop).catch(() => {});
+      throw e;
+    }
+  }
 
+  /** Main's side of the IPC contract, the test preload and the status feed, for a new page. */
+  private async connect(dir: string): Promise<void> {
+    const { page, svc, origin } = this;
     // Main's side of the contract, exactly as the app registers it: sender check and schema validation.
     const channels = new Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>();
     const handlers = createIpcHandlers(svc, 'app', {
-      pickFolder: async () => ui.pickedFolder,
-      pickSavePath: async () => ui.savePath,
-      confirm: async ({ title, message, detail }) => (ui.confirmations.push({ title, message, detail }), ui.confirmAnswer),
+      pickFolder: async () => this.pickedFolder,
+      pickSavePath: async () => this.savePath,
+      confirm: async ({ title, message, detail }) => (this.confirmations.push({ title, message, detail }), this.confirmAnswer),
     });
     bindIpc({ handle: (c, l) => void channels.set(c, l) }, handlers, trustOrigin(origin), scopedLogger('ui-test'));
     await page.exposeFunction('__dwInvoke', async (channel: string, arg: unknown) => {
@@ -119,18 +138,17 @@ export class Ui {
     await page.addInitScript({ path: path.join(dir, 'test-preload.js') });
 
     page.on('console', (m) => {
-      if (m.type() === 'error') ui.errors.push(`console: ${m.text()}`);
+      if (m.type() === 'error') this.errors.push(`console: ${m.text()}`);
     });
-    page.on('pageerror', (e) => ui.errors.push(`page: ${e.message}`));
-    page.on('requestfailed', (r) => ui.errors.push(`request failed: ${r.url()}`));
+    page.on('pageerror', (e) => this.errors.push(`page: ${e.message}`));
+    page.on('requestfailed', (r) => this.errors.push(`request failed: ${r.url()}`));
 
     const feed = new StatusFeed(svc, (event, payload) => {
-      ui.emit(event, payload).catch(() => {
+      this.emit(event, payload).catch(() => {
         /* the page is between loads: the next poll sends the state again */
       });
     });
-    ui.feedTimer = setInterval(() => feed.poll(), FEED_MS);
-    return ui;
+    this.feedTimer = setInterval(() => feed.poll(), FEED_MS);
   }
 
   /** Sends one of the contract's events to the page, as main does. */
