@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/long/**/*.test.ts'],
+    globalSetup: ['test/setup/global.ts'],
     testTimeout: 60 * 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

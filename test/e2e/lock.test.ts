@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { TestHost } from '../helpers/host';
+import { track } from '../helpers/children';
 import { acquireHomeLock } from '../../main/core/daemon/lock';
 
 const lockFile = () => path.join(host.home, 'daemon.lock');
@@ -38,10 +39,12 @@ describe('the home lock', () => {
 describe('status probes', () => {
   it('a daemon starting while another process probes the lock waits for the probe instead of giving up', async () => {
     // Another process holds the lock the way a status probe does, only longer (300 ms), as the start comes.
-    const holder = spawn(
-      process.execPath,
+    const holder = track(
+      spawn(
+        process.execPath,
       ['-e', `const D=require('better-sqlite3');const db=new D(${JSON.stringify(lockFile())});db.pragma('locking_mode = EXCLUSIVE');db.exec('BEGIN EXCLUSIVE');setTimeout(()=>db.close(),300);console.log('held')`],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      ),
     );
     await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
     const lock = acquireHomeLock(lockFile(), path.join(host.home, 'daemon.json'), 'test');

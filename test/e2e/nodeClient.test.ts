@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { track } from '../helpers/children';
 import type { CatalogDoc } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -164,7 +165,7 @@ describe('dw from the spool bin/ folder', () => {
 
   it('exits 85 when --timeout passes first, and 83 once cancelled; a killed client can reattach with dw wait', async () => {
     // A client that dies right after submitting: the request lives on, and a new client finds it.
-    const child = spawn(process.execPath, [path.join(bin, 'dw.cjs'), 'run', 'slow'], { env: { PATH: process.env.PATH!, ...env } });
+    const child = track(spawn(process.execPath, [path.join(bin, 'dw.cjs'), 'run', 'slow'], { env: { PATH: process.env.PATH!, ...env } }));
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const id = await eventually('the id on stderr', () => (err.includes('\n') ? err.split('\n')[0] : undefined));

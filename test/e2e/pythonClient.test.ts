@@ -7,6 +7,7 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync
 import os from 'node:os';
 import path from 'node:path';
 import { TestHost, eventually, sleep, type DaemonProcess } from '../helpers/host';
+import { track } from '../helpers/children';
 import { canonicalJson, sha256Hex } from '../../shared/protocol/canonicalJson';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import type { CatalogDoc, Envelope, KeyFile } from '../../shared/protocol/types';
@@ -61,7 +62,7 @@ class DwProcess {
   private readonly started = Date.now();
 
   constructor(args: string[], env: Record<string, string> = {}) {
-    this.proc = spawn('python3', [DW, ...args], { env: dwEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = track(spawn('python3', [DW, ...args], { env: dwEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }));
     this.proc.stdout!.on('data', (c: Buffer) => {
       this.stdout += c.toString();
       this.chunks.push({ at: Date.now() - this.started, text: c.toString() });

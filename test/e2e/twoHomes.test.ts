@@ -7,6 +7,7 @@ import { copyFileSync, existsSync, readFileSync, readdirSync, rmSync, writeFileS
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { CLI, DaemonProcess, TestHost, eventually } from '../helpers/host';
+import { track } from '../helpers/children';
 import type { KeyFile } from '../../shared/protocol/types';
 
 const N = 300;
@@ -24,7 +25,7 @@ function cli2(args: string[]): { status: number | null; stdout: string; stderr: 
 
 /** The second home's daemon, started like TestHost.startDaemon() does for the first. */
 async function startDaemon2(): Promise<DaemonProcess> {
-  const proc = spawn(process.execPath, [CLI, 'daemon', '--home', home2, '--spool', host.spool], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = track(spawn(process.execPath, [CLI, 'daemon', '--home', home2, '--spool', host.spool], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
   const d = new DaemonProcess(proc);
   daemons.push(d);
   return d.ready();

@@ -8,6 +8,7 @@ import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import type { KeyFile, ResultDoc, RequestState } from '../../shared/protocol/types';
 import { HostService } from '../../main/core/service';
 import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
+import { track } from './children';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.join(ROOT, 'bin/dumbwaiter.js');
@@ -128,13 +129,20 @@ export class TestHost {
   }
 
   async startDaemon(env: Record<string, string> = {}): Promise<DaemonProcess> {
-    const proc = spawn(process.execPath, [CLI, 'daemon', '--home', this.home, '--spool', this.spool], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = track(
+      spawn(process.execPath, [CLI, 'daemon', '--home', this.home, '--spool', this.spool], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     const d = new DaemonProcess(proc);
     this.daemons.push(d);
-    return d.ready();
+    try {
+      return await d.ready();
+    } catch (e) {
+      await d.kill9(); // one that never said it runs may still be starting
+      throw e;
+    }
   }
 
   /** The envelope text a client would write. */

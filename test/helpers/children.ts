@@ -1,0 +1,24 @@
+// Every process a test starts is tracked here and killed when the test worker ends, however it ends:
+// a normal exit, a lost connection to vitest, or vitest's SIGTERM after a timeout or a Ctrl-C. Tests
+// still stop what they start; this is the net under a test that failed before it could.
+import type { ChildProcess } from 'node:child_process';
+
+const live = new Set<ChildProcess>();
+
+export function track<P extends ChildProcess>(proc: P): P {
+  live.add(proc);
+  proc.once('exit', () => live.delete(proc));
+  return proc;
+}
+
+function killAll(): void {
+  for (const proc of live) proc.kill('SIGKILL');
+}
+
+process.once('exit', killAll);
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.kill(process.pid, signal); // the handler is gone: the signal now ends the worker as it would have
+  });
+}
