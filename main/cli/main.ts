@@ -1,5 +1,6 @@
 // `dumbwaiter`: the host's headless command line.
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
 import { UserError } from '../core/errors';
@@ -10,6 +11,7 @@ import { Daemon } from '../core/daemon/daemon';
 import { APP_VERSION } from '../core/version';
 import { parse, UsageError } from './args';
 import { ago, printJson, printTable } from './output';
+import { commandName, shellWord } from './invocation';
 import type { Scope } from '../core/keys/keyStore';
 import { isInside } from '../core/allowlist/pathArg';
 import { parseSettingValue } from '../core/settings';
@@ -66,9 +68,13 @@ function cmdInit(argv: string[]): void {
   console.log(`Home:  ${r.home.root}   (private: allowlist.yaml, settings.json, ledger.sqlite, logs/)`);
   console.log(`Spool: ${r.spool.root}   (share this folder with the sandbox)`);
   console.log(r.created.length ? `Created: ${r.created.map((p) => path.basename(p)).join(', ')}` : 'Everything was already in place.');
+  // Commands that work as printed: the name as it can be typed here, the folders given as flags, and
+  // the key file outside the current folder (often a checkout, where a secret could be committed).
+  const dw = commandName();
+  const where = [...(values.home ? ['--home', r.home.root] : []), ...(values.spool ? ['--spool', r.spool.root] : [])].map((w) => ` ${shellWord(w)}`).join('');
   console.log(`Next:  edit ${r.home.allowlist}, then
-       dumbwaiter keys create my-sandbox --out ./my-sandbox.key.json
-       dumbwaiter daemon`);
+       ${dw} keys create my-sandbox --out ${shellWord(path.join(os.homedir(), 'my-sandbox.key.json'))}${where}
+       ${dw} daemon${where}`);
 }
 
 async function cmdDaemon(argv: string[]): Promise<void> {

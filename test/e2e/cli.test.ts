@@ -53,6 +53,16 @@ describe('dumbwaiter init', () => {
     expect(readFileSync(path.join(home, 'allowlist.yaml'), 'utf8')).toContain('# my own edit');
   });
 
+  it('prints next steps that work as typed: npx where dumbwaiter is not on PATH, the folders given, the key outside the current folder', () => {
+    const home = path.join(scratch, 'h next');
+    const spool = path.join(scratch, 's-next');
+    const r = dw(['init', '--home', home, '--spool', spool], { PATH: path.dirname(process.execPath), HOME: scratch });
+    expect(r.status).toBe(0);
+    const where = ` --home '${home}' --spool ${spool}`;
+    expect(r.stdout).toContain(`npx dumbwaiter keys create my-sandbox --out ${path.join(scratch, 'my-sandbox.key.json')}${where}\n`);
+    expect(r.stdout).toContain(`npx dumbwaiter daemon${where}\n`);
+  });
+
   it('takes the home and spool from the environment', () => {
     const home = path.join(scratch, 'h-env');
     const spool = path.join(scratch, 's-env');

@@ -1,0 +1,26 @@
+// How the user can type this command again: `dumbwaiter` where one is on PATH (a global install),
+// else through npx (a checkout or a project's local install, where the bare name is not found).
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
+
+export function commandName(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+  const names = platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';').map((ext) => `dumbwaiter${ext.toLowerCase()}`) : ['dumbwaiter'];
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    for (const name of names) {
+      const file = path.join(dir, name);
+      try {
+        if (!statSync(file).isFile()) continue;
+        if (platform !== 'win32') accessSync(file, constants.X_OK);
+        return 'dumbwaiter';
+      } catch {
+        /* not here */
+      }
+    }
+  }
+  return 'npx dumbwaiter';
+}
+
+/** A path as one word for a POSIX shell, quoted only when it needs to be. */
+export function shellWord(p: string): string {
+  return /^[\w@%+=:,./~-]+$/.test(p) ? p : `'${p.replaceAll("'", `'\\''`)}'`;
+}

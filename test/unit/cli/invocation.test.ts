@@ -1,0 +1,46 @@
+// How the command line tells the user to run it again: the bare name only where it is on PATH.
+import { afterAll, describe, expect, it } from 'vitest';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { commandName, shellWord } from '../../../main/cli/invocation';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-invocation-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function binDir(name: string, file: string | null, mode = 0o755): string {
+  const d = path.join(dir, name);
+  mkdirSync(d);
+  if (file) {
+    writeFileSync(path.join(d, file), '#!/bin/sh\n');
+    chmodSync(path.join(d, file), mode);
+  }
+  return d;
+}
+
+describe('commandName', () => {
+  it('is the bare name when an executable dumbwaiter is on PATH', () => {
+    const PATH = [binDir('empty', null), binDir('global', 'dumbwaiter')].join(path.delimiter);
+    expect(commandName({ PATH }, 'linux')).toBe('dumbwaiter');
+  });
+
+  it('goes through npx when none is on PATH, or the one there cannot be run', () => {
+    expect(commandName({ PATH: binDir('none', null) }, 'linux')).toBe('npx dumbwaiter');
+    expect(commandName({ PATH: binDir('not-executable', 'dumbwaiter', 0o644) }, 'linux')).toBe('npx dumbwaiter');
+    expect(commandName({}, 'linux')).toBe('npx dumbwaiter');
+  });
+
+  it('finds the Windows shims by PATHEXT', () => {
+    const PATH = binDir('win', 'dumbwaiter.cmd');
+    expect(commandName({ PATH, PATHEXT: '.COM;.EXE;.CMD' }, 'win32')).toBe('dumbwaiter');
+    expect(commandName({ PATH, PATHEXT: '.EXE' }, 'win32')).toBe('npx dumbwaiter');
+  });
+});
+
+describe('shellWord', () => {
+  it('leaves plain paths alone and quotes the rest as one word', () => {
+    expect(shellWord('/home/me/.config/Dumbwaiter')).toBe('/home/me/.config/Dumbwaiter');
+    expect(shellWord('/Users/me/Library/Application Support/Dumbwaiter')).toBe(`'/Users/me/Library/Application Support/Dumbwaiter'`);
+    expect(shellWord(`/tmp/it's; rm -rf ~`)).toBe(`'/tmp/it'\\''s; rm -rf ~'`);
+  });
+});
