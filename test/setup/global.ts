@@ -5,16 +5,25 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** How long a process may take to end after its parent did (esbuild's service ends when its stdin closes). */
-const SETTLE_MS = 3000;
+/** How long the workers may take to end (vitest stops them as the run ends, without waiting for them),
+ *  and then what they ran for themselves (esbuild's service ends when its stdin closes). */
+const WORKERS_MS = 10_000;
+const HELPERS_MS = 2_000;
 
 export default function setup(): () => Promise<void> {
   const runDir = mkdtempSync(path.join(os.tmpdir(), 'dwt-'));
   process.env.TMPDIR = runDir;
   return async () => {
     const marker = `TMPDIR=${runDir}`;
-    let left = survivors(marker);
-    for (const end = Date.now() + SETTLE_MS; left.length > 0 && Date.now() < end; left = survivors(marker)) await new Promise((r) => setTimeout(r, 50));
+    const workersEnd = Date.now() + WORKERS_MS;
+    let helpersEnd = Infinity;
+    let found = carrying(marker);
+    while (found.length > 0 && Date.now() < Math.min(workersEnd, helpersEnd)) {
+      if (!found.some((p) => p.worker)) helpersEnd = Math.min(helpersEnd, Date.now() + HELPERS_MS);
+      await new Promise((r) => setTimeout(r, 50));
+      found = carrying(marker);
+    }
+    const left = found.filter((p) => !p.worker);
     for (const { pid } of left) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -30,22 +39,18 @@ export default function setup(): () => Promise<void> {
   };
 }
 
-/** Processes whose environment holds `marker`, but for vitest's own: its workers, and what a live
- *  worker or the main process runs for itself (esbuild's service). */
-function survivors(marker: string): { pid: number; cmdline: string }[] {
+/** The live processes whose environment holds `marker` (Linux: /proc), vitest's workers marked. */
+function carrying(marker: string): { pid: number; cmdline: string; worker: boolean }[] {
   if (process.platform !== 'linux') return []; // no /proc to look in; the per-worker net (test/helpers/children.ts) still runs
-  const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
-  const isVitest = (pid: number) => pid === process.pid || cmdline(pid).includes(`${path.sep}node_modules${path.sep}vitest${path.sep}`);
-  const found: { pid: number; cmdline: string }[] = [];
+  const found: { pid: number; cmdline: string; worker: boolean }[] = [];
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     try {
       if (!readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(marker)) continue;
-      const ppid = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-      const cmd = cmdline(pid);
-      if (cmd === '' || isVitest(pid) || isVitest(ppid)) continue; // a zombie, a worker, or a worker's own helper
-      found.push({ pid, cmdline: cmd });
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      if (cmdline === '') continue; // a zombie
+      found.push({ pid, cmdline, worker: cmdline.includes(`${path.sep}node_modules${path.sep}vitest${path.sep}`) });
     } catch {
       /* gone, or not ours to read */
     }
