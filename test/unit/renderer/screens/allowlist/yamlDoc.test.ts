@@ -3,8 +3,8 @@
 // the other operations as they were; what it writes is what the host's own validator reads.
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
-import { parseAllowlist } from '../../main/core/allowlist/load';
+import { EXAMPLE_ALLOWLIST } from '../../../../../main/core/allowlist/example';
+import { parseAllowlist } from '../../../../../main/core/allowlist/load';
 import {
   addOperation,
   applyOperation,
@@ -17,7 +17,7 @@ import {
   readOperations,
   settled,
   type OpForm,
-} from '../../renderer/screens/allowlist/yamlDoc';
+} from '../../../../../renderer/screens/allowlist/yamlDoc';
 
 const FILE = `# Top comment: must survive.
 version: 1

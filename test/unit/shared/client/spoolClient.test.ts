@@ -2,15 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SpoolClient } from '../../shared/client/spoolClient';
-import { newRequestId, stableId } from '../../shared/client/requestIds';
-import { argsFromPairs, checkArgs, ArgError } from '../../shared/client/typedArgs';
-import { parseKeyFile, KeyFileError } from '../../shared/client/keyFile';
-import { authenticate } from '../../main/core/daemon/authenticate';
-import { isRequestId } from '../../shared/protocol/ids';
-import type { KeyFile } from '../../shared/protocol/types';
+import { SpoolClient } from '../../../../shared/client/spoolClient';
+import { newRequestId, stableId } from '../../../../shared/client/requestIds';
+import { argsFromPairs, checkArgs, ArgError } from '../../../../shared/client/typedArgs';
+import { parseKeyFile, KeyFileError } from '../../../../shared/client/keyFile';
+import { authenticate } from '../../../../main/core/daemon/authenticate';
+import { isRequestId } from '../../../../shared/protocol/ids';
+import type { KeyFile } from '../../../../shared/protocol/types';
 
-const vectors = JSON.parse(readFileSync(path.join(import.meta.dirname, '../fixtures/vectors-v1.json'), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(path.join(import.meta.dirname, '../../../fixtures/vectors-v1.json'), 'utf8')) as {
   valid: { key_file: KeyFile; envelope: { payload: string; mac: string } }[];
 };
 const key = vectors.valid[0]!.key_file;
@@ -25,7 +25,7 @@ describe('the client signs what the host verifies', () => {
   });
 
   it('gives the vectors\' MACs for their payloads', async () => {
-    const { computeMac, decodeSecret } = await import('../../shared/protocol/sign');
+    const { computeMac, decodeSecret } = await import('../../../../shared/protocol/sign');
     for (const v of vectors.valid) expect(computeMac(decodeSecret(v.key_file.secret), v.key_file.key_id, v.envelope.payload)).toBe(v.envelope.mac);
   });
 

@@ -1,7 +1,7 @@
 // The tray's icon, tooltip and menu as a pure function of the status.
 import { describe, expect, it } from 'vitest';
-import { trayState, type TrayMenuItem } from '../../main/core/app/trayState';
-import type { PendingApprovalView, StatusView } from '../../shared/ipc/views';
+import { trayState, type TrayMenuItem } from '../../../../main/core/app/trayState';
+import type { PendingApprovalView, StatusView } from '../../../../shared/ipc/views';
 
 function status(over: Partial<StatusView> = {}): StatusView {
   return {

@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { authenticate } from '../../main/core/daemon/authenticate';
-import type { KeyWithSecret } from '../../main/core/keys/keyStore';
-import { parseEnvelope, parsePayload } from '../../shared/protocol/envelope';
-import { computeMac, decodeSecret, macMatches } from '../../shared/protocol/sign';
-import type { Envelope, KeyFile } from '../../shared/protocol/types';
+import { authenticate } from '../../../../main/core/daemon/authenticate';
+import type { KeyWithSecret } from '../../../../main/core/keys/keyStore';
+import { parseEnvelope, parsePayload } from '../../../../shared/protocol/envelope';
+import { computeMac, decodeSecret, macMatches } from '../../../../shared/protocol/sign';
+import type { Envelope, KeyFile } from '../../../../shared/protocol/types';
 
 interface ValidVector {
   key_file: KeyFile;
@@ -23,7 +23,7 @@ interface Vectors {
   invalid: InvalidVector[];
 }
 
-const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'vectors-v1.json');
+const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'fixtures', 'vectors-v1.json');
 const vectors = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Vectors;
 
 function keyOf(file: KeyFile, revokedAt: string | null = null): KeyWithSecret {

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LIVE_LOG_CHUNK, readLiveLog } from '../../main/core/spool/liveLog';
+import { LIVE_LOG_CHUNK, readLiveLog } from '../../../../main/core/spool/liveLog';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-livelog-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,8 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { firstRunSetup } from '../../main/core/app/firstRun';
-import { StatusWatcher } from '../../main/core/app/statusWatcher';
+import { firstRunSetup } from '../../../../main/core/app/firstRun';
+import { StatusWatcher } from '../../../../main/core/app/statusWatcher';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-first-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

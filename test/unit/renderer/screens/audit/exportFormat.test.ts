@@ -4,9 +4,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { csvCell, exportFile, exportFileName } from '../../renderer/screens/audit/exportFormat';
-import { inRange, isoToLocalInput, KNOWN_KINDS, moveOn, NO_FILTERS, rangeError, toQuery, type Filters } from '../../renderer/screens/audit/query';
-import type { AuditView } from '../../shared/ipc/views';
+import { csvCell, exportFile, exportFileName } from '../../../../../renderer/screens/audit/exportFormat';
+import { inRange, isoToLocalInput, KNOWN_KINDS, moveOn, NO_FILTERS, rangeError, toQuery, type Filters } from '../../../../../renderer/screens/audit/query';
+import type { AuditView } from '../../../../../shared/ipc/views';
 
 const f = (patch: Partial<Filters>): Filters => ({ ...NO_FILTERS, ...patch });
 

@@ -1,7 +1,7 @@
 // argv templates: parsing of one element, and rendering where every value stays inside its own element.
 import { describe, expect, it } from 'vitest';
-import { parseElement, placeholders, renderArgv, wholeArg } from '../../main/core/allowlist/template';
-import type { ArgSpec, ScalarArg, TemplateElement } from '../../main/core/allowlist/types';
+import { parseElement, placeholders, renderArgv, wholeArg } from '../../../../main/core/allowlist/template';
+import type { ArgSpec, ScalarArg, TemplateElement } from '../../../../main/core/allowlist/types';
 
 const common = { description: '', required: false, default: undefined };
 const str = (): ArgSpec => ({ type: 'string', pattern: null, patternSource: null, max_length: 4096, enum: null, allow_dash: false, ...common });

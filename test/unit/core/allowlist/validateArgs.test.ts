@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseAllowlist } from '../../main/core/allowlist/load';
-import { renderArgv } from '../../main/core/allowlist/template';
-import type { Operation } from '../../main/core/allowlist/types';
-import { validateArgs } from '../../main/core/allowlist/validateArgs';
+import { parseAllowlist } from '../../../../main/core/allowlist/load';
+import { renderArgv } from '../../../../main/core/allowlist/template';
+import type { Operation } from '../../../../main/core/allowlist/types';
+import { validateArgs } from '../../../../main/core/allowlist/validateArgs';
 
 /** One operation `t` from YAML: `command` is a flow list, `args` the lines under `args:`. */
 function op(command: string, args: string, cwd = '/'): Operation {

@@ -4,8 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp } from '../../scripts/build-app';
-import { CSP } from '../../main/electron/constants';
+import { buildApp } from '../../../scripts/build-app';
+import { CSP } from '../../../main/electron/constants';
 
 const out = mkdtempSync(path.join(os.tmpdir(), 'dw-app-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));

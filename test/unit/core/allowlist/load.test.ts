@@ -2,10 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import os from 'node:os';
 import path from 'node:path';
-import { argsSchema } from '../../main/core/allowlist/argsSchema';
-import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
-import { AllowlistError, parseAllowlist, type AllowlistProblem } from '../../main/core/allowlist/load';
-import type { Operation } from '../../main/core/allowlist/types';
+import { argsSchema } from '../../../../main/core/allowlist/argsSchema';
+import { EXAMPLE_ALLOWLIST } from '../../../../main/core/allowlist/example';
+import { AllowlistError, parseAllowlist, type AllowlistProblem } from '../../../../main/core/allowlist/load';
+import type { Operation } from '../../../../main/core/allowlist/types';
 
 const lines = (...ls: string[]) => ls.join('\n') + '\n';
 
