@@ -1,4 +1,4 @@
-// Every process a test starts is tracked here and killed when the test worker ends, however it ends:
+// Every process a test starts is tracked here and stopped when the test worker ends, however it ends:
 // a normal exit, a lost connection to vitest, or vitest's SIGTERM after a timeout or a Ctrl-C. Tests
 // still stop what they start; this is the net under a test that failed before it could.
 import type { ChildProcess } from 'node:child_process';
@@ -11,8 +11,10 @@ export function track<P extends ChildProcess>(proc: P): P {
   return proc;
 }
 
+/** SIGTERM, not SIGKILL: a daemon then ends its runs' process groups before it exits (a killed one
+ *  would leave them running), and it does so after this worker is gone. */
 function killAll(): void {
-  for (const proc of live) proc.kill('SIGKILL');
+  for (const proc of live) proc.kill('SIGTERM');
 }
 
 process.once('exit', killAll);

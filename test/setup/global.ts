@@ -6,9 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** How long the workers may take to end (vitest stops them as the run ends, without waiting for them),
- *  and then what they ran for themselves (esbuild's service ends when its stdin closes). */
+ *  and then what they leave stopping: esbuild's service ends when its stdin closes, a daemon stopped by
+ *  a worker's net ends its runs first (the tests' shutdown grace, 2 s, then the kill grace, 1 s). */
 const WORKERS_MS = 10_000;
-const HELPERS_MS = 2_000;
+const HELPERS_MS = 6_000;
 
 export default function setup(): () => Promise<void> {
   const runDir = mkdtempSync(path.join(os.tmpdir(), 'dwt-'));

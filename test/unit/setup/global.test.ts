@@ -10,7 +10,7 @@ const ROOT = path.resolve(import.meta.dirname, '../../..');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'dw-orphans-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-function runFixture(name: string): { status: number | null; output: string; pid: number } {
+function runFixture(name: string): { status: number | null; output: string; pids: number[] } {
   const pids = path.join(scratch, `${name}.pid`);
   const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'test/fixtures/orphans/vitest.config.ts'], {
     cwd: ROOT,
@@ -18,7 +18,7 @@ function runFixture(name: string): { status: number | null; output: string; pid:
     env: { ...process.env, ORPHAN_FIXTURE: `${name}.fixture.ts`, ORPHAN_PIDS: pids, NO_COLOR: '1' },
     timeout: 120_000,
   });
-  return { status: r.status, output: r.stdout + r.stderr, pid: Number(readFileSync(pids, 'utf8')) };
+  return { status: r.status, output: r.stdout + r.stderr, pids: readFileSync(pids, 'utf8').split(' ').map(Number) };
 }
 
 function alive(pid: number): boolean {
@@ -31,18 +31,19 @@ function alive(pid: number): boolean {
 }
 
 describe.runIf(process.platform === 'linux')('processes the tests start', () => {
-  it('a daemon a test forgot to stop is killed when its worker ends, and the run passes', () => {
+  it('a daemon a test forgot to stop is stopped when its worker ends, its run with it, and the run passes', () => {
     const r = runFixture('forgetsDaemon');
     expect(r.output).toContain('1 passed');
     expect(r.output).not.toContain('outlived');
     expect(r.status).toBe(0);
-    expect(alive(r.pid)).toBe(false);
+    expect(r.pids).toHaveLength(2); // the daemon and its run
+    for (const pid of r.pids) expect(alive(pid)).toBe(false);
   });
 
   it('a process that escaped its worker fails the run, named, and is killed', () => {
     const r = runFixture('leaksDetached');
     expect(r.output).toMatch(/1 process\(es\) started by the tests outlived them[^]*sleep 300/);
     expect(r.status).not.toBe(0);
-    expect(alive(r.pid)).toBe(false);
+    expect(alive(r.pids[0]!)).toBe(false);
   });
 });
