@@ -53,19 +53,29 @@ export class PinnedSpool {
   readonly paths: SpoolPaths;
 
   constructor(readonly plain: SpoolPaths) {
-    this.paths = this.pinAll();
+    const { pins, paths } = this.pinAll();
+    this.pins = pins;
+    this.paths = paths;
   }
 
-  private pinAll(): SpoolPaths {
-    const root = pinDir(this.plain.root);
-    this.pins = [root];
-    const paths = spoolPaths(root.path);
-    for (const d of SPOOL_DIRS) {
-      const pin = pinDir(this.plain[d], path.join(root.path, d));
-      this.pins.push(pin);
-      paths[d] = pin.path;
+  /** All or nothing: a folder that cannot be pinned (swapped for a symlink meanwhile) leaves the pins
+   *  as they were, so the swapped folders are still reported by replaced() until a repin succeeds. */
+  private pinAll(): { pins: PinnedDir[]; paths: SpoolPaths } {
+    const pins: PinnedDir[] = [];
+    try {
+      const root = pinDir(this.plain.root);
+      pins.push(root);
+      const paths = spoolPaths(root.path);
+      for (const d of SPOOL_DIRS) {
+        const pin = pinDir(this.plain[d], path.join(root.path, d));
+        pins.push(pin);
+        paths[d] = pin.path;
+      }
+      return { pins, paths };
+    } catch (e) {
+      for (const p of pins) unpin(p);
+      throw e;
     }
-    return paths;
   }
 
   /** The folders whose names no longer lead to what was pinned (swapped, moved or deleted). */
@@ -75,8 +85,10 @@ export class PinnedSpool {
 
   /** After the spool was checked safe again: pin what its names lead to now. */
   repin(): void {
+    const { pins, paths } = this.pinAll();
     this.retired.push(...this.pins);
-    Object.assign(this.paths, this.pinAll());
+    this.pins = pins;
+    Object.assign(this.paths, paths);
   }
 
   close(): void {
