@@ -1,0 +1,86 @@
+// Looking at real processes from a test (through /proc on Linux): whether one still runs, which group
+// it is in; and running a snippet of TypeScript from the project in a child process of its own.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { track } from './children';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** State letter and process group of `pid` from /proc/<pid>/stat (Linux), or null when there is no such process. */
+export function procStat(pid: number): { state: string; pgrp: number } | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0]!, pgrp: Number(fields[2]) };
+}
+
+/**
+ * Whether `pid` still runs. On Linux a killed process that its adopter has not reaped yet (a zombie)
+ * does not: PID 1 may take its time to reap orphans. Elsewhere, whether it can be signalled.
+ */
+export function alive(pid: number): boolean {
+  if (process.platform !== 'linux') {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  const st = procStat(pid);
+  return st !== null && st.state !== 'Z' && st.state !== 'X';
+}
+
+/** The running (not zombie) processes whose process group is `pgid` (Linux). */
+export function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  if (process.platform !== 'linux') return out;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = procStat(Number(name));
+    if (st && st.pgrp === pgid && st.state !== 'Z' && st.state !== 'X') out.push(Number(name));
+  }
+  return out;
+}
+
+/** Cleanup: SIGKILL to a process group that still has running members (never throws). */
+export function killGroup(pgid: number): void {
+  if (process.platform === 'linux' && groupMembers(pgid).length === 0) return;
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    /* gone meanwhile */
+  }
+}
+
+/**
+ * Starts `node --import tsx` on an ES module given as text; it may import the project's .ts files (see
+ * projectFile). `shellPrefix`: sh commands run first in the same process (a ulimit, say); `wrapper`: a
+ * command that runs node (setpriv, say).
+ */
+export function spawnTsx(code: string, opts: { shellPrefix?: string; wrapper?: string[] } = {}): ChildProcess {
+  const node = [...(opts.wrapper ?? []), process.execPath, '--import', 'tsx', '--input-type=module', '-e', code];
+  const [program, ...args] = opts.shellPrefix ? ['/bin/sh', '-c', `${opts.shellPrefix}; exec "$0" "$@"`, ...node] : node;
+  return track(spawn(program!, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] }));
+}
+
+/** Everything a child wrote, once it has exited. */
+export function outputOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+}
+
+/** The URL of a file of the project, for imports in `spawnTsx` code. */
+export function projectFile(rel: string): string {
+  return pathToFileURL(path.join(ROOT, rel)).href;
+}

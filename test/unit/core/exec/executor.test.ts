@@ -1,0 +1,285 @@
+// The executor with real processes: the run is its own process group and a timeout or terminate()
+// takes the whole group down; the output is capped (tail kept for the result, head for the live log);
+// the environment, working folder and argv are the plan's and nothing else, and no shell sees the args.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startRun, type RunHandle } from '../../../../main/core/exec/executor';
+import type { RunPlan } from '../../../../main/core/allowlist/plan';
+import { eventually } from '../../../helpers/host';
+import { alive, killGroup, procStat } from '../../../helpers/processes';
+
+const NODE = process.execPath;
+const GRACE_MS = 200;
+
+let dir: string;
+let logFile: string;
+/** Process groups the test started: killed afterwards whatever happened. */
+const groups: number[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'dw-exec-'));
+  logFile = path.join(dir, 'req-1.log');
+});
+
+afterEach(() => {
+  for (const g of groups.splice(0)) killGroup(g);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function plan(argv: string[], o: Partial<RunPlan> = {}): RunPlan {
+  return { op: 'test', argv, cwd: dir, env: {}, timeout_s: 60, max_output_bytes: 64 * 1024, concurrency: 1, cost: 1, scope: 'read', approval: 'never', ...o };
+}
+
+function run(argv: string[], o: Partial<RunPlan> = {}): RunHandle {
+  const h = startRun('req-1', plan(argv, o), logFile, GRACE_MS);
+  if (h.pid !== null) groups.push(h.pid);
+  return h;
+}
+
+/** A node one-liner as argv (args after `--` reach the script as process.argv[1...]). */
+const nodeScript = (code: string, ...args: string[]) => [NODE, '-e', code, '--', ...args];
+
+/**
+ * A run that leaves a grandchild behind it and writes both pids to files (`trap` may make both ignore
+ * SIGTERM: an ignored signal stays ignored in the children).
+ */
+function startTree(o: Partial<RunPlan> = {}, trap = ''): RunHandle {
+  return run(['/bin/sh', '-c', `${trap} sleep 300 & echo $! > "$0.child"; echo $$ > "$0.parent"; wait`, path.join(dir, 'tree')], o);
+}
+
+function pidIn(file: string): number | undefined {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  return text.endsWith('\n') ? Number(text) : undefined; // a complete line: the write is finished
+}
+
+async function treePids(): Promise<{ parent: number; child: number }> {
+  const parent = await eventually('the run to write its pid', () => pidIn(path.join(dir, 'tree.parent')));
+  const child = await eventually('the run to write its child pid', () => pidIn(path.join(dir, 'tree.child')));
+  return { parent, child };
+}
+
+const gone = (pids: number[]) => eventually(`processes ${pids.join(', ')} to be gone`, () => (pids.every((p) => !alive(p)) ? true : undefined));
+
+/** `1\n2\n...n\n`: output whose every byte position is recognisable. */
+const numbers = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('');
+const limitLine = (n: number) => `\n[dumbwaiter: output limit of ${n} bytes reached; the rest is not logged]\n`;
+
+describe('process groups', () => {
+  it.runIf(process.platform === 'linux')('starts the run as the leader of its own process group, with its children in it', async () => {
+    const h = startTree();
+    const { parent, child } = await treePids();
+    expect(parent).toBe(h.pid);
+    expect(procStat(parent)?.pgrp).toBe(h.pid);
+    expect(procStat(child)?.pgrp).toBe(h.pid);
+    expect(procStat(process.pid)?.pgrp).not.toBe(h.pid);
+    h.terminate('test');
+    await h.done;
+  });
+
+  it('kills the whole process group when the timeout passes', async () => {
+    const h = startTree({ timeout_s: 2 });
+    const { parent, child } = await treePids();
+    const o = await h.done;
+    expect(o.error).toEqual({ code: 'timeout', message: "killed after the operation's timeout of 2 s" });
+    expect(o).toMatchObject({ exit_code: null, signal: 'SIGTERM', terminated: null });
+    await gone([parent, child]);
+  });
+
+  it('terminate() ends the run and its grandchild, and says why', async () => {
+    const h = startTree();
+    const { parent, child } = await treePids();
+    h.terminate('cancel');
+    const o = await h.done;
+    expect(o).toMatchObject({ exit_code: null, signal: 'SIGTERM', terminated: 'cancel', error: null });
+    await gone([parent, child]);
+  });
+
+  it('follows SIGTERM with SIGKILL after the grace period when the run ignores SIGTERM', async () => {
+    const h = startTree({}, 'trap "" TERM;');
+    const { parent, child } = await treePids();
+    h.terminate('shutdown');
+    const o = await h.done;
+    expect(o).toMatchObject({ signal: 'SIGKILL', terminated: 'shutdown', error: null });
+    await gone([parent, child]);
+  });
+
+  it('a timeout of a run that ignores SIGTERM ends in SIGKILL of the whole group too', async () => {
+    const h = startTree({ timeout_s: 2 }, 'trap "" TERM;');
+    const { parent, child } = await treePids();
+    const o = await h.done;
+    expect(o).toMatchObject({ signal: 'SIGKILL', error: { code: 'timeout' } });
+    await gone([parent, child]);
+  });
+
+  it('does not hold the result back for a grandchild that keeps the output pipes open', async () => {
+    // The run exits at once; `sleep` inherited its stdout and would keep the pipe open for 300 s.
+    const h = run(['/bin/sh', '-c', 'echo started; sleep 300 & exit 0']);
+    const o = await h.done;
+    expect(o).toMatchObject({ exit_code: 0, signal: null, stdout: 'started\n', error: null });
+  });
+});
+
+describe('exit codes and failures to start', () => {
+  it('reports the exit code, with stdout and stderr kept apart', async () => {
+    const o = await run(['/bin/sh', '-c', 'echo out; echo err >&2; exit 3']).done;
+    expect(o).toMatchObject({ exit_code: 3, signal: null, stdout: 'out\n', stderr: 'err\n', error: null, terminated: null });
+    expect(o.stdout_truncated || o.stderr_truncated).toBe(false);
+    expect(new Date(o.finished_at).toISOString()).toBe(o.finished_at);
+    expect(o.duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('reports success as exit code 0', async () => {
+    expect(await run(['true']).done).toMatchObject({ exit_code: 0, signal: null, error: null });
+  });
+
+  it('reports a run killed by a signal from elsewhere as that signal, not as a timeout', async () => {
+    const o = await run(['/bin/sh', '-c', 'kill -USR1 $$']).done;
+    expect(o).toMatchObject({ exit_code: null, signal: 'SIGUSR1', error: null, terminated: null });
+  });
+
+  it('a program that does not exist is a spawn failure, with no pid', async () => {
+    const h = run([path.join(dir, 'no-such-program')]);
+    expect(h.pid).toBeNull();
+    const o = await h.done;
+    expect(o).toMatchObject({ exit_code: null, signal: null, stdout: '', stderr: '' });
+    expect(o.error?.code).toBe('spawn_failed');
+    expect(o.error?.message).toContain('no-such-program');
+  });
+
+  it('a working folder that does not exist is a spawn failure', async () => {
+    const o = await run(['true'], { cwd: path.join(dir, 'missing') }).done;
+    expect(o.error?.code).toBe('spawn_failed');
+  });
+
+  it('gives the run no input: a program that reads stdin sees its end at once', async () => {
+    expect(await run(['/bin/cat']).done).toMatchObject({ exit_code: 0, stdout: '' });
+  });
+});
+
+describe('what runs: argv, working folder, environment', () => {
+  it('passes every argument as it is, without a shell', async () => {
+    const sentinel = path.join(dir, 'pwned');
+    const args = [`$(touch ${sentinel})`, `\`touch ${sentinel}\``, `; touch ${sentinel}`, '*', '$HOME', "it's \"quoted\"", 'a b\nc', '', '--version'];
+    const o = await run(nodeScript('process.stdout.write(JSON.stringify(process.argv.slice(1)))', ...args)).done;
+    expect(JSON.parse(o.stdout)).toEqual(args);
+    expect(existsSync(sentinel)).toBe(false);
+  });
+
+  it("runs in the plan's working folder", async () => {
+    const cwd = path.join(dir, 'work');
+    mkdirSync(cwd);
+    const o = await run(nodeScript('process.stdout.write(process.cwd())'), { cwd }).done;
+    expect(o.stdout).toBe(realpathSync(cwd));
+  });
+
+  describe('the environment', () => {
+    const saved = { ...process.env };
+    afterEach(() => {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    });
+
+    const envOf = async (opEnv: Record<string, string>) =>
+      JSON.parse((await run(nodeScript('process.stdout.write(JSON.stringify(process.env))'), { env: opEnv }).done).stdout) as Record<string, string>;
+
+    it("is exactly the host's base variables, the operation's env and the request id: nothing else leaks", async () => {
+      process.env.DW_TEST_SECRET = 'must not leak';
+      process.env.LANG = 'C.UTF-8';
+      process.env.TZ = 'Europe/Paris';
+      const base: Record<string, string> = {};
+      for (const k of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'USER', 'LOGNAME', 'TMPDIR', 'TZ']) if (process.env[k] !== undefined) base[k] = process.env[k]!;
+      expect(await envOf({ GREETING: 'hello' })).toEqual({ ...base, GREETING: 'hello', DUMBWAITER_REQUEST_ID: 'req-1' });
+    });
+
+    it("lets the operation's env override a base variable, but never the request id", async () => {
+      const env = await envOf({ PATH: '/opt/tools/bin:/usr/bin', DUMBWAITER_REQUEST_ID: 'spoofed' });
+      expect(env.PATH).toBe('/opt/tools/bin:/usr/bin');
+      expect(env.DUMBWAITER_REQUEST_ID).toBe('req-1');
+    });
+
+    it('gives a standard PATH when the host has none', async () => {
+      delete process.env.PATH;
+      expect((await envOf({})).PATH).toBe('/usr/local/bin:/usr/bin:/bin');
+    });
+  });
+});
+
+describe('output caps', () => {
+  it('keeps the last max_output_bytes of stdout for the result, and says it was truncated', async () => {
+    const o = await run(['seq', '1', '5000'], { max_output_bytes: 1000 }).done;
+    expect(o.stdout).toBe(numbers(5000).slice(-1000));
+    expect(o).toMatchObject({ stdout_truncated: true, stderr: '', stderr_truncated: false, exit_code: 0 });
+  });
+
+  it('logs the first max_output_bytes, then one line saying the rest is not logged', async () => {
+    await run(['seq', '1', '5000'], { max_output_bytes: 1000 }).done;
+    expect(readFileSync(logFile, 'utf8')).toBe(numbers(5000).slice(0, 1000) + limitLine(1000));
+  });
+
+  it('caps stderr on its own', async () => {
+    const o = await run(['/bin/sh', '-c', 'echo fine; seq 1 5000 >&2'], { max_output_bytes: 1000 }).done;
+    expect(o).toMatchObject({ stdout: 'fine\n', stdout_truncated: false, stderr_truncated: true });
+    expect(o.stderr).toBe(numbers(5000).slice(-1000));
+  });
+
+  it('keeps an output of exactly the limit whole: not truncated, fully logged', async () => {
+    const o = await run(nodeScript('process.stdout.write("x".repeat(1000))'), { max_output_bytes: 1000 }).done;
+    expect(o).toMatchObject({ stdout: 'x'.repeat(1000), stdout_truncated: false });
+    expect(readFileSync(logFile, 'utf8')).toBe('x'.repeat(1000));
+  });
+
+  it("counts stdout and stderr together against the log's limit", async () => {
+    const o = await run(nodeScript('process.stdout.write("o".repeat(600)); process.stderr.write("e".repeat(600))'), { max_output_bytes: 1000 }).done;
+    expect(o).toMatchObject({ stdout: 'o'.repeat(600), stderr: 'e'.repeat(600), stdout_truncated: false, stderr_truncated: false });
+    const log = readFileSync(logFile, 'utf8');
+    expect(log.endsWith(limitLine(1000))).toBe(true);
+    expect(log.slice(0, -limitLine(1000).length)).toMatch(/^[oe]{1000}$/);
+  });
+});
+
+describe('the live log file', () => {
+  const victim = () => path.join(dir, 'precious.txt');
+
+  it('replaces a symlink planted as the log instead of writing through it', async () => {
+    writeFileSync(victim(), 'do not touch\n');
+    symlinkSync(victim(), logFile);
+    const o = await run(['/bin/echo', 'PWNED']).done;
+    expect(o.stdout).toBe('PWNED\n');
+    expect(readFileSync(victim(), 'utf8')).toBe('do not touch\n');
+    expect(lstatSync(logFile).isFile()).toBe(true);
+    expect(readFileSync(logFile, 'utf8')).toBe('PWNED\n');
+  });
+
+  it('replaces a hard link planted as the log: its other name keeps its content', async () => {
+    writeFileSync(victim(), 'do not touch\n');
+    linkSync(victim(), logFile);
+    await run(['/bin/echo', 'PWNED']).done;
+    expect(readFileSync(victim(), 'utf8')).toBe('do not touch\n');
+    expect(statSync(victim()).nlink).toBe(1);
+    expect(readFileSync(logFile, 'utf8')).toBe('PWNED\n');
+  });
+
+  it('neither blocks nor fails on a FIFO planted as the log', async () => {
+    expect(spawnSync('mkfifo', [logFile]).status).toBe(0);
+    const o = await run(['/bin/echo', 'through']).done;
+    expect(o).toMatchObject({ exit_code: 0, stdout: 'through\n' });
+    expect(lstatSync(logFile).isFile()).toBe(true);
+    expect(readFileSync(logFile, 'utf8')).toBe('through\n');
+  });
+
+  it('goes on without a log when a folder is planted there', async () => {
+    mkdirSync(logFile);
+    const o = await run(['/bin/echo', 'no log']).done;
+    expect(o).toMatchObject({ exit_code: 0, stdout: 'no log\n' });
+    expect(lstatSync(logFile).isDirectory()).toBe(true);
+  });
+
+  it('starts a new log rather than appending to an old one', async () => {
+    writeFileSync(logFile, 'stale\n');
+    await run(['/bin/echo', 'fresh']).done;
+    expect(readFileSync(logFile, 'utf8')).toBe('fresh\n');
+  });
+});
