@@ -26,7 +26,7 @@ registerAppScheme();
 if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
-  app.whenReady().then(start, (e: unknown) => fatal(e));
+  app.whenReady().then(start).catch((e: unknown) => fatal(e));
 }
 
 function fatal(e: unknown): void {
@@ -109,8 +109,10 @@ async function start(): Promise<void> {
   });
   let quitting = false;
   app.on('before-quit', (event) => {
-    if (quitting) return;
+    // Held until the daemon has stopped, however often Quit is asked for meanwhile (a second Quit
+    // must not cut short the grace of running work); app.exit() below ends it without this event.
     event.preventDefault();
+    if (quitting) return;
     quitting = true;
     windows.quitting = true;
     clearInterval(timer);
@@ -121,6 +123,9 @@ async function start(): Promise<void> {
       app.exit(0);
     });
   });
+
+  // A log-out, a service manager or `kill` asks with a signal: the same clean stop as Quit.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => app.quit());
 
   if (setup.firstRun) windows.showMain('/first-run');
   if (warning && setup.firstRun) void dialog.showMessageBox({ type: 'warning', message: 'Key secrets are not encrypted', detail: warning });

@@ -8,6 +8,10 @@ export interface ApprovalActions {
   open(id: string): void;
 }
 
+// Electron keeps only a weak reference to a shown notification: one collected before the person acts
+// on it loses its buttons' and click's handlers (macOS, Windows). Each is held until it is done with.
+const shown = new Set<Notification>();
+
 export function notifyApproval(p: PendingApprovalView, act: ApprovalActions): void {
   if (!Notification.isSupported()) return;
   const a = p.approval;
@@ -20,7 +24,11 @@ export function notifyApproval(p: PendingApprovalView, act: ApprovalActions): vo
     ],
     urgency: 'critical',
   });
-  n.on('action', (_e, index) => (index === 0 ? act.approve(p.id) : act.deny(p.id)));
-  n.on('click', () => act.open(p.id));
+  const done = () => shown.delete(n);
+  n.on('action', (e) => (done(), e.actionIndex === 0 ? act.approve(p.id) : act.deny(p.id)));
+  n.on('click', () => (done(), act.open(p.id)));
+  n.on('close', done);
+  n.on('failed', done);
+  shown.add(n);
   n.show();
 }

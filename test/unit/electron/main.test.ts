@@ -1,0 +1,472 @@
+// The Electron layer's start-up, run for real: the app's built main-process bundle (what users get) in
+// a child Node process, with `require('electron')` answered by a stand-in that records every call and
+// lets the test act as the user (test/fakes/electron.cjs). The core in the child is the real one: a real
+// daemon on a temporary home and spool, real signed requests, real runs.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AppProcess, buildPackagedApp, type AppLayout, type Call } from '../../fakes/electronApp';
+import { eventually } from '../../helpers/host';
+import { CHANNEL_NAMES, IPC_PREFIX } from '../../../shared/ipc/channels';
+import { computeMac, decodeSecret } from '../../../shared/protocol/sign';
+import type { KeyFile, RequestState, ResultDoc } from '../../../shared/protocol/types';
+import { CSP } from '../../../main/electron/constants';
+import { homePaths } from '../../../main/core/home';
+import { initHome } from '../../../main/core/setup';
+import { HostService } from '../../../main/core/service';
+import { keyFileOf } from '../../../main/core/keys/keyStore';
+import { isLocked, readHolder } from '../../../main/core/daemon/lock';
+
+let root: string;
+let layout: AppLayout;
+
+beforeAll(async () => {
+  root = mkdtempSync(path.join(os.tmpdir(), 'dw-electron-'));
+  layout = await buildPackagedApp(path.join(root, 'build'));
+}, 180_000);
+
+afterAll(async () => {
+  await AppProcess.killAll();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+// ------------------------------------------------------------------------------------------- a machine
+
+/** One user's machine: their home folder (with the default spool in it) and the app's home. */
+interface Machine {
+  dir: string;
+  userHome: string;
+  home: string;
+  spool: string;
+  /** While this file exists, a run of `wait` keeps running. */
+  hold: string;
+  apps: number;
+}
+
+const machines: Machine[] = [];
+
+afterEach(async () => {
+  const apps = await AppProcess.killAll();
+  // Only once the apps are gone: removing the folders also ends a `wait` run a failed test left behind.
+  for (const m of machines.splice(0)) rmSync(m.dir, { recursive: true, force: true });
+  // Electron's main process only warns about an unhandled rejection: here it fails the test.
+  const unhandled = apps.flatMap((a) => a.calls('process.warning').filter((w) => w.name === 'UnhandledPromiseRejectionWarning'));
+  expect(unhandled.map((w) => w.message), 'unhandled rejections in the app').toEqual([]);
+});
+
+function machine(): Machine {
+  const dir = mkdtempSync(path.join(root, 'machine-'));
+  const userHome = path.join(dir, 'user');
+  mkdirSync(userHome);
+  const m = { dir, userHome, home: path.join(dir, 'app-home'), spool: path.join(userHome, 'Dumbwaiter', 'spool'), hold: path.join(dir, 'hold'), apps: 0 };
+  machines.push(m);
+  return m;
+}
+
+function start(m: Machine, o: { manualReady?: boolean; secondInstance?: boolean; keychain?: string } = {}): AppProcess {
+  return new AppProcess(layout, { home: m.home, userHome: m.userHome, logFile: path.join(m.dir, `electron-${++m.apps}.jsonl`), ...o });
+}
+
+const allowlist = (m: Machine) => `version: 1
+operations:
+  - name: hello
+    description: Says hello
+    command: [echo, "hello {name}"]
+    args:
+      name: {type: string, max_length: 40}
+    scope: read
+    approval: never
+  - name: wait
+    description: Runs while the test holds it
+    command: [/bin/sh, -c, 'while [ -e "$0" ]; do sleep 0.05; done; echo released', ${JSON.stringify(m.hold)}]
+    scope: read
+    approval: never
+  - name: deploy
+    description: Deploys, once a human says yes
+    command: [/bin/sh, -c, 'echo deployed "$0"', "{target}"]
+    args:
+      target: {type: string, enum: [staging, production]}
+    scope: write
+    approval: always
+`;
+
+/** A home made earlier (by `dumbwaiter init`), with the test's allowlist, quick settings and a key. */
+function preparedHome(m: Machine): KeyFile {
+  initHome(m.home, undefined, m.spool);
+  writeFileSync(homePaths(m.home).allowlist, allowlist(m));
+  const settings = homePaths(m.home).settings;
+  writeFileSync(settings, JSON.stringify({ ...JSON.parse(readFileSync(settings, 'utf8')), rescan_interval_ms: 200, shutdown_grace_s: 2, kill_grace_s: 1 }));
+  return withService(m, (svc) => keyFileOf(svc.createKey('agent-one', 'write', null, 'test')));
+}
+
+function withService<T>(m: Machine, fn: (svc: HostService) => T): T {
+  const svc = new HostService(m.home);
+  try {
+    return fn(svc);
+  } finally {
+    svc.close();
+  }
+}
+
+/** Writes a signed request into the spool as a sandbox's client does: into tmp/, renamed into queue/. */
+function submit(m: Machine, key: KeyFile, id: string, op: string, args: Record<string, unknown> = {}): void {
+  const payload = JSON.stringify({ id, op, args, created_at: new Date().toISOString() });
+  const mac = computeMac(decodeSecret(key.secret), key.key_id, payload);
+  const tmp = path.join(m.spool, 'tmp', `${id}.json.${process.pid}`);
+  writeFileSync(tmp, JSON.stringify({ v: 1, key_id: key.key_id, payload, mac }));
+  renameSync(tmp, path.join(m.spool, 'queue', `${id}.json`));
+}
+
+function waitResult(m: Machine, id: string, states: RequestState[]): Promise<ResultDoc> {
+  return eventually(
+    `${id} in ${states.join('|')}`,
+    () => {
+      try {
+        const r = JSON.parse(readFileSync(path.join(m.spool, 'results', `${id}.json`), 'utf8')) as ResultDoc;
+        return states.includes(r.state) ? r : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    30_000,
+  );
+}
+
+// ------------------------------------------------------------------------------------ what was recorded
+
+const apis = (calls: Call[]) => calls.map((c) => c.api);
+const seqOf = (app: AppProcess, api: string, match: (c: Call) => boolean = () => true) => app.calls(api).find(match)?.seq ?? Infinity;
+
+interface MenuItem {
+  label: string;
+  type: string;
+  enabled: boolean;
+  submenu?: MenuItem[];
+}
+
+interface TrayView {
+  icon: string;
+  tooltip: string;
+  menu: MenuItem[];
+}
+
+/** What the tray shows now: its last image, tooltip and menu. */
+function trayNow(app: AppProcess): TrayView | undefined {
+  const image = app.last('Tray.setImage') ?? app.last('Tray.new');
+  const tooltip = app.last('Tray.setToolTip');
+  const menu = app.last('Tray.setContextMenu');
+  if (!image || !tooltip || !menu) return undefined;
+  return { icon: path.basename((image.image as { image: string }).image), tooltip: tooltip.text as string, menu: menu.menu as MenuItem[] };
+}
+
+function waitTray(app: AppProcess, what: string, ok: (t: TrayView) => boolean): Promise<TrayView> {
+  return app.waitFor(`the tray to show ${what}`, () => {
+    const t = trayNow(app);
+    return t && ok(t) ? t : undefined;
+  });
+}
+
+const item = (menu: MenuItem[], label: string) => menu.find((i) => i.label === label);
+
+/** start() has run to its end: the app listens for before-quit only once everything else is set up. */
+async function started(app: AppProcess): Promise<void> {
+  await app.waitCall('app.on', (c) => c.event === 'before-quit');
+  await app.command('ping'); // anything start() did synchronously after that is recorded by now
+}
+
+/** No process (or process group, for a negative pid) of that id. */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+const APP_PAGE = 'app://dumbwaiter/index.html';
+
+// ----------------------------------------------------------------------------------------------- tests
+
+describe('the desktop app under an Electron stand-in', () => {
+  it('starts: the single-instance lock, the app scheme before ready, then the IPC, the daemon and the tray', async () => {
+    const m = machine();
+    const app = start(m, { manualReady: true });
+    await app.command('ping');
+    // Before 'ready' only what must come before it: the privileged scheme, the lock. Nothing on disk yet.
+    expect(apis(app.calls()).filter((a) => a !== 'reply')).toEqual(['protocol.registerSchemesAsPrivileged', 'app.requestSingleInstanceLock', 'app.whenReady']);
+    expect(app.last('protocol.registerSchemesAsPrivileged')).toMatchObject({ schemes: [{ scheme: 'app', privileges: { standard: true, secure: true } }], afterReady: false });
+    expect(app.last('app.requestSingleInstanceLock')?.result).toBe(true);
+    expect(existsSync(m.home)).toBe(false);
+
+    await app.command('ready');
+    await started(app);
+    const ready = seqOf(app, 'app.ready');
+    expect(seqOf(app, 'protocol.handle', (c) => c.scheme === 'app')).toBeGreaterThan(ready);
+    expect(app.calls('session.setPermissionRequestHandler')).toHaveLength(1);
+    expect(app.calls('session.setPermissionCheckHandler')).toHaveLength(1);
+    expect(app.calls('ipcMain.handle').map((c) => c.channel).sort()).toEqual(CHANNEL_NAMES.map((c) => IPC_PREFIX + c).sort());
+    expect(app.calls('app.on').map((c) => c.event)).toEqual(expect.arrayContaining(['web-contents-created', 'second-instance', 'window-all-closed', 'before-quit']));
+
+    // The real daemon runs in the app's process, on the home and the default spool it created.
+    expect(existsSync(homePaths(m.home).settings)).toBe(true);
+    expect(existsSync(path.join(m.spool, 'queue'))).toBe(true);
+    expect(readHolder(homePaths(m.home).lockInfo)).toMatchObject({ pid: app.pid, command: 'the Dumbwaiter desktop app' });
+    expect(isLocked(homePaths(m.home).lock)).toBe(true);
+    const status = (await app.command('ipc.invoke', { channel: `${IPC_PREFIX}status.get`, url: `${APP_PAGE}#/` })) as { daemon: { running: boolean }; spool: string };
+    expect(status.daemon.running).toBe(true);
+    expect(status.spool).toBe(m.spool);
+    // A frame that is not ours gets nothing.
+    await expect(app.command('ipc.invoke', { channel: `${IPC_PREFIX}status.get`, url: 'https://example.com/' })).rejects.toThrow('refused');
+
+    // The tray, with the packaged app's icons, says idle.
+    const tray = app.last('Tray.new')!;
+    expect(tray.seq).toBeGreaterThan(ready);
+    expect(tray).toMatchObject({ image: { image: path.join(layout.trayDir, 'idle.png') }, empty: false });
+    expect(app.calls().filter((c) => c.api === 'nativeImage.createFromPath' && c.empty)).toEqual([]);
+    const now = trayNow(app)!;
+    expect(now.tooltip).toBe('Dumbwaiter: idle');
+    expect(now.menu.map((i) => i.label)).toEqual(['Open Dumbwaiter', '', 'Pause new runs', 'Recent runs', '', 'Quit Dumbwaiter']);
+    expect(app.calls('app.setLoginItemSettings').map((c) => c.settings)).toEqual([{ openAtLogin: false }]);
+
+    // The app scheme serves the renderer's files with the CSP, and nothing outside them.
+    const page = (await app.command('protocol.request', { url: APP_PAGE })) as { status: number; headers: Record<string, string>; body: string };
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toBe(CSP);
+    expect(page.body).toContain('<script');
+    const outside = (await app.command('protocol.request', { url: 'app://dumbwaiter/..%2fmain%2findex.cjs' })) as { status: number };
+    expect(outside.status).toBe(404);
+  });
+
+  it('shows the main window at the first-run page on a fresh home, and not on the next start', async () => {
+    const m = machine();
+    // As on Linux without a keyring: key secrets cannot be sealed, and the first run says so.
+    const first = start(m, { keychain: 'basic_text' });
+    const shown = await first.waitCall('BrowserWindow.show');
+    const win = first.last('BrowserWindow.new', (c) => c.id === shown.id)!;
+    expect(win.options).toMatchObject({
+      show: false,
+      webPreferences: { preload: path.join(layout.appDir, 'dist', 'preload', 'index.cjs'), contextIsolation: true, sandbox: true, nodeIntegration: false },
+    });
+    expect(existsSync((win.options as { webPreferences: { preload: string } }).webPreferences.preload)).toBe(true);
+    const load = first.last('BrowserWindow.loadURL', (c) => c.id === shown.id)!;
+    expect(load.url).toBe(`${APP_PAGE}#/first-run`);
+    expect(shown.seq).toBeGreaterThan(load.seq); // once ready to show, never blank
+    expect(first.last('dialog.showMessageBox')?.options).toMatchObject({ type: 'warning', message: 'Key secrets are not encrypted' });
+    expect(first.calls('safeStorage.encryptString')).toEqual([]);
+    await first.command('quit');
+    expect(await first.exit()).toEqual({ code: 0, signal: null });
+
+    const second = start(m);
+    await started(second);
+    expect(second.calls('BrowserWindow.new')).toEqual([]);
+    expect(second.calls('dialog.showMessageBox')).toEqual([]);
+    expect(trayNow(second)?.tooltip).toBe('Dumbwaiter: idle');
+  });
+
+  it('hardens the windows it opens: no navigation away, no new windows, no permissions', async () => {
+    const m = machine();
+    const app = start(m);
+    const { id } = await app.waitCall('BrowserWindow.show'); // the first-run window
+    expect(await app.command('webContents.navigate', { id, url: 'https://example.com/' })).toEqual({ prevented: true });
+    expect(await app.command('webContents.navigate', { id, url: `${APP_PAGE}#/keys` })).toEqual({ prevented: false });
+    const docs = 'https://github.com/dumbwaiter-dev/dumbwaiter/blob/main/docs/SANDBOX.md';
+    expect(await app.command('webContents.open', { id, url: docs })).toEqual({ action: 'deny' });
+    expect(await app.command('webContents.open', { id, url: 'https://example.com/' })).toEqual({ action: 'deny' });
+    expect(app.calls('shell.openExternal').map((c) => c.url)).toEqual([docs]);
+    expect(await app.command('session.permission', { id, permission: 'clipboard-sanitized-write', url: APP_PAGE })).toBe(true);
+    expect(await app.command('session.permission', { id, permission: 'media', url: APP_PAGE })).toBe(false);
+    expect(await app.command('session.permission', { id, permission: 'clipboard-sanitized-write', url: 'https://example.com/' })).toBe(false);
+  });
+
+  it('the tray follows the requests: running, then idle with the run among the recent ones', async () => {
+    const m = machine();
+    const key = preparedHome(m);
+    writeFileSync(m.hold, '');
+    const app = start(m);
+    await started(app);
+    // The key made before the start is now sealed with the (stand-in) OS keychain; the daemon opens it.
+    expect(app.calls('safeStorage.encryptString')).toHaveLength(1);
+    expect(withService(m, (svc) => svc.searchAudit({ kind: 'keys_sealed', limit: 10 })).length).toBe(1);
+    expect(trayNow(app)).toMatchObject({ icon: 'idle.png', tooltip: 'Dumbwaiter: idle' });
+
+    submit(m, key, 'wait-1', 'wait');
+    const running = await waitTray(app, 'a run', (t) => t.icon === 'running.png');
+    expect(running.tooltip).toBe('Dumbwaiter: 1 running');
+    unlinkSync(m.hold);
+    expect((await waitResult(m, 'wait-1', ['succeeded'])).stdout).toBe('released\n');
+    const idle = await waitTray(app, 'idle again', (t) => t.icon === 'idle.png');
+    expect(idle.tooltip).toBe('Dumbwaiter: idle');
+    const recent = item(idle.menu, 'Recent runs')!;
+    expect(recent.enabled).toBe(true);
+    expect(recent.submenu?.map((i) => i.label)).toEqual(['wait: succeeded']);
+
+    // The recent run opens the main window at that request.
+    await app.command('tray.menu', { labels: ['Recent runs', 'wait: succeeded'] });
+    const load = await app.waitCall('BrowserWindow.loadURL');
+    expect(load.url).toBe(`${APP_PAGE}#/requests/wait-1`);
+    await app.waitCall('BrowserWindow.show', (c) => c.id === load.id);
+  });
+
+  it('asks for approval with a notification and the approval window; approving there really runs it', async () => {
+    const m = machine();
+    const key = preparedHome(m);
+    const app = start(m);
+    await started(app);
+
+    submit(m, key, 'dep-1', 'deploy', { target: 'staging' });
+    const shown = await app.waitCall('Notification.show');
+    const note = app.last('Notification.new', (c) => c.id === shown.id)!;
+    expect(note.options).toMatchObject({
+      title: 'Approve deploy?',
+      body: expect.stringContaining('agent-one: /bin/sh -c'),
+      actions: [
+        { type: 'button', text: 'Approve' },
+        { type: 'button', text: 'Deny' },
+      ],
+    });
+    expect((await waitResult(m, 'dep-1', ['awaiting_approval'])).approval?.operation).toBe('deploy');
+    // The approval window: on top, at dep-1, shown without taking the focus.
+    const win = await app.waitCall('BrowserWindow.new');
+    expect(win.options).toMatchObject({ alwaysOnTop: true, show: false, webPreferences: { sandbox: true, contextIsolation: true } });
+    expect(app.last('BrowserWindow.loadURL', (c) => c.id === win.id)?.url).toBe('app://dumbwaiter/approval.html#dep-1');
+    await app.waitCall('BrowserWindow.showInactive', (c) => c.id === win.id);
+    expect(app.calls('BrowserWindow.show')).toEqual([]);
+    expect(app.calls('BrowserWindow.focus')).toEqual([]);
+    const waiting = await waitTray(app, 'the approval', (t) => t.icon === 'approval.png');
+    expect(waiting.tooltip).toBe('Dumbwaiter: 1 waiting for approval');
+    expect(item(waiting.menu, 'Waiting for approval (1)')?.enabled).toBe(false);
+    expect(item(waiting.menu, 'deploy for agent-one')?.submenu?.map((i) => i.label)).toEqual(['Approve', 'Approve for 30 minutes', 'Deny']);
+
+    // Approve from the notification's button: the daemon runs it.
+    await app.command('notification.action', { id: shown.id, index: 0 });
+    const done = await waitResult(m, 'dep-1', ['succeeded']);
+    expect(done.stdout).toBe('deployed staging\n');
+    expect(done.approval?.decided_by).toBe('app');
+    // (Not among the recent runs: the tray lists only runs that a status poll saw running, and this
+    // one starts and ends between two polls.)
+    await waitTray(app, 'nothing waiting', (t) => t.icon === 'idle.png' && !item(t.menu, 'deploy for agent-one'));
+
+    // A click on the next one's notification brings the approval window to it; approve from the tray.
+    let before = app.calls().at(-1)!.seq;
+    submit(m, key, 'dep-2', 'deploy', { target: 'production' });
+    const second = await app.waitCall('Notification.show', () => true, before);
+    await waitTray(app, 'the second approval', (t) => !!item(t.menu, 'deploy for agent-one'));
+    before = app.calls().at(-1)!.seq;
+    await app.command('notification.click', { id: second.id });
+    const navigate = app.calls('webContents.send').find((c) => c.seq > before && c.channel === `${IPC_PREFIX}event:app.navigate`);
+    expect(navigate).toMatchObject({ window: win.id, args: [{ route: 'dep-2' }] });
+    expect(app.calls('BrowserWindow.show').filter((c) => c.seq > before).map((c) => c.id)).toEqual([win.id]);
+    await app.command('tray.menu', { labels: ['deploy for agent-one', 'Approve'] });
+    expect((await waitResult(m, 'dep-2', ['succeeded'])).stdout).toBe('deployed production\n');
+    before = app.calls().at(-1)!.seq;
+    submit(m, key, 'dep-3', 'deploy', { target: 'production' });
+    const third = await app.waitCall('Notification.show', () => true, before);
+    await app.command('notification.action', { id: third.id, index: 1 });
+    expect((await waitResult(m, 'dep-3', ['denied'])).error?.code).toBe('denied');
+    expect(app.calls('BrowserWindow.new')).toHaveLength(1); // the approval window stayed and was reused
+
+    // Closing the approval window, the app's last window, leaves the tray app running.
+    await app.command('window.close', { id: win.id });
+    await app.waitCall('BrowserWindow.emitted', (c) => c.id === win.id && c.event === 'close' && c.defaultPrevented === false);
+    expect(await app.command('ping')).toBe('pong');
+    expect(app.calls('app.quit')).toEqual([]);
+    expect(app.running).toBe(true);
+  });
+
+  it('a second instance quits at once; the first shows its main window again', async () => {
+    const m = machine();
+    const first = start(m);
+    const { id } = await first.waitCall('BrowserWindow.show'); // the first-run window
+    await started(first);
+    // Closing the window hides it to the tray; the app goes on.
+    await first.command('window.close', { id });
+    expect(first.last('BrowserWindow.emitted', (c) => c.event === 'close')?.defaultPrevented).toBe(true);
+    await first.waitCall('BrowserWindow.hide', (c) => c.id === id);
+
+    const second = start(m, { secondInstance: true });
+    expect(await second.exit()).toEqual({ code: 0, signal: null });
+    expect(apis(second.calls())).toEqual([
+      'protocol.registerSchemesAsPrivileged',
+      'app.requestSingleInstanceLock',
+      'app.quit',
+      'app.emitted', // before-quit
+      'app.emitted', // will-quit
+      'app.shutdown',
+      'process.exit',
+    ]);
+    expect(readHolder(homePaths(m.home).lockInfo)?.pid).toBe(first.pid);
+
+    const before = first.calls().at(-1)!.seq;
+    await first.command('second-instance', { argv: ['dumbwaiter-desktop'] });
+    await first.waitCall('BrowserWindow.show', (c) => c.id === id, before);
+    await first.waitCall('BrowserWindow.focus', (c) => c.id === id, before);
+    expect(first.calls('BrowserWindow.new')).toHaveLength(1);
+  });
+
+  it('quits from the tray: the daemon stops and lets go of its lock, the tray goes, the process ends with 0', async () => {
+    const m = machine();
+    const key = preparedHome(m);
+    const app = start(m);
+    await started(app);
+    submit(m, key, 'hi-1', 'hello', { name: 'there' });
+    expect((await waitResult(m, 'hi-1', ['succeeded'])).stdout).toBe('hello there\n');
+    // A second start of the app, with no window open: the main window opens.
+    await app.command('second-instance');
+    expect((await app.waitCall('BrowserWindow.loadURL')).url).toBe(APP_PAGE);
+
+    await app.command('tray.menu', { labels: ['Quit Dumbwaiter'] });
+    expect(await app.exit()).toEqual({ code: 0, signal: null });
+    const quit = app.last('app.emitted', (c) => c.event === 'before-quit')!;
+    expect(quit.defaultPrevented).toBe(true); // held until the daemon has stopped
+    const destroyed = seqOf(app, 'Tray.destroy');
+    expect(destroyed).toBeGreaterThan(quit.seq);
+    expect(app.last('app.exit')).toMatchObject({ code: 0 });
+    expect(seqOf(app, 'app.exit')).toBeGreaterThan(destroyed);
+
+    expect(isLocked(homePaths(m.home).lock)).toBe(false);
+    expect(existsSync(homePaths(m.home).lockInfo)).toBe(false);
+    expect(withService(m, (svc) => svc.searchAudit({ kind: 'daemon_stopped', limit: 10 })).length).toBe(1);
+    // Nothing left behind: not the app, not the process group of its run.
+    const pid = withService(m, (svc) => svc.requests.get('hi-1')?.pid);
+    expect(pid).toBeGreaterThan(0);
+    expect(gone(-pid!)).toBe(true);
+    expect(gone(app.pid)).toBe(true);
+  });
+
+  it('quits on SIGTERM the same clean way, and a second Quit meanwhile does not cut the stop short', async () => {
+    const m = machine();
+    const key = preparedHome(m);
+    writeFileSync(m.hold, ''); // the run goes on until the stop ends it
+    const app = start(m);
+    await started(app);
+    submit(m, key, 'held-1', 'wait');
+    await waitResult(m, 'held-1', ['running']);
+
+    process.kill(app.pid, 'SIGTERM');
+    await app.waitCall('app.emitted', (c) => c.event === 'before-quit');
+    await app.command('quit'); // as a second click on Quit while the daemon gives the run its grace
+    expect(app.calls('app.emitted').filter((c) => c.event === 'before-quit').map((c) => c.defaultPrevented)).toEqual([true, true]);
+    expect(await app.exit()).toEqual({ code: 0, signal: null });
+    expect(app.calls('app.shutdown')).toEqual([]); // ended by app.exit(0) once stopped, not by Electron's own quit
+    expect(seqOf(app, 'app.exit')).toBeGreaterThan(seqOf(app, 'Tray.destroy'));
+
+    // The daemon stopped: the run's process group is gone and the ledger does not leave it running.
+    expect(isLocked(homePaths(m.home).lock)).toBe(false);
+    const run = withService(m, (svc) => svc.requests.get('held-1'))!;
+    expect(run.state).not.toBe('running');
+    expect(gone(-run.pid!)).toBe(true);
+  });
+
+  it('a start that fails says why and ends the app, instead of leaving it running without a tray', async () => {
+    const m = machine();
+    mkdirSync(m.home, { recursive: true });
+    writeFileSync(homePaths(m.home).settings, '{ not json');
+    const app = start(m);
+    const box = await app.waitCall('dialog.showErrorBox');
+    expect(box).toMatchObject({ title: 'Dumbwaiter could not start', content: expect.stringContaining('is not valid JSON') });
+    expect(await app.exit()).toEqual({ code: 1, signal: null });
+    expect(app.calls('Tray.new')).toEqual([]);
+  });
+});
