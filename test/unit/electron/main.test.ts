@@ -344,9 +344,9 @@ describe('the desktop app under an Electron stand-in', () => {
     const done = await waitResult(m, 'dep-1', ['succeeded']);
     expect(done.stdout).toBe('deployed staging\n');
     expect(done.approval?.decided_by).toBe('app');
-    // (Not among the recent runs: the tray lists only runs that a status poll saw running, and this
-    // one starts and ends between two polls.)
-    await waitTray(app, 'nothing waiting', (t) => t.icon === 'idle.png' && !item(t.menu, 'deploy for agent-one'));
+    // Among the recent runs, though it started and ended between two of the app's polls.
+    const after = await waitTray(app, 'nothing waiting', (t) => t.icon === 'idle.png' && !item(t.menu, 'deploy for agent-one'));
+    expect(item(after.menu, 'Recent runs')?.submenu?.map((i) => i.label)).toEqual(['deploy: succeeded']);
 
     // A click on the next one's notification brings the approval window to it; approve from the tray.
     let before = app.calls().at(-1)!.seq;

@@ -1,0 +1,62 @@
+// The app's live feed on a real daemon: every run that ends is reported once, even one that starts and
+// ends between two polls (the app polls every second; a quick run takes milliseconds).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StatusFeed } from '../../../../main/core/app/statusFeed';
+import { HostService } from '../../../../main/core/service';
+import type { EventName } from '../../../../shared/ipc/contract';
+import type { KeyFile } from '../../../../shared/protocol/types';
+import { TestHost } from '../../../helpers/host';
+
+let host: TestHost;
+let key: KeyFile;
+let svc: HostService;
+
+beforeAll(async () => {
+  host = new TestHost(`version: 1
+operations:
+  - name: quick
+    command: ["true"]
+    scope: read
+    approval: never
+  - name: fails
+    command: ["false"]
+    scope: read
+    approval: never
+`);
+  key = host.createKey();
+  await host.startDaemon();
+  svc = new HostService(host.home, host.spool);
+});
+
+afterAll(async () => {
+  svc?.close();
+  await host?.cleanup();
+});
+
+describe('status feed', () => {
+  it('reports each run that ended since the last poll once, quick ones included, and no request that never ran', async () => {
+    host.submit(key, 'before-1', 'quick');
+    await host.waitResult('before-1');
+    const events: { event: EventName; payload: unknown }[] = [];
+    const feed = new StatusFeed(svc, (event, payload) => events.push({ event, payload }));
+    expect(feed.poll().changes.finished).toEqual([]); // what ended before the app looked is not news
+
+    host.submit(key, 'run-1', 'quick');
+    host.submit(key, 'run-2', 'fails');
+    host.submit(key, 'never-ran', 'no-such-op');
+    host.submit(key, 'run-3', 'quick');
+    for (const id of ['run-1', 'run-2', 'never-ran', 'run-3']) await host.waitResult(id);
+    const { finished } = feed.poll().changes; // in the order they ended, which runs side by side may swap
+    expect([...finished].sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+      { id: 'run-1', op: 'quick', state: 'succeeded' },
+      { id: 'run-2', op: 'fails', state: 'failed' },
+      { id: 'run-3', op: 'quick', state: 'succeeded' },
+    ]);
+    expect(events.filter((e) => e.event === 'run.finished').map((e) => e.payload)).toEqual(finished);
+    expect(feed.poll().changes.finished).toEqual([]);
+
+    host.submit(key, 'run-4', 'quick');
+    await host.waitResult('run-4');
+    expect(feed.poll().changes.finished.map((f) => f.id)).toEqual(['run-4']);
+  });
+});
