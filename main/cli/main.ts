@@ -79,6 +79,9 @@ function cmdInit(argv: string[]): void {
 
 async function cmdDaemon(argv: string[]): Promise<void> {
   const { values } = parse(argv, {});
+  // A terminal or pipe that went away (a closed `| tee`, a killed parent) must not take the host down
+  // with it at its next log line, leaving its runs behind: the log file in the home keeps everything.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const d = await Daemon.start({ homeDir: resolveHomeDir(values.home), spoolDir: spoolFlag(values), command: `dumbwaiter daemon (pid ${process.pid})` });
   const ops = d.allowlist.get().operations.size;
   console.error(`Dumbwaiter daemon running: spool ${d.spool.root}, ${ops} operation${ops === 1 ? '' : 's'}. Ctrl-C stops it.`);

@@ -1,0 +1,66 @@
+// A daemon whose terminal or pipe went away (`dumbwaiter daemon | tee log` with tee killed, a parent that
+// died) still stops cleanly on Ctrl-C: it used to die at its next log line (EPIPE) and leave its runs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CLI, TestHost, eventually } from '../helpers/host';
+import { track } from '../helpers/children';
+import { alive, killGroup } from '../helpers/processes';
+
+let host: TestHost;
+let daemonPid = 0;
+let runPid = 0;
+
+beforeAll(() => {
+  host = new TestHost('version: 1\noperations: []\n');
+  host.writeAllowlist(`version: 1
+operations:
+  - name: long
+    command: [/bin/sh, -c, 'echo $$ > "$0"; exec sleep 300', ${JSON.stringify(path.join(host.root, 'run.pid'))}]
+    scope: read
+    approval: never
+`);
+});
+
+afterAll(async () => {
+  // The daemon is not this process's child: whatever the test's outcome, it and its run end here.
+  if (daemonPid && alive(daemonPid)) process.kill(daemonPid, 'SIGKILL');
+  if (runPid) killGroup(runPid);
+  await host.cleanup();
+});
+
+describe('a daemon that lost its terminal', () => {
+  it('stops cleanly on SIGINT: its run is ended and recorded, nothing is left running', async () => {
+    // A parent holding the daemon's stdout and stderr, as a terminal or `| tee` does; then it dies.
+    const parent = track(
+      spawn(
+        process.execPath,
+        [
+          '-e',
+          `const c = require('node:child_process').spawn(process.execPath, process.argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+           c.stderr.on('data', (d) => { if (String(d).includes('daemon running')) console.log(c.pid); });`,
+          CLI, 'daemon', '--home', host.home, '--spool', host.spool,
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      ),
+    );
+    let out = '';
+    parent.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    daemonPid = await eventually('the daemon to run', () => (/^\d+\n/.test(out) ? Number(out) : undefined), 30_000);
+
+    host.submit(host.createKey(), 'long-1', 'long');
+    await host.waitResult('long-1', ['running']);
+    const pidFile = path.join(host.root, 'run.pid');
+    runPid = await eventually('the run to start', () => (existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8'))) || undefined);
+
+    parent.kill('SIGKILL');
+    await new Promise((r) => parent.once('exit', r));
+    process.kill(daemonPid, 'SIGINT');
+
+    await eventually('the daemon to stop', () => (alive(daemonPid) ? undefined : true), 30_000);
+    expect(alive(runPid)).toBe(false);
+    expect((await host.waitResult('long-1')).state).toBe('uncertain'); // cut short by the stop, said so
+    expect(host.audit('', 'daemon_stopped')).toHaveLength(1);
+  });
+});
