@@ -86,12 +86,17 @@ async function cmdDaemon(argv: string[]): Promise<void> {
   const ops = d.allowlist.get().operations.size;
   console.error(`Dumbwaiter daemon running: spool ${d.spool.root}, ${ops} operation${ops === 1 ? '' : 's'}. Ctrl-C stops it.`);
   await new Promise<void>((resolve) => {
+    let stopping = false;
+    // A repeated signal (a second Ctrl-C, `kill` twice) must not end the process in the middle of the
+    // stop and leave its runs behind: the stop is bounded by the grace periods; SIGKILL stays the force.
     const stop = (sig: string) => {
+      if (stopping) return console.error(`${sig}: already stopping`);
+      stopping = true;
       console.error(`${sig}: stopping (running work gets ${d.settings.shutdown_grace_s} s to finish)`);
       void d.stop().then(resolve);
     };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
   });
 }
 

@@ -15,6 +15,7 @@ export function track<P extends ChildProcess>(proc: P): P {
  *  would leave them running), and it does so after this worker is gone. */
 function killAll(): void {
   for (const proc of live) proc.kill('SIGTERM');
+  live.clear(); // once: vitest may stop a worker that is already ending
 }
 
 process.once('exit', killAll);

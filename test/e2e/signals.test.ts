@@ -1,10 +1,11 @@
-// A daemon whose terminal or pipe went away (`dumbwaiter daemon | tee log` with tee killed, a parent that
-// died) still stops cleanly on Ctrl-C: it used to die at its next log line (EPIPE) and leave its runs.
+// The daemon's clean stop on a signal holds where it used to fall apart and leave its runs behind: after
+// its terminal or pipe went away (`dumbwaiter daemon | tee log` with tee killed, a parent that died: it
+// died at its next log line, EPIPE), and on a second signal while it stops (the default action ended it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, TestHost, eventually } from '../helpers/host';
+import { CLI, TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { track } from '../helpers/children';
 import { alive, killGroup } from '../helpers/processes';
 
@@ -62,5 +63,24 @@ describe('a daemon that lost its terminal', () => {
     expect(alive(runPid)).toBe(false);
     expect((await host.waitResult('long-1')).state).toBe('uncertain'); // cut short by the stop, said so
     expect(host.audit('', 'daemon_stopped')).toHaveLength(1);
+  });
+});
+
+describe('a daemon signalled twice', () => {
+  it('finishes its clean stop: the run is ended and recorded, the daemon exits 0', async () => {
+    const d: DaemonProcess = await host.startDaemon();
+    const pidFile = path.join(host.root, 'run.pid');
+    rmSync(pidFile, { force: true }); // the first test's
+    host.submit(host.createKey('twice'), 'long-2', 'long');
+    await host.waitResult('long-2', ['running']);
+    runPid = await eventually('the run to start', () => (existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8'))) || undefined);
+
+    d.proc.kill('SIGTERM');
+    await eventually('the stop to begin', () => (d.stderr.includes('SIGTERM: stopping') ? true : undefined));
+    d.proc.kill('SIGINT');
+    await eventually('the second signal to be heard', () => (d.stderr.includes('SIGINT: already stopping') ? true : undefined));
+    expect(await d.exited).toEqual({ code: 0, signal: null });
+    expect(alive(runPid)).toBe(false);
+    expect((await host.waitResult('long-2')).state).toBe('uncertain');
   });
 });
