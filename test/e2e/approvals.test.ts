@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { TestHost, eventually, sleep, type DaemonProcess } from '../helpers/host';
+import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import type { KeyFile } from '../../shared/protocol/types';
 
 const allowlist = (root: string, word = 'deployed') => `version: 1
@@ -78,8 +78,13 @@ describe('approval', () => {
     expect(host.cli(['approvals', 'deny', 'ap-2', '--reason', 'not on a Friday']).status).toBe(0);
     const r = await host.waitResult('ap-2', ['denied'], 5000);
     expect(r.error).toMatchObject({ code: 'denied', message: expect.stringContaining('not on a Friday') });
-    await sleep(500);
-    expect(runs()).toEqual([]);
+    // A deploy submitted after the denial and approved runs; deploys run one at a time in claim order,
+    // so ap-2, had anything let it run, would have run first.
+    host.submit(key, 'ap-2-later', 'deploy', { target: 'staging' });
+    await host.waitResult('ap-2-later', ['awaiting_approval']);
+    expect(host.cli(['approvals', 'approve', 'ap-2-later']).status).toBe(0);
+    await host.waitResult('ap-2-later', ['succeeded']);
+    expect(runs()).toEqual(['ap-2-later']);
     expect(host.audit('ap-2', 'denied')[0]?.actor).toMatch(/^cli:/);
     // A decided request cannot be decided again.
     const again = host.cli(['approvals', 'approve', 'ap-2']);
@@ -106,8 +111,10 @@ describe('approval', () => {
     await d1.kill9();
     expect(host.cli(['approvals', 'approve', 'ap-5']).status).toBe(0);
     await host.startDaemon();
+    // ap-5 ran after the restart: deploys run one at a time in claim order, so ap-4, had the restart let
+    // it run, would have run first.
     expect((await host.waitResult('ap-5', ['succeeded'])).stdout).toBe('deployed production\n');
-    await sleep(500);
+    expect(runs()).toEqual(['ap-5']);
     expect(host.result('ap-4')?.state).toBe('awaiting_approval');
     expect((cliJson(['approvals', 'list']) as { id: string }[]).map((p) => p.id)).toEqual(['ap-4']);
     expect(host.cli(['approvals', 'approve', 'ap-4']).status).toBe(0);

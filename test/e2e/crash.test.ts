@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { TestHost, eventually, sleep } from '../helpers/host';
+import { TestHost, eventually } from '../helpers/host';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -48,6 +48,7 @@ describe('a daemon killed with SIGKILL', () => {
     host.submit(key, 'long-1', 'record', { seconds: 3 });
     await host.waitResult('long-1', ['running']);
     await eventually('the run to start', () => (runs().includes('long-1') ? true : undefined));
+    await host.runPid('long-1'); // recorded: the orphan can be found and waited for
     await d1.kill9();
 
     // Work that arrives while the host is down waits in the queue.
@@ -58,19 +59,23 @@ describe('a daemon killed with SIGKILL', () => {
     const r = await host.waitResult('long-1', ['uncertain']);
     expect(r.error?.code).toBe('interrupted');
     expect(r.error?.message).toContain('dumbwaiter resolve long-1');
+    // after-1 ran: runs of one operation start in claim order, so a long-1 to run again would have started first.
     expect((await host.waitResult('after-1')).state).toBe('succeeded');
-    await sleep(4000); // the orphaned first run ends on its own; nothing may start it again
+    await host.runGone('long-1'); // the orphaned first run ends on its own; nothing may start it again
     expect(runs().filter((x) => x === 'long-1')).toHaveLength(1);
     expect(runs().filter((x) => x === 'after-1')).toHaveLength(1);
+    expect(host.audit('long-1', 'started')).toHaveLength(1);
     expect(host.result('long-1')?.state).toBe('uncertain');
     expect(host.audit('long-1', 'uncertain')).toHaveLength(1);
 
-    // A restart of the restarted daemon changes nothing about it either.
+    // A restart of the restarted daemon changes nothing about it either: a run submitted after the
+    // restart has run (so long-1 would have started before it).
     await d2.stop();
     await host.startDaemon();
-    await sleep(600);
+    expect((await host.sentinel(key, 'record', { seconds: 0 })).state).toBe('succeeded');
     expect(host.result('long-1')?.state).toBe('uncertain');
     expect(runs().filter((x) => x === 'long-1')).toHaveLength(1);
+    expect(host.audit('long-1', 'started')).toHaveLength(1);
 
     // A human settles it, while the daemon runs; the result file says so.
     const res = host.cli(['resolve', 'long-1', '--failed', '--note', 'checked by hand: it did not finish']);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
 import { track } from '../helpers/children';
 import type { CatalogDoc } from '../../shared/protocol/types';
 
@@ -158,7 +158,8 @@ describe('dw from the spool bin/ folder', () => {
     expect(host.cli(['pause']).status).toBe(0);
     const id = dw(['submit', 'fresh', '--expires-in', '1']).stdout.trim();
     await host.waitResult(id, ['queued']);
-    await new Promise((r) => setTimeout(r, 1200));
+    // Until its expiry time has passed: a time on the clock, not an event.
+    await clockPast(Date.parse(host.service((svc) => svc.requests.get(id)!.expires_at!)));
     expect(host.cli(['resume']).status).toBe(0);
     expect(dw(['wait', id]).status).toBe(82);
   });
@@ -200,11 +201,11 @@ describe('dw from the spool bin/ folder', () => {
   it('exits 84 for a run left uncertain by a host crash', async () => {
     const id = dw(['submit', 'slow']).stdout.trim();
     await host.waitResult(id, ['running']);
+    const pid = await host.runPid(id); // recorded just after the start: without it, the orphan below would live on
     await daemon.kill9();
     daemon = await host.startDaemon();
     expect(dw(['wait', id]).status).toBe(84);
-    const pid = host.service((svc) => svc.requests.get(id)?.pid);
-    if (pid) process.kill(-pid, 'SIGKILL'); // the orphaned run of the killed daemon
+    process.kill(-pid, 'SIGKILL'); // the orphaned run of the killed daemon
   });
 
   it('doctor fails fast, exit 69, with the host stopped', async () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TestHost, eventually, sleep } from '../helpers/host';
+import { TestHost, eventually } from '../helpers/host';
 import type { HostStatusDoc, KeyFile } from '../../shared/protocol/types';
 
 const ACTOR = `cli:${os.userInfo().username}`;
@@ -80,8 +80,9 @@ describe('pause and resume', () => {
     expect(host.exists('queue/held-1.json')).toBe(false);
     expect(host.exists('queue/held-2.json')).toBe(false);
     expect(host.audit('held-1', 'claimed')).toHaveLength(1);
-    // ... but nothing starts, however long we wait (several rescans and ledger polls).
-    await sleep(1200);
+    // ... but nothing starts: the daemon's pass over the queue that recorded them ended by starting what
+    // may start, and a ping it takes after their results were seen comes after that pass.
+    expect((await host.sentinel(key)).state).toBe('succeeded');
     for (const id of ['held-1', 'held-2']) {
       const r = host.result(id)!;
       expect(r.state).toBe('queued');
@@ -131,7 +132,7 @@ describe('pause and resume', () => {
     const doc = await hostJsonSays(true);
     expect(doc.up).toBe(true);
     expect((await host.waitResult('held-r2', ['queued'])).state).toBe('queued');
-    await sleep(1000);
+    expect((await host.sentinel(key)).state).toBe('succeeded'); // a pass of the daemon after held-r2's (see above)
     expect(host.result('held-r1')?.state).toBe('queued');
     expect(host.result('held-r2')?.state).toBe('queued');
     expect(runs()).toEqual([]);
@@ -151,7 +152,7 @@ describe('pause and resume', () => {
     await host.startDaemon();
     await hostJsonSays(true);
     expect((await host.waitResult('cold-1', ['queued'])).state).toBe('queued');
-    await sleep(800);
+    expect((await host.sentinel(key)).state).toBe('succeeded'); // a pass of the daemon after cold-1's (see the first test)
     expect(host.result('cold-1')?.state).toBe('queued');
     expect(runs()).toEqual([]);
     expect(host.cli(['resume']).status).toBe(0);

@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TestHost, eventually, sleep, type DaemonProcess } from '../helpers/host';
+import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
 import { track } from '../helpers/children';
 import { canonicalJson, sha256Hex } from '../../shared/protocol/canonicalJson';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
@@ -221,7 +221,7 @@ describe('without a host: what dw writes, and its usage errors', () => {
 
   it('gives fresh, time-sortable ids by default', async () => {
     const a = offline(['submit', 'echo', 'msg=one']).stdout.trim();
-    await sleep(5);
+    await clockPast(Date.now()); // the next id is made in a later millisecond
     const b = offline(['submit', 'echo', 'msg=two']).stdout.trim();
     expect(a).toMatch(FRESH_ID);
     expect(b).toMatch(FRESH_ID);
@@ -418,7 +418,8 @@ describe('against the running host', () => {
       expect(s.status).toBe(0);
       await host.waitResult('py-expire-1', ['queued']);
       expect(dw(['status', 'py-expire-1']).stdout).toBe('py-expire-1: queued (echo)\n');
-      await sleep(1500);
+      // Until its expiry time has passed: a time on the clock, not an event.
+      await clockPast(Date.parse(host.service((svc) => svc.requests.get('py-expire-1')!.expires_at!)));
     } finally {
       expect(host.cli(['resume']).status).toBe(0);
     }
@@ -505,8 +506,8 @@ describe('against the running host', () => {
   it('exits 84 when the host dies during the run (uncertain), for run and for wait', async () => {
     const p = new DwProcess(['run', 'nap', 'seconds=3', '--id', 'py-uncertain-1']);
     await host.waitResult('py-uncertain-1', ['running']);
+    await host.runPid('py-uncertain-1'); // recorded, so that its orphan can be waited for below
     await daemon.kill9();
-    await sleep(300);
     daemon = await host.startDaemon();
     const r = await p.done;
     expect(r.status).toBe(84);
@@ -514,6 +515,7 @@ describe('against the running host', () => {
     const w = dw(['wait', 'py-uncertain-1']);
     expect(w.status).toBe(84);
     expect(dw(['status', 'py-uncertain-1']).stdout).toMatch(/^py-uncertain-1: uncertain \(nap; interrupted: /);
+    await host.runGone('py-uncertain-1'); // the orphaned run of the killed daemon ends on its own
   });
 
   it('doctor fails quickly with 69 once the host is stopped, says it looks down, and writes no ping', async () => {

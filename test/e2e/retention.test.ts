@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFile
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { TestHost, eventually, sleep } from '../helpers/host';
+import { TestHost, clockPast, eventually } from '../helpers/host';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
 
 const ACTOR = `cli:${os.userInfo().username}`;
@@ -89,7 +89,7 @@ operations:
     await eventually('the first conflict message', () => (host.inbox().length === 1 ? true : undefined));
     mkdirSync(host.queuePath('qdir.json')); // a folder in queue/: quarantined, with a rejected result
     await host.waitResult('qdir', ['rejected']);
-    await sleep(20); // distinct time stamps for the two messages and entries
+    await clockPast(Date.now()); // later time stamps (ms) for the second message and entries than for the first
     host.submit(key, 'recent-done', 'asking');
     await eventually('the second conflict message', () => (host.inbox().length === 2 ? true : undefined));
     mkdirSync(host.queuePath('qdir2.json'));
@@ -108,10 +108,10 @@ operations:
     host.submit(key, 'unc', 'record', { seconds: 30 });
     await host.waitResult('unc', ['running']);
     await eventually('the run to start', () => (runsOf('unc') === 1 ? true : undefined));
-    const pid = host.service((s) => s.requests.get('unc')?.pid);
+    const pid = await host.runPid('unc');
     await d1.kill9();
     try {
-      if (pid) process.kill(-pid, 'SIGKILL'); // the orphaned run: not needed any more
+      process.kill(-pid, 'SIGKILL'); // the orphaned run: not needed any more
     } catch {
       /* already gone */
     }
@@ -155,8 +155,9 @@ operations:
     expect(auditBefore.ancient).toBeGreaterThan(0);
     expect(auditBefore.boundOld).toBeGreaterThan(0);
 
-    // 5. The daemon reaps as it starts.
+    // 5. The daemon reaps as it starts (just after it says it runs): wait for its record of it.
     await host.startDaemon();
+    await eventually('the reaping at the start', () => (host.audit('', 'reaped').length > 0 ? true : undefined));
   });
 
   afterAll(async () => {
@@ -236,7 +237,11 @@ operations:
     await eventually('the replay to be recorded', () => (host.audit('bound-old', 'replay').length === 1 ? true : undefined));
     expect(host.audit('bound-old', 'replay')[0]!.message).toContain('nothing runs again');
     expect(host.exists('queue/bound-old.json')).toBe(false);
-    await sleep(300);
+    // The daemon has taken a later request: the replay is dealt with. (The host is paused since step 3:
+    // what shows that the replay ran nothing is that it queued nothing, the result and row unchanged.)
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+    expect(host.result('bound-old')).toEqual(back);
+    expect(row('bound-old')?.state).toBe('succeeded');
     expect(runsOf('bound-old')).toBe(1);
     expect(host.audit('bound-old', 'started')).toHaveLength(1);
   });

@@ -9,6 +9,7 @@ import type { KeyFile, ResultDoc, RequestState } from '../../shared/protocol/typ
 import { HostService } from '../../main/core/service';
 import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
 import { track } from './children';
+import { groupRunning } from './processes';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.join(ROOT, 'bin/dumbwaiter.js');
@@ -32,6 +33,12 @@ export async function eventually<T>(what: string, fn: () => T | undefined, timeo
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(25);
   }
+}
+
+/** Waits until the clock reads later than `t` (ms): for a deadline the daemon checks against the same
+ *  clock (an expiry), or for time stamps later than those already written. Not a pause: no event says it. */
+export function clockPast(t: number): Promise<true> {
+  return eventually(`the clock to pass ${new Date(t).toISOString()}`, () => (Date.now() > t ? true : undefined), Math.max(0, t - Date.now()) + 15_000);
 }
 
 export interface SubmitOptions {
@@ -79,6 +86,7 @@ export class TestHost {
   readonly home: string;
   readonly spool: string;
   private daemons: DaemonProcess[] = [];
+  private sentinels = 0;
 
   constructor(allowlist: string, settings: Record<string, unknown> = {}) {
     this.root = mkdtempSync(path.join(os.tmpdir(), 'dw-test-'));
@@ -191,6 +199,34 @@ export class TestHost {
       const r = this.result(id);
       return r && states.includes(r.state) ? r : undefined;
     }, timeoutMs);
+  }
+
+  /**
+   * Submits a request that the daemon takes after every request already in queue/, and waits for its
+   * final result. The queue is read in name order (zz-... sorts after the tests' ids), and each pass
+   * over it ends by starting what may start (pump). The default, dumbwaiter.ping, is answered at
+   * intake, for any key, paused or not: it shows that earlier requests were taken, and that the pass
+   * which took those whose results were already seen has ended. A sentinel that runs shows more: runs
+   * start in claim order, but one of another operation may overtake a run whose operation is at its
+   * concurrency limit.
+   */
+  sentinel(key: KeyFile, op = 'dumbwaiter.ping', args: Record<string, unknown> = {}): Promise<ResultDoc> {
+    const id = `zz-sentinel-${++this.sentinels}`;
+    this.submit(key, id, op, args);
+    return this.waitResult(id);
+  }
+
+  /** The process group of a run, once the daemon has recorded it: just after the run started (which
+   *  the result and the run's own output may show first). */
+  runPid(id: string): Promise<number> {
+    return eventually(`the pid of ${id} in the ledger`, () => this.service((s) => s.requests.get(id)?.pid ?? undefined));
+  }
+
+  /** Waits until the process group of a run (its pid in the ledger) has ended, e.g. one left running by
+   *  a killed daemon, which ends on its own. */
+  async runGone(id: string, timeoutMs = 15_000): Promise<void> {
+    const pid = this.service((s) => s.requests.get(id)?.pid);
+    if (pid) await eventually(`the processes of ${id} to end`, () => (groupRunning(pid) ? undefined : true), timeoutMs);
   }
 
   logOf(id: string): string {

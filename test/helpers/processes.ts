@@ -50,9 +50,20 @@ export function groupMembers(pgid: number): number[] {
   return out;
 }
 
+/** Whether a process group has a member still running (a zombie not yet reaped by its adopter is not). */
+export function groupRunning(pgid: number): boolean {
+  if (process.platform === 'linux') return groupMembers(pgid).length > 0;
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Cleanup: SIGKILL to a process group that still has running members (never throws). */
 export function killGroup(pgid: number): void {
-  if (process.platform === 'linux' && groupMembers(pgid).length === 0) return;
+  if (!groupRunning(pgid)) return;
   try {
     process.kill(-pgid, 'SIGKILL');
   } catch {

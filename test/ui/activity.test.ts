@@ -73,9 +73,11 @@ describe('the Activity screen', () => {
     ui.host.submit(alice, 'unc-1', 'slow', {}, { intent: 'Migrate the database' });
     ui.host.submit(alice, 'unc-2', 'slow', {}, { intent: 'Rotate the logs' });
     await expect.poll(() => [state('unc-1'), state('unc-2')], { timeout: 15_000 }).toEqual(['running', 'running']);
+    const pids = [await ui.host.runPid('unc-1'), await ui.host.runPid('unc-2')];
     await ui.daemon!.kill9();
     ui.daemon = await ui.host.startDaemon();
     await expect.poll(() => [state('unc-1'), state('unc-2')], { timeout: 15_000 }).toEqual(['uncertain', 'uncertain']);
+    for (const pid of pids) process.kill(-pid, 'SIGKILL'); // the runs the killed daemon left: not needed any more
 
     await ui.open('/activity');
     const uncertain = section(/^Uncertain/);
@@ -242,9 +244,14 @@ describe('the Activity screen', () => {
       await section('Recent results').getByRole('row').filter({ hasText: 'brief-1' }).waitFor();
       await running.getByText('No run in progress').waitFor();
       const during = asked.filter((id) => id === 'brief-1').length;
-      // Several poll intervals (0.5 s) later, nothing more was asked.
-      await new Promise((r) => setTimeout(r, 1500));
+      // Several poll intervals (0.5 s) later, nothing more was asked: counted on the page's own clock, by
+      // its polls of another run, started after this one ended.
+      rmSync(END_BRIEF);
+      ui.host.submit(bob, 'brief-2', 'brief', {});
+      await expect.poll(() => asked.filter((id) => id === 'brief-2').length).toBeGreaterThanOrEqual(4);
       expect(asked.filter((id) => id === 'brief-1').length).toBe(during);
+      writeFileSync(END_BRIEF, '');
+      expect((await ui.host.waitResult('brief-2')).state).toBe('succeeded');
     } finally {
       ui.svc.liveOutput = liveOutput;
       writeFileSync(END_BRIEF, ''); // never left running

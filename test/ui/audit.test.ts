@@ -9,6 +9,7 @@ import { Ui } from './harness';
 import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
 import { openLedger } from '../../main/core/ledger/db';
 import { AuditLog, type AuditEntry, type AuditQuery } from '../../main/core/ledger/audit';
+import { statusView } from '../../main/core/ipc/handlers';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let ui: Ui;
@@ -402,30 +403,49 @@ describe('the audit log screen', () => {
     await ui.open('/audit');
     await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
     // The host fails every next page (the calls with `before`) until the test lets it answer.
-    type Paging = { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; pagingFails: boolean; pageCalls: number };
+    type Paging = { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; pagingFails: boolean; pageCalls: number; newestCalls: number };
     await ui.page.evaluate(() => {
       const w = window as unknown as Paging;
       const invoke = w.__dwInvoke;
       w.pagingFails = true;
       w.pageCalls = 0;
+      w.newestCalls = 0;
       w.__dwInvoke = async (c, a) => {
         if (c.endsWith('audit.search') && (a as { before?: number }).before !== undefined) {
           w.pageCalls++;
           if (w.pagingFails) throw new Error('the ledger is busy');
-        }
+        } else if (c.endsWith('audit.search')) w.newestCalls++;
         return invoke(c, a);
       };
     });
     const pageCalls = () => ui.page.evaluate(() => (window as unknown as Paging).pageCalls);
+    const newestCalls = () => ui.page.evaluate(() => (window as unknown as Paging).newestCalls);
+    /** Once it returns, the page has run the effects of everything it has rendered (where a retry would
+     *  start): a change of the host's state makes the screen reload its newest entries from an effect,
+     *  and React runs earlier renders' effects (and a render's children's) before that one. */
+    const effectsRun = async () => {
+      const before = await newestCalls();
+      await ui.emit('state.changed', statusView(ui.svc));
+      await expect.poll(newestCalls).toBeGreaterThan(before);
+    };
     const scroller = ui.page.locator('.audit-scroll');
     await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
     const problem = ui.page.getByRole('alert').filter({ hasText: 'Could not load more entries' });
     await problem.waitFor();
     expect(await problem.textContent()).toContain('the ledger is busy');
-    // Still at the end of the list, it does not ask again by itself (it used to, dozens of times a second).
-    await ui.page.waitForTimeout(1000);
-    await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
-    await ui.page.waitForTimeout(300);
+    // Still at the end of the list, it does not ask again by itself (it used to, dozens of times a second):
+    // not once the failure is shown, nor on a scroll to the end (the alert made the list longer).
+    await effectsRun();
+    await scroller.evaluate(
+      (el) =>
+        new Promise<void>((scrolled) => {
+          el.addEventListener('scroll', () => scrolled(), { once: true });
+          const top = el.scrollTop;
+          el.scrollTop = el.scrollHeight;
+          if (el.scrollTop === top) scrolled(); // already there: no scroll event comes
+        }),
+    );
+    await effectsRun();
     expect(await pageCalls()).toBe(1);
     expect(await countLine().textContent()).toContain('200 newest entries loaded');
 
