@@ -8,6 +8,8 @@ import { closeSync, copyFileSync, mkdirSync, openSync, readdirSync, readSync, st
 import path from 'node:path';
 import { buildApp } from '../../scripts/build-app';
 import { generateIcons } from '../../scripts/icons';
+import { sleep } from '../helpers/host';
+import { track } from '../helpers/children';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const HOOK = path.join(import.meta.dirname, 'electron-hook.cjs');
@@ -62,10 +64,6 @@ export interface StartOptions {
   keychain?: string;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /** The app's main process, running under the stand-in. */
 export class AppProcess {
   private static readonly started = new Set<AppProcess>();
@@ -99,11 +97,11 @@ export class AppProcess {
       ...(o.keychain ? { DW_FAKE_ELECTRON_KEYCHAIN: o.keychain } : {}),
     });
     // Electron's main process only warns about an unhandled rejection; Node would crash.
-    this.proc = spawn(process.execPath, ['--unhandled-rejections=warn', '--require', HOOK, layout.main], {
+    this.proc = track(spawn(process.execPath, ['--unhandled-rejections=warn', '--require', HOOK, layout.main], {
       cwd: layout.appDir,
       env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
+    }));
     this.proc.stdout!.on('data', (c: Buffer) => (this.output += c.toString()));
     this.proc.stderr!.on('data', (c: Buffer) => (this.output += c.toString()));
     this.exited = new Promise((resolve) => this.proc.on('exit', (code, signal) => resolve({ code, signal })));

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AppProcess, buildPackagedApp, type AppLayout, type Call } from '../../fakes/electronApp';
 import { eventually } from '../../helpers/host';
+import { alive, groupRunning } from '../../helpers/processes';
 import { CHANNEL_NAMES, IPC_PREFIX } from '../../../shared/ipc/channels';
 import { computeMac, decodeSecret } from '../../../shared/protocol/sign';
 import type { KeyFile, RequestState, ResultDoc } from '../../../shared/protocol/types';
@@ -173,16 +174,6 @@ const item = (menu: MenuItem[], label: string) => menu.find((i) => i.label === l
 async function started(app: AppProcess): Promise<void> {
   await app.waitCall('app.on', (c) => c.event === 'before-quit');
   await app.command('ping'); // anything start() did synchronously after that is recorded by now
-}
-
-/** No process (or process group, for a negative pid) of that id. */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ESRCH';
-  }
 }
 
 const APP_PAGE = 'app://dumbwaiter/index.html';
@@ -431,8 +422,8 @@ describe('the desktop app under an Electron stand-in', () => {
     // Nothing left behind: not the app, not the process group of its run.
     const pid = withService(m, (svc) => svc.requests.get('hi-1')?.pid);
     expect(pid).toBeGreaterThan(0);
-    expect(gone(-pid!)).toBe(true);
-    expect(gone(app.pid)).toBe(true);
+    await eventually('the run to be gone', () => (groupRunning(pid!) ? undefined : true)); // its last child may take a moment
+    expect(alive(app.pid)).toBe(false);
   });
 
   it('quits on SIGTERM the same clean way, and a second Quit meanwhile does not cut the stop short', async () => {
@@ -456,7 +447,7 @@ describe('the desktop app under an Electron stand-in', () => {
     expect(isLocked(homePaths(m.home).lock)).toBe(false);
     const run = withService(m, (svc) => svc.requests.get('held-1'))!;
     expect(run.state).not.toBe('running');
-    expect(gone(-run.pid!)).toBe(true);
+    await eventually('the run to be gone', () => (groupRunning(run.pid!) ? undefined : true));
   });
 
   it('a start that fails says why and ends the app, instead of leaving it running without a tray', async () => {
