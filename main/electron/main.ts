@@ -8,7 +8,7 @@ import { defaultSpoolDir, resolveHomeDir } from '../core/home';
 import { configureLogging, scopedLogger } from '../core/log';
 import { firstRunSetup } from '../core/app/firstRun';
 import { StatusFeed } from '../core/app/statusFeed';
-import type { RecentRun } from '../core/app/trayState';
+import { addRecentRuns, type RecentRun } from '../core/app/trayState';
 import { UserError } from '../core/errors';
 import { registerAppScheme, setupAppProtocol } from './protocol';
 import { setupSecurity } from './security';
@@ -88,7 +88,7 @@ async function start(): Promise<void> {
   let loginItem: boolean | null = null;
   const poll = () => {
     const { status, changes } = feed.poll();
-    recent = [...changes.finished, ...recent].slice(0, 8);
+    recent = addRecentRuns(recent, changes.finished);
     tray.update(status, recent);
     const settings = svc.getSettings();
     for (const p of changes.newApprovals) {

@@ -8,10 +8,10 @@ import { APP_ORIGIN, DOCS_URL } from './constants';
 const log = scopedLogger('security');
 
 function harden(contents: WebContents): void {
-  contents.on('will-navigate', (event, url) => {
-    if (!isAppUrl(url, APP_ORIGIN)) {
+  contents.on('will-navigate', (event) => {
+    if (!isAppUrl(event.url, APP_ORIGIN)) {
       event.preventDefault();
-      log.warn(`blocked navigation to ${url}`);
+      log.warn(`blocked navigation to ${event.url}`);
     }
   });
   contents.on('will-attach-webview', (event) => event.preventDefault());

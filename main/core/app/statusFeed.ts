@@ -5,15 +5,13 @@ import type { StatusView } from '../../../shared/ipc/views';
 import { statusView } from '../ipc/handlers';
 import type { HostService } from '../service';
 import { StatusWatcher, type StatusChanges } from './statusWatcher';
-import { nowIso } from '../time';
 
 export type EmitEvent = <E extends EventName>(event: E, payload: IpcEvents[E]) => void;
 
 export class StatusFeed {
   private readonly watcher = new StatusWatcher();
-  /** The newest update of a finished run reported so far, and the runs reported at exactly that time. */
-  private mark: string | null = null;
-  private atMark = new Set<string>();
+  /** The audit seq read up to: runs that ended after it are news. */
+  private seq: number | null = null;
 
   constructor(
     private readonly svc: HostService,
@@ -31,17 +29,12 @@ export class StatusFeed {
 
   /** Runs that ended since the last poll (from the first poll on), each once. */
   private finishedRuns(): IpcEvents['run.finished'][] {
-    if (this.mark === null) {
-      this.mark = nowIso();
+    if (this.seq === null) {
+      this.seq = this.svc.audit.lastSeq();
       return [];
     }
-    const rows = this.svc.requests.endedRunsSince(this.mark).filter((r) => !(r.updated_at === this.mark && this.atMark.has(r.id)));
-    const last = rows.at(-1)?.updated_at;
-    if (last !== undefined && last !== this.mark) {
-      this.mark = last;
-      this.atMark.clear();
-    }
-    for (const r of rows) if (r.updated_at === this.mark) this.atMark.add(r.id);
+    const rows = this.svc.audit.endedRunsAfter(this.seq);
+    this.seq = rows.at(-1)?.seq ?? this.seq;
     return rows.map(({ id, op, state }) => ({ id, op, state }));
   }
 }

@@ -27,6 +27,14 @@ export interface RecentRun {
 }
 
 const MAX_APPROVALS_IN_MENU = 5;
+const MAX_RECENT = 8;
+
+/** The tray's recent runs after these ended (oldest first, as reported): newest first, each request
+ *  once, with its latest state (a run settled by a human after a crash moves up with its verdict). */
+export function addRecentRuns(recent: RecentRun[], ended: RecentRun[]): RecentRun[] {
+  const newest = [...ended].reverse();
+  return [...newest, ...recent].filter((r, i, all) => all.findIndex((x) => x.id === r.id) === i).slice(0, MAX_RECENT);
+}
 const sep = (): TrayMenuItem => ({ id: '', label: '', separator: true });
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 

@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { Db } from './db';
 import type { AuditView } from '../../../shared/ipc/views';
 import { nowIso } from '../time';
+import type { RequestState } from '../../../shared/protocol/types';
 
 export interface AuditEntry {
   kind: string;
@@ -106,5 +107,22 @@ export class AuditLog {
                  ORDER BY ${order} LIMIT @limit`;
     const rows = this.db.prepare(sql).all(params) as (Omit<AuditRow, 'details'> & { details: string | null })[];
     return rows.map((r) => ({ ...r, details: r.details ? (JSON.parse(r.details) as Record<string, unknown>) : null }));
+  }
+
+  /** The newest entry's seq (0 for none): where to read on from. */
+  lastSeq(): number {
+    return (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM audit').get() as { seq: number }).seq;
+  }
+
+  /** Runs of allowlisted operations that ended (or were settled by a human) in entries after `seq`, in
+   *  the order recorded. The seq, not a time stamp: it grows in commit order whichever process writes. */
+  endedRunsAfter(seq: number, limit = 1000): { seq: number; id: string; op: string; state: RequestState }[] {
+    return this.db
+      .prepare(
+        `SELECT a.seq, r.id, r.op, r.state FROM audit a JOIN requests r ON r.id = a.request_id
+         WHERE a.seq > ? AND a.kind IN ('finished', 'uncertain', 'resolved') AND r.op NOT LIKE 'dumbwaiter.%'
+         ORDER BY a.seq LIMIT ?`,
+      )
+      .all(seq, limit) as { seq: number; id: string; op: string; state: RequestState }[];
   }
 }

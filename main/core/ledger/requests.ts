@@ -195,18 +195,6 @@ export class Requests {
     return (row as RequestRow | undefined) ?? null;
   }
 
-  /** Runs that ended (left `running`, however: finished, cancelled, uncertain, or resolved since) with
-   *  an update at or after `since`, oldest first. */
-  endedRunsSince(since: string, limit = 1000): Pick<RequestRow, 'id' | 'op' | 'state' | 'updated_at'>[] {
-    return this.db
-      .prepare(
-        `SELECT id, op, state, updated_at FROM requests
-         WHERE updated_at >= ? AND started_at IS NOT NULL AND state NOT IN ('queued', 'awaiting_approval', 'running')
-         ORDER BY updated_at, rowid LIMIT ?`,
-      )
-      .all(since, limit) as Pick<RequestRow, 'id' | 'op' | 'state' | 'updated_at'>[];
-  }
-
   countInState(state: RequestState): number {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM requests WHERE state = ?').get(state) as { n: number }).n;
   }

@@ -321,7 +321,7 @@ describe('the desktop app under an Electron stand-in', () => {
     // The approval window: on top, at dep-1, shown without taking the focus.
     const win = await app.waitCall('BrowserWindow.new');
     expect(win.options).toMatchObject({ alwaysOnTop: true, show: false, webPreferences: { sandbox: true, contextIsolation: true } });
-    expect(app.last('BrowserWindow.loadURL', (c) => c.id === win.id)?.url).toBe('app://dumbwaiter/approval.html#dep-1');
+    expect((await app.waitCall('BrowserWindow.loadURL', (c) => c.id === win.id)).url).toBe('app://dumbwaiter/approval.html#dep-1');
     await app.waitCall('BrowserWindow.showInactive', (c) => c.id === win.id);
     expect(app.calls('BrowserWindow.show')).toEqual([]);
     expect(app.calls('BrowserWindow.focus')).toEqual([]);

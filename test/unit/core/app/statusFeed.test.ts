@@ -5,11 +5,12 @@ import { StatusFeed } from '../../../../main/core/app/statusFeed';
 import { HostService } from '../../../../main/core/service';
 import type { EventName } from '../../../../shared/ipc/contract';
 import type { KeyFile } from '../../../../shared/protocol/types';
-import { TestHost } from '../../../helpers/host';
+import { TestHost, type DaemonProcess } from '../../../helpers/host';
 
 let host: TestHost;
 let key: KeyFile;
 let svc: HostService;
+let daemon: DaemonProcess;
 
 beforeAll(async () => {
   host = new TestHost(`version: 1
@@ -22,9 +23,13 @@ operations:
     command: ["false"]
     scope: read
     approval: never
+  - name: held
+    command: [sleep, "300"]
+    scope: read
+    approval: never
 `);
   key = host.createKey();
-  await host.startDaemon();
+  daemon = await host.startDaemon();
   svc = new HostService(host.home, host.spool);
 });
 
@@ -34,7 +39,7 @@ afterAll(async () => {
 });
 
 describe('status feed', () => {
-  it('reports each run that ended since the last poll once, quick ones included, and no request that never ran', async () => {
+  it('reports each run that ended since the last poll once, quick ones included, and no request that never ran or was built in', async () => {
     host.submit(key, 'before-1', 'quick');
     await host.waitResult('before-1');
     const events: { event: EventName; payload: unknown }[] = [];
@@ -44,8 +49,9 @@ describe('status feed', () => {
     host.submit(key, 'run-1', 'quick');
     host.submit(key, 'run-2', 'fails');
     host.submit(key, 'never-ran', 'no-such-op');
+    host.submit(key, 'ping-1', 'dumbwaiter.ping');
     host.submit(key, 'run-3', 'quick');
-    for (const id of ['run-1', 'run-2', 'never-ran', 'run-3']) await host.waitResult(id);
+    for (const id of ['run-1', 'run-2', 'never-ran', 'ping-1', 'run-3']) await host.waitResult(id);
     const { finished } = feed.poll().changes; // in the order they ended, which runs side by side may swap
     expect([...finished].sort((a, b) => a.id.localeCompare(b.id))).toEqual([
       { id: 'run-1', op: 'quick', state: 'succeeded' },
@@ -58,5 +64,17 @@ describe('status feed', () => {
     host.submit(key, 'run-4', 'quick');
     await host.waitResult('run-4');
     expect(feed.poll().changes.finished.map((f) => f.id)).toEqual(['run-4']);
+
+    // A run cut short by a crash ends twice for the app: uncertain, then with a human's verdict.
+    host.submit(key, 'cut-1', 'held');
+    await host.waitResult('cut-1', ['running']);
+    const pid = await host.runPid('cut-1');
+    await daemon.kill9();
+    process.kill(-pid, 'SIGKILL'); // the killed daemon's run: not needed
+    daemon = await host.startDaemon();
+    await host.waitResult('cut-1', ['uncertain']);
+    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-1', op: 'held', state: 'uncertain' }]);
+    svc.resolve('cut-1', 'failed', 'checked by hand', 'test');
+    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-1', op: 'held', state: 'failed' }]);
   });
 });

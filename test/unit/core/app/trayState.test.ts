@@ -1,6 +1,6 @@
 // The tray's icon, tooltip and menu as a pure function of the status.
 import { describe, expect, it } from 'vitest';
-import { trayState, type TrayMenuItem } from '../../../../main/core/app/trayState';
+import { addRecentRuns, trayState, type TrayMenuItem } from '../../../../main/core/app/trayState';
 import type { PendingApprovalView, StatusView } from '../../../../shared/ipc/views';
 
 function status(over: Partial<StatusView> = {}): StatusView {
@@ -73,5 +73,15 @@ describe('trayState', () => {
     const t = trayState(status({ paused: true }), [{ id: 'r9', op: 'test', state: 'failed' }]);
     expect(ids(t.menu)).toEqual(['open', 'resume', 'request:r9', 'quit']);
     expect(t.menu.find((i) => i.label === 'Recent runs')?.submenu?.[0]?.label).toBe('test: failed');
+  });
+
+  it('keeps recent runs newest first, each request once with its latest state, eight at most', () => {
+    const r = (id: string, state: 'succeeded' | 'failed' | 'uncertain' = 'succeeded') => ({ id, op: 'test', state });
+    let recent = addRecentRuns([], [r('a'), r('b'), r('c', 'uncertain')]);
+    expect(recent.map((x) => x.id)).toEqual(['c', 'b', 'a']);
+    recent = addRecentRuns(recent, [r('d'), r('c', 'failed')]); // c settled by a human
+    expect(recent).toEqual([r('c', 'failed'), r('d'), r('b'), r('a')]);
+    recent = addRecentRuns(recent, ['e', 'f', 'g', 'h', 'i'].map((id) => r(id)));
+    expect(recent.map((x) => x.id)).toEqual(['i', 'h', 'g', 'f', 'e', 'c', 'd', 'b']);
   });
 });
