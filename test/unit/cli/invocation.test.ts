@@ -30,6 +30,14 @@ describe('commandName', () => {
     expect(commandName({}, 'linux')).toBe('npx dumbwaiter');
   });
 
+  it("goes through npx when the only one is in a project's node_modules/.bin, which npx put on PATH", () => {
+    const bin = path.join(dir, 'project', 'node_modules', '.bin');
+    mkdirSync(path.dirname(bin), { recursive: true });
+    mkdirSync(bin);
+    writeFileSync(path.join(bin, 'dumbwaiter'), '#!/bin/sh\n', { mode: 0o755 });
+    expect(commandName({ PATH: bin }, 'linux')).toBe('npx dumbwaiter');
+  });
+
   it('finds the Windows shims by PATHEXT', () => {
     const PATH = binDir('win', 'dumbwaiter.cmd');
     expect(commandName({ PATH, PATHEXT: '.COM;.EXE;.CMD' }, 'win32')).toBe('dumbwaiter');
