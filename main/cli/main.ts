@@ -88,9 +88,12 @@ async function cmdDaemon(argv: string[]): Promise<void> {
   await new Promise<void>((resolve) => {
     let stopping = false;
     // A repeated signal (a second Ctrl-C, `kill` twice) must not end the process in the middle of the
-    // stop and leave its runs behind: the stop is bounded by the grace periods; SIGKILL stays the force.
+    // stop and leave its runs behind: it ends their grace period instead, and they are recorded as usual.
     const stop = (sig: string) => {
-      if (stopping) return console.error(`${sig}: already stopping`);
+      if (stopping) {
+        console.error(`${sig}: ending running work now`);
+        return d.hurry();
+      }
       stopping = true;
       console.error(`${sig}: stopping (running work gets ${d.settings.shutdown_grace_s} s to finish)`);
       void d.stop().then(resolve);

@@ -109,10 +109,11 @@ async function start(): Promise<void> {
   });
   let quitting = false;
   app.on('before-quit', (event) => {
-    // Held until the daemon has stopped, however often Quit is asked for meanwhile (a second Quit
-    // must not cut short the grace of running work); app.exit() below ends it without this event.
+    // Held until the daemon has stopped, however often Quit is asked for meanwhile: a second Quit ends
+    // the running work's grace period, never the process with the work left behind. app.exit() below
+    // ends it without this event.
     event.preventDefault();
-    if (quitting) return;
+    if (quitting) return daemon?.hurry();
     quitting = true;
     windows.quitting = true;
     clearInterval(timer);

@@ -67,6 +67,8 @@ export class Daemon {
   private unclaimed = 0;
   private spoolProblem: string | null = null;
   private stopped: Promise<void> | null = null;
+  /** Ends the stop's grace period early (see hurry()). */
+  private endGrace: (() => void) | null = null;
   private paused = false;
   private ledgerVersion = -1;
   private settingsStamp = '';
@@ -568,6 +570,12 @@ export class Daemon {
     return this.stopped;
   }
 
+  /** During a stop, e.g. on a second Ctrl-C: running work is terminated now instead of at the end of
+   *  the grace period, and recorded the same way. */
+  hurry(): void {
+    this.endGrace?.();
+  }
+
   private async shutdown(): Promise<void> {
     this.stopping = true;
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
@@ -577,7 +585,7 @@ export class Daemon {
     if (this.running.size > 0) {
       log.info(`waiting up to ${this.settings.shutdown_grace_s} s for ${this.running.size} running request(s)`);
       let grace: NodeJS.Timeout | undefined;
-      await Promise.race([pending(), new Promise((r) => (grace = setTimeout(r, this.settings.shutdown_grace_s * 1000)))]);
+      await Promise.race([pending(), new Promise<void>((r) => ((this.endGrace = r), (grace = setTimeout(r, this.settings.shutdown_grace_s * 1000))))]);
       clearTimeout(grace);
       for (const r of this.running.values()) r.handle.terminate('shutdown');
       await pending();

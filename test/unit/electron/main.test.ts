@@ -426,9 +426,12 @@ describe('the desktop app under an Electron stand-in', () => {
     expect(alive(app.pid)).toBe(false);
   });
 
-  it('quits on SIGTERM the same clean way, and a second Quit meanwhile does not cut the stop short', async () => {
+  it('quits on SIGTERM the same clean way, and a second Quit meanwhile ends the running work now, not the app', async () => {
     const m = machine();
     const key = preparedHome(m);
+    // A grace far longer than the test may take: only the second Quit can end the stop in time.
+    const settings = homePaths(m.home).settings;
+    writeFileSync(settings, JSON.stringify({ ...JSON.parse(readFileSync(settings, 'utf8')), shutdown_grace_s: 600 }));
     writeFileSync(m.hold, ''); // the run goes on until the stop ends it
     const app = start(m);
     await started(app);
@@ -437,7 +440,7 @@ describe('the desktop app under an Electron stand-in', () => {
 
     process.kill(app.pid, 'SIGTERM');
     await app.waitCall('app.emitted', (c) => c.event === 'before-quit');
-    await app.command('quit'); // as a second click on Quit while the daemon gives the run its grace
+    await app.command('quit'); // a second click on Quit while the daemon gives the run its grace
     expect(app.calls('app.emitted').filter((c) => c.event === 'before-quit').map((c) => c.defaultPrevented)).toEqual([true, true]);
     expect(await app.exit()).toEqual({ code: 0, signal: null });
     expect(app.calls('app.shutdown')).toEqual([]); // ended by app.exit(0) once stopped, not by Electron's own quit
