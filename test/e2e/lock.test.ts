@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { TestHost } from '../helpers/host';
-import { track } from '../helpers/children';
+import { track } from '../helpers/processes';
 import { acquireHomeLock } from '../../main/core/daemon/lock';
 
 const lockFile = () => path.join(host.home, 'daemon.lock');

@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
-import { track } from '../helpers/children';
+import { track } from '../helpers/processes';
 import type { CatalogDoc } from '../../shared/protocol/types';
 
 let host: TestHost;

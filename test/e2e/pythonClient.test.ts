@@ -7,7 +7,7 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync
 import os from 'node:os';
 import path from 'node:path';
 import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
-import { track } from '../helpers/children';
+import { track } from '../helpers/processes';
 import { canonicalJson, sha256Hex } from '../../shared/protocol/canonicalJson';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import type { CatalogDoc, Envelope, KeyFile } from '../../shared/protocol/types';

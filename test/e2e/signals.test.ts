@@ -7,12 +7,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, TestHost, eventually, type DaemonProcess } from '../helpers/host';
-import { track } from '../helpers/children';
-import { alive, killGroup } from '../helpers/processes';
+import { alive, stopGroups, track, trackGroup } from '../helpers/processes';
 
 let host: TestHost;
-let daemonPid = 0;
-let runPid = 0;
 
 beforeAll(() => {
   host = new TestHost('version: 1\noperations: []\n');
@@ -26,15 +23,14 @@ operations:
 });
 
 afterAll(async () => {
-  // The daemon is not this process's child: whatever the test's outcome, it and its run end here.
-  if (daemonPid && alive(daemonPid)) process.kill(daemonPid, 'SIGKILL');
-  if (runPid) killGroup(runPid);
+  stopGroups(); // the first test's daemon is not this process's child: it goes with its parent's group
   await host.cleanup();
 });
 
 describe('a daemon that lost its terminal', () => {
   it('stops cleanly on SIGINT: its run is ended and recorded, nothing is left running', async () => {
-    // A parent holding the daemon's stdout and stderr, as a terminal or `| tee` does; then it dies.
+    // A parent holding the daemon's stdout and stderr, as a terminal or `| tee` does; then it dies. In a
+    // process group of its own, which the daemon joins: tracked as one.
     const parent = track(
       spawn(
         process.execPath,
@@ -44,17 +40,18 @@ describe('a daemon that lost its terminal', () => {
            c.stderr.on('data', (d) => { if (String(d).includes('daemon running')) console.log(c.pid); });`,
           CLI, 'daemon', '--home', host.home, '--spool', host.spool,
         ],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
+        { stdio: ['ignore', 'pipe', 'inherit'], detached: true },
       ),
     );
+    trackGroup(parent.pid!);
     let out = '';
     parent.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    daemonPid = await eventually('the daemon to run', () => (/^\d+\n/.test(out) ? Number(out) : undefined), 30_000);
+    const daemonPid = await eventually('the daemon to run', () => (/^\d+\n/.test(out) ? Number(out) : undefined), 30_000);
 
     host.submit(host.createKey(), 'long-1', 'long');
     await host.waitResult('long-1', ['running']);
     const pidFile = path.join(host.root, 'run.pid');
-    runPid = await eventually('the run to start', () => (existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8'))) || undefined);
+    const runPid = trackGroup(await eventually('the run to start', () => (existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8'))) || undefined));
 
     parent.kill('SIGKILL');
     await new Promise((r) => parent.once('exit', r));
@@ -76,7 +73,7 @@ describe('a daemon signalled twice', () => {
     rmSync(pidFile, { force: true }); // the first test's
     host.submit(host.createKey('twice'), 'long-2', 'long');
     await host.waitResult('long-2', ['running']);
-    runPid = await eventually('the run to start', () => (existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8'))) || undefined);
+    const runPid = trackGroup(await eventually('the run to start', () => (existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8'))) || undefined));
 
     d.proc.kill('SIGTERM');
     await eventually('the stop to begin', () => (d.stderr.includes('SIGTERM: stopping') ? true : undefined));

@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, readFileSync, readdirSync, rmSync, writeFileS
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { CLI, DaemonProcess, TestHost, eventually } from '../helpers/host';
-import { track } from '../helpers/children';
+import { track } from '../helpers/processes';
 import type { KeyFile } from '../../shared/protocol/types';
 
 const N = 300;

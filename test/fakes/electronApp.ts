@@ -9,7 +9,7 @@ import path from 'node:path';
 import { buildApp } from '../../scripts/build-app';
 import { generateIcons } from '../../scripts/icons';
 import { sleep } from '../helpers/host';
-import { track } from '../helpers/children';
+import { track } from '../helpers/processes';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const HOOK = path.join(import.meta.dirname, 'electron-hook.cjs');

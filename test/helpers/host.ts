@@ -8,8 +8,7 @@ import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import type { KeyFile, ResultDoc, RequestState } from '../../shared/protocol/types';
 import { HostService } from '../../main/core/service';
 import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
-import { track } from './children';
-import { groupRunning } from './processes';
+import { groupRunning, track } from './processes';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.join(ROOT, 'bin/dumbwaiter.js');

@@ -1,10 +1,12 @@
-// Looking at real processes from a test (through /proc on Linux): whether one still runs, which group
-// it is in; and running a snippet of TypeScript from the project in a child process of its own.
+// The processes a test starts: tracked, looked at (through /proc on Linux) and stopped. Tests stop what
+// they start; the net here stops what a test could not, when its worker ends, however it ends: a normal
+// exit, a lost connection to vitest, or vitest's SIGTERM after a timeout or a Ctrl-C. Also: running a
+// snippet of the project's TypeScript in a child process of its own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { track } from './children';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -61,9 +63,20 @@ export function groupRunning(pgid: number): boolean {
   }
 }
 
-/** Cleanup: SIGKILL to a process group that still has running members (never throws). */
+/** Whether a process carries this test run's TMPDIR (test/setup/global.ts), as all it starts do. */
+function ofThisRun(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`TMPDIR=${process.env.TMPDIR}`);
+  } catch {
+    return false;
+  }
+}
+
+/** Cleanup: SIGKILL to a process group that still has running members (never throws). On Linux only
+ *  to one of this run's: a group id can be reused once its group is gone. */
 export function killGroup(pgid: number): void {
   if (!groupRunning(pgid)) return;
+  if (process.platform === 'linux' && process.env.TMPDIR && !groupMembers(pgid).some(ofThisRun)) return;
   try {
     process.kill(-pgid, 'SIGKILL');
   } catch {
@@ -94,4 +107,45 @@ export function outputOf(child: ChildProcess): Promise<{ code: number | null; si
 /** The URL of a file of the project, for imports in `spawnTsx` code. */
 export function projectFile(rel: string): string {
   return pathToFileURL(path.join(ROOT, rel)).href;
+}
+
+// ------------------------------------------------------------------------------------ the net
+
+const live = new Set<ChildProcess>();
+const groups = new Set<number>();
+
+export function track<P extends ChildProcess>(proc: P): P {
+  live.add(proc);
+  proc.once('exit', () => live.delete(proc));
+  return proc;
+}
+
+/** A process group a test started (a run, a detached shell): killed by stopGroups() or with the worker. */
+export function trackGroup(pgid: number): number {
+  groups.add(pgid);
+  return pgid;
+}
+
+/** Kills what is left of the tracked process groups (a test's afterEach). */
+export function stopGroups(): void {
+  for (const g of groups) killGroup(g);
+  groups.clear();
+}
+
+/** SIGTERM to the tracked processes, not SIGKILL: a daemon then ends its runs' process groups before it
+ *  exits (a killed one would leave them running), and it does so after this worker is gone. Once:
+ *  vitest may stop a worker that is already ending. */
+function stopAll(): void {
+  for (const proc of live) proc.kill('SIGTERM');
+  live.clear();
+  stopGroups();
+}
+
+process.once('exit', stopAll);
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+  // Exit rather than re-raise: other listeners (playwright's) would keep the worker alive.
+  process.once(signal, () => {
+    stopAll();
+    process.exit(128 + os.constants.signals[signal]);
+  });
 }

@@ -13,6 +13,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { CLI, DaemonProcess, TestHost, eventually, sleep } from '../helpers/host';
 import type { KeyFile, RequestState } from '../../shared/protocol/types';
+import { track } from '../helpers/processes';
 
 const CYCLES = Number(process.env.DW_CYCLES ?? 200);
 const SEED = Number(process.env.DW_SEED ?? Date.now() % 2 ** 31);
@@ -62,7 +63,7 @@ afterAll(async () => {
 
 /** Starts the real daemon without waiting for it to be ready (so it can be killed while it boots). */
 function spawnDaemon(): DaemonProcess {
-  const proc = spawn(process.execPath, [CLI, 'daemon', '--home', host.home, '--spool', host.spool], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = track(spawn(process.execPath, [CLI, 'daemon', '--home', host.home, '--spool', host.spool], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
   const d = new DaemonProcess(proc);
   daemons.push(d);
   return d;

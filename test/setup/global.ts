@@ -1,7 +1,7 @@
 // Once around the whole run: every temporary file of the run goes into one folder (TMPDIR), which
 // every worker, daemon, operation and browser inherits; at the end, a process still carrying that
 // TMPDIR was started by a test and outlived it. It is killed, and the run fails naming it.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -12,7 +12,9 @@ const WORKERS_MS = 10_000;
 const HELPERS_MS = 6_000;
 
 export default function setup(): () => Promise<void> {
+  clearInterruptedRuns();
   const runDir = mkdtempSync(path.join(os.tmpdir(), 'dwt-'));
+  writeFileSync(path.join(runDir, OWNER), String(process.pid));
   process.env.TMPDIR = runDir;
   return async () => {
     const marker = `TMPDIR=${runDir}`;
@@ -25,13 +27,7 @@ export default function setup(): () => Promise<void> {
       found = carrying(marker);
     }
     const left = found.filter((p) => !p.worker);
-    for (const { pid } of left) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone meanwhile */
-      }
-    }
+    for (const { pid } of left) kill(pid);
     rmSync(runDir, { recursive: true, force: true });
     if (left.length > 0) {
       process.exitCode = 1;
@@ -40,9 +36,47 @@ export default function setup(): () => Promise<void> {
   };
 }
 
+const OWNER = '.vitest-pid';
+
+/** A run interrupted (Ctrl-C stops vitest before this teardown) leaves its folder, and whatever the
+ *  workers' net could not stop: both go at the next run's start, which says so. */
+function clearInterruptedRuns(): void {
+  for (const name of readdirSync(os.tmpdir()).filter((n) => n.startsWith('dwt-'))) {
+    const dir = path.join(os.tmpdir(), name);
+    let owner = 0;
+    try {
+      owner = Number(readFileSync(path.join(dir, OWNER), 'utf8'));
+    } catch {
+      continue; // not (yet) a run's folder
+    }
+    if (isVitest(owner)) continue; // that run is still going
+    const left = carrying(`TMPDIR=${dir}`).filter((p) => !p.worker);
+    for (const { pid } of left) kill(pid);
+    if (left.length > 0) console.warn(`An interrupted test run left ${left.length} process(es); killed:\n${left.map((p) => `  ${p.pid}: ${p.cmdline}`).join('\n')}`);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function isVitest(pid: number): boolean {
+  try {
+    if (process.platform !== 'linux') return process.kill(pid, 0);
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('vitest');
+  } catch {
+    return false;
+  }
+}
+
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* gone meanwhile */
+  }
+}
+
 /** The live processes whose environment holds `marker` (Linux: /proc), vitest's workers marked. */
 function carrying(marker: string): { pid: number; cmdline: string; worker: boolean }[] {
-  if (process.platform !== 'linux') return []; // no /proc to look in; the per-worker net (test/helpers/children.ts) still runs
+  if (process.platform !== 'linux') return []; // no /proc to look in; the workers' net (test/helpers/processes.ts) still runs
   const found: { pid: number; cmdline: string; worker: boolean }[] = [];
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);

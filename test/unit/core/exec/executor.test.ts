@@ -9,7 +9,7 @@ import path from 'node:path';
 import { startRun, type RunHandle } from '../../../../main/core/exec/executor';
 import type { RunPlan } from '../../../../main/core/allowlist/plan';
 import { eventually } from '../../../helpers/host';
-import { alive, killGroup, procStat } from '../../../helpers/processes';
+import { alive, procStat, stopGroups, trackGroup } from '../../../helpers/processes';
 
 const NODE = process.execPath;
 const GRACE_MS = 200;
@@ -17,7 +17,6 @@ const GRACE_MS = 200;
 let dir: string;
 let logFile: string;
 /** Process groups the test started: killed afterwards whatever happened. */
-const groups: number[] = [];
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'dw-exec-'));
@@ -25,7 +24,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  for (const g of groups.splice(0)) killGroup(g);
+  stopGroups();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -35,7 +34,7 @@ function plan(argv: string[], o: Partial<RunPlan> = {}): RunPlan {
 
 function run(argv: string[], o: Partial<RunPlan> = {}): RunHandle {
   const h = startRun('req-1', plan(argv, o), logFile, GRACE_MS);
-  if (h.pid !== null) groups.push(h.pid);
+  if (h.pid !== null) trackGroup(h.pid);
   return h;
 }
 

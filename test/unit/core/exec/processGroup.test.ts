@@ -3,14 +3,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { groupAlive, signalGroup } from '../../../../main/core/exec/processGroup';
-import { track } from '../../../helpers/children';
 import { eventually } from '../../../helpers/host';
-import { alive, killGroup, procStat } from '../../../helpers/processes';
+import { alive, procStat, stopGroups, track, trackGroup } from '../../../helpers/processes';
 
-const groups: number[] = [];
-afterEach(() => {
-  for (const g of groups.splice(0)) killGroup(g);
-});
+afterEach(stopGroups);
 
 /** A detached child (leader of its own group); `closed` once it has exited, been reaped and its output read. */
 function startGroup(script: string): { pgid: number; closed: Promise<void>; stdout: () => string } {
@@ -18,7 +14,7 @@ function startGroup(script: string): { pgid: number; closed: Promise<void>; stdo
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   const closed = new Promise<void>((r) => child.on('close', () => r()));
-  groups.push(child.pid!);
+  trackGroup(child.pid!);
   return { pgid: child.pid!, closed, stdout: () => out };
 }
 

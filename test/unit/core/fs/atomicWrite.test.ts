@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic, writeJsonAtomic } from '../../../../main/core/fs/atomicWrite';
 import { isInProgressName } from '../../../../shared/protocol/ids';
-import { track } from '../../../helpers/children';
+import { track } from '../../../helpers/processes';
 import { eventually } from '../../../helpers/host';
 import { outputOf, projectFile, spawnTsx } from '../../../helpers/processes';
 
