@@ -2,7 +2,7 @@
 // installed on this machine; else the headless Chromium that @sparticuz/chromium ships inside its npm
 // tarball (Linux x64 only), unpacked once into node_modules/.cache. Nothing is downloaded from anywhere.
 import { spawnSync } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -17,9 +17,14 @@ export interface TestBrowser {
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 const INSTALLED: Partial<Record<NodeJS.Platform, string[]>> = {
-  linux: ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'],
+  // chromium-browser last: on Ubuntu it is a wrapper that may only offer to install the snap.
+  linux: ['/usr/bin/chromium', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable', '/usr/bin/chromium-browser'],
   darwin: ['/Applications/Google Chrome.app/Contents/MacOS/Google Chrome', '/Applications/Chromium.app/Contents/MacOS/Chromium'],
-  win32: ['C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe', 'C:\\Program Files (x86)\\Google\\Chrome\\Application\\chrome.exe'],
+  win32: [
+    'C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe',
+    'C:\\Program Files (x86)\\Google\\Chrome\\Application\\chrome.exe',
+    ...(process.env.LOCALAPPDATA ? [path.join(process.env.LOCALAPPDATA, 'Google', 'Chrome', 'Application', 'chrome.exe')] : []),
+  ],
 };
 
 let found: Promise<TestBrowser> | null = null;
@@ -55,6 +60,7 @@ async function unpackNpmChromium(): Promise<TestBrowser> {
   const dir = path.join(cache, `dumbwaiter-chromium-${version}`);
   if (!existsSync(path.join(dir, 'fonts.conf'))) {
     mkdirSync(cache, { recursive: true });
+    clearAbandonedUnpacks(cache);
     const staging = mkdtempSync(path.join(cache, '.chromium-'));
     try {
       const bin = (f: string) => createReadStream(path.join(pkgRoot, 'bin', f));
@@ -85,4 +91,12 @@ async function unpackNpmChromium(): Promise<TestBrowser> {
   const ldd = spawnSync('ldd', [executablePath], { encoding: 'utf8' });
   if (ldd.status !== 0 || ldd.stdout.includes('not found')) env.LD_LIBRARY_PATH = [path.join(dir, 'lib'), process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
   return { executablePath, env };
+}
+
+/** An unpack takes seconds: a staging folder much older was left by one that was interrupted. */
+function clearAbandonedUnpacks(cache: string): void {
+  for (const name of readdirSync(cache).filter((n) => n.startsWith('.chromium-'))) {
+    const dir = path.join(cache, name);
+    if (Date.now() - statSync(dir).mtimeMs > 10 * 60_000) rmSync(dir, { recursive: true, force: true });
+  }
 }
