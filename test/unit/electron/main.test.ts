@@ -300,6 +300,18 @@ describe('the desktop app under an Electron stand-in', () => {
     await app.waitCall('BrowserWindow.show', (c) => c.id === load.id);
   });
 
+  it('a click on the tray icon opens the main window', async () => {
+    const m = machine();
+    preparedHome(m); // not a first run: no window yet
+    const app = start(m);
+    await started(app);
+    expect(app.calls('BrowserWindow.new')).toEqual([]);
+    await app.command('tray.click');
+    const load = await app.waitCall('BrowserWindow.loadURL');
+    expect(load.url).toBe(APP_PAGE);
+    await app.waitCall('BrowserWindow.show', (c) => c.id === load.id);
+  });
+
   it('asks for approval with a notification and the approval window; approving there really runs it', async () => {
     const m = machine();
     const key = preparedHome(m);
