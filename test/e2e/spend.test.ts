@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { TestHost, eventually } from '../helpers/host';
+import { killGroup } from '../helpers/processes';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
 
 const ACTOR = `cli:${os.userInfo().username}`;
@@ -72,14 +73,6 @@ function runs(): string[] {
 
 function ranTimes(id: string): number {
   return runs().filter((r) => r === id).length;
-}
-
-function killGroup(pid: number | null | undefined): void {
-  try {
-    if (pid) process.kill(-pid, 'SIGKILL');
-  } catch {
-    /* already gone */
-  }
 }
 
 function setCeilings(h: TestHost, ceilings: Ceiling[]): void {

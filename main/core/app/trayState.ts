@@ -35,6 +35,7 @@ export function addRecentRuns(recent: RecentRun[], ended: RecentRun[]): RecentRu
   const newest = [...ended].reverse();
   return [...newest, ...recent].filter((r, i, all) => all.findIndex((x) => x.id === r.id) === i).slice(0, MAX_RECENT);
 }
+
 const sep = (): TrayMenuItem => ({ id: '', label: '', separator: true });
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
