@@ -3,7 +3,7 @@
 # A minimal sandbox-side client, to try the host by hand; see docs/PROTOCOL.md for the format.
 #
 #   usage: submit.sh KEY_FILE SPOOL OP [ARGS_JSON] [ID]
-#   e.g.   submit.sh ./my-sandbox.key.json ~/Dumbwaiter/spool echo '{"msg":"hello"}'
+#   e.g.   submit.sh ~/my-sandbox.key.json ~/Dumbwaiter/spool echo '{"msg":"hello"}'
 set -eu
 [ $# -ge 3 ] || { echo "usage: $0 KEY_FILE SPOOL OP [ARGS_JSON] [ID]" >&2; exit 2; }
 key_file=$1 spool=$2 op=$3 args=${4:-'{}'} id=${5:-"sh-$(date +%s)-$$"}
