@@ -80,6 +80,58 @@ function fail(stderr: string): never {
   throw new Error(`the daemon exited early:\n${stderr}`);
 }
 
+/** The host's service on a home, for one call. */
+export function withService<T>(home: string, spool: string | undefined, fn: (svc: HostService) => T): T {
+  const svc = new HostService(home, spool);
+  try {
+    return fn(svc);
+  } finally {
+    svc.close();
+  }
+}
+
+/** The envelope text a client would write. */
+export function envelope(key: KeyFile, id: string, op: string, args: Record<string, unknown> = {}, o: SubmitOptions = {}): string {
+  const payload =
+    o.payload ??
+    JSON.stringify({
+      id,
+      op,
+      args,
+      created_at: o.createdAt ?? new Date().toISOString(),
+      ...(o.expiresAt ? { expires_at: o.expiresAt } : {}),
+      ...(o.intent ? { intent: o.intent } : {}),
+    });
+  const keyId = o.keyId ?? key.key_id;
+  const mac = o.mac ?? computeMac(decodeSecret(key.secret), keyId, payload);
+  return JSON.stringify({ v: 1, key_id: keyId, payload, mac });
+}
+
+/** Writes a file into a spool's queue/ the way the protocol says: into tmp/, then renamed. */
+export function writeQueueFile(spool: string, name: string, content: string | Buffer): void {
+  const tmp = path.join(spool, 'tmp', `${name}.${process.pid}.${Math.random().toString(36).slice(2)}`);
+  writeFileSync(tmp, content);
+  renameSync(tmp, path.join(spool, 'queue', name));
+}
+
+export function readResult(spool: string, id: string): ResultDoc | undefined {
+  try {
+    return JSON.parse(readFileSync(path.join(spool, 'results', `${id}.json`), 'utf8')) as ResultDoc;
+  } catch {
+    return undefined;
+  }
+}
+
+const ANY_FINAL: RequestState[] = ['succeeded', 'failed', 'rejected', 'denied', 'expired', 'cancelled', 'uncertain'];
+
+/** Waits until a request's result is in one of `states` (default: any final state). */
+export function waitForResult(spool: string, id: string, states: RequestState[] = ANY_FINAL, timeoutMs = 20_000): Promise<ResultDoc> {
+  return eventually(`result of ${id} in ${states.join('|')}`, () => {
+    const r = readResult(spool, id);
+    return r && states.includes(r.state) ? r : undefined;
+  }, timeoutMs);
+}
+
 export class TestHost {
   readonly root: string;
   readonly home: string;
@@ -117,22 +169,11 @@ export class TestHost {
 
   /** Creates a key through the host's own service (the CLI is tested on its own). */
   createKey(name = 'test', scope: Scope = 'write', ops: string[] | null = null): KeyFile {
-    const svc = new HostService(this.home, this.spool);
-    try {
-      const k = svc.createKey(name, scope, ops, 'test');
-      return keyFileOf(k);
-    } finally {
-      svc.close();
-    }
+    return this.service((svc) => keyFileOf(svc.createKey(name, scope, ops, 'test')));
   }
 
   service<T>(fn: (svc: HostService) => T): T {
-    const svc = new HostService(this.home, this.spool);
-    try {
-      return fn(svc);
-    } finally {
-      svc.close();
-    }
+    return withService(this.home, this.spool, fn);
   }
 
   async startDaemon(env: Record<string, string> = {}): Promise<DaemonProcess> {
@@ -152,21 +193,8 @@ export class TestHost {
     }
   }
 
-  /** The envelope text a client would write. */
   envelope(key: KeyFile, id: string, op: string, args: Record<string, unknown> = {}, o: SubmitOptions = {}): string {
-    const payload =
-      o.payload ??
-      JSON.stringify({
-        id,
-        op,
-        args,
-        created_at: o.createdAt ?? new Date().toISOString(),
-        ...(o.expiresAt ? { expires_at: o.expiresAt } : {}),
-        ...(o.intent ? { intent: o.intent } : {}),
-      });
-    const keyId = o.keyId ?? key.key_id;
-    const mac = o.mac ?? computeMac(decodeSecret(key.secret), keyId, payload);
-    return JSON.stringify({ v: 1, key_id: keyId, payload, mac });
+    return envelope(key, id, op, args, o);
   }
 
   /** Writes a request the way the protocol says: into tmp/, then renamed into queue/. */
@@ -175,9 +203,7 @@ export class TestHost {
   }
 
   writeQueueFile(name: string, content: string | Buffer): void {
-    const tmp = path.join(this.spool, 'tmp', `${name}.${process.pid}.${Math.random().toString(36).slice(2)}`);
-    writeFileSync(tmp, content);
-    renameSync(tmp, path.join(this.spool, 'queue', name));
+    writeQueueFile(this.spool, name, content);
   }
 
   queuePath(name: string): string {
@@ -185,19 +211,11 @@ export class TestHost {
   }
 
   result(id: string): ResultDoc | undefined {
-    try {
-      return JSON.parse(readFileSync(path.join(this.spool, 'results', `${id}.json`), 'utf8')) as ResultDoc;
-    } catch {
-      return undefined;
-    }
+    return readResult(this.spool, id);
   }
 
-  /** Waits until the result is in one of `states` (default: any final state). */
-  waitResult(id: string, states: RequestState[] = ['succeeded', 'failed', 'rejected', 'denied', 'expired', 'cancelled', 'uncertain'], timeoutMs = 20_000): Promise<ResultDoc> {
-    return eventually(`result of ${id} in ${states.join('|')}`, () => {
-      const r = this.result(id);
-      return r && states.includes(r.state) ? r : undefined;
-    }, timeoutMs);
+  waitResult(id: string, states?: RequestState[], timeoutMs?: number): Promise<ResultDoc> {
+    return waitForResult(this.spool, id, states, timeoutMs);
   }
 
   /**

@@ -3,19 +3,17 @@
 // lets the test act as the user (test/fakes/electron.cjs). The core in the child is the real one: a real
 // daemon on a temporary home and spool, real signed requests, real runs.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AppProcess, buildPackagedApp, type AppLayout, type Call } from '../../fakes/electronApp';
-import { eventually } from '../../helpers/host';
+import { envelope, eventually, waitForResult, withService, writeQueueFile } from '../../helpers/host';
 import { alive, groupRunning } from '../../helpers/processes';
 import { CHANNEL_NAMES, IPC_PREFIX } from '../../../shared/ipc/channels';
-import { computeMac, decodeSecret } from '../../../shared/protocol/sign';
-import type { KeyFile, RequestState, ResultDoc } from '../../../shared/protocol/types';
+import type { KeyFile, RequestState } from '../../../shared/protocol/types';
 import { CSP } from '../../../main/electron/constants';
 import { homePaths } from '../../../main/core/home';
 import { initHome } from '../../../main/core/setup';
-import { HostService } from '../../../main/core/service';
 import { keyFileOf } from '../../../main/core/keys/keyStore';
 import { isLocked, readHolder } from '../../../main/core/daemon/lock';
 
@@ -98,41 +96,12 @@ function preparedHome(m: Machine): KeyFile {
   writeFileSync(homePaths(m.home).allowlist, allowlist(m));
   const settings = homePaths(m.home).settings;
   writeFileSync(settings, JSON.stringify({ ...JSON.parse(readFileSync(settings, 'utf8')), rescan_interval_ms: 200, shutdown_grace_s: 2, kill_grace_s: 1 }));
-  return withService(m, (svc) => keyFileOf(svc.createKey('agent-one', 'write', null, 'test')));
+  return withService(m.home, undefined, (svc) => keyFileOf(svc.createKey('agent-one', 'write', null, 'test')));
 }
 
-function withService<T>(m: Machine, fn: (svc: HostService) => T): T {
-  const svc = new HostService(m.home);
-  try {
-    return fn(svc);
-  } finally {
-    svc.close();
-  }
-}
-
-/** Writes a signed request into the spool as a sandbox's client does: into tmp/, renamed into queue/. */
-function submit(m: Machine, key: KeyFile, id: string, op: string, args: Record<string, unknown> = {}): void {
-  const payload = JSON.stringify({ id, op, args, created_at: new Date().toISOString() });
-  const mac = computeMac(decodeSecret(key.secret), key.key_id, payload);
-  const tmp = path.join(m.spool, 'tmp', `${id}.json.${process.pid}`);
-  writeFileSync(tmp, JSON.stringify({ v: 1, key_id: key.key_id, payload, mac }));
-  renameSync(tmp, path.join(m.spool, 'queue', `${id}.json`));
-}
-
-function waitResult(m: Machine, id: string, states: RequestState[]): Promise<ResultDoc> {
-  return eventually(
-    `${id} in ${states.join('|')}`,
-    () => {
-      try {
-        const r = JSON.parse(readFileSync(path.join(m.spool, 'results', `${id}.json`), 'utf8')) as ResultDoc;
-        return states.includes(r.state) ? r : undefined;
-      } catch {
-        return undefined;
-      }
-    },
-    30_000,
-  );
-}
+/** A signed request, written into the spool as a sandbox's client does. */
+const submit = (m: Machine, key: KeyFile, id: string, op: string, args: Record<string, unknown> = {}) => writeQueueFile(m.spool, `${id}.json`, envelope(key, id, op, args));
+const waitResult = (m: Machine, id: string, states: RequestState[]) => waitForResult(m.spool, id, states, 30_000);
 
 // ------------------------------------------------------------------------------------ what was recorded
 
@@ -279,7 +248,7 @@ describe('the desktop app under an Electron stand-in', () => {
     await started(app);
     // The key made before the start is now sealed with the (stand-in) OS keychain; the daemon opens it.
     expect(app.calls('safeStorage.encryptString')).toHaveLength(1);
-    expect(withService(m, (svc) => svc.searchAudit({ kind: 'keys_sealed', limit: 10 })).length).toBe(1);
+    expect(withService(m.home, undefined, (svc) => svc.searchAudit({ kind: 'keys_sealed', limit: 10 })).length).toBe(1);
     expect(trayNow(app)).toMatchObject({ icon: 'idle.png', tooltip: 'Dumbwaiter: idle' });
 
     submit(m, key, 'wait-1', 'wait');
@@ -430,9 +399,9 @@ describe('the desktop app under an Electron stand-in', () => {
 
     expect(isLocked(homePaths(m.home).lock)).toBe(false);
     expect(existsSync(homePaths(m.home).lockInfo)).toBe(false);
-    expect(withService(m, (svc) => svc.searchAudit({ kind: 'daemon_stopped', limit: 10 })).length).toBe(1);
+    expect(withService(m.home, undefined, (svc) => svc.searchAudit({ kind: 'daemon_stopped', limit: 10 })).length).toBe(1);
     // Nothing left behind: not the app, not the process group of its run.
-    const pid = withService(m, (svc) => svc.requests.get('hi-1')?.pid);
+    const pid = withService(m.home, undefined, (svc) => svc.requests.get('hi-1')?.pid);
     expect(pid).toBeGreaterThan(0);
     await eventually('the run to be gone', () => (groupRunning(pid!) ? undefined : true)); // its last child may take a moment
     expect(alive(app.pid)).toBe(false);
@@ -460,7 +429,7 @@ describe('the desktop app under an Electron stand-in', () => {
 
     // The daemon stopped: the run's process group is gone and the ledger does not leave it running.
     expect(isLocked(homePaths(m.home).lock)).toBe(false);
-    const run = withService(m, (svc) => svc.requests.get('held-1'))!;
+    const run = withService(m.home, undefined, (svc) => svc.requests.get('held-1'))!;
     expect(run.state).not.toBe('running');
     await eventually('the run to be gone', () => (groupRunning(run.pid!) ? undefined : true));
   });
