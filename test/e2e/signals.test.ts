@@ -4,19 +4,16 @@
 // it; now the second signal ends the running work's grace period instead).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import path from 'node:path';
 import { CLI, TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { alive, stopGroups, track, trackGroup } from '../helpers/processes';
 
 let host: TestHost;
 
 beforeAll(() => {
-  host = new TestHost('version: 1\noperations: []\n');
-  host.writeAllowlist(`version: 1
+  host = new TestHost(`version: 1
 operations:
   - name: long
-    command: [/bin/sh, -c, 'echo $$ > "$0"; exec sleep 300', ${JSON.stringify(path.join(host.root, 'run.pid'))}]
+    command: [sleep, "300"]
     scope: read
     approval: never
 `);
@@ -50,8 +47,7 @@ describe('a daemon that lost its terminal', () => {
 
     host.submit(host.createKey(), 'long-1', 'long');
     await host.waitResult('long-1', ['running']);
-    const pidFile = path.join(host.root, 'run.pid');
-    const runPid = trackGroup(await eventually('the run to start', () => (existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8'))) || undefined));
+    const runPid = trackGroup(await host.runPid('long-1'));
 
     parent.kill('SIGKILL');
     await new Promise((r) => parent.once('exit', r));
@@ -69,11 +65,9 @@ describe('a daemon signalled twice', () => {
     // A grace far longer than the test may take: only the second signal can end the stop in time.
     expect(host.cli(['config', 'set', 'shutdown_grace_s', '600']).status).toBe(0);
     const d: DaemonProcess = await host.startDaemon();
-    const pidFile = path.join(host.root, 'run.pid');
-    rmSync(pidFile, { force: true }); // the first test's
     host.submit(host.createKey('twice'), 'long-2', 'long');
     await host.waitResult('long-2', ['running']);
-    const runPid = trackGroup(await eventually('the run to start', () => (existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8'))) || undefined));
+    const runPid = trackGroup(await host.runPid('long-2'));
 
     d.proc.kill('SIGTERM');
     await eventually('the stop to begin', () => (d.stderr.includes('SIGTERM: stopping') ? true : undefined));
