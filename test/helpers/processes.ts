@@ -75,8 +75,10 @@ function ofThisRun(pid: number): boolean {
 /** Cleanup: SIGKILL to a process group that still has running members (never throws). On Linux only
  *  to one of this run's: a group id can be reused once its group is gone. */
 export function killGroup(pgid: number): void {
-  if (!groupRunning(pgid)) return;
-  if (process.platform === 'linux' && process.env.TMPDIR && !groupMembers(pgid).some(ofThisRun)) return;
+  if (process.platform === 'linux') {
+    const members = groupMembers(pgid);
+    if (members.length === 0 || (process.env.TMPDIR && !members.some(ofThisRun))) return;
+  } else if (!groupRunning(pgid)) return;
   try {
     process.kill(-pgid, 'SIGKILL');
   } catch {

@@ -1,7 +1,7 @@
-// The renderer under test: the built pages in real headless Chromium (see browser.ts for which one,
-// driven by playwright-core), served with the app's CSP, talking over the IPC contract to the real core in this
-// process (bindIpc + createIpcHandlers on a HostService), with a real daemon on a temporary home and
-// spool. The page gets the same createApi() the preload builds; events come from the real StatusFeed.
+// The renderer under test: the built pages in real headless Chromium (browser.ts says which one),
+// driven by playwright-core, served with the app's CSP, talking over the IPC contract to the real core
+// in this process (bindIpc + createIpcHandlers on a HostService), with a real daemon on a temporary
+// home and spool. The page gets the same createApi() the preload builds; events come from the real StatusFeed.
 import { createServer, type Server } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
