@@ -8,7 +8,7 @@ import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import type { KeyFile, ResultDoc, RequestState } from '../../shared/protocol/types';
 import { HostService } from '../../main/core/service';
 import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
-import { groupRunning, track } from './processes';
+import { AS_USER, NO_UNPRIVILEGED_USER, groupRunning, track } from './processes';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.join(ROOT, 'bin/dumbwaiter.js');
@@ -176,9 +176,12 @@ export class TestHost {
     return withService(this.home, this.spool, fn);
   }
 
-  async startDaemon(env: Record<string, string> = {}): Promise<DaemonProcess> {
+  /** `asUser`: without the power to override file permissions (see AS_USER), as on a user's desktop. */
+  async startDaemon(env: Record<string, string> = {}, opts: { asUser?: boolean } = {}): Promise<DaemonProcess> {
+    if (opts.asUser && AS_USER === null) throw new Error(NO_UNPRIVILEGED_USER);
+    const [program, ...args] = [...(opts.asUser ? AS_USER! : []), process.execPath, CLI, 'daemon', '--home', this.home, '--spool', this.spool];
     const proc = track(
-      spawn(process.execPath, [CLI, 'daemon', '--home', this.home, '--spool', this.spool], {
+      spawn(program!, args, {
         env: { ...process.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),

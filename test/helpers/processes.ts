@@ -2,7 +2,7 @@
 // they start; the net here stops what a test could not, when its worker ends, however it ends: a normal
 // exit, a lost connection to vitest, or vitest's SIGTERM after a timeout or a Ctrl-C. Also: running a
 // snippet of the project's TypeScript in a child process of its own.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -85,6 +85,22 @@ export function killGroup(pgid: number): void {
     /* gone meanwhile */
   }
 }
+
+/**
+ * How to run a process without the power to override file permissions, as the host normally runs (a
+ * user's desktop): as root (CI), under setpriv with those capabilities dropped; as anyone else, as it
+ * is. Null where neither works (Windows, no setpriv): tests of such attacks skip, saying so.
+ */
+const UNPRIVILEGED = ['setpriv', '--bounding-set', '-dac_override,-dac_read_search,-fowner'];
+export const AS_USER: string[] | null =
+  process.platform === 'win32'
+    ? null
+    : process.getuid?.() !== 0
+      ? []
+      : spawnSync(UNPRIVILEGED[0]!, [...UNPRIVILEGED.slice(1), 'true']).status === 0
+        ? UNPRIVILEGED
+        : null;
+export const NO_UNPRIVILEGED_USER = 'no way to run as an ordinary user here (not root with setpriv, not a plain user)';
 
 /**
  * Starts `node --import tsx` on an ES module given as text; it may import the project's .ts files (see

@@ -24,7 +24,7 @@ import { claim, entryPath, readClaimed, readyEntries, type Entry } from '../../.
 import { createSpool, ensurePrivateDir, type SpoolPaths } from '../../../../main/core/spool/layout';
 import { MAX_REQUEST_BYTES } from '../../../../shared/protocol/types';
 import { eventually } from '../../../helpers/host';
-import { outputOf, projectFile, spawnTsx } from '../../../helpers/processes';
+import { AS_USER, outputOf, projectFile, spawnTsx } from '../../../helpers/processes';
 
 let root: string;
 let paths: SpoolPaths;
@@ -235,13 +235,7 @@ describe('claim', () => {
   });
 });
 
-/**
- * How to run code without the power to override file permissions, as the host normally runs (a user's
- * desktop): as root, under setpriv with those capabilities dropped; as anyone else, as it is.
- */
-const UNPRIVILEGED = ['setpriv', '--bounding-set', '-dac_override,-dac_read_search,-fowner'];
-const asUser: string[] | null =
-  process.platform === 'win32' ? null : process.getuid?.() !== 0 ? [] : spawnSync(UNPRIVILEGED[0]!, [...UNPRIVILEGED.slice(1), 'true']).status === 0 ? UNPRIVILEGED : null;
+const asUser = AS_USER;
 
 describe.skipIf(asUser === null)('claim, by a host without the power to override permissions', () => {
   /** Claims every queue entry in a child process as such a host; what each claim returned, or threw. */
