@@ -14,4 +14,14 @@ export class HostFlags {
     this.db.prepare("INSERT INTO meta (k, v) VALUES ('paused', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v").run(paused ? '1' : '0');
     return true;
   }
+
+  /** Why the daemon stopped touching the spool (unsafe, unreadable...), or null while it is fine. Kept
+   *  in the ledger so that `status` and the app can say it when host.json cannot be written. */
+  get spoolProblem(): string | null {
+    return (this.db.prepare("SELECT v FROM meta WHERE k = 'spool_problem'").get() as { v: string } | undefined)?.v || null;
+  }
+
+  setSpoolProblem(problem: string | null): void {
+    this.db.prepare("INSERT INTO meta (k, v) VALUES ('spool_problem', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v").run(problem ?? '');
+  }
 }
