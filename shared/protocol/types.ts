@@ -43,6 +43,11 @@ export interface ApprovalInfo {
   timeout_at: string;
   /** The spend ceiling this run would cross, when that is why a human is asked. */
   ceiling: string | null;
+  /** Path roots of this run that the operation declares shared with the sandbox: the program works on
+   *  what the sandbox controls there (the approval card warns). Absent: none. */
+  shared_with_sandbox?: string[];
+  /** The operation may leave processes running after its main process exits (they are not killed). */
+  leaves_processes?: boolean;
   /** Who approved or denied it ("grant g_..." for a time-boxed approval), once decided. */
   decided_by?: string;
   decided_at?: string;
