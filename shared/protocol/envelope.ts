@@ -27,6 +27,26 @@ function depthOf(v: unknown): number {
   return max;
 }
 
+/** Where a string (a value or a key) in `v` holds a lone surrogate, or null when none does. JSON
+ *  escapes (`\ud800`) let one through the UTF-8 check of the file; in argv it would become U+FFFD,
+ *  so the program would get something other than what was signed and shown. */
+function illFormedAt(v: unknown): string | null {
+  const stack: [unknown, string][] = [[v, 'payload']];
+  while (stack.length) {
+    const [x, at] = stack.pop()!;
+    if (typeof x === 'string') {
+      if (!x.isWellFormed()) return at;
+      continue;
+    }
+    if (typeof x !== 'object' || x === null) continue;
+    for (const [k, child] of Object.entries(x)) {
+      if (!k.isWellFormed()) return `a key in ${at}`;
+      stack.push([child, Array.isArray(x) ? `${at}[${k}]` : `${at}.${k}`]);
+    }
+  }
+  return null;
+}
+
 export function isRfc3339(s: unknown): s is string {
   return typeof s === 'string' && RFC3339.test(s) && !Number.isNaN(Date.parse(s));
 }
@@ -64,6 +84,8 @@ export function parsePayload(text: string): Parsed<Payload> {
     return { ok: false, message: `payload is not JSON: ${(e as Error).message}` };
   }
   if (!isObject(raw)) return { ok: false, message: 'payload must be a JSON object' };
+  const illFormed = illFormedAt(raw);
+  if (illFormed) return { ok: false, message: `${illFormed} holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair): not well-formed Unicode` };
   if (typeof raw.id !== 'string' || !isRequestId(raw.id)) return { ok: false, message: 'payload.id is not a valid request id' };
   if (typeof raw.op !== 'string' || raw.op.length === 0) return { ok: false, message: 'payload.op must be a non-empty string' };
   if (raw.args !== undefined && !isObject(raw.args)) return { ok: false, message: 'payload.args must be an object' };
