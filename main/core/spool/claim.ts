@@ -1,11 +1,12 @@
 // Taking requests out of queue/: every entry is checked with lstat (never followed), then either
 // claimed by an atomic rename into claimed/ or moved out of the way into quarantine/.
-import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readdirSync, readSync, renameSync, type Stats } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readdirSync, renameSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isInProgressName, requestIdFromFileName } from '../../../shared/protocol/ids';
 import { MAX_REQUEST_BYTES } from '../../../shared/protocol/types';
 import type { SpoolPaths } from './layout';
+import { readSpoolFile, type SafeRead } from './safeRead';
 
 export type Claim =
   | { kind: 'claimed'; id: string; file: string }
@@ -111,33 +112,12 @@ export function claim(paths: SpoolPaths, entry: Entry, claimedDir: string): Clai
   return { kind: 'claimed', id: id!, file };
 }
 
-export type SafeRead = { ok: true; bytes: Buffer } | { ok: false; reason: string };
+export type { SafeRead } from './safeRead';
 
 /**
  * Reads a claimed file without following links or blocking on a FIFO, and checks again what it is:
  * the sandbox can still swap the entry between our lstat and our open.
  */
 export function readClaimed(file: string): SafeRead {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return { ok: false, reason: code === 'ELOOP' ? 'is a symbolic link' : `cannot be opened (${code})` };
-  }
-  try {
-    const why = refusalReason(fstatSync(fd));
-    if (why) return { ok: false, reason: why };
-    const buf = Buffer.alloc(MAX_REQUEST_BYTES + 1);
-    let n = 0;
-    for (;;) {
-      const r = readSync(fd, buf, n, buf.length - n, null);
-      if (r === 0) break;
-      n += r;
-      if (n > MAX_REQUEST_BYTES) return { ok: false, reason: `grew past the limit of ${MAX_REQUEST_BYTES} bytes` };
-    }
-    return { ok: true, bytes: buf.subarray(0, n) };
-  } finally {
-    closeSync(fd);
-  }
+  return readSpoolFile(file, MAX_REQUEST_BYTES, refusalReason);
 }
