@@ -10,7 +10,8 @@ import { cliActor } from '../core/ledger/audit';
 import { Daemon } from '../core/daemon/daemon';
 import { APP_VERSION } from '../core/version';
 import { parse, UsageError } from './args';
-import { ago, printJson, printTable } from './output';
+import { ago, endQuietlyOnClosedPipe, printJson, printTable, say, warn } from './output';
+import { visible, visibleJson } from '../../shared/text/visible';
 import { commandName, shellWord } from './invocation';
 import type { Scope } from '../core/keys/keyStore';
 import { isInside } from '../core/allowlist/pathArg';
@@ -65,14 +66,14 @@ function cmdInit(argv: string[]): void {
   const { values } = parse(argv, {});
   const r = initHome(resolveHomeDir(values.home), spoolFlag(values), defaultSpoolDir());
   if (values.json) return printJson({ home: r.home.root, spool: r.spool.root, created: r.created });
-  console.log(`Home:  ${r.home.root}   (private: allowlist.yaml, settings.json, ledger.sqlite, logs/)`);
-  console.log(`Spool: ${r.spool.root}   (share this folder with the sandbox)`);
-  console.log(r.created.length ? `Created: ${r.created.map((p) => path.basename(p)).join(', ')}` : 'Everything was already in place.');
+  say(`Home:  ${r.home.root}   (private: allowlist.yaml, settings.json, ledger.sqlite, logs/)`);
+  say(`Spool: ${r.spool.root}   (share this folder with the sandbox)`);
+  say(r.created.length ? `Created: ${r.created.map((p) => path.basename(p)).join(', ')}` : 'Everything was already in place.');
   // Commands that work as printed: the name as it can be typed here, the folders given as flags, and
   // the key file outside the current folder (often a checkout, where a secret could be committed).
   const dw = commandName();
   const where = [...(values.home ? ['--home', r.home.root] : []), ...(values.spool ? ['--spool', r.spool.root] : [])].map((w) => ` ${shellWord(w)}`).join('');
-  console.log(`Next:  edit ${r.home.allowlist}, then
+  say(`Next:  edit ${r.home.allowlist}, then
        ${dw} keys create my-sandbox --out ${shellWord(path.join(os.homedir(), 'my-sandbox.key.json'))}${where}
        ${dw} daemon${where}`);
 }
@@ -84,18 +85,18 @@ async function cmdDaemon(argv: string[]): Promise<void> {
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const d = await Daemon.start({ homeDir: resolveHomeDir(values.home), spoolDir: spoolFlag(values), command: `dumbwaiter daemon (pid ${process.pid})` });
   const ops = d.allowlist.get().operations.size;
-  console.error(`Dumbwaiter daemon running: spool ${d.spool.root}, ${ops} operation${ops === 1 ? '' : 's'}. Ctrl-C stops it.`);
+  warn(`Dumbwaiter daemon running: spool ${d.spool.root}, ${ops} operation${ops === 1 ? '' : 's'}. Ctrl-C stops it.`);
   await new Promise<void>((resolve) => {
     let stopping = false;
     // A repeated signal (a second Ctrl-C, `kill` twice) must not end the process in the middle of the
     // stop and leave its runs behind: it ends their grace period instead, and they are recorded as usual.
     const stop = (sig: string) => {
       if (stopping) {
-        console.error(`${sig}: ending running work now`);
+        warn(`${sig}: ending running work now`);
         return d.hurry();
       }
       stopping = true;
-      console.error(`${sig}: stopping (running work gets ${d.settings.shutdown_grace_s} s to finish)`);
+      warn(`${sig}: stopping (running work gets ${d.settings.shutdown_grace_s} s to finish)`);
       void d.stop().then(resolve);
     };
     process.on('SIGINT', () => stop('SIGINT'));
@@ -116,7 +117,7 @@ function refuseOverwrite(file: string, force: boolean): void {
 
 function warnIfInSpool(svc: HostService, file: string): void {
   if (svc.spoolDir && isInside(svc.spoolDir, file)) {
-    console.error(`note: ${file} is inside the spool: anything that can read the spool can use this key.`);
+    warn(`note: ${file} is inside the spool: anything that can read the spool can use this key.`);
   }
 }
 
@@ -141,15 +142,15 @@ function cmdKeys(argv: string[]): void {
         svc.writeKeyFile(key, out);
         warnIfInSpool(svc, out);
         if (values.json) return printJson({ key_id: key.key_id, name: key.name, scope: key.scope, ops: key.ops, file: out });
-        console.log(`Created key ${key.key_id} ("${name}", ${key.scope}${ops ? `, ops ${ops.join(',')}` : ''}).`);
-        console.log(`Key file: ${out} (mode 0600). Give it to the sandbox; it is shown only this once.`);
-        console.log(svc.pasteLines(out));
+        say(`Created key ${key.key_id} ("${name}", ${key.scope}${ops ? `, ops ${ops.join(',')}` : ''}).`);
+        say(`Key file: ${out} (mode 0600). Give it to the sandbox; it is shown only this once.`);
+        say(svc.pasteLines(out));
         return;
       }
       case 'list': {
         const keys = svc.listKeys();
         if (values.json) return printJson(keys);
-        if (keys.length === 0) return console.log('No keys yet. Create one with: dumbwaiter keys create NAME --out FILE');
+        if (keys.length === 0) return say('No keys yet. Create one with: dumbwaiter keys create NAME --out FILE');
         return printTable(keyRows(keys));
       }
       case 'revoke': {
@@ -157,7 +158,7 @@ function cmdKeys(argv: string[]): void {
         if (!id) throw new UsageError('usage: dumbwaiter keys revoke KEY_ID');
         const changed = svc.revokeKey(id, actor);
         if (values.json) return printJson({ key_id: id, revoked: true, changed });
-        return console.log(changed ? `Revoked ${id}: its requests are now rejected (revoked_key).` : `${id} was already revoked.`);
+        return say(changed ? `Revoked ${id}: its requests are now rejected (revoked_key).` : `${id} was already revoked.`);
       }
       case 'rotate': {
         const id = positionals[0];
@@ -168,7 +169,7 @@ function cmdKeys(argv: string[]): void {
         svc.writeKeyFile(fresh, out);
         warnIfInSpool(svc, out);
         if (values.json) return printJson({ old_key_id: id, key_id: fresh.key_id, file: out });
-        return console.log(`Rotated ${id} -> ${fresh.key_id} (the old key is revoked). New key file: ${out}`);
+        return say(`Rotated ${id} -> ${fresh.key_id} (the old key is revoked). New key file: ${out}`);
       }
       default:
         throw new UsageError('usage: dumbwaiter keys create|list|revoke|rotate ...');
@@ -176,14 +177,16 @@ function cmdKeys(argv: string[]): void {
   });
 }
 
+/** One request waiting for a human: what the sandbox wrote (intent, arguments in argv) is escaped, so
+ *  it can neither redraw the lines above it nor pass for a line of its own. */
 function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]): string {
   const a = p.approval;
   return [
-    `${p.id}  ${a.operation}  (key ${a.key_name} / ${a.key_id}, waiting since ${p.waiting_since}, denied at ${a.timeout_at} if undecided)`,
-    `    argv: ${JSON.stringify(a.argv)}`,
-    `    cwd:  ${a.cwd}`,
-    ...(a.intent ? [`    intent: ${a.intent}`] : []),
-    ...(a.ceiling ? [`    would cross ${a.ceiling}`] : []),
+    `${p.id}  ${visible(a.operation)}  (key ${visible(a.key_name)} / ${a.key_id}, waiting since ${p.waiting_since}, denied at ${a.timeout_at} if undecided)`,
+    `    argv: ${visibleJson(JSON.stringify(a.argv))}`,
+    `    cwd:  ${visible(a.cwd)}`,
+    ...(a.intent ? [`    intent: ${visible(a.intent)}`] : []),
+    ...(a.ceiling ? [`    would cross ${visible(a.ceiling)}`] : []),
   ].join('\n');
 }
 
@@ -202,28 +205,28 @@ function cmdApprovals(argv: string[]): void {
       case 'list': {
         const pending = svc.pendingApprovals();
         if (values.json) return printJson(pending);
-        if (pending.length === 0) return console.log('Nothing is waiting for approval.');
-        return console.log(pending.map(describeApproval).join('\n'));
+        if (pending.length === 0) return say('Nothing is waiting for approval.');
+        return say(pending.map(describeApproval).join('\n'));
       }
       case 'approve': {
         if (!id) throw new UsageError('usage: dumbwaiter approvals approve ID [--for DURATION]');
         const seconds = values.for === undefined ? undefined : parseDuration(values.for);
         const r = svc.approve(id, actor, seconds);
         if (values.json) return printJson({ id, state: r.row.state, grant: r.grant, also_approved: r.alsoApproved.map((x) => x.id) });
-        console.log(`Approved ${id}.`);
-        if (r.grant) console.log(`Grant ${r.grant.id}: key ${r.grant.key_id} may call ${r.grant.op} without asking until ${r.grant.expires_at}${r.alsoApproved.length ? `; also approved ${r.alsoApproved.map((x) => x.id).join(', ')}` : ''}. Revoke it with: dumbwaiter approvals revoke-grant ${r.grant.id}`);
+        say(`Approved ${id}.`);
+        if (r.grant) say(`Grant ${r.grant.id}: key ${r.grant.key_id} may call ${r.grant.op} without asking until ${r.grant.expires_at}${r.alsoApproved.length ? `; also approved ${r.alsoApproved.map((x) => x.id).join(', ')}` : ''}. Revoke it with: dumbwaiter approvals revoke-grant ${r.grant.id}`);
         return;
       }
       case 'deny': {
         if (!id) throw new UsageError('usage: dumbwaiter approvals deny ID [--reason TEXT]');
         const row = svc.deny(id, actor, values.reason);
         if (values.json) return printJson({ id, state: row.state, reason: row.error_message });
-        return console.log(`Denied ${id}.`);
+        return say(`Denied ${id}.`);
       }
       case 'grants': {
         const grants = svc.listGrants(values.all);
         if (values.json) return printJson(grants);
-        if (grants.length === 0) return console.log(values.all ? 'No grants.' : 'No active grants.');
+        if (grants.length === 0) return say(values.all ? 'No grants.' : 'No active grants.');
         return printTable([
           ['GRANT', 'KEY', 'OPERATION', 'UNTIL', 'USES', 'BY', 'STATE'],
           ...grants.map((g) => [g.id, g.key_id, g.op, g.expires_at, String(g.uses), g.created_by, g.revoked_at ? `revoked by ${g.revoked_by}` : g.expires_at < new Date().toISOString() ? 'expired' : 'active']),
@@ -233,7 +236,7 @@ function cmdApprovals(argv: string[]): void {
         if (!id) throw new UsageError('usage: dumbwaiter approvals revoke-grant GRANT_ID');
         const changed = svc.revokeGrant(id, actor);
         if (values.json) return printJson({ id, revoked: true, changed });
-        return console.log(changed ? `Grant ${id} revoked.` : `Grant ${id} was already revoked or expired.`);
+        return say(changed ? `Grant ${id} revoked.` : `Grant ${id} was already revoked or expired.`);
       }
       default:
         throw new UsageError('usage: dumbwaiter approvals list|approve|deny|grants|revoke-grant ...');
@@ -248,7 +251,7 @@ function cmdCancel(argv: string[]): void {
   withService(values, (svc) => {
     const out = svc.cancel(id, cliActor());
     if (values.json) return printJson({ id, changed: out.changed, state: out.state, message: out.message });
-    console.log(out.message);
+    say(out.message);
   });
 }
 
@@ -258,8 +261,8 @@ function cmdPause(paused: boolean) {
     withService(values, (svc) => {
       const changed = svc.setPaused(paused, cliActor());
       if (values.json) return printJson({ paused, changed });
-      if (!changed) return console.log(paused ? 'Already paused.' : 'Not paused.');
-      console.log(paused ? 'Paused: requests are still claimed and recorded, but nothing new starts. Resume with: dumbwaiter resume' : 'Resumed.');
+      if (!changed) return say(paused ? 'Already paused.' : 'Not paused.');
+      say(paused ? 'Paused: requests are still claimed and recorded, but nothing new starts. Resume with: dumbwaiter resume' : 'Resumed.');
     });
   };
 }
@@ -274,15 +277,20 @@ function cmdConfig(argv: string[]): void {
       if (name !== undefined && !(name in settings)) throw new UserError(`unknown setting "${name}"`);
       const shown = name === undefined ? settings : { [name]: settings[name as keyof typeof settings] };
       if (values.json) return printJson(shown);
-      for (const [k, v] of Object.entries(shown)) console.log(`${k} = ${JSON.stringify(v)}`);
+      for (const [k, v] of Object.entries(shown)) say(`${k} = ${JSON.stringify(v)}`);
       return;
     }
     if (sub === 'set') {
       const [name, value] = positionals;
       if (!name || value === undefined) throw new UsageError('usage: dumbwaiter config set NAME VALUE');
+      // The spool moves through the one call that checks the folder (the app's spool.use makes it too).
+      if (name === 'spool') {
+        const r = svc.useSpool(path.resolve(value), cliActor());
+        return values.json ? printJson({ spool: r.path }) : say(r.message);
+      }
       const next = svc.setSetting(name, parseSettingValue(value), cliActor());
       if (values.json) return printJson({ [name]: next[name as keyof typeof next] });
-      return console.log(`${name} = ${JSON.stringify(next[name as keyof typeof next])}`);
+      return say(`${name} = ${JSON.stringify(next[name as keyof typeof next])}`);
     }
     throw new UsageError('usage: dumbwaiter config get [NAME] | config set NAME VALUE');
   });
@@ -305,7 +313,7 @@ function cmdResolve(argv: string[]): void {
   withService(values, (svc) => {
     const row = svc.resolve(id, values.succeeded ? 'succeeded' : 'failed', values.note, cliActor());
     if (values.json) return printJson({ id, state: row.state, resolved_by: row.resolved_by, note: row.note });
-    console.log(`${id} resolved as ${row.state}.`);
+    say(`${id} resolved as ${row.state}.`);
   });
 }
 
@@ -315,19 +323,19 @@ function cmdStatus(argv: string[]): void {
     const s = svc.status();
     if (values.json) return printJson(s);
     const d = s.daemon;
-    console.log(`Daemon:    ${d.running ? `running${d.holder ? ` (pid ${d.holder.pid}, since ${d.holder.started_at})` : ''}` : 'not running'}; last heartbeat ${ago(d.heartbeat_at)}`);
-    console.log(`Home:      ${s.home}`);
-    console.log(`Spool:     ${s.spool ?? '(none set)'}`);
-    console.log(`Allowlist: ${s.allowlist.ok ? `ok, ${s.allowlist.operations.length} operations (${s.allowlist.operations.join(', ') || 'none'})` : `INVALID\n${s.allowlist.error}`}`);
+    say(`Daemon:    ${d.running ? `running${d.holder ? ` (pid ${d.holder.pid}, since ${d.holder.started_at})` : ''}` : 'not running'}; last heartbeat ${ago(d.heartbeat_at)}`);
+    say(`Home:      ${s.home}`);
+    say(`Spool:     ${s.spool ?? '(none set)'}`);
+    say(`Allowlist: ${s.allowlist.ok ? `ok, ${s.allowlist.operations.length} operations (${s.allowlist.operations.join(', ') || 'none'})` : `INVALID\n${s.allowlist.error}`}`);
     const c = s.requests;
-    console.log(`Requests:  ${['queued', 'awaiting_approval', 'running', 'uncertain', 'succeeded', 'failed', 'rejected', 'expired'].map((k) => `${k} ${c[k as keyof typeof c] ?? 0}`).join(', ')}`);
-    for (const r of s.running) console.log(`  running   ${r.id}  ${r.op}  since ${r.started_at} (pid ${r.pid ?? '?'})`);
-    for (const r of s.uncertain) console.log(`  UNCERTAIN ${r.id}  ${r.op}: dumbwaiter resolve ${r.id} --succeeded|--failed`);
-    console.log(`Keys:      ${s.keys.active} active, ${s.keys.revoked} revoked`);
-    if (s.paused) console.log('PAUSED:    nothing new starts (dumbwaiter resume)');
-    if (s.approvals.length) console.log(`Approvals: ${s.approvals.length} waiting (dumbwaiter approvals list)`);
-    for (const g of s.grants) console.log(`  grant     ${g.id}: ${g.op} for key ${g.key_id} until ${g.expires_at}`);
-    if (s.spend.length) console.log('Spend:');
+    say(`Requests:  ${['queued', 'awaiting_approval', 'running', 'uncertain', 'succeeded', 'failed', 'rejected', 'expired'].map((k) => `${k} ${c[k as keyof typeof c] ?? 0}`).join(', ')}`);
+    for (const r of s.running) say(`  running   ${r.id}  ${r.op}  since ${r.started_at} (pid ${r.pid ?? '?'})`);
+    for (const r of s.uncertain) say(`  UNCERTAIN ${r.id}  ${r.op}: dumbwaiter resolve ${r.id} --succeeded|--failed`);
+    say(`Keys:      ${s.keys.active} active, ${s.keys.revoked} revoked`);
+    if (s.paused) say('PAUSED:    nothing new starts (dumbwaiter resume)');
+    if (s.approvals.length) say(`Approvals: ${s.approvals.length} waiting (dumbwaiter approvals list)`);
+    for (const g of s.grants) say(`  grant     ${g.id}: ${g.op} for key ${g.key_id} until ${g.expires_at}`);
+    if (s.spend.length) say('Spend:');
     for (const r of s.spend) {
       const c = r.ceiling;
       const who = r.key_id ? `key ${r.key_id}` : 'all keys';
@@ -335,7 +343,7 @@ function cmdStatus(argv: string[]): void {
       if (c.max_runs !== undefined) parts.push(`runs ${bar(r.spend.runs, c.max_runs)} ${r.spend.runs}/${c.max_runs}`);
       if (c.max_cost !== undefined) parts.push(`cost ${bar(r.spend.cost, c.max_cost)} ${r.spend.cost}/${c.max_cost}`);
       if (c.max_run_time_s !== undefined) parts.push(`run time ${bar(r.spend.run_time_s, c.max_run_time_s)} ${r.spend.run_time_s}/${c.max_run_time_s} s`);
-      console.log(`  ${c.name} (${who}, per ${c.window_s} s, ${c.action}): ${parts.join('  ')}`);
+      say(`  ${c.name} (${who}, per ${c.window_s} s, ${c.action}): ${parts.join('  ')}`);
     }
   });
 }
@@ -351,9 +359,9 @@ function cmdAudit(argv: string[]): void {
   withService(values, (svc) => {
     const rows = svc.searchAudit({ text: positionals.join(' '), kind: values.kind, requestId: values.id, limit });
     if (values.json) return printJson(rows);
-    if (rows.length === 0) return console.log('No matching audit entries.');
+    if (rows.length === 0) return say('No matching audit entries.');
     for (const r of rows.reverse()) {
-      console.log(`${r.at}  ${r.kind.padEnd(16)} ${r.request_id ?? '-'}  ${r.actor}: ${r.message}`);
+      say(`${r.at}  ${r.kind.padEnd(16)} ${visible(r.request_id ?? '-')}  ${visible(r.actor)}: ${visible(r.message)}`);
     }
   });
 }
@@ -379,12 +387,13 @@ export async function main(argv: string[]): Promise<number> {
     return cmd ? 0 : 2;
   }
   if (cmd === '--version' || cmd === 'version') {
-    console.log(APP_VERSION);
+    say(APP_VERSION);
     return 0;
   }
+  if (cmd !== 'daemon') endQuietlyOnClosedPipe(); // the daemon keeps running without its terminal
   const run = COMMANDS[cmd];
   if (!run) {
-    console.error(`dumbwaiter: unknown command "${cmd}"\n\n${HELP}`);
+    warn(`dumbwaiter: unknown command "${cmd}"\n\n${HELP}`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
@@ -396,11 +405,11 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
-      console.error(`dumbwaiter ${cmd}: ${e.message}`);
+      warn(`dumbwaiter ${cmd}: ${e.message}`);
       return 2;
     }
     if (e instanceof UserError) {
-      console.error(`dumbwaiter ${cmd}: ${e.message}`);
+      warn(`dumbwaiter ${cmd}: ${e.message}`);
       return 1;
     }
     throw e;

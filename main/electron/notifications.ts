@@ -1,6 +1,7 @@
 // A native notification for each new approval request, with Approve/Deny buttons where the OS has them.
 import { Notification } from 'electron';
 import type { PendingApprovalView } from '../../shared/ipc/views';
+import { visible } from '../../shared/text/visible';
 
 export interface ApprovalActions {
   approve(id: string): void;
@@ -15,9 +16,11 @@ const shown = new Set<Notification>();
 export function notifyApproval(p: PendingApprovalView, act: ApprovalActions): void {
   if (!Notification.isSupported()) return;
   const a = p.approval;
+  // The argv and the intent come from the sandbox: escaped, each part on its own line, so neither a
+  // control character nor a bidi override can make the question read as something else.
   const n = new Notification({
-    title: `Approve ${a.operation}?`,
-    body: `${a.key_name}: ${a.argv.join(' ')}${a.intent ? `\n${a.intent}` : ''}${a.ceiling ? `\nWould cross ${a.ceiling}` : ''}`,
+    title: `Approve ${visible(a.operation)}?`,
+    body: [`${visible(a.key_name)}: ${a.argv.map(visible).join(' ')}`, ...(a.intent ? [visible(a.intent)] : []), ...(a.ceiling ? [`Would cross ${visible(a.ceiling)}`] : [])].join('\n'),
     actions: [
       { type: 'button', text: 'Approve' },
       { type: 'button', text: 'Deny' },

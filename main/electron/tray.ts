@@ -3,6 +3,7 @@ import { Menu, Tray, nativeImage, type MenuItemConstructorOptions } from 'electr
 import path from 'node:path';
 import { trayState, type RecentRun, type TrayIcon, type TrayMenuItem } from '../core/app/trayState';
 import type { StatusView } from '../../shared/ipc/views';
+import { visible } from '../../shared/text/visible';
 
 export type TrayAction = (id: string) => void;
 
@@ -16,7 +17,7 @@ function toMenu(items: TrayMenuItem[], act: TrayAction): MenuItemConstructorOpti
     i.separator
       ? { type: 'separator' }
       : {
-          label: i.label,
+          label: visible(i.label), // may name a request or an operation the sandbox wrote
           enabled: i.enabled ?? true,
           ...(i.submenu ? { submenu: toMenu(i.submenu, act) } : i.id ? { click: () => act(i.id) } : {}),
         },
@@ -41,7 +42,7 @@ export class AppTray {
     if (key === this.shown) return;
     this.shown = key;
     this.tray.setImage(nativeImage.createFromPath(iconFile(this.iconsDir, state.icon)));
-    this.tray.setToolTip(state.tooltip);
+    this.tray.setToolTip(visible(state.tooltip));
     this.tray.setContextMenu(Menu.buildFromTemplate(toMenu(state.menu, this.act)));
   }
 
