@@ -1,11 +1,13 @@
 // From a request's op and args to exactly what will run: argv, cwd, env, limits.
 import { validateArgs } from './validateArgs';
-import { renderArgv } from './template';
+import { render, type PathSlot } from './template';
 import type { Allowlist, Operation } from './types';
 
 export interface RunPlan {
   op: string;
   argv: string[];
+  /** Where argv holds checked paths; the executor hands the program those very objects (absent: none). */
+  paths?: PathSlot[];
   cwd: string;
   /** The operation's own env; the base environment is added when the process starts. */
   env: Record<string, string>;
@@ -26,11 +28,13 @@ export function planRun(allowlist: Allowlist, opName: string, args: Record<strin
   if (!op) return { ok: false, code: 'unknown_op', message: `no operation "${opName}" in this host's allowlist` };
   const checked = validateArgs(op, args);
   if (!checked.ok) return { ok: false, code: 'bad_args', message: checked.message };
+  const { argv, paths } = render(op.template, op.args, checked.values);
   return {
     ok: true,
     plan: {
       op: op.name,
-      argv: renderArgv(op.template, op.args, checked.values),
+      argv,
+      paths,
       cwd: op.cwd,
       env: op.env,
       timeout_s: op.timeout_s,

@@ -48,16 +48,26 @@ function scalarText(v: unknown): string {
   return typeof v === 'string' ? v : String(v);
 }
 
+/** Where a path argument's value landed in argv: element `element`, characters [start, end). The
+ *  executor swaps that text for a handle on the very object that was checked (exec/pathHandles.ts). */
+export interface PathSlot {
+  element: number;
+  start: number;
+  end: number;
+}
+
 /**
- * Renders argv from validated values (absent optional arguments are missing from `values`).
- * Checks of what may stand where were made when the allowlist was loaded.
+ * Renders argv from validated values (absent optional arguments are missing from `values`), and
+ * says where each path value landed. Checks of what may stand where were made when the allowlist was loaded.
  */
-export function renderArgv(
+export function render(
   template: TemplateElement[],
   specs: Record<string, ArgSpec>,
   values: Record<string, unknown>,
-): string[] {
+): { argv: string[]; paths: PathSlot[] } {
   const argv: string[] = [];
+  const paths: PathSlot[] = [];
+  const isPath = (spec: ArgSpec) => spec.type === 'path' || (spec.type === 'array' && spec.items.type === 'path');
   for (const el of template) {
     const whole = wholeArg(el);
     if (whole !== null) {
@@ -65,13 +75,27 @@ export function renderArgv(
       // Own properties only: an argument named like an Object.prototype member (`constructor`) is absent too.
       if (!Object.hasOwn(values, whole)) continue; // absent optional without a default: the element is dropped
       const v = values[whole];
-      if (spec.type === 'array') argv.push(...(v as unknown[]).map(scalarText));
-      else if (spec.type === 'boolean' && spec.flag !== null) {
+      if (spec.type === 'boolean' && spec.flag !== null) {
         if (v === true) argv.push(spec.flag);
-      } else argv.push(scalarText(v));
+        continue;
+      }
+      for (const item of spec.type === 'array' ? (v as unknown[]) : [v]) {
+        const text = scalarText(item);
+        if (isPath(spec)) paths.push({ element: argv.length, start: 0, end: text.length });
+        argv.push(text);
+      }
       continue;
     }
-    argv.push(el.map((p) => ('lit' in p ? p.lit : Object.hasOwn(values, p.arg) ? scalarText(values[p.arg]) : '')).join(''));
+    let text = '';
+    for (const p of el) {
+      if ('lit' in p) text += p.lit;
+      else if (Object.hasOwn(values, p.arg)) {
+        const value = scalarText(values[p.arg]);
+        if (isPath(specs[p.arg]!)) paths.push({ element: argv.length, start: text.length, end: text.length + value.length });
+        text += value;
+      }
+    }
+    argv.push(text);
   }
-  return argv;
+  return { argv, paths };
 }

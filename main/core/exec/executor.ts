@@ -1,9 +1,12 @@
 // Runs one planned request: no shell, its own process group, a fixed environment, a timeout, and
-// output streamed to results/<id>.log (capped) while the tails are kept for the result.
-import { spawn } from 'node:child_process';
+// output streamed to results/<id>.log (capped) while the tails are kept for the result. Checked paths
+// and the working folder reach the program as the very objects checked (pathHandles.ts).
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { closeSync, constants, fstatSync, openSync, rmSync, writeSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { RunPlan } from '../allowlist/plan';
 import { runEnv } from './baseEnv';
+import { handOver, type HandedOver } from './pathHandles';
 import { signalGroup } from './processGroup';
 import { TailBuffer } from './tailBuffer';
 
@@ -81,21 +84,46 @@ class CappedLog {
   }
 }
 
+function spawnFailed(program: string, e: Error): RunOutcome['error'] {
+  return { code: 'spawn_failed', message: `could not start "${program}": ${e.message}` };
+}
+
+/** A run that never started: nothing to wait for or terminate. */
+function notStarted(program: string, e: Error, started: number): RunHandle {
+  const at = Date.now();
+  const outcome: RunOutcome = { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error: spawnFailed(program, e), terminated: null, finished_at: new Date(at).toISOString(), duration_ms: at - started };
+  return { pid: null, done: Promise.resolve(outcome), terminate() {} };
+}
+
 export function startRun(requestId: string, plan: RunPlan, logFile: string, killGraceMs: number): RunHandle {
   const started = Date.now();
+  let handed: HandedOver;
+  try {
+    handed = handOver(plan.argv, plan.paths ?? [], plan.cwd);
+  } catch (e) {
+    return notStarted(plan.argv[0]!, e as Error, started); // a checked path was swapped, or the working folder is gone
+  }
   const out = new TailBuffer(plan.max_output_bytes);
   const err = new TailBuffer(plan.max_output_bytes);
   const log = new CappedLog(logFile, plan.max_output_bytes);
-  const [program, ...rest] = plan.argv;
+  const [program, ...rest] = handed.argv;
 
-  const child = spawn(program!, rest, {
-    cwd: plan.cwd,
-    env: runEnv(plan.env, requestId),
-    detached: true, // its own process group, so that terminate() reaches its children too
-    stdio: ['ignore', 'pipe', 'pipe'],
-    shell: false,
-    windowsHide: true,
-  });
+  let child: ChildProcessByStdio<null, Readable, Readable>;
+  try {
+    child = spawn(program!, rest, {
+      cwd: handed.cwd,
+      env: runEnv(plan.env, requestId),
+      detached: true, // its own process group, so that terminate() reaches its children too
+      stdio: ['ignore', 'pipe', 'pipe', ...handed.fds],
+      shell: false,
+      windowsHide: true,
+    }) as ChildProcessByStdio<null, Readable, Readable>; // entries after the pipes are descriptors, not streams
+  } catch (e) {
+    log.close();
+    throw e;
+  } finally {
+    handed.close(); // the child has its own copies once spawn returns
+  }
 
   let timedOut = false;
   let terminated: string | null = null;
@@ -134,7 +162,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
       log.close();
       const finishedAt = Date.now();
       let error: RunOutcome['error'] = null;
-      if (spawnError) error = { code: 'spawn_failed', message: `could not start "${program}": ${spawnError.message}` };
+      if (spawnError) error = spawnFailed(program!, spawnError);
       else if (timedOut) error = { code: 'timeout', message: `killed after the operation's timeout of ${plan.timeout_s} s` };
       resolve({
         exit_code: exitCode,

@@ -1,6 +1,6 @@
 // argv templates: parsing of one element, and rendering where every value stays inside its own element.
 import { describe, expect, it } from 'vitest';
-import { parseElement, placeholders, renderArgv, wholeArg } from '../../../../main/core/allowlist/template';
+import { parseElement, placeholders, render, wholeArg } from '../../../../main/core/allowlist/template';
 import type { ArgSpec, ScalarArg, TemplateElement } from '../../../../main/core/allowlist/types';
 
 const common = { description: '', required: false, default: undefined };
@@ -111,42 +111,42 @@ describe('wholeArg and placeholders', () => {
   });
 });
 
-describe('renderArgv', () => {
+describe('render', () => {
   it('keeps literal elements as they are, in order', () => {
-    expect(renderArgv(tpl('git', 'log', '--oneline', '{{literal}}'), {}, {})).toEqual(['git', 'log', '--oneline', '{literal}']);
+    expect(render(tpl('git', 'log', '--oneline', '{{literal}}'), {}, {}).argv).toEqual(['git', 'log', '--oneline', '{literal}']);
   });
 
   it.each(NASTY.map((v) => [JSON.stringify(v), v] as const))('a whole-element value %s stays exactly one element', (_label, v) => {
-    const argv = renderArgv(tpl('prog', '--', '{x}', 'end'), { x: str() }, { x: v });
+    const argv = render(tpl('prog', '--', '{x}', 'end'), { x: str() }, { x: v }).argv;
     expect(argv).toEqual(['prog', '--', v, 'end']);
   });
 
   it.each(NASTY.map((v) => [JSON.stringify(v), v] as const))('an embedded value %s stays inside its element', (_label, v) => {
-    const argv = renderArgv(tpl('npm', 'test', '--', '--grep={filter}'), { filter: str() }, { filter: v });
+    const argv = render(tpl('npm', 'test', '--', '--grep={filter}'), { filter: str() }, { filter: v }).argv;
     expect(argv).toEqual(['npm', 'test', '--', `--grep=${v}`]);
   });
 
   it('does not expand placeholders found inside a value', () => {
-    const argv = renderArgv(tpl('p', '{a}', '{b}'), { a: str(), b: str() }, { a: '{b}', b: '{a}' });
+    const argv = render(tpl('p', '{a}', '{b}'), { a: str(), b: str() }, { a: '{b}', b: '{a}' }).argv;
     expect(argv).toEqual(['p', '{b}', '{a}']);
   });
 
   it('fills several placeholders of one element, and the same placeholder twice', () => {
     const specs = { host: str(), port: int() };
-    expect(renderArgv(tpl('ssh', '{host}:{port}', '--id={host}-{host}'), specs, { host: 'a b', port: 22 })).toEqual(['ssh', 'a b:22', '--id=a b-a b']);
+    expect(render(tpl('ssh', '{host}:{port}', '--id={host}-{host}'), specs, { host: 'a b', port: 22 }).argv).toEqual(['ssh', 'a b:22', '--id=a b-a b']);
   });
 
   it('renders integers as decimal text, whole or embedded', () => {
-    expect(renderArgv(tpl('head', '-n', '{n}', '--n={n}'), { n: int() }, { n: -42 })).toEqual(['head', '-n', '-42', '--n=-42']);
+    expect(render(tpl('head', '-n', '{n}', '--n={n}'), { n: int() }, { n: -42 }).argv).toEqual(['head', '-n', '-42', '--n=-42']);
   });
 
   it('a present empty string is an empty element, not a dropped one', () => {
-    expect(renderArgv(tpl('p', '{x}', 'end'), { x: str() }, { x: '' })).toEqual(['p', '', 'end']);
+    expect(render(tpl('p', '{x}', 'end'), { x: str() }, { x: '' }).argv).toEqual(['p', '', 'end']);
   });
 
   it('expands an array to one element per item, in place', () => {
     const specs = { files: arr(strItem) };
-    expect(renderArgv(tpl('cat', '--', '{files}', 'end'), specs, { files: ['a.ts', 'b c.ts', '; rm -rf ~', ''] })).toEqual([
+    expect(render(tpl('cat', '--', '{files}', 'end'), specs, { files: ['a.ts', 'b c.ts', '; rm -rf ~', ''] }).argv).toEqual([
       'cat',
       '--',
       'a.ts',
@@ -158,48 +158,48 @@ describe('renderArgv', () => {
   });
 
   it('expands an empty array to no element at all', () => {
-    expect(renderArgv(tpl('cat', '--', '{files}', 'end'), { files: arr(strItem) }, { files: [] })).toEqual(['cat', '--', 'end']);
+    expect(render(tpl('cat', '--', '{files}', 'end'), { files: arr(strItem) }, { files: [] }).argv).toEqual(['cat', '--', 'end']);
   });
 
   it('renders array items that are integers as text', () => {
     const specs = { ns: arr({ type: 'integer', min: null, max: null }) };
-    expect(renderArgv(tpl('p', '{ns}'), specs, { ns: [1, 20, 300] })).toEqual(['p', '1', '20', '300']);
+    expect(render(tpl('p', '{ns}'), specs, { ns: [1, 20, 300] }).argv).toEqual(['p', '1', '20', '300']);
   });
 
   it('a boolean flag becomes the flag when true and is dropped when false or absent', () => {
     const t = tpl('ls', '{all}', '{long}', 'dir');
     const specs = { all: bool('-a'), long: bool('--format=long') };
-    expect(renderArgv(t, specs, { all: true, long: true })).toEqual(['ls', '-a', '--format=long', 'dir']);
-    expect(renderArgv(t, specs, { all: false, long: true })).toEqual(['ls', '--format=long', 'dir']);
-    expect(renderArgv(t, specs, { all: true, long: false })).toEqual(['ls', '-a', 'dir']);
-    expect(renderArgv(t, specs, {})).toEqual(['ls', 'dir']);
+    expect(render(t, specs, { all: true, long: true }).argv).toEqual(['ls', '-a', '--format=long', 'dir']);
+    expect(render(t, specs, { all: false, long: true }).argv).toEqual(['ls', '--format=long', 'dir']);
+    expect(render(t, specs, { all: true, long: false }).argv).toEqual(['ls', '-a', 'dir']);
+    expect(render(t, specs, {}).argv).toEqual(['ls', 'dir']);
   });
 
   it('a boolean without a flag renders as true or false', () => {
     const specs = { b: bool(null) };
-    expect(renderArgv(tpl('p', '{b}', '--b={b}'), specs, { b: true })).toEqual(['p', 'true', '--b=true']);
-    expect(renderArgv(tpl('p', '{b}', '--b={b}'), specs, { b: false })).toEqual(['p', 'false', '--b=false']);
+    expect(render(tpl('p', '{b}', '--b={b}'), specs, { b: true }).argv).toEqual(['p', 'true', '--b=true']);
+    expect(render(tpl('p', '{b}', '--b={b}'), specs, { b: false }).argv).toEqual(['p', 'false', '--b=false']);
   });
 
   it('drops the whole element of an absent optional argument', () => {
     const t = tpl('git', 'log', '{rev}', '--', '{path}');
     const specs = { rev: str(), path: str() };
-    expect(renderArgv(t, specs, {})).toEqual(['git', 'log', '--']);
-    expect(renderArgv(t, specs, { path: 'src' })).toEqual(['git', 'log', '--', 'src']);
+    expect(render(t, specs, {}).argv).toEqual(['git', 'log', '--']);
+    expect(render(t, specs, { path: 'src' }).argv).toEqual(['git', 'log', '--', 'src']);
   });
 
   it('an absent optional argument inside a larger element becomes the empty string', () => {
     const t = tpl('npm', 'test', '--grep={filter}', '{a}:{b}');
     const specs = { filter: str(), a: str(), b: str() };
-    expect(renderArgv(t, specs, {})).toEqual(['npm', 'test', '--grep=', ':']);
-    expect(renderArgv(t, specs, { b: 'x' })).toEqual(['npm', 'test', '--grep=', ':x']);
+    expect(render(t, specs, {}).argv).toEqual(['npm', 'test', '--grep=', ':']);
+    expect(render(t, specs, { b: 'x' }).argv).toEqual(['npm', 'test', '--grep=', ':x']);
   });
 
   it('an absent optional argument whose name is also an Object.prototype member is still absent', () => {
     const t = tpl('p', '{constructor}', '--x={toString}', '{valueOf}', 'end');
     const specs = { constructor: str(), toString: str(), valueOf: bool('--v') };
-    expect(renderArgv(t, specs, {})).toEqual(['p', '--x=', 'end']);
-    expect(renderArgv(t, specs, { constructor: 'c', toString: 't', valueOf: true })).toEqual(['p', 'c', '--x=t', '--v', 'end']);
+    expect(render(t, specs, {}).argv).toEqual(['p', '--x=', 'end']);
+    expect(render(t, specs, { constructor: 'c', toString: 't', valueOf: true }).argv).toEqual(['p', 'c', '--x=t', '--v', 'end']);
   });
 
   it('never lets the number of elements depend on the content of a string value', () => {
@@ -209,7 +209,7 @@ describe('renderArgv', () => {
     for (const a of NASTY) {
       for (const b of NASTY) {
         const c = b + a;
-        const argv = renderArgv(t, specs, { a, b, c });
+        const argv = render(t, specs, { a, b, c }).argv;
         lengths.add(argv.length);
         expect(argv[1]).toBe(a);
         expect(argv[2]).toBe(`--opt=${b}`);

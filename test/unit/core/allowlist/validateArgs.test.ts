@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllowlist } from '../../../../main/core/allowlist/load';
-import { renderArgv } from '../../../../main/core/allowlist/template';
+import { render } from '../../../../main/core/allowlist/template';
 import type { Operation } from '../../../../main/core/allowlist/types';
 import { validateArgs } from '../../../../main/core/allowlist/validateArgs';
 
@@ -111,7 +111,7 @@ describe('string arguments', () => {
   it('allows a leading "-" when the value is embedded after literal text', () => {
     const o = op('[npm, test, "--", "--grep={filter}"]', 'filter: {type: string}');
     expect(ok(o, { filter: '-rf' })).toEqual({ filter: '-rf' });
-    expect(renderArgv(o.template, o.args, { filter: '-rf' })).toEqual(['npm', 'test', '--', '--grep=-rf']);
+    expect(render(o.template, o.args, { filter: '-rf' }).argv).toEqual(['npm', 'test', '--', '--grep=-rf']);
   });
 
   it('refuses a leading "-" when the value starts its element, even with text after it', () => {
@@ -278,9 +278,9 @@ describe('path arguments', () => {
   it('substitutes the real path into argv', () => {
     const o = pathOp('');
     const values = ok(o, { p: 'sub-link/../file.txt' });
-    expect(renderArgv(o.template, o.args, values)).toEqual(['cat', fs.realpathSync(path.join(root, 'sub-link', '..', 'file.txt'))]);
+    expect(render(o.template, o.args, values).argv).toEqual(['cat', fs.realpathSync(path.join(root, 'sub-link', '..', 'file.txt'))]);
     const v2 = ok(o, { p: 'sub-link/deep/x.txt' });
-    expect(renderArgv(o.template, o.args, v2)).toEqual(['cat', path.join(root, 'sub', 'deep', 'x.txt')]);
+    expect(render(o.template, o.args, v2).argv).toEqual(['cat', path.join(root, 'sub', 'deep', 'x.txt')]);
   });
 
   it('must_exist (the default) refuses a missing path; must_exist: false accepts it inside the root', () => {
@@ -408,7 +408,7 @@ describe('argument names, required arguments and defaults', () => {
 
   it('fills in defaults and leaves absent optional arguments out', () => {
     expect(ok(o, { must: 'm' })).toEqual({ filter: '', n: 4, v: false, files: ['a', 'b'], must: 'm' });
-    expect(renderArgv(o.template, o.args, ok(o, { must: 'm' }))).toEqual(['p', '', '4', 'a', 'b', '--m=m']);
+    expect(render(o.template, o.args, ok(o, { must: 'm' })).argv).toEqual(['p', '', '4', 'a', 'b', '--m=m']);
   });
 
   it('a given value replaces the default, and is checked', () => {

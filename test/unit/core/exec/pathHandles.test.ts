@@ -1,0 +1,162 @@
+// The component-wise open of checked paths and their handover to the program, with real folders,
+// symlinks, FIFOs and processes (Linux: elsewhere the paths are passed as they are).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { CAN_HAND_OVER, handOver, openPinned, PathChanged } from '../../../../main/core/exec/pathHandles';
+import { startRun } from '../../../../main/core/exec/executor';
+import type { RunPlan } from '../../../../main/core/allowlist/plan';
+import type { PathSlot } from '../../../../main/core/allowlist/template';
+
+let dir: string;
+let deep: string;
+let outside: string;
+
+beforeEach(() => {
+  dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'dw-handles-')));
+  deep = path.join(dir, 'root', 'a', 'b');
+  mkdirSync(deep, { recursive: true });
+  writeFileSync(path.join(deep, 'f.txt'), 'inside');
+  // A copy of the same tree elsewhere: what a swapped-in symlink leads to.
+  outside = path.join(dir, 'outside');
+  mkdirSync(path.join(outside, 'a', 'b'), { recursive: true });
+  writeFileSync(path.join(outside, 'a', 'b', 'f.txt'), 'OUTSIDE');
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const openFds = () => readdirSync('/proc/self/fd').length;
+const inoOf = (fd: number) => fstatSync(fd).ino;
+
+describe.skipIf(!CAN_HAND_OVER)('openPinned', () => {
+  it('opens a file: the descriptor is that very file', () => {
+    const p = openPinned(path.join(deep, 'f.txt'));
+    try {
+      expect(p).toMatchObject({ rest: [], isDir: false });
+      expect(inoOf(p.fd)).toBe(statSync(path.join(deep, 'f.txt')).ino);
+    } finally {
+      closeSync(p.fd);
+    }
+  });
+
+  it('opens a folder', () => {
+    const p = openPinned(deep);
+    try {
+      expect(p).toMatchObject({ rest: [], isDir: true });
+      expect(inoOf(p.fd)).toBe(statSync(deep).ino);
+    } finally {
+      closeSync(p.fd);
+    }
+  });
+
+  it('a missing leaf pins its folder and names what is missing', () => {
+    const p = openPinned(path.join(deep, 'new', 'x.txt'));
+    try {
+      expect(p).toMatchObject({ rest: ['new', 'x.txt'], isDir: true });
+      expect(inoOf(p.fd)).toBe(statSync(deep).ino);
+    } finally {
+      closeSync(p.fd);
+    }
+  });
+
+  it('refuses when any component, at any level, was swapped for a symlink (even one leading to a same-looking tree)', () => {
+    const target = path.join(deep, 'f.txt');
+    const levels = [path.join(dir, 'root'), path.join(dir, 'root', 'a'), deep, target];
+    for (const level of levels) {
+      const rel = path.relative(path.join(dir, 'root'), level);
+      const aside = `${level}.aside`;
+      renameSync(level, aside);
+      symlinkSync(path.join(outside, rel), level);
+      const before = openFds();
+      expect(() => openPinned(target), level).toThrow(PathChanged);
+      expect(openFds(), 'no descriptor left open after a refusal').toBe(before);
+      rmSync(level);
+      renameSync(aside, level);
+    }
+    const p = openPinned(target); // put back: opens again
+    closeSync(p.fd);
+  });
+
+  it('a FIFO leaf is pinned without being opened for reading (no writer: it would block)', () => {
+    const fifo = path.join(deep, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    const p = openPinned(fifo);
+    try {
+      expect(fstatSync(p.fd).isFIFO()).toBe(true);
+    } finally {
+      closeSync(p.fd);
+    }
+  });
+
+  it('refuses a path that is not absolute and normal (a real path has no "..")', () => {
+    expect(() => openPinned(`${deep}/../b/f.txt`)).toThrow(PathChanged);
+    expect(() => openPinned('root/a')).toThrow(PathChanged);
+  });
+});
+
+describe.skipIf(!CAN_HAND_OVER)('handOver', () => {
+  it('names a file /dev/fd/N, a folder /dev/fd/N/. and a missing name inside its pinned folder, also inside a larger element', () => {
+    const file = path.join(deep, 'f.txt');
+    const out = `--out=${path.join(deep, 'new.txt')}`;
+    const h = handOver(['prog', file, deep, out, `${deep}:${file}`], [slot(1, 0, file.length), slot(2, 0, deep.length), slot(3, 6, out.length), slot(4, 0, deep.length), slot(4, deep.length + 1, deep.length + 1 + file.length)], dir);
+    try {
+      expect(h.argv).toEqual(['prog', '/dev/fd/3', '/dev/fd/4/.', '--out=/dev/fd/5/new.txt', '/dev/fd/7/.:/dev/fd/6']);
+      expect(h.fds.map(inoOf)).toEqual([statSync(file).ino, statSync(deep).ino, statSync(deep).ino, statSync(file).ino, statSync(deep).ino, statSync(dir).ino]);
+      expect(h.cwd).toBe('/proc/self/fd/8');
+    } finally {
+      h.close();
+    }
+  });
+
+  it('refuses when a checked folder became a symlink, and leaves no descriptor open', () => {
+    const file = path.join(deep, 'f.txt');
+    renameSync(path.join(dir, 'root', 'a'), path.join(dir, 'a.aside'));
+    symlinkSync(path.join(outside, 'a'), path.join(dir, 'root', 'a'));
+    const before = openFds();
+    expect(() => handOver(['cat', file], [slot(1, 0, file.length)], dir)).toThrow(/became a symlink/);
+    expect(openFds()).toBe(before);
+  });
+});
+
+describe.skipIf(!CAN_HAND_OVER)('a run gets the objects that were checked', () => {
+  const plan = (argv: string[], paths: PathSlot[], cwd = dir): RunPlan => ({ op: 't', argv, paths, cwd, env: {}, timeout_s: 30, max_output_bytes: 65536, concurrency: 1, cost: 0, scope: 'read', approval: 'never' });
+  const log = () => path.join(dir, 'run.log');
+
+  it('reads the file and lists the folder through the handles; the host keeps none of them open', async () => {
+    const file = path.join(deep, 'f.txt');
+    const before = openFds();
+    const o = await startRun('r1', plan(['/bin/sh', '-c', 'cat "$0"; echo; ls "$1"; pwd -P', file, deep], [slot(3, 0, file.length), slot(4, 0, deep.length)], deep), log(), 200).done;
+    expect(o).toMatchObject({ exit_code: 0, error: null });
+    expect(o.stdout).toBe(`inside\nf.txt\n${deep}\n`);
+    expect(openFds()).toBe(before);
+  });
+
+  it('creates a new file in the checked folder', async () => {
+    const target = path.join(deep, 'made.txt');
+    const o = await startRun('r2', plan(['/usr/bin/touch', target], [slot(1, 0, target.length)]), log(), 200).done;
+    expect(o).toMatchObject({ exit_code: 0, error: null });
+    expect(existsSync(target)).toBe(true);
+  });
+
+  it('a folder swapped for a symlink after the check: the run does not start, nothing outside is touched', async () => {
+    const target = path.join(deep, 'made.txt');
+    renameSync(deep, `${deep}.aside`);
+    symlinkSync(path.join(outside, 'a', 'b'), deep);
+    const o = await startRun('r3', plan(['/usr/bin/touch', target], [slot(1, 0, target.length)]), log(), 200).done;
+    expect(o).toMatchObject({ exit_code: null, error: { code: 'spawn_failed', message: expect.stringContaining('became a symlink after it was checked') } });
+    expect(existsSync(path.join(outside, 'a', 'b', 'made.txt'))).toBe(false);
+  });
+
+  it('a working folder that is gone fails cleanly', async () => {
+    const o = await startRun('r4', plan(['/bin/true'], [], path.join(dir, 'missing')), log(), 200).done;
+    expect(o.error?.code).toBe('spawn_failed');
+  });
+});
+
+function slot(element: number, start: number, end: number): PathSlot {
+  return { element, start, end };
+}
