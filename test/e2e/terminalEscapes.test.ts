@@ -1,0 +1,132 @@
+// Issue 12, item 8: the sandbox writes escape sequences, bidi overrides and line feeds into what a
+// human reads (an intent, arguments, an operation's name, a queue file's name), against the real
+// daemon and the real command line. Nothing reaches the terminal or the log raw: the human sees the
+// escaped form and the real argv, and no line the sandbox forged.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CLI, TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import type { KeyFile } from '../../shared/protocol/types';
+
+/** What a terminal acts on or what hides or reorders text: C0 (but line feeds), DEL, C1, bidi and other
+ *  invisible format characters, line and paragraph separators. */
+// eslint-disable-next-line no-control-regex -- raw controls are what this looks for
+const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u00ad\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2069\ufeff]/u;
+
+/** Redraws the two lines above, clears them, writes a harmless argv, and reverses what follows. */
+const FORGED = '\x1b[2A\x1b[2K    argv: ["/bin/true"]\x1b[2K\n    intent: all fine\u202e';
+const INTENT = `tidy up${FORGED}`;
+const TARGET = `staging\x1b]0;pwned\x07\u009b2J\u2067`;
+const EVIL_OP = 'evil\x1b[31m\u202e\u2028op';
+const EVIL_FILE = 'bad\x1b[2K\u202e\u0085.json';
+
+let host: TestHost;
+let daemon: DaemonProcess;
+let key: KeyFile;
+
+beforeAll(async () => {
+  host = new TestHost(`version: 1
+operations:
+  - name: deploy
+    description: Deploy (asks a human)
+    command: [/bin/echo, deployed, "{target}"]
+    args:
+      target: {type: string, max_length: 200}
+    scope: write
+`);
+  key = host.createKey('agent-one', 'write');
+  daemon = await host.startDaemon();
+  host.submit(key, 'esc-1', 'deploy', { target: TARGET }, { intent: INTENT });
+  await host.waitResult('esc-1', ['awaiting_approval']);
+  host.submit(key, 'esc-2', EVIL_OP);
+  expect((await host.waitResult('esc-2')).error?.code).toBe('unknown_op');
+  host.writeQueueFile(EVIL_FILE, 'not a request');
+  await eventually('the odd queue entry in the audit log', () => (host.audit('bad_envelope', 'rejected').some((r) => r.message.includes('bad\\u001b')) ? true : undefined));
+});
+
+afterAll(async () => {
+  await host?.cleanup();
+});
+
+function cli(args: string[]): string {
+  const r = host.cli(args);
+  expect(r.status, r.stderr).toBe(0);
+  expect(r.stderr).not.toMatch(RAW);
+  return r.stdout;
+}
+
+describe('what the sandbox wrote, shown to a human', () => {
+  it('approvals list shows the escaped intent and arguments and the real argv, and no line the sandbox forged', () => {
+    const out = cli(['approvals', 'list']);
+    expect(out).not.toMatch(RAW);
+    const lines = out.split('\n');
+    expect(lines.filter((l) => l.startsWith('    argv:'))).toEqual([String.raw`    argv: ["/bin/echo","deployed","staging\u001b]0;pwned\u0007\u009b2J\u2067"]`]);
+    expect(lines.filter((l) => l.startsWith('    intent:'))).toEqual([String.raw`    intent: tidy up\x1b[2A\x1b[2K    argv: ["/bin/true"]\x1b[2K\n    intent: all fine\u202e`]);
+  });
+
+  it('approvals list --json gives a program the very same values, with nothing a terminal acts on', () => {
+    const out = cli(['approvals', 'list', '--json']);
+    expect(out.replaceAll('\n', '')).not.toMatch(RAW);
+    const [p] = JSON.parse(out) as { id: string; approval: { argv: string[]; intent: string } }[];
+    expect(p).toMatchObject({ id: 'esc-1', approval: { argv: ['/bin/echo', 'deployed', TARGET], intent: INTENT } });
+  });
+
+  it('audit shows an unknown operation named with escapes, and a queue file named with them, escaped', () => {
+    const out = cli(['audit', '--limit', '1000']);
+    expect(out).not.toMatch(RAW);
+    expect(out).toContain(String.raw`no operation "evil\x1b[31m\u202e\u2028op"`);
+    expect(out).toContain(String.raw`queue entry "bad\u001b[2K\u202e\x85.json"`);
+    expect(out.split('\n').filter((l) => l.includes('esc-2')).every((l) => /^\d{4}-/.test(l))).toBe(true);
+  });
+
+  it('status, as text and as JSON (which holds the waiting intent), shows nothing raw', () => {
+    const out = cli(['status']);
+    expect(out).not.toMatch(RAW);
+    expect(out).toContain('Approvals: 1 waiting');
+    const json = cli(['status', '--json']);
+    expect(json.replaceAll('\n', '')).not.toMatch(RAW);
+    expect((JSON.parse(json) as { approvals: { approval: { intent: string } }[] }).approvals[0]?.approval.intent).toBe(INTENT);
+  });
+
+  it('the log file and the daemon console hold the escaped names, and nothing raw', async () => {
+    const logFile = path.join(host.home, 'logs', 'dumbwaiter.log');
+    for (const read of [() => readFileSync(logFile, 'utf8'), () => daemon.stderr]) {
+      // The audit log is written first; the log line follows it.
+      const text = await eventually('the queue entry in the log', () => (read().includes('quarantine/') ? read() : undefined));
+      expect(text).not.toMatch(RAW);
+      expect(text).toContain(String.raw`evil\x1b[31m\u202e\u2028op`);
+      expect(text).toContain(String.raw`bad\u001b[2K\u202e\x85.json`);
+    }
+  });
+
+  it('the daemon is alive after all of it and answers a valid request', async () => {
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+    expect(cli(['approvals', 'approve', 'esc-1'])).toContain('Approved esc-1.');
+    const done = await host.waitResult('esc-1', ['succeeded']);
+    expect(done.stdout).toBe(`deployed ${TARGET}\n`);
+  });
+});
+
+describe('the command line and a reader that went away', () => {
+  it('audit into a pipe nobody reads ends quietly (it died of an unhandled EPIPE), and keys create still writes the key', () => {
+    const audit = intoClosedPipe(['audit', '--limit', '1000']);
+    expect(audit.stderr).toBe('');
+    expect(audit.status).toBe(0);
+    const out = path.join(host.root, 'piped.key.json');
+    const create = intoClosedPipe(['keys', 'create', 'piped', '--out', out]);
+    expect(create.stderr).toBe('');
+    expect(create.status).toBe(0);
+    const written = JSON.parse(readFileSync(out, 'utf8')) as KeyFile;
+    expect(host.service((svc) => svc.listKeys()).find((k) => k.key_id === written.key_id)?.name).toBe('piped');
+  });
+});
+
+/** Runs the command line with its stdout on a pipe whose reading end is already closed: its first
+ *  write fails with EPIPE, as under `| head -1` once head has exited, but without a race. */
+function intoClosedPipe(args: string[]): { status: number | null; stderr: string } {
+  const code = 'import os, subprocess, sys\nr, w = os.pipe()\nos.close(r)\np = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE)\nsys.stdout.write(str(p.returncode) + "\\n" + p.stderr.decode())';
+  const r = spawnSync('python3', ['-c', code, process.execPath, CLI, ...args, '--home', host.home, '--spool', host.spool], { encoding: 'utf8', timeout: 60_000 });
+  const [status, ...stderr] = r.stdout.split('\n');
+  return { status: Number(status), stderr: stderr.join('\n') };
+}
