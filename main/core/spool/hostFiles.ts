@@ -1,5 +1,9 @@
-// host.json (the heartbeat) and catalog.json (what this host offers).
+// host.json (the heartbeat) and catalog.json (what this host offers): written by the host, read back
+// for `status` and the app. The sandbox can replace either with anything (a FIFO, a link, a forged or
+// huge file), so they are read as every spool file is (safeRead) and what they say is checked.
+import { z } from 'zod';
 import { writeJsonAtomic } from '../fs/atomicWrite';
+import { isMissing, readSpoolJson } from './safeRead';
 import { argsSchema } from '../allowlist/argsSchema';
 import type { Allowlist } from '../allowlist/types';
 import type { CatalogDoc, HostStatusDoc } from '../../../shared/protocol/types';
@@ -27,4 +31,40 @@ export function catalogOf(allowlist: Allowlist): CatalogDoc {
 
 export function writeCatalog(file: string, allowlist: Allowlist): void {
   writeJsonAtomic(file, catalogOf(allowlist), 0o644);
+}
+
+/** Far more than the host ever writes: anything bigger was not written by it. */
+export const HOST_JSON_MAX_BYTES = 64 * 1024;
+export const CATALOG_JSON_MAX_BYTES = 8 * 1024 * 1024;
+
+/** The last heartbeat in host.json, or why there is none to show (no problem while none was written yet). */
+export function readHeartbeat(file: string): { heartbeat_at: string | null; problem: string | null } {
+  const r = readSpoolJson(file, HOST_JSON_MAX_BYTES);
+  if (!r.ok) return { heartbeat_at: null, problem: isMissing(r) ? null : `host.json ${r.reason}` };
+  const at = (r.value as { heartbeat_at?: unknown } | null)?.heartbeat_at;
+  if (typeof at !== 'string' || Number.isNaN(Date.parse(at))) return { heartbeat_at: null, problem: 'host.json holds no valid heartbeat_at' };
+  return { heartbeat_at: at, problem: null };
+}
+
+const catalogSchema = z.object({
+  v: z.literal(1),
+  updated_at: z.string(),
+  operations: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string(),
+      scope: z.enum(['read', 'write']),
+      approval: z.enum(['never', 'always']),
+      timeout_s: z.number(),
+      args_schema: z.record(z.string(), z.unknown()),
+    }),
+  ),
+});
+
+/** catalog.json as the sandbox sees it, when it is a regular file of the catalog's shape; else null. */
+export function readCatalog(file: string): CatalogDoc | null {
+  const r = readSpoolJson(file, CATALOG_JSON_MAX_BYTES);
+  if (!r.ok) return null;
+  const doc = catalogSchema.safeParse(r.value);
+  return doc.success ? doc.data : null;
 }

@@ -1,7 +1,9 @@
 // Reading a running request's live log (results/<id>.log) for the app. The sandbox can put anything at
-// that name, so it is opened without following links or blocking, and only a plain file is read.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+// that name, so it is opened as every spool file is (safeRead: no link followed, no wait on a FIFO),
+// and only a plain file is read, at most LIVE_LOG_CHUNK bytes of it.
+import { closeSync, readSync } from 'node:fs';
 import { logPath } from './results';
+import { openSpoolFile } from './safeRead';
 
 /** At most this much is returned per call; the app asks again from where it stopped. */
 export const LIVE_LOG_CHUNK = 256 * 1024;
@@ -16,15 +18,10 @@ export interface LiveLogChunk {
 }
 
 export function readLiveLog(resultsDir: string, id: string, from: number): LiveLogChunk {
-  let fd: number;
+  const opened = openSpoolFile(logPath(resultsDir, id));
+  if (!opened.ok) return { text: '', next: from, skipped: 0 };
+  const { fd, st } = opened;
   try {
-    fd = openSync(logPath(resultsDir, id), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return { text: '', next: from, skipped: 0 };
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return { text: '', next: from, skipped: 0 };
     const start = Math.max(Math.min(from, st.size), st.size - LIVE_LOG_CHUNK);
     const buf = Buffer.alloc(st.size - start);
     const n = completeUtf8(buf.subarray(0, buf.length ? readSync(fd, buf, 0, buf.length, start) : 0));
