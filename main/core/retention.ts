@@ -7,9 +7,9 @@ import { CAN_PIN, pinDir, unpin } from './spool/pinned';
 import path from 'node:path';
 import type { Db } from './ledger/db';
 import type { Settings } from './settings';
-import type { SpoolPaths } from './spool/layout';
+import { isHostMadeSpool, type SpoolPaths } from './spool/layout';
 import { FINAL_STATES } from '../../shared/protocol/types';
-import { isInProgressName } from '../../shared/protocol/ids';
+import { isInProgressName, isRequestId } from '../../shared/protocol/ids';
 
 const DAY_MS = 86_400_000;
 /** Leftovers of interrupted atomic writes (the spec's one hour). */
@@ -47,8 +47,9 @@ function removeEntry(dir: string, name: string, depth = 0): void {
   rmdirSync(p);
 }
 
-/** Removes entries of `dir` last changed before `cutoffMs` for which `keep` says no. */
-function reapDir(dir: string, cutoffMs: number, keep: (name: string) => boolean = () => false): number {
+/** Removes entries of `dir` last changed before `cutoffMs` that `ours` says the host named and
+ *  `keep` does not keep. */
+function reapDir(dir: string, cutoffMs: number, ours: (name: string) => boolean, keep: (name: string) => boolean = () => false): number {
   let n = 0;
   let names: string[];
   try {
@@ -58,7 +59,7 @@ function reapDir(dir: string, cutoffMs: number, keep: (name: string) => boolean 
   }
   for (const name of names) {
     try {
-      if (lstatSync(path.join(dir, name)).mtimeMs >= cutoffMs || keep(name)) continue;
+      if (!ours(name) || keep(name) || lstatSync(path.join(dir, name)).mtimeMs >= cutoffMs) continue;
       removeEntry(dir, name);
       n++;
     } catch {
@@ -67,6 +68,15 @@ function reapDir(dir: string, cutoffMs: number, keep: (name: string) => boolean 
   }
   return n;
 }
+
+// The names the host gives what it writes (results.ts, inbox.ts, claim.ts's quarantine): retention
+// removes those and nothing else, so a file someone put there by hand stays.
+/** <id>.json, <id>.log, or a leftover of the host's interrupted atomic write of one. */
+const RESULT_NAME = /^\.?(.+)\.(json|log)(?:\.\d+\.[0-9a-f]+\.tmp)?$/;
+const INBOX_NAME = /^\d{8}T\d{9}Z-[0-9a-f]{8}\.json$/;
+const QUARANTINE_NAME = /^\d{4}-\d{2}-\d{2}T\d{9}Z-[0-9a-f]{6}-./;
+const resultId = (name: string) => (RESULT_NAME.exec(name)?.[1] ?? null);
+const any = () => true;
 
 /** `spool`: the pinned paths, and only after the spool was checked safe. */
 export function reap(spool: SpoolPaths, db: Db, settings: Settings, now = Date.now()): ReapReport {
@@ -78,14 +88,17 @@ export function reap(spool: SpoolPaths, db: Db, settings: Settings, now = Date.n
   const unfinished = new Set(
     (db.prepare(`SELECT id FROM requests WHERE state NOT IN (${finals})`).all() as { id: string }[]).map((r) => r.id),
   );
-  const idOf = (name: string) => name.replace(/\.(json|log)$/, '');
+  // Only in a folder the host made a spool: pointed at someone's folder, it deletes nothing there.
+  const ours = isHostMadeSpool(spool.root);
+  const inSpool = (dir: string, cutoff: number, named: (name: string) => boolean, keep?: (name: string) => boolean) => (ours ? reapDir(dir, cutoff, named, keep) : 0);
 
   const report: ReapReport = {
-    tmp: reapDir(spool.tmp, now - TMP_MAX_AGE_MS),
-    queue_leftovers: reapDir(spool.queue, now - TMP_MAX_AGE_MS, (name) => !isInProgressName(name)),
-    results: reapDir(spool.results, spoolCutoff, (name) => unfinished.has(idOf(name))),
-    inbox: reapDir(spool.inbox, spoolCutoff),
-    quarantine: reapDir(spool.quarantine, spoolCutoff),
+    // tmp/ and queue/ are the sandbox's to write in: what is left there past the hour is a leftover.
+    tmp: inSpool(spool.tmp, now - TMP_MAX_AGE_MS, any),
+    queue_leftovers: inSpool(spool.queue, now - TMP_MAX_AGE_MS, isInProgressName),
+    results: inSpool(spool.results, spoolCutoff, (name) => isRequestId(resultId(name) ?? ''), (name) => unfinished.has(resultId(name)!)),
+    inbox: inSpool(spool.inbox, spoolCutoff, (name) => INBOX_NAME.test(name)),
+    quarantine: inSpool(spool.quarantine, spoolCutoff, (name) => QUARANTINE_NAME.test(name)),
     ledger_requests: db.prepare(`DELETE FROM requests WHERE state IN (${finals}) AND updated_at < ?`).run(ledgerCutoff).changes,
     // A request still in the ledger (an old uncertain one, say) keeps its history.
     audit: db

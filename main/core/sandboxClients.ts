@@ -6,7 +6,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from './fs/atomicWrite';
-import type { SpoolPaths } from './spool/layout';
+import { isHostMadeSpool, type SpoolPaths } from './spool/layout';
+import { UserError } from './errors';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLIENT_DIR = path.join(ROOT, 'shared', 'client');
@@ -42,6 +43,8 @@ export function dwBundle(): string {
 }
 
 export function placeSandboxClients(spool: SpoolPaths): void {
+  // bin/ of a folder the host did not make a spool may be someone's own: never overwritten.
+  if (!isHostMadeSpool(spool.root)) throw new UserError(`${spool.root} was not made a spool by Dumbwaiter: its bin/ is left alone`);
   writeFileAtomic(path.join(spool.bin, 'dw.cjs'), readFileSync(dwBundle()), 0o755);
   writeFileAtomic(path.join(spool.bin, 'dw.py'), readFileSync(PACKAGED ? path.join(path.dirname(BUNDLE), 'dw.py') : path.join(CLIENT_DIR, 'dw.py')), 0o755);
 }

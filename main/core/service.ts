@@ -224,8 +224,12 @@ export class HostService {
     }
   }
 
-  /** Makes `dir` the spool from the host's next start: created (or completed) safely, clients placed in it. */
+  /**
+   * The one way to move the spool: makes `dir` (absolute) the spool from the host's next start,
+   * created safely with its clients in it; refused for a folder holding files the host did not write.
+   */
   useSpool(dir: string, actor: string): { path: string; ok: boolean; message: string } {
+    if (!path.isAbsolute(dir)) throw new UserError(`${dir} is a relative path: give the spool folder's full path`);
     const abs = path.resolve(dir);
     initHome(this.home.root, abs, abs);
     this.settings = this.getSettings();

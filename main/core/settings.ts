@@ -1,6 +1,7 @@
 // The host's settings: one validated JSON file in the home, read by the daemon and written by the CLI/app.
 import { existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic } from './fs/atomicWrite';
 import { UserError } from './errors';
@@ -29,7 +30,8 @@ export const ceilingSchema = z
 export type Ceiling = z.infer<typeof ceilingSchema>;
 
 export const settingsSchema = z.strictObject({
-  spool: z.string().min(1).nullable().default(null),
+  /** An absolute path: a relative one would mean a different folder for each process's working folder. */
+  spool: z.string().min(1).refine((p) => path.isAbsolute(p), 'the spool must be an absolute path').nullable().default(null),
   host_id: z.string().min(1).default(() => randomUUID()),
   /** Requests older than this when claimed, or when about to start, expire. */
   max_request_age_s: z.number().int().min(60).max(30 * 86400).default(86400),
@@ -82,8 +84,9 @@ export function writeSettings(file: string, settings: Settings): void {
   writeJsonAtomic(file, settingsSchema.parse(settings));
 }
 
-/** Settings a user may change with `config set` (the host's identity stays fixed). */
-export const SETTABLE = Object.keys(settingsSchema.shape).filter((k) => k !== 'host_id');
+/** Settings a user may change with `config set` (the host's identity stays fixed; the spool moves only
+ *  through HostService.useSpool, which checks the folder and, from the app, asks the person). */
+export const SETTABLE = Object.keys(settingsSchema.shape).filter((k) => k !== 'host_id' && k !== 'spool');
 
 /** Parses a command-line value: JSON when it is JSON (numbers, booleans, arrays), else the text itself. */
 export function parseSettingValue(text: string): unknown {
@@ -96,6 +99,9 @@ export function parseSettingValue(text: string): unknown {
 
 /** A copy of `current` with one setting changed, validated as a whole. Throws a UserError saying why not. */
 export function withSetting(current: Settings, name: string, value: unknown): Settings {
+  if (name === 'spool') {
+    throw new UserError('the spool folder is not changed like other settings: choose it under Settings > Spool folder, or run `dumbwaiter config set spool DIR` (both take only a new or empty folder)');
+  }
   if (!SETTABLE.includes(name)) throw new UserError(`unknown setting "${name}" (settable: ${SETTABLE.join(', ')})`);
   const parsed = settingsSchema.safeParse({ ...current, [name]: value });
   if (!parsed.success) throw new UserError(`invalid value for ${name}:\n${z.prettifyError(parsed.error)}`);

@@ -1,11 +1,12 @@
 // `dumbwaiter init`: the home (private) and the spool (shared), both created safely and idempotently.
-import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { homePaths, type HomePaths } from './home';
 import { createSpool, type SpoolPaths } from './spool/layout';
 import { readSettings, writeSettings, type Settings } from './settings';
 import { openLedger } from './ledger/db';
 import { writeFileAtomic } from './fs/atomicWrite';
+import { chmodPrivateDir, mkdirPrivate } from './fs/privateDir';
 import { EXAMPLE_ALLOWLIST } from './allowlist/example';
 import { UserError } from './errors';
 import { isInside } from './allowlist/pathArg';
@@ -18,24 +19,24 @@ export interface InitResult {
   created: string[];
 }
 
-function ensurePrivateDir(dir: string, created: string[]): void {
+/** A folder of the home: created private, or checked to be ours and made private (it holds key secrets). */
+function ensureHomeDir(dir: string, created: string[]): void {
   if (!existsSync(dir)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    chmodSync(dir, 0o700);
+    mkdirPrivate(dir, true);
     created.push(dir);
     return;
   }
   const st = lstatSync(dir);
   if (!st.isDirectory()) throw new UserError(`${dir} exists and is not a folder`);
-  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new UserError(`${dir} is not owned by you`);
-  if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) chmodSync(dir, 0o700); // holds key secrets
+  if ((st.mode & 0o077) !== 0) chmodPrivateDir(dir); // checks the owner too
+  else if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new UserError(`${dir} is not owned by you`);
 }
 
 export function initHome(homeDir: string, spoolFlag: string | undefined, defaultSpool: string): InitResult {
   const home = homePaths(path.resolve(homeDir));
   const created: string[] = [];
-  ensurePrivateDir(home.root, created);
-  ensurePrivateDir(home.logs, created);
+  ensureHomeDir(home.root, created);
+  ensureHomeDir(home.logs, created);
 
   const settings = readSettings(home.settings);
   const spoolDir = path.resolve(spoolFlag ?? settings.spool ?? defaultSpool);

@@ -1,7 +1,7 @@
 // IPC registration: the contract's handlers (Electron-free, in the core) bound to ipcMain, and the
 // contract's events sent to our own windows.
 import { BrowserWindow, dialog, ipcMain } from 'electron';
-import { bindIpc, trustOrigin } from '../core/ipc/bind';
+import { bindIpc, trustWindows, type WindowRole } from '../core/ipc/bind';
 import { createIpcHandlers, type AppEdges } from '../core/ipc/handlers';
 import type { HostService } from '../core/service';
 import { scopedLogger } from '../core/log';
@@ -31,8 +31,9 @@ const edges: AppEdges = {
   },
 };
 
-export function setupIpc(svc: HostService): void {
-  bindIpc(ipcMain, createIpcHandlers(svc, 'app', edges), trustOrigin(APP_ORIGIN), scopedLogger('ipc'));
+/** `windows`: which of our windows a web contents is, to give each its own channels. */
+export function setupIpc(svc: HostService, windows: { roleOf(webContentsId: number): WindowRole | null }): void {
+  bindIpc(ipcMain, createIpcHandlers(svc, 'app', edges), trustWindows(APP_ORIGIN, (id) => windows.roleOf(id)), scopedLogger('ipc'));
 }
 
 export function sendEvent<E extends EventName>(windows: BrowserWindow[], event: E, payload: IpcEvents[E]): void {

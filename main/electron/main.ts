@@ -57,8 +57,8 @@ async function start(): Promise<void> {
   if (sealed) svc.audit.record({ kind: 'keys_sealed', actor: 'app', message: `${sealed} key secrets sealed with the OS keychain` });
   if (warning) log.warn(warning);
 
-  setupIpc(svc);
   const windows = new Windows({ preload: path.join(__dirname, '..', 'preload', 'index.cjs') });
+  setupIpc(svc, windows);
   const iconsDir = app.isPackaged ? path.join(process.resourcesPath, 'tray') : path.join(app.getAppPath(), 'build', 'icons', 'tray');
   const decide = (fn: () => unknown) => {
     try {

@@ -1,5 +1,6 @@
 // Electron hardening for every web contents: navigation and new windows blocked, permission requests
-// denied, external links opened only for our own docs, and the IPC origin the preload may call from.
+// denied, external links opened only for our own docs, and the IPC origin the preload may call from;
+// the approval window pinned to its one page.
 import { app, session, shell, type WebContents } from 'electron';
 import { scopedLogger } from '../core/log';
 import { isAppUrl } from '../core/ipc/bind';
@@ -19,6 +20,19 @@ function harden(contents: WebContents): void {
     if (DOCS_URL.test(url)) void shell.openExternal(url);
     else log.warn(`blocked a new window for ${url}`);
     return { action: 'deny' };
+  });
+}
+
+/** For a window that shows one page only (the approval window): every navigation is blocked, within
+ *  our origin too, so its page cannot become another page of the app. */
+export function pinToPage(contents: WebContents): void {
+  contents.on('will-navigate', (event) => {
+    event.preventDefault();
+    log.warn(`blocked a pinned window's navigation to ${event.url}`);
+  });
+  contents.on('will-redirect', (event) => {
+    event.preventDefault();
+    log.warn(`blocked a pinned window's redirect to ${event.url}`);
   });
 }
 

@@ -3,6 +3,8 @@
 import { BrowserWindow, screen } from 'electron';
 import { APP_ORIGIN } from './constants';
 import { eventChannel } from '../../preload/api';
+import type { WindowRole } from '../core/ipc/bind';
+import { pinToPage } from './security';
 
 export interface WindowPaths {
   preload: string;
@@ -34,6 +36,14 @@ export class Windows {
 
   all(): BrowserWindow[] {
     return [this.main, this.approval].filter((w): w is BrowserWindow => w !== null && !w.isDestroyed());
+  }
+
+  /** Which of our windows sent an IPC call (by its web contents): what decides its channels. */
+  roleOf(webContentsId: number): WindowRole | null {
+    const is = (w: BrowserWindow | null) => w !== null && !w.isDestroyed() && w.webContents.id === webContentsId;
+    if (is(this.main)) return 'main';
+    if (is(this.approval)) return 'approval';
+    return null;
   }
 
   showMain(route = ''): void {
@@ -84,6 +94,7 @@ export class Windows {
       title: 'Approve a request?',
     });
     this.approval.on('closed', () => (this.approval = null));
+    pinToPage(this.approval.webContents); // its channels follow the window, and it shows only its page
     void this.approval.loadURL(`${APP_ORIGIN}/approval.html#${encodeURIComponent(id)}`);
     this.approval.once('ready-to-show', () => (chosen ? this.approval?.show() : this.approval?.showInactive()));
   }

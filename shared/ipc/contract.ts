@@ -27,6 +27,9 @@ const folder = z.string().min(1).max(4096);
 /** An operation tried from the editor: the editor's text (maybe unsaved) and sample arguments. */
 const tryOut = z.strictObject({ text: z.string().max(1_000_000), op: opName, args: z.record(z.string(), z.unknown()) });
 
+/** A key just made: shown once. */
+type NewKey = { key: V.KeyView; keyFile: KeyFile; pasteLines: string };
+
 export const ipcContract = {
   'status.get': channel<V.StatusView>()(none),
   'approvals.list': channel<V.PendingApprovalView[]>()(none),
@@ -43,7 +46,8 @@ export const ipcContract = {
   'allowlist.dryRun': channel<V.DryRunView>()(tryOut),
   'catalog.get': channel<CatalogDoc | null>()(none),
   'keys.list': channel<V.KeyView[]>()(none),
-  'keys.create': channel<{ key: V.KeyView; keyFile: KeyFile; pasteLines: string }>()(
+  /** keys.create and keys.rotate: null when the person said no to the native question. */
+  'keys.create': channel<NewKey | null>()(
     z.strictObject({
       name: z.string().min(1).max(100),
       scope: z.enum(['read', 'write']),
@@ -51,7 +55,7 @@ export const ipcContract = {
     }),
   ),
   'keys.revoke': channel<{ changed: boolean }>()(z.strictObject({ keyId })),
-  'keys.rotate': channel<{ key: V.KeyView; keyFile: KeyFile; pasteLines: string }>()(z.strictObject({ keyId })),
+  'keys.rotate': channel<NewKey | null>()(z.strictObject({ keyId })),
   /** Saves a new key's file where the user chooses (the OS's save dialog), readable by the user only. */
   'keys.saveFile': channel<{ saved: boolean; path: string | null }>()(
     z.strictObject({

@@ -48,7 +48,8 @@ export interface AllowlistCheck {
   problems: { line: number | null; field: string; message: string }[];
 }
 
-export type AllowlistSaved = { saved: true; hash: string } | { saved: false; reason: 'invalid' | 'changed_outside'; check: AllowlistCheck; hash: string };
+/** `cancelled`: the person said no to the native question showing the commands the save adds or changes. */
+export type AllowlistSaved = { saved: true; hash: string } | { saved: false; reason: 'invalid' | 'changed_outside' | 'cancelled'; check: AllowlistCheck; hash: string };
 
 export interface KeyView {
   key_id: string;

@@ -674,11 +674,13 @@ const commands = {
   /** A page asks for a permission: whether it is granted. */
   'session.permission': ({ id, permission, url }) =>
     new Promise((resolve) => defaultSession.permissionRequestHandler(windowOf(id).webContents, permission, (ok) => resolve(ok), { requestingUrl: url })),
-  /** A page calls ipcRenderer.invoke from a frame at `url`. */
-  'ipc.invoke': async ({ channel, url, args = [] }) => {
+  /** A page calls ipcRenderer.invoke from a frame at `url`, in the window `id` (none: a web contents
+   *  that is no window of the app's). */
+  'ipc.invoke': async ({ channel, url, id, args = [] }) => {
     const h = ipcHandlers.get(channel);
     if (!h) throw new Error(`No handler registered for '${channel}'`);
-    return h(new FakeEvent({ senderFrame: { url }, processId: 1, frameId: 1 }), ...args);
+    const sender = id === undefined ? { id: 1_000_000 } : windowOf(id).webContents;
+    return h(new FakeEvent({ sender, senderFrame: { url }, processId: 1, frameId: 1 }), ...args);
   },
   /** A page loads a URL of a scheme the app handles. */
   'protocol.request': async ({ url }) => {

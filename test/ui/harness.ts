@@ -11,7 +11,7 @@ import { vi } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildRenderer } from '../../scripts/build-app';
 import { CSP } from '../../main/electron/constants';
-import { bindIpc, trustOrigin, type IpcEventLike } from '../../main/core/ipc/bind';
+import { bindIpc, trustWindows, type IpcEventLike, type WindowRole } from '../../main/core/ipc/bind';
 import { createIpcHandlers } from '../../main/core/ipc/handlers';
 import { HostService } from '../../main/core/service';
 import { StatusFeed } from '../../main/core/app/statusFeed';
@@ -77,6 +77,8 @@ export class Ui {
   confirmAnswer = true;
   readonly confirmations: { title: string; message: string; detail: string }[] = [];
   daemon: DaemonProcess | null = null;
+  /** Which of the app's windows the page is (by the page open() loaded): its IPC channels follow it. */
+  private window: WindowRole = 'main';
   private feedTimer: NodeJS.Timeout | null = null;
 
   private constructor(
@@ -129,11 +131,13 @@ export class Ui {
       pickSavePath: async () => this.savePath,
       confirm: async ({ title, message, detail }) => (this.confirmations.push({ title, message, detail }), this.confirmAnswer),
     });
-    bindIpc({ handle: (c, l) => void channels.set(c, l) }, handlers, trustOrigin(origin), scopedLogger('ui-test'));
+    // The page plays the window open() last loaded it as: each window has its web contents id.
+    const ids: Record<WindowRole, number> = { main: 1, approval: 2 };
+    bindIpc({ handle: (c, l) => void channels.set(c, l) }, handlers, trustWindows(origin, (id) => (id === ids.main ? 'main' : id === ids.approval ? 'approval' : null)), scopedLogger('ui-test'));
     await page.exposeFunction('__dwInvoke', async (channel: string, arg: unknown) => {
       const handler = channels.get(channel);
       if (!handler) throw new Error(`No handler registered for '${channel}'`);
-      return handler({ senderFrame: { url: page.url() } }, ...(arg === undefined ? [] : [arg]));
+      return handler({ sender: { id: ids[this.window] }, senderFrame: { url: page.url() } }, ...(arg === undefined ? [] : [arg]));
     });
     await page.addInitScript({ path: path.join(dir, 'test-preload.js') });
 
@@ -162,6 +166,7 @@ export class Ui {
     // Always a fresh page load, like a new window: going to the same page with another hash would
     // keep the previous test's state.
     if (this.page.url().split('#')[0] === url.split('#')[0]) await this.page.goto('about:blank');
+    this.window = pageFile === 'approval.html' ? 'approval' : 'main';
     await this.page.goto(url);
     await this.page.waitForSelector('#root > *');
     // The main window has started once it shows the host's state (its shortcuts are on from then).

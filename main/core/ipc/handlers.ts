@@ -5,6 +5,11 @@ import type { RunPlan } from '../allowlist/plan';
 import { keyFileOf } from '../keys/keyStore';
 import { approvalOf } from '../ledger/requests';
 import type { HostService } from '../service';
+import { withSetting, type Ceiling } from '../settings';
+import { spoolRefusal } from '../spool/layout';
+import { UserError } from '../errors';
+import { allowlistChanges, describeChanges, widensWhatRuns } from './allowlistChanges';
+import { visible, visibleJson } from '../../../shared/text/visible';
 
 /** What only the desktop app can do (the OS's dialogs); absent headless and in tests of the core. */
 export interface AppEdges {
@@ -12,8 +17,9 @@ export interface AppEdges {
   /** Where to save a file (the OS's save dialog); null when cancelled. */
   pickSavePath(title: string, defaultName: string): Promise<string | null>;
   /**
-   * A native question, answered by the person and not by the page: for calls that act at once on the
-   * machine (a dry run runs a command), so a page gone wrong cannot do them by itself.
+   * A native question, answered by the person and not by the page: for every call that changes what
+   * runs (the allowlist, a dry run, a grant, a loosened ceiling), who may call (keys) or where the
+   * spool lives, so that a page gone wrong cannot do any of them by itself.
    */
   confirm(q: { title: string; message: string; detail: string; confirmLabel: string }): Promise<boolean>;
 }
@@ -28,7 +34,25 @@ export function statusView(svc: HostService): StatusView {
   return { ...rest, daemon: { running: daemon.running, heartbeat_at: daemon.heartbeat_at } };
 }
 
+type Question = Parameters<AppEdges['confirm']>[0];
+
+/** Why a call that needs the person's native answer is refused where there is no one to ask. */
+export const NO_QUESTION = 'refused: this needs a confirmation in a dialog of the desktop app, and none can be shown here';
+
+const argvText = (argv: string[]) => visibleJson(argv.map((a) => JSON.stringify(a)).join(' '));
+
+/** The ceilings a new list drops or changes, by name (adding one only limits more). */
+function loosenedCeilings(before: Ceiling[], after: Ceiling[]): string[] {
+  const next = new Map(after.map((c) => [c.name, JSON.stringify(c)]));
+  return before.filter((c) => next.get(c.name) !== JSON.stringify(c)).map((c) => (next.has(c.name) ? `${c.name} (changed)` : `${c.name} (removed)`));
+}
+
 export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdges | null = null): IpcHandlers {
+  /** The person's answer; with no desktop edge (headless, or a wiring bug) the call fails closed. */
+  const confirmed = async (q: Question): Promise<boolean> => {
+    if (typeof edges?.confirm !== 'function') throw new UserError(NO_QUESTION);
+    return (await edges.confirm(q)) === true;
+  };
   const keyResult = (key: ReturnType<HostService['createKey']>) => {
     const { secret: _secret, ...view } = key;
     return { key: { ...view, requests: 0 }, keyFile: keyFileOf(key), pasteLines: svc.pasteLines('/path/where/you/saved/the/key.json') };
@@ -36,7 +60,19 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
   return {
     'status.get': () => statusView(svc),
     'approvals.list': () => svc.pendingApprovals(),
-    'approvals.approve': ({ id, forSeconds }) => {
+    'approvals.approve': async ({ id, forSeconds }) => {
+      // One approval decides the request on the card; a grant also lets later calls run unseen, for
+      // up to a day, after the page that asked is gone: that the person confirms natively.
+      if (forSeconds !== undefined) {
+        const p = svc.pendingApprovals().find((x) => x.id === id);
+        const yes = await confirmed({
+          title: 'Approve for a while',
+          message: `Let ${p ? `key ${visible(p.approval.key_name)} call ${p.op}` : 'this key call this operation'} without asking, for ${forSeconds < 120 ? `${forSeconds} seconds` : `${Math.round(forSeconds / 60)} minutes`}?`,
+          detail: `${p ? `${argvText(p.approval.argv)}\nin ${visible(p.approval.cwd)}\n\n` : ''}Until then, its requests of this operation run without an approval card (revoke the grant under Approvals).`,
+          confirmLabel: 'Approve for a while',
+        });
+        if (!yes) throw new UserError('Not approved: cancelled.');
+      }
       const r = svc.approve(id, actor, forSeconds);
       return { state: r.row.state, grant_id: r.grant?.id ?? null, also_approved: r.alsoApproved.map((x) => x.id) };
     },
@@ -48,7 +84,22 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       return { path, text, hash, check };
     },
     'allowlist.validate': ({ text }) => svc.validateAllowlist(text),
-    'allowlist.save': ({ text, baseHash }) => svc.saveAllowlist(text, baseHash, actor),
+    'allowlist.save': async ({ text, baseHash }) => {
+      const current = svc.readAllowlist();
+      const changes = allowlistChanges(current.text, text, current.path);
+      // Nothing to ask when it is refused anyway (invalid, or changed outside), or nothing more may run.
+      if (current.hash === baseHash && svc.validateAllowlist(text).ok && widensWhatRuns(changes)) {
+        const n = changes.added.length + changes.changed.length;
+        const yes = await confirmed({
+          title: 'Save the allowlist',
+          message: `Let the sandbox run ${n === 1 ? 'this command' : `these ${n} commands`}?`,
+          detail: `${describeChanges(changes)}\n\nSaved to ${current.path}; the host uses it within a second.`,
+          confirmLabel: 'Save',
+        });
+        if (!yes) return { saved: false, reason: 'cancelled', check: svc.validateAllowlist(text), hash: current.hash };
+      }
+      return svc.saveAllowlist(text, baseHash, actor);
+    },
     'allowlist.preview': ({ text, op, args }) => {
       const r = svc.previewOperation(text, op, args);
       return r.ok ? { ok: true, plan: planView(r.plan) } : r;
@@ -57,13 +108,13 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       const preview = svc.previewOperation(text, op, args);
       if (!preview.ok) return preview;
       const { argv, cwd } = preview.plan;
-      const yes = await edges?.confirm({
+      const yes = await confirmed({
         title: 'Dry run',
         message: `Run ${op} now, on this computer?`,
-        detail: `${argv.map((a) => JSON.stringify(a)).join(' ')}\nin ${cwd}\n\nIt runs once, right now, without approval.`,
+        detail: `${argvText(argv)}\nin ${visible(cwd)}\n\nIt runs once, right now, without approval.`,
         confirmLabel: 'Run it',
       });
-      if (yes === false) return { ok: false, message: 'Not run: cancelled.', cancelled: true };
+      if (!yes) return { ok: false, message: 'Not run: cancelled.', cancelled: true };
       const r = await svc.dryRunOperation(text, op, args, actor);
       if (!r.ok) return r;
       const { exit_code, signal, stdout, stderr, duration_ms, error } = r.run;
@@ -71,9 +122,25 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     },
     'catalog.get': () => svc.catalog(),
     'keys.list': () => svc.listKeys(),
-    'keys.create': ({ name, scope, ops }) => keyResult(svc.createKey(name, scope, ops, actor)),
+    'keys.create': async ({ name, scope, ops }) => {
+      const yes = await confirmed({
+        title: 'New key',
+        message: `Create a ${scope} key "${visible(name)}"?`,
+        detail: `Whoever holds its key file may call ${ops ? `these operations: ${ops.join(', ')}` : `every operation of scope ${scope === 'write' ? 'read or write' : 'read'}`} (those that ask for approval still ask).`,
+        confirmLabel: 'Create key',
+      });
+      return yes ? keyResult(svc.createKey(name, scope, ops, actor)) : null;
+    },
     'keys.revoke': ({ keyId }) => ({ changed: svc.revokeKey(keyId, actor) }),
-    'keys.rotate': ({ keyId }) => keyResult(svc.rotateKey(keyId, actor)),
+    'keys.rotate': async ({ keyId }) => {
+      const yes = await confirmed({
+        title: 'Rotate key',
+        message: `Replace key ${keyId} with a new one?`,
+        detail: 'The old key is revoked at once; the new key may call what the old one could.',
+        confirmLabel: 'Rotate key',
+      });
+      return yes ? keyResult(svc.rotateKey(keyId, actor)) : null;
+    },
     'keys.saveFile': async ({ keyFile, fileName }) => {
       const file = await edges?.pickSavePath('Save the key file', fileName);
       if (!file) return { saved: false, path: null };
@@ -81,7 +148,23 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       return { saved: true, path: file };
     },
     'settings.get': () => svc.getSettings(),
-    'settings.set': ({ name, value }) => svc.setSetting(name, value, actor),
+    'settings.set': async ({ name, value }) => {
+      // Dropping or raising a spend ceiling lets more run without a human: asked. (The spool is
+      // refused here by the service: it moves only through spool.use.)
+      if (name === 'ceilings') {
+        const before = svc.getSettings();
+        const loosened = loosenedCeilings(before.ceilings, withSetting(before, name, value).ceilings); // throws when invalid
+        if (loosened.length && !(await confirmed({
+          title: 'Spend ceilings',
+          message: `Remove or change ${loosened.length === 1 ? 'a spend ceiling' : `${loosened.length} spend ceilings`}?`,
+          detail: `${loosened.join('\n')}\n\nRequests they stopped or sent to you for approval may then run.`,
+          confirmLabel: 'Change ceilings',
+        }))) {
+          throw new UserError('Not changed: cancelled.');
+        }
+      }
+      return svc.setSetting(name, value, actor);
+    },
     'spend.get': () => svc.status().spend,
     'audit.search': (q) => svc.searchAudit(q),
     'requests.list': (f) => svc.requests.list(f),
@@ -120,13 +203,16 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'inbox.send': ({ text }) => svc.sendNotice(text, actor),
     'spool.check': ({ path }) => svc.checkSpoolFolder(path),
     'spool.use': async ({ path }) => {
-      const yes = await edges?.confirm({
+      // A folder that cannot be the spool is refused before the question, and nothing in it is touched.
+      const refused = spoolRefusal(path);
+      if (refused) throw new UserError(refused);
+      const yes = await confirmed({
         title: 'Spool folder',
         message: 'Use this folder as the spool from the next start?',
         detail: `${path}\n\nDumbwaiter creates or completes it, private to you, and puts the sandbox's clients in it.`,
         confirmLabel: 'Use this folder',
       });
-      return yes === false ? null : svc.useSpool(path, actor);
+      return yes ? svc.useSpool(path, actor) : null;
     },
     'dialog.pickFolder': ({ title, defaultPath }) => edges?.pickFolder(title, defaultPath) ?? null,
   };

@@ -1,7 +1,11 @@
 // The spool folder: creation with safe permissions, and the safety check made at start and before each scan.
-import { chmodSync, lstatSync, mkdirSync, type Stats } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, type Stats } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { UserError } from '../errors';
+import { mkdirPrivate } from '../fs/privateDir';
+import { writeFileAtomic } from '../fs/atomicWrite';
+import { isInside } from '../allowlist/pathArg';
 
 export const SPOOL_DIRS = ['tmp', 'queue', 'claimed', 'results', 'inbox', 'quarantine', 'bin'] as const;
 export type SpoolDir = (typeof SPOOL_DIRS)[number];
@@ -75,27 +79,69 @@ export function checkSpool(root: string): SpoolPaths {
 /** A host-owned folder inside the spool: created 0700, or checked like the spool's own folders. */
 export function ensurePrivateDir(dir: string): void {
   const st = lstatOrNull(dir);
-  if (!st) {
-    mkdirSync(dir, { mode: 0o700 });
-    chmodSync(dir, 0o700);
-    return;
-  }
+  if (!st) return mkdirPrivate(dir);
   const why = unsafeReason(dir, st);
   if (why) throw new UserError(`unsafe spool: ${why}`);
 }
 
-/** Creates the spool (0700) and its folders; harmless when they exist and are safe. */
-export function createSpool(root: string): SpoolPaths {
-  const paths = spoolPaths(root);
+/** Written by the host into every spool it creates: only such a folder is ever treated as a spool. */
+export const SPOOL_MARKER = '.dumbwaiter-spool';
+/** Everything the host itself puts at a spool's top level. */
+const HOST_ENTRIES = new Set<string>([...SPOOL_DIRS, SPOOL_MARKER, 'host.json', 'catalog.json']);
+const HOST_CLIENTS = new Set(['dw.cjs', 'dw.py']);
+
+/** Whether every entry of `dir` is one of `names`, or a leftover of the host's atomic write of one. */
+function holdsOnly(dir: string, names: Set<string>): boolean {
+  return readdirSync(dir).every((n) => names.has(n) || names.has(n.replace(/^\.(.+)\.\d+\.[0-9a-f]+\.tmp$/, '$1')));
+}
+
+/** A spool made by an earlier version (before the marker): all of the host's folders, its clients in
+ *  bin/, and nothing else. Any other entry means someone else's folder. */
+function isLegacySpool(root: string): boolean {
+  return SPOOL_DIRS.every((d) => lstatOrNull(path.join(root, d))?.isDirectory()) && holdsOnly(root, HOST_ENTRIES) && holdsOnly(path.join(root, 'bin'), HOST_CLIENTS);
+}
+
+/** Whether the host made `root` a spool (its marker, or an earlier version's layout): only then does
+ *  it write its clients into bin/ or delete anything there. */
+export function isHostMadeSpool(root: string): boolean {
+  try {
+    return lstatOrNull(path.join(root, SPOOL_MARKER))?.isFile() === true || isLegacySpool(root);
+  } catch {
+    return false;
+  }
+}
+
+/** Why `root` cannot become a spool, or null when it can: it must be absolute, neither the root of the
+ *  file system nor a folder holding the home, and either missing, empty or already a spool the host
+ *  made (never one holding files the host did not write: it places its clients in bin/ and retention
+ *  deletes in tmp/, queue/, results/...). Looks only: nothing is created or changed. */
+export function spoolRefusal(root: string): string | null {
+  const again = 'Choose a new or empty folder, e.g. ~/Dumbwaiter/spool.';
+  if (!path.isAbsolute(root)) return `${root} is a relative path: give the spool folder's full path.`;
+  if (path.parse(root).root === root) return `refusing to use ${root}, the root of the file system, as the spool. ${again}`;
+  const home = os.homedir();
+  if (isInside(root, home)) return `refusing to use ${root}, ${root === path.resolve(home) ? 'your home folder' : `a folder holding your home folder (${home})`}, as the spool. ${again}`;
   const st = lstatOrNull(root);
-  if (st) {
-    const why = unsafeReason(root, st);
-    if (why) throw new UserError(`refusing to use this spool: ${why}`);
-  } else {
+  if (!st) return null;
+  const why = unsafeReason(root, st);
+  if (why) return `refusing to use this spool: ${why}`;
+  if (readdirSync(root).length > 0 && !isHostMadeSpool(root)) {
+    return `refusing to use ${root} as the spool: it holds files Dumbwaiter did not create, and the host writes and deletes files in its spool. ${again}`;
+  }
+  return null;
+}
+
+/** Creates the spool (0700), its folders and its marker, where spoolRefusal allows it. */
+export function createSpool(root: string): SpoolPaths {
+  const refused = spoolRefusal(root);
+  if (refused) throw new UserError(refused);
+  const paths = spoolPaths(root);
+  if (!lstatOrNull(root)) {
     mkdirSync(path.dirname(root), { recursive: true });
-    mkdirSync(root, { mode: 0o700 });
-    chmodSync(root, 0o700); // mkdir's mode is filtered by the umask
+    mkdirPrivate(root);
   }
   for (const d of SPOOL_DIRS) ensurePrivateDir(paths[d]);
+  const marker = path.join(root, SPOOL_MARKER);
+  if (!lstatOrNull(marker)) writeFileAtomic(marker, 'A Dumbwaiter spool: the host created this folder and owns what is in it.\n', 0o644);
   return paths;
 }

@@ -219,6 +219,8 @@ export async function save(): Promise<void> {
     if (r.saved) {
       set({ baseText: text, baseHash: r.hash, outside: null });
       toast('Allowlist saved: the host uses it within a second');
+    } else if (r.reason === 'cancelled') {
+      toast('Not saved: cancelled in the confirmation dialog');
     } else if (r.reason === 'invalid') {
       setCheck(text, r.check);
       toast(`Not saved: the allowlist has ${r.check.problems.length === 1 ? 'a problem' : `${r.check.problems.length} problems`}`, 'error');

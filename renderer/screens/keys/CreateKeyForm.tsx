@@ -44,7 +44,9 @@ export function CreateKeyForm({ onCreated, onCancel }: { onCreated: (k: NewKey) 
     setFailure(null);
     try {
       const r = await api.keys.create({ name: name.trim(), scope, ops: limit ? ops.filter((o) => chosen.has(o)) : null });
-      onCreated(r);
+      // null: the person said no in the native dialog the app asks in; the form stays as it was.
+      if (r) onCreated(r);
+      else setFailure('Not created: you cancelled in the confirmation dialog.');
     } catch (e) {
       setFailure(errorText(e));
     } finally {

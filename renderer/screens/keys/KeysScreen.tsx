@@ -35,6 +35,7 @@ export function KeysScreen() {
     setBusy(k.key_id);
     try {
       const r = await api.keys.rotate({ keyId: k.key_id });
+      if (!r) return toast(`Key ${k.key_id} not rotated: cancelled`);
       setCreating(false);
       setFresh({ ...r, rotatedFrom: k.key_id });
       toast(`Key ${k.key_id} rotated: ${r.key.key_id} replaces it`);

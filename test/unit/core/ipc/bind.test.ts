@@ -2,19 +2,26 @@
 // validation) on a stand-in ipcMain, the handlers on a real host service (temporary home, real SQLite),
 // and the preload's API built from the contract over a transport to them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHANNEL_NAMES, EVENT_NAMES, IPC_PREFIX, ipcContract } from '../../../../shared/ipc/contract';
-import { bindIpc, trustOrigin, type IpcEventLike } from '../../../../main/core/ipc/bind';
-import { createIpcHandlers } from '../../../../main/core/ipc/handlers';
+import { bindIpc, trustWindows, type IpcEventLike } from '../../../../main/core/ipc/bind';
+import { createIpcHandlers, type AppEdges } from '../../../../main/core/ipc/handlers';
 import { createApi, eventChannel, type DumbwaiterApi } from '../../../../preload/api';
 import { HostService } from '../../../../main/core/service';
 import { initHome } from '../../../../main/core/setup';
 import { scopedLogger } from '../../../../main/core/log';
 
 const ORIGIN = 'app://dumbwaiter';
-const OURS: IpcEventLike = { senderFrame: { url: `${ORIGIN}/index.html` } };
+/** Web contents ids of the app's two windows, as the Electron layer tells them apart. */
+const MAIN = 1;
+const APPROVAL = 2;
+const roleOf = (id: number) => (id === MAIN ? 'main' : id === APPROVAL ? 'approval' : null);
+const OURS: IpcEventLike = { sender: { id: MAIN }, senderFrame: { url: `${ORIGIN}/index.html` } };
+
+/** The desktop's dialogs, standing in for a person who says yes to every question. */
+const yesToAll: AppEdges = { pickFolder: async () => null, pickSavePath: async () => null, confirm: async () => true };
 
 let dir: string;
 let svc: HostService;
@@ -29,7 +36,7 @@ beforeAll(() => {
   svc = new HostService(path.join(dir, 'home'));
   registered = new Map();
   const log = { ...scopedLogger('ipc-test'), warn: (...m: unknown[]) => void warnings.push(m.join(' ')) } as ReturnType<typeof scopedLogger>;
-  bindIpc({ handle: (channel, listener) => void registered.set(channel, listener) }, createIpcHandlers(svc, 'app'), trustOrigin(ORIGIN), log);
+  bindIpc({ handle: (channel, listener) => void registered.set(channel, listener) }, createIpcHandlers(svc, 'app', yesToAll), trustWindows(ORIGIN, roleOf), log);
   api = createApi({
     invoke: async (channel, arg) => registered.get(channel)!(OURS, arg),
     on(channel, listener) {
@@ -64,34 +71,48 @@ describe('the contract', () => {
 
 describe('calls', () => {
   it('drops a call from any sender but our own windows, and logs it', async () => {
+    const main = { id: MAIN };
     const strangers = [
-      { senderFrame: { url: 'https://evil.example/index.html' } },
-      { senderFrame: { url: 'file:///etc/passwd' } },
-      { senderFrame: { url: 'app://evil/index.html' } },
-      { senderFrame: { url: 'other://dumbwaiter/index.html' } },
-      { senderFrame: { url: 'not a url' } },
-      { senderFrame: null },
+      { sender: main, senderFrame: { url: 'https://evil.example/index.html' } },
+      { sender: main, senderFrame: { url: 'file:///etc/passwd' } },
+      { sender: main, senderFrame: { url: 'app://evil/index.html' } },
+      { sender: main, senderFrame: { url: 'other://dumbwaiter/index.html' } },
+      { sender: main, senderFrame: { url: 'not a url' } },
+      { sender: main, senderFrame: null },
+      // Our own page's URL, but from a web contents that is none of our windows, or from no sender.
+      { sender: { id: 99 }, senderFrame: { url: `${ORIGIN}/index.html` } },
+      { sender: null, senderFrame: { url: `${ORIGIN}/index.html` } },
+      { senderFrame: { url: `${ORIGIN}/index.html` } },
       {},
     ];
     for (const event of strangers) await expect(registered.get(`${IPC_PREFIX}keys.list`)!(event)).rejects.toThrow('refused');
     expect(warnings.filter((w) => w.includes('untrusted sender')).length).toBe(strangers.length);
   });
 
-  it('the approval window may decide and read, and nothing more', async () => {
-    const approvalWindow: IpcEventLike = { senderFrame: { url: `${ORIGIN}/approval.html#req-1` } };
+  it.each([
+    ['its own page', `${ORIGIN}/approval.html#req-1`],
+    ['the main page (had it navigated there)', `${ORIGIN}/index.html#/keys`],
+  ])('the approval window may decide and read, and nothing more, at %s', async (_where, url) => {
+    const approvalWindow: IpcEventLike = { sender: { id: APPROVAL }, senderFrame: { url } };
     const call = (channel: string, arg?: unknown) => registered.get(IPC_PREFIX + channel)!(approvalWindow, ...(arg === undefined ? [] : [arg]));
     expect(await call('approvals.list')).toEqual([]);
     expect(await call('status.get')).toMatchObject({ paused: false });
     for (const [channel, arg] of [
       ['keys.list', undefined],
       ['keys.create', { name: 'x', scope: 'write' }],
+      ['allowlist.save', { text: '', baseHash: '0'.repeat(64) }],
       ['allowlist.dryRun', { text: '', op: 'x', args: {} }],
-      ['spool.use', { path: '/tmp/x' }],
+      ['spool.use', { path: path.join(dir, 'moved') }],
       ['settings.set', { name: 'notifications', value: false }],
     ] as const) {
       await expect(call(channel, arg)).rejects.toThrow('refused');
     }
     expect(svc.listKeys().some((k) => k.name === 'x')).toBe(false);
+    expect(existsSync(path.join(dir, 'moved'))).toBe(false);
+  });
+
+  it('the main window may call the channels the approval window may not, from our origin', async () => {
+    expect(await registered.get(`${IPC_PREFIX}keys.list`)!(OURS)).toEqual([]);
   });
 
   it('refuses a bad argument before any handler runs', async () => {
@@ -105,7 +126,7 @@ describe('calls', () => {
   });
 
   it('the preload API reaches the real core: keys, settings, status, audit', async () => {
-    const created = await api.keys.create({ name: 'laptop-agent', scope: 'read' });
+    const created = (await api.keys.create({ name: 'laptop-agent', scope: 'read' }))!;
     expect(created.key).toMatchObject({ name: 'laptop-agent', scope: 'read' });
     expect(created.key).not.toHaveProperty('secret');
     expect(created.keyFile.key_id).toBe(created.key.key_id);

@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
-import { bindIpc, trustOrigin, type IpcEventLike } from '../../../../main/core/ipc/bind';
+import { bindIpc, trustWindows, type IpcEventLike } from '../../../../main/core/ipc/bind';
 import { createIpcHandlers, type AppEdges } from '../../../../main/core/ipc/handlers';
 import { createApi, type DumbwaiterApi } from '../../../../preload/api';
 import { HostService } from '../../../../main/core/service';
@@ -16,7 +17,11 @@ import type { AuditView, LiveOutputView } from '../../../../shared/ipc/views';
 import type { KeyFile, RequestState } from '../../../../shared/protocol/types';
 
 const ORIGIN = 'app://dumbwaiter';
-const OURS: IpcEventLike = { senderFrame: { url: `${ORIGIN}/index.html` } };
+/** Web contents ids of the app's two windows, as the Electron layer tells them apart. */
+const MAIN = 1;
+const APPROVAL = 2;
+const roleOf = (id: number) => (id === MAIN ? 'main' : id === APPROVAL ? 'approval' : null);
+const OURS: IpcEventLike = { sender: { id: MAIN }, senderFrame: { url: `${ORIGIN}/index.html` } };
 
 const ALLOWLIST = `version: 1
 operations:
@@ -40,10 +45,23 @@ operations:
     approval: never
 `;
 
-/** The preload API wired to handlers on `svc`, exactly as the app wires it (minus Electron). */
-function connect(svc: HostService, edges: AppEdges | null = null): DumbwaiterApi {
+/** The desktop's dialogs as the person answers them: every native question is recorded, and answered
+ *  with `person.answer` (yes, unless a test says otherwise); no folder is picked, no file saved. */
+const person = {
+  answer: true,
+  asked: [] as { title: string; message: string; detail: string }[],
+};
+const PERSON: AppEdges = {
+  pickFolder: async () => null,
+  pickSavePath: async () => null,
+  confirm: async ({ title, message, detail }) => (person.asked.push({ title, message, detail }), person.answer),
+};
+
+/** The preload API wired to handlers on `svc`, exactly as the app wires it (minus Electron).
+ *  `edges` null: no desktop edge at all (headless, or a wiring bug). */
+function connect(svc: HostService, edges: AppEdges | null = PERSON): DumbwaiterApi {
   const registered = new Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>();
-  bindIpc({ handle: (channel, listener) => void registered.set(channel, listener) }, createIpcHandlers(svc, 'app', edges), trustOrigin(ORIGIN), scopedLogger('app-channels-test'));
+  bindIpc({ handle: (channel, listener) => void registered.set(channel, listener) }, createIpcHandlers(svc, 'app', edges), trustWindows(ORIGIN, roleOf), scopedLogger('app-channels-test'));
   return createApi({
     invoke: async (channel, arg) => registered.get(channel)!(OURS, arg),
     on: () => () => {},
@@ -79,8 +97,8 @@ beforeAll(async () => {
   host = new TestHost(ALLOWLIST);
   svc = new HostService(host.home, host.spool);
   api = connect(svc);
-  alice = (await api.keys.create({ name: 'alice', scope: 'read' })).keyFile;
-  bob = (await api.keys.create({ name: 'bob', scope: 'read' })).keyFile;
+  alice = (await api.keys.create({ name: 'alice', scope: 'read' }))!.keyFile;
+  bob = (await api.keys.create({ name: 'bob', scope: 'read' }))!.keyFile;
   await host.startDaemon();
   // One at a time, so the ledger's order is known.
   await request(alice, 'r01', 'echo', { msg: 'one' }, 'succeeded');
@@ -147,7 +165,7 @@ describe('requests.list', () => {
 
 describe('requests.output', () => {
   it('returns a running request\'s output piece by piece from `next`, without repeats, until it succeeds', async () => {
-    const carol = (await api.keys.create({ name: 'carol', scope: 'read' })).keyFile;
+    const carol = (await api.keys.create({ name: 'carol', scope: 'read' }))!.keyFile;
     host.submit(carol, 'slow-1', 'slow', {});
     made.push({ id: 'slow-1', key: carol.key_id, op: 'slow', state: 'succeeded' });
     const seen: LiveOutputView[] = [];
@@ -370,7 +388,7 @@ describe('audit.search filters', () => {
 
 describe('keys.list', () => {
   it('counts the requests made with each key', async () => {
-    const idle = (await api.keys.create({ name: 'idle', scope: 'read' })).key;
+    const idle = (await api.keys.create({ name: 'idle', scope: 'read' }))!.key;
     expect(idle.requests).toBe(0);
     const keys = await api.keys.list();
     const count = (id: string) => made.filter((m) => m.key === id).length;
@@ -482,5 +500,167 @@ describe('keys.saveFile', () => {
   it('refuses a file name with a path in it, or something that is not a key file', async () => {
     await expect(api.keys.saveFile({ keyFile, fileName: '../../.bashrc.json' })).rejects.toThrow('invalid arguments');
     await expect(api.keys.saveFile({ keyFile: { ...keyFile, extra: 1 } as never, fileName: 'k.json' })).rejects.toThrow('invalid arguments');
+  });
+});
+
+// ------------------------------------------------------------------------------------------------
+// A page gone wrong: the renderer drives the channels itself (as an XSS in a page would), and every
+// call that changes what runs, who may call or where the spool lives needs the person's native answer.
+
+describe('a compromised page', () => {
+  /** An operation running whatever the sandbox sends, through a shell, without approval. */
+  const SHELL_OP = `  - name: shell
+    command: [/bin/sh, -c, "{cmd}"]
+    args:
+      cmd: {type: string, max_length: 200}
+    scope: read
+    approval: never
+`;
+  const ask = () => {
+    person.asked.length = 0;
+    return person.asked;
+  };
+
+  it('allowlist.save of a `sh -c {cmd}` operation asks natively, showing the command; refused, nothing is saved and the daemon still refuses the operation', async () => {
+    const asked = ask();
+    person.answer = false;
+    const before = await api.allowlist.read();
+    const r = await api.allowlist.save({ text: before.text + SHELL_OP, baseHash: before.hash });
+    person.answer = true;
+    expect(r).toMatchObject({ saved: false, reason: 'cancelled', hash: before.hash });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.message).toBe('Let the sandbox run this command?');
+    expect(asked[0]!.detail).toContain('+ shell (new):');
+    expect(asked[0]!.detail).toContain('"/bin/sh" "-c" "{cmd}"');
+    expect(asked[0]!.detail).toContain('approval: never; scope: read');
+    expect(readFileSync(path.join(host.home, 'allowlist.yaml'), 'utf8')).toBe(before.text);
+    // The sandbox tries it: the daemon knows no such operation, and answers a valid request after.
+    host.submit(alice, 'page-shell-1', 'shell', { cmd: 'id' });
+    expect(await host.waitResult('page-shell-1')).toMatchObject({ state: 'rejected', error: { code: 'unknown_op' } });
+    expect((await host.sentinel(alice)).state).toBe('succeeded');
+  });
+
+  it('allowlist.save shows an operation whose command or approval changed, before and after; a yes saves it', async () => {
+    const asked = ask();
+    const before = await api.allowlist.read();
+    const widened = before.text.replace('command: ["true"]\n    scope: read\n    approval: always', 'command: [/bin/sh, -c, "id"]\n    scope: read\n    approval: never');
+    expect(widened).not.toBe(before.text);
+    const saved = await api.allowlist.save({ text: widened, baseHash: before.hash });
+    expect(saved).toMatchObject({ saved: true });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.detail).toMatch(/~ guarded \(changed: command, template, approval\):\n {4}now: {2}"\/bin\/sh" "-c" "id"\n.*approval: never[\s\S]*was: {2}"true"\n.*approval: always/);
+    // Putting it back is a change too: asked again.
+    expect(await api.allowlist.save({ text: before.text, baseHash: (saved as { hash: string }).hash })).toMatchObject({ saved: true });
+    expect(asked).toHaveLength(2);
+  });
+
+  it('allowlist.save asks nothing for comments, layout or a removed operation, and nothing for a save refused anyway', async () => {
+    const asked = ask();
+    const a = await api.allowlist.read();
+    const commented = await api.allowlist.save({ text: `# reviewed\n${a.text}`, baseHash: a.hash });
+    expect(commented).toMatchObject({ saved: true });
+    const b = await api.allowlist.read();
+    const withoutSlow = b.text.slice(0, b.text.indexOf('  - name: slow'));
+    expect(await api.allowlist.save({ text: withoutSlow, baseHash: b.hash })).toMatchObject({ saved: true });
+    const c = await api.allowlist.read();
+    expect(await api.allowlist.save({ text: c.text + SHELL_OP, baseHash: '0'.repeat(64) })).toMatchObject({ saved: false, reason: 'changed_outside' });
+    expect(await api.allowlist.save({ text: `${c.text}  - name: Bad\n`, baseHash: c.hash })).toMatchObject({ saved: false, reason: 'invalid' });
+    expect(asked).toEqual([]);
+    // Back as it was (adding `slow` again widens: asked, and yes).
+    expect(await api.allowlist.save({ text: a.text, baseHash: c.hash })).toMatchObject({ saved: true });
+    expect(asked.map((q) => q.detail)).toEqual([expect.stringContaining('+ slow (new):')]);
+  });
+
+  it('settings.set refuses to move the spool, to any folder, pointing to spool.use', async () => {
+    const before = readFileSync(path.join(host.home, 'settings.json'), 'utf8');
+    for (const value of ['/', os.homedir(), '../..', path.join(host.root, 'elsewhere')]) {
+      await expect(api.settings.set({ name: 'spool', value })).rejects.toThrow('the spool folder is not changed like other settings: choose it under Settings > Spool folder');
+    }
+    expect(readFileSync(path.join(host.home, 'settings.json'), 'utf8')).toBe(before);
+    expect(existsSync(path.join(host.root, 'elsewhere'))).toBe(false);
+  });
+
+  it('spool.use refuses the file system root, the home, a relative path and a folder with user files, asks nothing and touches nothing there', async () => {
+    const asked = ask();
+    const userDir = path.join(host.root, 'user-files');
+    mkdirSync(path.join(userDir, 'bin'), { recursive: true, mode: 0o700 });
+    writeFileSync(path.join(userDir, 'bin', 'dw.cjs'), 'the user\'s own script');
+    writeFileSync(path.join(userDir, 'notes.txt'), 'keep me');
+    const listing = (dir: string) => readdirSync(dir, { recursive: true }).map(String).sort();
+    const userBefore = listing(userDir);
+    const home = os.homedir();
+    for (const [target, why] of [
+      ['/', 'the root of the file system'],
+      [home, 'your home folder'],
+      ...(path.dirname(home) === '/' ? [] : [[path.dirname(home), 'a folder holding your home folder'] as const]),
+      ['../..', 'relative path'],
+      [userDir, 'it holds files Dumbwaiter did not create'],
+    ] as const) {
+      await expect(api.spool.use({ path: target }), target).rejects.toThrow(why);
+    }
+    expect(asked).toEqual([]);
+    expect(listing(userDir)).toEqual(userBefore);
+    expect(readFileSync(path.join(userDir, 'bin', 'dw.cjs'), 'utf8')).toBe('the user\'s own script');
+    expect(existsSync(path.join(home, 'queue'))).toBe(false);
+    expect((await api.settings.get()).spool).toBe(host.spool);
+    expect((await host.sentinel(alice)).state).toBe('succeeded');
+  });
+
+  it('keys.create and keys.rotate ask natively; refused, no key is made and none revoked', async () => {
+    const asked = ask();
+    person.answer = false;
+    const keysBefore = svc.listKeys();
+    expect(await api.keys.create({ name: 'page-made', scope: 'write' })).toBeNull();
+    expect(await api.keys.rotate({ keyId: alice.key_id })).toBeNull();
+    person.answer = true;
+    expect(asked.map((q) => q.message)).toEqual(['Create a write key "page-made"?', `Replace key ${alice.key_id} with a new one?`]);
+    expect(svc.listKeys()).toEqual(keysBefore);
+    expect((await host.sentinel(alice)).state).toBe('succeeded'); // alice still works
+  });
+
+  it('approvals.approve for a while (a grant) asks natively, showing the command; a plain approval does not', async () => {
+    const asked = ask();
+    person.answer = false;
+    await expect(api.approvals.approve({ id: 'r06', forSeconds: 3600 })).rejects.toThrow('Not approved: cancelled.');
+    person.answer = true;
+    expect(asked).toEqual([expect.objectContaining({ message: 'Let key alice call guarded without asking, for 60 minutes?', detail: expect.stringContaining('"true"') })]);
+    expect(svc.requests.get('r06')?.state).toBe('awaiting_approval');
+    expect(svc.listGrants(true)).toEqual([]);
+  });
+
+  it('removing or changing a spend ceiling asks natively; adding one does not', async () => {
+    const asked = ask();
+    const ceiling = { name: 'page-test', window_s: 3600, max_runs: 10_000 };
+    expect((await api.settings.set({ name: 'ceilings', value: [ceiling] })).ceilings).toHaveLength(1);
+    expect(asked).toEqual([]);
+    person.answer = false;
+    await expect(api.settings.set({ name: 'ceilings', value: [] })).rejects.toThrow('Not changed: cancelled.');
+    await expect(api.settings.set({ name: 'ceilings', value: [{ ...ceiling, max_runs: 1_000_000 }] })).rejects.toThrow('Not changed: cancelled.');
+    person.answer = true;
+    expect(asked.map((q) => q.detail.split('\n')[0])).toEqual(['page-test (removed)', 'page-test (changed)']);
+    expect(svc.getSettings().ceilings).toHaveLength(1);
+    expect((await api.settings.set({ name: 'ceilings', value: [] })).ceilings).toEqual([]);
+  });
+
+  it('with no desktop edge to ask (headless, or a wiring bug), every such call is refused and nothing happens', async () => {
+    const bare = connect(svc, null);
+    const text = (await bare.allowlist.read()).text;
+    const hash = (await bare.allowlist.read()).hash;
+    const refused = 'refused: this needs a confirmation in a dialog of the desktop app';
+    await expect(bare.allowlist.save({ text: text + SHELL_OP, baseHash: hash })).rejects.toThrow(refused);
+    await expect(bare.allowlist.dryRun({ text: text + SHELL_OP, op: 'shell', args: { cmd: `touch ${path.join(host.root, 'headless-ran')}` } })).rejects.toThrow(refused);
+    await expect(bare.keys.create({ name: 'headless', scope: 'write' })).rejects.toThrow(refused);
+    await expect(bare.keys.rotate({ keyId: alice.key_id })).rejects.toThrow(refused);
+    await expect(bare.approvals.approve({ id: 'r06', forSeconds: 60 })).rejects.toThrow(refused);
+    await expect(bare.spool.use({ path: path.join(host.root, 'headless-spool') })).rejects.toThrow(refused);
+    await expect(bare.settings.set({ name: 'ceilings', value: [] })).resolves.toMatchObject({ ceilings: [] }); // nothing loosened: no question
+    expect(readFileSync(path.join(host.home, 'allowlist.yaml'), 'utf8')).toBe(text);
+    expect(existsSync(path.join(host.root, 'headless-ran'))).toBe(false);
+    expect(existsSync(path.join(host.root, 'headless-spool'))).toBe(false);
+    expect(svc.listKeys().some((k) => k.name === 'headless')).toBe(false);
+    expect(svc.listGrants(true)).toEqual([]);
+    // Calls that change nothing of the kind still work, and the daemon answers.
+    expect((await bare.status.get()).allowlist.ok).toBe(true);
+    expect((await host.sentinel(alice)).state).toBe('succeeded');
   });
 });
