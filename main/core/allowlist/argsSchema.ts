@@ -1,13 +1,29 @@
 // The JSON Schema (draft 2020-12) of an operation's args, published in catalog.json.
 import type { ArgSpec, Operation, ScalarArg } from './types';
 
+/**
+ * JSON Schema's `pattern` is an ECMA-262 regular expression; the host matches with RE2, whose syntax
+ * mostly agrees. A pattern is published only when a JavaScript engine accepts it too (clients may
+ * check a value with it before sending; the host's RE2 check is the one that counts), and the RE2
+ * source is always given as `x-re2-pattern`.
+ */
+function publishedPattern(source: string): Record<string, string> {
+  const anchored = `^(?:${source})$`;
+  try {
+    new RegExp(anchored, 'u');
+    return { pattern: anchored, 'x-re2-pattern': source };
+  } catch {
+    return { 'x-re2-pattern': source };
+  }
+}
+
 function scalarSchema(t: ScalarArg): Record<string, unknown> {
   switch (t.type) {
     case 'string':
       return {
         type: 'string',
         maxLength: t.max_length,
-        ...(t.patternSource !== null ? { pattern: `^(?:${t.patternSource})$` } : {}),
+        ...(t.patternSource !== null ? publishedPattern(t.patternSource) : {}),
         ...(t.enum ? { enum: t.enum } : {}),
       };
     case 'integer':

@@ -1,5 +1,6 @@
 // An allowlist text's verdict, as data: for editors (the desktop app) and status reports.
 import { AllowlistError, parseAllowlist } from './load';
+import type { AllowlistContext } from './roots';
 
 export interface AllowlistCheck {
   ok: boolean;
@@ -7,9 +8,9 @@ export interface AllowlistCheck {
   problems: { line: number | null; field: string; message: string }[];
 }
 
-export function checkAllowlist(text: string, file: string): AllowlistCheck {
+export function checkAllowlist(text: string, file: string, ctx: AllowlistContext): AllowlistCheck {
   try {
-    return { ok: true, operations: [...parseAllowlist(text, file).operations.keys()], problems: [] };
+    return { ok: true, operations: [...parseAllowlist(text, file, ctx).operations.keys()], problems: [] };
   } catch (e) {
     if (e instanceof AllowlistError) return { ok: false, operations: [], problems: e.problems };
     throw e;

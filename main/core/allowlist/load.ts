@@ -2,9 +2,12 @@
 import os from 'node:os';
 import path from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
+import { RE2JS } from 're2js';
 import { OP_NAME } from '../../../shared/protocol/ids';
+import { HOST_VARS } from '../exec/baseEnv';
 import { expandTilde } from '../home';
 import { parseElement, placeholders, wholeArg } from './template';
+import { NO_CONTEXT, rootProblem, type AllowlistContext } from './roots';
 import type { Allowlist, ArgSpec, ArgType, Operation, ScalarArg, TemplateElement } from './types';
 
 type YPath = (string | number)[];
@@ -28,12 +31,12 @@ export class AllowlistError extends Error {
   }
 }
 
-const OP_FIELDS = new Set(['name', 'description', 'command', 'cwd', 'env', 'args', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost']);
+const OP_FIELDS = new Set(['name', 'description', 'command', 'cwd', 'cwd_shared_with_sandbox', 'env', 'args', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost', 'leaves_processes']);
 const ARG_FIELDS: Record<string, string[]> = {
   string: ['pattern', 'max_length', 'enum', 'allow_dash'],
   integer: ['min', 'max'],
   boolean: ['flag'],
-  path: ['within', 'must_exist'],
+  path: ['within', 'must_exist', 'shared_with_sandbox'],
   array: ['items', 'max_items'],
 };
 const COMMON_ARG_FIELDS = ['type', 'description', 'required', 'default'];
@@ -46,6 +49,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 class Checker {
   readonly problems: { path: YPath; message: string }[] = [];
+  constructor(readonly ctx: AllowlistContext) {}
   add(p: YPath, message: string): void {
     this.problems.push({ path: p, message });
   }
@@ -92,12 +96,13 @@ function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: str
   switch (raw.type) {
     case 'string': {
       const source = str(c, [...p, 'pattern'], raw.pattern, null);
-      let pattern: RegExp | null = null;
+      let pattern: RE2JS | null = null;
       if (source !== null) {
         try {
-          pattern = new RegExp(`^(?:${source})$`, 'u');
+          pattern = RE2JS.compile(source);
         } catch (e) {
-          c.add([...p, 'pattern'], `is not a valid regular expression: ${(e as Error).message}`);
+          // RE2 has no backreferences or lookaround: what makes a pattern take exponential time.
+          c.add([...p, 'pattern'], `is not a regular expression in RE2 syntax (no backreferences or lookaround): ${(e as Error).message}`);
         }
       }
       let en: string[] | null = null;
@@ -144,7 +149,13 @@ function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: str
         } else within = raw.within.map((d, i) => absDir(c, [...p, 'within', i], d as string));
       }
       if (raw.must_exist !== undefined && typeof raw.must_exist !== 'boolean') c.add([...p, 'must_exist'], 'must be true or false');
-      return { type: 'path', within, must_exist: raw.must_exist !== false };
+      if (raw.shared_with_sandbox !== undefined && typeof raw.shared_with_sandbox !== 'boolean') c.add([...p, 'shared_with_sandbox'], 'must be true or false');
+      const shared = raw.shared_with_sandbox === true;
+      within.forEach((root, i) => {
+        const problem = rootProblem(root, 'root', shared, c.ctx);
+        if (problem) c.add(raw.within === undefined ? [...p, 'type'] : [...p, 'within', i], raw.within === undefined ? `its folder, the operation's cwd ${root}, ${problem}` : problem);
+      });
+      return { type: 'path', within, must_exist: raw.must_exist !== false, shared_with_sandbox: shared };
     }
     default:
       c.add([...p, 'type'], `must be one of string, integer, boolean, path, array (got ${JSON.stringify(raw.type)})`);
@@ -194,7 +205,7 @@ function defaultFits(spec: ArgSpec): boolean {
   const fits = (t: ArgType, x: unknown): boolean => {
     switch (t.type) {
       case 'string':
-        return typeof x === 'string' && [...x].length <= t.max_length && (!t.enum || t.enum.includes(x)) && (!t.pattern || t.pattern.test(x));
+        return typeof x === 'string' && [...x].length <= t.max_length && (!t.enum || t.enum.includes(x)) && (!t.pattern || t.pattern.matches(x));
       case 'integer':
         return typeof x === 'number' && Number.isSafeInteger(x) && (t.min === null || x >= t.min) && (t.max === null || x <= t.max);
       case 'boolean':
@@ -206,6 +217,13 @@ function defaultFits(spec: ArgSpec): boolean {
     }
   };
   return v === undefined || fits(spec, v);
+}
+
+/** Whether what the run starts may outlive its main process (a service it starts); default false:
+ *  what it left behind is ended when the main process exits. */
+function leavesProcesses(c: Checker, p: YPath, v: unknown): boolean {
+  if (v !== undefined && typeof v !== 'boolean') c.add([...p, 'leaves_processes'], 'must be true or false');
+  return v === true;
 }
 
 function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
@@ -221,6 +239,10 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
 
   const cwdRaw = str(c, [...p, 'cwd'], raw.cwd, null);
   const cwd = cwdRaw === null ? os.homedir() : absDir(c, [...p, 'cwd'], cwdRaw);
+  if (raw.cwd_shared_with_sandbox !== undefined && typeof raw.cwd_shared_with_sandbox !== 'boolean') c.add([...p, 'cwd_shared_with_sandbox'], 'must be true or false');
+  const cwdShared = raw.cwd_shared_with_sandbox === true;
+  const cwdProblem = rootProblem(cwd, 'cwd', cwdShared, c.ctx);
+  if (cwdProblem) c.add([...p, cwdRaw === null ? 'name' : 'cwd'], cwdRaw === null ? `its working folder (your home, as no cwd is given) ${cwdProblem}` : cwdProblem);
 
   const args: Record<string, ArgSpec> = {};
   if (raw.args !== undefined && raw.args !== null) {
@@ -282,7 +304,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
       for (const [k, v] of Object.entries(raw.env)) {
         if (!ENV_NAME.test(k)) c.add([...p, 'env', k], 'is not a valid environment variable name');
         else if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') c.add([...p, 'env', k], 'must be a string');
-        else if (k === 'DUMBWAITER_REQUEST_ID') c.add([...p, 'env', k], 'is set by Dumbwaiter for every run');
+        else if (HOST_VARS.includes(k)) c.add([...p, 'env', k], 'is set by Dumbwaiter for every run');
         else env[k] = String(v);
       }
   }
@@ -298,6 +320,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
     command,
     template,
     cwd,
+    cwd_shared_with_sandbox: cwdShared,
     env,
     args,
     scope: scope as Operation['scope'],
@@ -306,6 +329,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
     max_output_bytes: int(c, [...p, 'max_output_bytes'], raw.max_output_bytes, 1024, 64 * 1024 * 1024, 1024 * 1024),
     concurrency: int(c, [...p, 'concurrency'], raw.concurrency, 1, 64, 1),
     cost: int(c, [...p, 'cost'], raw.cost, 0, 1_000_000, 0),
+    leaves_processes: leavesProcesses(c, p, raw.leaves_processes),
   };
 }
 
@@ -317,8 +341,9 @@ function lineOf(doc: Document, lc: LineCounter, p: YPath): number | null {
   return null;
 }
 
-/** Parses and validates allowlist text. Throws AllowlistError listing every problem found. */
-export function parseAllowlist(text: string, file = 'allowlist.yaml'): Allowlist {
+/** Parses and validates allowlist text against where this host's spool and home are (`ctx`). Throws
+ *  AllowlistError listing every problem found. */
+export function parseAllowlist(text: string, file = 'allowlist.yaml', ctx: AllowlistContext = NO_CONTEXT): Allowlist {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -329,7 +354,7 @@ export function parseAllowlist(text: string, file = 'allowlist.yaml'): Allowlist
     );
   }
   const raw: unknown = doc.toJS({ maxAliasCount: 100 });
-  const c = new Checker();
+  const c = new Checker(ctx);
   const ops = new Map<string, Operation>();
   if (!isObj(raw)) {
     c.add([], 'the file must be a mapping with "version: 1" and "operations:"');

@@ -17,6 +17,8 @@ export interface RunPlan {
   cost: number;
   scope: Operation['scope'];
   approval: Operation['approval'];
+  /** The operation's `leaves_processes` (absent, as in plans recorded before it existed: false). */
+  leaves_processes?: boolean;
 }
 
 export type PlanResult =
@@ -43,6 +45,7 @@ export function planRun(allowlist: Allowlist, opName: string, args: Record<strin
       cost: op.cost,
       scope: op.scope,
       approval: op.approval,
+      leaves_processes: op.leaves_processes,
     },
   };
 }

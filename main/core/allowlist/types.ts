@@ -1,9 +1,11 @@
 // The allowlist's model after validation: what the policy, the templating and the catalog work from.
+import type { RE2JS } from 're2js';
 
 export interface StringArg {
   type: 'string';
-  /** Compiled from the author's pattern, anchored so that it must match the whole value. */
-  pattern: RegExp | null;
+  /** Compiled from the author's pattern with RE2 (linear time: no pattern can stall the daemon);
+   *  it must match the whole value. */
+  pattern: RE2JS | null;
   patternSource: string | null;
   max_length: number;
   enum: string[] | null;
@@ -27,6 +29,8 @@ export interface PathArg {
   /** Absolute roots (tilde expanded); resolved with realpath when a request is checked. */
   within: string[];
   must_exist: boolean;
+  /** The author says the sandbox can write in these roots: allowed to overlap the spool, and warned about. */
+  shared_with_sandbox: boolean;
 }
 
 export type ScalarArg = StringArg | IntegerArg | BooleanArg | PathArg;
@@ -55,6 +59,8 @@ export interface Operation {
   command: string[];
   template: TemplateElement[];
   cwd: string;
+  /** The author says the sandbox can write in the working folder (allowed inside the spool, warned about). */
+  cwd_shared_with_sandbox: boolean;
   env: Record<string, string>;
   args: Record<string, ArgSpec>;
   scope: 'read' | 'write';
@@ -63,6 +69,8 @@ export interface Operation {
   max_output_bytes: number;
   concurrency: number;
   cost: number;
+  /** Processes the run starts are not ended when its main process exits (they are by default). */
+  leaves_processes: boolean;
 }
 
 export interface Allowlist {

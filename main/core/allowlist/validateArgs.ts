@@ -13,7 +13,7 @@ function checkScalar(spec: ScalarArg, v: unknown, where: string, op: Operation, 
       if (v.includes('\0')) throw new BadArg(`${where} contains a NUL byte`);
       if ([...v].length > spec.max_length) throw new BadArg(`${where} is longer than ${spec.max_length} characters`);
       if (spec.enum && !spec.enum.includes(v)) throw new BadArg(`${where} must be one of ${spec.enum.map((e) => JSON.stringify(e)).join(', ')}`);
-      if (spec.pattern && !spec.pattern.test(v)) throw new BadArg(`${where} does not match the pattern ${spec.patternSource}`);
+      if (spec.pattern && !spec.pattern.matches(v)) throw new BadArg(`${where} does not match the pattern ${spec.patternSource}`);
       if (startsElement && !spec.allow_dash && v.startsWith('-')) {
         throw new BadArg(`${where} must not start with "-" (it would be read as an option)`);
       }
@@ -23,6 +23,9 @@ function checkScalar(spec: ScalarArg, v: unknown, where: string, op: Operation, 
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new BadArg(`${where} must be an integer`);
       if (spec.min !== null && v < spec.min) throw new BadArg(`${where} must be at least ${spec.min}`);
       if (spec.max !== null && v > spec.max) throw new BadArg(`${where} must be at most ${spec.max}`);
+      if (startsElement && v < 0 && !(spec.min !== null && spec.min < 0)) {
+        throw new BadArg(`${where} must not be negative here: "${v}" would be read as an option (an argument with a min below 0 allows it)`);
+      }
       return v;
     }
     case 'boolean': {

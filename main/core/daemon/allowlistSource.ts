@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { stampOf } from '../fs/stamp';
 import { parseAllowlist, AllowlistError } from '../allowlist/load';
 import type { Allowlist } from '../allowlist/types';
+import type { AllowlistContext } from '../allowlist/roots';
 import { writeFileAtomic } from '../fs/atomicWrite';
 import { sha256Hex } from '../../../shared/protocol/canonicalJson';
 import type { AuditLog } from '../ledger/audit';
@@ -28,6 +29,8 @@ export class AllowlistSource {
   constructor(
     private readonly file: string,
     private readonly lastGoodFile: string,
+    /** Where the spool and the home are: roots that overlap them are refused (allowlist/roots.ts). */
+    private readonly ctx: AllowlistContext,
     private readonly audit: AuditLog,
     private readonly log: Logger,
     private readonly onChange: (a: Allowlist) => void,
@@ -42,7 +45,7 @@ export class AllowlistSource {
     if (this.reload(true)) return;
     if (existsSync(this.lastGoodFile)) {
       try {
-        this.current = parseAllowlist(readFileSync(this.lastGoodFile, 'utf8'), this.lastGoodFile);
+        this.current = parseAllowlist(readFileSync(this.lastGoodFile, 'utf8'), this.lastGoodFile, this.ctx);
         this.log.warn(`using the last good allowlist (${this.current.operations.size} operations) until ${this.file} is fixed`);
         this.onChange(this.current);
         return;
@@ -71,7 +74,7 @@ export class AllowlistSource {
     const hash = sha256Hex(text);
     if (hash === this.lastHash) return this.status.ok;
     try {
-      const next = parseAllowlist(text, this.file);
+      const next = parseAllowlist(text, this.file, this.ctx);
       this.current = next;
       this.lastHash = hash;
       this.status = { ok: true, error: null, operations: next.operations.size, loaded_at: new Date().toISOString() };

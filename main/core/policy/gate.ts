@@ -3,6 +3,7 @@
 // allowlist, a path on disk, the spend or a grant may have changed meanwhile).
 import { planRun, type RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
+import { sharedRoots } from '../allowlist/roots';
 import type { Db } from '../ledger/db';
 import type { Grant, Grants } from '../ledger/grants';
 import type { KeyInfo } from '../keys/keyStore';
@@ -36,9 +37,10 @@ export function scopeProblem(key: KeyInfo, plan: RunPlan): string | null {
   return null;
 }
 
-/** What a human approved must be what runs: the same argv, cwd and environment. */
+/** What a human approved must be what runs: the same argv, cwd and environment, and processes left
+ *  running only if the card said so. */
 export function samePlan(a: RunPlan | null, b: RunPlan): boolean {
-  return a !== null && JSON.stringify([a.argv, a.cwd, a.env]) === JSON.stringify([b.argv, b.cwd, b.env]);
+  return a !== null && JSON.stringify([a.argv, a.cwd, a.env, a.leaves_processes === true]) === JSON.stringify([b.argv, b.cwd, b.env, b.leaves_processes === true]);
 }
 
 export function gate(i: GateInput): GateResult {
@@ -49,6 +51,7 @@ export function gate(i: GateInput): GateResult {
   const scope = scopeProblem(i.key, plan);
   if (scope) return { kind: 'refuse', code: 'scope_denied', message: scope };
 
+  const shared = sharedRoots(i.allowlist.operations.get(plan.op)!);
   const ask = (ceiling: string | null): GateResult => ({
     kind: 'ask',
     plan,
@@ -62,6 +65,8 @@ export function gate(i: GateInput): GateResult {
       requested_at: now.toISOString(),
       timeout_at: new Date(now.getTime() + i.settings.approval_timeout_s * 1000).toISOString(),
       ceiling,
+      ...(shared.length > 0 ? { shared_with_sandbox: shared } : {}),
+      ...(plan.leaves_processes ? { leaves_processes: true } : {}),
     },
   });
 

@@ -4,8 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { argsSchema } from '../../../../main/core/allowlist/argsSchema';
 import { EXAMPLE_ALLOWLIST } from '../../../../main/core/allowlist/example';
+import { defaultHomeDir, defaultSpoolDir } from '../../../../main/core/home';
 import { AllowlistError, parseAllowlist, type AllowlistProblem } from '../../../../main/core/allowlist/load';
 import type { Operation } from '../../../../main/core/allowlist/types';
+import { validateArgs } from '../../../../main/core/allowlist/validateArgs';
 
 const lines = (...ls: string[]) => ls.join('\n') + '\n';
 
@@ -276,7 +278,7 @@ describe('parseAllowlist errors', () => {
     const base = ['version: 1', 'operations:', '  - name: a', '    command: [echo, "{x}"]', '    args:'];
     expectOneProblem(lines(...base, '      x: {type: str}'), 6, 'operations[0].args.x.type', /must be one of string, integer, boolean, path, array/);
     expectOneProblem(lines(...base, '      x: string'), 6, 'operations[0].args.x', /must be a mapping/);
-    expectOneProblem(lines(...base, '      x: {type: string, pattern: "["}'), 6, 'operations[0].args.x.pattern', /not a valid regular expression/);
+    expectOneProblem(lines(...base, '      x: {type: string, pattern: "["}'), 6, 'operations[0].args.x.pattern', /not a regular expression in RE2 syntax/);
     expectOneProblem(lines(...base, '      x: {type: string, enum: []}'), 6, 'operations[0].args.x.enum', /non-empty list of strings/);
     expectOneProblem(lines(...base, '      x: {type: integer, min: 5, max: 1}'), 6, 'operations[0].args.x.max', /not be less than min/);
     expectOneProblem(lines(...base, '      x: {type: array, items: {type: array, items: {type: string}}}'), 6, 'operations[0].args.x.items.type', /arrays of arrays/);
@@ -440,11 +442,12 @@ describe('parseAllowlist defaults', () => {
 });
 
 describe('EXAMPLE_ALLOWLIST', () => {
-  it('parses, with its two operations', () => {
-    const list = parseAllowlist(EXAMPLE_ALLOWLIST);
-    expect([...list.operations.keys()]).toEqual(['echo', 'list-home']);
+  it('parses, with its two operations, on a default install (its roots contain neither the default spool nor the home)', () => {
+    const list = parseAllowlist(EXAMPLE_ALLOWLIST, 'allowlist.yaml', { spool: defaultSpoolDir(), home: defaultHomeDir() });
+    expect([...list.operations.keys()]).toEqual(['echo', 'list-documents']);
     expect(list.operations.get('echo')).toMatchObject({ command: ['echo', '{msg}'], scope: 'read', approval: 'never', timeout_s: 10, max_output_bytes: 65536 });
-    expect(list.operations.get('list-home')).toMatchObject({ cwd: os.homedir(), args: { dir: { type: 'path', within: [os.homedir()], must_exist: true, default: '.' } } });
+    const docs = path.join(os.homedir(), 'Documents');
+    expect(list.operations.get('list-documents')).toMatchObject({ cwd: docs, args: { dir: { type: 'path', within: [docs], must_exist: true, default: '.', shared_with_sandbox: false } } });
   });
 
   it('its commented-out operation parses once uncommented', () => {
@@ -487,7 +490,7 @@ describe('argsSchema', () => {
 
   it('describes each type', () => {
     const p = schema.properties as Record<string, unknown>;
-    expect(p.s).toEqual({ type: 'string', maxLength: 10, pattern: '^(?:[a-z]+)$', description: 'A word' });
+    expect(p.s).toEqual({ type: 'string', maxLength: 10, pattern: '^(?:[a-z]+)$', 'x-re2-pattern': '[a-z]+', description: 'A word' });
     expect(p.e).toEqual({ type: 'string', maxLength: 4096, enum: ['a', 'b'], default: 'a' });
     expect(p.n).toEqual({ type: 'integer', minimum: 1, maximum: 5, default: 2 });
     expect(p.m).toEqual({ type: 'integer' });
@@ -504,6 +507,15 @@ describe('argsSchema', () => {
     for (const [v, want] of [['abc', true], ['abc1', false], ['1abc', false], ['', false]] as const) expect(pattern.test(v), v).toBe(want);
   });
 
+  it('publishes only the RE2 source of a pattern a JavaScript engine would read otherwise or not at all', () => {
+    const only = onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [p, "{s}"]', '    args:', '      s: {type: string, pattern: "[[:alpha:]]+"}'));
+    const s = (argsSchema(only).properties as Record<string, Record<string, unknown>>).s!;
+    expect(s['x-re2-pattern']).toBe('[[:alpha:]]+');
+    expect(s).not.toHaveProperty('pattern');
+    expect(validateArgs(only, { s: 'abc' }).ok).toBe(true);
+    expect(validateArgs(only, { s: 'ab1' }).ok).toBe(false);
+  });
+
   it('is an empty closed object for an operation without arguments', () => {
     expect(argsSchema(onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]')))).toEqual({
       $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -512,5 +524,35 @@ describe('argsSchema', () => {
       required: [],
       additionalProperties: false,
     });
+  });
+});
+
+describe('patterns: RE2 syntax, linear time', () => {
+  const withPattern = (pattern: string) => lines('version: 1', 'operations:', '  - name: a', '    command: [p, "{s}"]', '    args:', `      s: {type: string, pattern: ${JSON.stringify(pattern)}}`);
+
+  it('refuses what RE2 cannot match in linear time (backreferences, lookaround), naming the line and field', () => {
+    for (const p of ['(a+)\\1', '(?=a)a', '(?!b)a', '(?<=a)b']) {
+      expectOneProblem(withPattern(p), 6, 'operations[0].args.s.pattern', /not a regular expression in RE2 syntax \(no backreferences or lookaround\)/);
+    }
+  });
+
+  it('the pattern that froze the daemon loads, and refuses a 30-letter value ending in "!" at once (the test would time out otherwise)', () => {
+    const o = onlyOp(withPattern('([A-Za-z0-9]+[ _.-]?)*'));
+    const r = validateArgs(o, { s: 'a'.repeat(30) + '!' });
+    expect(r).toMatchObject({ ok: false, message: expect.stringContaining('does not match the pattern') });
+    expect(validateArgs(o, { s: 'hello world_2.x' }).ok).toBe(true);
+  });
+
+  it('matches the whole value, code points included', () => {
+    const o = onlyOp(withPattern('[a-z]+|[0-9]+'));
+    expect(validateArgs(o, { s: 'abc' }).ok).toBe(true);
+    expect(validateArgs(o, { s: '123' }).ok).toBe(true);
+    expect(validateArgs(o, { s: 'abc123' }).ok).toBe(false);
+    expect(validateArgs(onlyOp(withPattern('.')), { s: '😀' }).ok).toBe(true);
+  });
+
+  it('a default must match with the same engine', () => {
+    const text = lines('version: 1', 'operations:', '  - name: a', '    command: [p, "{s}"]', '    args:', '      s: {type: string, pattern: "[a-z]+", default: "A1"}');
+    expectOneProblem(text, 6, 'operations[0].args.s.default', /does not fit/);
   });
 });

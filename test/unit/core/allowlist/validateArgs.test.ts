@@ -151,6 +151,20 @@ describe('integer arguments', () => {
     const o = op('[p, "--n={n}"]', 'n: {type: integer}');
     for (const n of [0, -1, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 4.0]) expect(ok(o, { n })).toEqual({ n });
   });
+
+  it('refuses a negative integer that starts an argv element ("-5" reads as an option), whole or before literal text, and in arrays', () => {
+    for (const [command, args] of [['[head, -n, "{n}"]', 'n: {type: integer}'], ['[p, "{n}px"]', 'n: {type: integer, max: 10}'], ['[p, "{n}"]', 'n: {type: array, items: {type: integer}}']] as const) {
+      const o = op(command, args);
+      const n = args.includes('array') ? [3, -5] : -5;
+      expect(bad(o, { n }), command).toMatch(/must not be negative here: "-5" would be read as an option \(an argument with a min below 0 allows it\)/);
+    }
+  });
+
+  it('allows a negative integer starting an element when min allows negatives', () => {
+    const o = op('[p, "{n}"]', 'n: {type: integer, min: -10}');
+    expect(ok(o, { n: -5 })).toEqual({ n: -5 });
+    expect(ok(op('[p, "{n}"]', 'n: {type: integer, min: 0}'), { n: 0 })).toEqual({ n: 0 });
+  });
 });
 
 describe('boolean arguments', () => {

@@ -1,0 +1,103 @@
+// Path roots and working folders against where this host's spool and home are: refused at load when
+// they let a request reach what the sandbox controls (unless declared shared) or the host's secrets.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AllowlistError, parseAllowlist, type AllowlistProblem } from '../../../../main/core/allowlist/load';
+import { sharedRoots, type AllowlistContext } from '../../../../main/core/allowlist/roots';
+
+let base: string;
+let ctx: AllowlistContext;
+
+beforeAll(() => {
+  base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'dw-roots-')));
+  ctx = { spool: path.join(base, 'share', 'spool'), home: path.join(base, 'config', 'Dumbwaiter') };
+  mkdirSync(path.join(ctx.spool!, 'results'), { recursive: true });
+  mkdirSync(ctx.home!, { recursive: true });
+  mkdirSync(path.join(base, 'work'), { recursive: true });
+  symlinkSync(path.join(base, 'share'), path.join(base, 'share-link'));
+});
+
+afterAll(() => {
+  rmSync(base, { recursive: true, force: true });
+});
+
+/** One operation reading a path argument `p` with the given fields, under an optional cwd. */
+const yaml = (pathFields: string, opFields: string[] = []) =>
+  ['version: 1', 'operations:', '  - name: read', '    command: [cat, "{p}"]', ...opFields.map((f) => `    ${f}`), '    args:', `      p: {type: path${pathFields}}`, ''].join('\n');
+const within = (...roots: string[]) => `, within: [${roots.map((r) => JSON.stringify(r)).join(', ')}]`;
+
+function problems(text: string): AllowlistProblem[] {
+  try {
+    parseAllowlist(text, 'allowlist.yaml', ctx);
+  } catch (e) {
+    if (e instanceof AllowlistError) return e.problems;
+    throw e;
+  }
+  return [];
+}
+
+describe('path roots and the spool', () => {
+  it('refuses a root that contains the spool, naming the line and field, and says how to allow it', () => {
+    expect(problems(yaml(within(path.join(base, 'share'))))).toEqual([
+      { line: 6, field: 'operations[0].args.p.within[0]', message: expect.stringMatching(/^contains the spool \(.*\), which the sandbox writes.*declare shared_with_sandbox: true on the argument/) },
+    ]);
+  });
+
+  it('refuses the spool itself, a root inside it, and one reached through a symlink', () => {
+    for (const root of [ctx.spool!, path.join(ctx.spool!, 'results'), path.join(base, 'share-link', 'spool', 'results'), path.join(base, 'share-link')]) {
+      expect(problems(yaml(within(root))), root).toHaveLength(1);
+    }
+    expect(problems(yaml(within(path.join(ctx.spool!, 'results'))))[0]!.message).toMatch(/^lies inside the spool/);
+  });
+
+  it('allows a root that overlaps the spool when the argument declares it shared with the sandbox, and reports it as shared', () => {
+    const list = parseAllowlist(yaml(`${within(path.join(ctx.spool!, 'results'), path.join(base, 'work'))}, shared_with_sandbox: true`), 'allowlist.yaml', ctx);
+    expect(sharedRoots(list.operations.get('read')!)).toEqual([path.join(ctx.spool!, 'results'), path.join(base, 'work')]);
+  });
+
+  it('allows a root beside the spool, and any root when no spool is known', () => {
+    expect(problems(yaml(within(path.join(base, 'work'))))).toEqual([]);
+    expect(sharedRoots(parseAllowlist(yaml(within(path.join(base, 'work'))), 'a', ctx).operations.get('read')!)).toEqual([]);
+    expect(() => parseAllowlist(yaml(within(base)))).not.toThrow();
+  });
+
+  it('checks the roots of an array of paths, and the default root (the cwd) at the argument', () => {
+    const arr = ['version: 1', 'operations:', '  - name: read', '    command: [cat, "{p}"]', '    args:', `      p: {type: array, items: {type: path${within(ctx.spool!)}}}`, ''].join('\n');
+    expect(problems(arr)).toEqual([{ line: 6, field: 'operations[0].args.p.items.within[0]', message: expect.stringMatching(/^contains the spool/) }]);
+    expect(problems(yaml('', [`cwd: ${JSON.stringify(base)}`]))).toEqual([
+      { line: 7, field: 'operations[0].args.p.type', message: expect.stringMatching(/^its folder, the operation's cwd .*, contains/) },
+    ]);
+  });
+});
+
+describe('path roots and the host home', () => {
+  it('refuses a root that contains the home, even declared shared with the sandbox', () => {
+    for (const fields of [within(path.join(base, 'config')), `${within(path.join(base, 'config'))}, shared_with_sandbox: true`]) {
+      expect(problems(yaml(fields))).toEqual([{ line: 6, field: 'operations[0].args.p.within[0]', message: expect.stringMatching(/^contains Dumbwaiter's home .*ledger with the keys' secrets/) }]);
+    }
+  });
+
+  it('refuses a root inside the home', () => {
+    expect(problems(yaml(`${within(path.join(ctx.home!, 'logs'))}, shared_with_sandbox: true`))[0]!.message).toMatch(/^lies inside Dumbwaiter's home/);
+  });
+});
+
+describe('the working folder', () => {
+  it('refuses a cwd inside the spool unless the operation declares it shared, and reports it then', () => {
+    const results = path.join(ctx.spool!, 'results');
+    const text = (shared: boolean) => yaml(within(path.join(base, 'work')), [`cwd: ${JSON.stringify(results)}`, ...(shared ? ['cwd_shared_with_sandbox: true'] : [])]);
+    expect(problems(text(false))).toEqual([{ line: 5, field: 'operations[0].cwd', message: expect.stringMatching(/^lies inside the spool.*cwd_shared_with_sandbox: true on the operation/) }]);
+    expect(sharedRoots(parseAllowlist(text(true), 'a', ctx).operations.get('read')!)).toEqual([results]);
+  });
+
+  it('refuses a cwd inside the home, shared or not', () => {
+    const text = yaml(within(path.join(base, 'work')), [`cwd: ${JSON.stringify(ctx.home)}`, 'cwd_shared_with_sandbox: true']);
+    expect(problems(text)).toEqual([{ line: 5, field: 'operations[0].cwd', message: expect.stringMatching(/^lies inside Dumbwaiter's home/) }]);
+  });
+
+  it('a flag that is not true or false is an error', () => {
+    expect(problems(yaml(`${within(path.join(base, 'work'))}, shared_with_sandbox: yes please`))).toEqual([{ line: 6, field: 'operations[0].args.p.shared_with_sandbox', message: 'must be true or false' }]);
+  });
+});
