@@ -877,7 +877,7 @@ describe('argv templating (planRun, renderArgv)', () => {
           name: 'shape',
           command: SHAPE_COMMAND,
           cwd: '/',
-          args: { a: anyString, b: anyString, n: { type: 'integer' }, list: { type: 'array', items: anyString, max_items: 100 } },
+          args: { a: anyString, b: anyString, n: { type: 'integer', min: Number.MIN_SAFE_INTEGER }, list: { type: 'array', items: anyString, max_items: 100 } },
         },
         {
           name: 'dash',
