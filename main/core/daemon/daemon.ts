@@ -12,7 +12,7 @@ import { AuditLog } from '../ledger/audit';
 import { Requests, type RequestRow } from '../ledger/requests';
 import { KeyStore, type SecretSealer } from '../keys/keyStore';
 import { checkSpool, ensurePrivateDir, type SpoolPaths } from '../spool/layout';
-import { PinnedSpool, pinDir, stillPinned, unpin, type PinnedDir } from '../spool/pinned';
+import { PinnedSpool } from '../spool/pinned';
 import { SpoolHealth } from '../spool/health';
 import { faultPoint } from '../faults';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
@@ -20,6 +20,7 @@ import { claim, entryPath, quarantine, readyEntries, type Entry } from '../spool
 import { ResultWriter, logPath, unboundRejection } from '../spool/results';
 import { writeCatalog, writeHostStatus } from '../spool/hostFiles';
 import type { RunPlan } from '../allowlist/plan';
+import type { Allowlist } from '../allowlist/types';
 import { gate } from '../policy/gate';
 import { Grants } from '../ledger/grants';
 import { HostFlags } from '../ledger/meta';
@@ -65,7 +66,10 @@ export class Daemon {
   private rescanWanted = false;
   private stopping = false;
   private unclaimed = 0;
-  private spoolProblem: string | null = null;
+  /** The last scan's unexpected failure, said once until a scan succeeds. */
+  private scanError: string | null = null;
+  /** The last heartbeat's failure, said once until one succeeds. */
+  private heartbeatError: string | null = null;
   private stopped: Promise<void> | null = null;
   /** Ends the stop's grace period early (see hurry()). */
   private endGrace: (() => void) | null = null;
@@ -73,17 +77,13 @@ export class Daemon {
   private ledgerVersion = -1;
   private settingsStamp = '';
   private tickTimer: NodeJS.Timeout | null = null;
-  /** claimed/<host_id>/ (pinned): this host's claims that are not yet in its ledger. */
-  private claimedDir: string;
   readonly allowlist: AllowlistSource;
   private readonly intake: IntakeDeps;
   private readonly keys: KeyStore;
   private readonly grants: Grants;
   private readonly decisions: Decisions;
-  private readonly flags: HostFlags;
   /** The spool's folders pinned (see spool/pinned.ts): every file operation goes through these. */
   private readonly io: SpoolPaths;
-  private claimedPin: PinnedDir;
 
   private constructor(
     readonly home: HomePaths,
@@ -92,6 +92,7 @@ export class Daemon {
     private readonly pinned: PinnedSpool,
     public settings: Settings,
     private readonly db: Db,
+    private readonly flags: HostFlags,
     private readonly lock: HomeLock,
     private readonly requests: Requests,
     private readonly audit: AuditLog,
@@ -100,15 +101,12 @@ export class Daemon {
     sealer: SecretSealer | null,
   ) {
     this.io = pinned.paths;
-    this.claimedPin = this.pinClaimed();
-    this.claimedDir = this.claimedPin.path;
-    this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, audit, scopedLogger('allowlist'), (a) =>
-      writeCatalog(this.io.catalogJson, a),
+    this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, { spool: spool.root, home: home.root }, audit, scopedLogger('allowlist'), (a) =>
+      this.publishCatalog(a),
     );
     this.keys = new KeyStore(db, sealer);
     this.grants = new Grants(db);
     this.decisions = new Decisions(requests, audit, this.grants);
-    this.flags = new HostFlags(db);
     this.intake = {
       db,
       paths: this.io,
@@ -133,18 +131,21 @@ export class Daemon {
     const settings = readSettings(home.settings);
     const spoolDir = opts.spoolDir ?? settings.spool;
     if (!spoolDir) throw new UserError('no spool folder: pass --spool DIR, set DUMBWAITER_SPOOL, or run dumbwaiter init --spool DIR');
-    const spool = checkSpool(path.resolve(spoolDir));
+    // Only the folder a human chose is checked here: what is inside it, the sandbox can break at any
+    // time, and the daemon then starts anyway and waits for it to be fixed (see spoolUsable()).
+    const spool = checkSpool(path.resolve(spoolDir), { rootOnly: true });
     const lock = acquireHomeLock(home.lock, home.lockInfo, opts.command ?? 'dumbwaiter daemon');
     let db: Db | null = null;
     let pinned: PinnedSpool | null = null;
     try {
       configureLogging(home.logs, opts.consoleLog ?? 'info');
       db = openLedger(home.ledger);
-      pinned = new PinnedSpool(spool);
+      pinned = new PinnedSpool(spool, { hostId: settings.host_id, later: true });
       const requests = new Requests(db);
       const audit = new AuditLog(db);
-      const health = new SpoolHealth(audit, scopedLogger('spool'));
-      const d = new Daemon(home, spool, pinned, settings, db, lock, requests, audit, new ResultWriter(pinned.paths, requests, health), health, opts.sealer ?? null);
+      const flags = new HostFlags(db);
+      const health = new SpoolHealth(audit, scopedLogger('spool'), flags);
+      const d = new Daemon(home, spool, pinned, settings, db, flags, lock, requests, audit, new ResultWriter(pinned.paths, requests, health), health, opts.sealer ?? null);
       await d.boot();
       return d;
     } catch (e) {
@@ -163,12 +164,9 @@ export class Daemon {
     this.paused = this.flags.paused;
     if (this.paused) log.warn('the host is paused: requests are claimed and recorded, nothing starts (dumbwaiter resume)');
     this.allowlist.loadInitial();
-    this.recoverInterrupted();
-    const repaired = this.results.repairAll();
-    if (repaired) log.info(`rewrote ${repaired} result files that a crash had left behind`);
-    this.recoverClaimed();
-    this.safely('bin/', () => placeSandboxClients(this.io));
-    this.heartbeat();
+    // Pins the spool's folders and writes what belongs there, or says why it cannot be touched now.
+    this.spoolUsable();
+    this.safely('recovery', () => this.recoverInterrupted());
 
     const watched = this.settings.file_events ? [this.spool.queue, this.home.allowlist] : [this.home.allowlist];
     this.watcher = chokidar.watch(watched, { ignoreInitial: true, depth: 0 });
@@ -184,12 +182,6 @@ export class Daemon {
     // Retention walks the whole spool: after the start, so it never delays the first request.
     setImmediate(() => !this.stopping && this.safely('retention', () => this.reapNow()));
     this.requestScan();
-  }
-
-  /** claimed/<host_id>/, created if needed and pinned like the spool's own folders. */
-  private pinClaimed(): PinnedDir {
-    ensurePrivateDir(path.join(this.io.claimed, this.settings.host_id));
-    return pinDir(path.join(this.spool.claimed, this.settings.host_id), path.join(this.io.claimed, this.settings.host_id));
   }
 
   /** Runs that were going when the host stopped: never re-run, left for a human to settle. */
@@ -209,10 +201,11 @@ export class Daemon {
 
   /** Files this host claimed but had not yet recorded when it stopped. */
   private recoverClaimed(): void {
-    for (const e of readyEntries(this.claimedDir)) {
+    const mine = this.pinned.claimedMine;
+    for (const e of readyEntries(mine)) {
       const id = requestIdFromFileName(e.name);
-      const file = entryPath(this.claimedDir, e);
-      if (id) this.intakeSafely(id, path.join(this.claimedDir, e.name), true);
+      const file = entryPath(mine, e);
+      if (id) this.intakeSafely(id, path.join(mine, e.name), true);
       else this.safely(e.name, () => quarantine(this.io, file, e.name));
     }
   }
@@ -251,7 +244,7 @@ export class Daemon {
       this.reloadSettings();
       this.allowlist.poll();
       for (const row of this.decisions.timeOut(this.settings.approval_timeout_s)) this.results.publish(row);
-      this.results.repairAll(); // results held back by a full disk or a blocked file are retried
+      if (this.spoolOk) this.results.repairAll(); // results held back by a full disk or a blocked file are retried
     });
     this.requestScan();
   }
@@ -275,7 +268,7 @@ export class Daemon {
       log.info(paused ? 'paused: nothing new starts' : 'resumed');
       this.heartbeat();
     }
-    this.results.repairAll(); // results of what they changed, if they could not write them
+    if (this.spoolOk) this.results.repairAll(); // results of what they changed, if they could not write them
     this.pump();
   }
 
@@ -306,7 +299,7 @@ export class Daemon {
   }
 
   private reapNow(): void {
-    if (!this.spoolIsSafe()) return; // never delete through a folder the sandbox swapped
+    if (!this.spoolUsable()) return; // never delete through a folder the sandbox swapped
     const r = reap(this.io, this.db, this.settings);
     if (!reapedAnything(r)) return;
     const what = Object.entries(r).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace('_', ' ')}`).join(', ');
@@ -323,31 +316,50 @@ export class Daemon {
     void this.scan();
   }
 
-  private spoolIsSafe(): boolean {
+  /** Pinned and not known to be broken: results, host.json and the catalog may be written. */
+  private get spoolOk(): boolean {
+    return this.pinned.pinned && this.health.problem === null;
+  }
+
+  /**
+   * Whether the spool may be touched now: checked (safe, complete, ours to use) and pinned to what its
+   * names lead to now. Any problem, whatever the sandbox did (a symlink, chmod 000, a folder deleted),
+   * is said once, and the daemon waits for it to be fixed; nothing here throws.
+   */
+  private spoolUsable(): boolean {
+    const wasOk = this.spoolOk;
     try {
       checkSpool(this.spool.root);
-      ensurePrivateDir(this.claimedPin.plain);
+      ensurePrivateDir(path.join(this.spool.claimed, this.settings.host_id));
       // A folder replaced by another real folder: safe, but our pins still lead to the old one.
-      const replaced = [...this.pinned.replaced(), ...(stillPinned(this.claimedPin) ? [] : [this.claimedPin.plain])];
+      const replaced = this.pinned.replaced();
+      if (replaced.length || !this.pinned.pinned) this.pinned.repin();
       if (replaced.length) {
         log.warn(`spool folders were replaced: ${replaced.join(', ')}; using the new ones`);
         this.audit.record({ kind: 'spool_replaced', message: `spool folders were replaced from outside: ${replaced.join(', ')}` });
-        this.pinned.repin();
-        this.claimedPin = this.pinClaimed();
-        this.claimedDir = this.claimedPin.path;
       }
-      if (this.spoolProblem) log.info('the spool is safe again; resuming');
-      this.spoolProblem = null;
-      return true;
     } catch (e) {
-      const msg = (e as Error).message;
-      if (msg !== this.spoolProblem) {
-        log.error(`${msg}; not touching the spool until it is fixed`);
-        this.audit.record({ kind: 'spool_unsafe', message: msg });
-      }
-      this.spoolProblem = msg;
+      this.health.setProblem((e as Error).message);
       return false;
     }
+    this.health.setProblem(null);
+    if (!wasOk) this.spoolBack();
+    return true;
+  }
+
+  /** The spool can be written again (or for the first time): what could not be written meanwhile. */
+  private spoolBack(): void {
+    this.safely('bin/', () => placeSandboxClients(this.io));
+    this.publishCatalog(this.allowlist.get());
+    this.safely('results', () => {
+      const repaired = this.results.repairAll();
+      if (repaired) log.info(`wrote ${repaired} result files that a crash or the spool's state had held back`);
+    });
+    this.heartbeat();
+  }
+
+  private publishCatalog(a: Allowlist): void {
+    if (this.spoolOk) this.safely('catalog.json', () => writeCatalog(this.io.catalogJson, a));
   }
 
   private async scan(): Promise<void> {
@@ -355,7 +367,7 @@ export class Daemon {
     try {
       do {
         this.rescanWanted = false;
-        if (!this.spoolIsSafe()) return;
+        if (!this.spoolUsable()) return;
         // Settings changed a moment ago (a new ceiling, say) apply to the very next request, not from the next tick.
         this.reloadSettings();
         this.recoverClaimed(); // anything left by a failed intake is retried, not stranded
@@ -371,7 +383,16 @@ export class Daemon {
           }
         }
         this.pump();
+        this.scanError = null;
       } while (this.rescanWanted && !this.stopping);
+    } catch (e) {
+      // The spool changed under the scan (a folder made unreadable after the check): the next check says why.
+      const msg = `the scan of the spool failed: ${(e as Error).message}`;
+      if (msg !== this.scanError) {
+        log.error(`${(e as Error).stack ?? msg} (retried at every rescan)`);
+        this.audit.record({ kind: 'internal_error', message: msg });
+      }
+      this.scanError = msg;
     } finally {
       this.scanning = false;
     }
@@ -379,7 +400,7 @@ export class Daemon {
 
   private take(entry: Entry): void {
     const { name } = entry;
-    const c = claim(this.io, entry, this.claimedDir);
+    const c = claim(this.io, entry, this.pinned.claimedMine);
     if (c.kind === 'gone') return;
     if (c.kind === 'claimed') faultPoint('after_claim');
     if (c.kind === 'refused') {
@@ -548,6 +569,7 @@ export class Daemon {
   }
 
   private heartbeat(): void {
+    if (!this.pinned.pinned) return; // the ledger's spool problem says why
     try {
       writeHostStatus(this.io.hostJson, {
         host_id: this.settings.host_id,
@@ -559,8 +581,11 @@ export class Daemon {
         ...(this.health.full ? { disk_full: true } : {}),
       });
       this.health.succeeded();
+      this.heartbeatError = null;
     } catch (e) {
-      if (!this.health.failed(e, 'host.json')) log.error(`cannot write host.json: ${(e as Error).message}`);
+      const msg = (e as Error).message;
+      if (!this.health.failed(e, 'host.json') && msg !== this.heartbeatError) log.error(`cannot write host.json: ${msg}`);
+      this.heartbeatError = msg;
     }
   }
 
@@ -596,7 +621,6 @@ export class Daemon {
     log.info('stopped');
     this.db.close();
     this.pinned.close();
-    unpin(this.claimedPin);
     this.lock.release();
   }
 }

@@ -1,6 +1,6 @@
 // Taking requests out of queue/: every entry is checked with lstat (never followed), then either
 // claimed by an atomic rename into claimed/ or moved out of the way into quarantine/.
-import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readdirSync, renameSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readdirSync, renameSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isInProgressName, requestIdFromFileName } from '../../../shared/protocol/ids';
@@ -66,16 +66,24 @@ export function quarantine(paths: SpoolPaths, from: string | Buffer, name: strin
   }
 }
 
+/** Linux's O_PATH (Node has no constant for it): an fd that names an inode without opening it, so it
+ *  needs no read permission on a folder the sandbox made mode 000. */
+const O_PATH = 0o10000000;
+
 function makeMovable(dir: string | Buffer): boolean {
+  // O_PATH where it exists: chmod through /proc/self/fd/N then reaches that very inode (the fd never
+  // followed a link); elsewhere an ordinary fd, which a folder we may not read refuses.
+  const viaPath = process.platform === 'linux';
   let fd: number;
   try {
-    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    fd = openSync(dir, (viaPath ? O_PATH : constants.O_RDONLY) | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch {
     return false;
   }
   try {
     if ((fstatSync(fd).mode & 0o200) !== 0) return false;
-    fchmodSync(fd, 0o700);
+    if (viaPath) chmodSync(`/proc/self/fd/${fd}`, 0o700);
+    else fchmodSync(fd, 0o700);
     return true;
   } finally {
     closeSync(fd);

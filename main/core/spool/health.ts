@@ -1,18 +1,26 @@
-// Whether the spool's disk takes our writes. A full disk (or quota) is said once in the log and the
-// audit log, shown in host.json while it lasts, and said again when writes succeed again. Nothing is
-// lost meanwhile: the ledger (in the home) has every state, and unsynced results are retried.
+// Whether the spool takes our writes and may be touched at all. A full disk (or quota) is said once in
+// the log and the audit log, shown in host.json while it lasts, and said again when writes succeed
+// again. A spool the daemon must not touch (unsafe, unreadable, incomplete) is said once per distinct
+// problem, and kept in the ledger for `status` and the app, which cannot rely on host.json then.
+// Nothing is lost meanwhile: the ledger (in the home) has every state, and unsynced results are retried.
 import type { AuditLog } from '../ledger/audit';
+import type { HostFlags } from '../ledger/meta';
 import type { Logger } from '../log';
 
 const SPACE_ERRORS = new Set(['ENOSPC', 'EDQUOT']);
 
 export class SpoolHealth {
   full = false;
+  /** Why the spool is not touched now, or null: as the ledger says, so a restart repeats nothing. */
+  problem: string | null;
 
   constructor(
     private readonly audit: AuditLog,
     private readonly log: Logger,
-  ) {}
+    private readonly flags: HostFlags,
+  ) {
+    this.problem = flags.spoolProblem;
+  }
 
   /** Returns true when the error was the disk being full (already reported). */
   failed(e: unknown, what: string): boolean {
@@ -32,5 +40,19 @@ export class SpoolHealth {
     this.full = false;
     this.log.info('the spool has space again: writing the results that were held back');
     this.audit.record({ kind: 'disk_ok', message: 'the spool has space again; held-back results are being written' });
+  }
+
+  /** Why the spool may not be touched (null: it may again). Says each change once. */
+  setProblem(problem: string | null): void {
+    if (problem === this.problem) return;
+    if (problem) {
+      this.log.error(`${problem}; not touching the spool until it is fixed`);
+      this.audit.record({ kind: 'spool_unsafe', message: `${problem}; the host does not touch the spool until it is fixed` });
+    } else {
+      this.log.info('the spool is usable again; resuming');
+      this.audit.record({ kind: 'spool_ok', message: `the spool is usable again (it was: ${this.problem})` });
+    }
+    this.problem = problem;
+    this.flags.setSpoolProblem(problem);
   }
 }

@@ -6,9 +6,14 @@
 // caught by the check before each scan only.
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { SPOOL_DIRS, spoolPaths, type SpoolPaths } from './layout';
+import { SPOOL_DIRS, ensurePrivateDir, spoolPaths, type SpoolPaths } from './layout';
 
 export const CAN_PIN = process.platform === 'linux' && existsSync('/proc/self/fd');
+
+/** Where a spool's paths lead while its folders are not pinned: nothing can be created, listed or
+ *  opened below a device (ENOTDIR), so a write meant for the spool fails (and is retried) instead of
+ *  landing anywhere. Where folders cannot be pinned, the plain paths are all there is. */
+const NOWHERE = '/dev/null';
 
 export interface PinnedDir {
   /** The path to use for every operation: /proc/self/fd/N where pinning works. */
@@ -44,23 +49,46 @@ export function stillPinned(p: PinnedDir): boolean {
   }
 }
 
-/** Every folder of a spool, pinned. `paths` has the same shape as plain SpoolPaths. */
+export interface PinOptions {
+  /** Also pin claimed/<hostId>/ (created when missing): the host's own claims, see `claimedMine`. */
+  hostId?: string;
+  /** Pin nothing yet (the spool may be unusable at start): the paths lead nowhere until repin(). */
+  later?: boolean;
+}
+
+/**
+ * Every folder of a spool, pinned. `paths` has the same shape as plain SpoolPaths and is one object
+ * for the pins' lifetime: a repin updates it in place and closes the old pins, so a caller reads
+ * `paths.x` (or `claimedMine`) at each use and never keeps such a path across an await, after which
+ * its fd number may lead to something else.
+ */
 export class PinnedSpool {
   private pins: PinnedDir[] = [];
-  /** Folders pinned before a repin: kept open, so that a path someone still holds never reaches a reused fd. */
-  private retired: PinnedDir[] = [];
-  /** One object for the daemon's lifetime: a repin updates it in place. */
   readonly paths: SpoolPaths;
+  /** claimed/<hostId>/, pinned (with `hostId`). */
+  claimedMine: string;
 
-  constructor(readonly plain: SpoolPaths) {
-    const { pins, paths } = this.pinAll();
-    this.pins = pins;
-    this.paths = paths;
+  constructor(
+    readonly plain: SpoolPaths,
+    private readonly opts: PinOptions = {},
+  ) {
+    this.paths = CAN_PIN ? spoolPaths(NOWHERE) : { ...plain };
+    this.claimedMine = this.mineIn(this.paths.claimed);
+    if (!opts.later) this.repin();
+  }
+
+  /** Whether the folders are pinned (always, unless made `later` and not yet repinned). */
+  get pinned(): boolean {
+    return this.pins.length > 0;
+  }
+
+  private mineIn(claimed: string): string {
+    return path.join(claimed, this.opts.hostId ?? '');
   }
 
   /** All or nothing: a folder that cannot be pinned (swapped for a symlink meanwhile) leaves the pins
    *  as they were, so the swapped folders are still reported by replaced() until a repin succeeds. */
-  private pinAll(): { pins: PinnedDir[]; paths: SpoolPaths } {
+  private pinAll(): { pins: PinnedDir[]; paths: SpoolPaths; mine: string } {
     const pins: PinnedDir[] = [];
     try {
       const root = pinDir(this.plain.root);
@@ -71,7 +99,15 @@ export class PinnedSpool {
         pins.push(pin);
         paths[d] = pin.path;
       }
-      return { pins, paths };
+      let mine = this.mineIn(paths.claimed);
+      if (this.opts.hostId) {
+        // Created and opened through the pinned claimed/, so a claimed/ swapped meanwhile is never followed.
+        ensurePrivateDir(mine);
+        const pin = pinDir(this.mineIn(this.plain.claimed), mine);
+        pins.push(pin);
+        mine = pin.path;
+      }
+      return { pins, paths, mine };
     } catch (e) {
       for (const p of pins) unpin(p);
       throw e;
@@ -83,17 +119,18 @@ export class PinnedSpool {
     return this.pins.filter((p) => !stillPinned(p)).map((p) => p.plain);
   }
 
-  /** After the spool was checked safe again: pin what its names lead to now. */
+  /** After the spool was checked safe again: pin what its names lead to now, and let go of the old pins. */
   repin(): void {
-    const { pins, paths } = this.pinAll();
-    this.retired.push(...this.pins);
+    const { pins, paths, mine } = this.pinAll();
+    const old = this.pins;
     this.pins = pins;
     Object.assign(this.paths, paths);
+    this.claimedMine = mine;
+    for (const p of old) unpin(p);
   }
 
   close(): void {
-    for (const p of [...this.pins, ...this.retired]) unpin(p);
+    for (const p of this.pins) unpin(p);
     this.pins = [];
-    this.retired = [];
   }
 }

@@ -138,18 +138,34 @@ describe.skipIf(!CAN_PIN)('PinnedSpool', () => {
     expect(s.replaced().sort()).toEqual([plain.root, ...SPOOL_DIRS.map((d) => plain[d])].sort());
   });
 
-  it('repin() moves the same paths object to the new folders; paths held from before still reach the old ones', () => {
+  it('repin() moves the same paths object to the new folders and closes the old pins', () => {
     const s = pinSpool();
     const paths = s.paths;
     const held = s.paths.results;
-    const old = swapForFolder(plain.results);
+    swapForFolder(plain.results);
     s.repin();
     expect(s.paths).toBe(paths);
     expect(s.replaced()).toEqual([]);
     writeFileSync(path.join(s.paths.results, 'new.json'), '{}');
-    writeFileSync(path.join(held, 'held.json'), '{}');
     expect(readdirSync(plain.results)).toEqual(['new.json']);
-    expect(readdirSync(old)).toEqual(['held.json']);
+    // Nothing may keep a path from before a repin: its fd is closed (and its number may be reused).
+    expect(s.paths.results).not.toBe(held);
+    expect(() => statSync(held)).toThrow();
+  });
+
+  it('keeps its fds bounded however often its folders are swapped (each repin closes the old pins)', () => {
+    const s = pinSpool();
+    const fds = () => readdirSync('/proc/self/fd').length;
+    s.repin();
+    const before = fds();
+    for (let i = 0; i < 200; i++) {
+      rmSync(plain.tmp, { recursive: true });
+      mkdirSync(plain.tmp, { mode: 0o700 });
+      expect(s.replaced()).toEqual([plain.tmp]);
+      s.repin();
+    }
+    expect(fds()).toBe(before);
+    expect(sameFolder(s.paths.tmp, plain.tmp)).toBe(true);
   });
 
   it('repin() refuses a folder that is now a symlink', () => {
@@ -176,13 +192,10 @@ describe.skipIf(!CAN_PIN)('PinnedSpool', () => {
     expect(s.replaced()).toEqual([]);
   });
 
-  it('close() releases every pinned folder, the retired ones too', () => {
+  it('close() releases every pinned folder', () => {
     const s = pinSpool();
-    const first = Object.values(s.paths).filter((p) => /^\/proc\/self\/fd\/\d+$/.test(p));
-    swapForFolder(plain.results);
-    s.repin();
-    const second = Object.values(s.paths).filter((p) => /^\/proc\/self\/fd\/\d+$/.test(p));
-    const folderOf = new Map([...first, ...second].map((p) => [p, statSync(p).ino]));
+    const held = Object.values(s.paths).filter((p) => /^\/proc\/self\/fd\/\d+$/.test(p));
+    const folderOf = new Map(held.map((p) => [p, statSync(p).ino]));
     s.close();
     for (const [p, ino] of folderOf) {
       // The fd is closed (or already reused by something else): it no longer leads to that folder.
@@ -194,5 +207,35 @@ describe.skipIf(!CAN_PIN)('PinnedSpool', () => {
       }
       expect(now).not.toBe(ino);
     }
+  });
+
+  it('with a host id, pins claimed/<host_id>/ too (creating it 0700) and repins it when it is replaced', () => {
+    const mine = path.join(plain.claimed, 'host-a');
+    const s = new PinnedSpool(plain, { hostId: 'host-a' });
+    spools.push(s);
+    expect(statSync(mine).mode & 0o777).toBe(0o700);
+    expect(s.claimedMine).toMatch(/^\/proc\/self\/fd\/\d+$/);
+    expect(sameFolder(s.claimedMine, mine)).toBe(true);
+    const old = swapForFolder(mine);
+    expect(s.replaced()).toEqual([mine]);
+    writeFileSync(path.join(s.claimedMine, 'req-1.json'), '{}');
+    expect(readdirSync(old)).toEqual(['req-1.json']);
+    rmSync(mine, { recursive: true }); // deleted: the repin makes it again
+    s.repin();
+    expect(sameFolder(s.claimedMine, mine)).toBe(true);
+  });
+
+  it('made `later`, pins nothing: every path leads nowhere until a repin succeeds', () => {
+    const s = new PinnedSpool(plain, { hostId: 'host-a', later: true });
+    spools.push(s);
+    expect(s.pinned).toBe(false);
+    expect(s.replaced()).toEqual([]);
+    for (const p of [s.paths.results, s.paths.queue, s.paths.hostJson, s.claimedMine]) {
+      expect(() => writeFileSync(path.join(p, 'x.json'), '{}')).toThrow(/ENOTDIR/);
+      expect(() => readdirSync(p)).toThrow(/ENOTDIR/);
+    }
+    s.repin();
+    expect(s.pinned).toBe(true);
+    expect(sameFolder(s.paths.results, plain.results)).toBe(true);
   });
 });
