@@ -2,12 +2,13 @@
 // output streamed to results/<id>.log (capped) while the tails are kept for the result. Checked paths
 // and the working folder reach the program as the very objects checked (pathHandles.ts).
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, rmSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { RunPlan } from '../allowlist/plan';
 import { runEnv } from './baseEnv';
+import { RunProcesses } from './leftovers';
 import { handOver, type HandedOver } from './pathHandles';
-import { signalGroup } from './processGroup';
 import { TailBuffer } from './tailBuffer';
 
 export interface RunOutcome {
@@ -27,7 +28,8 @@ export interface RunOutcome {
 export interface RunHandle {
   pid: number | null;
   done: Promise<RunOutcome>;
-  /** TERM to the whole group, KILL after the grace period. */
+  /** TERM to the whole run (its process group, and what carries its marker), KILL after the grace
+   *  period. Once the main process has exited, what it left is being ended already: nothing changes. */
   terminate(reason: string): void;
 }
 
@@ -35,13 +37,16 @@ export interface RunHandle {
 const DRAIN_MS = 1000;
 
 /**
- * Appends to the live log up to the operation's limit, then writes one line saying it stopped.
+ * Appends to the live log up to the operation's limit, then writes one line saying it stopped; the
+ * host's notes (what the run left behind) are written past the limit.
  * The sandbox chooses request ids, so it can put anything at results/<id>.log before the run: a
  * symlink to a host file, a FIFO, a folder. Whatever is there is removed, the log is created anew
  * without following links or blocking, and a log that fails is dropped: the run goes on.
  */
 class CappedLog {
   private written = 0;
+  private full = false;
+  private atLineStart = true;
   private fd: number | null = null;
 
   constructor(file: string, private readonly limit: number) {
@@ -61,20 +66,33 @@ class CappedLog {
   }
 
   write(chunk: Buffer): void {
-    if (this.fd === null) return;
+    if (this.fd === null || this.full || chunk.length === 0) return;
     try {
       const room = this.limit - this.written;
       if (room > 0) {
         const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
         writeSync(this.fd, part);
         this.written += part.length;
+        this.atLineStart = part[part.length - 1] === 0x0a;
       }
       if (chunk.length > room) {
+        this.full = true;
         writeSync(this.fd, `\n[dumbwaiter: output limit of ${this.limit} bytes reached; the rest is not logged]\n`);
-        this.close();
+        this.atLineStart = true;
       }
     } catch {
       this.close(); // disk full, say: the result still gets the output's tail
+    }
+  }
+
+  /** A line of the host's own, on a line of its own. */
+  note(text: string): void {
+    if (this.fd === null) return;
+    try {
+      writeSync(this.fd, `${this.atLineStart ? '' : '\n'}[dumbwaiter: ${text}]\n`);
+      this.atLineStart = true;
+    } catch {
+      this.close();
     }
   }
 
@@ -107,12 +125,13 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
   const err = new TailBuffer(plan.max_output_bytes);
   const log = new CappedLog(logFile, plan.max_output_bytes);
   const [program, ...rest] = handed.argv;
+  const marker = randomBytes(16).toString('hex');
 
   let child: ChildProcessByStdio<null, Readable, Readable>;
   try {
     child = spawn(program!, rest, {
       cwd: handed.cwd,
-      env: runEnv(plan.env, requestId),
+      env: runEnv(plan.env, requestId, marker),
       detached: true, // its own process group, so that terminate() reaches its children too
       stdio: ['ignore', 'pipe', 'pipe', ...handed.fds],
       shell: false,
@@ -125,13 +144,20 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
     handed.close(); // the child has its own copies once spawn returns
   }
 
+  // An operation that leaves processes running on purpose (a service it starts) is ended by its
+  // process group only, and only while its main process runs.
+  const procs = child.pid === undefined ? null : new RunProcesses(child.pid, plan.leaves_processes ? null : marker);
   let timedOut = false;
   let terminated: string | null = null;
+  let exited = false;
   let killTimer: NodeJS.Timeout | null = null;
+  /** When the TERM of a terminated run turns into KILL. */
+  let killAt = 0;
   const kill = () => {
-    if (child.pid === undefined || killTimer) return;
-    signalGroup(child.pid, 'SIGTERM');
-    killTimer = setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), killGraceMs);
+    if (procs === null || killTimer || exited) return;
+    killAt = Date.now() + killGraceMs;
+    void procs.signal('SIGTERM');
+    killTimer = setTimeout(() => void procs.signal('SIGKILL'), killGraceMs);
     killTimer.unref();
   };
   const timeout = setTimeout(() => {
@@ -154,10 +180,6 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
       if (settled) return;
       settled = true;
       clearTimeout(timeout);
-      if (killTimer && spawnError === null && child.pid !== undefined) {
-        // The group leader is gone; make sure no straggler of a killed run survives it.
-        signalGroup(child.pid, 'SIGKILL');
-      }
       if (killTimer) clearTimeout(killTimer);
       log.close();
       const finishedAt = Date.now();
@@ -180,15 +202,26 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
     child.on('error', (e) => {
       if (child.pid === undefined) finish(null, null, e);
     });
-    child.on('close', (code, signal) => finish(code, signal, null));
+    // No result before what the run left behind has ended (or has been given up on, saying so).
+    let leftEnded: Promise<void> | null = null;
+    child.on('close', (code, signal) => void leftEnded?.then(() => finish(code, signal, null)));
     child.on('exit', (code, signal) => {
-      if (!killTimer) clearTimeout(timeout); // it exited on its own: the drain below is not part of its run time
-      // 'close' waits for the pipes; a grandchild that keeps them open must not hold the result back.
-      setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        finish(code, signal, null);
-      }, DRAIN_MS).unref();
+      exited = true;
+      if (!killTimer) clearTimeout(timeout); // it exited on its own: ending what it left is not part of its run time
+      // The ending below takes over from the KILL timer: it signals the group only while it finds
+      // members in it (a group id can be reused once the group is gone).
+      if (killTimer) clearTimeout(killTimer);
+      const ending = procs !== null && (killTimer !== null || !plan.leaves_processes) ? procs.end(killTimer ? killAt : Date.now() + killGraceMs, killGraceMs) : Promise.resolve(null);
+      leftEnded = ending.then((note) => {
+        if (note) log.note(note);
+        // 'close' waits for the pipes; a process that keeps them open (one left running on purpose) must
+        // not hold the result back.
+        setTimeout(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          finish(code, signal, null);
+        }, DRAIN_MS).unref();
+      });
     });
   });
 
@@ -196,6 +229,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
     pid: child.pid ?? null,
     done,
     terminate(reason: string) {
+      if (exited) return;
       terminated = reason;
       kill();
     },

@@ -1,15 +1,17 @@
 // The executor with real processes: the run is its own process group and a timeout or terminate()
-// takes the whole group down; the output is capped (tail kept for the result, head for the live log);
+// takes the whole group down; what the run leaves behind when it exits (in its group, or carrying its
+// marker after setsid) is ended before the result, unless the operation says it leaves processes
+// running; the output is capped (tail kept for the result, head for the live log);
 // the environment, working folder and argv are the plan's and nothing else, and no shell sees the args.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startRun, type RunHandle } from '../../../../main/core/exec/executor';
 import type { RunPlan } from '../../../../main/core/allowlist/plan';
 import { eventually } from '../../../helpers/host';
-import { alive, procStat, stopGroups, trackGroup } from '../../../helpers/processes';
+import { alive, procStat, stopGroups, track, trackGroup } from '../../../helpers/processes';
 
 const NODE = process.execPath;
 const GRACE_MS = 200;
@@ -121,6 +123,100 @@ describe('process groups', () => {
   });
 });
 
+describe('what a run leaves behind', () => {
+  const file = (ext: string) => path.join(dir, `left.${ext}`);
+  /** A pid the run wrote (a complete line), once it is there. */
+  const pidFrom = (ext: string) => eventually(`left.${ext}`, () => pidIn(file(ext)));
+  /** The log's last line, where the host says what it ended. */
+  const endedLine = (n: number) => `[dumbwaiter: ${n} process${n === 1 ? '' : 'es'} left behind by the run ${n === 1 ? 'was' : 'were'} ended]\n`;
+  /**
+   * `sh -c script base`: a leftover that leaves the run's process group (setsid) and writes its pid and
+   * its process group before the run's main process goes on, so that it is really out when that exits.
+   */
+  const ESCAPE = `setsid sh -c 'echo $$ > "$0.pid"; cut -d" " -f5 /proc/$$/stat > "$0.pgrp"; exec sleep 300' "$0" & while [ ! -s "$0.pgrp" ]; do sleep 0.01; done;`;
+  const escaped = async (h: RunHandle) => {
+    const pid = await pidFrom('pid');
+    trackGroup(pid); // its own group now: killed after the test whatever happens
+    return { pid, pgrp: await pidFrom('pgrp'), run: h.pid };
+  };
+
+  it('ends a background child of a run that exited 0 before the result, and the log says so', async () => {
+    // Written before the main process exits; it would write left.x after 300 s.
+    const h = run(['/bin/sh', '-c', '(sleep 300; touch "$0.x") & echo $! > "$0.bg"; echo started', path.join(dir, 'left')]);
+    const o = await h.done;
+    expect(o).toMatchObject({ exit_code: 0, signal: null, stdout: 'started\n', error: null });
+    const bg = pidIn(file('bg'))!;
+    expect(alive(bg)).toBe(false); // already when the result is there: not eventually
+    expect(existsSync(file('x'))).toBe(false);
+    expect(readFileSync(logFile, 'utf8')).toMatch(/^started\n\[dumbwaiter: [12] process(es)? left behind by the run (was|were) ended\]\n$/);
+  });
+
+  it('finds and ends a child that left the process group with setsid (by the run marker)', async () => {
+    const h = run(['/bin/sh', '-c', `${ESCAPE} echo started`, path.join(dir, 'left')]);
+    const { pid, pgrp, run: leader } = await escaped(h);
+    expect(pgrp).toBe(pid);
+    expect(pgrp).not.toBe(leader);
+    const o = await h.done;
+    expect(o).toMatchObject({ exit_code: 0, error: null });
+    expect(alive(pid)).toBe(false);
+    expect(readFileSync(logFile, 'utf8')).toBe(`started\n${endedLine(1)}`);
+  });
+
+  it('gives a leftover the grace period after TERM, then KILLs it', async () => {
+    // A node process that notes the TERM and carries on.
+    const code = `const fs = require('fs'); const f = process.argv[1]; process.on('SIGTERM', () => fs.writeFileSync(f + '.term', '')); fs.writeFileSync(f + '.ready', ''); setInterval(() => {}, 1e6);`;
+    const h = run(['/bin/sh', '-c', '"$0" -e "$1" -- "$2" & echo $! > "$2.bg"; while [ ! -e "$2.ready" ]; do sleep 0.01; done', NODE, code, path.join(dir, 'left')]);
+    const o = await h.done;
+    expect(o).toMatchObject({ exit_code: 0, error: null });
+    expect(existsSync(file('term'))).toBe(true);
+    expect(alive(pidIn(file('bg'))!)).toBe(false);
+    expect(readFileSync(logFile, 'utf8')).toBe(endedLine(1));
+  });
+
+  it('ends a setsid child when the run times out', async () => {
+    const h = run(['/bin/sh', '-c', `${ESCAPE} sleep 300`, path.join(dir, 'left')], { timeout_s: 1 });
+    const { pid } = await escaped(h);
+    const o = await h.done;
+    expect(o.error?.code).toBe('timeout');
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('ends a setsid child when the run is terminated', async () => {
+    const h = run(['/bin/sh', '-c', `${ESCAPE} sleep 300`, path.join(dir, 'left')]);
+    const { pid } = await escaped(h);
+    h.terminate('cancel');
+    const o = await h.done;
+    expect(o).toMatchObject({ terminated: 'cancel', signal: 'SIGTERM' });
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('leaves_processes: what the run started keeps running after it exits', async () => {
+    const h = run(['/bin/sh', '-c', `${ESCAPE} sleep 300 >/dev/null 2>&1 & echo $! > "$0.bg"`, path.join(dir, 'left')], { leaves_processes: true });
+    const { pid } = await escaped(h);
+    const o = await h.done;
+    expect(o).toMatchObject({ exit_code: 0, error: null });
+    const bg = pidIn(file('bg'))!;
+    expect(alive(pid) && alive(bg)).toBe(true);
+    expect(readFileSync(logFile, 'utf8')).toBe('');
+    process.kill(pid, 'SIGKILL');
+    process.kill(bg, 'SIGKILL');
+    await gone([pid, bg]);
+  });
+
+  it('leaves alone a process with the same request id that is not of this run', async () => {
+    // Another host's run, or another test's, with the same request id and its own marker.
+    const other = track(spawn('sleep', ['300'], { detached: true, stdio: 'ignore', env: { ...process.env, DUMBWAITER_REQUEST_ID: 'req-1', DUMBWAITER_RUN_MARKER: 'f'.repeat(32) } }));
+    trackGroup(other.pid!);
+    const h = run(['/bin/sh', '-c', `${ESCAPE} echo started`, path.join(dir, 'left')]);
+    const { pid } = await escaped(h);
+    await h.done;
+    expect(alive(pid)).toBe(false);
+    expect(alive(other.pid!)).toBe(true);
+    other.kill('SIGKILL');
+    await gone([other.pid!]);
+  });
+});
+
 describe('exit codes and failures to start', () => {
   it('reports the exit code, with stdout and stderr kept apart', async () => {
     const o = await run(['/bin/sh', '-c', 'echo out; echo err >&2; exit 3']).done;
@@ -184,19 +280,29 @@ describe('what runs: argv, working folder, environment', () => {
     const envOf = async (opEnv: Record<string, string>) =>
       JSON.parse((await run(nodeScript('process.stdout.write(JSON.stringify(process.env))'), { env: opEnv }).done).stdout) as Record<string, string>;
 
-    it("is exactly the host's base variables, the operation's env and the request id: nothing else leaks", async () => {
+    it("is exactly the host's base variables, the operation's env, the request id and the run's marker: nothing else leaks", async () => {
       process.env.DW_TEST_SECRET = 'must not leak';
+      process.env.DUMBWAITER_RUN_MARKER = 'the daemon’s own, if it has one';
       process.env.LANG = 'C.UTF-8';
       process.env.TZ = 'Europe/Paris';
       const base: Record<string, string> = {};
       for (const k of ['PATH', 'HOME', 'LANG', 'LC_ALL', 'USER', 'LOGNAME', 'TMPDIR', 'TZ']) if (process.env[k] !== undefined) base[k] = process.env[k]!;
-      expect(await envOf({ GREETING: 'hello' })).toEqual({ ...base, GREETING: 'hello', DUMBWAITER_REQUEST_ID: 'req-1' });
+      const env = await envOf({ GREETING: 'hello' });
+      expect(env).toEqual({ ...base, GREETING: 'hello', DUMBWAITER_REQUEST_ID: 'req-1', DUMBWAITER_RUN_MARKER: env.DUMBWAITER_RUN_MARKER });
+      expect(env.DUMBWAITER_RUN_MARKER).toMatch(/^[0-9a-f]{32}$/);
     });
 
-    it("lets the operation's env override a base variable, but never the request id", async () => {
-      const env = await envOf({ PATH: '/opt/tools/bin:/usr/bin', DUMBWAITER_REQUEST_ID: 'spoofed' });
+    it('gives each run a marker of its own, even for the same request id', async () => {
+      const [a, b] = await Promise.all([envOf({}), envOf({})]);
+      expect(a!.DUMBWAITER_REQUEST_ID).toBe(b!.DUMBWAITER_REQUEST_ID);
+      expect(a!.DUMBWAITER_RUN_MARKER).not.toBe(b!.DUMBWAITER_RUN_MARKER);
+    });
+
+    it("lets the operation's env override a base variable, but never the request id or the run's marker", async () => {
+      const env = await envOf({ PATH: '/opt/tools/bin:/usr/bin', DUMBWAITER_REQUEST_ID: 'spoofed', DUMBWAITER_RUN_MARKER: 'spoofed' });
       expect(env.PATH).toBe('/opt/tools/bin:/usr/bin');
       expect(env.DUMBWAITER_REQUEST_ID).toBe('req-1');
+      expect(env.DUMBWAITER_RUN_MARKER).toMatch(/^[0-9a-f]{32}$/);
     });
 
     it('gives a standard PATH when the host has none', async () => {

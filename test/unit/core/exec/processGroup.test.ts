@@ -1,5 +1,6 @@
-// Signals to a whole process group, and whether a group still has anyone in it: after a crash the
-// daemon says whether an interrupted run's group is still running, even when its leader is gone.
+// Signals to a whole process group, and whether a group still has anyone running in it: after a crash
+// the daemon says whether an interrupted run's group is still running, even when its leader is gone
+// (and on Linux not when all that is left of it is a zombie).
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { groupAlive, signalGroup } from '../../../../main/core/exec/processGroup';
@@ -36,6 +37,28 @@ describe('groupAlive', () => {
     if (process.platform === 'linux') expect(procStat(member)?.pgrp).toBe(g.pgid);
     expect(alive(g.pgid)).toBe(false);
     expect(groupAlive(g.pgid)).toBe(true);
+  });
+
+  it.runIf(process.platform === 'linux')('is false for a group whose only member is a zombie (ended, never reaped)', async () => {
+    // Python forks a child that leads a group of its own and exits at once; the parent reaps it only
+    // when told to end (TERM), so that no zombie outlives the test.
+    const g = startGroup(`exec python3 -c 'import os, signal, sys, time
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    os._exit(0)
+signal.signal(signal.SIGTERM, lambda *_: (os.waitpid(pid, 0), sys.exit(0)))
+print(pid, flush=True)
+time.sleep(300)'`);
+    const zombie = await eventually('the zombie', () => {
+      const pid = /^\d+\n$/.test(g.stdout()) ? Number(g.stdout()) : 0;
+      return pid > 0 && procStat(pid)?.state === 'Z' ? pid : undefined;
+    });
+    expect(procStat(zombie)?.pgrp).toBe(zombie);
+    expect(groupAlive(zombie)).toBe(false);
+    process.kill(g.pgid, 'SIGTERM');
+    await g.closed;
+    expect(procStat(zombie)).toBeNull();
   });
 });
 

@@ -1,0 +1,119 @@
+// The processes of a run, its main process aside: what it started in its process group, and on Linux
+// what carries its marker (baseEnv.ts) after leaving the group with setsid. When the main process
+// exits, what it left behind is ended (TERM, then KILL after the grace period) before the result is
+// recorded, so that no part of a run outlives its timeout, its concurrency slot or its run time.
+// Without /proc (macOS) only the process group can be reached; on Windows nothing is left to find once
+// the main process is gone (taskkill /T walks the tree from a living root).
+import { RUN_MARKER_VAR } from './baseEnv';
+import { groupAlive, signalGroup } from './processGroup';
+import { HAS_PROC, hasEnvEntry, procPids, procStat } from './procfs';
+
+/** Pids read between two turns of the event loop: a scan never holds the daemon up for long. */
+const SCAN_SLICE = 64;
+/** How often what is left is looked at again while it is given time to end. */
+const POLL_MS = 25;
+/** The least time given to KILL: it cannot be refused, but the kernel takes a moment to end a process. */
+const MIN_KILL_WAIT_MS = 1000;
+
+type Signal = 'SIGTERM' | 'SIGKILL';
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
+const pause = () => new Promise<void>((r) => setTimeout(r, POLL_MS));
+
+export class RunProcesses {
+  private readonly entry: string | null;
+  /** Every process found since the main process exited, and those already sent TERM. */
+  private readonly seen = new Set<number>();
+  private readonly termed = new Set<number>();
+
+  /** `marker`: the run's marker, or null to reach its process group only (an operation that leaves
+   *  processes running on purpose). */
+  constructor(
+    private readonly pgid: number,
+    marker: string | null,
+  ) {
+    this.entry = marker === null ? null : `${RUN_MARKER_VAR}=${marker}`;
+  }
+
+  /** Linux: the running members of the run's process group, and every running process with its marker. */
+  async find(): Promise<number[]> {
+    const found: number[] = [];
+    const pids = procPids();
+    for (let i = 0; i < pids.length; i++) {
+      if (i > 0 && i % SCAN_SLICE === 0) await turn();
+      const st = procStat(pids[i]!);
+      if (st?.running && (st.pgrp === this.pgid || (this.entry !== null && hasEnvEntry(pids[i]!, this.entry)))) found.push(pids[i]!);
+    }
+    return found;
+  }
+
+  /** While the main process runs (a timeout, a cancel, a shutdown): the signal to its group at once,
+   *  then to every other process of the run that can be found. */
+  async signal(sig: Signal): Promise<void> {
+    signalGroup(this.pgid, sig);
+    if (!HAS_PROC) return;
+    for (const pid of await this.find()) {
+      if (sig === 'SIGTERM' && this.termed.has(pid)) continue;
+      if (procStat(pid)?.pgrp !== this.pgid) send(pid, sig);
+      if (sig === 'SIGTERM') this.termed.add(pid);
+    }
+  }
+
+  /**
+   * Once the main process has exited: ends whatever of the run is left. TERM to each process found
+   * (once) until `termUntil` (ms since the epoch), then KILL until nothing is found, for at most
+   * `killForMs` (or a second). Returns what the run's log says about it, or null when nothing was left.
+   */
+  async end(termUntil: number, killForMs: number): Promise<string | null> {
+    if (!HAS_PROC) return this.endGroup(termUntil, killForMs);
+    for (;;) {
+      const found = await this.find();
+      for (const pid of found) this.seen.add(pid);
+      if (found.length === 0) return this.note([]);
+      if (Date.now() >= termUntil) break;
+      for (const pid of found) {
+        if (!this.termed.has(pid)) send(pid, 'SIGTERM');
+        this.termed.add(pid);
+      }
+      await pause();
+    }
+    const killUntil = Date.now() + Math.max(killForMs, MIN_KILL_WAIT_MS);
+    for (;;) {
+      const found = await this.find();
+      for (const pid of found) this.seen.add(pid);
+      if (found.length === 0 || Date.now() >= killUntil) return this.note(found);
+      // The group as a whole too: a member forked since the scan is in it.
+      if (found.some((pid) => procStat(pid)?.pgrp === this.pgid)) signalGroup(this.pgid, 'SIGKILL');
+      for (const pid of found) send(pid, 'SIGKILL');
+      await pause();
+    }
+  }
+
+  private note(survivors: number[]): string | null {
+    if (this.seen.size === 0) return null;
+    const n = this.seen.size - survivors.length;
+    const ended = `${n} process${n === 1 ? '' : 'es'} left behind by the run ${n === 1 ? 'was' : 'were'} ended`;
+    return survivors.length === 0 ? ended : `${ended}; ${survivors.length} could not be (pid ${survivors.join(', ')})`;
+  }
+
+  /** Without /proc: the process group is all there is to reach, and its members cannot be counted. */
+  private async endGroup(termUntil: number, killForMs: number): Promise<string | null> {
+    if (process.platform === 'win32' || !groupAlive(this.pgid)) return null;
+    signalGroup(this.pgid, 'SIGTERM');
+    while (groupAlive(this.pgid) && Date.now() < termUntil) await pause();
+    const killUntil = Date.now() + Math.max(killForMs, MIN_KILL_WAIT_MS);
+    while (groupAlive(this.pgid) && Date.now() < killUntil) {
+      signalGroup(this.pgid, 'SIGKILL');
+      await pause();
+    }
+    return groupAlive(this.pgid) ? 'processes left behind by the run in its process group could not all be ended' : 'processes left behind by the run in its process group were ended';
+  }
+}
+
+function send(pid: number, sig: Signal): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    /* gone meanwhile */
+  }
+}

@@ -1,0 +1,125 @@
+// Finding and ending what a run left behind, with real processes: the members of its process group
+// once the leader is gone, and on Linux every process carrying its marker, also after setsid; never a
+// process of another run, even one with the same request id; TERM first, KILL after the grace period.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { RunProcesses } from '../../../../main/core/exec/leftovers';
+import { eventually } from '../../../helpers/host';
+import { alive, stopGroups, track, trackGroup } from '../../../helpers/processes';
+
+const MARKER = 'a'.repeat(32);
+const OTHER = 'b'.repeat(32);
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'dw-left-'));
+});
+afterEach(() => {
+  stopGroups();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A stand-in for a run: a detached shell (leader of its own group) with `marker` in its environment,
+ * running `script`; it prints the pids of what it leaves, one a line, then exits.
+ */
+async function leaderLeaving(script: string, marker: Record<string, string> | string = MARKER): Promise<{ pgid: number; left: number[] }> {
+  const env = { PATH: process.env.PATH, TMPDIR: process.env.TMPDIR, DUMBWAITER_REQUEST_ID: 'req-1', ...(typeof marker === 'string' ? { DUMBWAITER_RUN_MARKER: marker } : marker) };
+  const child = track(spawn('/bin/sh', ['-c', script], { detached: true, stdio: ['ignore', 'pipe', 'ignore'], env }));
+  trackGroup(child.pid!);
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  await new Promise((r) => child.on('close', r));
+  const left = out.trim().split('\n').filter(Boolean).map(Number);
+  for (const pid of left) trackGroup(pid); // a setsid one leads a group of its own
+  return { pgid: child.pid!, left };
+}
+
+/** Whether a process has a handler for signal number `sig` (its SigCgt mask in /proc). */
+function catches(pid: number, sig: number): boolean {
+  const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return mask !== undefined && (BigInt(`0x${mask}`) & (1n << BigInt(sig - 1))) !== 0n;
+}
+
+/** Output closed at once (the leftovers do not hold the pipe), so `close` means the leader exited. */
+const QUIET = '>/dev/null 2>&1';
+const inGroup = `sleep 300 ${QUIET} & echo $!`;
+const escaped = (f = path.join(dir, 'ready')) => `setsid sh -c 'echo $$ > "$0"; exec sleep 300' "${f}" ${QUIET} & while [ ! -s "${f}" ]; do sleep 0.01; done; cat "${f}"`;
+
+describe.runIf(process.platform === 'linux')('RunProcesses.find', () => {
+  it('finds a member of the group after its leader has exited', async () => {
+    const { pgid, left } = await leaderLeaving(inGroup);
+    expect(await new RunProcesses(pgid, MARKER).find()).toEqual(left);
+  });
+
+  it('finds a process that left the group with setsid by the marker, and only with the marker', async () => {
+    const { pgid, left } = await leaderLeaving(escaped());
+    expect(await new RunProcesses(pgid, MARKER).find()).toEqual(left);
+    expect(await new RunProcesses(pgid, null).find()).toEqual([]);
+  });
+
+  it("does not find another run's process with the same request id", async () => {
+    const mine = await leaderLeaving(escaped(path.join(dir, 'mine')));
+    const other = await leaderLeaving(escaped(path.join(dir, 'other')), OTHER);
+    expect(await new RunProcesses(mine.pgid, MARKER).find()).toEqual(mine.left);
+    expect(await new RunProcesses(other.pgid, OTHER).find()).toEqual(other.left);
+  });
+
+  it('does not take a longer marker, or a variable whose name only ends like the marker, for it', async () => {
+    const longer = await leaderLeaving(escaped(path.join(dir, 'longer')), `${MARKER}0`);
+    const suffix = await leaderLeaving(escaped(path.join(dir, 'suffix')), { X_DUMBWAITER_RUN_MARKER: MARKER });
+    const found = await new RunProcesses(longer.pgid, MARKER).find();
+    expect(found).not.toContain(longer.left[0]);
+    expect(found).not.toContain(suffix.left[0]);
+  });
+
+  it('finds nothing once everything has ended', async () => {
+    const { pgid } = await leaderLeaving('exit 0');
+    expect(await new RunProcesses(pgid, MARKER).find()).toEqual([]);
+  });
+});
+
+describe.runIf(process.platform === 'linux')('RunProcesses.end', () => {
+  it('ends the members of the group and the marked processes, and says how many', async () => {
+    const { pgid, left } = await leaderLeaving(`${inGroup}; ${escaped()}`);
+    expect(left).toHaveLength(2);
+    const note = await new RunProcesses(pgid, MARKER).end(Date.now() + 5000, 1000);
+    expect(note).toBe('2 processes left behind by the run were ended');
+    expect(left.filter(alive)).toEqual([]);
+  });
+
+  it('says nothing when nothing was left', async () => {
+    const { pgid } = await leaderLeaving('exit 0');
+    expect(await new RunProcesses(pgid, MARKER).end(Date.now() + 5000, 1000)).toBeNull();
+  });
+
+  it('sends TERM first and KILL once the TERM time is over, to one that ignores TERM', async () => {
+    const term = path.join(dir, 'term');
+    // The trap notes the TERM; `wait` lets the shell run it at once. Then it goes on, until KILL.
+    const script = `sh -c 'trap "echo > \\"$0\\"" TERM; while :; do sleep 300 & wait; done' "${term}" ${QUIET} & echo $!`;
+    const { pgid, left } = await leaderLeaving(script);
+    await eventually('the trap to be set', () => (catches(left[0]!, 15) ? true : undefined));
+    expect(await new RunProcesses(pgid, MARKER).end(Date.now() + 300, 1000)).toMatch(/^\d+ processes left behind by the run were ended$/);
+    expect(readFileSync(term, 'utf8')).toBe('\n');
+    expect(alive(left[0]!)).toBe(false);
+  });
+
+  it('leaves alone what only carries the same request id', async () => {
+    const other = await leaderLeaving(escaped(path.join(dir, 'other')), OTHER);
+    const mine = await leaderLeaving(escaped(path.join(dir, 'mine')));
+    expect(await new RunProcesses(mine.pgid, MARKER).end(Date.now() + 5000, 1000)).toBe('1 process left behind by the run was ended');
+    expect(alive(mine.left[0]!)).toBe(false);
+    expect(alive(other.left[0]!)).toBe(true);
+  });
+});
+
+describe.runIf(process.platform === 'linux')('RunProcesses.signal', () => {
+  it('reaches the group and the processes that left it', async () => {
+    const { pgid, left } = await leaderLeaving(`${inGroup}; ${escaped()}`);
+    await new RunProcesses(pgid, MARKER).signal('SIGKILL');
+    await eventually('both to end', () => (left.some(alive) ? undefined : true));
+  });
+});
