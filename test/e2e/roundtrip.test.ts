@@ -85,7 +85,7 @@ describe('round trip', () => {
     expect(env.OP_SETTING).toBe('from-allowlist');
     expect(env.PATH).toBeTruthy();
     // Nothing of the daemon's own environment leaks beyond the minimal base.
-    expect(Object.keys(env).filter((k) => !['PATH', 'HOME', 'LANG', 'LC_ALL', 'USER', 'LOGNAME', 'TMPDIR', 'TZ', 'OP_SETTING', 'DUMBWAITER_REQUEST_ID'].includes(k) && !k.startsWith('NODE_') && k !== 'COLOR')).toEqual([]);
+    expect(Object.keys(env).filter((k) => !['PATH', 'HOME', 'LANG', 'LC_ALL', 'USER', 'LOGNAME', 'TMPDIR', 'TZ', 'OP_SETTING', 'DUMBWAITER_REQUEST_ID', 'DUMBWAITER_RUN_MARKER'].includes(k) && !k.startsWith('NODE_') && k !== 'COLOR')).toEqual([]);
     host.submit(key, 'rt-pwd', 'pwd', {});
     expect((await host.waitResult('rt-pwd')).stdout.trim()).toBe(host.root);
   });

@@ -149,6 +149,11 @@ export function ApprovalCard({
         <div className="approval-label">Command that runs</div>
         <Argv argv={a.argv} cwd={a.cwd} />
       </div>
+      {a.leaves_processes ? (
+        <div className="callout callout-warn approval-leaves">
+          What this command starts may <strong>keep running after it ends</strong>: its operation leaves processes running (they are not stopped with it).
+        </div>
+      ) : null}
       <div className="approval-actions">
         <div className="row">
           <button
