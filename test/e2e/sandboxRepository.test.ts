@@ -5,9 +5,10 @@
 // daemon with a read key against such a repository, none of the sandbox's programs runs, the folder
 // core.worktree points at is never read, and the daemon answers after.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { parse as parseYaml } from 'yaml';
 import { TestHost } from '../helpers/host';
 import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
 import type { KeyFile } from '../../shared/protocol/types';
@@ -142,5 +143,17 @@ describe.skipIf(!HAS_GIT)('the example git operations on a repository the sandbo
 
   it('the daemon answers a valid request after them', async () => {
     expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+});
+
+describe('the git example in docs/SANDBOX.md', () => {
+  it('is the git-log of the default allowlist, in every field it shows', () => {
+    type Op = { name: string; command: string[]; env: Record<string, string>; args: unknown };
+    const doc = readFileSync(path.resolve(import.meta.dirname, '../../docs/SANDBOX.md'), 'utf8');
+    const block = /```yaml\n([^`]*name: git-log[^`]*)```/.exec(doc)?.[1];
+    expect(block, 'a yaml block with git-log').toBeDefined();
+    const [shown] = parseYaml(block!) as Op[];
+    const example = (parseYaml(exampleGitOperations('~/code/app')) as Op[]).find((o) => o.name === 'git-log');
+    expect(example).toMatchObject(shown);
   });
 });
