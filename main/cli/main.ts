@@ -14,6 +14,7 @@ import { ago, endQuietlyOnClosedPipe, printJson, printTable, say, warn } from '.
 import { visible, visibleJson } from '../../shared/text/visible';
 import { commandName, shellWord } from './invocation';
 import type { Scope } from '../core/keys/keyStore';
+import { STATES } from '../../shared/protocol/types';
 import { isInside } from '../core/allowlist/pathArg';
 import { parseSettingValue } from '../core/settings';
 import { parseDuration } from '../core/duration';
@@ -323,12 +324,13 @@ function cmdStatus(argv: string[]): void {
     const s = svc.status();
     if (values.json) return printJson(s);
     const d = s.daemon;
-    say(`Daemon:    ${d.running ? `running${d.holder ? ` (pid ${d.holder.pid}, since ${d.holder.started_at})` : ''}` : 'not running'}; last heartbeat ${ago(d.heartbeat_at)}`);
+    say(`Daemon:    ${d.running ? `running${d.holder ? ` (pid ${d.holder.pid}, since ${d.holder.started_at})` : ''}` : 'not running'}; last heartbeat ${d.heartbeat_problem ? `unknown: ${visible(d.heartbeat_problem)}` : ago(d.heartbeat_at)}`);
     say(`Home:      ${s.home}`);
     say(`Spool:     ${s.spool ?? '(none set)'}`);
+    if (s.spool_problem) say(`SPOOL PROBLEM: ${visible(s.spool_problem)}`);
     say(`Allowlist: ${s.allowlist.ok ? `ok, ${s.allowlist.operations.length} operations (${s.allowlist.operations.join(', ') || 'none'})` : `INVALID\n${s.allowlist.error}`}`);
     const c = s.requests;
-    say(`Requests:  ${['queued', 'awaiting_approval', 'running', 'uncertain', 'succeeded', 'failed', 'rejected', 'expired'].map((k) => `${k} ${c[k as keyof typeof c] ?? 0}`).join(', ')}`);
+    say(`Requests:  ${STATES.map((k) => `${k} ${c[k] ?? 0}`).join(', ')}`);
     for (const r of s.running) say(`  running   ${r.id}  ${r.op}  since ${r.started_at} (pid ${r.pid ?? '?'})`);
     for (const r of s.uncertain) say(`  UNCERTAIN ${r.id}  ${r.op}: dumbwaiter resolve ${r.id} --succeeded|--failed`);
     say(`Keys:      ${s.keys.active} active, ${s.keys.revoked} revoked`);

@@ -16,6 +16,7 @@ import { spendReport, type CeilingReport } from './policy/spend';
 import { writeInboxMessage } from './spool/inbox';
 import { checkSpool, spoolPaths } from './spool/layout';
 import { readLiveLog, type LiveLogChunk } from './spool/liveLog';
+import { readCatalog, readHeartbeat } from './spool/hostFiles';
 import { initHome } from './setup';
 import { dryRun, previewRun, type DryRunResult, type PreviewResult } from './allowlist/tryOut';
 import { PinnedSpool } from './spool/pinned';
@@ -23,7 +24,7 @@ import { ResultWriter } from './spool/results';
 import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, type LockHolder } from './daemon/lock';
 import { writeJsonAtomic } from './fs/atomicWrite';
-import type { ApprovalInfo, CatalogDoc, HostStatusDoc, InboxMessage, KeyFile, RequestState } from '../../shared/protocol/types';
+import type { ApprovalInfo, CatalogDoc, InboxMessage, KeyFile, RequestState } from '../../shared/protocol/types';
 import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
@@ -31,7 +32,11 @@ import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
 export interface StatusReport {
   home: string;
   spool: string | null;
-  daemon: { running: boolean; holder: LockHolder | null; heartbeat_at: string | null };
+  /** `heartbeat_problem`: why host.json could not be read (a FIFO put there, say), when it could not. */
+  daemon: { running: boolean; holder: LockHolder | null; heartbeat_at: string | null; heartbeat_problem: string | null };
+  /** Why the spool is not being served: the running daemon's word (it stopped touching it), else this
+   *  process's own check of the folder. Null when it is fine. */
+  spool_problem: string | null;
   allowlist: { ok: boolean; operations: string[]; error: string | null };
   requests: Record<RequestState, number>;
   running: Pick<RequestRow, 'id' | 'op' | 'key_id' | 'started_at' | 'pid'>[];
@@ -261,13 +266,9 @@ export class HostService {
     return msg;
   }
 
+  /** catalog.json as the sandbox sees it; null when it is not a regular file of the catalog's shape. */
   catalog(): CatalogDoc | null {
-    if (!this.pinned) return null;
-    try {
-      return JSON.parse(readFileSync(this.pinned.paths.catalogJson, 'utf8')) as CatalogDoc;
-    } catch {
-      return null;
-    }
+    return this.pinned ? readCatalog(this.pinned.paths.catalogJson) : null;
   }
 
   pendingApprovals(): PendingApproval[] {
@@ -345,29 +346,32 @@ export class HostService {
     return this.audit.search(q);
   }
 
+  /** A running daemon's word (it stopped touching the spool, and why); else our own check of the folder,
+   *  as a stopped daemon's word may be stale (it checks again when it starts). */
+  private spoolProblem(daemonRunning: boolean): string | null {
+    if (daemonRunning) return this.flags.spoolProblem;
+    if (!this.spoolDir) return null;
+    const c = this.checkSpoolFolder();
+    return c.ok ? null : c.message;
+  }
+
   status(): StatusReport {
     const counts = this.requests.countByState() as Record<RequestState, number>;
     let allowlist: StatusReport['allowlist'];
     try {
-      const a = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist);
+      const a = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, { spool: this.spoolDir, home: this.home.root });
       allowlist = { ok: true, operations: [...a.operations.keys()], error: null };
     } catch (e) {
       allowlist = { ok: false, operations: [], error: (e as Error).message };
     }
-    let heartbeat: string | null = null;
-    if (this.spoolDir) {
-      try {
-        heartbeat = (JSON.parse(readFileSync(spoolPaths(this.spoolDir).hostJson, 'utf8')) as HostStatusDoc).heartbeat_at;
-      } catch {
-        /* no heartbeat yet */
-      }
-    }
+    const heartbeat = this.spoolDir ? readHeartbeat(this.pinned?.paths.hostJson ?? spoolPaths(this.spoolDir).hostJson) : { heartbeat_at: null, problem: null };
     const running = isLocked(this.home.lock);
     const keys = this.keys.list();
     return {
       home: this.home.root,
       spool: this.spoolDir,
-      daemon: { running, holder: running ? readHolder(this.home.lockInfo) : null, heartbeat_at: heartbeat },
+      daemon: { running, holder: running ? readHolder(this.home.lockInfo) : null, heartbeat_at: heartbeat.heartbeat_at, heartbeat_problem: heartbeat.problem },
+      spool_problem: this.spoolProblem(running),
       allowlist,
       requests: counts,
       running: this.requests.inState('running').map(({ id, op, key_id, started_at, pid }) => ({ id, op, key_id, started_at, pid })),

@@ -5,6 +5,8 @@ export interface StatusView {
   home: string;
   spool: string | null;
   daemon: { running: boolean; heartbeat_at: string | null };
+  /** Why the spool is not served (the daemon stopped touching it, or the folder is unsafe), or null. */
+  spool_problem: string | null;
   paused: boolean;
   allowlist: { ok: boolean; operations: string[]; error: string | null };
   requests: Partial<Record<RequestState, number>>;

@@ -38,11 +38,14 @@ export function addRecentRuns(recent: RecentRun[], ended: RecentRun[]): RecentRu
 
 const sep = (): TrayMenuItem => ({ id: '', label: '', separator: true });
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/** A menu label stays one readable line; the app's banner shows the whole text. */
+const short = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** Problems a human must look at, most important first. */
 export function attentionReasons(s: StatusView): string[] {
   const out: string[] = [];
   if (!s.daemon.running) out.push('the host is not running');
+  if (s.spool_problem) out.push('the spool needs attention');
   if (s.uncertain.length) out.push(`${plural(s.uncertain.length, 'uncertain run')} to resolve`);
   if (!s.allowlist.ok) out.push('the allowlist is invalid');
   if (s.paused) out.push('paused');
@@ -79,6 +82,7 @@ export function trayState(s: StatusView, recent: RecentRun[] = []): TrayState {
     tooltip,
     menu: [
       { id: 'open', label: 'Open Dumbwaiter' },
+      ...(s.spool_problem ? [{ id: '', label: `Spool problem: ${short(s.spool_problem)}`, enabled: false }] : []),
       ...(approvals.length ? [sep(), { id: '', label: `Waiting for approval (${waiting})`, enabled: false }, ...approvals] : []),
       sep(),
       s.paused ? { id: 'resume', label: 'Resume' } : { id: 'pause', label: 'Pause new runs' },

@@ -8,6 +8,7 @@ function status(over: Partial<StatusView> = {}): StatusView {
     home: '/h',
     spool: '/s',
     daemon: { running: true, heartbeat_at: null },
+    spool_problem: null,
     paused: false,
     allowlist: { ok: true, operations: ['echo'], error: null },
     requests: {},
@@ -63,10 +64,20 @@ describe('trayState', () => {
     ['an invalid allowlist', { allowlist: { ok: false, operations: [], error: 'line 3' } }, 'the allowlist is invalid'],
     ['the host paused', { paused: true }, 'paused'],
     ['the host not running', { daemon: { running: false, heartbeat_at: null } }, 'the host is not running'],
+    ['a spool the daemon stopped serving', { spool_problem: 'queue/ cannot be read (EACCES)' }, 'the spool needs attention'],
   ])('needs attention for %s, above everything else', (_what, over, reason) => {
     const t = trayState(status({ ...over, approvals: [approval('a1')], running: [run] }));
     expect(t.icon).toBe('attention');
     expect(t.tooltip).toContain(reason);
+  });
+
+  it('says what is wrong with the spool in the menu, on one line', () => {
+    const long = `queue/ cannot be read (EACCES): ${'x'.repeat(200)}`;
+    const t = trayState(status({ spool_problem: long }));
+    const item = t.menu.find((i) => i.label.startsWith('Spool problem: '));
+    expect(item).toMatchObject({ enabled: false, label: expect.stringContaining('queue/ cannot be read (EACCES)') });
+    expect(item!.label.length).toBeLessThanOrEqual('Spool problem: '.length + 80);
+    expect(trayState(status()).menu.some((i) => i.label.startsWith('Spool problem'))).toBe(false);
   });
 
   it('offers resume while paused, and recent runs', () => {
