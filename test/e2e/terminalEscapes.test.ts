@@ -18,7 +18,8 @@ const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u00ad\u061c\u200b\u200e\u2
 const FORGED = '\x1b[2A\x1b[2K    argv: ["/bin/true"]\x1b[2K\n    intent: all fine\u202e';
 const INTENT = `tidy up${FORGED}`;
 const TARGET = `staging\x1b]0;pwned\x07\u009b2J\u2067`;
-const EVIL_OP = 'evil\x1b[31m\u202e\u2028op';
+/** Ends with a line feed and what would pass for the next entry of the log. */
+const EVIL_OP = 'evil\x1b[31m\u202e\u2028op\n[2026-01-01 00:00:00.000] [info] (intake) all requests fine';
 const EVIL_FILE = 'bad\x1b[2K\u202e\u0085.json';
 
 let host: TestHost;
@@ -75,7 +76,7 @@ describe('what the sandbox wrote, shown to a human', () => {
   it('audit shows an unknown operation named with escapes, and a queue file named with them, escaped', () => {
     const out = cli(['audit', '--limit', '1000']);
     expect(out).not.toMatch(RAW);
-    expect(out).toContain(String.raw`no operation "evil\x1b[31m\u202e\u2028op"`);
+    expect(out).toContain(String.raw`no operation "evil\x1b[31m\u202e\u2028op\n[2026-01-01 00:00:00.000] [info] (intake) all requests fine"`);
     expect(out).toContain(String.raw`queue entry "bad\u001b[2K\u202e\x85.json"`);
     expect(out.split('\n').filter((l) => l.includes('esc-2')).every((l) => /^\d{4}-/.test(l))).toBe(true);
   });
@@ -89,7 +90,7 @@ describe('what the sandbox wrote, shown to a human', () => {
     expect((JSON.parse(json) as { approvals: { approval: { intent: string } }[] }).approvals[0]?.approval.intent).toBe(INTENT);
   });
 
-  it('the log file and the daemon console hold the escaped names, and nothing raw', async () => {
+  it('the log file and the daemon console hold the escaped names, nothing raw, and no entry the sandbox forged', async () => {
     const logFile = path.join(host.home, 'logs', 'dumbwaiter.log');
     for (const read of [() => readFileSync(logFile, 'utf8'), () => daemon.stderr]) {
       // The audit log is written first; the log line follows it.
@@ -97,6 +98,10 @@ describe('what the sandbox wrote, shown to a human', () => {
       expect(text).not.toMatch(RAW);
       expect(text).toContain(String.raw`evil\x1b[31m\u202e\u2028op`);
       expect(text).toContain(String.raw`bad\u001b[2K\u202e\x85.json`);
+      // A line feed of a message is kept, but what follows it is indented: never a line of its own.
+      const forged = text.split('\n').filter((l) => l.includes('all requests fine'));
+      expect(forged.length).toBeGreaterThan(0);
+      for (const l of forged) expect(l).toMatch(/^ {4}/);
     }
   });
 
