@@ -3,6 +3,7 @@ import { useEffect, type ReactNode } from 'react';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Toasts } from '../components/Toasts';
 import { Page } from '../components/Page';
+import { SpoolProblemBanner } from '../components/SpoolProblemBanner';
 import { RequestDetail } from '../components/RequestDetail';
 import { useRoute, type Screen } from '../stores/route';
 import { startStatus, useStatusError } from '../stores/status';
@@ -59,6 +60,7 @@ export function App() {
             The host cannot be reached: {error}
           </div>
         ) : null}
+        <SpoolProblemBanner />
         {SCREENS[screen](param)}
       </main>
       <Toasts />
