@@ -152,7 +152,7 @@ describe('the git example in docs/SANDBOX.md', () => {
     const doc = readFileSync(path.resolve(import.meta.dirname, '../../docs/SANDBOX.md'), 'utf8');
     const block = /```yaml\n([^`]*name: git-log[^`]*)```/.exec(doc)?.[1];
     expect(block, 'a yaml block with git-log').toBeDefined();
-    const [shown] = parseYaml(block!) as Op[];
+    const [shown] = parseYaml(block!) as [Op];
     const example = (parseYaml(exampleGitOperations('~/code/app')) as Op[]).find((o) => o.name === 'git-log');
     expect(example).toMatchObject(shown);
   });
