@@ -96,8 +96,25 @@ describe('the allowlist editor', () => {
     await p.getByText('Unsaved changes').waitFor();
     await p.locator('#content').evaluate((e) => e.scrollTo(0, 0));
     await ui.screenshots('allowlist');
+    // Save asks first, natively (main's question, which the page cannot answer), showing the new
+    // command as it will run; a "no" saves nothing.
+    const asked = ui.confirmations.length;
+    ui.confirmAnswer = false;
+    await saveButton().click();
+    await p.getByText('Not saved: cancelled in the confirmation dialog').waitFor();
+    ui.confirmAnswer = true;
+    expect(ui.confirmations.slice(asked)).toEqual([
+      {
+        title: 'Save the allowlist',
+        message: 'Let the sandbox run this command?',
+        detail: expect.stringContaining(`+ greet (new):\n    "/bin/echo" "hello, {who}"\n      in ${ui.host.root}; approval: never; scope: read`),
+      },
+    ]);
+    expect(onDisk()).toBe(ALLOWLIST);
+    await p.getByText('Unsaved changes').waitFor();
     await saveButton().click();
     await p.getByText('All changes saved').waitFor();
+    expect(ui.confirmations.length).toBe(asked + 2);
 
     // The file: the new operation, and every comment and untouched line of the original, byte for byte.
     const saved = onDisk();
@@ -170,11 +187,12 @@ describe('the allowlist editor', () => {
     const ranBefore = dryRuns().length;
     const plan = ui.svc.previewOperation(ALLOWLIST, 'say', { msg: 'dry run from the editor' });
     if (!plan.ok) throw new Error(plan.message);
+    const asked = ui.confirmations.length;
     ui.confirmAnswer = false;
     await p.getByRole('button', { name: 'Dry run' }).click();
-    await expect.poll(() => ui.confirmations.length).toBe(1);
+    await expect.poll(() => ui.confirmations.length).toBe(asked + 1);
     ui.confirmAnswer = true;
-    expect(ui.confirmations[0]).toMatchObject({ message: 'Run say now, on this computer?', detail: expect.stringContaining(`"/bin/echo" "dry run from the editor"\nin ${plan.plan.cwd}`) });
+    expect(ui.confirmations[asked]).toMatchObject({ message: 'Run say now, on this computer?', detail: expect.stringContaining(`"/bin/echo" "dry run from the editor"\nin ${plan.plan.cwd}`) });
     const dryButton = p.getByRole('button', { name: 'Dry run' });
     await expect.poll(() => dryButton.isEnabled()).toBe(true);
     expect(dryRuns().length).toBe(ranBefore);
