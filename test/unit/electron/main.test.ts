@@ -174,11 +174,13 @@ describe('the desktop app under an Electron stand-in', () => {
     expect(existsSync(path.join(m.spool, 'queue'))).toBe(true);
     expect(readHolder(homePaths(m.home).lockInfo)).toMatchObject({ pid: app.pid, command: 'the Dumbwaiter desktop app' });
     expect(isLocked(homePaths(m.home).lock)).toBe(true);
-    const status = (await app.command('ipc.invoke', { channel: `${IPC_PREFIX}status.get`, url: `${APP_PAGE}#/` })) as { daemon: { running: boolean }; spool: string };
+    const mainWindow = (await app.waitCall('BrowserWindow.new')).id; // the first-run window
+    const status = (await app.command('ipc.invoke', { channel: `${IPC_PREFIX}status.get`, url: `${APP_PAGE}#/`, id: mainWindow })) as { daemon: { running: boolean }; spool: string };
     expect(status.daemon.running).toBe(true);
     expect(status.spool).toBe(m.spool);
-    // A frame that is not ours gets nothing.
-    await expect(app.command('ipc.invoke', { channel: `${IPC_PREFIX}status.get`, url: 'https://example.com/' })).rejects.toThrow('refused');
+    // A frame that is not ours gets nothing, in our window or in a web contents that is none of ours.
+    await expect(app.command('ipc.invoke', { channel: `${IPC_PREFIX}status.get`, url: 'https://example.com/', id: mainWindow })).rejects.toThrow('refused');
+    await expect(app.command('ipc.invoke', { channel: `${IPC_PREFIX}status.get`, url: `${APP_PAGE}#/` })).rejects.toThrow('refused');
 
     // The tray, with the packaged app's icons, says idle.
     const tray = app.last('Tray.new')!;
@@ -345,6 +347,31 @@ describe('the desktop app under an Electron stand-in', () => {
     expect(await app.command('ping')).toBe('pong');
     expect(app.calls('app.quit')).toEqual([]);
     expect(app.running).toBe(true);
+  });
+
+  it('the approval window is pinned to its page, and its few channels follow the window, not the URL its page claims', async () => {
+    const m = machine();
+    const key = preparedHome(m);
+    const app = start(m);
+    await started(app);
+    submit(m, key, 'pin-1', 'deploy', { target: 'staging' });
+    const win = await app.waitCall('BrowserWindow.new');
+    await app.waitCall('BrowserWindow.loadURL', (c) => c.id === win.id);
+    // Every navigation is stopped, to the main page of our own origin too.
+    for (const url of [APP_PAGE, `${APP_PAGE}#/keys`, 'app://dumbwaiter/approval.html#other', 'https://example.com/']) {
+      expect(await app.command('webContents.navigate', { id: win.id, url }), url).toEqual({ prevented: true });
+    }
+    // Were its page at index.html anyway, the window still gets only the approval window's channels.
+    const invoke = (channel: string, url: string, args: unknown[] = []) => app.command('ipc.invoke', { channel: IPC_PREFIX + channel, url, id: win.id, args });
+    await expect(invoke('keys.list', `${APP_PAGE}#/keys`)).rejects.toThrow('refused');
+    await expect(invoke('allowlist.read', APP_PAGE)).rejects.toThrow('refused');
+    await expect(invoke('spool.use', APP_PAGE, [{ path: path.join(m.dir, 'elsewhere') }])).rejects.toThrow('refused');
+    expect(existsSync(path.join(m.dir, 'elsewhere'))).toBe(false);
+    expect((await invoke('approvals.list', 'app://dumbwaiter/approval.html#pin-1')) as { id: string }[]).toMatchObject([{ id: 'pin-1' }]);
+    // And the app answers the sandbox right after: approving from the tray runs it.
+    await waitTray(app, 'the approval', (t) => !!item(t.menu, 'deploy for agent-one'));
+    await app.command('tray.menu', { labels: ['deploy for agent-one', 'Approve'] });
+    expect((await waitResult(m, 'pin-1', ['succeeded'])).stdout).toBe('deployed staging\n');
   });
 
   it('a second instance quits at once; the first shows its main window again', async () => {
