@@ -414,6 +414,8 @@ export async function main(argv: string[]): Promise<number> {
       warn(`dumbwaiter ${cmd}: ${e.message}`);
       return 1;
     }
-    throw e;
+    // Not a crash report Node prints raw: the message may quote what the sandbox wrote.
+    warn(`dumbwaiter ${cmd}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    return 1;
   }
 }
