@@ -1,0 +1,49 @@
+// The log as a human reads it (the file in the home, and the console): what the sandbox wrote is
+// escaped in every part of a message, strings, errors and objects alike, and a line feed in it can
+// never start a line that passes for an entry of its own.
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { configureLogging, scopedLogger } from '../../../main/core/log';
+
+// eslint-disable-next-line no-control-regex -- raw controls are what this looks for
+const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/u;
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-log-'));
+const file = path.join(dir, 'dumbwaiter.log');
+configureLogging(dir, false);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The log file once it holds `needle`. */
+async function logWith(needle: string): Promise<string> {
+  await expect.poll(() => existsSync(file) && readFileSync(file, 'utf8').includes(needle)).toBe(true);
+  return readFileSync(file, 'utf8');
+}
+
+describe('the log', () => {
+  const log = scopedLogger('test');
+
+  it('escapes controls and bidi characters in a message, an error and an object', async () => {
+    log.warn('op "evil\x1b[2J\u202e"', new Error('file bad\x9b.json\u2066'), { name: 'x\x07\u2028y' });
+    const text = await logWith('evil');
+    expect(text).not.toMatch(RAW);
+    expect(text).toContain(String.raw`op "evil\x1b[2J\u202e"`);
+    expect(text).toContain(String.raw`Error: file bad\x9b.json\u2066`);
+    expect(text).toContain(String.raw`x\x07\u2028y`);
+  });
+
+  it('keeps a line feed but indents what follows it, so no forged entry starts a line', async () => {
+    log.info('rejected: no operation "a\n[2030-01-01 00:00:00.000] [info] (intake) forged entry"');
+    const lines = (await logWith('forged entry')).split('\n');
+    const forged = lines.find((l) => l.includes('forged entry'))!;
+    expect(forged).toBe('    [2030-01-01 00:00:00.000] [info] (intake) forged entry"');
+    expect(lines.filter((l) => l.startsWith('[')).every((l) => /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] \[(info|warn|error)\]/.test(l))).toBe(true);
+  });
+
+  it('leaves plain text, other scripts and emoji as they are', async () => {
+    log.info('plain: C:\\Users\\me Grüße 日本語 👩‍💻');
+    expect(await logWith('plain:')).toContain('plain: C:\\Users\\me Grüße 日本語 👩‍💻');
+  });
+});
