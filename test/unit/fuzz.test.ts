@@ -544,9 +544,10 @@ describe('verifier (authenticate)', () => {
   });
 
   // Once an escape: a lone surrogate was hashed as U+FFFD, so two payloads shared a MAC; such payloads
-  // are now bad_envelope.
+  // are now bad_envelope, and so is a payload whose JSON holds one as an escape. So the signed
+  // originals hold U+FFFD and surrogate pairs, and the mutations make lone surrogates of their escapes.
   it('a one-byte change inside the payload is refused, also around U+FFFD and lone surrogates', () => {
-    const withSurrogates = fc.oneof(cleanUnit, loneSurrogate, fc.constant('\ufffd'));
+    const withSurrogates = fc.oneof(cleanUnit, fc.constant('\u{1F600}'), fc.constant('\ufffd'));
     const envs = envelopeSpecArb(withSurrogates).map((s) => buildEnvelope({ ...s, envStyle: { ...s.envStyle, ascii: true } }));
     const example = buildEnvelope({
       keyId: 'k_test1',
