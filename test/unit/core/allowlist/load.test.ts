@@ -264,6 +264,22 @@ describe('parseAllowlist errors', () => {
     expectOneProblem(lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    env: {X: [a]}'), 5, 'operations[0].env.X', /must be a string/);
   });
 
+  it("refuses the run marker in env: the host sets it, to find the run's leftovers", () => {
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    env:', '      DUMBWAITER_RUN_MARKER: x'),
+      6,
+      'operations[0].env.DUMBWAITER_RUN_MARKER',
+      /set by Dumbwaiter/,
+    );
+  });
+
+  it('leaves_processes is false unless the operation says true, and must be a boolean', () => {
+    const base = ['version: 1', 'operations:', '  - name: a', '    command: [echo]'];
+    expect(onlyOp(lines(...base)).leaves_processes).toBe(false);
+    expect(onlyOp(lines(...base, '    leaves_processes: true')).leaves_processes).toBe(true);
+    expectOneProblem(lines(...base, '    leaves_processes: "yes"'), 5, 'operations[0].leaves_processes', /true or false/);
+  });
+
   it('refuses limits out of range, naming the field', () => {
     const base = ['version: 1', 'operations:', '  - name: a', '    command: [echo]'];
     expectOneProblem(lines(...base, '    timeout_s: 0'), 5, 'operations[0].timeout_s', /whole number/);
