@@ -25,6 +25,14 @@ operations:
     scope: write
     approval: always
     timeout_s: 10
+  - name: tidy
+    description: Work in a folder the sandbox can write (stand-in)
+    command: [/bin/ls, "{dir}"]
+    args:
+      dir: {type: path, within: [/usr/share], shared_with_sandbox: true}
+    scope: write
+    approval: always
+    timeout_s: 10
 `;
 
 /**
@@ -105,6 +113,28 @@ describe('the Approvals screen', () => {
     expect(result.stdout).toBe('hello world\n');
     expect(ui.svc.requests.get('req-0001')?.decided_by).toBe('app');
     await ui.page.getByRole('status').filter({ hasText: 'Nothing is waiting for you' }).waitFor();
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('warns when the command works on a folder shared with the sandbox, naming it; not otherwise', async () => {
+    ui.host.submit(key, 'req-shared', 'tidy', { dir: '/usr/share' });
+    await expect.poll(() => state('req-shared')).toBe('awaiting_approval');
+    await ui.open('/approvals/req-shared');
+    await card().getByRole('heading', { name: 'Run tidy?' }).waitFor();
+    const note = card().getByRole('note');
+    await expect.poll(() => note.textContent()).toMatch(/works on folders the sandbox can write.*Shared with the sandbox: \/usr\/share\./);
+    await card().getByRole('textbox', { name: 'Reason for denying' }).fill('not now');
+    await card().getByRole('button', { name: 'Deny' }).click();
+    expect((await ui.host.waitResult('req-shared')).state).toBe('denied');
+
+    ui.host.submit(key, 'req-unshared', 'deploy', { target: 'staging' });
+    await expect.poll(() => state('req-unshared')).toBe('awaiting_approval');
+    await ui.open('/approvals/req-unshared');
+    await card().getByRole('heading', { name: 'Run deploy?' }).waitFor();
+    expect(await card().getByRole('note').count()).toBe(0);
+    await card().getByRole('textbox', { name: 'Reason for denying' }).fill('not now');
+    await card().getByRole('button', { name: 'Deny' }).click();
+    expect((await ui.host.waitResult('req-unshared')).state).toBe('denied');
     expect(ui.errors).toEqual([]);
   });
 

@@ -149,6 +149,19 @@ export function ApprovalCard({
         <div className="approval-label">Command that runs</div>
         <Argv argv={a.argv} cwd={a.cwd} />
       </div>
+      {a.shared_with_sandbox?.length ? (
+        <div className="callout callout-warn approval-shared" role="note">
+          This command works on folders <strong>the sandbox can write</strong>: what it reads there is what the sandbox put there, and what
+          it writes the sandbox can read or change. Shared with the sandbox:{' '}
+          {a.shared_with_sandbox.map((r, i) => (
+            <span key={r}>
+              {i > 0 ? ', ' : null}
+              <code>{r}</code>
+            </span>
+          ))}
+          .
+        </div>
+      ) : null}
       {a.leaves_processes ? (
         <div className="callout callout-warn approval-leaves">
           What this command starts may <strong>keep running after it ends</strong>: its operation leaves processes running (they are not stopped with it).
