@@ -1,8 +1,8 @@
 // A run's processes end with it, with the real daemon: a background child of a run that exits 0, and
 // one that left the run's process group with setsid (after a normal exit and after a timeout), are
 // ended before the result is recorded, so the file they would write later never appears; an operation
-// with leaves_processes keeps them (and the approval says so); another host's run with the same
-// request id is left alone. Gone means: no such process in /proc, and none carrying the run's marker.
+// with leaves_processes keeps them (the approval says so, and one given before it said so no longer
+// holds); another host's run with the same request id is left alone. Gone means: no such process in /proc, and none carrying the run's marker.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,6 +26,19 @@ function op(dir: string, name: string, script: string, extra = ''): string {
     concurrency: 4${extra.includes('approval:') ? '' : '\n    approval: never'}${extra}`;
 }
 
+const ESCAPE = `setsid ${LEFTOVER} ${READY}`;
+
+/** `guardedLeaves`: whether the operation `guarded` (asks first) leaves processes running. */
+const allowlist = (guardedLeaves: boolean) =>
+  `version: 1\noperations:` +
+  op(files, 'background', `${LEFTOVER} ${READY} echo started`) +
+  op(files, 'escape', `${ESCAPE} echo started`) +
+  op(files, 'escape-slow', `${ESCAPE} exec sleep 300`, '\n    timeout_s: 1') +
+  op(files, 'service', `${ESCAPE} echo started`, '\n    leaves_processes: true') +
+  op(files, 'guarded-service', `${ESCAPE} echo started`, '\n    leaves_processes: true\n    approval: always') +
+  op(files, 'guarded', `${ESCAPE} echo started`, `\n    leaves_processes: ${guardedLeaves}\n    approval: always`) +
+  '\n';
+
 let host: TestHost;
 let other: TestHost;
 let key: KeyFile;
@@ -36,20 +49,11 @@ beforeAll(async () => {
   host = new TestHost('version: 1\noperations: []\n');
   files = path.join(host.root, 'runs');
   mkdirSync(files);
-  const escape = `setsid ${LEFTOVER} ${READY}`;
-  host.writeAllowlist(
-    `version: 1\noperations:` +
-      op(files, 'background', `${LEFTOVER} ${READY} echo started`) +
-      op(files, 'escape', `${escape} echo started`) +
-      op(files, 'escape-slow', `${escape} exec sleep 300`, '\n    timeout_s: 1') +
-      op(files, 'service', `${escape} echo started`, '\n    leaves_processes: true') +
-      op(files, 'guarded-service', `${escape} echo started`, '\n    leaves_processes: true\n    approval: always') +
-      '\n',
-  );
+  host.writeAllowlist(allowlist(false));
   key = host.createKey('agent', 'read');
   await host.startDaemon();
   // A second host on the same machine, whose run has the same request id; its files go in the same folder.
-  other = new TestHost(`version: 1\noperations:${op(files, 'service', `${escape} echo started`, '\n    leaves_processes: true')}\n`);
+  other = new TestHost(`version: 1\noperations:${op(files, 'service', `${ESCAPE} echo started`, '\n    leaves_processes: true')}\n`);
   otherKey = other.createKey('agent', 'read');
   await other.startDaemon();
 });
@@ -174,5 +178,23 @@ describe.runIf(process.platform === 'linux')('what a run leaves behind', () => {
     await eventually('their service to end', () => (marked(theirs.marker).length === 0 ? true : undefined));
     await daemonAnswers(host, key);
     await daemonAnswers(other, otherKey);
+  });
+
+  it('an approval given while the operation ended its leftovers does not hold once it leaves them running', async () => {
+    host.submit(key, 'guarded-1', 'guarded', { tag: 'guarded-1' });
+    expect((await host.waitResult('guarded-1', ['awaiting_approval'])).approval?.leaves_processes).toBeUndefined();
+    expect(host.cli(['pause']).status).toBe(0);
+    expect(host.cli(['approvals', 'approve', 'guarded-1']).status).toBe(0);
+    await host.waitResult('guarded-1', ['queued']);
+    const reloads = host.audit('reloaded', 'allowlist_loaded').length;
+    host.writeAllowlist(allowlist(true));
+    await eventually('the allowlist to be reloaded', () => (host.audit('reloaded', 'allowlist_loaded').length > reloads ? true : undefined));
+    expect(host.cli(['resume']).status).toBe(0);
+    const again = await host.waitResult('guarded-1', ['awaiting_approval']);
+    expect(again.approval?.leaves_processes).toBe(true);
+    expect(existsSync(`${prefix('guarded-1')}.pid`)).toBe(false); // it never ran
+    expect(host.cli(['approvals', 'deny', 'guarded-1']).status).toBe(0);
+    await host.waitResult('guarded-1', ['denied']);
+    await daemonAnswers(host, key);
   });
 });
