@@ -188,6 +188,7 @@ function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]
     `    cwd:  ${visible(a.cwd)}`,
     ...(a.intent ? [`    intent: ${visible(a.intent)}`] : []),
     ...(a.ceiling ? [`    would cross ${visible(a.ceiling)}`] : []),
+    ...(a.shared_with_sandbox?.length ? [`    works on folders the sandbox can write: ${a.shared_with_sandbox.map((r) => visible(r)).join(', ')}`] : []),
   ].join('\n');
 }
 

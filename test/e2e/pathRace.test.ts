@@ -179,6 +179,19 @@ operations:
     expect((await host.waitResult('overlap-2')).state).toBe('succeeded');
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
+
+  it('approvals list says which folders of a waiting request the sandbox can write', async () => {
+    const results = path.join(host.spool, 'results');
+    const loads = host.audit('', 'allowlist_loaded').length;
+    host.writeAllowlist(op(results, ', shared_with_sandbox: true').replace('approval: never', 'approval: always').replace('scope: read', 'scope: write'));
+    await eventually('the asking version to load', () => host.audit('', 'allowlist_loaded').length > loads || undefined);
+    const writer = host.createKey('writer', 'write');
+    host.submit(writer, 'overlap-3', 'look', { dir: results });
+    await host.waitResult('overlap-3', ['awaiting_approval']);
+    expect(host.cli(['approvals', 'list']).stdout).toContain(`    works on folders the sandbox can write: ${results}\n`);
+    expect(host.cli(['approvals', 'deny', 'overlap-3']).status).toBe(0);
+    expect((await host.sentinel(writer)).state).toBe('succeeded');
+  });
 });
 
 function fail(message: string): never {
