@@ -3,6 +3,7 @@
 // page shows this, so the person sees the commands themselves and not only the page's word for them.
 import { parseAllowlist } from '../allowlist/load';
 import type { Operation } from '../allowlist/types';
+import { visible, visibleJson } from '../../../shared/text/visible';
 
 export interface AllowlistChanges {
   added: Operation[];
@@ -49,8 +50,9 @@ export function widensWhatRuns(c: AllowlistChanges): boolean {
   return c.added.length > 0 || c.changed.length > 0;
 }
 
-const argvText = (op: Operation) => op.command.map((a) => JSON.stringify(a)).join(' ');
-const summary = (op: Operation) => `${argvText(op)}\n      in ${op.cwd}; approval: ${op.approval}; scope: ${op.scope}`;
+// Escaped like everything shown to a person: a bidi override in the text cannot reorder what is read.
+const argvText = (op: Operation) => visibleJson(op.command.map((a) => JSON.stringify(a)).join(' '));
+const summary = (op: Operation) => `${argvText(op)}\n      in ${visible(op.cwd)}; approval: ${op.approval}; scope: ${op.scope}`;
 
 /** The changes as the native question's detail: one paragraph per operation. */
 export function describeChanges(c: AllowlistChanges): string {
