@@ -106,7 +106,8 @@ export class RunProcesses {
       signalGroup(this.pgid, 'SIGKILL');
       await pause();
     }
-    return groupAlive(this.pgid) ? 'processes left behind by the run in its process group could not all be ended' : 'processes left behind by the run in its process group were ended';
+    // A group still there may hold only zombies (ended, not yet reaped): counted alike without /proc.
+    return groupAlive(this.pgid) ? 'processes left behind by the run in its process group may not all have ended' : 'processes left behind by the run in its process group were ended';
   }
 }
 
