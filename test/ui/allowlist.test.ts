@@ -2,7 +2,7 @@
 // reaches allowlist.yaml (comments kept) and the running daemon's catalog.json; problems show as you
 // type and block saving; the preview shows the exact argv and a dry run really runs; an outside edit
 // is noticed and never overwritten; the YAML view is exactly what is saved.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CatalogDoc } from '../../shared/protocol/types';
@@ -366,19 +366,52 @@ describe('the allowlist editor', () => {
     const arg = p.getByRole('group', { name: /^Argument 2/ });
     await arg.getByLabel('Name').fill('where');
     await arg.getByLabel('Type').selectOption('path');
-    ui.pickedFolder = ui.host.root;
+    const work = path.join(ui.host.root, 'work');
+    mkdirSync(path.join(work, 'docs'), { recursive: true });
+    ui.pickedFolder = work;
     await arg.getByRole('button', { name: 'Add folder…' }).click();
-    await expect.poll(() => arg.getByLabel('Allowed folders').inputValue()).toBe(ui.host.root);
+    await expect.poll(() => arg.getByLabel('Allowed folders').inputValue()).toBe(work);
     await p.getByRole('button', { name: 'Add {where}' }).click();
     await p.getByLabel('Sample msg').fill('hi');
-    await p.getByLabel('Sample where').fill(ui.host.home);
+    await p.getByLabel('Sample where').fill(path.join(work, 'docs'));
     const argv = p.getByLabel('Command that runs');
-    await expect.poll(() => argv.locator('code.argv-part').allTextContents()).toEqual(['/bin/echo', 'hi', ui.host.home]);
+    await expect.poll(() => argv.locator('code.argv-part').allTextContents()).toEqual(['/bin/echo', 'hi', path.join(work, 'docs')]);
     // Outside the allowed folders: refused, and the preview says so.
     await p.getByLabel('Sample where').fill('/etc');
     await p.getByRole('status').filter({ hasText: 'is outside the allowed folders' }).waitFor();
     await p.getByRole('tab', { name: 'YAML' }).click();
-    expect(await p.getByLabel(/^allowlist\.yaml/).inputValue()).toContain(`where: {type: path, within: [${ui.host.root}]}`);
+    expect(await p.getByLabel(/^allowlist\.yaml/).inputValue()).toContain(`where: {type: path, within: [${work}]}`);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('a folder that holds the spool is refused at its field; declaring it shared with the sandbox allows it and warns', async () => {
+    const p = ui.page;
+    await opButton('say').click();
+    await p.getByRole('button', { name: 'Add argument' }).click();
+    const arg = p.getByRole('group', { name: /^Argument 2/ });
+    await arg.getByLabel('Name').fill('where');
+    await arg.getByLabel('Type').selectOption('path');
+    await arg.getByLabel('Allowed folders').fill(ui.host.spool);
+    await p.getByRole('button', { name: 'Add {where}' }).click();
+    await expect.poll(() => description(arg.getByLabel('Allowed folders'))).toMatch(/contains the spool .*declare shared_with_sandbox: true/);
+    expect(await arg.getByRole('note').count()).toBe(0);
+
+    await arg.getByLabel('The sandbox can write in these folders').check();
+    await expect.poll(() => arg.getByRole('note').textContent()).toMatch(/works on what the sandbox controls/);
+    await expect.poll(() => description(arg.getByLabel('Allowed folders'))).not.toMatch(/contains the spool/);
+    await p.getByLabel('Sample msg').fill('hi');
+    await p.getByLabel('Sample where').fill(path.join(ui.host.spool, 'results'));
+    await expect.poll(() => p.getByLabel('Command that runs').locator('code.argv-part').allTextContents()).toEqual(['/bin/echo', 'hi', path.join(ui.host.spool, 'results')]);
+    expect(await yamlText()).toContain(`where: {type: path, within: [${ui.host.spool}], shared_with_sandbox: true}`);
+
+    // The working folder: inside the spool only when declared so.
+    const where = p.getByRole('region', { name: 'Where it runs' });
+    await where.getByLabel('Working folder').fill(path.join(ui.host.spool, 'results'));
+    await expect.poll(() => description(where.getByLabel('Working folder'))).toMatch(/lies inside the spool/);
+    await where.getByLabel('The sandbox can write in this folder').check();
+    await expect.poll(() => where.getByRole('note').textContent()).toMatch(/works on what the sandbox controls/);
+    await expect.poll(() => description(where.getByLabel('Working folder'))).not.toMatch(/lies inside the spool/);
+    expect(await yamlText()).toContain('cwd_shared_with_sandbox: true');
     expect(ui.errors).toEqual([]);
   });
 

@@ -76,7 +76,7 @@ describe('the Keys screen', () => {
     ui.host.submit(key, 'keys-ui-0001', 'echo', { msg: 'hello' });
     expect((await ui.host.waitResult('keys-ui-0001')).state).toBe('succeeded');
     // The key may call only the operations chosen.
-    ui.host.submit(key, 'keys-ui-0002', 'list-home', {});
+    ui.host.submit(key, 'keys-ui-0002', 'list-documents', {});
     const limited = await ui.host.waitResult('keys-ui-0002');
     expect(limited.state).toBe('rejected');
 

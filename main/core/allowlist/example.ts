@@ -7,7 +7,8 @@ export const EXAMPLE_ALLOWLIST = `# Dumbwaiter allowlist: the only things a sand
 # program, the working folder or the environment.
 #
 # Argument types: string (pattern, max_length, enum), integer (min, max), boolean (flag),
-# path (within: [folders], must_exist), array (items, max_items). Patterns must match the whole value.
+# path (within: [folders], must_exist, shared_with_sandbox), array (items, max_items). Patterns use
+# RE2 syntax (no backreferences or lookaround) and must match the whole value.
 # Write {{ and }} for literal braces. The daemon reloads this file when it changes; if the new
 # version is invalid it keeps the last good one and says so in the log and the audit log.
 version: 1
@@ -22,12 +23,16 @@ operations:
     timeout_s: 10
     max_output_bytes: 65536
 
-  - name: list-home
-    description: List a folder inside your home folder
+  # A path root ("within") may not contain Dumbwaiter's own folders: not the spool, which the sandbox
+  # writes (it could swap a folder there for a link to elsewhere), and never the host's home with the
+  # ledger of keys. So not "~": a folder of your documents instead. A root the sandbox can write into
+  # must say shared_with_sandbox: true, and the approval card then warns about it.
+  - name: list-documents
+    description: List a folder inside ~/Documents
     command: [ls, -la, "{dir}"]
-    cwd: "~"                   # quoted: a bare ~ means "nothing" in YAML
+    cwd: "~/Documents"         # quoted: a bare ~ means "nothing" in YAML
     args:
-      dir: {type: path, within: ["~"], must_exist: true, default: "."}
+      dir: {type: path, within: ["~/Documents"], must_exist: true, default: "."}
     scope: read
     approval: never
     timeout_s: 10
@@ -46,4 +51,45 @@ operations:
   #   max_output_bytes: 1048576
   #   concurrency: 1            # at most this many runs of this operation at once
   #   cost: 1                   # spend units charged per run
+  #   leaves_processes: false   # true only for one that starts a service: otherwise whatever it
+  #                             # leaves running is ended when it exits
+
+# Git in a repository the sandbox can write. Git obeys the repository's own .git/config, which can
+# name programs for it to run (gpg.program with log.showSignature, core.fsmonitor, diff drivers,
+# hooks, core.worktree pointing elsewhere): the options below switch off what a command line can.
+# Filter drivers and a .git file pointing at another repository still work: see docs/SECURITY.md,
+# "Running tools on folders the sandbox writes". Uncomment (the lines starting "  # ") and adapt:
+  # - name: git-status
+  #   description: Show which files of the app's repository changed
+  #   command: [git, --no-pager, --work-tree=., -c, core.fsmonitor=false, -c, core.hooksPath=/dev/null,
+  #             -c, gpg.program=false, -c, gpg.ssh.program=false, -c, gpg.x509.program=false,
+  #             -c, protocol.allow=never, status, --porcelain=v1, --ignore-submodules=all]
+  #   cwd: ~/code/app
+  #   env: &git-env {GIT_CONFIG_NOSYSTEM: "1", GIT_OPTIONAL_LOCKS: "0", GIT_NO_REPLACE_OBJECTS: "1", GIT_NO_LAZY_FETCH: "1", GIT_TERMINAL_PROMPT: "0"}
+  #   scope: read
+  #   approval: never
+  #   timeout_s: 30
+  # - name: git-log
+  #   description: Show the latest commits of the app's repository
+  #   command: [git, --no-pager, --work-tree=., -c, core.fsmonitor=false, -c, core.hooksPath=/dev/null,
+  #             -c, gpg.program=false, -c, gpg.ssh.program=false, -c, gpg.x509.program=false,
+  #             -c, protocol.allow=never, log, --no-show-signature, "--max-count={count}", "--format=%h %ad %an %s", --date=short]
+  #   cwd: ~/code/app
+  #   env: *git-env
+  #   args:
+  #     count: {type: integer, min: 1, max: 200, default: 20}
+  #   scope: read
+  #   approval: never
+  #   timeout_s: 30
+  # - name: git-diff
+  #   description: Show the uncommitted changes of the app's repository
+  #   command: [git, --no-pager, --work-tree=., -c, core.fsmonitor=false, -c, core.hooksPath=/dev/null,
+  #             -c, gpg.program=false, -c, gpg.ssh.program=false, -c, gpg.x509.program=false,
+  #             -c, protocol.allow=never, diff, --no-ext-diff, --no-textconv, --no-color, --ignore-submodules=all]
+  #   cwd: ~/code/app
+  #   env: *git-env
+  #   scope: read
+  #   approval: never
+  #   timeout_s: 30
+  #   max_output_bytes: 1048576
 `;

@@ -153,7 +153,8 @@ function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: str
       const shared = raw.shared_with_sandbox === true;
       within.forEach((root, i) => {
         const problem = rootProblem(root, 'root', shared, c.ctx);
-        if (problem) c.add(raw.within === undefined ? [...p, 'type'] : [...p, 'within', i], raw.within === undefined ? `its folder, the operation's cwd ${root}, ${problem}` : problem);
+        // At the field (as the editor shows it), naming the folder as written: there may be several.
+        if (problem) c.add(raw.within === undefined ? [...p, 'type'] : [...p, 'within'], raw.within === undefined ? `its folder, the operation's cwd ${root}, ${problem}` : `${String((raw.within as unknown[])[i])} ${problem}`);
       });
       return { type: 'path', within, must_exist: raw.must_exist !== false, shared_with_sandbox: shared };
     }

@@ -5,6 +5,7 @@ import { Field } from '../../components/Field';
 import { toast } from '../../stores/toasts';
 import { fieldError, type Problem } from './problems';
 import { InvalidOption } from './InvalidOption';
+import { SharedWarning } from './SharedWarning';
 import { ARG_TYPES, REQUIRED, SCALAR_TYPES, emptyType, type ArgForm, type TypeForm } from './yamlDoc';
 
 const TYPE_HELP: Record<string, string> = {
@@ -165,6 +166,11 @@ function TypeFields<T extends TypeForm>({ t, forItems, at, onChange }: { t: T; f
             <input type="checkbox" checked={t.must_exist !== false} onChange={(e) => set({ must_exist: e.target.checked ? (t.must_exist === null ? null : true) : false })} /> Must
             exist
           </label>
+          <label className="check">
+            <input type="checkbox" checked={t.shared_with_sandbox === true} onChange={(e) => set({ shared_with_sandbox: e.target.checked ? true : null })} /> The sandbox can
+            write in these folders
+          </label>
+          {t.shared_with_sandbox === true ? <SharedWarning what="these folders" error={at('shared_with_sandbox')} /> : null}
         </>
       );
     default:

@@ -5,6 +5,7 @@ import { Field } from '../../components/Field';
 import { toast } from '../../stores/toasts';
 import { ArgEditor } from './ArgEditor';
 import { InvalidOption } from './InvalidOption';
+import { SharedWarning } from './SharedWarning';
 import { fieldError, problemsOf, type Problem } from './problems';
 import { APPROVALS, OP_DEFAULTS, SCOPES, emptyArg, type OpForm } from './yamlDoc';
 
@@ -123,6 +124,15 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
             Choose folder…
           </button>
         </div>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={form.cwd_shared_with_sandbox === true}
+            onChange={(e) => set({ cwd_shared_with_sandbox: e.target.checked ? true : null })}
+          />{' '}
+          The sandbox can write in this folder
+        </label>
+        {form.cwd_shared_with_sandbox === true ? <SharedWarning what="its working folder" error={at('cwd_shared_with_sandbox')} /> : null}
         <div className="env-block">
           <div className="env-title">Environment variables</div>
           {at('env', true) ? <p className="error-text field-message">{at('env', true)}</p> : null}

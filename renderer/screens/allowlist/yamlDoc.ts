@@ -26,6 +26,7 @@ export interface TypeForm {
   /** One folder per line. */
   within: string;
   must_exist: boolean | null;
+  shared_with_sandbox: boolean | null;
 }
 
 export interface ArgForm extends TypeForm {
@@ -55,6 +56,7 @@ export interface OpForm {
   description: string;
   command: string[];
   cwd: string;
+  cwd_shared_with_sandbox: boolean | null;
   env: EnvForm[];
   args: ArgForm[];
   /** '' (the default), 'read', 'write', or whatever else the file says (see `choice`): kept until changed. */
@@ -74,7 +76,7 @@ export const REQUIRED = ['required', 'optional'] as const;
 export const OP_DEFAULTS = { timeout_s: '600', max_output_bytes: '1048576', concurrency: '1', cost: '0' } as const;
 
 export function emptyType(type = 'string'): TypeForm {
-  return { type, pattern: '', max_length: '', enum: [], allow_dash: null, min: '', max: '', flag: '', within: '', must_exist: null };
+  return { type, pattern: '', max_length: '', enum: [], allow_dash: null, min: '', max: '', flag: '', within: '', must_exist: null, shared_with_sandbox: null };
 }
 
 export function emptyArg(name = ''): ArgForm {
@@ -82,7 +84,7 @@ export function emptyArg(name = ''): ArgForm {
 }
 
 export function emptyOp(name = ''): OpForm {
-  return { name, description: '', command: [''], cwd: '', env: [], args: [], scope: '', approval: '', timeout_s: '', max_output_bytes: '', concurrency: '', cost: '' };
+  return { name, description: '', command: [''], cwd: '', cwd_shared_with_sandbox: null, env: [], args: [], scope: '', approval: '', timeout_s: '', max_output_bytes: '', concurrency: '', cost: '' };
 }
 
 // ---------------------------------------------------------------- reading
@@ -111,6 +113,7 @@ function typeForm(raw: Obj): TypeForm {
     flag: text(raw.flag),
     within: list(raw.within, '\n'),
     must_exist: bool(raw.must_exist),
+    shared_with_sandbox: bool(raw.shared_with_sandbox),
   };
 }
 
@@ -137,6 +140,7 @@ export function opForm(raw: unknown): OpForm {
     description: text(r.description),
     command: Array.isArray(r.command) ? r.command.map(text) : r.command === undefined ? [] : [text(r.command)],
     cwd: text(r.cwd),
+    cwd_shared_with_sandbox: bool(r.cwd_shared_with_sandbox),
     env: isObj(r.env) ? Object.entries(r.env).map(([name, value]) => ({ name, value: text(value) })) : [],
     args: isObj(r.args) ? Object.entries(r.args).map(([n, spec]) => argForm(n, spec)) : [],
     scope: choice(r.scope),
@@ -212,6 +216,7 @@ function typeValue(t: TypeForm, forItems: boolean): Obj {
     case 'path':
       o.within = lines(t.within);
       o.must_exist = t.must_exist ?? undefined;
+      o.shared_with_sandbox = t.shared_with_sandbox ?? undefined;
       break;
   }
   return o;
@@ -256,6 +261,7 @@ function opValue(f: OpForm): Obj {
     description: opt(f.description),
     command: f.command,
     cwd: opt(f.cwd),
+    cwd_shared_with_sandbox: f.cwd_shared_with_sandbox ?? undefined,
     env: f.env.length ? env : undefined,
     args: f.args.length ? args : undefined,
     scope: f.scope === '' ? undefined : rawJson(f.scope),
@@ -268,7 +274,7 @@ function opValue(f: OpForm): Obj {
 }
 
 /** Keys of an argument the form owns: others in the file (say a misspelt field) are left for the YAML view. */
-const ARG_KEYS = ['type', 'description', 'required', 'default', 'pattern', 'max_length', 'enum', 'allow_dash', 'min', 'max', 'flag', 'within', 'must_exist', 'items', 'max_items'];
+const ARG_KEYS = ['type', 'description', 'required', 'default', 'pattern', 'max_length', 'enum', 'allow_dash', 'min', 'max', 'flag', 'within', 'must_exist', 'shared_with_sandbox', 'items', 'max_items'];
 /** Collections written compactly on one line, like the example file. */
 const FLOW_KEYS = new Set(['command', 'env', 'enum', 'within', 'items', 'default']);
 
@@ -355,7 +361,7 @@ function setKey(doc: Document, map: YAMLMap, k: string, v: unknown, loose: boole
 }
 
 /** The type's own fields (which of them a type uses: `typeValue`). */
-const TYPE_FIELDS = ['pattern', 'max_length', 'enum', 'allow_dash', 'min', 'max', 'flag', 'within', 'must_exist'] as const;
+const TYPE_FIELDS = ['pattern', 'max_length', 'enum', 'allow_dash', 'min', 'max', 'flag', 'within', 'must_exist', 'shared_with_sandbox'] as const;
 
 /**
  * Writes the fields of a type that changed from `prev` to `t` into `map`. A changed type rewrites the
@@ -441,7 +447,7 @@ function syncArgs(doc: Document, op: YAMLMap, args: ArgForm[], prev: ArgForm[]):
 }
 
 /** Keys an operation's form writes one by one (`args` has its own). */
-const OP_FIELDS = ['name', 'description', 'command', 'cwd', 'env', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost'] as const;
+const OP_FIELDS = ['name', 'description', 'command', 'cwd', 'cwd_shared_with_sandbox', 'env', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost'] as const;
 
 function syncOp(doc: Document, node: YAMLMap, f: OpForm, prev: OpForm): void {
   const v = opValue(f);

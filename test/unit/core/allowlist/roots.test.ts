@@ -41,7 +41,7 @@ function problems(text: string): AllowlistProblem[] {
 describe('path roots and the spool', () => {
   it('refuses a root that contains the spool, naming the line and field, and says how to allow it', () => {
     expect(problems(yaml(within(path.join(base, 'share'))))).toEqual([
-      { line: 6, field: 'operations[0].args.p.within[0]', message: expect.stringMatching(/^contains the spool \(.*\), which the sandbox writes.*declare shared_with_sandbox: true on the argument/) },
+      { line: 6, field: 'operations[0].args.p.within', message: expect.stringMatching(/^\S+\/share contains the spool \(.*\), which the sandbox writes.*declare shared_with_sandbox: true on the argument/) },
     ]);
   });
 
@@ -49,7 +49,7 @@ describe('path roots and the spool', () => {
     for (const root of [ctx.spool!, path.join(ctx.spool!, 'results'), path.join(base, 'share-link', 'spool', 'results'), path.join(base, 'share-link')]) {
       expect(problems(yaml(within(root))), root).toHaveLength(1);
     }
-    expect(problems(yaml(within(path.join(ctx.spool!, 'results'))))[0]!.message).toMatch(/^lies inside the spool/);
+    expect(problems(yaml(within(path.join(ctx.spool!, 'results'))))[0]!.message).toBe(`${path.join(ctx.spool!, 'results')} lies inside the spool (${ctx.spool}), which the sandbox writes: it could swap what the program works on for a link to elsewhere. Declare shared_with_sandbox: true on the argument if that is intended`);
   });
 
   it('allows a root that overlaps the spool when the argument declares it shared with the sandbox, and reports it as shared', () => {
@@ -65,7 +65,7 @@ describe('path roots and the spool', () => {
 
   it('checks the roots of an array of paths, and the default root (the cwd) at the argument', () => {
     const arr = ['version: 1', 'operations:', '  - name: read', '    command: [cat, "{p}"]', '    args:', `      p: {type: array, items: {type: path${within(ctx.spool!)}}}`, ''].join('\n');
-    expect(problems(arr)).toEqual([{ line: 6, field: 'operations[0].args.p.items.within[0]', message: expect.stringMatching(/^contains the spool/) }]);
+    expect(problems(arr)).toEqual([{ line: 6, field: 'operations[0].args.p.items.within', message: expect.stringMatching(/ contains the spool/) }]);
     expect(problems(yaml('', [`cwd: ${JSON.stringify(base)}`]))).toEqual([
       { line: 7, field: 'operations[0].args.p.type', message: expect.stringMatching(/^its folder, the operation's cwd .*, contains/) },
     ]);
@@ -75,12 +75,12 @@ describe('path roots and the spool', () => {
 describe('path roots and the host home', () => {
   it('refuses a root that contains the home, even declared shared with the sandbox', () => {
     for (const fields of [within(path.join(base, 'config')), `${within(path.join(base, 'config'))}, shared_with_sandbox: true`]) {
-      expect(problems(yaml(fields))).toEqual([{ line: 6, field: 'operations[0].args.p.within[0]', message: expect.stringMatching(/^contains Dumbwaiter's home .*ledger with the keys' secrets/) }]);
+      expect(problems(yaml(fields))).toEqual([{ line: 6, field: 'operations[0].args.p.within', message: expect.stringMatching(/config contains Dumbwaiter's home .*ledger with the keys' secrets/) }]);
     }
   });
 
   it('refuses a root inside the home', () => {
-    expect(problems(yaml(`${within(path.join(ctx.home!, 'logs'))}, shared_with_sandbox: true`))[0]!.message).toMatch(/^lies inside Dumbwaiter's home/);
+    expect(problems(yaml(`${within(path.join(ctx.home!, 'logs'))}, shared_with_sandbox: true`))[0]!.message).toMatch(/logs lies inside Dumbwaiter's home/);
   });
 });
 

@@ -54,8 +54,8 @@ describe('reading operations into forms', () => {
 
   it('reads the example file, and reports syntax errors with their line', () => {
     const r = readOperations(EXAMPLE_ALLOWLIST);
-    expect(r.ops.map((o) => o?.name)).toEqual(['echo', 'list-home']);
-    expect(r.ops[1]!.args[0]).toMatchObject({ type: 'path', within: '~', must_exist: true, hasDefault: true, default: '.' });
+    expect(r.ops.map((o) => o?.name)).toEqual(['echo', 'list-documents']);
+    expect(r.ops[1]!.args[0]).toMatchObject({ type: 'path', within: '~/Documents', must_exist: true, hasDefault: true, default: '.' });
     const bad = readOperations('version: 1\noperations:\n  - name: [oops\n');
     expect(bad.syntaxErrors.length).toBeGreaterThan(0);
     expect(bad.syntaxErrors[0]!.line).toBeGreaterThanOrEqual(3);
@@ -108,11 +108,12 @@ describe('writing a form back', () => {
       description: 'All the fields',
       command: ['/usr/bin/env', '{flag}', '--name={who}', '{files}', '{n}', '{{literal}}'],
       cwd: '~/work',
+      cwd_shared_with_sandbox: true,
       env: [{ name: 'CI', value: '1' }],
       args: [
         { ...emptyArg('flag'), type: 'boolean', flag: '--verbose' },
         { ...emptyArg('who'), enum: ['alice', 'bob'], hasDefault: true, default: 'alice', description: 'Who' },
-        { ...emptyArg('files'), type: 'array', items: { ...emptyArg().items, type: 'path', within: '~/work\n/tmp', must_exist: false }, max_items: '3', hasDefault: true, default: '' },
+        { ...emptyArg('files'), type: 'array', items: { ...emptyArg().items, type: 'path', within: '~/work\n/tmp', must_exist: false, shared_with_sandbox: true }, max_items: '3', hasDefault: true, default: '' },
         { ...emptyArg('n'), type: 'integer', min: '1', max: '5', required: 'required' },
       ],
       scope: 'write',
@@ -125,10 +126,10 @@ describe('writing a form back', () => {
     const { text, index } = addOperation(FILE, f);
     expect(index).toBe(2);
     const op = parseAllowlist(text).operations.get('full')!;
-    expect(op).toMatchObject({ cwd: expect.stringMatching(/work$/), env: { CI: '1' }, scope: 'write', approval: 'always', timeout_s: 60, max_output_bytes: 2048, concurrency: 2, cost: 3 });
+    expect(op).toMatchObject({ cwd: expect.stringMatching(/work$/), cwd_shared_with_sandbox: true, env: { CI: '1' }, scope: 'write', approval: 'always', timeout_s: 60, max_output_bytes: 2048, concurrency: 2, cost: 3 });
     expect(op.args.flag).toMatchObject({ type: 'boolean', flag: '--verbose' });
     expect(op.args.who).toMatchObject({ type: 'string', enum: ['alice', 'bob'], default: 'alice', description: 'Who' });
-    expect(op.args.files).toMatchObject({ type: 'array', max_items: 3, default: [], items: { type: 'path', must_exist: false } });
+    expect(op.args.files).toMatchObject({ type: 'array', max_items: 3, default: [], items: { type: 'path', must_exist: false, shared_with_sandbox: true } });
     expect(op.args.n).toMatchObject({ type: 'integer', min: 1, max: 5, required: true });
     // Read back, the form is the same (the key of each argument is now its name).
     expect(form(text, 2)).toEqual({ ...f, args: f.args.map((a) => ({ ...a, key: a.name, items: { ...a.items, type: a.type === 'array' ? a.items.type : '' } })) });
