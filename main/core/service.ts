@@ -173,11 +173,11 @@ export class HostService {
   /** The allowlist file as it is, with its hash (to notice an outside edit) and its check. */
   readAllowlist(): { path: string; text: string; hash: string; check: AllowlistCheck } {
     const text = existsSync(this.home.allowlist) ? readFileSync(this.home.allowlist, 'utf8') : '';
-    return { path: this.home.allowlist, text, hash: sha256Hex(text), check: checkAllowlist(text, this.home.allowlist) };
+    return { path: this.home.allowlist, text, hash: sha256Hex(text), check: checkAllowlist(text, this.home.allowlist, { spool: this.spoolDir, home: this.home.root }) };
   }
 
   validateAllowlist(text: string): AllowlistCheck {
-    return checkAllowlist(text, this.home.allowlist);
+    return checkAllowlist(text, this.home.allowlist, { spool: this.spoolDir, home: this.home.root });
   }
 
   /**
@@ -186,7 +186,7 @@ export class HostService {
    */
   saveAllowlist(text: string, baseHash: string, actor: string): { saved: true; hash: string } | { saved: false; reason: 'invalid' | 'changed_outside'; check: AllowlistCheck; hash: string } {
     const current = this.readAllowlist();
-    const check = checkAllowlist(text, this.home.allowlist);
+    const check = checkAllowlist(text, this.home.allowlist, { spool: this.spoolDir, home: this.home.root });
     if (current.hash !== baseHash) return { saved: false, reason: 'changed_outside', check, hash: current.hash };
     if (!check.ok) return { saved: false, reason: 'invalid', check, hash: current.hash };
     writeFileAtomic(this.home.allowlist, text);
@@ -196,12 +196,12 @@ export class HostService {
 
   /** The plan a sample request would get under `text` (the editor's, maybe unsaved). */
   previewOperation(text: string, op: string, args: Record<string, unknown>): PreviewResult {
-    return previewRun(text, this.home.allowlist, op, args);
+    return previewRun(text, this.home.allowlist, op, args, { spool: this.spoolDir, home: this.home.root });
   }
 
   /** Runs an operation once from the editor, outside the queue; the audit log records it. */
   async dryRunOperation(text: string, op: string, args: Record<string, unknown>, actor: string): Promise<DryRunResult> {
-    const r = await dryRun(text, this.home.allowlist, op, args, this.settings.kill_grace_s * 1000);
+    const r = await dryRun(text, this.home.allowlist, op, args, { spool: this.spoolDir, home: this.home.root }, this.settings.kill_grace_s * 1000);
     if (r.ok) {
       const { argv, cwd } = r.plan;
       const end = r.run.error ? r.run.error.message : `exit code ${r.run.exit_code ?? r.run.signal}`;
