@@ -63,6 +63,8 @@ export function openPinned(real: string): Pinned {
   }
 }
 
+export const MAX_HANDLES = 256;
+
 export interface HandedOver {
   argv: string[];
   cwd: string;
@@ -85,6 +87,9 @@ function nameOf(n: number, p: Pinned): string {
  */
 export function handOver(argv: string[], paths: PathSlot[], cwd: string): HandedOver {
   if (!CAN_HAND_OVER) return { argv, cwd, fds: [], close() {} };
+  // Each path costs the daemon a descriptor until the spawn: a request's long array of paths must
+  // not use up the daemon's own (its limit is often 1024).
+  if (paths.length > MAX_HANDLES) throw new Error(`this run names ${paths.length} paths; at most ${MAX_HANDLES} can be handed to a program`);
   const pins: Pinned[] = [];
   const close = () => {
     for (const p of pins.splice(0)) closeSync(p.fd);

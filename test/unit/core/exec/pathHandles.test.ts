@@ -5,7 +5,7 @@ import { closeSync, fstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { CAN_HAND_OVER, handOver, openPinned, PathChanged } from '../../../../main/core/exec/pathHandles';
+import { CAN_HAND_OVER, handOver, MAX_HANDLES, openPinned, PathChanged } from '../../../../main/core/exec/pathHandles';
 import { startRun } from '../../../../main/core/exec/executor';
 import type { RunPlan } from '../../../../main/core/allowlist/plan';
 import type { PathSlot } from '../../../../main/core/allowlist/template';
@@ -110,6 +110,16 @@ describe.skipIf(!CAN_HAND_OVER)('handOver', () => {
     } finally {
       h.close();
     }
+  });
+
+  it('refuses more paths than it may hold descriptors for, before opening any', () => {
+    const before = openFds();
+    const many = Array.from({ length: MAX_HANDLES + 1 }, () => deep);
+    expect(() => handOver(['ls', ...many], many.map((p, i) => slot(i + 1, 0, p.length)), dir)).toThrow(`this run names ${MAX_HANDLES + 1} paths; at most ${MAX_HANDLES} can be handed to a program`);
+    expect(openFds()).toBe(before);
+    const h = handOver(['ls', ...many.slice(1)], many.slice(1).map((p, i) => slot(i + 1, 0, p.length)), dir);
+    expect(h.fds).toHaveLength(MAX_HANDLES + 1); // and the working folder
+    h.close();
   });
 
   it('refuses when a checked folder became a symlink, and leaves no descriptor open', () => {
