@@ -2,7 +2,7 @@
 // symlinks, FIFOs and processes (Linux: elsewhere the paths are passed as they are).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeSync, fstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { CAN_HAND_OVER, handOver, MAX_HANDLES, openPinned, PathChanged } from '../../../../main/core/exec/pathHandles';
@@ -120,6 +120,18 @@ describe.skipIf(!CAN_HAND_OVER)('handOver', () => {
     const h = handOver(['ls', ...many.slice(1)], many.slice(1).map((p, i) => slot(i + 1, 0, p.length)), dir);
     expect(h.fds).toHaveLength(MAX_HANDLES + 1); // and the working folder
     h.close();
+  });
+
+  it('the working folder is the one pinned, even when its name leads elsewhere by the time the program starts', () => {
+    const h = handOver(['/bin/sh'], [], deep);
+    try {
+      renameSync(deep, `${deep}.aside`);
+      symlinkSync(path.join(outside, 'a', 'b'), deep);
+      const r = spawnSync('/bin/sh', ['-c', 'pwd -P; cat f.txt'], { cwd: h.cwd, stdio: ['ignore', 'pipe', 'pipe', ...h.fds], encoding: 'utf8' });
+      expect(r.stdout).toBe(`${deep}.aside\ninside`);
+    } finally {
+      h.close();
+    }
   });
 
   it('refuses when a checked folder became a symlink, and leaves no descriptor open', () => {
