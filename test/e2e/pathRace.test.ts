@@ -120,9 +120,11 @@ describe.skipIf(!CAN_HAND_OVER)('a sub-folder of a shared root swapped for a sym
     }
     const ok = reads.filter((r) => r.state === 'succeeded');
     for (const r of ok) expect(r.stdout).toBe('inside\n');
-    // The race was live: some reads got through the swaps, some met the symlink.
-    expect(ok.length).toBeGreaterThan(0);
-    expect(ok.length).toBeLessThan(READS);
+    // The race was live: some requests met the symlink when checked, some met the folder (and then
+    // ran, or met the symlink at the handover). Each check sees either about half the time.
+    const all = [...reads, ...makes];
+    expect(all.filter((r) => r.error?.code === 'bad_args').length).toBeGreaterThan(0);
+    expect(all.filter((r) => r.state === 'succeeded' || r.error?.code === 'spawn_failed').length).toBeGreaterThan(0);
     // The approver was told the root is shared; what was created is in the folder that was checked.
     expect([...sharedShown]).toEqual([JSON.stringify([shared])]);
     const insideDir = path.join(shared, lstatSync(path.join(shared, 'sub')).isSymbolicLink() ? 'link' : 'sub');
