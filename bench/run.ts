@@ -14,9 +14,10 @@ import { bareSpawn, measureClientSubmit, measureDurability, measureLatency } fro
 import { measureThroughput } from './sections/throughput';
 import { measureAudit } from './sections/audit';
 import { makeHistory, measureCliLoad, measureNodeStart, measureStarts } from './sections/startup';
+import { measureFlood } from './sections/flood';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const SECTIONS = ['latency', 'rescan', 'throughput', 'audit', 'start'] as const;
+const SECTIONS = ['latency', 'rescan', 'throughput', 'audit', 'start', 'flood'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -31,7 +32,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   console.log(`usage: node --import tsx bench/run.ts [--quick] [--only ${SECTIONS.join(',')}] [--keep] [--out FILE]
-  --quick   smaller sizes (100k audit entries, 10k results, 5 s idle...): a smoke run in about a minute
+  --quick   smaller sizes (100k audit entries, 10k results, 5 s idle, a 10k flood...): a smoke run in a few minutes
   --only    run only these sections
   --keep    keep the temporary homes and spools (their paths are printed)
   --out     where to write the JSON (default bench/results.json; results-quick.json with --quick,
@@ -45,8 +46,8 @@ for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown sectio
 const want = (s: Section) => only.includes(s);
 
 const SIZE = quick
-  ? { latency: 40, warmup: 5, rescan: 8, throughput: 300, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50 }
-  : { latency: 300, warmup: 20, rescan: 60, throughput: 2000, audit: 1_000_000, auditReps: 20, results: 100_000, starts: 3, idleS: 30, clientSubmits: 200, durability: 200 };
+  ? { latency: 40, warmup: 5, rescan: 8, throughput: 300, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50, flood: 10_000 }
+  : { latency: 300, warmup: 20, rescan: 60, throughput: 2000, audit: 1_000_000, auditReps: 20, results: 100_000, starts: 3, idleS: 30, clientSubmits: 200, durability: 200, flood: 100_000 };
 
 const RESCAN_MS = 1000; // the daemon's default rescan_interval_ms
 
@@ -258,6 +259,24 @@ async function startSection(): Promise<void> {
   details.idle = { ...idle, cpu_ms: round(idle.cpu_ms), cpu_percent_of_core: round(idle.cpu_percent_of_core, 3), rss_mib: round(idle.rss_mib, 1), peak_rss_mib: round(idle.peak_rss_mib, 1), seconds: round(idle.seconds, 1) };
 }
 
+async function floodSection(): Promise<void> {
+  progress(`flood: ${SIZE.flood.toLocaleString('en')} junk entries in queue/ without a key, a valid request half-way`);
+  const host = newHost();
+  const d = host.startDaemon();
+  await d.ready();
+  try {
+    const r = await measureFlood(host, SIZE.flood, d.pid);
+    const n = `${(r.junk / 1000).toFixed(0)}k`;
+    metric('flood_max_rss_mib', `daemon memory during a flood of ${n} junk entries (sampled RSS; peak)`, r.max_rss_mib, 'MiB', `${r.max_rss_mib.toFixed(0)} MiB (peak ${r.peak_rss_mib.toFixed(0)}, ${r.before_rss_mib.toFixed(0)} before)`, '< 300 MiB', r.peak_rss_mib < 300);
+    metric('flood_valid_during_ms', `  a valid request written half-way through the flood: submit to result`, r.valid_during_ms, 'ms', ms(r.valid_during_ms), 'seconds', r.valid_during_ms < 10_000);
+    metric('flood_drain_ms', `  the whole flood drained (written in ${ms(r.write_ms)})`, r.drain_ms, 'ms', `${ms(r.drain_ms)} (${((r.junk * 1000) / r.drain_ms).toFixed(0)} entries/s)`);
+    metric('flood_valid_after_ms', '  a valid request after the flood: submit to result', r.valid_after_ms, 'ms', ms(r.valid_after_ms));
+    details.flood = { ...r, write_ms: round(r.write_ms), valid_during_ms: round(r.valid_during_ms), drain_ms: round(r.drain_ms), valid_after_ms: round(r.valid_after_ms), max_rss_mib: round(r.max_rss_mib, 1), peak_rss_mib: round(r.peak_rss_mib, 1), before_rss_mib: round(r.before_rss_mib, 1) };
+  } finally {
+    await d.stop();
+  }
+}
+
 function table(): string {
   const rows = metrics.map((m) => [m.label, m.shown, m.target || '', m.pass === null ? '' : m.pass ? 'ok' : 'MISS']);
   const head = ['measure', 'figure', 'target', ''];
@@ -274,6 +293,7 @@ try {
     ['throughput', throughputSection],
     ['audit', auditSection],
     ['start', startSection],
+    ['flood', floodSection],
   ];
   for (const [name, fn] of run) if (want(name)) await fn();
 } catch (e) {

@@ -16,7 +16,7 @@ import { PinnedSpool } from '../spool/pinned';
 import { SpoolHealth } from '../spool/health';
 import { faultPoint } from '../faults';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
-import { claim, entryPath, quarantine, readyEntries, type Entry } from '../spool/claim';
+import { claim, entryPath, firstEntries, quarantine, readyEntries, type Entry } from '../spool/claim';
 import { ResultWriter, logPath, unboundRejection } from '../spool/results';
 import { writeCatalog, writeHostStatus } from '../spool/hostFiles';
 import type { RunPlan } from '../allowlist/plan';
@@ -35,12 +35,27 @@ import { APP_VERSION } from '../version';
 import { AllowlistSource } from './allowlistSource';
 import { acquireHomeLock, type HomeLock } from './lock';
 import { clockProblem, intakeClaimed, type IntakeDeps } from './intake';
+import { QueueWatch } from './queueWatch';
+import { authenticate } from './authenticate';
+import { readSpoolFile } from '../spool/safeRead';
+import { MAX_REQUEST_BYTES } from '../../../shared/protocol/types';
+import { Refusals } from './refusals';
 
 const log = scopedLogger('daemon');
 const HEARTBEAT_MS = 5000;
 /** How often the ledger is checked for changes made by the command line or the app (approve, cancel, pause...). */
 const LEDGER_POLL_MS = 200;
 const REAP_INTERVAL_MS = 10 * 60_000;
+/** Queue entries listed per pass, the first by name: memory stays bounded whatever queue/ holds. */
+const LISTING_MAX = 4096;
+/** A step of a scan takes at most this many entries, or stops after STEP_MS; between steps the loop
+ *  lets file events, runs' output and timers through, and starts what may start. */
+const STEP_MAX = 256;
+const STEP_MS = 20;
+/** From this many entries in one listing (a flood), requests that file events named go first. */
+const BACKLOG = 1024;
+/** Named files looked at between two steps of a backlog (for at most STEP_MS). */
+const NAMED_PER_STEP = 1024;
 
 export interface DaemonOptions {
   homeDir: string;
@@ -61,7 +76,10 @@ interface Running {
 export class Daemon {
   private readonly running = new Map<string, Running>();
   private timers: NodeJS.Timeout[] = [];
+  /** The allowlist file's watcher; queue/ has its own (queueWatch), null without file events. */
   private watcher: FSWatcher | null = null;
+  private readonly queueWatch: QueueWatch | null;
+  private readonly refusals: Refusals;
   private scanning = false;
   private rescanWanted = false;
   private stopping = false;
@@ -101,6 +119,8 @@ export class Daemon {
     sealer: SecretSealer | null,
   ) {
     this.io = pinned.paths;
+    this.queueWatch = settings.file_events ? new QueueWatch(() => this.requestScan(), log) : null;
+    this.refusals = new Refusals(db, audit, results, scopedLogger('intake'));
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, { spool: spool.root, home: home.root }, audit, scopedLogger('allowlist'), (a) =>
       this.publishCatalog(a),
     );
@@ -120,6 +140,7 @@ export class Daemon {
       allowlist: () => this.allowlist.get(),
       settings: () => this.settings,
       maxRequestAgeMs: () => this.settings.max_request_age_s * 1000,
+      refused: (r) => this.refusals.add(r),
     };
   }
 
@@ -168,12 +189,8 @@ export class Daemon {
     this.spoolUsable();
     this.safely('recovery', () => this.recoverInterrupted());
 
-    const watched = this.settings.file_events ? [this.spool.queue, this.home.allowlist] : [this.home.allowlist];
-    this.watcher = chokidar.watch(watched, { ignoreInitial: true, depth: 0 });
-    this.watcher.on('all', (_event, p) => {
-      if (p === this.home.allowlist) this.allowlist.poll();
-      else this.requestScan();
-    });
+    this.watcher = chokidar.watch(this.home.allowlist, { ignoreInitial: true, depth: 0 });
+    this.watcher.on('all', () => this.allowlist.poll());
     this.watcher.on('error', (e) => log.warn(`file watcher: ${String(e)} (the periodic rescan goes on)`));
     this.tickTimer = setInterval(() => this.tick(), this.settings.rescan_interval_ms);
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS));
@@ -333,7 +350,10 @@ export class Daemon {
       ensurePrivateDir(path.join(this.spool.claimed, this.settings.host_id));
       // A folder replaced by another real folder: safe, but our pins still lead to the old one.
       const replaced = this.pinned.replaced();
-      if (replaced.length || !this.pinned.pinned) this.pinned.repin();
+      if (replaced.length || !this.pinned.pinned) {
+        this.pinned.repin();
+        this.queueWatch?.watch(this.io.queue); // the folder now pinned, not the one an old fd led to
+      }
       if (replaced.length) {
         log.warn(`spool folders were replaced: ${replaced.join(', ')}; using the new ones`);
         this.audit.record({ kind: 'spool_replaced', message: `spool folders were replaced from outside: ${replaced.join(', ')}` });
@@ -370,19 +390,21 @@ export class Daemon {
         if (!this.spoolUsable()) return;
         // Settings changed a moment ago (a new ceiling, say) apply to the very next request, not from the next tick.
         this.reloadSettings();
-        this.recoverClaimed(); // anything left by a failed intake is retried, not stranded
-        const entries = readyEntries(this.io.queue);
-        this.unclaimed = entries.length;
-        for (let i = 0; i < entries.length && !this.stopping; i++) {
-          const e = entries[i]!;
-          this.safely(e.name, () => this.take(e));
-          this.unclaimed--;
-          if (i % 16 === 15) {
-            this.pump();
-            await yieldToLoop(); // let running children's output and timers through during a burst
-          }
+        this.inStep(() => this.recoverClaimed()); // anything left by a failed intake is retried, not stranded
+        const { entries, more } = firstEntries(this.io.queue, LISTING_MAX);
+        const backlog = entries.length >= BACKLOG;
+        for (let i = 0; i < entries.length && !this.stopping; ) {
+          // In a backlog, a request written now goes before the thousands listed ahead of it: the name
+          // order holds among a normal queue's entries, not against a flood.
+          if (backlog && i > 0) this.takeNamed();
+          i = this.takeStep(entries, i);
+          this.unclaimed = entries.length - i;
+          this.pump();
+          if (i < entries.length) await yieldToLoop(); // let events, runs' output and timers through
         }
+        this.refusals.endPass();
         this.pump();
+        if (more) this.rescanWanted = true;
         this.scanError = null;
       } while (this.rescanWanted && !this.stopping);
     } catch (e) {
@@ -394,7 +416,48 @@ export class Daemon {
       }
       this.scanError = msg;
     } finally {
+      this.unclaimed = 0;
       this.scanning = false;
+    }
+  }
+
+  /** Takes `entries` from `from` on, for one step (STEP_MAX entries or STEP_MS); returns where it stopped. */
+  private takeStep(entries: Entry[], from: number): number {
+    const until = performance.now() + STEP_MS;
+    let i = from;
+    this.inStep(() => {
+      while (i < entries.length && i - from < STEP_MAX && (i === from || performance.now() < until)) {
+        const e = entries[i++]!;
+        this.safely(e.name, () => this.take(e));
+      }
+    });
+    return i;
+  }
+
+  /**
+   * In a backlog: of the files that events named, newest first and for one step's time, those that
+   * authenticate are taken now; the rest are left to the listing. Looking at a file costs a few system
+   * calls, refusing it several more: so a flood faster than the host refuses junk still cannot bury a
+   * request written during it (one with a valid key can, by the same token; see docs/SECURITY.md).
+   */
+  private takeNamed(): void {
+    const named = this.queueWatch?.takeNamed(NAMED_PER_STEP) ?? [];
+    const until = performance.now() + STEP_MS;
+    const real: Entry[] = [];
+    for (const e of named) {
+      if (performance.now() > until) break;
+      const read = readSpoolFile(entryPath(this.io.queue, e), MAX_REQUEST_BYTES);
+      if (read.ok && authenticate(read.bytes, requestIdFromFileName(e.name)!, (k) => this.keys.get(k)).ok) real.push(e);
+    }
+    if (real.length) this.inStep(() => real.forEach((e) => this.safely(e.name, () => this.take(e))));
+  }
+
+  /** The refusals of a step are recorded together, however the step ends. */
+  private inStep(fn: () => void): void {
+    try {
+      fn();
+    } finally {
+      this.refusals.flush();
     }
   }
 
@@ -406,9 +469,11 @@ export class Daemon {
     if (c.kind === 'refused') {
       const bound = c.id !== null && this.requests.get(c.id) !== null;
       const msg = `queue entry ${JSON.stringify(name)} ${c.reason}; ${c.movedTo ? `moved to quarantine/${path.basename(c.movedTo)}` : 'it vanished'}`;
-      this.audit.record({ kind: 'rejected', request_id: c.id, message: `bad_envelope: ${msg}`, details: { code: 'bad_envelope', file: name, reason: c.reason } });
-      log.warn(msg);
-      if (c.id !== null && !bound) this.results.writeUnbound(unboundRejection(c.id, null, 'bad_envelope', `the request file ${c.reason}`));
+      this.refusals.add({
+        entry: { kind: 'rejected', request_id: c.id, message: `bad_envelope: ${msg}`, details: { code: 'bad_envelope', file: name, reason: c.reason } },
+        line: msg,
+        result: c.id !== null && !bound ? unboundRejection(c.id, null, 'bad_envelope', `the request file ${c.reason}`) : null,
+      });
       return;
     }
     this.intakeSafely(c.id, c.file);
@@ -605,6 +670,7 @@ export class Daemon {
     this.stopping = true;
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
     await this.watcher?.close();
+    this.queueWatch?.close();
     while (this.scanning) await new Promise((r) => setTimeout(r, 10));
     const pending = () => Promise.all([...this.running.values()].map((r) => r.handle.done));
     if (this.running.size > 0) {

@@ -22,6 +22,7 @@ import { writeInboxMessage } from '../spool/inbox';
 import type { Db } from '../ledger/db';
 import type { Logger } from '../log';
 import { resultPath, unboundRejection } from '../spool/results';
+import type { Refusal } from './refusals';
 
 export const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
@@ -38,6 +39,8 @@ export interface IntakeDeps {
   allowlist: () => Allowlist;
   settings: () => Settings;
   maxRequestAgeMs: () => number;
+  /** Refusals before authentication: recorded, logged and answered in batches. */
+  refused: (r: Refusal) => void;
 }
 
 export type IntakeOutcome =
@@ -87,16 +90,19 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   /** Refused before authentication: the id is not bound, so the result may be replaced later. */
   const refuseUnbound = (code: ErrorCode, message: string, op: string | null = null, keyId: string | null = null): IntakeOutcome => {
     const bound = d.requests.get(id) !== null;
-    d.audit.record({
-      kind: 'rejected',
-      request_id: id,
-      key_id: keyId,
-      op,
-      message: `${code}: ${message}${bound ? ' (the id is already bound: its result was left unchanged)' : ''}`,
-      details: { code, bound },
+    // Recorded with the rest of the scan's step (see refusals.ts): anyone can write such a file.
+    d.refused({
+      entry: {
+        kind: 'rejected',
+        request_id: id,
+        key_id: keyId,
+        op,
+        message: `${code}: ${message}${bound ? ' (the id is already bound: its result was left unchanged)' : ''}`,
+        details: { code, bound },
+      },
+      line: `rejected ${id}: ${code}: ${message}`,
+      result: bound ? null : unboundRejection(id, op, code, message),
     });
-    d.log.warn(`rejected ${id}: ${code}: ${message}`);
-    if (!bound) d.results.writeUnbound(unboundRejection(id, op, code, message));
     done();
     return { kind: 'refused', code };
   };

@@ -1,6 +1,6 @@
 // Taking requests out of queue/: every entry is checked with lstat (never followed), then either
 // claimed by an atomic rename into claimed/ or moved out of the way into quarantine/.
-import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readdirSync, renameSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, opendirSync, openSync, renameSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isInProgressName, requestIdFromFileName } from '../../../shared/protocol/ids';
@@ -22,10 +22,40 @@ export interface Entry {
 /** Entries of a spool folder that are ready to look at, sorted by name; in-progress writes are skipped.
  *  Read as bytes: a name that is not valid UTF-8 must still be found again, to be moved away. */
 export function readyEntries(dir: string): Entry[] {
-  return readdirSync(dir, { encoding: 'buffer' })
-    .map((raw) => ({ raw, name: raw.toString('utf8') }))
-    .filter((e) => !isInProgressName(e.name))
-    .sort((a, b) => Buffer.compare(a.raw, b.raw));
+  return firstEntries(dir, Infinity).entries;
+}
+
+const byName = (a: Entry, b: Entry) => Buffer.compare(a.raw, b.raw);
+
+/**
+ * The first `limit` ready entries by name, as readyEntries, holding no more than twice that many at
+ * once however many the folder has (the sandbox can fill queue/ with millions). `more`: some were left.
+ */
+export function firstEntries(dir: string, limit: number): { entries: Entry[]; more: boolean } {
+  // Names as bytes: Node supports 'buffer' here, but its types do not say so.
+  const d = opendirSync(dir, { encoding: 'buffer' as BufferEncoding, bufferSize: 1024 });
+  let kept: Entry[] = [];
+  let more = false;
+  try {
+    for (let de = d.readSync(); de !== null; de = d.readSync()) {
+      const raw = de.name as unknown as Buffer;
+      const name = raw.toString('utf8');
+      if (isInProgressName(name)) continue;
+      kept.push({ raw, name });
+      if (kept.length >= 2 * limit) {
+        kept = kept.sort(byName).slice(0, limit);
+        more = true;
+      }
+    }
+  } finally {
+    d.closeSync();
+  }
+  kept.sort(byName);
+  if (kept.length > limit) {
+    kept = kept.slice(0, limit);
+    more = true;
+  }
+  return { entries: kept, more };
 }
 
 export function entryPath(dir: string, e: Entry): Buffer {

@@ -20,7 +20,7 @@ import {
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { claim, entryPath, readClaimed, readyEntries, type Entry } from '../../../../main/core/spool/claim';
+import { claim, entryPath, firstEntries, readClaimed, readyEntries, type Entry } from '../../../../main/core/spool/claim';
 import { createSpool, ensurePrivateDir, type SpoolPaths } from '../../../../main/core/spool/layout';
 import { MAX_REQUEST_BYTES } from '../../../../shared/protocol/types';
 import { eventually } from '../../../helpers/host';
@@ -75,6 +75,21 @@ describe('readyEntries', () => {
     expect(e!.raw).toEqual(raw);
     expect(e!.name).toBe('\ufffd\ufffd.json');
     expect(lstatSync(entryPath(paths.queue, e!)).isFile()).toBe(true);
+  });
+});
+
+describe('firstEntries', () => {
+  it('returns the first entries by name, at most the limit, and says whether some were left', () => {
+    const names = Array.from({ length: 50 }, (_, i) => `r-${String(i).padStart(2, '0')}.json`);
+    for (const n of [...names].reverse()) writeFileSync(inQueue(n), '{}');
+    writeFileSync(inQueue('.r-00.json.tmp'), ''); // a write in progress: never listed
+    for (const limit of [1, 3, 7, 24, 25, 49]) {
+      const { entries, more } = firstEntries(paths.queue, limit);
+      expect(entries.map((e) => e.name)).toEqual(names.slice(0, limit));
+      expect(more).toBe(true);
+    }
+    expect(firstEntries(paths.queue, 50)).toMatchObject({ more: false });
+    expect(firstEntries(paths.queue, 1000).entries.map((e) => e.name)).toEqual(names);
   });
 });
 

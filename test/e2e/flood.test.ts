@@ -1,0 +1,87 @@
+// A queue flood without a key: thousands of junk entries of every kind written into queue/ while the
+// daemon runs. A valid request written in the middle of it is answered, every junk entry is moved out
+// of the way (or refused and dropped, for validly named garbage) and accounted for in the audit log,
+// and the daemon answers as usual afterwards. How fast, and in how much memory, `npm run bench` says.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import type { KeyFile } from '../../shared/protocol/types';
+
+const N = 6000;
+let host: TestHost;
+let key: KeyFile;
+let daemon: DaemonProcess;
+
+beforeAll(async () => {
+  host = new TestHost(`version: 1
+operations:
+  - name: echo
+    command: [echo, "{msg}"]
+    args:
+      msg: {type: string, max_length: 100}
+    scope: read
+    approval: never
+`);
+  key = host.createKey('flood', 'read');
+  daemon = await host.startDaemon();
+});
+
+afterAll(async () => {
+  await host.cleanup();
+});
+
+const queue = () => path.join(host.spool, 'queue');
+
+describe('a flood of junk in queue/', () => {
+  it(`answers a valid request written during a flood of ${N} junk entries, and drains every one of them`, async () => {
+    const target = path.join(host.root, 'target');
+    writeFileSync(target, 'do not touch\n');
+    const kinds = { bad_name: 0, garbage: 0, folder: 0, symlink: 0, fifo: 0 };
+    const fifos: string[] = [];
+    // Named to sort before the valid request: in name order, all of it comes first.
+    for (let i = 0; i < N; i++) {
+      const tag = String(i).padStart(5, '0');
+      const kind = i % 10;
+      if (kind < 5) {
+        writeFileSync(path.join(queue(), `a junk ${tag}`), 'junk');
+        kinds.bad_name++;
+      } else if (kind < 8) {
+        writeFileSync(path.join(queue(), `a-${tag}.json`), '{"v":1,"key_id":"nobody","payload":"{}","mac":"x"}');
+        kinds.garbage++;
+      } else if (kind === 8 && i % 20 === 8) {
+        mkdirSync(path.join(queue(), `a-dir-${tag}.json`));
+        kinds.folder++;
+      } else if (kind === 8) {
+        symlinkSync(target, path.join(queue(), `a-link-${tag}.json`));
+        kinds.symlink++;
+      } else {
+        fifos.push(path.join(queue(), `a-fifo-${tag}.json`));
+        kinds.fifo++;
+        if (fifos.length === 100) expect(spawnSync('mkfifo', fifos.splice(0)).status).toBe(0);
+      }
+      if (i === N / 2) host.submit(key, 'valid-during', 'echo', { msg: 'during the flood' });
+    }
+    if (fifos.length) expect(spawnSync('mkfifo', fifos.splice(0)).status).toBe(0);
+
+    expect((await host.waitResult('valid-during', undefined, 300_000)).stdout).toBe('during the flood\n');
+    await eventually('queue/ to be drained', () => (readdirSync(queue()).length === 0 ? true : undefined), 300_000);
+
+    // Moved away as they were, or (validly named garbage) refused after reading and dropped.
+    expect(readdirSync(path.join(host.spool, 'quarantine'))).toHaveLength(N - kinds.garbage);
+    const claimed = path.join(host.spool, 'claimed');
+    for (const mine of readdirSync(claimed)) expect(readdirSync(path.join(claimed, mine))).toEqual([]);
+    expect(readFileSync(target, 'utf8')).toBe('do not touch\n');
+    // Every one is accounted for: told one by one, or counted in an entry for its step.
+    await eventually('every junk entry in the audit log', () => {
+      const rejected = host.service((s) => s.searchAudit({ kind: 'rejected', limit: 10_000 }));
+      const accounted = rejected.reduce((n, a) => n + (typeof a.details?.count === 'number' ? a.details.count : 1), 0);
+      return accounted === N ? true : undefined;
+    });
+
+    host.submit(key, 'valid-after', 'echo', { msg: 'after the flood' });
+    expect((await host.waitResult('valid-after')).stdout).toBe('after the flood\n');
+    expect(daemon.proc.exitCode).toBeNull();
+  }, 600_000);
+});
