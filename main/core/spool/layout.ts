@@ -49,8 +49,9 @@ function lstatOrNull(p: string): Stats | null {
   }
 }
 
-/** Why `dir` is not a safe folder for the host to own, or null when it is. */
-function unsafeReason(dir: string, st: Stats): string | null {
+/** Why `dir` is not a safe folder for the host to own, or null when it is. `access`: also that its
+ *  owner (the host) may list, enter and write it, which anyone who can write the spool can take away. */
+function unsafeReason(dir: string, st: Stats, access = true): string | null {
   if (st.isSymbolicLink()) {
     return `${dir} is a symbolic link. Use the real folder it points to, so that nobody can redirect it later.`;
   }
@@ -61,16 +62,30 @@ function unsafeReason(dir: string, st: Stats): string | null {
   if (process.platform !== 'win32' && (st.mode & 0o022) !== 0) {
     return `${dir} can be written by other users (mode ${(st.mode & 0o777).toString(8)}). Fix it with: chmod 700 '${dir}'`;
   }
+  if (access && process.platform !== 'win32' && (st.mode & 0o700) !== 0o700) {
+    return `${dir} cannot be listed, entered and written by you (mode ${(st.mode & 0o777).toString(8)}). Fix it with: chmod 700 '${dir}'`;
+  }
   return null;
 }
 
-/** Throws a UserError saying what is wrong and how to fix it. */
-export function checkSpool(root: string): SpoolPaths {
+/**
+ * Throws a UserError saying what is wrong and how to fix it. `rootOnly`: only what a human set up,
+ * the folder itself, and not whether it may be entered (what is inside, and its mode, anyone who can
+ * write the spool can break; the daemon waits for those to be fixed instead of refusing to start).
+ */
+export function checkSpool(root: string, opts: { rootOnly?: boolean } = {}): SpoolPaths {
   const paths = spoolPaths(root);
-  for (const dir of [root, ...SPOOL_DIRS.map((d) => paths[d])]) {
-    const st = lstatOrNull(dir);
+  for (const dir of opts.rootOnly ? [root] : [root, ...SPOOL_DIRS.map((d) => paths[d])]) {
+    let st: Stats | null;
+    try {
+      st = lstatOrNull(dir);
+    } catch (e) {
+      // EACCES: a folder above it may not be entered (the spool's own mode, say).
+      const code = (e as NodeJS.ErrnoException).code ?? String(e);
+      throw new UserError(`unusable spool: ${dir} cannot be looked at (${code}). Check the modes of the folders above it (chmod 700 '${path.dirname(dir)}')`);
+    }
     if (!st) throw new UserError(`the spool is incomplete: ${dir} is missing. Run: dumbwaiter init --spool '${root}'`);
-    const why = unsafeReason(dir, st);
+    const why = unsafeReason(dir, st, !opts.rootOnly);
     if (why) throw new UserError(`unsafe spool: ${why}`);
   }
   return paths;
