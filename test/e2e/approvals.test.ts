@@ -22,7 +22,7 @@ let key: KeyFile;
 
 async function setup(settings: Record<string, unknown> = {}): Promise<DaemonProcess> {
   host = new TestHost('version: 1\noperations: []\n', settings);
-  host.writeAllowlist(allowlist(host.root));
+  host.writeAllowlist(allowlist(host.work));
   key = host.createKey('agent-one', 'write');
   return host.startDaemon();
 }
@@ -32,7 +32,7 @@ afterEach(async () => {
 });
 
 function runs(): string[] {
-  const f = path.join(host.root, 'runs.txt');
+  const f = path.join(host.work, 'runs.txt');
   return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n') : [];
 }
 
@@ -49,8 +49,8 @@ describe('approval', () => {
     const waiting = await host.waitResult('ap-1', ['awaiting_approval']);
     expect(waiting.approval).toMatchObject({
       operation: 'deploy',
-      argv: ['/bin/sh', '-c', expect.stringContaining('echo deployed'), path.join(host.root, 'runs.txt'), 'staging'],
-      cwd: host.root,
+      argv: ['/bin/sh', '-c', expect.stringContaining('echo deployed'), path.join(host.work, 'runs.txt'), 'staging'],
+      cwd: host.work,
       key_id: key.key_id,
       key_name: 'agent-one',
       intent: 'ship the fix for #42',
@@ -129,7 +129,7 @@ describe('approval', () => {
     expect(host.cli(['pause']).status).toBe(0);
     expect(host.cli(['approvals', 'approve', 'ap-6']).status).toBe(0);
     await host.waitResult('ap-6', ['queued']);
-    host.writeAllowlist(allowlist(host.root, 'DESTROYED'));
+    host.writeAllowlist(allowlist(host.work, 'DESTROYED'));
     await eventually('the allowlist to be reloaded', () => (host.audit('reloaded', 'allowlist_loaded').length > 0 ? true : undefined));
     expect(host.cli(['resume']).status).toBe(0);
     const again = await host.waitResult('ap-6', ['awaiting_approval']);

@@ -62,7 +62,7 @@ operations:
 
 beforeAll(async () => {
   host = new TestHost('version: 1\noperations: []\n');
-  host.writeAllowlist(OPS(host.root));
+  host.writeAllowlist(OPS(host.work));
   // A sandbox with nothing but a copy of the spool's bin/ folder: no node_modules anywhere above it.
   bin = mkdtempSync(path.join(os.tmpdir(), 'dw-sandbox-'));
   const keyFile = path.join(bin, 'key.json');
@@ -254,7 +254,7 @@ describe('dw mcp', () => {
       expect(missing.isError).toBe(true);
       expect((missing.content as { text: string }[])[0]!.text).toContain('spawn_failed');
 
-      host.writeAllowlist(OPS(host.root).replace('  - name: fresh', '  - name: brand-new\n    command: ["true"]\n    scope: read\n    approval: never\n  - name: fresh'));
+      host.writeAllowlist(OPS(host.work).replace('  - name: fresh', '  - name: brand-new\n    command: ["true"]\n    scope: read\n    approval: never\n  - name: fresh'));
       await eventually('a tools/list_changed notification', () => (listChanged > 0 ? true : undefined), 15_000);
       expect((await client.listTools()).tools.map((t) => t.name)).toContain('brand-new');
     } finally {

@@ -94,7 +94,7 @@ beforeAll(async () => {
   const op = (name: string, cmd: string, extra = '') => `
   - name: ${name}
     command: [${node}, ${JSON.stringify(script)}, ${cmd}]
-    cwd: ${JSON.stringify(host.root)}
+    cwd: ${JSON.stringify(host.work)}
     scope: read
     approval: never
     concurrency: 4
@@ -115,7 +115,7 @@ ${op('slow', 'sleep', '    timeout_s: 60')}
   - name: deploy
     description: A write operation that asks a human
     command: [${node}, ${JSON.stringify(script)}, argv, "{target}"]
-    cwd: ${JSON.stringify(host.root)}
+    cwd: ${JSON.stringify(host.work)}
     args:
       target: {type: string, enum: [staging, production]}
     scope: write

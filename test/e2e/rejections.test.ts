@@ -56,13 +56,13 @@ async function expectRefusal(id: string, state: RequestState, code: ErrorCode, a
 
 beforeAll(async () => {
   host = new TestHost('version: 1\noperations: []\n', { max_request_age_s: 60 });
-  files = path.join(host.root, 'files');
+  files = path.join(host.work, 'files');
   mkdirSync(files);
   writeFileSync(path.join(files, 'inside.txt'), 'inside');
-  secretFile = path.join(host.root, 'secret.txt');
+  secretFile = path.join(host.work, 'secret.txt');
   writeFileSync(secretFile, 'outside the root');
   symlinkSync(secretFile, path.join(files, 'escape.txt'));
-  const cwd = JSON.stringify(host.root);
+  const cwd = JSON.stringify(host.work);
   host.writeAllowlist(`version: 1
 operations:
   - name: echo

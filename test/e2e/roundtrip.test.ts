@@ -21,14 +21,13 @@ let daemon: DaemonProcess;
 
 beforeAll(async () => {
   host = new TestHost('version: 1\noperations: []\n');
-  const work = path.join(host.root, 'work');
   const script = path.join(host.root, 'tool.cjs');
   writeFileSync(script, SCRIPT);
   const node = JSON.stringify(process.execPath);
   const op = (name: string, cmd: string, extra = '') => `
   - name: ${name}
     command: [${node}, ${JSON.stringify(script)}, ${cmd}]
-    cwd: ${JSON.stringify(host.root)}
+    cwd: ${JSON.stringify(host.work)}
     scope: read
     approval: never
     timeout_s: 30
@@ -46,7 +45,6 @@ ${op('pwd', 'pwd')}
     scope: read
     approval: never
 `);
-  void work;
   chmodSync(script, 0o644);
   key = host.createKey('tests', 'read');
   daemon = await host.startDaemon();
@@ -87,7 +85,7 @@ describe('round trip', () => {
     // Nothing of the daemon's own environment leaks beyond the minimal base.
     expect(Object.keys(env).filter((k) => !['PATH', 'HOME', 'LANG', 'LC_ALL', 'USER', 'LOGNAME', 'TMPDIR', 'TZ', 'OP_SETTING', 'DUMBWAITER_REQUEST_ID', 'DUMBWAITER_RUN_MARKER'].includes(k) && !k.startsWith('NODE_') && k !== 'COLOR')).toEqual([]);
     host.submit(key, 'rt-pwd', 'pwd', {});
-    expect((await host.waitResult('rt-pwd')).stdout.trim()).toBe(host.root);
+    expect((await host.waitResult('rt-pwd')).stdout.trim()).toBe(host.work);
   });
 
   it('records a non-zero exit as failed with its exit code and stderr', async () => {

@@ -1,7 +1,7 @@
 // A real host for end-to-end tests: a temporary home and spool made by the real `dumbwaiter init`,
 // the real daemon process, and a sandbox side that signs and writes request files like a client would.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
@@ -136,6 +136,8 @@ export class TestHost {
   readonly root: string;
   readonly home: string;
   readonly spool: string;
+  /** A folder for operations to work in: the root holds the home and the spool, which no cwd may contain. */
+  readonly work: string;
   private daemons: DaemonProcess[] = [];
   private sentinels = 0;
 
@@ -143,6 +145,8 @@ export class TestHost {
     this.root = mkdtempSync(path.join(os.tmpdir(), 'dw-test-'));
     this.home = path.join(this.root, 'home');
     this.spool = path.join(this.root, 'spool');
+    this.work = path.join(this.root, 'work');
+    mkdirSync(this.work);
     const init = this.cli(['init']);
     if (init.status !== 0) throw new Error(`init failed: ${init.stderr}`);
     this.writeAllowlist(allowlist);

@@ -85,9 +85,9 @@ describe('the allowlist editor', () => {
     await arg.getByLabel('Max length').fill('40');
     await arg.getByLabel('Description', { exact: true }).fill('Who to greet');
     // The working folder from the (stand-in) OS folder picker.
-    ui.pickedFolder = ui.host.root;
+    ui.pickedFolder = ui.host.work;
     await p.getByRole('button', { name: 'Choose folder…' }).click();
-    await expect.poll(() => p.getByLabel('Working folder').inputValue()).toBe(ui.host.root);
+    await expect.poll(() => p.getByLabel('Working folder').inputValue()).toBe(ui.host.work);
     await p.getByLabel('Approval').selectOption('never');
     await p.getByLabel('Scope').selectOption('read');
 
@@ -107,7 +107,7 @@ describe('the allowlist editor', () => {
       {
         title: 'Save the allowlist',
         message: 'Let the sandbox run this command?',
-        detail: expect.stringContaining(`+ greet (new):\n    "/bin/echo" "hello, {who}"\n      in ${ui.host.root}; approval: never; scope: read`),
+        detail: expect.stringContaining(`+ greet (new):\n    "/bin/echo" "hello, {who}"\n      in ${ui.host.work}; approval: never; scope: read`),
       },
     ]);
     expect(onDisk()).toBe(ALLOWLIST);
@@ -120,7 +120,7 @@ describe('the allowlist editor', () => {
     const saved = onDisk();
     for (const line of ALLOWLIST.split('\n')) expect(saved).toContain(line);
     expect(saved).toContain('- name: greet');
-    expect(saved).toContain(`cwd: ${ui.host.root}`);
+    expect(saved).toContain(`cwd: ${ui.host.work}`);
     expect(saved).toContain('command: [/bin/echo, "hello, {who}"]');
     expect(saved).toMatch(/who: \{type: string, pattern: "\[A-Za-z\]\+", max_length: 40, description: Who to greet\}/);
 
@@ -366,7 +366,7 @@ describe('the allowlist editor', () => {
     const arg = p.getByRole('group', { name: /^Argument 2/ });
     await arg.getByLabel('Name').fill('where');
     await arg.getByLabel('Type').selectOption('path');
-    const work = path.join(ui.host.root, 'work');
+    const work = ui.host.work;
     mkdirSync(path.join(work, 'docs'), { recursive: true });
     ui.pickedFolder = work;
     await arg.getByRole('button', { name: 'Add folder…' }).click();

@@ -1,5 +1,4 @@
 // Loads allowlist.yaml and validates it, with errors that name the line and the field.
-import os from 'node:os';
 import path from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { RE2JS } from 're2js';
@@ -8,6 +7,7 @@ import { HOST_VARS } from '../exec/baseEnv';
 import { expandTilde } from '../home';
 import { parseElement, placeholders, wholeArg } from './template';
 import { NO_CONTEXT, rootProblem, type AllowlistContext } from './roots';
+import { DEFAULT_CWD } from './defaultCwd';
 import type { Allowlist, ArgSpec, ArgType, Operation, ScalarArg, TemplateElement } from './types';
 
 type YPath = (string | number)[];
@@ -239,11 +239,11 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
   else if (name.startsWith('dumbwaiter.')) c.add([...p, 'name'], 'names starting with "dumbwaiter." are reserved for built-in operations');
 
   const cwdRaw = str(c, [...p, 'cwd'], raw.cwd, null);
-  const cwd = cwdRaw === null ? os.homedir() : absDir(c, [...p, 'cwd'], cwdRaw);
+  const cwd = cwdRaw === null ? DEFAULT_CWD : absDir(c, [...p, 'cwd'], cwdRaw);
   if (raw.cwd_shared_with_sandbox !== undefined && typeof raw.cwd_shared_with_sandbox !== 'boolean') c.add([...p, 'cwd_shared_with_sandbox'], 'must be true or false');
   const cwdShared = raw.cwd_shared_with_sandbox === true;
   const cwdProblem = rootProblem(cwd, 'cwd', cwdShared, c.ctx);
-  if (cwdProblem) c.add([...p, cwdRaw === null ? 'name' : 'cwd'], cwdRaw === null ? `its working folder (your home, as no cwd is given) ${cwdProblem}` : cwdProblem);
+  if (cwdProblem) c.add([...p, cwdRaw === null ? 'name' : 'cwd'], cwdRaw === null ? `its working folder (${DEFAULT_CWD}, as no cwd is given) ${cwdProblem}` : cwdProblem);
 
   const args: Record<string, ArgSpec> = {};
   if (raw.args !== undefined && raw.args !== null) {

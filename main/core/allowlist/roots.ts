@@ -2,7 +2,8 @@
 // secrets. A path root that contains the spool (or lies inside it) lets a request name what the sandbox
 // controls, and the sandbox can swap it under the program; the operation must say so
 // (`shared_with_sandbox: true`), and the human is warned. A root that overlaps Dumbwaiter's home, which
-// holds the ledger with the keys' secrets, is never allowed.
+// holds the ledger with the keys' secrets, is never allowed. A working folder is held to the same rules:
+// a program that walks it (`grep -r .`) reads what is below it.
 import { realpathSync } from 'node:fs';
 import { isInside } from './pathArg';
 import type { Operation } from './types';
@@ -33,15 +34,16 @@ export function rootProblem(root: string, kind: 'root' | 'cwd', shared: boolean,
   const flag = kind === 'root' ? 'shared_with_sandbox: true on the argument' : 'cwd_shared_with_sandbox: true on the operation';
   if (ctx.home !== null) {
     const home = ctx.home;
-    if (kind === 'root' && overlaps(root, home, isInside)) {
-      return `contains Dumbwaiter's home (${home}), which holds the ledger with the keys' secrets: a request could name it. Choose a folder that does not contain it`;
+    if (overlaps(root, home, isInside)) {
+      const how = kind === 'root' ? 'a request could name it' : 'a program working there could read it';
+      return `contains Dumbwaiter's home (${home}), which holds the ledger with the keys' secrets: ${how}. Choose a folder that does not contain it`;
     }
     if (overlaps(home, root, isInside)) return `lies inside Dumbwaiter's home (${home}), which holds the ledger with the keys' secrets`;
   }
   if (ctx.spool !== null && !shared) {
     const spool = ctx.spool;
     const why = 'which the sandbox writes: it could swap what the program works on for a link to elsewhere';
-    if (kind === 'root' && overlaps(root, spool, isInside)) {
+    if (overlaps(root, spool, isInside)) {
       return `contains the spool (${spool}), ${why}. Choose a narrower folder, or declare ${flag} if that is intended`;
     }
     if (overlaps(spool, root, isInside)) return `lies inside the spool (${spool}), ${why}. Declare ${flag} if that is intended`;

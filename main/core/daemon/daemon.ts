@@ -28,6 +28,7 @@ import { Decisions } from '../decisions';
 import { reap, reapedAnything } from '../retention';
 import { placeSandboxClients } from '../sandboxClients';
 import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
+import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import { groupAlive } from '../exec/processGroup';
 import { readSettings, type Settings } from '../settings';
 import { configureLogging, scopedLogger } from '../log';
@@ -345,11 +346,12 @@ export class Daemon {
    */
   private spoolUsable(): boolean {
     const wasOk = this.spoolOk;
+    let replaced: string[];
     try {
       checkSpool(this.spool.root);
       ensurePrivateDir(path.join(this.spool.claimed, this.settings.host_id));
       // A folder replaced by another real folder: safe, but our pins still lead to the old one.
-      const replaced = this.pinned.replaced();
+      replaced = this.pinned.replaced();
       if (replaced.length || !this.pinned.pinned) {
         this.pinned.repin();
         this.queueWatch?.watch(this.io.queue); // the folder now pinned, not the one an old fd led to
@@ -363,11 +365,12 @@ export class Daemon {
       return false;
     }
     this.health.setProblem(null);
-    if (!wasOk) this.spoolBack();
+    if (!wasOk || replaced.length) this.spoolBack();
     return true;
   }
 
-  /** The spool can be written again (or for the first time): what could not be written meanwhile. */
+  /** The spool can be written again (or for the first time, or its folders are new): what could not
+   *  be written meanwhile, or went with a replaced folder. */
   private spoolBack(): void {
     this.safely('bin/', () => placeSandboxClients(this.io));
     this.publishCatalog(this.allowlist.get());
@@ -416,6 +419,7 @@ export class Daemon {
       }
       this.scanError = msg;
     } finally {
+      this.safely('refusals', () => this.refusals.endPass()); // a failed pass's too: the next starts afresh
       this.unclaimed = 0;
       this.scanning = false;
     }
@@ -533,7 +537,7 @@ export class Daemon {
     }
     const plan = g.plan;
     if (g.grant) this.grants.use(g.grant.id);
-    if (!existsSync(plan.cwd)) return fail('failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
+    if (plan.cwd !== DEFAULT_CWD && !existsSync(plan.cwd)) return fail('failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
 
     const started = this.requests.start(row.id, {
       started_at: new Date().toISOString(),

@@ -9,6 +9,7 @@ import type { RunPlan } from '../allowlist/plan';
 import { runEnv } from './baseEnv';
 import { RunProcesses } from './leftovers';
 import { handOver, type HandedOver } from './pathHandles';
+import { DEFAULT_CWD, ensureDefaultCwd } from '../allowlist/defaultCwd';
 import { TailBuffer } from './tailBuffer';
 
 export interface RunOutcome {
@@ -117,6 +118,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
   const started = Date.now();
   let handed: HandedOver;
   try {
+    if (plan.cwd === DEFAULT_CWD) ensureDefaultCwd(); // a temporary-files cleaner may have removed it
     handed = handOver(plan.argv, plan.paths ?? [], plan.cwd);
   } catch (e) {
     return notStarted(plan.argv[0]!, e as Error, started); // a checked path was swapped, or the working folder is gone

@@ -8,6 +8,7 @@ import { defaultHomeDir, defaultSpoolDir } from '../../../../main/core/home';
 import { AllowlistError, parseAllowlist, type AllowlistProblem } from '../../../../main/core/allowlist/load';
 import type { Operation } from '../../../../main/core/allowlist/types';
 import { validateArgs } from '../../../../main/core/allowlist/validateArgs';
+import { DEFAULT_CWD } from '../../../../main/core/allowlist/defaultCwd';
 
 const lines = (...ls: string[]) => ls.join('\n') + '\n';
 
@@ -354,7 +355,7 @@ describe('parseAllowlist defaults', () => {
       name: 'a',
       description: '',
       command: ['echo', 'hi'],
-      cwd: os.homedir(),
+      cwd: DEFAULT_CWD,
       env: {},
       args: {},
       scope: 'write',

@@ -1,11 +1,12 @@
 // Path roots and working folders against where this host's spool and home are: refused at load when
 // they let a request reach what the sandbox controls (unless declared shared) or the host's secrets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AllowlistError, parseAllowlist, type AllowlistProblem } from '../../../../main/core/allowlist/load';
 import { sharedRoots, type AllowlistContext } from '../../../../main/core/allowlist/roots';
+import { DEFAULT_CWD, ensureDefaultCwd } from '../../../../main/core/allowlist/defaultCwd';
 
 let base: string;
 let ctx: AllowlistContext;
@@ -66,8 +67,9 @@ describe('path roots and the spool', () => {
   it('checks the roots of an array of paths, and the default root (the cwd) at the argument', () => {
     const arr = ['version: 1', 'operations:', '  - name: read', '    command: [cat, "{p}"]', '    args:', `      p: {type: array, items: {type: path${within(ctx.spool!)}}}`, ''].join('\n');
     expect(problems(arr)).toEqual([{ line: 6, field: 'operations[0].args.p.items.within', message: expect.stringMatching(/ contains the spool/) }]);
-    expect(problems(yaml('', [`cwd: ${JSON.stringify(base)}`]))).toEqual([
-      { line: 7, field: 'operations[0].args.p.type', message: expect.stringMatching(/^its folder, the operation's cwd .*, contains/) },
+    expect(problems(yaml('', [`cwd: ${JSON.stringify(base)}`, 'cwd_shared_with_sandbox: true']))).toEqual([
+      { line: 5, field: 'operations[0].cwd', message: expect.stringMatching(/^contains Dumbwaiter's home/) },
+      { line: 8, field: 'operations[0].args.p.type', message: expect.stringMatching(/^its folder, the operation's cwd .*, contains/) },
     ]);
   });
 });
@@ -92,8 +94,28 @@ describe('the working folder', () => {
     expect(sharedRoots(parseAllowlist(text(true), 'a', ctx).operations.get('read')!)).toEqual([results]);
   });
 
+  it('refuses a cwd that contains the spool unless the operation declares it shared (a program walking it reads what the sandbox wrote)', () => {
+    const share = path.join(base, 'share');
+    const text = (shared: boolean) => yaml(within(path.join(base, 'work')), [`cwd: ${JSON.stringify(share)}`, ...(shared ? ['cwd_shared_with_sandbox: true'] : [])]);
+    expect(problems(text(false))).toEqual([{ line: 5, field: 'operations[0].cwd', message: expect.stringMatching(/^contains the spool.*cwd_shared_with_sandbox: true on the operation/) }]);
+    expect(problems(text(true))).toEqual([]);
+  });
+
+  it('refuses a cwd that contains the home, shared or not', () => {
+    const text = yaml(within(path.join(base, 'work')), [`cwd: ${JSON.stringify(path.join(base, 'config'))}`, 'cwd_shared_with_sandbox: true']);
+    expect(problems(text)).toEqual([{ line: 5, field: 'operations[0].cwd', message: expect.stringMatching(/^contains Dumbwaiter's home .*a program working there could read it/) }]);
+  });
+
+  it('runs an operation without a cwd in an empty private folder, not in the home folder that holds the home and the spool', () => {
+    const op = parseAllowlist(yaml(within(path.join(base, 'work'))), 'a', ctx).operations.get('read')!;
+    expect(op.cwd).toBe(DEFAULT_CWD);
+    expect(op.cwd).not.toBe(os.homedir());
+    expect(statSync(ensureDefaultCwd()).mode & 0o777).toBe(0o700);
+    expect(readdirSync(DEFAULT_CWD)).toEqual([]);
+  });
+
   it('refuses a cwd inside the home, shared or not', () => {
-    const text = yaml(within(path.join(base, 'work')), [`cwd: ${JSON.stringify(ctx.home)}`, 'cwd_shared_with_sandbox: true']);
+    const text = yaml(within(path.join(base, 'work')), [`cwd: ${JSON.stringify(path.join(ctx.home!, 'logs'))}`, 'cwd_shared_with_sandbox: true']);
     expect(problems(text)).toEqual([{ line: 5, field: 'operations[0].cwd', message: expect.stringMatching(/^lies inside Dumbwaiter's home/) }]);
   });
 

@@ -225,11 +225,11 @@ describe('allowlist.preview', () => {
 
   it('gives the exact argv, cwd and environment for sample arguments, from unsaved text', async () => {
     const saved = await api.allowlist.read();
-    const text = saved.text + greet.replace('CWD', JSON.stringify(host.root));
+    const text = saved.text + greet.replace('CWD', JSON.stringify(host.work));
     const r = await api.allowlist.preview({ text, op: 'greet', args: { name: 'Ada; rm -rf ~', times: 3 } });
     expect(r).toEqual({
       ok: true,
-      plan: { argv: ['/bin/echo', 'hello', 'Ada; rm -rf ~', '--times=3'], cwd: host.root, env: { GREETING: 'yes' }, timeout_s: 5, max_output_bytes: 4096, approval: 'never' },
+      plan: { argv: ['/bin/echo', 'hello', 'Ada; rm -rf ~', '--times=3'], cwd: host.work, env: { GREETING: 'yes' }, timeout_s: 5, max_output_bytes: 4096, approval: 'never' },
     });
     // The default fills in an absent argument.
     const d = await api.allowlist.preview({ text, op: 'greet', args: { name: 'Bo' } });
@@ -239,7 +239,7 @@ describe('allowlist.preview', () => {
   });
 
   it('says what is wrong with bad arguments, an unknown operation, or invalid text', async () => {
-    const text = (await api.allowlist.read()).text + greet.replace('CWD', JSON.stringify(host.root));
+    const text = (await api.allowlist.read()).text + greet.replace('CWD', JSON.stringify(host.work));
     expect(await api.allowlist.preview({ text, op: 'greet', args: { name: 'Bo', times: 9 } })).toEqual({ ok: false, message: 'argument "times" must be at most 5' });
     expect(await api.allowlist.preview({ text, op: 'greet', args: {} })).toEqual({ ok: false, message: 'missing required argument "name"' });
     expect(await api.allowlist.preview({ text, op: 'greet', args: { name: 'Bo', colour: 'red' } })).toMatchObject({ ok: false, message: expect.stringContaining('unknown argument "colour"') });
@@ -254,19 +254,19 @@ describe('allowlist.dryRun', () => {
 operations:
   - name: shout
     command: [/bin/echo, "{word}"]
-    cwd: ${JSON.stringify(host.root)}
+    cwd: ${JSON.stringify(host.work)}
     args:
       word: {type: string, pattern: "[a-z ]+"}
     scope: read
     approval: never
   - name: nonzero
     command: [/bin/sh, -c, "echo oops >&2; exit 7"]
-    cwd: ${JSON.stringify(host.root)}
+    cwd: ${JSON.stringify(host.work)}
     scope: read
     approval: never
   - name: mark
     command: [/bin/sh, -c, ': > "$0"', "${path.join(host.root, 'marker-')}{tag}"]
-    cwd: ${JSON.stringify(host.root)}
+    cwd: ${JSON.stringify(host.work)}
     args:
       tag: {type: string, pattern: "[a-z]+"}
     scope: write
@@ -280,7 +280,7 @@ operations:
     expect(r.ok && r.plan.argv).toEqual(['/bin/echo', 'hi there']);
     const [entry] = await dryRuns();
     expect(entry).toMatchObject({ kind: 'dry_run', actor: 'app', op: 'shout', message: expect.stringContaining('exit code 0') });
-    expect(entry!.details).toMatchObject({ argv: ['/bin/echo', 'hi there'], cwd: host.root });
+    expect(entry!.details).toMatchObject({ argv: ['/bin/echo', 'hi there'], cwd: host.work });
   });
 
   it('returns a failing command\'s exit code and stderr', async () => {
