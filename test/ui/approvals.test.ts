@@ -116,6 +116,21 @@ describe('the Approvals screen', () => {
     expect(ui.errors).toEqual([]);
   });
 
+  it('shows controls and bidi overrides the sandbox wrote escaped, so the card reads as what runs', async () => {
+    // U+202E would make "txt.exe" read backwards; ESC could start a sequence in a copied terminal line.
+    ui.host.submit(key, 'req-bidi', 'greet', { name: 'cat\u202etxt.exe' }, { intent: 'Safe\u202e: harmless\x1b[2K' });
+    await expect.poll(() => state('req-bidi')).toBe('awaiting_approval');
+    await ui.open('/approvals/req-bidi');
+    await card().getByRole('heading', { name: 'Run greet?' }).waitFor();
+    expect(await card().getByLabel('Command that runs').locator('code').allTextContents()).toEqual(['/bin/echo', 'hello cat\\u202etxt.exe']);
+    const text = (await card().textContent())!;
+    expect(text).toContain('Safe\\u202e: harmless\\x1b[2K');
+    expect(text).not.toMatch(/[\u202e\x1b]/);
+    await card().getByRole('textbox', { name: 'Reason for denying' }).fill('not now');
+    await card().getByRole('button', { name: 'Deny' }).click();
+    expect((await ui.host.waitResult('req-bidi')).state).toBe('denied');
+  });
+
   it('warns when the command works on a folder shared with the sandbox, naming it; not otherwise', async () => {
     ui.host.submit(key, 'req-shared', 'tidy', { dir: '/usr/share' });
     await expect.poll(() => state('req-shared')).toBe('awaiting_approval');

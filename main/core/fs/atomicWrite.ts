@@ -7,7 +7,7 @@ import path from 'node:path';
 export function fsyncDir(dir: string): void {
   let fd: number;
   try {
-    fd = openSync(dir, constants.O_RDONLY);
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK); // never blocks on a FIFO swapped in
   } catch {
     return; // Some platforms (Windows) cannot open folders; the rename is still atomic there.
   }

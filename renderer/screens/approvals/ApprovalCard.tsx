@@ -6,6 +6,7 @@ import { useEffect, useId, useRef, useState, type CSSProperties } from 'react';
 import type { PendingApprovalView } from '../../../shared/ipc/views';
 import { api, errorText } from '../../api';
 import { Argv } from '../../components/Argv';
+import { visibleLines } from '../../../shared/text/visible';
 import { Time } from '../../components/Time';
 import { formatSpan, formatTime } from '../../lib/format';
 import { toast } from '../../stores/toasts';
@@ -139,7 +140,7 @@ export function ApprovalCard({
           {a.key_name} <code className="muted">{a.key_id}</code>
         </dd>
         <dt>Why</dt>
-        <dd>{a.intent ? <q className="approval-intent">{a.intent}</q> : <span className="muted">The agent gave no reason.</span>}</dd>
+        <dd>{a.intent ? <q className="approval-intent">{visibleLines(a.intent)}</q> : <span className="muted">The agent gave no reason.</span>}</dd>
         <dt>Request</dt>
         <dd>
           <code>{pending.id}</code> <span className="muted">· asked <Time iso={a.requested_at} /></span>
