@@ -115,7 +115,7 @@ export const KNOWN_KINDS = [
   'daemon_stopped', 'denied', 'disk_full', 'disk_ok', 'dry_run', 'expired', 'finished', 'grant_created',
   'grant_revoked', 'internal_error', 'key_created', 'key_revoked', 'key_rotated', 'keys_sealed', 'notice_sent', 'paused', 'reaped',
   'rejected', 'replay', 'resolved', 'resumed', 'settings_changed', 'settings_invalid', 'spool_replaced',
-  'spool_unsafe', 'started', 'uncertain',
+  'spool_ok', 'spool_unsafe', 'started', 'uncertain',
 ];
 
 /** "approval_requested" -> "Approval requested". */
