@@ -157,7 +157,7 @@ describe('roots that overlap the spool or the home, loaded by the real daemon', 
 operations:
   - name: look
     command: [/bin/ls, "{dir}"]
-    cwd: /
+    cwd: ${JSON.stringify(host.work)}
     args:
       dir: {type: path, within: [${JSON.stringify(within)}]${extra}}
     scope: read

@@ -137,8 +137,10 @@ describe.skipIf(process.platform !== 'linux')('folders swapped again and again',
     await answered();
     const fdDir = `/proc/${daemon.proc.pid}/fd`;
     const fds = () => readdirSync(fdDir);
-    /** Whether the daemon holds an fd on this very folder: it pinned it. */
-    const pinned = (ino: number) =>
+    /** Whether the daemon holds an fd on this very folder (it pinned it), and has said so: another of
+     *  its fds on the folder (a listing) is not yet the repin. */
+    const pinned = (ino: number, swaps: number) =>
+      host.audit('', 'spool_replaced').length >= swaps &&
       fds().some((fd) => {
         try {
           return statSync(path.join(fdDir, fd)).ino === ino;
@@ -153,11 +155,10 @@ describe.skipIf(process.platform !== 'linux')('folders swapped again and again',
       mkdirSync(`${dir}.next`, { mode: 0o700 });
       renameSync(`${dir}.next`, dir);
       const ino = statSync(dir).ino;
-      await eventually(`the daemon to pin the new ${dir} (swap ${i + 1})`, () => (pinned(ino) ? true : undefined));
+      await eventually(`the daemon to pin the new ${dir} (swap ${i + 1})`, () => (pinned(ino, i + 1) ? true : undefined));
     }
     // Each swap used to leave about 9 fds open (the old pins); now each repin closes them.
     expect(fds().length).toBeLessThanOrEqual(before + 5);
-    await eventually('every swap in the audit log', () => (host.audit('', 'spool_replaced').length >= 300 ? true : undefined));
     await answered();
     expect(daemon.proc.exitCode).toBeNull();
   });

@@ -30,9 +30,9 @@ function entryExists(p: string): boolean {
 /** The real path of `p`; for a path that does not exist yet, the real path of its deepest existing
  *  ancestor joined with the rest (so a symlinked parent cannot smuggle it outside). A dangling or
  *  looping symlink on the way cannot be resolved: whatever it points to, writing through it would land there. */
-function resolveReal(p: string): { real: string; exists: boolean } | null {
+function resolveReal(p: string): { real: string; exists: boolean; missing: number } | null {
   const direct = realpathOrNull(p);
-  if (direct) return { real: direct, exists: true };
+  if (direct) return { real: direct, exists: true, missing: 0 };
   const rest: string[] = [];
   let cur = p;
   for (;;) {
@@ -41,7 +41,7 @@ function resolveReal(p: string): { real: string; exists: boolean } | null {
     rest.unshift(path.basename(cur));
     if (parent === cur) return null;
     const real = realpathOrNull(parent);
-    if (real) return { real: path.join(real, ...rest), exists: false };
+    if (real) return { real: path.join(real, ...rest), exists: false, missing: rest.length };
     cur = parent;
   }
 }
@@ -55,9 +55,13 @@ export function checkPath(value: string, base: string, roots: string[], mustExis
   const resolved = resolveReal(abs);
   if (!resolved) return { ok: false, message: 'cannot be resolved' };
   if (mustExist && !resolved.exists) return { ok: false, message: 'does not exist' };
-  for (const root of roots) {
+  const inside = roots.some((root) => {
     const realRoot = realpathOrNull(root);
-    if (realRoot && isInside(realRoot, resolved.real)) return { ok: true, path: resolved.real };
-  }
-  return { ok: false, message: `is outside the allowed folders (${roots.join(', ')})` };
+    return realRoot !== null && isInside(realRoot, resolved.real);
+  });
+  if (!inside) return { ok: false, message: `is outside the allowed folders (${roots.join(', ')})` };
+  // A missing folder on the way is a name the program would create by name, one the sandbox could make
+  // a link to elsewhere first (docs/SECURITY.md): only the last name may be new.
+  if (resolved.missing > 1) return { ok: false, message: `is in a folder that does not exist (${path.dirname(abs)}): only the last name of a path may be new` };
+  return { ok: true, path: resolved.real };
 }

@@ -9,6 +9,9 @@ export interface RunPlan {
   /** Where argv holds checked paths; the executor hands the program those very objects (absent: none). */
   paths?: PathSlot[];
   cwd: string;
+  /** The operation declares its cwd shared with the sandbox: its links may be the sandbox's, so the
+   *  executor never follows one there (absent: false). */
+  cwd_shared?: true;
   /** The operation's own env; the base environment is added when the process starts. */
   env: Record<string, string>;
   timeout_s: number;
@@ -38,6 +41,7 @@ export function planRun(allowlist: Allowlist, opName: string, args: Record<strin
       argv,
       paths,
       cwd: op.cwd,
+      ...(op.cwd_shared_with_sandbox ? { cwd_shared: true as const } : {}),
       env: op.env,
       timeout_s: op.timeout_s,
       max_output_bytes: op.max_output_bytes,

@@ -29,13 +29,13 @@ function forms(p: string): string[] {
 
 const overlaps = (a: string, b: string, how: (x: string, y: string) => boolean) => forms(a).some((x) => forms(b).some((y) => how(x, y)));
 
-/** Why `root`, a path root (`kind` "root") or working folder ("cwd"), may not be used; null when it may. */
-export function rootProblem(root: string, kind: 'root' | 'cwd', shared: boolean, ctx: AllowlistContext): string | null {
-  const flag = kind === 'root' ? 'shared_with_sandbox: true on the argument' : 'cwd_shared_with_sandbox: true on the operation';
+/** Why `root`, a path root (`what` "root") or working folder ("cwd"), may not be used; null when it may. */
+export function rootProblem(root: string, what: 'root' | 'cwd', shared: boolean, ctx: AllowlistContext): string | null {
+  const flag = what === 'root' ? 'shared_with_sandbox: true on the argument' : 'cwd_shared_with_sandbox: true on the operation';
   if (ctx.home !== null) {
     const home = ctx.home;
     if (overlaps(root, home, isInside)) {
-      const how = kind === 'root' ? 'a request could name it' : 'a program working there could read it';
+      const how = what === 'root' ? 'a request could name it' : 'a program working there could read it';
       return `contains Dumbwaiter's home (${home}), which holds the ledger with the keys' secrets: ${how}. Choose a folder that does not contain it`;
     }
     if (overlaps(home, root, isInside)) return `lies inside Dumbwaiter's home (${home}), which holds the ledger with the keys' secrets`;

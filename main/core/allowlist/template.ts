@@ -54,6 +54,9 @@ export interface PathSlot {
   element: number;
   start: number;
   end: number;
+  /** The argument says `must_exist: false`: the last name may be missing when the run starts (a file to
+   *  create). Absent (plans recorded before this field): it must exist. */
+  may_be_missing?: true;
 }
 
 /**
@@ -67,7 +70,11 @@ export function render(
 ): { argv: string[]; paths: PathSlot[] } {
   const argv: string[] = [];
   const paths: PathSlot[] = [];
-  const isPath = (spec: ArgSpec) => spec.type === 'path' || (spec.type === 'array' && spec.items.type === 'path');
+  const pathSpec = (spec: ArgSpec) => (spec.type === 'path' ? spec : spec.type === 'array' && spec.items.type === 'path' ? spec.items : null);
+  const slot = (spec: ArgSpec, element: number, start: number, end: number) => {
+    const p = pathSpec(spec);
+    if (p) paths.push({ element, start, end, ...(p.must_exist ? {} : { may_be_missing: true as const }) });
+  };
   for (const el of template) {
     const whole = wholeArg(el);
     if (whole !== null) {
@@ -81,7 +88,7 @@ export function render(
       }
       for (const item of spec.type === 'array' ? (v as unknown[]) : [v]) {
         const text = scalarText(item);
-        if (isPath(spec)) paths.push({ element: argv.length, start: 0, end: text.length });
+        slot(spec, argv.length, 0, text.length);
         argv.push(text);
       }
       continue;
@@ -91,7 +98,7 @@ export function render(
       if ('lit' in p) text += p.lit;
       else if (Object.hasOwn(values, p.arg)) {
         const value = scalarText(values[p.arg]);
-        if (isPath(specs[p.arg]!)) paths.push({ element: argv.length, start: text.length, end: text.length + value.length });
+        slot(specs[p.arg]!, argv.length, text.length, text.length + value.length);
         text += value;
       }
     }

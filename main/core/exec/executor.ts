@@ -119,7 +119,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
   let handed: HandedOver;
   try {
     if (plan.cwd === DEFAULT_CWD) ensureDefaultCwd(); // a temporary-files cleaner may have removed it
-    handed = handOver(plan.argv, plan.paths ?? [], plan.cwd);
+    handed = handOver(plan.argv, plan.paths ?? [], plan.cwd, plan.cwd_shared === true);
   } catch (e) {
     return notStarted(plan.argv[0]!, e as Error, started); // a checked path was swapped, or the working folder is gone
   }

@@ -85,7 +85,7 @@ function nameOf(n: number, p: Pinned): string {
  * object it named when this is called, and the working folder pinned the same way. Where the OS has
  * no such handles, argv and cwd as they are.
  */
-export function handOver(argv: string[], paths: PathSlot[], cwd: string): HandedOver {
+export function handOver(argv: string[], paths: PathSlot[], cwd: string, cwdShared = false): HandedOver {
   if (!CAN_HAND_OVER) return { argv, cwd, fds: [], close() {} };
   // Each path costs the daemon a descriptor until the spawn: a request's long array of paths must
   // not use up the daemon's own (its limit is often 1024).
@@ -100,15 +100,21 @@ export function handOver(argv: string[], paths: PathSlot[], cwd: string): Handed
     const ordered = [...paths].sort((a, b) => a.element - b.element || b.start - a.start);
     for (const slot of ordered) {
       const el = out[slot.element]!;
-      const pin = openPinned(el.slice(slot.start, slot.end));
-      out[slot.element] = el.slice(0, slot.start) + nameOf(3 + pins.length, pin) + el.slice(slot.end);
+      const real = el.slice(slot.start, slot.end);
+      const pin = openPinned(real);
       pins.push(pin);
+      // A name the program would open by name is one the sandbox can make a link meanwhile: only the last
+      // name of a path to create may be missing, never a folder on the way, nor a file that was checked.
+      if (pin.rest.length > 1) throw new PathChanged(`${path.dirname(real)} is missing: only the last name of a path may be created`);
+      if (pin.rest.length === 1 && !slot.may_be_missing) throw new PathChanged(`${real} no longer exists (it was there when checked)`);
+      out[slot.element] = el.slice(0, slot.start) + nameOf(3 + pins.length - 1, pin) + el.slice(slot.end);
     }
-    // The working folder is the operation's, not the request's: its symlinks are the author's. It is
-    // resolved now and pinned, so that it cannot change between here and the program's start. It is
-    // handed over too: the child changes into it after its descriptors are in place, when the host's
-    // own numbers may already name something else.
-    const cwdPin = openPinned(realpathSync.native(cwd));
+    // The working folder is the operation's, not the request's: its symlinks are the author's, unless
+    // it is shared with the sandbox, which could swap it for a link to the home: then no link is
+    // followed. It is pinned, so that it cannot change between here and the program's start, and
+    // handed over: the child changes into it after its descriptors are in place, when the host's own
+    // numbers may already name something else.
+    const cwdPin = openPinned(cwdShared ? cwd : realpathSync.native(cwd));
     pins.push(cwdPin);
     if (cwdPin.rest.length > 0 || !cwdPin.isDir) throw new PathChanged(`the working folder ${cwd} is gone or no longer a folder`);
     return { argv: out, cwd: `/proc/self/fd/${3 + pins.length - 1}`, fds: pins.map((p) => p.fd), close };

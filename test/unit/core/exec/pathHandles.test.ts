@@ -102,7 +102,7 @@ describe.skipIf(!CAN_HAND_OVER)('handOver', () => {
   it('names a file /dev/fd/N, a folder /dev/fd/N/. and a missing name inside its pinned folder, also inside a larger element', () => {
     const file = path.join(deep, 'f.txt');
     const out = `--out=${path.join(deep, 'new.txt')}`;
-    const h = handOver(['prog', file, deep, out, `${deep}:${file}`], [slot(1, 0, file.length), slot(2, 0, deep.length), slot(3, 6, out.length), slot(4, 0, deep.length), slot(4, deep.length + 1, deep.length + 1 + file.length)], dir);
+    const h = handOver(['prog', file, deep, out, `${deep}:${file}`], [slot(1, 0, file.length), slot(2, 0, deep.length), slot(3, 6, out.length, true), slot(4, 0, deep.length), slot(4, deep.length + 1, deep.length + 1 + file.length)], dir);
     try {
       expect(h.argv).toEqual(['prog', '/dev/fd/3', '/dev/fd/4/.', '--out=/dev/fd/5/new.txt', '/dev/fd/7/.:/dev/fd/6']);
       expect(h.fds.map(inoOf)).toEqual([statSync(file).ino, statSync(deep).ino, statSync(deep).ino, statSync(file).ino, statSync(deep).ino, statSync(dir).ino]);
@@ -134,6 +134,26 @@ describe.skipIf(!CAN_HAND_OVER)('handOver', () => {
     }
   });
 
+  it('refuses a checked file that is missing at the handover: a link planted at its name would be opened by name', () => {
+    const file = path.join(deep, 'f.txt');
+    renameSync(file, `${file}.aside`);
+    const before = openFds();
+    expect(() => handOver(['cat', file], [slot(1, 0, file.length)], dir)).toThrow(/f\.txt no longer exists/);
+    expect(openFds()).toBe(before);
+    // A name to create (must_exist: false) may be missing, as its last name only.
+    handOver(['touch', file], [slot(1, 0, file.length, true)], dir).close();
+    const nested = path.join(deep, 'new', 'x.txt');
+    expect(() => handOver(['touch', nested], [slot(1, 0, nested.length, true)], dir)).toThrow(/new is missing: only the last name/);
+    expect(openFds()).toBe(before);
+  });
+
+  it('never follows a link in a working folder shared with the sandbox (it could lead to the home); the author\'s own links elsewhere are followed', () => {
+    const shared = path.join(dir, 'root', 'shared');
+    symlinkSync(path.join(outside, 'a'), shared);
+    expect(() => handOver(['/bin/sh'], [], shared, true)).toThrow(PathChanged);
+    handOver(['/bin/sh'], [], shared, false).close();
+  });
+
   it('refuses when a checked folder became a symlink, and leaves no descriptor open', () => {
     const file = path.join(deep, 'f.txt');
     renameSync(path.join(dir, 'root', 'a'), path.join(dir, 'a.aside'));
@@ -159,7 +179,7 @@ describe.skipIf(!CAN_HAND_OVER)('a run gets the objects that were checked', () =
 
   it('creates a new file in the checked folder', async () => {
     const target = path.join(deep, 'made.txt');
-    const o = await startRun('r2', plan(['/usr/bin/touch', target], [slot(1, 0, target.length)]), log(), 200).done;
+    const o = await startRun('r2', plan(['/usr/bin/touch', target], [slot(1, 0, target.length, true)]), log(), 200).done;
     expect(o).toMatchObject({ exit_code: 0, error: null });
     expect(existsSync(target)).toBe(true);
   });
@@ -168,7 +188,7 @@ describe.skipIf(!CAN_HAND_OVER)('a run gets the objects that were checked', () =
     const target = path.join(deep, 'made.txt');
     renameSync(deep, `${deep}.aside`);
     symlinkSync(path.join(outside, 'a', 'b'), deep);
-    const o = await startRun('r3', plan(['/usr/bin/touch', target], [slot(1, 0, target.length)]), log(), 200).done;
+    const o = await startRun('r3', plan(['/usr/bin/touch', target], [slot(1, 0, target.length, true)]), log(), 200).done;
     expect(o).toMatchObject({ exit_code: null, error: { code: 'spawn_failed', message: expect.stringContaining('became a symlink after it was checked') } });
     expect(existsSync(path.join(outside, 'a', 'b', 'made.txt'))).toBe(false);
   });
@@ -179,6 +199,6 @@ describe.skipIf(!CAN_HAND_OVER)('a run gets the objects that were checked', () =
   });
 });
 
-function slot(element: number, start: number, end: number): PathSlot {
-  return { element, start, end };
+function slot(element: number, start: number, end: number, mayBeMissing = false): PathSlot {
+  return { element, start, end, ...(mayBeMissing ? { may_be_missing: true as const } : {}) };
 }
