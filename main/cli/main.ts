@@ -189,6 +189,7 @@ function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]
     ...(a.intent ? [`    intent: ${visible(a.intent)}`] : []),
     ...(a.ceiling ? [`    would cross ${visible(a.ceiling)}`] : []),
     ...(a.shared_with_sandbox?.length ? [`    works on folders the sandbox can write: ${a.shared_with_sandbox.map((r) => visible(r)).join(', ')}`] : []),
+    ...(a.leaves_processes ? ['    may leave processes running after it exits (they are not ended)'] : []),
   ].join('\n');
 }
 

@@ -67,8 +67,8 @@ export class HostService {
   readonly grants: Grants;
   readonly decisions: Decisions;
   readonly flags: HostFlags;
-  private readonly results: ResultWriter | null;
-  private readonly pinned: PinnedSpool | null;
+  private spool: PinnedSpool | null = null;
+  private writer: ResultWriter | null = null;
 
   constructor(homeDir: string, spoolFlag?: string, sealer: SecretSealer | null = null) {
     this.home = homePaths(homeDir);
@@ -85,28 +85,42 @@ export class HostService {
     this.grants = new Grants(this.db);
     this.decisions = new Decisions(this.requests, this.audit, this.grants);
     this.flags = new HostFlags(this.db);
-    this.pinned = this.pinSpool();
-    this.results = this.pinned ? new ResultWriter(this.pinned.paths, this.requests) : null;
   }
 
-  /** The spool, checked and pinned, when it is there and safe: only then do we write into it. */
-  private pinSpool(): PinnedSpool | null {
-    if (!this.spoolDir || !existsSync(this.spoolDir)) return null;
+  /**
+   * The spool, checked and pinned, when it is there and safe: only then do we write into it. Looked at
+   * again at each use, as the app's service lives long: a spool that was unsafe when it started is
+   * pinned once it is fixed, and folders replaced meanwhile are pinned anew (never used through old pins).
+   */
+  private get pinned(): PinnedSpool | null {
+    if (!this.spoolDir) return null;
+    if (this.spool && this.spool.replaced().length === 0) return this.spool;
     try {
-      return new PinnedSpool(checkSpool(this.spoolDir));
+      const checked = checkSpool(this.spoolDir);
+      if (this.spool) this.spool.repin();
+      else this.spool = new PinnedSpool(checked);
+      return this.spool;
     } catch {
       return null; // unsafe or incomplete: the daemon reports it, and publishes once it is fixed
     }
   }
 
+  private get results(): ResultWriter | null {
+    const pinned = this.pinned;
+    if (!pinned) return null;
+    this.writer ??= new ResultWriter(pinned.paths, this.requests); // paths: updated in place by a repin
+    return this.writer;
+  }
+
   /** Writes result files now when the spool is reachable; a running daemon also does within a tick. */
   private publish(...rows: RequestRow[]): void {
-    for (const row of rows) this.results?.publish(row);
+    const results = this.results;
+    for (const row of rows) results?.publish(row);
   }
 
   close(): void {
     this.db.close();
-    this.pinned?.close();
+    this.spool?.close();
   }
 
   createKey(name: string, scope: Scope, ops: string[] | null, actor: string): KeyWithSecret {
@@ -132,10 +146,11 @@ export class HostService {
     this.audit.record({ kind, actor, key_id: keyId, message });
     const rejected = this.decisions.rejectPendingOfKey(keyId, actor);
     this.publish(...rejected);
-    if (this.pinned) {
+    const pinned = this.pinned;
+    if (pinned) {
       const n = rejected.length;
       writeInboxMessage(
-        this.pinned.paths.inbox,
+        pinned.paths.inbox,
         'key_revoked',
         keyId,
         `Key ${keyId} was revoked on the host: requests signed with it are rejected${n ? ` (${n} waiting request${n === 1 ? ' was' : 's were'} rejected)` : ''}.`,
@@ -212,8 +227,8 @@ export class HostService {
 
   /** New output of a running (or finished, while its log is kept) request, from byte `from`. */
   liveOutput(id: string, from: number): LiveLogChunk {
-    if (!this.pinned) return { text: '', next: from, skipped: 0 };
-    return readLiveLog(this.pinned.paths.results, id, from);
+    const pinned = this.pinned;
+    return pinned ? readLiveLog(pinned.paths.results, id, from) : { text: '', next: from, skipped: 0 };
   }
 
   /** Whether `dir` (by default the spool in use) is a safe, complete spool, and if not, why. */
@@ -260,15 +275,17 @@ export class HostService {
 
   /** A message typed by the human, for the sandbox's inbox. */
   sendNotice(text: string, actor: string): InboxMessage {
-    if (!this.pinned) throw new UserError('the spool is not reachable or not safe: no message can be written');
-    const msg = writeInboxMessage(this.pinned.paths.inbox, 'notice', null, text);
+    const pinned = this.pinned;
+    if (!pinned) throw new UserError('the spool is not reachable or not safe: no message can be written');
+    const msg = writeInboxMessage(pinned.paths.inbox, 'notice', null, text);
     this.audit.record({ kind: 'notice_sent', actor, message: `${actor} wrote to the sandbox: ${text.slice(0, 200)}` });
     return msg;
   }
 
   /** catalog.json as the sandbox sees it; null when it is not a regular file of the catalog's shape. */
   catalog(): CatalogDoc | null {
-    return this.pinned ? readCatalog(this.pinned.paths.catalogJson) : null;
+    const pinned = this.pinned;
+    return pinned ? readCatalog(pinned.paths.catalogJson) : null;
   }
 
   pendingApprovals(): PendingApproval[] {

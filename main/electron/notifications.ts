@@ -20,7 +20,7 @@ export function notifyApproval(p: PendingApprovalView, act: ApprovalActions): vo
   // control character nor a bidi override can make the question read as something else.
   const n = new Notification({
     title: `Approve ${visible(a.operation)}?`,
-    body: [`${visible(a.key_name)}: ${a.argv.map(visible).join(' ')}`, ...(a.intent ? [visible(a.intent)] : []), ...(a.ceiling ? [`Would cross ${visible(a.ceiling)}`] : [])].join('\n'),
+    body: [`${visible(a.key_name)}: ${a.argv.map(visible).join(' ')}`, ...(a.intent ? [visible(a.intent)] : []), ...(a.ceiling ? [`Would cross ${visible(a.ceiling)}`] : []), ...(a.shared_with_sandbox?.length ? ['Works on folders the sandbox can write'] : []), ...(a.leaves_processes ? ['May leave processes running'] : [])].join('\n'),
     actions: [
       { type: 'button', text: 'Approve' },
       { type: 'button', text: 'Deny' },

@@ -349,7 +349,10 @@ export class Daemon {
     let replaced: string[];
     try {
       checkSpool(this.spool.root);
-      ensurePrivateDir(path.join(this.spool.claimed, this.settings.host_id));
+      // Checked when it is there; a missing one is made by the repin below, through the pinned claimed/
+      // (made here by name, it would be made wherever a claimed/ swapped for a link meanwhile leads).
+      const mine = path.join(this.spool.claimed, this.settings.host_id);
+      if (existsSync(mine)) ensurePrivateDir(mine);
       // A folder replaced by another real folder: safe, but our pins still lead to the old one.
       replaced = this.pinned.replaced();
       if (replaced.length || !this.pinned.pinned) {

@@ -209,7 +209,9 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
     child.on('close', (code, signal) => void leftEnded?.then(() => finish(code, signal, null)));
     child.on('exit', (code, signal) => {
       exited = true;
-      if (!killTimer) clearTimeout(timeout); // it exited on its own: ending what it left is not part of its run time
+      // Ending what it left is not part of its run time, and a run already ended for another reason (a
+      // cancel, a stop) must not turn into a timeout while that goes on.
+      clearTimeout(timeout);
       // The ending below takes over from the KILL timer: it signals the group only while it finds
       // members in it (a group id can be reused once the group is gone).
       if (killTimer) clearTimeout(killTimer);

@@ -19,9 +19,9 @@ function operationsOf(text: string, file: string): Map<string, Operation> {
   }
 }
 
-/** Every field of an operation as comparable text (a compiled pattern by its source). */
+/** Every field of an operation as comparable text (a compiled pattern by its source, `patternSource`). */
 function fieldsOf(op: Operation): Map<string, string> {
-  const text = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (x instanceof RegExp ? x.source : x));
+  const text = (v: unknown) => JSON.stringify(v, (k, x: unknown) => (k === 'pattern' ? undefined : x));
   return new Map(Object.entries(op).map(([k, v]) => [k, text(v)]));
 }
 

@@ -126,7 +126,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       const yes = await confirmed({
         title: 'New key',
         message: `Create a ${scope} key "${visible(name)}"?`,
-        detail: `Whoever holds its key file may call ${ops ? `these operations: ${ops.join(', ')}` : `every operation of scope ${scope === 'write' ? 'read or write' : 'read'}`} (those that ask for approval still ask).`,
+        detail: `Whoever holds its key file may call ${ops ? `these operations: ${visible(ops.join(', '))}` : `every operation of scope ${scope === 'write' ? 'read or write' : 'read'}`} (those that ask for approval still ask).`,
         confirmLabel: 'Create key',
       });
       return yes ? keyResult(svc.createKey(name, scope, ops, actor)) : null;
@@ -135,7 +135,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'keys.rotate': async ({ keyId }) => {
       const yes = await confirmed({
         title: 'Rotate key',
-        message: `Replace key ${keyId} with a new one?`,
+        message: `Replace key ${visible(keyId)} with a new one?`,
         detail: 'The old key is revoked at once; the new key may call what the old one could.',
         confirmLabel: 'Rotate key',
       });
@@ -209,7 +209,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       const yes = await confirmed({
         title: 'Spool folder',
         message: 'Use this folder as the spool from the next start?',
-        detail: `${path}\n\nDumbwaiter creates or completes it, private to you, and puts the sandbox's clients in it.`,
+        detail: `${visible(path)}\n\nDumbwaiter creates or completes it, private to you, and puts the sandbox's clients in it.`,
         confirmLabel: 'Use this folder',
       });
       return yes ? svc.useSpool(path, actor) : null;

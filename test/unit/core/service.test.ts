@@ -1,0 +1,54 @@
+// The service API as the app holds it: one HostService for the app's lifetime, while the spool is
+// broken, fixed and has its folders replaced from outside.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chmodSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import { TestHost } from '../../helpers/host';
+import { HostService } from '../../../main/core/service';
+
+let host: TestHost;
+let svc: HostService;
+
+beforeEach(() => {
+  host = new TestHost('version: 1\noperations: []\n');
+});
+
+afterEach(async () => {
+  svc?.close();
+  await host.cleanup();
+});
+
+const inbox = (dir = path.join(host.spool, 'inbox')) => readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+
+describe('a long-lived service and its spool', () => {
+  it('writes into a spool that was unsafe when the service started, once it is fixed', () => {
+    chmodSync(host.spool, 0o777);
+    svc = new HostService(host.home, host.spool);
+    expect(() => svc.sendNotice('hello', 'test')).toThrow(/not reachable or not safe/);
+    chmodSync(host.spool, 0o700);
+    svc.sendNotice('hello', 'test');
+    expect(inbox()).toHaveLength(1);
+  });
+
+  it('follows a folder replaced from outside: writes go to the folder the name leads to now, never through the old pin', () => {
+    svc = new HostService(host.home, host.spool);
+    svc.sendNotice('before', 'test');
+    const old = path.join(host.root, 'old-inbox');
+    renameSync(path.join(host.spool, 'inbox'), old);
+    mkdirSync(path.join(host.spool, 'inbox'), { mode: 0o700 });
+    svc.sendNotice('after', 'test');
+    expect(inbox()).toHaveLength(1);
+    expect(inbox(old)).toHaveLength(1);
+  });
+
+  it('writes nothing while a folder is replaced by something unsafe, and again once it is safe', () => {
+    svc = new HostService(host.home, host.spool);
+    renameSync(path.join(host.spool, 'inbox'), path.join(host.root, 'aside'));
+    mkdirSync(path.join(host.spool, 'inbox'));
+    chmodSync(path.join(host.spool, 'inbox'), 0o777);
+    expect(() => svc.sendNotice('while unsafe', 'test')).toThrow(/not reachable or not safe/);
+    chmodSync(path.join(host.spool, 'inbox'), 0o700);
+    svc.sendNotice('safe again', 'test');
+    expect(inbox()).toHaveLength(1);
+  });
+});
