@@ -4,15 +4,14 @@
 // component at a time from "/", never following a link, and hands the program the very object it
 // opened as an inherited descriptor, named /dev/fd/N in argv (and the working folder the same way).
 // Elsewhere (macOS, Windows, no /proc) the resolved real paths are passed as they are.
-import { closeSync, constants, existsSync, fstatSync, openSync, realpathSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs';
 import path from 'node:path';
+import { HAS_PROC_FD, O_PATH } from '../fs/linuxFd';
 import type { PathSlot } from '../allowlist/template';
 
-export const CAN_HAND_OVER = process.platform === 'linux' && existsSync('/proc/self/fd');
+export const CAN_HAND_OVER = HAS_PROC_FD;
 
-/** Linux's O_PATH (Node does not export it; libuv passes open flags through): a handle on the object
- *  itself, without reading it, so a FIFO or a device never blocks the open. */
-const O_PATH = 0o10000000;
+// O_PATH: a handle on the object itself, without reading it, so a FIFO or a device never blocks the open.
 const HANDLE = O_PATH | constants.O_NOFOLLOW; // libuv adds O_CLOEXEC: only the child's dup2 copies cross exec
 
 /** A checked path no longer names what was checked: the run does not start. */

@@ -7,6 +7,7 @@ import { isInProgressName, requestIdFromFileName } from '../../../shared/protoco
 import { MAX_REQUEST_BYTES } from '../../../shared/protocol/types';
 import type { SpoolPaths } from './layout';
 import { readSpoolFile, type SafeRead } from './safeRead';
+import { HAS_PROC_FD, O_PATH } from '../fs/linuxFd';
 
 export type Claim =
   | { kind: 'claimed'; id: string; file: string }
@@ -96,14 +97,11 @@ export function quarantine(paths: SpoolPaths, from: string | Buffer, name: strin
   }
 }
 
-/** Linux's O_PATH (Node has no constant for it): an fd that names an inode without opening it, so it
- *  needs no read permission on a folder the sandbox made mode 000. */
-const O_PATH = 0o10000000;
-
 function makeMovable(dir: string | Buffer): boolean {
-  // O_PATH where it exists: chmod through /proc/self/fd/N then reaches that very inode (the fd never
-  // followed a link); elsewhere an ordinary fd, which a folder we may not read refuses.
-  const viaPath = process.platform === 'linux';
+  // O_PATH where /proc/self/fd exists (it needs no read permission on a folder the sandbox made mode
+  // 000): chmod through /proc/self/fd/N then reaches that very inode (the fd never followed a link);
+  // elsewhere an ordinary fd, which a folder we may not read refuses.
+  const viaPath = HAS_PROC_FD;
   let fd: number;
   try {
     fd = openSync(dir, (viaPath ? O_PATH : constants.O_RDONLY) | constants.O_DIRECTORY | constants.O_NOFOLLOW);

@@ -4,11 +4,12 @@
 // it through /proc/self/fd/N, which the kernel resolves to that very folder whatever its name now
 // points to. Where /proc/self/fd is missing (macOS, Windows) the plain paths are used and a swap is
 // caught by the check before each scan only.
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
 import path from 'node:path';
+import { HAS_PROC_FD } from '../fs/linuxFd';
 import { SPOOL_DIRS, ensurePrivateDir, spoolPaths, type SpoolPaths } from './layout';
 
-export const CAN_PIN = process.platform === 'linux' && existsSync('/proc/self/fd');
+export const CAN_PIN = HAS_PROC_FD;
 
 /** Where a spool's paths lead while its folders are not pinned: nothing can be created, listed or
  *  opened below a device (ENOTDIR), so a write meant for the spool fails (and is retried) instead of
