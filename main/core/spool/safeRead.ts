@@ -1,18 +1,25 @@
 // Reading a file inside the spool, where the sandbox can put anything under any name at any moment:
 // a FIFO (a plain open for reading waits for a writer for ever, and would freeze the app's main
-// process with the daemon in it), a symlink to a host file, a folder, a device, a file of gigabytes,
-// a file it holds a lease on (an open waits up to lease-break-time). So every such read:
-//  - looks first without following anything (lstat), so a FIFO or device is normally never opened;
-//  - opens with O_NOFOLLOW (a link swapped in meanwhile fails with ELOOP), O_NONBLOCK (a FIFO or a
-//    leased file answers at once instead of waiting) and O_NOCTTY (a terminal never becomes ours);
-//  - checks again what was opened (fstat): only a regular file is read;
+// process with the daemon in it), a symlink to a host file, a folder, a device (opening one can have
+// effects: a tape rewinds), a file of gigabytes, a file it holds a lease on (an open waits up to
+// lease-break-time). So every such read:
+//  - looks first without opening or following anything, and opens for reading only a regular file.
+//    On Linux the look is an O_PATH|O_NOFOLLOW handle on the object itself (fstat of it), and the
+//    reopen goes through /proc/self/fd/N, which reaches that very inode whatever the name holds by
+//    then: a FIFO or device swapped in after the look is never opened. Elsewhere the look is lstat,
+//    then the name is opened and checked again (fstat);
+//  - opens for reading with O_NONBLOCK (a leased file answers at once instead of waiting; a FIFO
+//    swapped in where there is no O_PATH too) and O_NOCTTY (a terminal never becomes ours), by name
+//    also with O_NOFOLLOW (a link swapped in meanwhile fails with ELOOP);
 //  - reads at most the cap plus one byte, so a file that grows while read is caught, not swallowed.
 // A read of a regular file does not block on local disks; that is the one wait left (see
 // docs/SECURITY.md, "Reading files inside the spool"). Windows has no O_NOFOLLOW: there the lstat
 // alone refuses a link, and a swap between the lstat and the open is not caught.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { HAS_PROC_FD, O_PATH } from '../fs/linuxFd';
 
-const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+const READ = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 export interface Refused {
   ok: false;
@@ -44,6 +51,32 @@ function whyNot(st: Stats, refuse?: Refuse): string | null {
  * closes it; otherwise `reason` says why not ("is a FIFO", "is a symbolic link"...).
  */
 export function openSpoolFile(file: string | Buffer, refuse?: Refuse): SafeOpen {
+  return HAS_PROC_FD ? openThroughHandle(file, refuse) : openByName(file, refuse);
+}
+
+/** Linux: the object looked at is the object opened; nothing but a regular file is ever opened to be read. */
+function openThroughHandle(file: string | Buffer, refuse?: Refuse): SafeOpen {
+  let handle: number;
+  try {
+    // With O_NOFOLLOW, O_PATH on a link gives a handle on the link itself: refused by its kind below.
+    handle = openSync(file, O_PATH | NOFOLLOW);
+  } catch (e) {
+    return refusedBy(e);
+  }
+  try {
+    const looked = fstatSync(handle);
+    const early = whyNot(looked, refuse);
+    if (early) return { ok: false, reason: early };
+    return checkOpened(openSync(`/proc/self/fd/${handle}`, READ), refuse, looked);
+  } catch (e) {
+    return refusedBy(e);
+  } finally {
+    closeSync(handle);
+  }
+}
+
+/** Where there is no O_PATH: a look by name, then an open by name that may meet something swapped in. */
+function openByName(file: string | Buffer, refuse?: Refuse): SafeOpen {
   let before: Stats;
   try {
     before = lstatSync(file);
@@ -52,15 +85,19 @@ export function openSpoolFile(file: string | Buffer, refuse?: Refuse): SafeOpen 
   }
   const early = whyNot(before, refuse);
   if (early) return { ok: false, reason: early };
-  let fd: number;
   try {
-    fd = openSync(file, FLAGS);
+    return checkOpened(openSync(file, READ | NOFOLLOW), refuse, null);
   } catch (e) {
     return refusedBy(e);
   }
+}
+
+/** Checks what `fd` is (closing it unless it is handed over); `looked`: the inode it must be. */
+function checkOpened(fd: number, refuse: Refuse | undefined, looked: Stats | null): SafeOpen {
   try {
     const st = fstatSync(fd);
-    const why = whyNot(st, refuse);
+    // Through /proc/self/fd/N this cannot differ; checked so a kernel that resolved it otherwise is not trusted.
+    const why = whyNot(st, refuse) ?? (looked && (st.dev !== looked.dev || st.ino !== looked.ino) ? 'was replaced while it was opened' : null);
     if (why) {
       closeSync(fd);
       return { ok: false, reason: why };
