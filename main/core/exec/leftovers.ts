@@ -4,6 +4,9 @@
 // recorded, so that no part of a run outlives its timeout, its concurrency slot or its run time.
 // Without /proc (macOS) only the process group can be reached; on Windows nothing is left to find once
 // the main process is gone (taskkill /T walks the tree from a living root).
+// Only processes started since the main process are looked at: anything of the run was forked after
+// it, and reading the environment of a process can wait on it (procfs.ts), so one that was running
+// before the run, whoever started it, is never read.
 import { RUN_MARKER_VAR } from './baseEnv';
 import { groupAlive, signalGroup } from './processGroup';
 import { HAS_PROC, hasEnvEntry, procPids, procStat } from './procfs';
@@ -22,27 +25,37 @@ const pause = () => new Promise<void>((r) => setTimeout(r, POLL_MS));
 
 export class RunProcesses {
   private readonly entry: string | null;
+  /** When the main process was forked (procfs.ts: ProcStat.started). */
+  private readonly since: number;
   /** Every process found since the main process exited, and those already sent TERM. */
   private readonly seen = new Set<number>();
   private readonly termed = new Set<number>();
 
-  /** `marker`: the run's marker, or null to reach its process group only (an operation that leaves
-   *  processes running on purpose). */
+  /** Made right after the spawn of the main process `pgid`, before the event loop turns: until then
+   *  it is not reaped, so its start time can be read even if it has already exited. `marker`: the
+   *  run's marker, or null to reach its process group only (an operation that leaves processes
+   *  running on purpose). */
   constructor(
     private readonly pgid: number,
     marker: string | null,
   ) {
     this.entry = marker === null ? null : `${RUN_MARKER_VAR}=${marker}`;
+    // Should its start time be unreadable after all, the daemon's own is a bound that leaves out no
+    // process of the run.
+    this.since = HAS_PROC ? (procStat(pgid) ?? procStat(process.pid))?.started ?? 0 : 0;
   }
 
-  /** Linux: the running members of the run's process group, and every running process with its marker. */
+  /** Linux: the running members of the run's process group, and every running process with its
+   *  marker; only among the processes started since the main process. */
   async find(): Promise<number[]> {
     const found: number[] = [];
     const pids = procPids();
     for (let i = 0; i < pids.length; i++) {
       if (i > 0 && i % SCAN_SLICE === 0) await turn();
-      const st = procStat(pids[i]!);
-      if (st?.running && (st.pgrp === this.pgid || (this.entry !== null && hasEnvEntry(pids[i]!, this.entry)))) found.push(pids[i]!);
+      const pid = pids[i]!;
+      const st = procStat(pid);
+      if (!st?.running || st.started < this.since) continue;
+      if (st.pgrp === this.pgid || (this.entry !== null && hasEnvEntry(pid, this.entry))) found.push(pid);
     }
     return found;
   }

@@ -1,6 +1,9 @@
-// What Linux's /proc says about other processes: which exist, their state and process group, and
-// whether one carries a given variable in its environment. Reads never block on these files (procfs),
-// and a process that is gone or not ours to read is simply not there.
+// What Linux's /proc says about other processes: which exist, their state, process group and start
+// time, and whether one carries a given variable in its environment. A process that is gone or not
+// ours to read is simply not there. /proc/<pid>/stat is made from the kernel's own bookkeeping and
+// never waits on the process; /proc/<pid>/environ is read from its memory, under its memory-map lock,
+// which a process of the same user can keep held (a fault on a FUSE mapping, say, with an mmap queued
+// behind it): that read can wait as long as it does.
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 
 export const HAS_PROC = process.platform === 'linux';
@@ -18,10 +21,12 @@ export function procPids(): number[] {
   return out;
 }
 
-/** A process that has not ended: a zombie (ended, not yet reaped by its parent) runs nothing. */
+/** `running`: not ended; a zombie (ended, not yet reaped by its parent) runs nothing. `started`: when
+ *  it was forked, in clock ticks since boot (field 22, starttime). */
 export interface ProcStat {
   running: boolean;
   pgrp: number;
+  started: number;
 }
 
 export function procStat(pid: number): ProcStat | null {
@@ -33,7 +38,7 @@ export function procStat(pid: number): ProcStat | null {
   }
   // "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { running: fields[0] !== 'Z' && fields[0] !== 'X', pgrp: Number(fields[2]) };
+  return { running: fields[0] !== 'Z' && fields[0] !== 'X', pgrp: Number(fields[2]), started: Number(fields[19]) };
 }
 
 /** The running members of a process group (Linux). */
@@ -49,7 +54,8 @@ export function groupMembers(pgid: number): number[] {
 const ENVIRON_CAP = 256 * 1024;
 const environBuf = Buffer.alloc(ENVIRON_CAP);
 
-/** Whether the environment of `pid` holds the entry `NAME=value` exactly. */
+/** Whether the environment of `pid` holds the entry `NAME=value` exactly. Can wait on `pid` (see the
+ *  top of this file): read only the environment of processes that must be looked at. */
 export function hasEnvEntry(pid: number, entry: string): boolean {
   let fd: number;
   try {

@@ -1,12 +1,14 @@
 // Finding and ending what a run left behind, with real processes: the members of its process group
 // once the leader is gone, and on Linux every process carrying its marker, also after setsid; never a
-// process of another run, even one with the same request id; TERM first, KILL after the grace period.
+// process of another run, even one with the same request id, and never a process that was running
+// before the run, even one with its marker; TERM first, KILL after the grace period.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RunProcesses } from '../../../../main/core/exec/leftovers';
+import { procStat } from '../../../../main/core/exec/procfs';
 import { eventually } from '../../../helpers/host';
 import { alive, stopGroups, track, trackGroup } from '../../../helpers/processes';
 
@@ -22,20 +24,44 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** The environment of a stand-in for a run: `marker` as its marker, or these variables instead. */
+const runEnv = (marker: Record<string, string> | string) => ({ PATH: process.env.PATH, TMPDIR: process.env.TMPDIR, DUMBWAITER_REQUEST_ID: 'req-1', ...(typeof marker === 'string' ? { DUMBWAITER_RUN_MARKER: marker } : marker) });
+
 /**
  * A stand-in for a run: a detached shell (leader of its own group) with `marker` in its environment,
- * running `script`; it prints the pids of what it leaves, one a line, then exits.
+ * running `script`; it prints the pids of what it leaves, one a line, then exits. `procs` is made right
+ * after the spawn, as the executor does, and looks for `lookFor` (by default the marker it was given).
  */
-async function leaderLeaving(script: string, marker: Record<string, string> | string = MARKER): Promise<{ pgid: number; left: number[] }> {
-  const env = { PATH: process.env.PATH, TMPDIR: process.env.TMPDIR, DUMBWAITER_REQUEST_ID: 'req-1', ...(typeof marker === 'string' ? { DUMBWAITER_RUN_MARKER: marker } : marker) };
-  const child = track(spawn('/bin/sh', ['-c', script], { detached: true, stdio: ['ignore', 'pipe', 'ignore'], env }));
+async function leaderLeaving(
+  script: string,
+  marker: Record<string, string> | string = MARKER,
+  lookFor: string | null = typeof marker === 'string' ? marker : MARKER,
+): Promise<{ left: number[]; procs: RunProcesses }> {
+  const child = track(spawn('/bin/sh', ['-c', script], { detached: true, stdio: ['ignore', 'pipe', 'ignore'], env: runEnv(marker) }));
+  const procs = new RunProcesses(child.pid!, lookFor);
   trackGroup(child.pid!);
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   await new Promise((r) => child.on('close', r));
   const left = out.trim().split('\n').filter(Boolean).map(Number);
   for (const pid of left) trackGroup(pid); // a setsid one leads a group of its own
-  return { pgid: child.pid!, left };
+  return { left, procs };
+}
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'latin1' }).stdout);
+/** The time since boot in clock ticks, as /proc/<pid>/stat counts a start (rounded down). */
+const ticksNow = () => Math.floor(Number(readFileSync('/proc/uptime', 'latin1').split(' ')[0]) * CLK_TCK);
+
+/** A process running before any run that follows, with `MARKER` in its environment: it is running the
+ *  program with that environment, and a clock tick has passed since it started. */
+async function markedBeforeTheRun(): Promise<number> {
+  const child = track(spawn('/bin/sh', ['-c', 'exec sleep 300'], { detached: true, stdio: 'ignore', env: runEnv(MARKER) }));
+  const pid = trackGroup(child.pid!);
+  const entry = `DUMBWAITER_RUN_MARKER=${MARKER}`;
+  await eventually('its environment to be the one given', () => (readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry) ? true : undefined));
+  const started = procStat(pid)!.started;
+  await eventually('a clock tick to pass', () => (ticksNow() > started ? true : undefined));
+  return pid;
 }
 
 /** Whether a process has a handler for signal number `sig` (its SigCgt mask in /proc). */
@@ -51,75 +77,95 @@ const escaped = (f = path.join(dir, 'ready')) => `setsid sh -c 'echo $$ > "$0"; 
 
 describe.runIf(process.platform === 'linux')('RunProcesses.find', () => {
   it('finds a member of the group after its leader has exited', async () => {
-    const { pgid, left } = await leaderLeaving(inGroup);
-    expect(await new RunProcesses(pgid, MARKER).find()).toEqual(left);
+    const { left, procs } = await leaderLeaving(inGroup);
+    expect(await procs.find()).toEqual(left);
   });
 
   it('finds a process that left the group with setsid by the marker, and only with the marker', async () => {
-    const { pgid, left } = await leaderLeaving(escaped());
-    expect(await new RunProcesses(pgid, MARKER).find()).toEqual(left);
-    expect(await new RunProcesses(pgid, null).find()).toEqual([]);
+    const marked = await leaderLeaving(escaped(path.join(dir, 'marked')));
+    expect(await marked.procs.find()).toEqual(marked.left);
+    const groupOnly = await leaderLeaving(escaped(path.join(dir, 'group-only')), MARKER, null);
+    expect(groupOnly.left).toHaveLength(1);
+    expect(await groupOnly.procs.find()).toEqual([]);
   });
 
   it("does not find another run's process with the same request id", async () => {
+    // The other run starts later, so only the marker tells its process from one of mine.
     const mine = await leaderLeaving(escaped(path.join(dir, 'mine')));
     const other = await leaderLeaving(escaped(path.join(dir, 'other')), OTHER);
-    expect(await new RunProcesses(mine.pgid, MARKER).find()).toEqual(mine.left);
-    expect(await new RunProcesses(other.pgid, OTHER).find()).toEqual(other.left);
+    expect(await mine.procs.find()).toEqual(mine.left);
+    expect(await other.procs.find()).toEqual(other.left);
   });
 
   it('does not take a longer marker, or a variable whose name only ends like the marker, for it', async () => {
-    const longer = await leaderLeaving(escaped(path.join(dir, 'longer')), `${MARKER}0`);
+    const longer = await leaderLeaving(escaped(path.join(dir, 'longer')), `${MARKER}0`, MARKER);
     const suffix = await leaderLeaving(escaped(path.join(dir, 'suffix')), { X_DUMBWAITER_RUN_MARKER: MARKER });
-    const found = await new RunProcesses(longer.pgid, MARKER).find();
+    const found = await longer.procs.find();
     expect(found).not.toContain(longer.left[0]);
     expect(found).not.toContain(suffix.left[0]);
   });
 
+  it('never looks at a process that was running before the run, even one carrying its marker', async () => {
+    const before = await markedBeforeTheRun();
+    const run = await leaderLeaving(escaped());
+    expect(run.left).toHaveLength(1);
+    const found = await run.procs.find();
+    expect(found).not.toContain(before);
+    expect(found).toEqual(run.left);
+  });
+
   it('finds nothing once everything has ended', async () => {
-    const { pgid } = await leaderLeaving('exit 0');
-    expect(await new RunProcesses(pgid, MARKER).find()).toEqual([]);
+    const { procs } = await leaderLeaving('exit 0');
+    expect(await procs.find()).toEqual([]);
   });
 });
 
 describe.runIf(process.platform === 'linux')('RunProcesses.end', () => {
   it('ends the members of the group and the marked processes, and says how many', async () => {
-    const { pgid, left } = await leaderLeaving(`${inGroup}; ${escaped()}`);
+    const { left, procs } = await leaderLeaving(`${inGroup}; ${escaped()}`);
     expect(left).toHaveLength(2);
-    const note = await new RunProcesses(pgid, MARKER).end(Date.now() + 5000, 1000);
+    const note = await procs.end(Date.now() + 5000, 1000);
     expect(note).toBe('2 processes left behind by the run were ended');
     expect(left.filter(alive)).toEqual([]);
   });
 
   it('says nothing when nothing was left', async () => {
-    const { pgid } = await leaderLeaving('exit 0');
-    expect(await new RunProcesses(pgid, MARKER).end(Date.now() + 5000, 1000)).toBeNull();
+    const { procs } = await leaderLeaving('exit 0');
+    expect(await procs.end(Date.now() + 5000, 1000)).toBeNull();
   });
 
   it('sends TERM first and KILL once the TERM time is over, to one that ignores TERM', async () => {
     const term = path.join(dir, 'term');
     // The trap notes the TERM; `wait` lets the shell run it at once. Then it goes on, until KILL.
     const script = `sh -c 'trap "echo > \\"$0\\"" TERM; while :; do sleep 300 & wait; done' "${term}" ${QUIET} & echo $!`;
-    const { pgid, left } = await leaderLeaving(script);
+    const { left, procs } = await leaderLeaving(script);
     await eventually('the trap to be set', () => (catches(left[0]!, 15) ? true : undefined));
-    expect(await new RunProcesses(pgid, MARKER).end(Date.now() + 300, 1000)).toMatch(/^\d+ processes left behind by the run were ended$/);
+    expect(await procs.end(Date.now() + 300, 1000)).toMatch(/^\d+ processes left behind by the run were ended$/);
     expect(readFileSync(term, 'utf8')).toBe('\n');
     expect(alive(left[0]!)).toBe(false);
   });
 
   it('leaves alone what only carries the same request id', async () => {
-    const other = await leaderLeaving(escaped(path.join(dir, 'other')), OTHER);
     const mine = await leaderLeaving(escaped(path.join(dir, 'mine')));
-    expect(await new RunProcesses(mine.pgid, MARKER).end(Date.now() + 5000, 1000)).toBe('1 process left behind by the run was ended');
+    const other = await leaderLeaving(escaped(path.join(dir, 'other')), OTHER);
+    expect(await mine.procs.end(Date.now() + 5000, 1000)).toBe('1 process left behind by the run was ended');
     expect(alive(mine.left[0]!)).toBe(false);
     expect(alive(other.left[0]!)).toBe(true);
+  });
+
+  it('leaves alone a process that was running before the run, even one carrying its marker', async () => {
+    const before = await markedBeforeTheRun();
+    const run = await leaderLeaving(escaped());
+    expect(await run.procs.end(Date.now() + 5000, 1000)).toBe('1 process left behind by the run was ended');
+    expect(alive(run.left[0]!)).toBe(false);
+    expect(alive(before)).toBe(true);
   });
 });
 
 describe.runIf(process.platform === 'linux')('RunProcesses.signal', () => {
   it('reaches the group and the processes that left it', async () => {
-    const { pgid, left } = await leaderLeaving(`${inGroup}; ${escaped()}`);
-    await new RunProcesses(pgid, MARKER).signal('SIGKILL');
+    const { left, procs } = await leaderLeaving(`${inGroup}; ${escaped()}`);
+    await procs.signal('SIGKILL');
     await eventually('both to end', () => (left.some(alive) ? undefined : true));
   });
 });
