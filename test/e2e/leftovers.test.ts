@@ -152,6 +152,8 @@ describe.runIf(process.platform === 'linux')('what a run leaves behind', () => {
     host.submit(key, 'service-2', 'guarded-service', { tag: 'service-2' });
     const waiting = await host.waitResult('service-2', ['awaiting_approval']);
     expect(waiting.approval?.leaves_processes).toBe(true);
+    expect(host.cli(['approvals', 'list']).stdout).toContain('service-2  guarded-service');
+    expect(host.cli(['approvals', 'list']).stdout).toContain('    may leave processes running after it exits (they are not ended)\n');
     expect(host.cli(['approvals', 'approve', 'service-2']).status).toBe(0);
     const { pid, marker } = await leftover('service-2');
     expect((await host.waitResult('service-2')).state).toBe('succeeded');
