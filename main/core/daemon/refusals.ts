@@ -79,17 +79,22 @@ export class Refusals {
     this.told = this.results = this.countedInPass = this.resultsSkipped = 0;
   }
 
+  /** One entry for the counted refusals: by code (bad_envelope, unknown_key, bad_signature...), the
+   *  code itself where they share one, and by reason (a file's type, a key's name...). */
   private summary(rs: Refusal[]): AuditEntry {
+    const codes: Record<string, number> = {};
     const reasons: Record<string, number> = {};
     for (const r of rs) {
-      const why = r.entry.details.reason ?? r.entry.details.code;
-      reasons[why] = (reasons[why] ?? 0) + 1;
+      const { code, reason = code } = r.entry.details;
+      codes[code] = (codes[code] ?? 0) + 1;
+      reasons[reason] = (reasons[reason] ?? 0) + 1;
     }
+    const shared = Object.keys(codes).length === 1 ? { code: rs[0]!.entry.details.code } : {};
     const names = rs.slice(0, NAMES_SHOWN).map((r) => JSON.stringify(r.entry.details.file ?? r.entry.request_id));
     return {
       kind: 'rejected',
       message: `${rs.length} more queue entries refused (${Object.entries(reasons).map(([why, n]) => `${n} ${why}`).join('; ')}): ${names.join(', ')}${rs.length > NAMES_SHOWN ? ', ...' : ''}`,
-      details: { code: 'bad_envelope', count: rs.length, reasons },
+      details: { ...shared, count: rs.length, codes, reasons },
     };
   }
 }

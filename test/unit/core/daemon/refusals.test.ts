@@ -45,7 +45,7 @@ describe('Refusals', () => {
     const entries = rejected();
     expect(entries).toHaveLength(17);
     const counted = entries.find((a) => a.details?.count !== undefined)!;
-    expect(counted.details).toMatchObject({ code: 'bad_envelope', count: 84, reasons: { 'is junk': 84 } });
+    expect(counted.details).toMatchObject({ code: 'bad_envelope', count: 84, codes: { bad_envelope: 84 }, reasons: { 'is junk': 84 } });
     expect(counted.message).toContain('"junk 16"');
     expect(accounted()).toBe(100);
   });
@@ -61,6 +61,25 @@ describe('Refusals', () => {
     refusals.flush();
     expect(rejected().filter((a) => a.details?.count === undefined)).toHaveLength(17);
     expect(accounted()).toBe(31);
+  });
+
+  it('labels a counted entry with the codes of what it counts: their common code, or each code with its count', () => {
+    /** A refusal as intake makes it, after reading: a code and no reason. */
+    const refused = (i: number, code: string): Refusal => ({
+      entry: { kind: 'rejected', request_id: `r-${i}`, message: `${code}: ...`, details: { code } },
+      line: `rejected r-${i}: ${code}`,
+      result: null,
+    });
+    for (let i = 0; i < 20; i++) refusals.add(refused(i, 'bad_signature'));
+    refusals.flush();
+    expect(rejected().find((a) => a.details?.count !== undefined)!.details).toMatchObject({ code: 'bad_signature', count: 4, codes: { bad_signature: 4 } });
+    refusals.add(refused(20, 'unknown_key'));
+    refusals.add(refused(21, 'bad_signature'));
+    refusals.add(junk(22));
+    refusals.flush();
+    const mixed = rejected().find((a) => a.details?.count === 3)!;
+    expect(mixed.details).toEqual({ count: 3, codes: { unknown_key: 1, bad_signature: 1, bad_envelope: 1 }, reasons: { unknown_key: 1, bad_signature: 1, 'is junk': 1 } });
+    expect(mixed.message).toContain('1 unknown_key; 1 bad_signature; 1 is junk');
   });
 
   it('writes result files for the first 64 unbound ids of a pass only', () => {
