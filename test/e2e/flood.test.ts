@@ -2,12 +2,14 @@
 // daemon runs. A valid request written in the middle of it is answered, every junk entry is moved out
 // of the way (or refused and dropped, for validly named garbage) and accounted for in the audit log,
 // and the daemon answers as usual afterwards. How fast, and in how much memory, `npm run bench` says.
+// Then junk that is expensive to refuse (64 KiB, a real key id, a wrong MAC): a request written among
+// it is taken by its file event's name, not after every name that sorts before it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
-import type { KeyFile } from '../../shared/protocol/types';
+import { MAX_REQUEST_BYTES, type KeyFile } from '../../shared/protocol/types';
 
 const N = 6000;
 let host: TestHost;
@@ -82,6 +84,47 @@ describe('a flood of junk in queue/', () => {
 
     host.submit(key, 'valid-after', 'echo', { msg: 'after the flood' });
     expect((await host.waitResult('valid-after')).stdout).toBe('after the flood\n');
+    expect(daemon.proc.exitCode).toBeNull();
+  }, 600_000);
+
+  it('answers a request written among 64 KiB junk naming a real key, while that junk is still in queue/', async () => {
+    await host.sentinel(key); // the first flood is over
+    // Each costs a full read and a MAC over 64 KiB to refuse. 1,100 written after the request: more
+    // than one step can look at, and more than a thousand names to push its own name out.
+    const BEFORE = 2000;
+    const AFTER = 1100;
+    const shell = JSON.stringify({ v: 1, key_id: key.key_id, payload: '', mac: '0'.repeat(64) });
+    const body = JSON.stringify({ v: 1, key_id: key.key_id, payload: 'x'.repeat(MAX_REQUEST_BYTES - shell.length), mac: '0'.repeat(64) });
+    expect(Buffer.byteLength(body)).toBe(MAX_REQUEST_BYTES);
+    const junkLeft = () => readdirSync(queue()).filter((n) => n.startsWith('e-')).length;
+    // The daemon stopped while it is all written: its file events then name the files in exactly this
+    // order, whatever the machine's speed. Every junk name sorts before the request's.
+    process.kill(daemon.proc.pid!, 'SIGSTOP');
+    try {
+      for (let i = 0; i < BEFORE; i++) host.writeQueueFile(`e-1-${String(i).padStart(5, '0')}.json`, body);
+      host.submit(key, 'v-among-junk', 'echo', { msg: 'among the junk' });
+      for (let i = 0; i < AFTER; i++) host.writeQueueFile(`e-2-${String(i).padStart(5, '0')}.json`, body);
+    } finally {
+      process.kill(daemon.proc.pid!, 'SIGCONT');
+    }
+
+    // Answered (its first result is written when it is claimed) while junk is still there: the result
+    // is looked for first, and junk only ever leaves queue/, so it was there when the result was seen.
+    const left = await eventually('the request among the junk to be claimed', () => (host.result('v-among-junk') ? junkLeft() : undefined), 300_000);
+    expect(left).toBeGreaterThan(0);
+    expect((await host.waitResult('v-among-junk', undefined, 300_000)).stdout).toBe('among the junk\n');
+
+    await eventually('queue/ to be drained', () => (readdirSync(queue()).length === 0 ? true : undefined), 300_000);
+    // Every one refused as what it is, a bad signature, counted or told (not as a bad envelope).
+    await eventually('every 64 KiB junk file in the audit log as bad_signature', () => {
+      const rejected = host.service((s) => s.searchAudit({ kind: 'rejected', limit: 20_000 }));
+      const signatures = rejected.reduce((n, a) => {
+        const codes = a.details?.codes as Record<string, number> | undefined;
+        return n + (codes ? (codes.bad_signature ?? 0) : a.details?.code === 'bad_signature' ? 1 : 0);
+      }, 0);
+      return signatures === BEFORE + AFTER ? true : undefined;
+    });
+    expect(await host.sentinel(key)).toMatchObject({ state: 'succeeded' });
     expect(daemon.proc.exitCode).toBeNull();
   }, 600_000);
 });

@@ -37,9 +37,6 @@ import { AllowlistSource } from './allowlistSource';
 import { acquireHomeLock, type HomeLock } from './lock';
 import { clockProblem, intakeClaimed, type IntakeDeps } from './intake';
 import { QueueWatch } from './queueWatch';
-import { authenticate } from './authenticate';
-import { readSpoolFile } from '../spool/safeRead';
-import { MAX_REQUEST_BYTES } from '../../../shared/protocol/types';
 import { Refusals } from './refusals';
 
 const log = scopedLogger('daemon');
@@ -55,8 +52,6 @@ const STEP_MAX = 256;
 const STEP_MS = 20;
 /** From this many entries in one listing (a flood), requests that file events named go first. */
 const BACKLOG = 1024;
-/** Named files looked at between two steps of a backlog (for at most STEP_MS). */
-const NAMED_PER_STEP = 1024;
 
 export interface DaemonOptions {
   homeDir: string;
@@ -442,21 +437,22 @@ export class Daemon {
   }
 
   /**
-   * In a backlog: of the files that events named, newest first and for one step's time, those that
-   * authenticate are taken now; the rest are left to the listing. Looking at a file costs a few system
-   * calls, refusing it several more: so a flood faster than the host refuses junk still cannot bury a
-   * request written during it (one with a valid key can, by the same token; see docs/SECURITY.md).
+   * In a backlog: the files that events named, newest first, for one step (as takeStep). Each is taken
+   * as the listing would take it: claimed, then authenticated once, at intake, and recorded or refused.
+   * So looking at one is never wasted (junk is refused now, not looked at and left to the listing), a
+   * request written during a flood waits for the files named after it, not for the names that sort
+   * before it, and those a step does not reach keep their names for the next (see docs/SECURITY.md).
    */
   private takeNamed(): void {
-    const named = this.queueWatch?.takeNamed(NAMED_PER_STEP) ?? [];
     const until = performance.now() + STEP_MS;
-    const real: Entry[] = [];
-    for (const e of named) {
-      if (performance.now() > until) break;
-      const read = readSpoolFile(entryPath(this.io.queue, e), MAX_REQUEST_BYTES);
-      if (read.ok && authenticate(read.bytes, requestIdFromFileName(e.name)!, (k) => this.keys.get(k)).ok) real.push(e);
-    }
-    if (real.length) this.inStep(() => real.forEach((e) => this.safely(e.name, () => this.take(e))));
+    let n = 0;
+    const more = () => n === 0 || (n < STEP_MAX && performance.now() < until);
+    this.inStep(() =>
+      this.queueWatch?.takeNamed(more, (e) => {
+        n++;
+        this.safely(e.name, () => this.take(e));
+      }),
+    );
   }
 
   /** The refusals of a step are recorded together, however the step ends. */

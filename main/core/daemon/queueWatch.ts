@@ -1,22 +1,24 @@
 // File events on queue/, as hints: one watch on the folder itself (one inotify watch on Linux), never
 // state per file, which is what made a flood of 100,000 files cost gigabytes. It also keeps the names
-// of request files that events named and that are there (not those the daemon itself just moved out),
-// so that during a flood a request written now is taken before the backlog instead of after it. The
-// periodic rescan finds whatever events miss.
+// of request files that events named and that are there (an event for a file that left queue/, such
+// as our own claim, drops its name), so that during a flood a request written now is taken before the
+// backlog instead of after it. The periodic rescan finds whatever events miss.
 import { lstatSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
 import type { Entry } from '../spool/claim';
 import type { Logger } from '../log';
 
-/** Named files kept (the newest); a flood's older names are left to the listing. */
-const NAMED_MAX = 1024;
+/** Names kept (the newest): a name costs some 300 bytes at most, so a few MiB in all. A flood of more
+ *  validly named files than this, written after a request faster than they are taken, pushes the
+ *  request's name out: it then waits for the listing (see docs/SECURITY.md, "Floods"). */
+const NAMED_MAX = 8192;
 
 export class QueueWatch {
   private watcher: FSWatcher | null = null;
   private dir = '';
-  /** By the name's bytes (latin1 keeps them exact), in the order events named them. */
-  private readonly named = new Map<string, Entry>();
+  /** The names' bytes as latin1 (which keeps them exact), in the order events last named them. */
+  private readonly named = new Set<string>();
   private lastError: string | null = null;
 
   constructor(
@@ -28,6 +30,7 @@ export class QueueWatch {
   watch(dir: string): void {
     this.close();
     this.dir = dir;
+    this.named.clear(); // names in the folder watched before
     try {
       this.watcher = watch(dir, { encoding: 'buffer' }, (_event, raw) => {
         if (raw) this.note(raw);
@@ -41,27 +44,31 @@ export class QueueWatch {
   }
 
   private note(raw: Buffer): void {
-    const name = raw.toString('utf8');
-    if (requestIdFromFileName(name) === null) return; // junk: the listing will move it away
+    if (requestIdFromFileName(raw.toString('utf8')) === null) return; // junk: the listing will move it away
+    const key = raw.toString('latin1');
+    this.named.delete(key);
     // An event also names what left queue/ (our own claims): only what is there now is worth a hint.
     try {
       if (!lstatSync(Buffer.concat([Buffer.from(this.dir + path.sep), raw]), { throwIfNoEntry: false })) return;
     } catch {
       return;
     }
-    const key = raw.toString('latin1');
-    this.named.delete(key);
-    this.named.set(key, { raw: Buffer.from(raw), name });
-    if (this.named.size > NAMED_MAX) this.named.delete(this.named.keys().next().value!);
+    this.named.add(key);
+    if (this.named.size > NAMED_MAX) this.named.delete(this.named.values().next().value!);
   }
 
-  /** Up to `max` named files, newest first (what was written a moment ago is served a moment later,
-   *  however much came before it), forgotten once taken. */
-  takeNamed(max: number): Entry[] {
-    const keys = [...this.named.keys()].slice(-max).reverse();
-    const out = keys.map((k) => this.named.get(k)!);
-    for (const k of keys) this.named.delete(k);
-    return out;
+  /**
+   * Hands `take` the named files, newest first (what was written a moment ago is served a moment
+   * later, however much came before it), while `more()` says so. Each name is forgotten as it is
+   * handed over, never before: those not reached keep their place for the next call.
+   */
+  takeNamed(more: () => boolean, take: (e: Entry) => void): void {
+    for (const key of [...this.named].reverse()) {
+      if (!more()) return;
+      if (!this.named.delete(key)) continue;
+      const raw = Buffer.from(key, 'latin1');
+      take({ raw, name: raw.toString('utf8') });
+    }
   }
 
   private failed(e: Error): void {

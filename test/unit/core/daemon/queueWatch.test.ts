@@ -1,0 +1,72 @@
+// The hints queue/'s file events give, on a real folder with real events: the names of request files
+// that are there, newest first, each forgotten only once it is handed over.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { QueueWatch } from '../../../../main/core/daemon/queueWatch';
+import { scopedLogger } from '../../../../main/core/log';
+import { eventually } from '../../../helpers/host';
+
+let dir: string;
+let queue: string;
+let events: number;
+let qw: QueueWatch;
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'dw-queuewatch-'));
+  queue = path.join(dir, 'queue');
+  mkdirSync(queue);
+  mkdirSync(path.join(dir, 'tmp'));
+  events = 0;
+  qw = new QueueWatch(() => events++, scopedLogger('test'));
+  qw.watch(queue);
+});
+afterEach(() => {
+  qw.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Written as a client writes, renamed into queue/: exactly one event each. */
+function put(...names: string[]): void {
+  for (const n of names) {
+    writeFileSync(path.join(dir, 'tmp', n), '{}');
+    renameSync(path.join(dir, 'tmp', n), path.join(queue, n));
+  }
+}
+
+const noted = (n: number) => eventually(`${n} file events`, () => (events >= n ? true : undefined));
+
+/** Takes up to `max` named files (all by default). */
+function take(max = Infinity): string[] {
+  const out: string[] = [];
+  qw.takeNamed(() => out.length < max, (e) => out.push(e.name));
+  return out;
+}
+
+describe('QueueWatch', () => {
+  it('hands over named files newest first, and keeps those a call did not reach for the next', async () => {
+    put('a.json', 'b.json', 'c.json', 'd.json', 'e.json');
+    await noted(5);
+    expect(take(2)).toEqual(['e.json', 'd.json']);
+    expect(take()).toEqual(['c.json', 'b.json', 'a.json']);
+    expect(take()).toEqual([]);
+  });
+
+  it('forgets a name whose file left queue/ (a claim), and never names a file that cannot be a request', async () => {
+    put('a.json', 'b.json', 'not a request');
+    renameSync(path.join(queue, 'a.json'), path.join(dir, 'claimed-a.json'));
+    await noted(4);
+    expect(take()).toEqual(['b.json']);
+  });
+
+  it('keeps the name of a request through thousands of newer names', async () => {
+    put('request.json');
+    const junk = Array.from({ length: 3000 }, (_, i) => `j-${i}.json`);
+    put(...junk);
+    await noted(1 + junk.length);
+    const taken = take();
+    expect(taken).toHaveLength(1 + junk.length);
+    expect(taken.at(-1)).toBe('request.json');
+  });
+});
