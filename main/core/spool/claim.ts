@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { isInProgressName, requestIdFromFileName } from '../../../shared/protocol/ids';
 import { MAX_REQUEST_BYTES } from '../../../shared/protocol/types';
 import type { SpoolPaths } from './layout';
-import { readSpoolFile, type SafeRead } from './safeRead';
+import { kindReason, readSpoolFile, type SafeRead } from './safeRead';
 import { HAS_PROC_FD, O_PATH } from '../fs/linuxFd';
 
 export type Claim =
@@ -65,12 +65,8 @@ export function entryPath(dir: string, e: Entry): Buffer {
 
 /** Why this entry may not be read as a request, or null when it may. */
 export function refusalReason(st: Stats): string | null {
-  if (st.isSymbolicLink()) return 'is a symbolic link';
-  if (st.isFIFO()) return 'is a FIFO';
-  if (st.isDirectory()) return 'is a folder';
-  if (st.isSocket()) return 'is a socket';
-  if (st.isBlockDevice() || st.isCharacterDevice()) return 'is a device';
-  if (!st.isFile()) return 'is not a regular file';
+  const kind = kindReason(st);
+  if (kind) return kind;
   if (st.nlink > 1) return `is a hard link (${st.nlink} names)`;
   if (st.size > MAX_REQUEST_BYTES) return `is ${st.size} bytes, over the limit of ${MAX_REQUEST_BYTES}`;
   return null;
