@@ -51,9 +51,10 @@ export function Sidebar() {
 function HostState() {
   const running = useStatus((s) => s.daemon.running);
   const paused = useStatus((s) => s.paused);
+  const spoolProblem = useStatus((s) => s.spool_problem);
   if (running === undefined) return null;
   const toggle = () => void setHostPaused(!paused);
-  const [dot, text] = !running ? ['bad', 'Host not running'] : paused ? ['warn', 'Paused'] : ['good', 'Running'];
+  const [dot, text] = !running ? ['bad', 'Host not running'] : spoolProblem ? ['bad', 'Spool not served'] : paused ? ['warn', 'Paused'] : ['good', 'Running'];
   return (
     <div className="host-state">
       <div role="status">

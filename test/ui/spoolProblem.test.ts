@@ -56,6 +56,8 @@ describe('the spool problem banner', () => {
         expect(recorded).toMatch(/queue/);
         expect(await banner().textContent()).toContain(recorded);
         expect(await banner().textContent()).toContain('Requests in it are not taken until this is fixed');
+        // The host's state in the sidebar agrees: running, but not serving the spool.
+        await ui.page.getByRole('navigation', { name: 'Screens' }).getByRole('status').filter({ hasText: 'Spool not served' }).waitFor();
         await ui.page.getByRole('heading', { name: 'Activity', level: 1 }).waitFor();
         await ui.screenshots('spool-problem');
         await banner().getByRole('link', { name: 'The spool folder in Settings' }).click();
@@ -65,6 +67,7 @@ describe('the spool problem banner', () => {
         chmodSync(queue(), 0o700);
       }
       await banner().waitFor({ state: 'detached' });
+      await ui.page.getByRole('navigation', { name: 'Screens' }).getByRole('status').filter({ hasText: 'Running' }).waitFor();
       expect(ui.errors).toEqual([]);
     } finally {
       await daemon.stop();
