@@ -5,7 +5,7 @@
 // daemon refuses roots that overlap its spool or home.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually } from '../helpers/host';
 import { track } from '../helpers/processes';
@@ -137,6 +137,45 @@ describe.skipIf(!CAN_HAND_OVER)('a sub-folder of a shared root swapped for a sym
     host.submit(key, 'race-after', 'read', { file: path.join(insideDir, 'secret.txt') });
     expect(await host.waitResult('race-after')).toMatchObject({ state: 'succeeded', stdout: 'inside\n' });
   }, 300_000);
+});
+
+describe('a shared root itself replaced by a symlink after the allowlist was loaded', () => {
+  let host: TestHost;
+
+  afterAll(async () => {
+    await host?.cleanup();
+  });
+
+  it('refuses what the link leads to: the root is the folder the allowlist named when it was loaded', async () => {
+    host = new TestHost('version: 1\noperations: []\n');
+    const root = path.join(host.root, 'share', 'proj');
+    const outside = path.join(host.root, 'outside');
+    mkdirSync(root, { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(path.join(root, 'notes.txt'), 'inside\n');
+    writeFileSync(path.join(outside, 'notes.txt'), 'OUTSIDE\n');
+    host.writeAllowlist(`version: 1
+operations:
+  - name: read
+    command: [/bin/cat, "{file}"]
+    cwd: ${JSON.stringify(host.work)}
+    args:
+      file: {type: path, within: [${JSON.stringify(root)}], shared_with_sandbox: true}
+    scope: read
+    approval: never
+`);
+    const key = host.createKey('reader', 'read');
+    await host.startDaemon();
+    host.submit(key, 'root-before', 'read', { file: path.join(root, 'notes.txt') });
+    expect(await host.waitResult('root-before')).toMatchObject({ state: 'succeeded', stdout: 'inside\n' });
+
+    // The sandbox (which writes share/) moves the root away and puts a link to elsewhere in its place.
+    renameSync(root, `${root}.aside`);
+    symlinkSync(outside, root);
+    host.submit(key, 'root-swapped', 'read', { file: path.join(root, 'notes.txt') });
+    expect(await host.waitResult('root-swapped')).toMatchObject({ state: 'rejected', stdout: '', error: { code: 'bad_args', message: expect.stringMatching(/outside the allowed folders/) } });
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
 });
 
 describe('roots that overlap the spool or the home, loaded by the real daemon', () => {

@@ -1,4 +1,5 @@
 // Loads allowlist.yaml and validates it, with errors that name the line and the field.
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { RE2JS } from 're2js';
@@ -81,10 +82,21 @@ function str(c: Checker, p: YPath, v: unknown, dflt: string | null): string | nu
   return v;
 }
 
+/**
+ * A root or working folder, absolute, and real when it exists: resolved once, now, when its links are
+ * the author's. Later checks compare against this and the executor walks it without following links,
+ * so a root (or a shared cwd) that the sandbox replaces with a link afterwards leads nowhere new. One
+ * that does not exist yet is kept as written, and compared as such.
+ */
 function absDir(c: Checker, p: YPath, v: string): string {
   const expanded = expandTilde(v);
   if (!path.isAbsolute(expanded)) c.add(p, `must be an absolute path or start with ~/ (got "${v}")`);
-  return path.resolve(expanded);
+  const abs = path.resolve(expanded);
+  try {
+    return realpathSync.native(abs);
+  } catch {
+    return abs;
+  }
 }
 
 function unknownFields(c: Checker, p: YPath, obj: Record<string, unknown>, allowed: Iterable<string>): void {

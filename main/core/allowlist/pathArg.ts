@@ -1,4 +1,5 @@
-// Path arguments: resolved with every symlink followed, then required to stay inside one of the roots.
+// Path arguments: resolved with every symlink followed, then required to stay inside one of the roots
+// (whose real paths were fixed when the allowlist was loaded).
 import { lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 
@@ -55,10 +56,9 @@ export function checkPath(value: string, base: string, roots: string[], mustExis
   const resolved = resolveReal(abs);
   if (!resolved) return { ok: false, message: 'cannot be resolved' };
   if (mustExist && !resolved.exists) return { ok: false, message: 'does not exist' };
-  const inside = roots.some((root) => {
-    const realRoot = realpathOrNull(root);
-    return realRoot !== null && isInside(realRoot, resolved.real);
-  });
+  // The roots were resolved when the allowlist was loaded (allowlist/load.ts): never again here, where
+  // a root replaced by a link since would carry the check wherever the link leads.
+  const inside = roots.some((root) => isInside(root, resolved.real));
   if (!inside) return { ok: false, message: `is outside the allowed folders (${roots.join(', ')})` };
   // A missing folder on the way is a name the program would create by name, one the sandbox could make
   // a link to elsewhere first (docs/SECURITY.md): only the last name may be new.

@@ -11,7 +11,7 @@ import { openLedger, type Db } from '../ledger/db';
 import { AuditLog } from '../ledger/audit';
 import { Requests, type RequestRow } from '../ledger/requests';
 import { KeyStore, type SecretSealer } from '../keys/keyStore';
-import { checkSpool, ensurePrivateDir, type SpoolPaths } from '../spool/layout';
+import { checkPrivateDir, checkSpool, type SpoolPaths } from '../spool/layout';
 import { PinnedSpool } from '../spool/pinned';
 import { SpoolHealth } from '../spool/health';
 import { faultPoint } from '../faults';
@@ -346,14 +346,13 @@ export class Daemon {
       checkSpool(this.spool.root);
       // Checked when it is there; a missing one is made by the repin below, through the pinned claimed/
       // (made here by name, it would be made wherever a claimed/ swapped for a link meanwhile leads).
-      const mine = path.join(this.spool.claimed, this.settings.host_id);
-      if (existsSync(mine)) ensurePrivateDir(mine);
+      checkPrivateDir(path.join(this.spool.claimed, this.settings.host_id));
       // A folder replaced by another real folder: safe, but our pins still lead to the old one.
       replaced = this.pinned.replaced();
       if (replaced.length || !this.pinned.pinned) {
         this.pinned.repin();
         this.queueWatch?.watch(this.io.queue); // the folder now pinned, not the one an old fd led to
-      }
+      } else if (this.queueWatch && !this.queueWatch.watching) this.queueWatch.watch(this.io.queue); // lost to an error (queue/ made unreadable, since fixed)
       if (replaced.length) {
         log.warn(`spool folders were replaced: ${replaced.join(', ')}; using the new ones`);
         this.audit.record({ kind: 'spool_replaced', message: `spool folders were replaced from outside: ${replaced.join(', ')}` });

@@ -26,6 +26,11 @@ export class QueueWatch {
     private readonly log: Logger,
   ) {}
 
+  /** Whether events come: false before the first watch and after an error closed it. */
+  get watching(): boolean {
+    return this.watcher !== null;
+  }
+
   /** Watches `dir` (the pinned queue/, after each repin), in place of what was watched before. */
   watch(dir: string): void {
     this.close();

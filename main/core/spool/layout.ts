@@ -93,10 +93,17 @@ export function checkSpool(root: string, opts: { rootOnly?: boolean } = {}): Spo
 
 /** A host-owned folder inside the spool: created 0700, or checked like the spool's own folders. */
 export function ensurePrivateDir(dir: string): void {
+  if (!checkPrivateDir(dir)) mkdirPrivate(dir);
+}
+
+/** Checks a host-owned folder inside the spool like the spool's own folders, without creating it:
+ *  false when it is missing. */
+export function checkPrivateDir(dir: string): boolean {
   const st = lstatOrNull(dir);
-  if (!st) return mkdirPrivate(dir);
+  if (!st) return false;
   const why = unsafeReason(dir, st);
   if (why) throw new UserError(`unsafe spool: ${why}`);
+  return true;
 }
 
 /** Written by the host into every spool it creates: only such a folder is ever treated as a spool. */
