@@ -3,25 +3,15 @@
 // exit, a lost connection to vitest, or vitest's SIGTERM after a timeout or a Ctrl-C. Also: running a
 // snippet of the project's TypeScript in a child process of its own.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { groupMembers, hasEnvEntry, procStat } from '../../main/core/exec/procfs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** State letter and process group of `pid` from /proc/<pid>/stat (Linux), or null when there is no such process. */
-export function procStat(pid: number): { state: string; pgrp: number } | null {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { state: fields[0]!, pgrp: Number(fields[2]) };
-}
+// What /proc says about a process: the host's own reading (state, process group), used by tests too.
+export { groupMembers, procStat };
 
 /**
  * Whether `pid` still runs. On Linux a killed process that its adopter has not reaped yet (a zombie)
@@ -36,20 +26,7 @@ export function alive(pid: number): boolean {
       return false;
     }
   }
-  const st = procStat(pid);
-  return st !== null && st.state !== 'Z' && st.state !== 'X';
-}
-
-/** The running (not zombie) processes whose process group is `pgid` (Linux). */
-export function groupMembers(pgid: number): number[] {
-  const out: number[] = [];
-  if (process.platform !== 'linux') return out;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const st = procStat(Number(name));
-    if (st && st.pgrp === pgid && st.state !== 'Z' && st.state !== 'X') out.push(Number(name));
-  }
-  return out;
+  return procStat(pid)?.running === true;
 }
 
 /** Whether a process group has a member still running (a zombie not yet reaped by its adopter is not). */
@@ -65,11 +42,7 @@ export function groupRunning(pgid: number): boolean {
 
 /** Whether a process carries this test run's TMPDIR (test/setup/global.ts), as all it starts do. */
 function ofThisRun(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`TMPDIR=${process.env.TMPDIR}`);
-  } catch {
-    return false;
-  }
+  return hasEnvEntry(pid, `TMPDIR=${process.env.TMPDIR}`);
 }
 
 /** Cleanup: SIGKILL to a process group that still has running members (never throws). On Linux only

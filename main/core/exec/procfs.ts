@@ -24,6 +24,8 @@ export function procPids(): number[] {
 /** `running`: not ended; a zombie (ended, not yet reaped by its parent) runs nothing. `started`: when
  *  it was forked, in clock ticks since boot (field 22, starttime). */
 export interface ProcStat {
+  /** The state letter (R, S, D, Z, X...). */
+  state: string;
   running: boolean;
   pgrp: number;
   started: number;
@@ -38,7 +40,8 @@ export function procStat(pid: number): ProcStat | null {
   }
   // "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { running: fields[0] !== 'Z' && fields[0] !== 'X', pgrp: Number(fields[2]), started: Number(fields[19]) };
+  const state = fields[0]!;
+  return { state, running: state !== 'Z' && state !== 'X', pgrp: Number(fields[2]), started: Number(fields[19]) };
 }
 
 /** The running members of a process group (Linux). */
