@@ -28,6 +28,7 @@ import type { ApprovalInfo, CatalogDoc, InboxMessage, KeyFile, RequestState } fr
 import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
+import type { AllowlistContext } from './allowlist/roots';
 
 export interface StatusReport {
   home: string;
@@ -103,6 +104,11 @@ export class HostService {
     } catch {
       return null; // unsafe or incomplete: the daemon reports it, and publishes once it is fixed
     }
+  }
+
+  /** Where this host's spool and home are, for the allowlist's rules on roots (allowlist/roots.ts). */
+  private get allowlistContext(): AllowlistContext {
+    return { spool: this.spoolDir, home: this.home.root };
   }
 
   private get results(): ResultWriter | null {
@@ -188,11 +194,11 @@ export class HostService {
   /** The allowlist file as it is, with its hash (to notice an outside edit) and its check. */
   readAllowlist(): { path: string; text: string; hash: string; check: AllowlistCheck } {
     const text = existsSync(this.home.allowlist) ? readFileSync(this.home.allowlist, 'utf8') : '';
-    return { path: this.home.allowlist, text, hash: sha256Hex(text), check: checkAllowlist(text, this.home.allowlist, { spool: this.spoolDir, home: this.home.root }) };
+    return { path: this.home.allowlist, text, hash: sha256Hex(text), check: checkAllowlist(text, this.home.allowlist, this.allowlistContext) };
   }
 
   validateAllowlist(text: string): AllowlistCheck {
-    return checkAllowlist(text, this.home.allowlist, { spool: this.spoolDir, home: this.home.root });
+    return checkAllowlist(text, this.home.allowlist, this.allowlistContext);
   }
 
   /**
@@ -201,7 +207,7 @@ export class HostService {
    */
   saveAllowlist(text: string, baseHash: string, actor: string): { saved: true; hash: string } | { saved: false; reason: 'invalid' | 'changed_outside'; check: AllowlistCheck; hash: string } {
     const current = this.readAllowlist();
-    const check = checkAllowlist(text, this.home.allowlist, { spool: this.spoolDir, home: this.home.root });
+    const check = checkAllowlist(text, this.home.allowlist, this.allowlistContext);
     if (current.hash !== baseHash) return { saved: false, reason: 'changed_outside', check, hash: current.hash };
     if (!check.ok) return { saved: false, reason: 'invalid', check, hash: current.hash };
     writeFileAtomic(this.home.allowlist, text);
@@ -211,12 +217,12 @@ export class HostService {
 
   /** The plan a sample request would get under `text` (the editor's, maybe unsaved). */
   previewOperation(text: string, op: string, args: Record<string, unknown>): PreviewResult {
-    return previewRun(text, this.home.allowlist, op, args, { spool: this.spoolDir, home: this.home.root });
+    return previewRun(text, this.home.allowlist, op, args, this.allowlistContext);
   }
 
   /** Runs an operation once from the editor, outside the queue; the audit log records it. */
   async dryRunOperation(text: string, op: string, args: Record<string, unknown>, actor: string): Promise<DryRunResult> {
-    const r = await dryRun(text, this.home.allowlist, op, args, { spool: this.spoolDir, home: this.home.root }, this.settings.kill_grace_s * 1000);
+    const r = await dryRun(text, this.home.allowlist, op, args, this.allowlistContext, this.settings.kill_grace_s * 1000);
     if (r.ok) {
       const { argv, cwd } = r.plan;
       const end = r.run.error ? r.run.error.message : `exit code ${r.run.exit_code ?? r.run.signal}`;
@@ -376,7 +382,7 @@ export class HostService {
     const counts = this.requests.countByState() as Record<RequestState, number>;
     let allowlist: StatusReport['allowlist'];
     try {
-      const a = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, { spool: this.spoolDir, home: this.home.root });
+      const a = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, this.allowlistContext);
       allowlist = { ok: true, operations: [...a.operations.keys()], error: null };
     } catch (e) {
       allowlist = { ok: false, operations: [], error: (e as Error).message };
