@@ -77,6 +77,14 @@ export interface ResultDoc {
   approval?: ApprovalInfo;
   /** Who cancelled it. */
   cancelled_by?: string;
+  /** What the id is bound to (shared/protocol/requestHash.ts): in every result the host signs, so a
+   *  client can tell its own request from another one with the same id. */
+  request_hash?: string;
+  /** In a finished run's result, when it had a live log: how many bytes the host wrote to
+   *  results/<id>.log and their SHA-256 (hex), so a client that streamed the log can tell whether what
+   *  it showed is what the host wrote (anyone may replace the log file). */
+  log_bytes?: number;
+  log_sha256?: string;
 }
 
 export interface KeyFile {
@@ -140,6 +148,9 @@ export interface InboxMessage {
   created_at: string;
   ref: string | null;
   text: string;
+  /** For a conflict: the hash of the refused request (its id is bound to another), so that the client
+   *  that wrote it can tell this message is about its request. */
+  request_hash?: string;
 }
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
