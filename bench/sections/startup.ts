@@ -9,7 +9,7 @@ import { openLedger } from '../../main/core/ledger/db';
 import { AuditLog } from '../../main/core/ledger/audit';
 import type { RequestRow } from '../../main/core/ledger/requests';
 import { resultDocOf, unboundRejection } from '../../main/core/spool/results';
-import { bindingHash } from '../../main/core/daemon/intake';
+import { requestHash } from '../../shared/protocol/requestHash';
 import type { ErrorCode, RequestState } from '../../shared/protocol/types';
 import { BenchHost, CLK_TCK, ResultWatcher, cpuMsOf, memoryOf } from '../lib/host';
 import { CLI } from '../../test/helpers/host';
@@ -79,7 +79,7 @@ function rowOf(l: Lifecycle, keyId: string): RequestRow | 'unbound' | null {
     key_id: keyId,
     op: l.op,
     args_json: JSON.stringify(l.args),
-    binding_hash: bindingHash(keyId, l.op, l.args),
+    binding_hash: requestHash(keyId, l.op, l.args),
     mac: sha256(l.id),
     intent: l.intent ?? null,
     created_at: iso(0),

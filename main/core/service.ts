@@ -114,7 +114,7 @@ export class HostService {
   private get results(): ResultWriter | null {
     const pinned = this.pinned;
     if (!pinned) return null;
-    this.writer ??= new ResultWriter(pinned.paths, this.requests); // paths: updated in place by a repin
+    this.writer ??= new ResultWriter(pinned.paths, this.requests, (k) => this.keys.signer(k)); // paths: updated in place by a repin
     return this.writer;
   }
 
@@ -153,10 +153,12 @@ export class HostService {
     const rejected = this.decisions.rejectPendingOfKey(keyId, actor);
     this.publish(...rejected);
     const pinned = this.pinned;
-    if (pinned) {
+    const to = this.keys.signer(keyId); // the revoked key: only its holder needs to know
+    if (pinned && to) {
       const n = rejected.length;
       writeInboxMessage(
         pinned.paths.inbox,
+        to,
         'key_revoked',
         keyId,
         `Key ${keyId} was revoked on the host: requests signed with it are rejected${n ? ` (${n} waiting request${n === 1 ? ' was' : 's were'} rejected)` : ''}.`,
@@ -279,13 +281,15 @@ export class HostService {
     ].join('\n');
   }
 
-  /** A message typed by the human, for the sandbox's inbox. */
-  sendNotice(text: string, actor: string): InboxMessage {
+  /** A message typed by the human, for the sandbox's inbox: one copy signed for each active key. */
+  sendNotice(text: string, actor: string): InboxMessage[] {
     const pinned = this.pinned;
     if (!pinned) throw new UserError('the spool is not reachable or not safe: no message can be written');
-    const msg = writeInboxMessage(pinned.paths.inbox, 'notice', null, text);
-    this.audit.record({ kind: 'notice_sent', actor, message: `${actor} wrote to the sandbox: ${text.slice(0, 200)}` });
-    return msg;
+    const to = this.keys.list().filter((k) => !k.revoked_at).map((k) => this.keys.signer(k.key_id)).filter((k) => k !== null);
+    if (to.length === 0) throw new UserError('no active key whose secret this process can open: nobody could read the message');
+    const msgs = to.map((k) => writeInboxMessage(pinned.paths.inbox, k, 'notice', null, text));
+    this.audit.record({ kind: 'notice_sent', actor, message: `${actor} wrote to the sandbox (${to.length} key${to.length === 1 ? '' : 's'}): ${text.slice(0, 200)}` });
+    return msgs;
   }
 
   /** catalog.json as the sandbox sees it; null when it is not a regular file of the catalog's shape. */

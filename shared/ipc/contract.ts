@@ -100,7 +100,8 @@ export const ipcContract = {
   ),
   'requests.cancel': channel<{ changed: boolean; state: RequestState; message: string }>()(z.strictObject({ id: requestId })),
   'host.setPaused': channel<{ changed: boolean }>()(z.strictObject({ paused: z.boolean() })),
-  'inbox.send': channel<InboxMessage>()(z.strictObject({ text: z.string().min(1).max(4000) })),
+  /** One copy per active key, each signed for it. */
+  'inbox.send': channel<InboxMessage[]>()(z.strictObject({ text: z.string().min(1).max(4000) })),
   'spool.check': channel<V.SpoolCheckView>()(z.strictObject({ path: folder.optional() }).default({})),
   /** Makes `path` the spool (created if missing) once the person confirms in a native dialog (null:
    *  they did not); the host uses it from its next start. */

@@ -234,8 +234,8 @@ describe('with the daemon running', () => {
     plant(path.join(inbox, '20260101T000000000Z-00000000.json'), 'a FIFO');
     plant(path.join(inbox, '20260101T000000000Z-00000001.json'), 'a symlink to a FIFO');
     plant(path.join(inbox, '20260101T000000000Z-00000002.json'), 'a folder');
-    const msg = (await inAppProcess(`return svc.sendNotice('hello sandbox', 'test');`)) as { id: string };
-    const file = path.join(inbox, `${msg.id}.json`);
+    const [msg] = (await inAppProcess(`return svc.sendNotice('hello sandbox', 'test');`)) as { id: string }[];
+    const file = path.join(inbox, `${msg!.id}.json`);
     expect(lstatSync(file).isFile()).toBe(true);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ kind: 'notice', text: 'hello sandbox' });
     expect(readdirSync(inbox)).toHaveLength(4);

@@ -111,7 +111,8 @@ describe('the Settings screen', () => {
     expect(ui.errors).toEqual([]);
   });
 
-  it('sends a message to the sandbox: it lands in the spool inbox/', async () => {
+  it('sends a message to the sandbox: it lands in the spool inbox/, one copy signed for each key', async () => {
+    const keys = [ui.host.createKey('agent-a'), ui.host.createKey('agent-b')];
     await ui.open('/settings');
     const page = ui.page;
     const text = 'The staging database is down until 3 pm: please do not run the integration tests.';
@@ -119,10 +120,12 @@ describe('the Settings screen', () => {
     await page.getByRole('button', { name: 'Send message' }).click();
     const sent = page.getByRole('status', { name: 'Sent messages' });
     await sent.getByText(text).waitFor();
-    const inbox = ui.host.inbox();
-    const msg = inbox.find((m) => m.text === text);
-    expect(msg).toMatchObject({ v: 1, kind: 'notice', ref: null, text });
-    await sent.getByText(`inbox/${msg!.id as string}.json`).waitFor();
+    const copies = ui.host.inbox().filter((m) => m.text === text);
+    expect(copies.map((m) => (m.auth as { key_id: string }).key_id).sort()).toEqual(keys.map((k) => k.key_id).sort());
+    for (const msg of copies) {
+      expect(msg).toMatchObject({ v: 1, kind: 'notice', ref: null, text });
+      await sent.getByText(`inbox/${msg.id as string}.json`).waitFor();
+    }
     expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('');
     expect(ui.errors).toEqual([]);
   });

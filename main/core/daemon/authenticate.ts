@@ -5,7 +5,7 @@ import { decodeSecret, macMatches } from '../../../shared/protocol/sign';
 import type { ErrorCode, Payload } from '../../../shared/protocol/types';
 import type { KeyWithSecret } from '../keys/keyStore';
 
-export type Authenticated = { ok: true; key: KeyWithSecret; payload: Payload; mac: string };
+export type Authenticated = { ok: true; key: KeyWithSecret; secret: Buffer; payload: Payload; mac: string };
 export type Refused = {
   ok: false;
   code: Extract<ErrorCode, 'bad_envelope' | 'unknown_key' | 'revoked_key' | 'bad_signature'>;
@@ -38,7 +38,8 @@ export function authenticate(bytes: Buffer, fileId: string, lookupKey: (keyId: s
   if (key.secret === null) {
     return refuse('unknown_key', `key ${keyId} is sealed by the desktop app's keychain: only the desktop app can check it`, keyId);
   }
-  if (!macMatches(decodeSecret(key.secret), keyId, payloadText, mac)) {
+  const secret = decodeSecret(key.secret);
+  if (!macMatches(secret, keyId, payloadText, mac)) {
     return refuse('bad_signature', 'the MAC does not match the payload and key', keyId);
   }
   const parsed = parsePayload(payloadText);
@@ -46,5 +47,5 @@ export function authenticate(bytes: Buffer, fileId: string, lookupKey: (keyId: s
   if (parsed.value.id !== fileId) {
     return refuse('bad_envelope', `payload id "${parsed.value.id}" does not match the file name`, keyId, parsed.value.op);
   }
-  return { ok: true, key, payload: parsed.value, mac };
+  return { ok: true, key, secret, payload: parsed.value, mac };
 }

@@ -93,7 +93,6 @@ export class Daemon {
   private tickTimer: NodeJS.Timeout | null = null;
   readonly allowlist: AllowlistSource;
   private readonly intake: IntakeDeps;
-  private readonly keys: KeyStore;
   private readonly grants: Grants;
   private readonly decisions: Decisions;
   /** The spool's folders pinned (see spool/pinned.ts): every file operation goes through these. */
@@ -110,9 +109,9 @@ export class Daemon {
     private readonly lock: HomeLock,
     private readonly requests: Requests,
     private readonly audit: AuditLog,
+    private readonly keys: KeyStore,
     private readonly results: ResultWriter,
     private readonly health: SpoolHealth,
-    sealer: SecretSealer | null,
   ) {
     this.io = pinned.paths;
     this.queueWatch = settings.file_events ? new QueueWatch(() => this.requestScan(), log) : null;
@@ -120,7 +119,6 @@ export class Daemon {
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, { spool: spool.root, home: home.root }, audit, scopedLogger('allowlist'), (a) =>
       this.publishCatalog(a),
     );
-    this.keys = new KeyStore(db, sealer);
     this.grants = new Grants(db);
     this.decisions = new Decisions(requests, audit, this.grants);
     this.intake = {
@@ -162,7 +160,9 @@ export class Daemon {
       const audit = new AuditLog(db);
       const flags = new HostFlags(db);
       const health = new SpoolHealth(audit, scopedLogger('spool'), flags);
-      const d = new Daemon(home, spool, pinned, settings, db, flags, lock, requests, audit, new ResultWriter(pinned.paths, requests, health), health, opts.sealer ?? null);
+      const keys = new KeyStore(db, opts.sealer ?? null);
+      const results = new ResultWriter(pinned.paths, requests, (k) => keys.signer(k), health);
+      const d = new Daemon(home, spool, pinned, settings, db, flags, lock, requests, audit, keys, results, health);
       await d.boot();
       return d;
     } catch (e) {

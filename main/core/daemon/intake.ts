@@ -3,7 +3,7 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { authenticate } from './authenticate';
 import type { ApprovalInfo, ErrorCode, RequestState } from '../../../shared/protocol/types';
-import { canonicalJson, sha256Hex } from '../../../shared/protocol/canonicalJson';
+import { requestHash } from '../../../shared/protocol/requestHash';
 import type { RunPlan } from '../allowlist/plan';
 import { gate } from '../policy/gate';
 import type { Grant, Grants } from '../ledger/grants';
@@ -49,11 +49,6 @@ export type IntakeOutcome =
   | { kind: 'replay' }
   | { kind: 'conflict' }
   | { kind: 'duplicate_claim' };
-
-/** The idempotency binding: a request's id is tied to its key and to what it asks for. */
-export function bindingHash(keyId: string, op: string, args: Record<string, unknown>): string {
-  return sha256Hex(canonicalJson({ key_id: keyId, op, args }));
-}
 
 /** Why a request may not start now, by the clock; null when it may. */
 export function clockProblem(
@@ -120,7 +115,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   // Authenticated: from here on the id is bound.
   const now = Date.now();
   const touchKey = () => d.keys.touch(keyId, new Date(now).toISOString());
-  const hash = bindingHash(keyId, p.op, p.args);
+  const hash = requestHash(keyId, p.op, p.args); // the idempotency binding: the id is tied to its key and what it asks
   const existing = d.requests.get(id);
   if (existing) {
     touchKey();
@@ -149,11 +144,14 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       message: `conflict: ${id} is already bound to ${existing.key_id === keyId ? `another request (op ${existing.op})` : 'another key'}; nothing runs and its result is unchanged`,
       details: { bound_op: existing.op, bound_key: existing.key_id },
     });
+    const boundTo = existing.key_id === keyId ? `your earlier request (operation ${existing.op})` : 'a request of another key';
     writeInboxMessage(
       d.paths.inbox,
+      { keyId, secret: auth.secret },
       'conflict',
       id,
-      `Request id "${id}" is already used by a different request; nothing was run. Use a new id for a different request.`,
+      `Request id "${id}" is already bound to ${boundTo}; nothing was run, and its result is that request's. Use a new id for a different request.`,
+      { request_hash: hash },
     );
     d.log.warn(`conflict on ${id}`);
     return { kind: 'conflict' };

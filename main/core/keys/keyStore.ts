@@ -5,6 +5,8 @@ import { UserError } from '../errors';
 import { nowIso } from '../time';
 import { OP_NAME } from '../../../shared/protocol/ids';
 import type { KeyFile } from '../../../shared/protocol/types';
+import type { HostDocKey } from '../../../shared/protocol/hostAuth';
+import { decodeSecret } from '../../../shared/protocol/sign';
 
 export type Scope = 'read' | 'write';
 
@@ -113,6 +115,13 @@ export class KeyStore {
 
   list(): KeyInfo[] {
     return (this.db.prepare('SELECT * FROM keys ORDER BY created_at').all() as KeyRow[]).map(toInfo);
+  }
+
+  /** What the host signs results and inbox messages for this key with (revoked or not); null when the
+   *  key is unknown or its secret sealed by a keychain this process cannot open. */
+  signer(keyId: string): HostDocKey | null {
+    const secret = this.get(keyId)?.secret;
+    return secret ? { keyId, secret: decodeSecret(secret) } : null;
   }
 
   /** The key with its secret, for verification; null when unknown. */

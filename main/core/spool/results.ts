@@ -1,9 +1,11 @@
-// results/<id>.json: built from the ledger row, replaced atomically at every change of state.
+// results/<id>.json: built from the ledger row, replaced atomically at every change of state, and signed
+// for the key that made the request (docs/PROTOCOL.md, "Authenticated results and inbox messages").
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { quarantine } from './claim';
 import { scopedLogger } from '../log';
-import { writeJsonAtomic } from '../fs/atomicWrite';
+import { writeFileAtomic } from '../fs/atomicWrite';
+import { signHostDoc, type HostDocKey } from '../../../shared/protocol/hostAuth';
 import { approvalOf, type RequestRow, type Requests } from '../ledger/requests';
 import type { ErrorCode, ResultDoc } from '../../../shared/protocol/types';
 import { nowIso } from '../time';
@@ -37,6 +39,7 @@ export function resultDocOf(row: RequestRow): ResultDoc {
     finished_at: row.finished_at,
     duration_ms: row.duration_ms,
     error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
+    request_hash: row.binding_hash,
   };
   if (row.resolved_by === 'human') {
     doc.resolved_by = 'human';
@@ -71,10 +74,20 @@ export function unboundRejection(id: string, op: string | null, code: ErrorCode,
   };
 }
 
+/** The file text of a bound request's result: its document, signed for its key. */
+export function signedResultText(row: RequestRow, key: HostDocKey): string {
+  return signHostDoc('result', key, JSON.stringify(resultDocOf(row), null, 2) + '\n');
+}
+
 export class ResultWriter {
+  /** Rows whose key cannot sign here, said once each. */
+  private readonly unsignable = new Set<string>();
+
   constructor(
     private readonly paths: SpoolPaths,
     private readonly requests: Requests,
+    /** The key a result is signed for (KeyStore.signer); null: it cannot be signed in this process. */
+    private readonly signer: (keyId: string) => HostDocKey | null,
     private readonly health: SpoolHealth | null = null,
   ) {}
 
@@ -83,10 +96,18 @@ export class ResultWriter {
    * (the daemon, or the command line) may have changed the row meanwhile: then the newer version is
    * written too, so the last writer always leaves the latest state in the file. Never throws: a file
    * that cannot be written now stays unsynced and is retried, so a ledger step is never undone by it.
+   * Nor is one whose key's secret this process cannot open (sealed by the desktop app's keychain, for
+   * the command line): the app's daemon, which can, writes it when it sees the ledger change.
    */
   publish(row: RequestRow): boolean {
     for (let current: RequestRow | null = row; current; ) {
-      if (!this.write(current.id, resultDocOf(current))) return false;
+      const key = this.signer(current.key_id);
+      if (!key) {
+        if (!this.unsignable.has(current.id)) log.warn(`results/${current.id}.json not written here: the secret of key ${current.key_id} cannot be opened by this process to sign it`);
+        this.unsignable.add(current.id);
+        return false;
+      }
+      if (!this.write(current.id, signedResultText(current, key))) return false;
       this.requests.markSynced(current.id, current.version);
       const latest = this.requests.get(current.id);
       current = latest && latest.version !== current.version ? latest : null;
@@ -94,16 +115,17 @@ export class ResultWriter {
     return true;
   }
 
+  /** Unsigned: the request was refused before it was authenticated, so no key can be trusted with it. */
   writeUnbound(doc: ResultDoc): boolean {
-    return this.write(doc.id, doc);
+    return this.write(doc.id, JSON.stringify(doc, null, 2) + '\n');
   }
 
   /** Something the sandbox put where the result goes (a folder, say) is moved to quarantine once. */
-  private write(id: string, doc: ResultDoc): boolean {
+  private write(id: string, text: string): boolean {
     const file = resultPath(this.paths.results, id);
     for (let attempt = 0; ; attempt++) {
       try {
-        writeJsonAtomic(file, doc, 0o644);
+        writeFileAtomic(file, text, 0o644);
         this.health?.succeeded();
         return true;
       } catch (e) {

@@ -1,4 +1,5 @@
-// A message to the sandbox: written as a file into the spool's inbox/ folder, where the agent reads it.
+// A message to the sandbox: written into the spool's inbox/ folder, where the agent reads it, as one file
+// signed for each active key (a sandbox trusts only what is signed for its own key).
 import { useState } from 'react';
 import type { InboxMessage } from '../../../shared/protocol/types';
 import { api, errorText } from '../../api';
@@ -10,17 +11,17 @@ const MAX = 4000;
 export function InboxSection() {
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
-  const [sent, setSent] = useState<InboxMessage[]>([]);
+  const [sent, setSent] = useState<InboxMessage[][]>([]);
   const trimmed = text.trim();
 
   const send = async () => {
     if (!trimmed || trimmed.length > MAX || busy) return;
     setBusy(true);
     try {
-      const msg = await api.inbox.send({ text: trimmed });
-      setSent((s) => [msg, ...s].slice(0, 5));
+      const copies = await api.inbox.send({ text: trimmed });
+      setSent((s) => [copies, ...s].slice(0, 5));
       setText('');
-      toast('Message sent to the sandbox');
+      toast(`Message sent to the sandbox${copies.length > 1 ? ` (one copy for each of ${copies.length} keys)` : ''}`);
     } catch (e) {
       toast(`Could not send the message: ${errorText(e)}`, 'error');
     } finally {
@@ -56,7 +57,7 @@ export function InboxSection() {
             aria-describedby="inbox-note"
           />
           <div id="inbox-note" className="field-message muted">
-            Written as a file into the spool's <code>inbox/</code> folder, where the agent reads it. {text.length}/{MAX} characters · Ctrl+Enter sends.
+            Written into the spool's <code>inbox/</code> folder, where the agent reads it: one file signed for each active key. {text.length}/{MAX} characters · Ctrl+Enter sends.
           </div>
         </div>
         <button type="submit" className="primary" disabled={!trimmed || busy}>
@@ -67,12 +68,18 @@ export function InboxSection() {
         <div role="status" aria-label="Sent messages" className="inbox-sent">
           <h3>Sent</h3>
           <ul>
-            {sent.map((m) => (
-              <li key={m.id}>
+            {sent.map((copies) => (
+              <li key={copies[0]!.id}>
                 <div className="muted inbox-meta">
-                  {formatTime(m.created_at)} · <code>inbox/{m.id}.json</code>
+                  {formatTime(copies[0]!.created_at)} ·{' '}
+                  {copies.map((m, i) => (
+                    <span key={m.id}>
+                      {i > 0 ? ', ' : ''}
+                      <code>inbox/{m.id}.json</code>
+                    </span>
+                  ))}
                 </div>
-                <blockquote>{m.text}</blockquote>
+                <blockquote>{copies[0]!.text}</blockquote>
               </li>
             ))}
           </ul>

@@ -11,6 +11,7 @@ let svc: HostService;
 
 beforeEach(() => {
   host = new TestHost('version: 1\noperations: []\n');
+  host.createKey('sandbox'); // a notice is written for each active key
 });
 
 afterEach(async () => {
