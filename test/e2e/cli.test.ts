@@ -172,6 +172,27 @@ describe('status, audit and errors', () => {
     expect(JSON.parse(odd.stdout)).toEqual([]);
   });
 
+  it('status counts every state the ledger has: a denied and a cancelled request show as such', async () => {
+    const h = new TestHost('version: 1\noperations:\n  - name: ask\n    description: asks a human\n    command: [echo, hi]\n    scope: write\n');
+    try {
+      const key = h.createKey('sandbox');
+      const daemon = await h.startDaemon();
+      for (const id of ['to-deny', 'to-cancel']) h.submit(key, id, 'ask');
+      for (const id of ['to-deny', 'to-cancel']) await h.waitResult(id, ['awaiting_approval']);
+      expect(h.cli(['approvals', 'deny', 'to-deny']).status).toBe(0);
+      expect(h.cli(['cancel', 'to-cancel']).status).toBe(0);
+      await h.waitResult('to-deny', ['denied']);
+      await h.waitResult('to-cancel', ['cancelled']);
+      const line = h.cli(['status']).stdout.split('\n').find((l) => l.startsWith('Requests:'));
+      expect(line).toMatch(/\bdenied 1\b/);
+      expect(line).toMatch(/\bcancelled 1\b/);
+      expect(line).toMatch(/\bawaiting_approval 0\b/);
+      await daemon.stop();
+    } finally {
+      await h.cleanup();
+    }
+  });
+
   it('exits 2 with usage for an unknown command or option, 1 with a message for a missing home', () => {
     expect(dw(['frobnicate']).status).toBe(2);
     expect(host.cli(['status', '--bogus']).status).toBe(2);
