@@ -246,9 +246,10 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
   }
   unknownFields(c, p, raw, OP_FIELDS);
   const name = str(c, [...p, 'name'], raw.name, null);
+  // dumbwaiter.* are the built-in operations; dumbwaiter_* the MCP server's own tools (dw mcp).
   if (name === null) c.add([...p, 'name'], 'is required');
   else if (!OP_NAME.test(name)) c.add([...p, 'name'], 'must match ^[a-z][a-z0-9._-]{0,63}$');
-  else if (name.startsWith('dumbwaiter.')) c.add([...p, 'name'], 'names starting with "dumbwaiter." are reserved for built-in operations');
+  else if (name.startsWith('dumbwaiter')) c.add([...p, 'name'], 'names starting with "dumbwaiter" are reserved for built-in operations and the MCP server\'s own tools');
 
   const cwdRaw = str(c, [...p, 'cwd'], raw.cwd, null);
   const cwd = cwdRaw === null ? DEFAULT_CWD : absDir(c, [...p, 'cwd'], cwdRaw);
@@ -265,6 +266,9 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
         if (!ARG_NAME.test(an) || an === '__proto__') {
           c.add([...p, 'args', an], 'argument names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$ (and not be __proto__)');
           if (an === '__proto__') continue; // assigning it would replace the object's prototype
+        } else if (an.startsWith('dumbwaiter_')) {
+          // The MCP server adds dumbwaiter_intent (and may add more) to every operation's inputs.
+          c.add([...p, 'args', an], 'argument names starting with "dumbwaiter_" are reserved for the MCP server\'s own inputs (dumbwaiter_intent)');
         }
         const s = argSpec(c, [...p, 'args', an], spec, cwd);
         if (s) {

@@ -191,10 +191,20 @@ describe('parseAllowlist errors', () => {
     expect(problems[0]).toMatchObject({ line: 4, field: 'operations[0].name', message: 'must be a string' });
   });
 
-  it('names starting with "dumbwaiter." are reserved', () => {
-    expectOneProblem(lines('version: 1', 'operations:', '  - name: dumbwaiter.cancel', '    command: [echo]'), 3, 'operations[0].name', /reserved/);
-    expectOneProblem(lines('version: 1', 'operations:', '  - name: dumbwaiter.x', '    command: [echo]'), 3, 'operations[0].name', /reserved/);
-    expect(onlyOp(lines('version: 1', 'operations:', '  - name: dumbwaiter-x', '    command: [echo]')).name).toBe('dumbwaiter-x');
+  it('operation names starting with "dumbwaiter" are reserved (built-ins and the MCP server\'s own tools)', () => {
+    for (const name of ['dumbwaiter.cancel', 'dumbwaiter.x', 'dumbwaiter_status', 'dumbwaiter_wait', 'dumbwaiter-x', 'dumbwaiter']) {
+      expectOneProblem(lines('version: 1', 'operations:', `  - name: ${name}`, '    command: [echo]'), 3, 'operations[0].name', /reserved for built-in operations and the MCP server's own tools/);
+    }
+    expect(onlyOp(lines('version: 1', 'operations:', '  - name: my-dumbwaiter', '    command: [echo]')).name).toBe('my-dumbwaiter');
+  });
+
+  it('argument names starting with "dumbwaiter_" are reserved for the MCP server\'s inputs (dumbwaiter_intent)', () => {
+    for (const arg of ['dumbwaiter_intent', 'dumbwaiter_x']) {
+      const text = lines('version: 1', 'operations:', '  - name: a', `    command: [echo, "{${arg}}"]`, '    args:', `      ${arg}: {type: string}`);
+      expectOneProblem(text, 6, `operations[0].args.${arg}`, /"dumbwaiter_" are reserved for the MCP server's own inputs \(dumbwaiter_intent\)/);
+    }
+    const op = onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{intent}", "{dumbwaiterish}"]', '    args:', '      intent: {type: string}', '      dumbwaiterish: {type: string}'));
+    expect(Object.keys(op.args)).toEqual(['intent', 'dumbwaiterish']);
   });
 
   it('a duplicate operation name names the second one', () => {
