@@ -1,0 +1,172 @@
+// The guide for the agent in the sandbox, generated from the catalog: bin/AGENTS.md, and bin/SKILL.md
+// (the same text behind Agent Skills front matter). It tells the agent what the host offers, how to ask
+// for it and how to read the answers. Descriptions, patterns and path roots come from the allowlist:
+// the host's own words, but any of them could still break the Markdown (a newline starting a heading,
+// a backtick opening a code span that swallows the rest), so each is kept on one line and escaped.
+import { describeArgs } from '../../../shared/client/typedArgs';
+import { visible } from '../../../shared/text/visible';
+import type { CatalogDoc, CatalogOperation } from '../../../shared/protocol/types';
+
+export interface AgentGuide {
+  /** bin/AGENTS.md */
+  agents: string;
+  /** bin/SKILL.md */
+  skill: string;
+}
+
+/** Agent Skills: a skill's name is lowercase letters, digits and hyphens; its description at most 1,024 characters. */
+export const SKILL_NAME = 'dumbwaiter';
+const DESCRIPTION_MAX = 1024;
+
+/** One line: every run of white space (newlines, U+2028 included) is one space, and what would act
+ *  instead of showing (controls, bidi overrides) is written as a visible escape. */
+function oneLine(s: string): string {
+  return visible(s.replace(/\s+/gu, ' ').trim());
+}
+
+/** Plain text inside a line of Markdown: what could open markup that swallows, hides or splits text
+ *  (code spans, links, HTML and comments, table cells, entities) is escaped. Emphasis marks only change
+ *  how words look, and are left as written so that `max_length` and `~/Documents` read as they are. */
+export function mdText(s: string): string {
+  return oneLine(s).replace(/[\\`[\]<>|]|&(?=#?\w+;)/g, '\\$&');
+}
+
+/** A code span that holds `s` whatever backticks it contains (its fence is longer than any run inside). */
+export function mdCode(s: string): string {
+  const text = oneLine(s);
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+
+const DW = 'node "$DUMBWAITER_SPOOL/bin/dw.cjs"';
+
+function operation(op: CatalogOperation): string {
+  const approval = op.approval === 'always' ? 'a human approves each run' : 'runs without asking';
+  const description = op.description.trim() ? `: ${mdText(op.description)}` : '';
+  const args = describeArgs(op.args_schema);
+  const lines = args.length ? args.map((a) => `  - ${mdCode(a)}`) : ['  - no arguments'];
+  return [`- ${mdCode(op.name)} (${op.scope}, ${approval}, timeout ${op.timeout_s} s)${description}`, ...lines].join('\n');
+}
+
+function operations(catalog: CatalogDoc): string {
+  if (catalog.operations.length === 0) return 'The host offers no operations right now (its allowlist is empty).';
+  return catalog.operations.map(operation).join('\n');
+}
+
+const EXIT_CODES: [string, string][] = [
+  ['0', 'the operation succeeded'],
+  ['1-255', "the operation failed with this exit code (its own; read its output)"],
+  ['64', 'usage error of dw itself'],
+  ['65', 'bad arguments: nothing was written (the message names the argument)'],
+  ['66', 'no key file, or not a valid key file'],
+  ['69', 'the spool or the host is not available; for `dw doctor`: a check failed'],
+  ['77', 'permission denied: this sandbox runs as another user than the spool\'s owner (the message says which uid to use)'],
+  ['80', 'rejected by the host (the error code says why: `bad_args`, `scope_denied`, ...): fix the request, do not just retry'],
+  ['81', 'denied by the human (or the approval timed out): do not retry the same request without asking'],
+  ['82', 'expired before it started'],
+  ['83', 'cancelled'],
+  ['84', 'uncertain: the host stopped while it ran; a human will settle it. Do not run it again on your own'],
+  ['85', 'still pending after `--timeout`: it may still run; `dw wait ID` again (never resubmit with a new id)'],
+  ['86', 'failed without an exit code: could not start, or killed by its timeout or a signal'],
+  ['87', 'conflict: this id is already bound to another request; nothing ran. Use a new id'],
+];
+
+function body(catalog: CatalogDoc): string {
+  return `# Dumbwaiter: operations the host runs for you
+
+<!-- Written by the Dumbwaiter host from its catalog, and rewritten whenever its allowlist changes: edits here are lost. -->
+
+You work in a sandbox. Dumbwaiter is a program on the host (the machine outside the sandbox) that runs
+a fixed list of operations for you: its allowlist, chosen by a human. Nothing outside that list can be
+run through it, arguments are checked against their types, and some operations wait for a human to
+approve them. You reach it through the spool folder \`$DUMBWAITER_SPOOL\` with your key file
+\`$DUMBWAITER_KEY_FILE\`, using the client in the spool: \`${DW}\` (Node 18+) or
+\`python3 "$DUMBWAITER_SPOOL/bin/dw.py"\` (Python 3.8+, every command but \`mcp\`).
+
+## Commands
+
+\`\`\`sh
+${DW} doctor                       # is the spool there, the key valid, the host running?
+${DW} ops                          # the operations and their arguments, as the host offers them now
+${DW} run OP name=value ... --intent "why"     # submit, stream the output, exit with the result's code
+${DW} submit OP name=value ... --id ID --intent "why"   # write the request, print its id, return at once
+${DW} wait ID --timeout 600        # wait for a request's result and exit with its code
+${DW} status ID                    # its state now, without waiting
+${DW} cancel ID                    # ask the host to cancel it
+${DW} inbox                        # messages from the host (conflicts, a revoked key, notices)
+\`\`\`
+
+Arguments are typed by the catalog: \`count=5\` is an integer where the operation says so, a list takes the
+argument several times (\`files=a.ts files=b.ts\`); \`--args-json '{"count": 5}'\` gives them all at once.
+Add \`--json\` to \`ops\`, \`status\` and \`wait\` for the exact state.
+
+## Operations
+
+As the catalog said when this file was written (\`dw ops\` shows the current list). A read operation
+can be run with a read or a write key, a write operation only with a write key.
+
+${operations(catalog)}
+
+## Exit codes
+
+| code | meaning |
+| --- | --- |
+${EXIT_CODES.map(([code, meaning]) => `| ${code} | ${meaning} |`).join('\n')}
+
+An operation may itself exit with one of 64-87; \`--json\` gives the exact state when that matters.
+
+## Retrying safely
+
+Give a request your own id with \`--id\` (letters, digits, \`.\`, \`_\`, \`-\`) when you may need to retry it:
+the same id with the same operation and arguments is a replay, answered with the first run's result and
+never run twice. The same id with other arguments is a conflict (exit 87), and nothing runs: use a new id
+for a different request. After exit 85 (still pending) or a lost connection, \`dw wait ID\` again rather
+than submitting anew.
+
+## Intent
+
+\`--intent "..."\` says in a sentence why you ask. It is shown to the human who approves or reviews the
+request, and recorded with it: say what you are trying to do, plainly.
+
+## Results are signed
+
+The host signs every result and inbox message it writes for your key. The clients believe only what
+the host signed for your key and for the request you asked about, and say on stderr when they ignore a
+file (\`dw: ignored results/ID.json: ...\`): anyone who can write the spool could have put it there.
+Trust the exit code and output \`dw\` gives you, not files you read from the spool yourself. If \`dw\` says
+the host is not running, the request waits in \`queue/\` until it is back: wait, do not resubmit.
+
+## MCP
+
+\`${DW} mcp\` is a stdio MCP server (with the same two environment variables). Each operation is a tool
+whose input is its arguments, plus an optional \`dumbwaiter_intent\` (the intent, as above). A call waits
+for the result up to 45 s, sending progress notifications when the call has a progress token; past that
+it returns the request's id and state: call \`dumbwaiter_wait\` with that id (again, as often as needed)
+or \`dumbwaiter_status\` to check without waiting, and \`dumbwaiter_cancel\` to cancel.
+`;
+}
+
+/** The skill's description: what it is for and when to use it, naming the operations while they fit. */
+function skillDescription(catalog: CatalogDoc): string {
+  const base =
+    'Run operations on the host outside this sandbox through Dumbwaiter, which runs only the allowlisted operations a human chose ' +
+    '(some after a human approves them). Use it when a task needs one of them: to list them, submit a request, wait for its result, ' +
+    'read its exit code and retry it safely.';
+  const names = catalog.operations.map((o) => o.name);
+  if (names.length === 0) return base;
+  for (let n = names.length; n > 0; n--) {
+    const more = names.length - n;
+    const text = `${base} Operations: ${names.slice(0, n).join(', ')}${more ? ` and ${more} more` : ''}.`;
+    if (text.length <= DESCRIPTION_MAX) return text;
+  }
+  return base;
+}
+
+export function agentGuide(catalog: CatalogDoc): AgentGuide {
+  const text = body(catalog);
+  // A JSON string is a YAML double-quoted scalar: no name or character can break the front matter.
+  const front = `---\nname: ${SKILL_NAME}\ndescription: ${JSON.stringify(skillDescription(catalog))}\n---\n\n`;
+  return { agents: text, skill: front + text };
+}
