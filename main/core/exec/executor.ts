@@ -2,7 +2,7 @@
 // output streamed to results/<id>.log (capped) while the tails are kept for the result. Checked paths
 // and the working folder reach the program as the very objects checked (pathHandles.ts).
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, rmSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { RunPlan } from '../allowlist/plan';
@@ -24,6 +24,14 @@ export interface RunOutcome {
   terminated: string | null;
   finished_at: string;
   duration_ms: number;
+  /** What the host left in results/<id>.log (its own lines included), for the signed result; null
+   *  when the run had no log. */
+  log: LogDigest | null;
+}
+
+export interface LogDigest {
+  bytes: number;
+  sha256: string;
 }
 
 export interface RunHandle {
@@ -39,13 +47,19 @@ const DRAIN_MS = 1000;
 
 /**
  * Appends to the live log up to the operation's limit, then writes one line saying it stopped; the
- * host's notes (what the run left behind) are written past the limit.
+ * host's notes (what the run left behind) are written past the limit. Every byte that reaches the file
+ * is counted and hashed, so the result can say what the log holds (anyone may change the file later).
  * The sandbox chooses request ids, so it can put anything at results/<id>.log before the run: a
  * symlink to a host file, a FIFO, a folder. Whatever is there is removed, the log is created anew
  * without following links or blocking, and a log that fails is dropped: the run goes on.
  */
 class CappedLog {
+  /** Output bytes logged, against the limit. */
   private written = 0;
+  /** Every byte in the file, the host's lines included. */
+  private bytes = 0;
+  private readonly hash = createHash('sha256');
+  private opened = false;
   private full = false;
   private atLineStart = true;
   private fd: number | null = null;
@@ -64,6 +78,7 @@ class CappedLog {
     } catch {
       this.fd = null;
     }
+    this.opened = this.fd !== null;
   }
 
   write(chunk: Buffer): void {
@@ -72,13 +87,13 @@ class CappedLog {
       const room = this.limit - this.written;
       if (room > 0) {
         const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-        writeSync(this.fd, part);
+        this.put(part);
         this.written += part.length;
         this.atLineStart = part[part.length - 1] === 0x0a;
       }
       if (chunk.length > room) {
         this.full = true;
-        writeSync(this.fd, `\n[dumbwaiter: output limit of ${this.limit} bytes reached; the rest is not logged]\n`);
+        this.put(Buffer.from(`\n[dumbwaiter: output limit of ${this.limit} bytes reached; the rest is not logged]\n`));
         this.atLineStart = true;
       }
     } catch {
@@ -90,11 +105,26 @@ class CappedLog {
   note(text: string): void {
     if (this.fd === null) return;
     try {
-      writeSync(this.fd, `${this.atLineStart ? '' : '\n'}[dumbwaiter: ${text}]\n`);
+      this.put(Buffer.from(`${this.atLineStart ? '' : '\n'}[dumbwaiter: ${text}]\n`));
       this.atLineStart = true;
     } catch {
       this.close();
     }
+  }
+
+  /** Writes all of `buf`, counting what reached the file even when a write fails part-way. */
+  private put(buf: Buffer): void {
+    for (let off = 0; off < buf.length; ) {
+      const n = writeSync(this.fd!, buf, off, buf.length - off);
+      this.hash.update(buf.subarray(off, off + n));
+      this.bytes += n;
+      off += n;
+    }
+  }
+
+  /** What the file holds as the host left it; null when there never was a log. Once, after close(). */
+  digest(): LogDigest | null {
+    return this.opened ? { bytes: this.bytes, sha256: this.hash.digest('hex') } : null;
   }
 
   close(): void {
@@ -110,7 +140,7 @@ function spawnFailed(program: string, e: Error): RunOutcome['error'] {
 /** A run that never started: nothing to wait for or terminate. */
 function notStarted(program: string, e: Error, started: number): RunHandle {
   const at = Date.now();
-  const outcome: RunOutcome = { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error: spawnFailed(program, e), terminated: null, finished_at: new Date(at).toISOString(), duration_ms: at - started };
+  const outcome: RunOutcome = { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error: spawnFailed(program, e), terminated: null, finished_at: new Date(at).toISOString(), duration_ms: at - started, log: null };
   return { pid: null, done: Promise.resolve(outcome), terminate() {} };
 }
 
@@ -199,6 +229,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
         terminated,
         finished_at: new Date(finishedAt).toISOString(),
         duration_ms: finishedAt - started,
+        log: log.digest(),
       });
     };
     child.on('error', (e) => {

@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { startRun, type RunHandle } from '../../../../main/core/exec/executor';
@@ -66,6 +67,11 @@ const gone = (pids: number[]) => eventually(`processes ${pids.join(', ')} to be 
 
 /** `1\n2\n...n\n`: output whose every byte position is recognisable. */
 const numbers = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('');
+/** What the outcome must say about the log: the bytes of the file as the run left it. */
+const digestOfLog = () => {
+  const bytes = readFileSync(logFile);
+  return { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+};
 const limitLine = (n: number) => `\n[dumbwaiter: output limit of ${n} bytes reached; the rest is not logged]\n`;
 
 describe('process groups', () => {
@@ -149,6 +155,7 @@ describe('what a run leaves behind', () => {
     expect(alive(bg)).toBe(false); // already when the result is there: not eventually
     expect(existsSync(file('x'))).toBe(false);
     expect(readFileSync(logFile, 'utf8')).toMatch(/^started\n\[dumbwaiter: [12] process(es)? left behind by the run (was|were) ended\]\n$/);
+    expect(o.log).toEqual(digestOfLog()); // the host's line counted and hashed too
   });
 
   it('finds and ends a child that left the process group with setsid (by the run marker)', async () => {
@@ -320,8 +327,10 @@ describe('output caps', () => {
   });
 
   it('logs the first max_output_bytes, then one line saying the rest is not logged', async () => {
-    await run(['seq', '1', '5000'], { max_output_bytes: 1000 }).done;
+    const o = await run(['seq', '1', '5000'], { max_output_bytes: 1000 }).done;
     expect(readFileSync(logFile, 'utf8')).toBe(numbers(5000).slice(0, 1000) + limitLine(1000));
+    expect(o.log).toEqual(digestOfLog());
+    expect(o.log!.bytes).toBe(1000 + limitLine(1000).length);
   });
 
   it('caps stderr on its own', async () => {
@@ -380,6 +389,22 @@ describe('the live log file', () => {
     const o = await run(['/bin/echo', 'no log']).done;
     expect(o).toMatchObject({ exit_code: 0, stdout: 'no log\n' });
     expect(lstatSync(logFile).isDirectory()).toBe(true);
+  });
+
+  it("gives the log's length and SHA-256 in the outcome, as the file holds them", async () => {
+    const o = await run(nodeScript('process.stdout.write("out\\n"); process.stderr.write("é\\n")')).done;
+    expect(o.log).toEqual(digestOfLog());
+    expect(o.log!.bytes).toBe(Buffer.byteLength('out\né\n'));
+  });
+
+  it('gives an empty log its length and hash: a run with no output', async () => {
+    const o = await run(['/bin/true']).done;
+    expect(o.log).toEqual({ bytes: 0, sha256: createHash('sha256').digest('hex') });
+  });
+
+  it('gives no log digest when there was no log (a folder in its place)', async () => {
+    mkdirSync(logFile);
+    expect((await run(['/bin/echo', 'no log']).done).log).toBeNull();
   });
 
   it('starts a new log rather than appending to an old one', async () => {
