@@ -553,7 +553,7 @@ export class Daemon {
       // Recorded as running already: it must end as failed, never stay running with nothing behind it.
       const at = new Date().toISOString();
       const error = { code: 'spawn_failed' as const, message: `could not start "${plan.argv[0]}": ${(e as Error).message}` };
-      this.finishRow(started, { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0 });
+      this.finishRow(started, { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0, log: null });
       return;
     }
     // One commit (one fsync) for the pid and the audit entry: a request's few commits bound the throughput.
@@ -611,6 +611,8 @@ export class Daemon {
       error_message:
         state === 'uncertain'
           ? `terminated because the host was stopping; it may or may not have taken effect. Settle it with: dumbwaiter resolve ${row.id} --succeeded|--failed`
+      log_bytes: o.log?.bytes ?? null,
+      log_sha256: o.log?.sha256 ?? null,
           : (error?.message ?? null),
     };
     const how = o.signal ? `signal ${o.signal}` : `exit code ${o.exit_code}`;

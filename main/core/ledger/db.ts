@@ -110,6 +110,9 @@ const MIGRATIONS: string[] = [
   `CREATE INDEX audit_op ON audit (op, seq);
    CREATE INDEX audit_key ON audit (key_id, seq);
    CREATE INDEX requests_key ON requests (key_id);`,
+  // What a finished run left in results/<id>.log, for its signed result (NULL: it had no log).
+  `ALTER TABLE requests ADD COLUMN log_bytes INTEGER;
+   ALTER TABLE requests ADD COLUMN log_sha256 TEXT;`,
 ];
 
 export function openLedger(file: string): Db {

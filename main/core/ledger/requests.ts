@@ -42,6 +42,9 @@ export interface RequestRow {
   ceiling_override: number;
   cancel_requested_by: string | null;
   cost: number;
+  /** Bytes and SHA-256 (hex) of the live log as the finished run left it; null without a log. */
+  log_bytes: number | null;
+  log_sha256: string | null;
 }
 
 
@@ -77,6 +80,7 @@ export type RequestPatch = Partial<
     | 'state' | 'error_code' | 'error_message' | 'exit_code' | 'signal' | 'stdout' | 'stderr' | 'stdout_truncated'
     | 'stderr_truncated' | 'started_at' | 'finished_at' | 'duration_ms' | 'pid' | 'resolved_by' | 'note' | 'plan_json'
     | 'approval_json' | 'decided_by' | 'decided_at' | 'ceiling_override' | 'cancel_requested_by' | 'cost'
+    | 'log_bytes' | 'log_sha256'
   >
 >;
 

@@ -50,6 +50,10 @@ export function resultDocOf(row: RequestRow): ResultDoc {
     doc.approval = row.decided_by ? { ...approval, decided_by: row.decided_by, decided_at: row.decided_at ?? undefined } : approval;
   }
   if (row.state === 'cancelled' && row.cancel_requested_by) doc.cancelled_by = row.cancel_requested_by;
+  if (row.log_bytes !== null && row.log_sha256 !== null) {
+    doc.log_bytes = row.log_bytes;
+    doc.log_sha256 = row.log_sha256;
+  }
   return doc;
 }
 
