@@ -1,6 +1,6 @@
 // The sandbox-side clients the host places in the spool's bin/ folder: dw.cjs (one bundled file for
-// Node 18+, built from shared/client with esbuild) and dw.py (standard library only). The host only
-// writes them (atomically); it never executes anything from the spool.
+// Node 18+, built from shared/client with esbuild) and dw.py (standard library only), and the guide
+// for the agent. The host only writes them (atomically); it never executes anything from the spool.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { isHostMadeSpool, type SpoolPaths } from './spool/layout';
 import { UserError } from './errors';
+import { agentGuide } from './spool/agentGuide';
+import type { CatalogDoc } from '../../shared/protocol/types';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLIENT_DIR = path.join(ROOT, 'shared', 'client');
@@ -42,9 +44,24 @@ export function dwBundle(): string {
   return BUNDLE;
 }
 
-export function placeSandboxClients(spool: SpoolPaths): void {
-  // bin/ of a folder the host did not make a spool may be someone's own: never overwritten.
+/** The spool's bin/, where the host may write: bin/ of a folder the host did not make a spool may be
+ *  someone's own, never overwritten. Each file is replaced by rename, so a link the sandbox planted at
+ *  its name is replaced, never followed. */
+function hostBin(spool: SpoolPaths): string {
   if (!isHostMadeSpool(spool.root)) throw new UserError(`${spool.root} was not made a spool by Dumbwaiter: its bin/ is left alone`);
-  writeFileAtomic(path.join(spool.bin, 'dw.cjs'), readFileSync(dwBundle()), 0o755);
-  writeFileAtomic(path.join(spool.bin, 'dw.py'), readFileSync(PACKAGED ? path.join(path.dirname(BUNDLE), 'dw.py') : path.join(CLIENT_DIR, 'dw.py')), 0o755);
+  return spool.bin;
+}
+
+export function placeSandboxClients(spool: SpoolPaths): void {
+  const bin = hostBin(spool);
+  writeFileAtomic(path.join(bin, 'dw.cjs'), readFileSync(dwBundle()), 0o755);
+  writeFileAtomic(path.join(bin, 'dw.py'), readFileSync(PACKAGED ? path.join(path.dirname(BUNDLE), 'dw.py') : path.join(CLIENT_DIR, 'dw.py')), 0o755);
+}
+
+/** bin/AGENTS.md and bin/SKILL.md, from the catalog the host publishes with them. */
+export function placeAgentGuide(spool: SpoolPaths, catalog: CatalogDoc): void {
+  const bin = hostBin(spool);
+  const guide = agentGuide(catalog);
+  writeFileAtomic(path.join(bin, 'AGENTS.md'), guide.agents, 0o644);
+  writeFileAtomic(path.join(bin, 'SKILL.md'), guide.skill, 0o644);
 }

@@ -277,6 +277,11 @@ export class HostService {
       `  node "$DUMBWAITER_SPOOL/bin/dw.cjs" doctor      # or: python3 "$DUMBWAITER_SPOOL/bin/dw.py" doctor`,
       `  node "$DUMBWAITER_SPOOL/bin/dw.cjs" ops`,
       '',
+      'Then give the agent its guide, which the host writes when it runs (and rewrites when the allowlist changes):',
+      '',
+      '  Tell the agent: "Read $DUMBWAITER_SPOOL/bin/AGENTS.md before using Dumbwaiter."',
+      '  Or, for an agent with Agent Skills: copy $DUMBWAITER_SPOOL/bin/SKILL.md into its skills folder as dumbwaiter/SKILL.md',
+      '',
       'See docs/SANDBOX.md for Docker, devcontainers and MCP.',
     ].join('\n');
   }

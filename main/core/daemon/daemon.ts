@@ -18,7 +18,7 @@ import { faultPoint } from '../faults';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
 import { claim, entryPath, firstEntries, quarantine, readyEntries, type Entry } from '../spool/claim';
 import { ResultWriter, logPath, unboundRejection } from '../spool/results';
-import { writeCatalog, writeHostStatus } from '../spool/hostFiles';
+import { catalogOf, writeCatalog, writeHostStatus } from '../spool/hostFiles';
 import type { RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
 import { gate } from '../policy/gate';
@@ -26,7 +26,7 @@ import { Grants } from '../ledger/grants';
 import { HostFlags } from '../ledger/meta';
 import { Decisions } from '../decisions';
 import { reap, reapedAnything } from '../retention';
-import { placeSandboxClients } from '../sandboxClients';
+import { placeAgentGuide, placeSandboxClients } from '../sandboxClients';
 import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
 import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import { groupAlive } from '../exec/processGroup';
@@ -378,8 +378,12 @@ export class Daemon {
     this.heartbeat();
   }
 
+  /** catalog.json, and the agent's guide made from it (bin/AGENTS.md, bin/SKILL.md). */
   private publishCatalog(a: Allowlist): void {
-    if (this.spoolOk) this.safely('catalog.json', () => writeCatalog(this.io.catalogJson, a));
+    if (!this.spoolOk) return;
+    const catalog = catalogOf(a);
+    this.safely('catalog.json', () => writeCatalog(this.io.catalogJson, catalog));
+    this.safely('bin/AGENTS.md', () => placeAgentGuide(this.io, catalog));
   }
 
   private async scan(): Promise<void> {

@@ -29,8 +29,8 @@ export function catalogOf(allowlist: Allowlist): CatalogDoc {
   };
 }
 
-export function writeCatalog(file: string, allowlist: Allowlist): void {
-  writeJsonAtomic(file, catalogOf(allowlist), 0o644);
+export function writeCatalog(file: string, catalog: CatalogDoc): void {
+  writeJsonAtomic(file, catalog, 0o644);
 }
 
 /** Far more than the host ever writes: anything bigger was not written by it. */
