@@ -19,7 +19,8 @@ const PACKAGED = !existsSync(path.join(CLIENT_DIR, 'dw.ts'));
 
 function newestSource(): number {
   const dirs = [CLIENT_DIR, path.join(ROOT, 'shared', 'protocol')];
-  return Math.max(...dirs.flatMap((d) => readdirSync(d).map((n) => statSync(path.join(d, n)).mtimeMs)));
+  const files = [...dirs.flatMap((d) => readdirSync(d).map((n) => path.join(d, n))), path.join(ROOT, 'package.json')]; // its version is in the bundle
+  return Math.max(...files.map((f) => statSync(f).mtimeMs));
 }
 
 /** dist/sandbox/dw.cjs, rebuilt when a client source is newer. Written by rename: builds may race. */
