@@ -141,10 +141,12 @@ the host is not running, the request waits in \`queue/\` until it is back: wait,
 ## MCP
 
 \`${DW} mcp\` is a stdio MCP server (with the same two environment variables). Each operation is a tool
-whose input is its arguments, plus an optional \`dumbwaiter_intent\` (the intent, as above). A call waits
-for the result up to 45 s, sending progress notifications when the call has a progress token; past that
-it returns the request's id and state: call \`dumbwaiter_wait\` with that id (again, as often as needed)
-or \`dumbwaiter_status\` to check without waiting, and \`dumbwaiter_cancel\` to cancel.
+whose input is its arguments, plus an optional \`dumbwaiter_intent\` (the intent, as above). A call
+without a progress token waits for the result up to 45 s; past that it returns the request's id and
+state: call \`dumbwaiter_wait\` with that id (again, as often as needed), \`dumbwaiter_status\` to check
+without waiting, or \`dumbwaiter_cancel\` to cancel. Never call the operation again to get the result.
+A call with a progress token waits until the request is settled and sends progress notifications
+meanwhile (its state and live output), so a client that resets its timeout on progress never loses it.
 `;
 }
 
