@@ -611,12 +611,12 @@ export class Daemon {
       stderr_truncated: o.stderr_truncated ? 1 : 0,
       finished_at: o.finished_at,
       duration_ms: o.duration_ms,
+      log_bytes: o.log?.bytes ?? null,
+      log_sha256: o.log?.sha256 ?? null,
       error_code: state === 'uncertain' ? ('interrupted' as const) : (error?.code ?? null),
       error_message:
         state === 'uncertain'
           ? `terminated because the host was stopping; it may or may not have taken effect. Settle it with: dumbwaiter resolve ${row.id} --succeeded|--failed`
-      log_bytes: o.log?.bytes ?? null,
-      log_sha256: o.log?.sha256 ?? null,
           : (error?.message ?? null),
     };
     const how = o.signal ? `signal ${o.signal}` : `exit code ${o.exit_code}`;
