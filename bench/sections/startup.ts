@@ -112,6 +112,8 @@ function rowOf(l: Lifecycle, keyId: string): RequestRow | 'unbound' | null {
     ceiling_override: 0,
     cancel_requested_by: state === 'cancelled' ? (l.entries.find((e) => e.kind === 'cancel_requested')?.actor ?? null) : null,
     cost: 0,
+    log_bytes: null,
+    log_sha256: null,
   };
 }
 
