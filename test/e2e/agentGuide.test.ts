@@ -1,8 +1,9 @@
 // The agent's guide in the spool's bin/: the real daemon writes AGENTS.md and SKILL.md from the catalog
-// it publishes, rewrites both when the allowlist changes, and replaces a link or a FIFO the sandbox put
-// at their names without following or opening it. `dumbwaiter keys create` says how to hand it over.
+// it publishes, rewrites both when the allowlist changes, replaces a link or a FIFO the sandbox put at
+// their names without following or opening it, and serves on when a folder there blocks the write.
+// `dumbwaiter keys create` says how to hand the guide over.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lstatSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, rmdirSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
@@ -90,6 +91,22 @@ describe('the agent guide in bin/', () => {
     host.submit(key, 'guide-1', 'nod', { word: 'yes' });
     expect(await host.waitResult('guide-1')).toMatchObject({ state: 'succeeded', stdout: 'nod yes\n' });
     expect(daemon.proc.exitCode).toBeNull();
+  });
+
+  it('a folder planted at its name is left, said in the audit log, and the daemon serves on', async () => {
+    unlinkSync(bin('AGENTS.md'));
+    mkdirSync(bin('AGENTS.md'));
+    host.writeAllowlist(V2);
+    const entry = await eventually('the failed write in the audit log', () => host.audit('bin/AGENTS.md', 'internal_error')[0]);
+    expect(entry.message).toMatch(/bin\/AGENTS\.md/);
+    expect(lstatSync(bin('AGENTS.md')).isDirectory()).toBe(true);
+    host.submit(key, 'guide-2', 'wave', { word: 'still' });
+    expect(await host.waitResult('guide-2')).toMatchObject({ state: 'succeeded', stdout: 'wave still\n' });
+    // Once it is gone, the next rewrite puts the guide back.
+    rmdirSync(bin('AGENTS.md'));
+    host.writeAllowlist(V1);
+    await eventually('the guide back without wave', () => (isFile('AGENTS.md') && !read('AGENTS.md').includes('wave') ? true : undefined));
+    expect(read('AGENTS.md')).toBe(agentGuide(catalog()).agents);
   });
 
   it('keys create prints how to hand the guide to the agent', () => {
