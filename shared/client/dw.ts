@@ -1,11 +1,10 @@
 // `dw`: the sandbox's command line. Bundled into one file (spool/bin/dw.cjs) that runs on Node 18+.
 import { parseArgs } from 'node:util';
 import { loadKeyFile, KeyFileError } from './keyFile';
-import { SpoolClient, isSettled, type Status } from './spoolClient';
+import { SpoolClient, hostDownText, isResult, isSettled, type Followed, type Status } from './spoolClient';
 import { argsFromPairs, checkArgs, describeArgs, ArgError } from './typedArgs';
 import { EXIT, exitCodeOf } from './exitCodes';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
+import { checkSpool, NotASpoolError, SpoolPermissionError } from './spoolAccess';
 
 class Exit extends Error {
   constructor(
@@ -30,8 +29,9 @@ const HELP = `dw: ask the Dumbwaiter host to run an allowlisted operation
 
 Options: --spool DIR (else $DUMBWAITER_SPOOL), --key-file FILE (else $DUMBWAITER_KEY_FILE).
 Exit codes: 0 ok; the operation's own code when it failed; 64 usage; 65 bad arguments; 66 key file;
-69 spool or host unavailable; 80 rejected; 81 denied; 82 expired; 83 cancelled; 84 uncertain;
-85 still pending after --timeout; 86 failed without an exit code.
+69 spool or host unavailable; 77 permission denied; 80 rejected; 81 denied; 82 expired; 83 cancelled;
+84 uncertain; 85 still pending after --timeout; 86 failed without an exit code; 87 conflict: the id
+is bound to another request, nothing ran.
 `;
 
 const OPTIONS = {
@@ -52,16 +52,23 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositi
 function spoolOf(v: Values): string {
   const spool = v.spool ?? process.env.DUMBWAITER_SPOOL;
   if (!spool) throw new Exit(EXIT.usage, 'no spool: pass --spool DIR or set DUMBWAITER_SPOOL');
-  if (!existsSync(path.join(spool, 'queue'))) throw new Exit(EXIT.unavailable, `${spool} is not a Dumbwaiter spool (no queue/ folder)`);
+  try {
+    checkSpool(spool);
+  } catch (e) {
+    if (e instanceof NotASpoolError) throw new Exit(EXIT.unavailable, e.message);
+    throw e;
+  }
   return spool;
 }
+
+const notice = (text: string) => void process.stderr.write(`dw: ${text}\n`);
 
 function clientOf(v: Values): SpoolClient {
   const spool = spoolOf(v);
   const keyFile = v['key-file'] ?? process.env.DUMBWAITER_KEY_FILE;
   if (!keyFile) throw new Exit(EXIT.noKey, 'no key: pass --key-file FILE or set DUMBWAITER_KEY_FILE');
   try {
-    return new SpoolClient(spool, loadKeyFile(keyFile));
+    return new SpoolClient(spool, loadKeyFile(keyFile), { onNotice: notice });
   } catch (e) {
     if (e instanceof KeyFileError) throw new Exit(EXIT.noKey, e.message);
     throw e;
@@ -126,14 +133,28 @@ function submitFrom(c: SpoolClient, positionals: string[], v: Values): string {
       expiresAt: expiresIn === undefined ? undefined : new Date(Date.now() + expiresIn * 1000),
     });
   } catch (e) {
+    if (e instanceof SpoolPermissionError) throw e;
     throw new Exit(v.id !== undefined ? EXIT.usage : EXIT.unavailable, (e as Error).message);
   }
 }
 
 /** What a settled (or still pending) request says, on stdout and stderr. */
-function report(s: Status, withOutput: boolean): void {
-  if (!isSettled(s)) {
-    process.stderr.write(`${s.id} is still ${s.state}; check again with: dw wait ${s.id}\n`);
+function report(c: SpoolClient, s: Status, withOutput: boolean): void {
+  if (s.state === 'conflict') {
+    process.stderr.write(`dw: ${s.id} conflict: ${s.message}\n`);
+    return;
+  }
+  if ('unsigned' in s) {
+    process.stderr.write(
+      `dw: ${s.id} rejected (not signed by the host, so it may not be the host's): ${s.error.code}: ${s.error.message}; the host signs every answer to a request it could authenticate: check the key with dw doctor\n`,
+    );
+    if (s.revoked) process.stderr.write(`dw: the host revoked this key: ${s.revoked}\n`);
+    return;
+  }
+  if (!isResult(s) || !isSettled(s)) {
+    const host = c.hostState();
+    const why = host.running ? '' : `: ${hostDownText(host, s)}`;
+    process.stderr.write(`${s.id} is still ${s.state}${why}; check again with: dw wait ${s.id}\n`);
     return;
   }
   if (withOutput) {
@@ -142,6 +163,17 @@ function report(s: Status, withOutput: boolean): void {
   }
   if (s.error) process.stderr.write(`dw: ${s.id} ${s.state}: ${s.error.code}: ${s.error.message}\n`);
   else if (s.state !== 'succeeded' && s.state !== 'failed') process.stderr.write(`dw: ${s.id} ${s.state}\n`);
+}
+
+/** After `dw run` streamed the live log: whether it was the host's, and the signed output where it was not. */
+function reportRun(c: SpoolClient, s: Followed): void {
+  const settled = isSettled(s);
+  if (settled && s.log.check === 'mismatch') {
+    process.stderr.write(`dw: the live output above is not what the host logged (results/${s.id}.log was changed by someone else); the host's signed output follows:\n`);
+  } else if (settled && s.log.check === 'unchecked') {
+    process.stderr.write(`dw: the live output above could not be checked against the host's log (its result has no log_sha256)\n`);
+  }
+  report(c, s, s.log.check === 'none' || s.log.check === 'mismatch');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -169,50 +201,48 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     case 'submit': {
-      process.stdout.write(submitFrom(clientOf(v), rest, v) + '\n');
+      const c = clientOf(v);
+      const id = submitFrom(c, rest, v);
+      process.stdout.write(id + '\n');
+      const host = c.hostState();
+      if (!host.running) notice(hostDownText(host, { id, state: 'unclaimed' }));
       return EXIT.ok;
     }
     case 'status': {
       const id = need(rest[0], 'dw status ID');
       const s = clientOf(v).status(id);
       if (v.json) return print(s);
-      const err = 'error' in s && s.error ? `  ${s.error.code}: ${s.error.message}` : '';
+      const err = s.state === 'conflict' ? `  ${s.message}` : 'error' in s && s.error ? `  ${s.error.code}: ${s.error.message}${'unsigned' in s ? ' (not signed by the host)' : ''}` : '';
       process.stdout.write(`${id}  ${s.state}${'exit_code' in s && s.exit_code !== null ? `  exit ${s.exit_code}` : ''}${err}\n`);
       return EXIT.ok;
     }
     case 'wait': {
       const id = need(rest[0], 'dw wait ID');
-      const s = await clientOf(v).wait(id, { timeoutMs: timeoutMs(v) });
+      const c = clientOf(v);
+      const s = await c.wait(id, { timeoutMs: timeoutMs(v) });
       if (v.json) print(s);
-      else report(s, true);
+      else report(c, s, true);
       return exitCodeOf(s);
     }
     case 'run': {
       const c = clientOf(v);
       const id = submitFrom(c, rest, v);
       process.stderr.write(`${id}\n`);
-      let streamed = false;
-      const s = await c.follow(
-        id,
-        (chunk) => {
-          streamed = true;
-          process.stdout.write(chunk);
-        },
-        { timeoutMs: timeoutMs(v) },
-      );
-      report(s, !streamed);
+      const s = await c.follow(id, (chunk) => process.stdout.write(chunk), { timeoutMs: timeoutMs(v) });
+      reportRun(c, s);
       return exitCodeOf(s);
     }
     case 'cancel': {
       const target = need(rest[0], 'dw cancel ID');
       const c = clientOf(v);
       const id = c.submit({ op: 'dumbwaiter.cancel', args: { target } });
-      const s = await c.wait(id, { timeoutMs: (timeoutMs(v) ?? 30_000) });
-      report(s, true);
+      const s = await c.wait(id, { timeoutMs: timeoutMs(v) ?? 30_000 });
+      report(c, s, true);
       return exitCodeOf(s);
     }
     case 'inbox': {
-      const msgs = new SpoolClient(spoolOf(v), null).inbox();
+      // Only what the host signed for this key: anyone can write into inbox/.
+      const msgs = clientOf(v).inbox();
       if (v.json) return print(msgs);
       if (msgs.length === 0) process.stdout.write('No messages.\n');
       for (const m of msgs) process.stdout.write(`${m.created_at}  ${m.kind}${m.ref ? ` (${m.ref})` : ''}: ${m.text}\n`);
@@ -248,36 +278,53 @@ function print(x: unknown): number {
 /** Each check on one line; a stopped host fails fast, without waiting for a ping nobody will answer. */
 async function doctor(v: Values): Promise<number> {
   let ok = true;
-  const line = (pass: boolean, what: string) => {
-    ok &&= pass;
-    process.stdout.write(`${pass ? 'ok  ' : 'FAIL'}  ${what}\n`);
+  const line = (pass: boolean | 'skip', what: string) => {
+    ok &&= pass !== false;
+    process.stdout.write(`${pass === 'skip' ? 'skip' : pass ? 'ok  ' : 'FAIL'}  ${what}\n`);
   };
   let c: SpoolClient;
   try {
-    spoolOf(v);
-    line(true, `spool ${spoolOf(v)}`);
+    line(true, `spool ${spoolOf(v)}: reachable`);
+  } catch (e) {
+    line(false, (e as Error).message);
+    return e instanceof SpoolPermissionError ? EXIT.noPerm : EXIT.unavailable;
+  }
+  const ignored: string[] = [];
+  try {
     c = clientOf(v);
+    // The ping's client keeps its notices (files it ignored) for the "results signed" line.
+    c = new SpoolClient(c.spool, c.key, { onNotice: (t) => ignored.push(t) });
     line(true, `key file: key ${c.key!.key_id}`);
   } catch (e) {
     line(false, (e as Error).message);
     return EXIT.unavailable;
   }
-  const host = c.host();
-  const age = host ? (Date.now() - Date.parse(host.heartbeat_at)) / 1000 : Infinity;
-  const alive = host !== null && host.up !== false && age < 30;
-  line(alive, host ? `host ${host.host_id} (Dumbwaiter ${host.app_version}): last heartbeat ${Math.round(age)} s ago${alive ? '' : ': the host looks down'}${host.paused ? ' (paused)' : ''}` : 'no host.json: the host has never run on this spool');
-  if (!alive) return EXIT.unavailable;
+  const host = c.hostState();
+  line(host.running, host.text);
+  if (!host.running) return EXIT.unavailable;
   const sent = Date.now();
   const id = c.submit({ op: 'dumbwaiter.ping' });
   const s = await c.wait(id, { timeoutMs: 10_000 });
-  if (s.state === 'succeeded') {
-    const pong = JSON.parse(s.stdout) as { time: string; scope: string };
-    // The host answered between our write and our read: compare its clock with the middle of that span.
-    const skew = (Date.parse(pong.time) - (sent + Date.now()) / 2) / 1000;
-    line(true, `key accepted (scope ${pong.scope})`);
-    line(Math.abs(skew) < 60, `clocks: the host is ${Math.abs(skew).toFixed(1)} s ${skew >= 0 ? 'ahead of' : 'behind'} this sandbox (requests more than 5 min ahead are refused)`);
+  if (isResult(s)) {
+    if (s.state === 'succeeded') {
+      const pong = JSON.parse(s.stdout) as { time: string; scope: string };
+      // The host answered between our write and our read: compare its clock with the middle of that span.
+      const skew = (Date.parse(pong.time) - (sent + Date.now()) / 2) / 1000;
+      line(Math.abs(skew) < 60, `clocks: the host is ${Math.abs(skew).toFixed(1)} s ${skew >= 0 ? 'ahead of' : 'behind'} this sandbox (requests more than 5 min ahead are refused)`);
+      line(true, `key accepted (scope ${pong.scope})`);
+    } else {
+      line('skip', 'clocks: not checked (the ping did not succeed)');
+      line(false, `key not accepted: ${s.error ? `${s.error.code}: ${s.error.message}` : s.state}`);
+    }
+    line(true, 'results signed: the answer to the ping is signed for this key');
   } else {
-    line(false, `key not accepted: ${'error' in s && s.error ? `${s.error.code}: ${s.error.message}` : `no answer within 10 s (${s.state})`}`);
+    line('skip', 'clocks: not checked (no signed answer to the ping)');
+    if ('unsigned' in s) {
+      line(false, `key not accepted: the host does not know this key / the key file is not the host's (an unsigned refusal: ${s.error.code}: ${s.error.message})`);
+    } else {
+      line(false, `key not accepted: no answer within 10 s (${s.state === 'conflict' ? s.message : s.state})`);
+    }
+    line(false, `results signed: no answer to the ping signed for this key${ignored.length > 0 ? ` (${ignored.join('; ')})` : ''}`);
   }
   return ok ? EXIT.ok : EXIT.unavailable;
 }
@@ -287,9 +334,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    if (e instanceof Exit) {
+    if (e instanceof Exit || e instanceof SpoolPermissionError) {
       process.stderr.write(`dw: ${e.message}\n`);
-      process.exitCode = e.code;
+      process.exitCode = e instanceof Exit ? e.code : EXIT.noPerm;
     } else {
       process.stderr.write(`dw: ${(e as Error).stack ?? String(e)}\n`);
       process.exitCode = 70;

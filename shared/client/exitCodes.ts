@@ -7,6 +7,7 @@ export const EXIT = {
   badArgs: 65,
   noKey: 66,
   unavailable: 69,
+  noPerm: 77,
   rejected: 80,
   denied: 81,
   expired: 82,
@@ -14,6 +15,7 @@ export const EXIT = {
   uncertain: 84,
   waitTimeout: 85,
   failedNoCode: 86,
+  conflict: 87,
 } as const;
 
 export function exitCodeOf(s: Status): number {
@@ -23,7 +25,7 @@ export function exitCodeOf(s: Status): number {
     case 'failed':
       return 'exit_code' in s && s.exit_code !== null && s.exit_code !== 0 ? s.exit_code : EXIT.failedNoCode;
     case 'rejected':
-      return EXIT.rejected;
+      return EXIT.rejected; // an unsigned refusal too: never a success
     case 'denied':
       return EXIT.denied;
     case 'expired':
@@ -32,6 +34,8 @@ export function exitCodeOf(s: Status): number {
       return EXIT.cancelled;
     case 'uncertain':
       return EXIT.uncertain;
+    case 'conflict':
+      return EXIT.conflict;
     default:
       return EXIT.waitTimeout;
   }

@@ -1,12 +1,23 @@
-// The sandbox side of the spool: sign and write requests, read results (pure reads), wait, follow logs.
+// The sandbox side of the spool: sign and write requests; read what the host answered, believing only
+// what it signed for this key (docs/PROTOCOL.md, "Authenticated results and inbox messages"), since
+// anyone who can write the spool can write results/ and inbox/; wait; follow the live log.
 // Node built-ins only, so it bundles into one file that runs on Node 18 with no node_modules.
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, writeSync, constants } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, writeSync, constants } from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { computeMac, decodeSecret } from '../protocol/sign';
 import { isRequestId } from '../protocol/ids';
-import { isFinalState, type CatalogDoc, type HostStatusDoc, type InboxMessage, type KeyFile, type ResultDoc } from '../protocol/types';
+import { openHostDoc, type HostDocKey } from '../protocol/hostAuth';
+import { requestHash } from '../protocol/requestHash';
+import { sha256Hex } from '../protocol/canonicalJson';
+import { isFinalState, type CatalogDoc, type ErrorCode, type InboxMessage, type KeyFile, type ResultDoc, type ResultError } from '../protocol/types';
+import { visible } from '../text/visible';
 import { newRequestId } from './requestIds';
+import { MAX_RESULT_BYTES, MAX_SPOOL_FILE_BYTES, openSpoolFile, readAt, readSpoolFile } from './spoolFiles';
+import { entryExists, inFolder, isPermissionError, permissionDenied } from './spoolAccess';
+import { readHostState, type HostState } from './hostState';
+
+export type { HostState } from './hostState';
 
 export interface SubmitRequest {
   op: string;
@@ -16,32 +27,126 @@ export interface SubmitRequest {
   expiresAt?: Date;
 }
 
-export type Status = ResultDoc | { id: string; state: 'unclaimed' | 'unknown' };
-
-/** Final, or uncertain (a human must settle it): waiting longer changes nothing by itself. */
-export function isSettled(s: Status): s is ResultDoc {
-  return s.state === 'uncertain' || (s.state !== 'unclaimed' && s.state !== 'unknown' && isFinalState(s.state));
+/** A refusal the host wrote unsigned (it could not authenticate the request), or anyone else did. */
+export interface UnsignedRefusal {
+  id: string;
+  state: 'rejected';
+  unsigned: true;
+  error: ResultError;
+  /** The host's signed message saying it revoked this key, if there is one. */
+  revoked?: string;
 }
 
-function readJson<T>(file: string): T | null {
+export type Status =
+  /** Verified for this key, for this id, and bound to the request this process sent (when it sent one). */
+  | ResultDoc
+  | { id: string; state: 'unclaimed' | 'unknown' }
+  /** The id is bound to another request: nothing of this one ran (exit 87). */
+  | { id: string; state: 'conflict'; message: string }
+  | UnsignedRefusal;
+
+export function isResult(s: Status): s is ResultDoc {
+  return 'v' in s;
+}
+
+/** Final, uncertain (a human must settle it), a conflict or an unsigned refusal: waiting changes nothing by itself. */
+export function isSettled(s: Status): boolean {
+  if (s.state === 'conflict' || s.state === 'uncertain') return true;
+  return s.state !== 'unclaimed' && s.state !== 'unknown' && isFinalState(s.state);
+}
+
+/** Refusals before authentication: the host cannot sign them, since anyone could have written the request. */
+const UNSIGNABLE: ReadonlySet<string> = new Set<ErrorCode>(['bad_envelope', 'unknown_key', 'revoked_key', 'bad_signature']);
+
+/** An unsigned refusal is believed only once its request has left queue/ and no signed result came for this long. */
+export const UNSIGNED_GRACE_MS = 2000;
+
+export function defaultConflictText(id: string): string {
+  return `request id ${id} is already bound to another request; nothing was run: use a new id`;
+}
+
+export interface ClientOptions {
+  /** What the sandbox should know while it waits: files ignored (once per version), the host going down or coming back. */
+  onNotice?: (text: string) => void;
+}
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  onChange?: (s: Status) => void;
+  signal?: AbortSignal;
+}
+
+/** What `follow` streamed, and whether it is what the host logged (its signed log_sha256). */
+export interface LogCheck {
+  streamed: number;
+  check: 'none' | 'match' | 'mismatch' | 'unchecked';
+}
+
+export type Followed = Status & { log: LogCheck };
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done);
+  });
+}
+
+function unsignedRefusalOf(text: string, id: string): ResultError | null {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as T;
+    const d = JSON.parse(text) as Partial<ResultDoc>;
+    const code = d?.error?.code;
+    if (d?.id === id && d.state === 'rejected' && typeof code === 'string' && UNSIGNABLE.has(code)) {
+      // Unsigned, so possibly anyone's words: shown only with what a terminal would act on escaped.
+      return { code, message: visible(String(d.error?.message ?? '')) };
+    }
   } catch {
-    return null; // missing, or replaced between our open and read: the caller looks again
+    /* not JSON: not a refusal */
   }
+  return null;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+type OwnResult = { doc: ResultDoc } | { refusal: ResultError } | null;
+
+/** One look at a request: its status, and whether a conflict's own words (the inbox message) may still come. */
+interface Look {
+  s: Status;
+  conflictTextPending: boolean;
+}
 
 export class SpoolClient {
+  private readonly hostKey: HostDocKey | null;
+  private readonly onNotice: (text: string) => void;
+  /** The request hash of each id this process submitted: what its result must be bound to. */
+  private readonly hashes = new Map<string, string>();
+  /** For each file ignored, the version last said (a notice once per version, not once per poll). */
+  private readonly said = new Map<string, string>();
+  /** Inbox messages by name and version (inode, size, mtime): each file is read and verified once. */
+  private readonly inboxSeen = new Map<string, { version: string; msg: InboxMessage | null }>();
+
   constructor(
     readonly spool: string,
-    /** Null for a reader that only looks (catalog, inbox, results). */
+    /** Null for a reader that only looks at the catalog. */
     readonly key: KeyFile | null,
-  ) {}
+    opts: ClientOptions = {},
+  ) {
+    this.hostKey = key ? { keyId: key.key_id, secret: decodeSecret(key.secret) } : null;
+    this.onNotice = opts.onNotice ?? (() => {});
+  }
 
   private p(...parts: string[]): string {
     return path.join(this.spool, ...parts);
+  }
+
+  private sayOnce(file: string, version: string, text: string): void {
+    if (this.said.get(file) === version) return;
+    this.said.set(file, version);
+    this.onNotice(text);
   }
 
   /** The envelope text for a request, signed over the exact payload bytes. */
@@ -60,19 +165,22 @@ export class SpoolClient {
     return JSON.stringify({ v: 1, key_id: keyId, payload, mac });
   }
 
-  /** Writes a request atomically (tmp/, fsync, rename into queue/, fsync the folder). Returns its id. */
+  /** Writes a request atomically (tmp/, fsync, rename into queue/, fsync the folder). Returns its id,
+   *  and remembers what it is bound to, so that a result for another request with this id is a conflict. */
   submit(r: SubmitRequest): string {
     const id = r.id ?? newRequestId();
     if (!isRequestId(id)) throw new Error(`"${id}" is not a valid request id (letters, digits, . _ -; at most 128)`);
+    const text = this.envelope({ ...r, id });
+    this.hashes.set(id, requestHash(this.key!.key_id, r.op, r.args ?? {}));
     const tmp = this.p('tmp', `${id}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    const fd = inFolder(this.p('tmp'), () => openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));
     try {
-      writeSync(fd, this.envelope({ ...r, id }));
+      writeSync(fd, text);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(tmp, this.p('queue', `${id}.json`));
+    inFolder(this.p('queue'), () => renameSync(tmp, this.p('queue', `${id}.json`)));
     try {
       const dfd = openSync(this.p('queue'), constants.O_RDONLY);
       try {
@@ -86,81 +194,208 @@ export class SpoolClient {
     return id;
   }
 
-  /** A pure read: the result document, else whether the request still waits in the queue. */
-  status(id: string): Status {
-    const doc = readJson<ResultDoc>(this.p('results', `${id}.json`));
-    if (doc) return doc;
-    return { id, state: existsSync(this.p('queue', `${id}.json`)) ? 'unclaimed' : 'unknown' };
+  /** The hash this process sent `id` with, if it sent it. */
+  requestHashOf(id: string): string | undefined {
+    return this.hashes.get(id);
   }
 
-  /** Waits with backoff until the request is final (or uncertain), or `timeoutMs` passes. */
-  async wait(id: string, opts: { timeoutMs?: number; onChange?: (s: Status) => void } = {}): Promise<Status> {
+  /** results/<id>.json if the host signed it for this key and this id; else why not, said once. */
+  private ownResult(id: string): OwnResult {
+    const rel = `results/${id}.json`;
+    const r = readSpoolFile(this.p('results', `${id}.json`), MAX_RESULT_BYTES);
+    if (!r.ok) {
+      if (r.why === 'missing') return null;
+      // Denied: if results/ itself cannot be entered, that is a permission problem of the spool (thrown);
+      // a file of its own that cannot be read is anyone's doing, and absent like any other.
+      if (r.why === 'denied') inFolder(this.p('results'), () => lstatSync(this.p('results', `${id}.json`)));
+      const why = { denied: 'it cannot be read (permission denied)', not_a_file: 'it is not a regular file', too_big: `it is larger than ${MAX_RESULT_BYTES} bytes` }[r.why];
+      this.sayOnce(rel, r.why, `ignored ${rel}: ${why}`);
+      return null;
+    }
+    const text = r.data.toString('utf8');
+    const opened = this.hostKey ? openHostDoc('result', text, this.hostKey) : ({ ok: false, why: 'unsigned', keyId: null } as const);
+    if (opened.ok) {
+      if (opened.doc.id === id) return { doc: opened.doc as unknown as ResultDoc };
+      this.sayOnce(rel, sha256Hex(text), `ignored ${rel}: it is signed for this key but answers another request id`);
+      return null;
+    }
+    const refusal = opened.why === 'unsigned' ? unsignedRefusalOf(text, id) : null;
+    const why = opened.why === 'unsigned' ? 'unsigned' : opened.why === 'other_key' ? `signed for key ${opened.keyId}` : 'its signature does not match';
+    this.sayOnce(rel, sha256Hex(text), `ignored ${rel}: the host did not sign it for this key (${why})`);
+    return refusal ? { refusal } : null;
+  }
+
+  /** The inbox messages the host signed for this key, oldest first. */
+  inbox(): InboxMessage[] {
+    if (!this.hostKey) return [];
+    const dir = this.p('inbox');
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch (e) {
+      if (isPermissionError(e)) throw permissionDenied(dir);
+      return [];
+    }
+    const present = new Set<string>();
+    const out: InboxMessage[] = [];
+    for (const name of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
+      present.add(name);
+      let version: string;
+      try {
+        const st = lstatSync(path.join(dir, name));
+        version = `${st.ino}:${st.size}:${st.mtimeMs}`;
+      } catch {
+        continue;
+      }
+      let seen = this.inboxSeen.get(name);
+      if (seen?.version !== version) {
+        seen = { version, msg: this.readMessage(path.join(dir, name), name.slice(0, -'.json'.length)) };
+        this.inboxSeen.set(name, seen);
+      }
+      if (seen.msg) out.push(seen.msg);
+    }
+    for (const name of this.inboxSeen.keys()) if (!present.has(name)) this.inboxSeen.delete(name);
+    return out;
+  }
+
+  private readMessage(file: string, msgId: string): InboxMessage | null {
+    const r = readSpoolFile(file, MAX_SPOOL_FILE_BYTES);
+    if (!r.ok) return null;
+    const opened = openHostDoc('inbox', r.data.toString('utf8'), this.hostKey!);
+    return opened.ok && opened.doc.id === msgId ? (opened.doc as unknown as InboxMessage) : null;
+  }
+
+  /** The host's words on a conflict of `id`: about the request this process sent, when it knows which. */
+  private conflictText(id: string, hash: string | undefined): string | null {
+    const m = this.inbox().filter((m) => m.kind === 'conflict' && m.ref === id && (hash === undefined || m.request_hash === hash));
+    return m.length > 0 ? m[m.length - 1]!.text : null;
+  }
+
+  private look(id: string): Look {
+    const own = this.ownResult(id);
+    const hash = this.hashes.get(id);
+    if (own && 'doc' in own) {
+      const bound = own.doc.request_hash;
+      if (hash === undefined || bound === undefined || bound === hash) return { s: own.doc, conflictTextPending: false };
+      // Bound to another request of this key: whatever that result says, it is not this request's outcome.
+      const text = this.conflictText(id, hash);
+      return { s: { id, state: 'conflict', message: text ?? defaultConflictText(id) }, conflictTextPending: text === null && this.inQueue(id) };
+    }
+    const text = this.conflictText(id, hash);
+    if (text !== null) return { s: { id, state: 'conflict', message: text }, conflictTextPending: false };
+    if (this.inQueue(id)) return { s: { id, state: 'unclaimed' }, conflictTextPending: false };
+    if (own) {
+      const revoked = this.inbox().filter((m) => m.kind === 'key_revoked' && m.ref === this.key!.key_id).pop();
+      return { s: { id, state: 'rejected', unsigned: true, error: own.refusal, ...(revoked ? { revoked: revoked.text } : {}) }, conflictTextPending: false };
+    }
+    return { s: { id, state: 'unknown' }, conflictTextPending: false };
+  }
+
+  private inQueue(id: string): boolean {
+    return entryExists(this.p('queue', `${id}.json`));
+  }
+
+  /** A pure read: what the host answered for this key, else whether the request still waits in queue/. */
+  status(id: string): Status {
+    return this.look(id).s;
+  }
+
+  hostState(): HostState {
+    return readHostState(this.spool);
+  }
+
+  /** Waits with backoff until the request is settled (see isSettled), or `timeoutMs` passes, or `signal` aborts. */
+  wait(id: string, opts: WaitOptions = {}): Promise<Status> {
+    return this.poll(id, opts, 1000);
+  }
+
+  /**
+   * Polls until settled. An unsigned refusal counts only once it has stood UNSIGNED_GRACE_MS with its
+   * request gone from queue/ (a signed answer written meanwhile wins); a conflict found by its hash
+   * waits, while the host runs and the request is in queue/, for the host's message about it. Says
+   * when the host is not running, and again whenever that changes.
+   */
+  private async poll(id: string, opts: WaitOptions, maxDelayMs: number, step?: (s: Status) => void): Promise<Status> {
     const end = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
     let delay = 50;
     let last = '';
+    let unsignedSince: number | null = null;
+    let hostRunning: boolean | null = null;
     for (;;) {
-      const s = this.status(id);
+      const { s, conflictTextPending } = this.look(id);
+      step?.(s);
       if (s.state !== last) {
         last = s.state;
         opts.onChange?.(s);
       }
-      if (isSettled(s) || Date.now() >= end) return s;
-      await sleep(Math.min(delay, Math.max(0, end - Date.now())));
-      delay = Math.min(delay * 1.5, 1000);
+      let settled = isSettled(s);
+      if ('unsigned' in s) {
+        unsignedSince ??= Date.now();
+        settled = Date.now() - unsignedSince >= UNSIGNED_GRACE_MS;
+      } else unsignedSince = null;
+      const host = this.hostState();
+      if (conflictTextPending && host.running) settled = false;
+      if (settled || Date.now() >= end || opts.signal?.aborted) return s;
+      if (host.running !== hostRunning) {
+        if (hostRunning !== null || !host.running) this.onNotice(host.running ? 'the host is running again' : hostDownText(host, s));
+        hostRunning = host.running;
+      }
+      await sleep(Math.min(delay, Math.max(0, end - Date.now())), opts.signal);
+      delay = Math.min(delay * 1.5, maxDelayMs);
     }
   }
 
   /**
-   * Streams results/<id>.log as it grows, until the request is settled (or `timeoutMs` passes), then
-   * drains what is left. Returns the last status.
+   * Streams results/<id>.log as it grows, but only once a verified result says the run started (a log
+   * planted before is never shown), until the request is settled or `timeoutMs` passes. At the end
+   * reads at most the log_bytes the host's final result gives, and checks what was streamed against
+   * its log_sha256.
    */
-  async follow(id: string, onChunk: (b: Buffer) => void, opts: { timeoutMs?: number } = {}): Promise<Status> {
+  async follow(id: string, onChunk: (b: Buffer) => void, opts: WaitOptions = {}): Promise<Followed> {
     const logFile = this.p('results', `${id}.log`);
-    const end = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
-    let offset = 0;
     let fd: number | null = null;
-    const drain = () => {
-      if (fd === null && existsSync(logFile)) fd = openSync(logFile, 'r');
+    let offset = 0;
+    const digest = createHash('sha256');
+    const started = (s: Status): s is ResultDoc => isResult(s) && (s.state === 'running' || s.started_at !== null);
+    const drain = (limit: number) => {
+      fd ??= openSpoolFile(logFile);
       if (fd === null) return;
-      const buf = Buffer.alloc(64 * 1024);
-      for (let n; (n = readSync(fd, buf, 0, buf.length, offset)) > 0; offset += n) onChunk(buf.subarray(0, n));
-    };
-    let delay = 50;
-    try {
-      for (;;) {
-        drain();
-        const s = this.status(id);
-        if (isSettled(s) || Date.now() >= end) {
-          drain();
-          return s;
-        }
-        await sleep(Math.min(delay, Math.max(0, end - Date.now())));
-        delay = Math.min(delay * 1.5, 500);
+      for (let chunk; offset < limit && (chunk = readAt(fd, offset, limit - offset)).length > 0; offset += chunk.length) {
+        digest.update(chunk);
+        onChunk(chunk);
       }
+    };
+    try {
+      const s = await this.poll(id, opts, 500, (s) => {
+        if (started(s) && !isSettled(s)) drain(Infinity);
+      });
+      if (!started(s)) return { ...s, log: { streamed: offset, check: offset === 0 ? 'none' : 'unchecked' } };
+      const final = isSettled(s);
+      drain(final && typeof s.log_bytes === 'number' ? s.log_bytes : Infinity);
+      let check: LogCheck['check'] = offset === 0 ? 'none' : 'unchecked';
+      if (offset > 0 && final && typeof s.log_sha256 === 'string' && typeof s.log_bytes === 'number') {
+        check = offset === s.log_bytes && digest.digest('hex') === s.log_sha256 ? 'match' : 'mismatch';
+      }
+      return { ...s, log: { streamed: offset, check } };
     } finally {
       if (fd !== null) closeSync(fd);
     }
   }
 
   catalog(): CatalogDoc | null {
-    return readJson<CatalogDoc>(this.p('catalog.json'));
-  }
-
-  host(): HostStatusDoc | null {
-    return readJson<HostStatusDoc>(this.p('host.json'));
-  }
-
-  inbox(): InboxMessage[] {
-    let names: string[];
+    const r = readSpoolFile(this.p('catalog.json'), MAX_SPOOL_FILE_BYTES);
+    if (!r.ok) return null;
     try {
-      names = readdirSync(this.p('inbox'));
+      const doc = JSON.parse(r.data.toString('utf8')) as CatalogDoc;
+      return Array.isArray(doc?.operations) ? doc : null;
     } catch {
-      return [];
+      return null; // replaced between our open and read: the caller looks again
     }
-    return names
-      .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
-      .sort()
-      .map((n) => readJson<InboxMessage>(this.p('inbox', n)))
-      .filter((m): m is InboxMessage => m !== null);
   }
+}
+
+/** What to say while the host is down: where the request is. */
+export function hostDownText(host: HostState, s: Status): string {
+  if (s.state !== 'unclaimed') return host.text;
+  return `${host.text}; the request waits in queue/ until it ${host.since ? 'is back' : 'runs'}`;
 }

@@ -1,6 +1,8 @@
-// The sandbox client library: what it signs is what the host verifies; ids; typed arguments.
-import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+// The sandbox client library: what it signs is what the host verifies; what it believes is only what
+// the host signed for its key (the host vectors); ids; typed arguments.
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { SpoolClient } from '../../../../shared/client/spoolClient';
 import { newRequestId, stableId } from '../../../../shared/client/requestIds';
@@ -31,6 +33,86 @@ describe('the client signs what the host verifies', () => {
 
   it('refuses to sign without a key', () => {
     expect(() => new SpoolClient('/nowhere', null).envelope({ id: 'x', op: 'echo' })).toThrow('key file');
+  });
+});
+
+interface HostVectors {
+  key_file: KeyFile;
+  other_key_file: KeyFile;
+  request_hash: { about: string; key_id: string; op: string; args_json: string; request_hash: string }[];
+  signed: { about: string; kind: 'result' | 'inbox'; id: string; text: string; file: string }[];
+  refused: { about: string; kind: 'result' | 'inbox'; file: string; why: string }[];
+}
+const hostVectors = JSON.parse(readFileSync(path.join(import.meta.dirname, '../../../../docs/vectors-host-v1.json'), 'utf8')) as HostVectors;
+
+describe('the client believes only what the host signed for its key (docs/vectors-host-v1.json)', () => {
+  const spools: string[] = [];
+  afterAll(() => spools.forEach((s) => rmSync(s, { recursive: true, force: true })));
+  /** A spool with the folders a client reads, and a client of the vectors' key that records its notices. */
+  function spoolWith(key: KeyFile = hostVectors.key_file) {
+    const spool = mkdtempSync(path.join(os.tmpdir(), 'client-vectors-'));
+    spools.push(spool);
+    for (const d of ['queue', 'tmp', 'results', 'inbox']) mkdirSync(path.join(spool, d));
+    const notices: string[] = [];
+    return { spool, notices, client: new SpoolClient(spool, key, { onNotice: (t) => notices.push(t) }) };
+  }
+
+  it.each(hostVectors.request_hash)('binds what it submits by the request hash: $about', (v) => {
+    const { client } = spoolWith({ ...hostVectors.key_file, key_id: v.key_id });
+    const id = client.submit({ op: v.op, args: JSON.parse(v.args_json) as Record<string, unknown> });
+    expect(client.requestHashOf(id)).toBe(v.request_hash);
+  });
+
+  it.each(hostVectors.signed.filter((v) => v.kind === 'result'))('takes the signed result: $about', (v) => {
+    const { spool, client, notices } = spoolWith();
+    writeFileSync(path.join(spool, 'results', `${v.id}.json`), v.file);
+    expect(client.status(v.id)).toEqual(JSON.parse(v.text));
+    expect(notices).toEqual([]);
+  });
+
+  it.each(hostVectors.signed.filter((v) => v.kind === 'inbox'))('takes the signed inbox message: $about', (v) => {
+    const { spool, client } = spoolWith();
+    writeFileSync(path.join(spool, 'inbox', `${v.id}.json`), v.file);
+    expect(client.inbox()).toEqual([JSON.parse(v.text)]);
+    // Not under another name: an inbox message is its file's.
+    rmSync(path.join(spool, 'inbox', `${v.id}.json`));
+    writeFileSync(path.join(spool, 'inbox', `20991231T000000000Z-00000000.json`), v.file);
+    expect(client.inbox()).toEqual([]);
+  });
+
+  const WHY: Record<string, string> = { unsigned: '(unsigned)', other_key: `(signed for key ${hostVectors.other_key_file.key_id})`, bad_mac: '(its signature does not match)' };
+  it.each(hostVectors.refused)('refuses $about ($why), saying so once', (v) => {
+    const { spool, client, notices } = spoolWith();
+    const id = (JSON.parse(v.file.trim().replace(/^\{"auth": ?\{[^}]*\},/, '{')) as { id: string }).id;
+    if (v.kind === 'inbox') {
+      writeFileSync(path.join(spool, 'inbox', `${id}.json`), v.file);
+      expect(client.inbox()).toEqual([]);
+      return;
+    }
+    writeFileSync(path.join(spool, 'results', `${id}.json`), v.file);
+    expect(client.status(id)).toEqual({ id, state: 'unknown' });
+    expect(client.status(id)).toEqual({ id, state: 'unknown' });
+    expect(notices).toEqual([`ignored results/${id}.json: the host did not sign it for this key ${WHY[v.why]}`]);
+  });
+
+  it('a signed result of another id at this id\'s name is not this request\'s', () => {
+    const { spool, client, notices } = spoolWith();
+    writeFileSync(path.join(spool, 'results', 'other.json'), hostVectors.signed[0]!.file);
+    expect(client.status('other')).toEqual({ id: 'other', state: 'unknown' });
+    expect(notices[0]).toContain('answers another request id');
+  });
+
+  it('a signed result bound to another request of this key is a conflict, not its outcome', () => {
+    const v = hostVectors.signed[0]!;
+    const { spool, client } = spoolWith();
+    writeFileSync(path.join(spool, 'results', `${v.id}.json`), v.file);
+    client.submit({ id: v.id, op: 'echo', args: { msg: 'something else' } });
+    expect(client.status(v.id)).toEqual({ id: v.id, state: 'conflict', message: `request id ${v.id} is already bound to another request; nothing was run: use a new id` });
+    // The same request again (the vector's hash) is a replay: its result is this request's.
+    const again = spoolWith();
+    writeFileSync(path.join(again.spool, 'results', `${v.id}.json`), v.file);
+    again.client.submit({ id: v.id, op: 'echo', args: { msg: 'hello' } });
+    expect(again.client.status(v.id)).toEqual(JSON.parse(v.text));
   });
 });
 

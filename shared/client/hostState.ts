@@ -1,0 +1,52 @@
+// Whether the host is running, from host.json: a stopped host must not look like a slow one (a
+// request "still unclaimed" forever). The daemon rewrites host.json every 5 s and sets `up: false` when
+// it stops cleanly; a heartbeat older than 20 s means it stopped without saying so (a crash, a sleep).
+import path from 'node:path';
+import { readSpoolFile, MAX_SPOOL_FILE_BYTES } from './spoolFiles';
+import type { HostStatusDoc } from '../protocol/types';
+
+export const HEARTBEAT_STALE_MS = 20_000;
+
+export interface HostState {
+  running: boolean;
+  /** The last heartbeat (ISO time) of a host that is not running; null if it never ran. */
+  since: string | null;
+  paused: boolean;
+  version: string | null;
+  /** One line saying all of the above, for a human or an agent. */
+  text: string;
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** A time stamp in this machine's local time: the time only if it is today, else with the date. */
+export function localTime(iso: string, now = new Date()): string {
+  const t = new Date(iso);
+  const time = `${pad(t.getHours())}:${pad(t.getMinutes())}:${pad(t.getSeconds())}`;
+  return t.toDateString() === now.toDateString() ? time : `${t.getFullYear()}-${pad(t.getMonth() + 1)}-${pad(t.getDate())} ${time}`;
+}
+
+export function hostStateOf(doc: Partial<HostStatusDoc> | null, nowMs = Date.now()): HostState {
+  if (doc === null) return { running: false, since: null, paused: false, version: null, text: 'the host has never run on this spool (no host.json)' };
+  const version = typeof doc.app_version === 'string' ? doc.app_version : null;
+  const paused = doc.paused === true;
+  const beat = typeof doc.heartbeat_at === 'string' ? Date.parse(doc.heartbeat_at) : NaN;
+  if (Number.isNaN(beat)) return { running: false, since: null, paused, version, text: 'the host is not running (host.json has no heartbeat)' };
+  const since = doc.heartbeat_at!;
+  if (doc.up === false || nowMs - beat > HEARTBEAT_STALE_MS) {
+    return { running: false, since, paused, version, text: `the host is not running (since ${localTime(since, new Date(nowMs))}, per host.json)` };
+  }
+  const text = `the host is running${version ? ` (Dumbwaiter ${version})` : ''}${paused ? ', paused: requests are checked but nothing starts until it is resumed' : ''}`;
+  return { running: true, since: null, paused, version, text };
+}
+
+export function readHostState(spool: string): HostState {
+  const r = readSpoolFile(path.join(spool, 'host.json'), MAX_SPOOL_FILE_BYTES);
+  if (!r.ok) return hostStateOf(r.why === 'missing' ? null : {});
+  try {
+    const doc = JSON.parse(r.data.toString('utf8')) as unknown;
+    return hostStateOf(typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? (doc as Partial<HostStatusDoc>) : {});
+  } catch {
+    return hostStateOf({});
+  }
+}

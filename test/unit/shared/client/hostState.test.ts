@@ -1,0 +1,31 @@
+// Whether the host is running, as a client tells it from host.json.
+import { describe, expect, it } from 'vitest';
+import { hostStateOf, localTime, HEARTBEAT_STALE_MS } from '../../../../shared/client/hostState';
+
+const now = Date.parse('2026-12-01T12:00:00.000Z');
+const beat = (msAgo: number) => new Date(now - msAgo).toISOString();
+
+describe('hostStateOf', () => {
+  it('a host with a fresh heartbeat runs; paused says so', () => {
+    expect(hostStateOf({ heartbeat_at: beat(3000), up: true, paused: false, app_version: '1.2.3' }, now)).toMatchObject({ running: true, since: null, text: 'the host is running (Dumbwaiter 1.2.3)' });
+    expect(hostStateOf({ heartbeat_at: beat(3000), paused: true }, now).text).toContain('paused');
+  });
+
+  it('a host that said it stopped, or whose heartbeat is stale, is not running since its last heartbeat', () => {
+    const stopped = hostStateOf({ heartbeat_at: beat(1000), up: false }, now);
+    expect(stopped).toMatchObject({ running: false, since: beat(1000) });
+    expect(stopped.text).toBe(`the host is not running (since ${localTime(beat(1000), new Date(now))}, per host.json)`);
+    expect(hostStateOf({ heartbeat_at: beat(HEARTBEAT_STALE_MS + 1), up: true }, now).running).toBe(false);
+  });
+
+  it('no host.json: it has never run; a broken one has no heartbeat', () => {
+    expect(hostStateOf(null, now)).toMatchObject({ running: false, since: null, text: 'the host has never run on this spool (no host.json)' });
+    expect(hostStateOf({}, now)).toMatchObject({ running: false, text: 'the host is not running (host.json has no heartbeat)' });
+  });
+
+  it('local times: the time of day today, with the date otherwise', () => {
+    const t = new Date(now);
+    expect(localTime(t.toISOString(), t)).toMatch(/^\d\d:\d\d:\d\d$/);
+    expect(localTime(new Date(now - 3 * 86_400_000).toISOString(), t)).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+  });
+});
