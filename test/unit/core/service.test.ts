@@ -1,7 +1,7 @@
 // The service API as the app holds it: one HostService for the app's lifetime, while the spool is
 // broken, fixed and has its folders replaced from outside.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chmodSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost } from '../../helpers/host';
 import { HostService } from '../../../main/core/service';
@@ -20,6 +20,16 @@ afterEach(async () => {
 });
 
 const inbox = (dir = path.join(host.spool, 'inbox')) => readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+
+describe('notices', () => {
+  it('are refused with a reason when no active key could read them', () => {
+    svc = new HostService(host.home, host.spool);
+    svc.revokeKey(svc.listKeys()[0]!.key_id, 'test');
+    expect(() => svc.sendNotice('hello', 'test')).toThrow(/no active key/);
+    const kinds = inbox().map((n) => (JSON.parse(readFileSync(path.join(host.spool, 'inbox', n), 'utf8')) as { kind: string }).kind);
+    expect(kinds).toEqual(['key_revoked']);
+  });
+});
 
 describe('a long-lived service and its spool', () => {
   it('writes into a spool that was unsafe when the service started, once it is fixed', () => {

@@ -156,9 +156,12 @@ describe('calls', () => {
     expect((await api.allowlist.validate({ text: 'version: 2\n' })).problems[0]).toMatchObject({ line: 1, field: 'version' });
   });
 
-  it('writes a notice to the sandbox inbox', async () => {
-    const msg = await api.inbox.send({ text: 'Please stop retrying the deploy.' });
-    expect(msg).toMatchObject({ kind: 'notice', text: 'Please stop retrying the deploy.' });
+  it('writes a notice to the sandbox inbox, one copy per active key', async () => {
+    svc.createKey('sandbox', 'read', null, 'test');
+    const active = svc.listKeys().filter((k) => !k.revoked_at).length;
+    const copies = await api.inbox.send({ text: 'Please stop retrying the deploy.' });
+    expect(copies).toHaveLength(active);
+    for (const m of copies) expect(m).toMatchObject({ kind: 'notice', text: 'Please stop retrying the deploy.' });
   });
 });
 
