@@ -26,6 +26,7 @@ import math
 import os
 import re
 import signal
+import stat
 import sys
 import time
 from datetime import datetime, timedelta, timezone
@@ -33,9 +34,18 @@ from datetime import datetime, timedelta, timezone
 PROTOCOL = 1
 MAX_REQUEST_BYTES = 64 * 1024
 MAX_INTENT_CHARS = 2000
-HEARTBEAT_FRESH_S = 30.0
+HEARTBEAT_FRESH_S = 20.0  # the host beats every 5 s: older than this, it is not running
 PING_WAIT_S = 10.0
+UNSIGNED_GRACE_S = 2.0  # how long an unsigned refusal waits for a signed answer once the request left queue/
+CONFLICT_GRACE_S = 2.0  # how long a conflict seen in a result waits for the host's inbox message
 DOMAIN = "dumbwaiter-request-v1\n"
+HOST_DOMAINS = {"result": b"dumbwaiter-result-v1\n", "inbox": b"dumbwaiter-inbox-v1\n"}
+# docs/PROTOCOL.md, "Authenticated results and inbox messages": the fixed prefix of a signed host document.
+HOST_DOC_PREFIX_RE = re.compile(rb'\{"auth":\{"key_id":"([A-Za-z0-9_-]{1,64})","mac":"([0-9a-f]{64})"\},')
+RESULT_MAX_BYTES = 64 * 1024 * 1024
+SPOOL_FILE_MAX_BYTES = 8 * 1024 * 1024
+# Refusals of a file the host could not authenticate: their results cannot be signed for any key.
+UNSIGNED_REFUSAL_CODES = ("bad_envelope", "unknown_key", "revoked_key", "bad_signature")
 
 REQUEST_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 KEY_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -56,6 +66,7 @@ EXIT_USAGE = 64
 EXIT_BAD_ARGS = 65
 EXIT_NO_KEY = 66
 EXIT_NO_SPOOL = 69
+EXIT_NO_PERM = 77
 EXIT_REJECTED = 80
 EXIT_DENIED = 81
 EXIT_EXPIRED = 82
@@ -63,6 +74,7 @@ EXIT_CANCELLED = 83
 EXIT_UNCERTAIN = 84
 EXIT_TIMEOUT = 85
 EXIT_NO_EXIT_CODE = 86
+EXIT_CONFLICT = 87
 EXIT_INTERRUPTED = 130
 
 STATE_EXIT = {
@@ -71,6 +83,7 @@ STATE_EXIT = {
     "expired": EXIT_EXPIRED,
     "cancelled": EXIT_CANCELLED,
     "uncertain": EXIT_UNCERTAIN,
+    "conflict": EXIT_CONFLICT,
 }
 
 
@@ -174,8 +187,14 @@ def _js_number(x):
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, int):
-        # JavaScript holds every number as a double: a larger integer has already been rounded there.
-        return str(x) if abs(x) <= MAX_SAFE_INTEGER else _js_number(float(x))
+        # JavaScript holds every number as a double: a larger integer has already been rounded there
+        # (and one beyond the largest double is Infinity, which JSON.stringify writes as null).
+        if abs(x) <= MAX_SAFE_INTEGER:
+            return str(x)
+        try:
+            return _js_number(float(x))
+        except OverflowError:
+            return "null"
     if not math.isfinite(x):
         return "null"
     if x == 0:
@@ -286,6 +305,35 @@ def verify_envelope(envelope, key_file):
     return hmac.compare_digest(compute_mac(secret, key_id, payload), mac)
 
 
+def request_hash(key_id, op, args):
+    """What the host binds a request id to (docs/PROTOCOL.md): sha256 hex of the canonical JSON of
+    {args, key_id, op}. A signed result with another hash answers another request of this key."""
+    text = canonical_json({"args": args, "key_id": key_id, "op": op})
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def open_host_doc(kind, data, key_id, secret):
+    """Verifies a host document (the file's bytes) for this key: ("ok", doc) when the host signed it
+    for us, else (why, key id in its prefix or None) with why "unsigned", "other_key" or "bad_mac".
+    The MAC is over the exact bytes of T, the document after the prefix with its brace put back."""
+    m = HOST_DOC_PREFIX_RE.match(data)
+    if not m:
+        return "unsigned", None
+    signer = m.group(1).decode("ascii")
+    if signer != key_id:
+        return "other_key", signer
+    text = b"{" + data[m.end():]
+    msg = HOST_DOMAINS[kind] + key_id.encode("ascii") + b"\n" + text
+    if not hmac.compare_digest(hmac.new(secret, msg, hashlib.sha256).hexdigest(), m.group(2).decode("ascii")):
+        return "bad_mac", signer
+    # Signed by the host, so its JSON is the host's own: a parse failure is not expected; treated as bad.
+    try:
+        doc = json.loads(text.decode("utf-8"), parse_constant=_no_constants)
+    except ValueError:
+        return "bad_mac", signer
+    return ("ok", doc) if isinstance(doc, dict) else ("bad_mac", signer)
+
+
 class Key(object):
     def __init__(self, path, key_id, secret):
         self.path = path
@@ -322,6 +370,53 @@ def load_key(path):
 # The spool
 
 
+def _uid():
+    return getattr(os, "geteuid", lambda: -1)()
+
+
+def read_spool_file(path, cap):
+    """(bytes, None, version) for a regular file of at most `cap` bytes, else (None, why, version):
+    why is None when the file is simply not there. A link is never followed and nothing blocks: a
+    FIFO planted at the name is opened without waiting for a writer, then refused by fstat."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return None, (None if e.errno in (errno.ENOENT, errno.ENOTDIR) else "it cannot be read: %s" % (e.strerror or e)), None
+    version = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if not stat.S_ISREG(st.st_mode):
+        return None, "it is not a regular file", version
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None, None, None
+        return None, "it cannot be read: %s" % ("it is a link" if e.errno == errno.ELOOP else e.strerror or e), version
+    try:
+        st = os.fstat(fd)  # what was opened, which may have been swapped in after the look
+        version = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "it is not a regular file", version
+        chunks, total = [], 0
+        while total <= cap:
+            chunk = os.read(fd, min(1 << 20, cap + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as e:
+        return None, "it cannot be read: %s" % (e.strerror or e), version
+    finally:
+        os.close(fd)
+    if total > cap:
+        return None, "it is larger than %d MiB" % (cap >> 20), version
+    return b"".join(chunks), None, version
+
+
+def _denied_errno(e):
+    return isinstance(e, OSError) and e.errno in (errno.EACCES, errno.EPERM)
+
+
 class Spool(object):
     def __init__(self, root):
         self.root = root
@@ -329,36 +424,62 @@ class Spool(object):
     def p(self, *parts):
         return os.path.join(self.root, *parts)
 
+    def denied(self, path=None):
+        """DwError 77 saying who owns the folder this may not use, and who this runs as."""
+        blame = path or self.root
+        while True:  # the folder itself when it can be seen, else the nearest one above it that can
+            try:
+                st = os.stat(blame)
+                break
+            except OSError:
+                up = os.path.dirname(blame)
+                if up == blame:
+                    return DwError(EXIT_NO_PERM, "permission denied: %s cannot be reached by uid %d" % (path or self.root, _uid()))
+                blame = up
+        me, mode = _uid(), stat.S_IMODE(st.st_mode)
+        if st.st_uid == me:
+            return DwError(EXIT_NO_PERM, 'permission denied: %s (mode %04o) does not let even its owner, uid %d (this process), in: restore its mode on the host (chmod 700); see docs/SANDBOX.md, "Permission denied"' % (blame, mode, me))
+        return DwError(EXIT_NO_PERM, 'permission denied: %s is owned by uid %d (mode %04o) and this runs as uid %d: run the sandbox as uid %d (docker run --user %d:%d ...); see docs/SANDBOX.md, "Permission denied"' % (
+            blame, st.st_uid, mode, me, st.st_uid, st.st_uid, st.st_gid))
+
+    def _folder(self, path, access):
+        """True when `path` is a folder this can use as `access` says; False when it is not there; DwError 77."""
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            if _denied_errno(e):
+                raise self.denied(os.path.dirname(path))
+            return False
+        if not stat.S_ISDIR(st.st_mode):
+            return False
+        if not os.access(path, access):
+            raise self.denied(path)
+        return True
+
     def check(self, need):
-        """DwError 69 unless the spool and the folders in `need` are there (and writable where we write)."""
-        if not os.path.isdir(self.root):
+        """DwError unless the spool and the folders in `need` are there and usable (77: permission denied)."""
+        if not self._folder(self.root, os.R_OK | os.X_OK):
             raise DwError(EXIT_NO_SPOOL, "the spool %s is not there (or not a folder): check --spool / DUMBWAITER_SPOOL and the mount" % self.root)
-        missing = [d for d in need if not os.path.isdir(self.p(d))]
+        missing = []
+        for d in need:
+            writes = d in ("tmp", "queue")
+            if not self._folder(self.p(d), os.X_OK | (os.W_OK if writes else os.R_OK)):
+                missing.append(d)
+        if "queue" in missing or (missing and not os.path.isdir(self.p("queue"))):
+            raise DwError(EXIT_NO_SPOOL, "%s is not a Dumbwaiter spool (no queue/ folder): check --spool / DUMBWAITER_SPOOL" % self.root)
         if missing:
             raise DwError(EXIT_NO_SPOOL, "the spool %s is not usable: %s missing (was it made with `dumbwaiter init`?)" % (self.root, ", ".join(d + "/" for d in missing)))
-        for d in need:
-            if d in ("tmp", "queue") and not os.access(self.p(d), os.W_OK | os.X_OK):
-                raise DwError(EXIT_NO_SPOOL, "cannot write to %s: run as the spool's owner (uid %d)" % (self.p(d), _owner(self.root)))
         return self
 
     def read_json(self, *parts):
-        """The parsed JSON at a path in the spool; None when absent or (for now) unreadable as JSON."""
-        path = self.p(*parts)
+        """The parsed JSON of a regular file in the spool (at most 8 MiB); None when absent or not JSON."""
+        data, _why, _version = read_spool_file(self.p(*parts), SPOOL_FILE_MAX_BYTES)
+        if data is None:
+            return None
         try:
-            with open(path, "rb") as f:
-                raw = f.read()
-        except OSError as e:
-            if e.errno in (errno.ENOENT, errno.ENOTDIR):
-                return None
-            raise DwError(EXIT_NO_SPOOL, "cannot read %s: %s" % (path, e.strerror or e))
-        try:
-            return json.loads(raw.decode("utf-8", "replace"))
+            return json.loads(data.decode("utf-8", "replace"))
         except ValueError:
             return None
-
-    def result(self, rid):
-        doc = self.read_json("results", rid + ".json")
-        return doc if isinstance(doc, dict) and isinstance(doc.get("state"), str) else None
 
     def in_queue(self, rid):
         return os.path.lexists(self.p("queue", rid + ".json"))
@@ -384,7 +505,7 @@ class Spool(object):
     def catalog(self):
         doc = self.read_json("catalog.json")
         if doc is None:
-            if not os.path.exists(self.p("catalog.json")):
+            if not os.path.lexists(self.p("catalog.json")):
                 raise DwError(EXIT_NO_SPOOL, "no catalog.json in %s: the host has not published its operations yet (is it set up? `dumbwaiter init`)" % self.root)
             raise DwError(EXIT_NO_SPOOL, "catalog.json in %s is not readable JSON" % self.root)
         ops = doc.get("operations") if isinstance(doc, dict) else None
@@ -396,6 +517,7 @@ class Spool(object):
         """tmp/ then rename into queue/, with fsyncs: readers never see a partial file."""
         data = text.encode("utf-8")
         tmp = self.p("tmp", "%s.%d.%s.tmp" % (rid, os.getpid(), binascii.hexlify(os.urandom(6)).decode("ascii")))
+        folder = self.p("tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
             try:
@@ -406,21 +528,17 @@ class Spool(object):
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            folder = self.p("queue")
             os.rename(tmp, self.p("queue", rid + ".json"))
         except OSError as e:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+            if _denied_errno(e):
+                raise self.denied(folder)
             raise DwError(EXIT_NO_SPOOL, "cannot write the request into %s: %s" % (self.root, e.strerror or e))
         _fsync_dir(self.p("queue"))
-
-
-def _owner(path):
-    try:
-        return os.stat(path).st_uid
-    except OSError:
-        return -1
 
 
 def _fsync_dir(path):
@@ -447,19 +565,19 @@ def heartbeat_age(host_doc, now=None):
     return (time.time() if now is None else now) - t
 
 
-def host_down_reason(spool):
-    """Why the host looks down (None when its heartbeat is fresh)."""
+def host_down(spool):
+    """None while the host runs (host.json up, heartbeat under 20 s old), else since when it does not."""
     doc = spool.host()
     if doc is None:
-        return "there is no host.json: the host has never run on this spool"
+        return "the host is not running (it has never run on this spool)"
     age = heartbeat_age(doc)
+    if age is not None and age < HEARTBEAT_FRESH_S and doc.get("up") is not False:
+        return None
     if age is None:
-        return "host.json has no valid heartbeat_at"
-    if doc.get("up") is False:
-        return "it stopped: host.json says up: false; last heartbeat %s ago" % _dur(age)
-    if age >= HEARTBEAT_FRESH_S:
-        return "its last heartbeat is %s old" % _dur(age)
-    return None
+        return "the host is not running (host.json has no valid heartbeat)"
+    t = time.time() - age
+    fmt = "%H:%M:%S" if time.strftime("%Y-%m-%d", time.localtime(t)) == time.strftime("%Y-%m-%d") else "%Y-%m-%d %H:%M:%S"
+    return "the host is not running (since %s, per host.json)" % time.strftime(fmt, time.localtime(t))
 
 
 def _dur(seconds):
@@ -713,11 +831,13 @@ def make_request(key, rid, op, args, intent=None, expires_in=None, now=None):
     return payload, envelope
 
 
-def submit_request(spool, key, op, args, rid=None, intent=None, expires_in=None):
+def submit_request(answers, op, args, rid=None, intent=None, expires_in=None):
+    """Writes the request and remembers its hash, by which its own result is told from another's."""
     if rid is None:
         rid = fresh_id()
-    _, envelope = make_request(key, rid, op, args, intent, expires_in)
-    spool.write_request(rid, envelope)
+    _, envelope = make_request(answers.key, rid, op, args, intent, expires_in)
+    answers.spool.write_request(rid, envelope)
+    answers.sent(rid, op, args)
     return rid
 
 
@@ -744,6 +864,13 @@ def describe_end(result):
         detail = "%s: %s" % (e.get("code"), e.get("message"))
     if state == "succeeded":
         return None
+    if state == "conflict":
+        return "%s: %s" % (rid, _plain(result.get("message")))
+    if result.get("unsigned"):
+        why = ("the host says this key was revoked (dw inbox): ask the host's owner for a new key"
+               if result.get("key_revoked") else
+               "the host signs every answer to a request it could authenticate: check the key with dw doctor")
+        return "%s rejected (not signed by the host, so it may not be the host's): %s; %s" % (rid, _plain(detail), why)
     if state == "failed":
         if e:
             return "%s failed (%s)" % (rid, detail)
@@ -766,45 +893,193 @@ def describe_end(result):
     return "%s ended as %s" % (rid, state)
 
 
-class Waiter(object):
-    """Polls a request's result with backoff (50 ms growing to 1 s), with notes for the human on stderr."""
+IGNORED_WHY = {
+    "unsigned": "the host did not sign it for this key (unsigned)",
+    "other_key": "the host did not sign it for this key (signed for key %s)",
+    "bad_mac": "the host did not sign it for this key (its signature does not match)",
+}
+# What a terminal acts on, or what hides or reorders text: shown escaped where the text is not the host's.
+_RAW_RE = re.compile("[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
-    def __init__(self, spool, rid, timeout=None, fresh=False, on_poll=None, notes=True):
+
+def _plain(text):
+    return _RAW_RE.sub(lambda m: "\\u%04x" % ord(m.group(0)), str(text))
+
+
+def is_settled(status):
+    """Final, uncertain, a conflict or an unsigned refusal: waiting longer changes nothing by itself."""
+    return status.get("state") in TERMINAL_STATES + ("conflict",)
+
+
+class Answers(object):
+    """What the host said to this key. A result or inbox message is believed only when the host signed
+    it for this key (docs/PROTOCOL.md, "Authenticated results and inbox messages"); anything else at
+    its name is treated as absent, and said once per version of the file on stderr."""
+
+    def __init__(self, spool, key, notes=True):
         self.spool = spool
+        self.key = key
+        self.notes = notes
+        self.hashes = {}  # id -> the request hash of what this process sent under that id
+        self.last_ignored = None  # why the last ignored result was ignored (for dw doctor)
+        self._said = set()
+        self._since = {}
+        self._inbox = {}  # name -> (file version, verified message or None)
+
+    def sent(self, rid, op, args):
+        self.hashes[rid] = request_hash(self.key.key_id, op, args)
+
+    def _ignore(self, rel, version, why):
+        self.last_ignored = why
+        if self.notes and (rel, version, why) not in self._said:
+            self._said.add((rel, version, why))
+            warn("ignored %s: %s" % (rel, why))
+
+    def _open(self, kind, rel, data, version, want_id):
+        """The document when signed for this key with the id asked for, else None (said once)."""
+        verdict, detail = open_host_doc(kind, data, self.key.key_id, self.key.secret)
+        if verdict != "ok":
+            if not (kind == "inbox" and verdict == "other_key"):  # every key has its own copy of a notice
+                self._ignore(rel, version, IGNORED_WHY[verdict] % detail if verdict == "other_key" else IGNORED_WHY[verdict])
+            return None
+        if detail.get("id") != want_id:
+            self._ignore(rel, version, "it is signed for this key but its id is %s" % _plain(json.dumps(detail.get("id"), ensure_ascii=False)))
+            return None
+        return detail
+
+    def result(self, rid):
+        """(the verified result or None, an unsigned refusal at its name or None)."""
+        rel = "results/%s.json" % rid
+        data, why, version = read_spool_file(self.spool.p("results", rid + ".json"), RESULT_MAX_BYTES)
+        if data is None:
+            if why:
+                self._ignore(rel, version, why)
+            return None, None
+        doc = self._open("result", rel, data, version, rid)
+        if doc is not None:
+            return (doc, None) if isinstance(doc.get("state"), str) else (None, None)
+        if HOST_DOC_PREFIX_RE.match(data):
+            return None, None
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except ValueError:
+            return None, None
+        e = doc.get("error") if isinstance(doc, dict) else None
+        if isinstance(e, dict) and doc.get("id") == rid and doc.get("state") == "rejected" and isinstance(e, dict) and e.get("code") in UNSIGNED_REFUSAL_CODES:
+            return None, doc
+        return None, None
+
+    def messages(self):
+        """The inbox messages signed for this key, oldest first (other keys' copies skipped quietly)."""
+        folder = self.spool.p("inbox")
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError as e:
+            if _denied_errno(e):
+                raise self.spool.denied(folder)
+            raise DwError(EXIT_NO_SPOOL, "cannot read %s: %s" % (folder, e.strerror or e))
+        msgs = []
+        for name in names:
+            if name.startswith(".") or not name.endswith(".json"):
+                continue
+            data, why, version = read_spool_file(os.path.join(folder, name), SPOOL_FILE_MAX_BYTES)
+            cached = self._inbox.get(name)
+            if cached and cached[0] == version and data is not None:
+                msg = cached[1]
+            elif data is None:
+                if why:
+                    self._ignore("inbox/" + name, version, why)
+                msg = None
+            else:
+                msg = self._open("inbox", "inbox/" + name, data, version, name[: -len(".json")])
+                self._inbox[name] = (version, msg)
+            if msg is not None:
+                msgs.append(msg)
+        return msgs
+
+    def conflict_text(self, rid):
+        """The host's word that `rid` is bound to another request: its conflict message for this key
+        about `rid` (with the hash of what we sent, when this process sent it), or None."""
+        own = self.hashes.get(rid)
+        found = None
+        for m in self.messages():
+            if m.get("kind") == "conflict" and m.get("ref") == rid and (own is None or m.get("request_hash") == own):
+                found = m
+        return None if found is None else str(found.get("text") or "")
+
+    def revoked(self):
+        return any(m.get("kind") == "key_revoked" and m.get("ref") == self.key.key_id for m in self.messages())
+
+    def _grace(self, rid, what, seconds):
+        """True for `seconds` after the first call with (rid, what)."""
+        first = self._since.setdefault((rid, what), time.monotonic())
+        return time.monotonic() - first < seconds
+
+    def status(self, rid, fresh=False, patient=False):
+        """The request's status as far as the host told this key: a verified result, a conflict, an
+        unsigned refusal, or unclaimed/unknown. `fresh`: we just wrote queue/<id>.json, so a result
+        counts once the host took it in. `patient` (a wait): a conflict seen in a result waits a little
+        for the host's message, and an unsigned refusal for a signed answer."""
+        verified, unsigned = self.result(rid)
+        pending = self.spool.pending(rid)
+        if verified is not None and not (fresh and pending):
+            own = self.hashes.get(rid)
+            if own is None or verified.get("request_hash") == own:
+                return verified
+            text = self.conflict_text(rid)
+            if text is None and patient and self._grace(rid, "conflict", CONFLICT_GRACE_S):
+                return {"id": rid, "state": "unknown"}
+            return self._conflict(rid, text)
+        if pending:
+            return {"id": rid, "state": "unclaimed"}
+        text = self.conflict_text(rid)
+        if text is not None:
+            return self._conflict(rid, text)
+        if unsigned is not None and not (patient and self._grace(rid, "unsigned", UNSIGNED_GRACE_S)):
+            return {"id": rid, "state": "rejected", "unsigned": True, "error": unsigned["error"], "key_revoked": self.revoked()}
+        return {"id": rid, "state": "unknown"}
+
+    @staticmethod
+    def _conflict(rid, text):
+        return {"id": rid, "state": "conflict",
+                "message": text or "request id %s is already bound to another request; nothing was run: use a new id" % rid}
+
+
+class Waiter(object):
+    """Polls a request's status with backoff (50 ms growing to 1 s), with notes for the human on stderr."""
+
+    def __init__(self, answers, rid, timeout=None, fresh=False, on_poll=None, notes=True):
+        self.answers = answers
+        self.spool = answers.spool
         self.rid = rid
         self.timeout = timeout
-        self.fresh = fresh  # we just wrote queue/<id>.json: results count once the host took it in
+        self.fresh = fresh
         self.on_poll = on_poll
         self.notes = notes
-        self.last = None
+        self.last = {"id": rid, "state": "unknown"}
         self.last_state = "unknown"
-        self._next_look = 5.0
-
-    def state_now(self):
-        res = self.spool.result(self.rid)
-        pending = self.spool.pending(self.rid)
-        if res is not None and not (self.fresh and pending):
-            self.last = res
-            return res["state"], res
-        if pending:
-            return "unclaimed", res
-        return ("unknown" if res is None else res["state"]), res
+        self.down = None  # why the host is not running, as last seen
 
     def run(self):
-        """The final (or uncertain) result, or None when the timeout passed first."""
+        """The settled status, or None when the timeout passed first."""
         start = time.monotonic()
         deadline = None if self.timeout is None else start + self.timeout
         delay = 0.05
         said = set()
+        looked = None
         while True:
-            state, res = self.state_now()
-            self.last_state = state
-            progressed = self.on_poll(state, res) if self.on_poll else False
-            if res is not None and state in TERMINAL_STATES:
-                return res
-            if self.notes:
-                self._note(state, res, time.monotonic() - start, said)
+            s = self.answers.status(self.rid, fresh=self.fresh, patient=True)
+            self.last, self.last_state = s, s["state"]
+            progressed = self.on_poll(s) if self.on_poll else False
+            if is_settled(s):
+                return s
             now = time.monotonic()
+            if looked is None or now - looked >= 0.5:
+                looked = now
+                self._look_at_host(s["state"], said)
+            if self.notes and s["state"] == "awaiting_approval" and "approval" not in said:
+                said.add("approval")
+                warn("%s is waiting for a human's approval" % self.rid)
             if deadline is not None and now >= deadline:
                 return None
             if progressed:
@@ -813,21 +1088,24 @@ class Waiter(object):
             time.sleep(pause)
             delay = min(delay * 1.5, 1.0)
 
-    def _note(self, state, res, waited, said):
-        if state == "awaiting_approval" and "approval" not in said:
-            said.add("approval")
-            warn("%s is waiting for a human's approval" % self.rid)
-        # Still not started after a while: look at the heartbeat (at 5 s, then every 30 s), and say
-        # once if the host looks down or is paused.
-        if state in ("unclaimed", "queued") and waited >= self._next_look:
-            self._next_look = waited + 30
-            why = host_down_reason(self.spool)
-            if why and "down" not in said:
-                said.add("down")
-                warn("the host looks down (%s): %s stays queued until it is back" % (why, self.rid))
-            elif not why and "paused" not in said and (self.spool.host() or {}).get("paused"):
-                said.add("paused")
-                warn("the host is paused: %s will start when it resumes" % self.rid)
+    def _look_at_host(self, state, said):
+        """Says at once when the host is not running, again when that changes, and when it is back."""
+        down = host_down(self.spool)
+        if self.notes and down != self.down:
+            if down:
+                warn("%s; %s" % (down, _until_back(self.rid, state)))
+            elif self.down:
+                warn("the host is running again")
+        self.down = down
+        if self.notes and not down and state in ("unclaimed", "queued") and "paused" not in said and (self.spool.host() or {}).get("paused"):
+            said.add("paused")
+            warn("the host is paused: %s will start when it resumes" % self.rid)
+
+
+def _until_back(rid, state):
+    if state in ("unclaimed", "unknown"):
+        return "the request waits in queue/ until it is back"
+    return "%s is %s and stays so until it is back" % (rid, state)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1026,8 +1304,11 @@ def _prepare_request(o):
 def cmd_submit(o):
     expires_in = _seconds(o, "--expires-in")
     spool, key, rid, op, args, intent = _prepare_request(o)
-    rid = submit_request(spool, key, op, args, rid, intent, expires_in)
+    rid = submit_request(Answers(spool, key), op, args, rid, intent, expires_in)
     outln(rid)
+    down = host_down(spool)
+    if down:
+        warn("%s; the request waits in queue/ until it is back" % down)
     return EXIT_OK
 
 
@@ -1038,7 +1319,11 @@ def _print_result_output(res):
         _write(sys.stderr, res["stderr"])
 
 
-def _timeout_message(rid, state, timeout):
+def _timeout_message(rid, waiter, timeout):
+    state = waiter.last_state
+    if waiter.down and state in ("unclaimed", "unknown", "queued"):
+        return "%s is still %s after %s s: %s; %s; `dw wait %s` again" % (
+            rid, state, _js_number(timeout), waiter.down, _until_back(rid, state), rid)
     return "%s is still %s after %s s: it may still run; `dw wait %s` again" % (rid, state, _js_number(timeout), rid)
 
 
@@ -1047,37 +1332,75 @@ def _interrupted(rid):
     return EXIT_INTERRUPTED
 
 
+def _started(s):
+    """A verified result of a run that has started: only then is results/<id>.log the host's to show."""
+    return s.get("state") == "running" or (s.get("state") in TERMINAL_STATES and "unsigned" not in s and s.get("started_at") is not None)
+
+
+def _read_log(path, offset, limit):
+    """Up to `limit` bytes of the live log from `offset` (b"" when there is nothing, or no regular file)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        os.lseek(fd, offset, os.SEEK_SET)
+        chunks, total = [], 0
+        while total < limit:
+            chunk = os.read(fd, min(1 << 20, limit - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
 def cmd_run(o):
     timeout = _seconds(o, "--timeout")
     spool, key, rid, op, args, intent = _prepare_request(o)
-    rid = submit_request(spool, key, op, args, rid, intent)
+    answers = Answers(spool, key)
+    rid = submit_request(answers, op, args, rid, intent)
     err(rid)
     log_path = spool.p("results", rid + ".log")
     streamed = [0]
+    digest = hashlib.sha256()
 
-    def pump(_state=None, _res=None):
-        try:
-            with open(log_path, "rb") as f:
-                f.seek(streamed[0])
-                chunk = f.read()
-        except OSError:
+    def pump(s, limit=RESULT_MAX_BYTES):
+        # A log planted while the request waits is never shown: only once the host says it runs.
+        if not _started(s):
             return False
+        chunk = _read_log(log_path, streamed[0], max(0, limit - streamed[0]))
         if chunk:
             out(chunk)
+            digest.update(chunk)
             streamed[0] += len(chunk)
             return True
         return False
 
-    waiter = Waiter(spool, rid, timeout, fresh=True, on_poll=pump)
+    waiter = Waiter(answers, rid, timeout, fresh=True, on_poll=pump)
     try:
         res = waiter.run()
     except KeyboardInterrupt:
         return _interrupted(rid)
     if res is None:
-        warn(_timeout_message(rid, waiter.last_state, timeout))
+        warn(_timeout_message(rid, waiter, timeout))
         return EXIT_TIMEOUT
-    pump()
+    logged = res.get("log_bytes")
+    has_hash = isinstance(logged, int) and not isinstance(logged, bool) and isinstance(res.get("log_sha256"), str)
+    pump(res, logged if has_hash else RESULT_MAX_BYTES)
     if streamed[0] == 0:
+        _print_result_output(res)
+    elif not has_hash:
+        warn("the live output above could not be checked: the host's result does not say what it logged (an older host)")
+    elif streamed[0] != logged or digest.hexdigest() != res["log_sha256"]:
+        warn("the live output above is not what the host logged (results/%s.log was changed by someone else); the host's signed output follows:" % rid)
         _print_result_output(res)
     elif res.get("stdout_truncated") or res.get("stderr_truncated"):
         warn("the output above stopped at the operation's output limit; `dw wait %s` shows its tail" % rid)
@@ -1087,34 +1410,29 @@ def cmd_run(o):
     return exit_code_of(res)
 
 
-def _wait_existing(spool, rid, timeout, notes=True):
-    """Waits for a request already written: (result or None, last state). DwError when there is no trace."""
+def cmd_wait(o):
+    timeout = _seconds(o, "--timeout")
+    rid = _request_id_arg(o.positional[0])
+    spool = _spool_of(o, ("queue", "results", "inbox"))
     start = time.monotonic()
     seen = [False]
 
-    def check(state, _res):
-        if state != "unknown":
+    def check(s):
+        if s["state"] != "unknown":
             seen[0] = True
         elif not seen[0] and time.monotonic() - start > 3.0:
             raise DwError(EXIT_BAD_ARGS, "no request %s in %s (nothing in queue/, no result): check the id" % (rid, spool.root))
         return False
 
-    waiter = Waiter(spool, rid, timeout, on_poll=check, notes=notes)
-    return waiter.run(), waiter.last_state
-
-
-def cmd_wait(o):
-    timeout = _seconds(o, "--timeout")
-    rid = _request_id_arg(o.positional[0])
-    spool = _spool_of(o, ("queue", "results"))
+    waiter = Waiter(Answers(spool, _key_of(o)), rid, timeout, on_poll=check)
     try:
-        res, state = _wait_existing(spool, rid, timeout)
+        res = waiter.run()
     except KeyboardInterrupt:
         return _interrupted(rid)
     if res is None:
         if o.flags.get("--json"):
-            outln(json.dumps(spool.result(rid) or {"id": rid, "state": state}, indent=2, ensure_ascii=False))
-        warn(_timeout_message(rid, state, timeout))
+            outln(json.dumps(waiter.last, indent=2, ensure_ascii=False))
+        warn(_timeout_message(rid, waiter, timeout))
         return EXIT_TIMEOUT
     if o.flags.get("--json"):
         outln(json.dumps(res, indent=2, ensure_ascii=False))
@@ -1128,17 +1446,20 @@ def cmd_wait(o):
 
 def cmd_status(o):
     rid = _request_id_arg(o.positional[0])
-    spool = _spool_of(o, ("queue", "results"))
-    res = spool.result(rid)
-    if res is None:
-        state = "unclaimed" if spool.pending(rid) else "unknown"
-        if o.flags.get("--json"):
-            outln(json.dumps({"id": rid, "state": state}, indent=2))
-        else:
-            outln("%s: %s" % (rid, state))
-        return EXIT_OK
+    spool = _spool_of(o, ("queue", "results", "inbox"))
+    res = Answers(spool, _key_of(o)).status(rid)
     if o.flags.get("--json"):
         outln(json.dumps(res, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if res["state"] in ("unclaimed", "unknown"):
+        outln("%s: %s" % (rid, res["state"]))
+        return EXIT_OK
+    if res["state"] == "conflict":
+        outln("%s: conflict (%s)" % (rid, _plain(res["message"])))
+        return EXIT_OK
+    if res.get("unsigned"):
+        outln("%s: rejected (not signed by the host, so it may not be the host's: %s: %s)" % (
+            rid, _plain(res["error"].get("code")), _plain(res["error"].get("message"))))
         return EXIT_OK
     bits = []
     if res.get("op"):
@@ -1158,10 +1479,10 @@ def cmd_status(o):
 
 def cmd_cancel(o):
     target = _request_id_arg(o.positional[0])
-    spool = _spool_of(o, ("tmp", "queue", "results"))
-    key = _key_of(o)
-    rid = submit_request(spool, key, "dumbwaiter.cancel", {"target": target})
-    waiter = Waiter(spool, rid, None, fresh=True)
+    spool = _spool_of(o, ("tmp", "queue", "results", "inbox"))
+    answers = Answers(spool, _key_of(o))
+    rid = submit_request(answers, "dumbwaiter.cancel", {"target": target})
+    waiter = Waiter(answers, rid, None, fresh=True)
     try:
         res = waiter.run()
     except KeyboardInterrupt:
@@ -1179,21 +1500,7 @@ def cmd_cancel(o):
 
 def cmd_inbox(o):
     spool = _spool_of(o, ("inbox",))
-    names = []
-    try:
-        names = os.listdir(spool.p("inbox"))
-    except OSError as e:
-        raise DwError(EXIT_NO_SPOOL, "cannot read %s: %s" % (spool.p("inbox"), e.strerror or e))
-    msgs = []
-    for name in names:
-        if name.startswith(".") or name.endswith(".tmp") or not name.endswith(".json"):
-            continue
-        doc = spool.read_json("inbox", name)
-        if isinstance(doc, dict):
-            if not isinstance(doc.get("id"), str):
-                doc["id"] = name[: -len(".json")]
-            msgs.append(doc)
-    msgs.sort(key=lambda m: m["id"])
+    msgs = Answers(spool, _key_of(o)).messages()
     if o.flags.get("--json"):
         outln(json.dumps(msgs, indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -1279,18 +1586,20 @@ def cmd_doctor(o):
 
     def line(ok, name, detail):
         checks.append(ok)
-        outln("%-4s %-12s %s" % ("ok" if ok else "FAIL", name, detail))
+        outln("%-4s %-14s %s" % ("ok" if ok else "FAIL", name, detail))
 
     # 1. The spool.
     spool = None
+    no_perm = False
     root = o.spool if o.spool is not None else os.environ.get("DUMBWAITER_SPOOL")
     if not root:
         line(False, "spool", "no spool: pass --spool DIR or set DUMBWAITER_SPOOL")
     else:
         try:
             spool = Spool(root).check(("tmp", "queue", "results", "inbox"))
-            line(True, "spool", "%s (tmp, queue, results, inbox present and writable)" % root)
+            line(True, "spool", "%s (tmp, queue, results, inbox present and usable)" % root)
         except DwError as e:
+            no_perm = e.code == EXIT_NO_PERM
             line(False, "spool", e.message)
     # 2. The key file.
     key = None
@@ -1299,23 +1608,14 @@ def cmd_doctor(o):
         line(True, "key file", "%s: key %s" % (key.path, key.key_id))
     except DwError as e:
         line(False, "key file", e.message)
-    # 3. The heartbeat.
+    # 3. The host: up, and its heartbeat.
     host_doc = spool.host() if spool else None
     age = heartbeat_age(host_doc)
-    fresh = False
-    if spool is None:
-        line(False, "heartbeat", "not checked: no spool")
-    elif host_doc is None:
-        line(False, "heartbeat", "no host.json in the spool: the host has never run here, or the host looks down")
-    elif age is None:
-        line(False, "heartbeat", "host.json has no valid heartbeat_at")
-    elif host_doc.get("up") is False:
-        line(False, "heartbeat", "the host looks down: it stopped (host.json says up: false), last heartbeat %s ago. Start it: `dumbwaiter daemon` or the app" % _dur(age))
-    elif age >= HEARTBEAT_FRESH_S:
-        line(False, "heartbeat", "the host looks down: its last heartbeat is %s old (more than %d s)" % (_dur(age), HEARTBEAT_FRESH_S))
+    down = host_down(spool) if spool else "not checked: no spool"
+    if down:
+        line(False, "host running", "%s: start it (`dumbwaiter daemon` or the app); requests wait in queue/ until then" % down if spool else down)
     else:
-        fresh = True
-        line(True, "heartbeat", "host %s (dumbwaiter %s) beat %s ago%s" % (
+        line(True, "host running", "host %s (dumbwaiter %s) beat %s ago%s" % (
             host_doc.get("host_id", "?"), host_doc.get("app_version", "?"), _dur(max(age, 0)),
             "; PAUSED: requests wait until it resumes" if host_doc.get("paused") else ""))
     # 4. The clocks.
@@ -1323,21 +1623,25 @@ def cmd_doctor(o):
         line(False, "clock", "cannot compare the clocks: no heartbeat")
     elif age < -5:
         line(False, "clock", "this clock is at least %s behind the host's (its heartbeat is in our future)" % _dur(-age))
-    elif not fresh:
+    elif down:
         line(False, "clock", "cannot compare the clocks: the heartbeat is %s old (the host is down%s)" % (
             _dur(age), "" if host_doc.get("up") is False else ", or this clock is ahead of the host's by up to that much"))
     else:
-        line(True, "clock", "in step with the host (heartbeat written %s before our clock's now; the host beats every 5-10 s)" % _dur(max(age, 0)))
-    # 5. The key, accepted by the host (a signed dumbwaiter.ping).
+        line(True, "clock", "in step with the host (heartbeat written %s before our clock's now; the host beats every 5 s)" % _dur(max(age, 0)))
+    # 5, 6. The key, accepted by the host (a signed dumbwaiter.ping), and its answer signed for it.
+    signed = "not checked: no answer to a ping"
     if spool is None or key is None:
+        signed = "not checked: no ping"
         line(False, "key accepted", "not tried: %s" % ("no usable spool" if spool is None else "no valid key file"))
-    elif not fresh:
-        line(False, "key accepted", "not tried: the host looks down (a ping would wait in queue/ until it is back)")
+    elif down:
+        signed = "not checked: no ping"
+        line(False, "key accepted", "not tried: the host is not running (a ping would wait in queue/ until it is back)")
     else:
+        answers = Answers(spool, key, notes=False)
         try:
             sent = time.time()
-            rid = submit_request(spool, key, "dumbwaiter.ping", {})
-            res = Waiter(spool, rid, PING_WAIT_S, fresh=True, notes=False).run()
+            rid = submit_request(answers, "dumbwaiter.ping", {})
+            res = Waiter(answers, rid, PING_WAIT_S, fresh=True, notes=False).run()
         except DwError as e:
             res, rid = None, None
             line(False, "key accepted", e.message)
@@ -1349,8 +1653,17 @@ def cmd_doctor(o):
                     os.unlink(spool.p("queue", rid + ".json"))
                 except OSError:
                     pass
-            line(False, "key accepted", "no answer to a ping within %d s: the host is not taking requests from this spool" % PING_WAIT_S)
+            if answers.last_ignored and not spool.in_queue(rid):
+                signed = "the answer to ping %s is not the host's for this key: %s" % (rid, answers.last_ignored)
+                line(False, "key accepted", "no answer signed for this key to a ping within %d s" % PING_WAIT_S)
+            else:
+                line(False, "key accepted", "no answer to a ping within %d s: the host is not taking requests from this spool" % PING_WAIT_S)
+        elif res.get("unsigned"):
+            signed = "not checked: the host refused the ping before it could authenticate it"
+            line(False, "key accepted", "the host refused a ping without signing its answer (%s: %s): the host does not know this key / the key file is not the host's" % (
+                _plain(res["error"].get("code")), _plain(res["error"].get("message"))))
         elif res.get("state") == "succeeded":
+            signed = True
             info = {}
             try:
                 info = json.loads(res.get("stdout") or "{}")
@@ -1364,9 +1677,16 @@ def cmd_doctor(o):
                     skew = "; clocks differ by about %s" % _dur(ht - (sent + got) / 2)
             line(True, "key accepted", "ping %s answered: key %s, scope %s%s" % (rid, info.get("key_id", key.key_id), info.get("scope", "?"), skew))
         else:
+            signed = True
             e = res.get("error") if isinstance(res.get("error"), dict) else {}
             line(False, "key accepted", "the host refused a ping (%s): %s: %s" % (res.get("state"), e.get("code"), e.get("message")))
-    return EXIT_OK if all(checks) else EXIT_NO_SPOOL
+    if signed is True:
+        line(True, "results signed", "the answer to the ping was signed by the host for key %s" % key.key_id)
+    else:
+        line(False, "results signed", signed)
+    if all(checks):
+        return EXIT_OK
+    return EXIT_NO_PERM if no_perm else EXIT_NO_SPOOL
 
 
 def cmd_selftest_vectors(o):
@@ -1376,6 +1696,8 @@ def cmd_selftest_vectors(o):
             vectors = json.loads(f.read().decode("utf-8"))
     except (OSError, ValueError) as e:
         raise DwError(EXIT_BAD_ARGS, "cannot read the vectors file: %s" % e)
+    if "signed" in vectors:
+        return _selftest_host_vectors(vectors)
     report = {"valid": [], "invalid": [], "ok": True}
     for v in vectors.get("valid", []):
         env, kf = v["envelope"], v["key_file"]
@@ -1388,6 +1710,29 @@ def cmd_selftest_vectors(o):
         verified = verify_envelope(v["envelope"], v["key_file"])
         report["invalid"].append({"why": v.get("why"), "verified": verified, "ok": not verified})
         report["ok"] = report["ok"] and not verified
+    outln(json.dumps(report, indent=2, ensure_ascii=False))
+    return EXIT_OK if report["ok"] else 1
+
+
+def _selftest_host_vectors(vectors):
+    """The request hash and the verifier of host documents against docs/vectors-host-v1.json."""
+    kf = vectors["key_file"]
+    key_id, secret = kf["key_id"], decode_secret(kf["secret"])
+    report = {"request_hash": [], "signed": [], "refused": []}
+    for v in vectors["request_hash"]:
+        args = json.loads(v["args_json"], parse_constant=_no_constants)
+        report["request_hash"].append({
+            "canonical": canonical_json({"args": args, "key_id": v["key_id"], "op": v["op"]}),
+            "request_hash": request_hash(v["key_id"], v["op"], args)})
+    for v in vectors["signed"]:
+        verdict, doc = open_host_doc(v["kind"], v["file"].encode("utf-8"), key_id, secret)
+        report["signed"].append({"verdict": verdict, "doc": doc if verdict == "ok" else None})
+    for v in vectors["refused"]:
+        verdict, _detail = open_host_doc(v["kind"], v["file"].encode("utf-8"), key_id, secret)
+        report["refused"].append({"why": verdict})
+    report["ok"] = (all(r["canonical"] == v["canonical"] and r["request_hash"] == v["request_hash"] for r, v in zip(report["request_hash"], vectors["request_hash"]))
+                    and all(r["verdict"] == "ok" and r["doc"] == json.loads(v["text"]) for r, v in zip(report["signed"], vectors["signed"]))
+                    and all(r["why"] == v["why"] for r, v in zip(report["refused"], vectors["refused"])))
     outln(json.dumps(report, indent=2, ensure_ascii=False))
     return EXIT_OK if report["ok"] else 1
 

@@ -200,7 +200,8 @@ describe('without a host: what dw writes, and its usage errors', () => {
   it('submit writes one signed, compact envelope into queue/ (through tmp/) with typed arguments', () => {
     const before = Date.now();
     const r = offline(['submit', 'typed', 'workers=4', 'verbose=true', 'files=a.ts', 'files=["b.ts"]', '--intent', 'why ✓', '--expires-in', '60', '--id', 'sub-1']);
-    expect(r.stderr).toBe('');
+    // No host has ever served this spool, and submit says so at once.
+    expect(r.stderr).toBe('dw: the host is not running (it has never run on this spool); the request waits in queue/ until it is back\n');
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('sub-1\n');
     expect(readdirSync(path.join(spool, 'queue'))).toEqual(['sub-1.json']);
@@ -288,10 +289,11 @@ describe('against the running host', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines).toHaveLength(5);
+    expect(lines).toHaveLength(6);
     for (const l of lines) expect(l).toMatch(/^ok /);
     expect(r.stdout).toContain(key.key_id);
     expect(r.stdout).toMatch(/key accepted.*scope write/);
+    expect(r.stdout).toMatch(new RegExp(`^ok +results signed +the answer to the ping was signed by the host for key ${key.key_id}$`, 'm'));
   });
 
   it('run prints the id on stderr at once and streams the output while it runs; exit 0', async () => {
@@ -497,7 +499,9 @@ describe('against the running host', () => {
     const j = dw(['inbox', '--json']);
     expect(j.status).toBe(0);
     const msgs = JSON.parse(j.stdout) as { id: string }[];
-    expect(msgs).toEqual(host.inbox());
+    // The messages signed for this key, as the host wrote them (the document behind the auth prefix).
+    const mine = host.inbox().filter((m) => (m.auth as { key_id: string }).key_id === key.key_id);
+    expect(msgs).toEqual(mine.map(({ auth: _auth, ...m }) => m));
     expect(msgs.map((m) => m.id)).toEqual(msgs.map((m) => m.id).sort());
     // The first result stands.
     expect(JSON.parse(dw(['wait', 'py-conflict-1']).stdout)).toEqual(['first']);
@@ -518,7 +522,7 @@ describe('against the running host', () => {
     await host.runGone('py-uncertain-1'); // the orphaned run of the killed daemon ends on its own
   });
 
-  it('doctor fails quickly with 69 once the host is stopped, says it looks down, and writes no ping', async () => {
+  it('doctor fails quickly with 69 once the host is stopped, says it is not running, and writes no ping', async () => {
     await daemon.stop();
     const queue = listing('queue');
     const r = dw(['doctor']);
@@ -526,8 +530,8 @@ describe('against the running host', () => {
     expect(r.ms).toBeLessThan(3000);
     expect(r.stdout).toMatch(/^ok +spool/m);
     expect(r.stdout).toMatch(/^ok +key file/m);
-    expect(r.stdout).toMatch(/^FAIL heartbeat +the host looks down/m);
-    expect(r.stdout).toMatch(/^FAIL key accepted +not tried: the host looks down/m);
+    expect(r.stdout).toMatch(/^FAIL host running +the host is not running \(since [\d:]+, per host.json\)/m);
+    expect(r.stdout).toMatch(/^FAIL key accepted +not tried: the host is not running/m);
     expect(listing('queue')).toEqual(queue);
   });
 });
