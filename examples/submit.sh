@@ -3,17 +3,53 @@
 # A minimal sandbox-side client, to try the host by hand; see docs/PROTOCOL.md for the format.
 #
 #   usage: submit.sh KEY_FILE SPOOL OP [ARGS_JSON] [ID]
+#          submit.sh --verify KEY_FILE result|inbox FILE   (prints the document the host signed, or why not)
 #   e.g.   submit.sh ~/my-sandbox.key.json ~/Dumbwaiter/spool echo '{"msg":"hello"}'
+#
+# Anyone who can write into the spool can write results/ID.json, so a result counts only when the host
+# signed it for this key (PROTOCOL.md, "Authenticated results and inbox messages"); anything else is
+# ignored, and said once. The script cannot compute the request hash (that needs canonical JSON), so it
+# learns that ID was already bound to another request only from the host's signed inbox message
+# (kind conflict, ref ID), which it waits a moment for before believing a result: any such message about
+# ID counts, so give every request a new ID (the default). It reads only regular files, but a FIFO swapped
+# in between that check and the read would block it: the real clients (bin/dw.py, bin/dw.cjs) cannot be.
+# Exit: 0 succeeded, 1 another final state, 3 no result in 120 s, 87 the id is bound to another request.
 set -eu
-[ $# -ge 3 ] || { echo "usage: $0 KEY_FILE SPOOL OP [ARGS_JSON] [ID]" >&2; exit 2; }
-key_file=$1 spool=$2 op=$3 args=${4:-'{}'} id=${5:-"sh-$(date +%s)-$$"}
 
 field() { sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p" "$key_file" | head -n 1; }
-key_id=$(field key_id)
-secret=$(field secret)
-[ -n "$key_id" ] && [ -n "$secret" ] || { echo "$key_file is not a Dumbwaiter key file" >&2; exit 2; }
-# The secret is base64url without padding (43 characters for 32 bytes): make it hex for openssl.
-hexkey=$(printf '%s=' "$secret" | tr '_-' '/+' | base64 -d | od -An -vtx1 | tr -d ' \n')
+load_key() {
+  key_id=$(field key_id)
+  secret=$(field secret)
+  [ -n "$key_id" ] && [ -n "$secret" ] || { echo "$key_file is not a Dumbwaiter key file" >&2; exit 2; }
+  # The secret is base64url without padding (43 characters for 32 bytes): make it hex for openssl.
+  hexkey=$(printf '%s=' "$secret" | tr '_-' '/+' | base64 -d | od -An -vtx1 | tr -d ' \n')
+}
+
+prefix='{"auth":{"key_id":"\([A-Za-z0-9_-]\{1,64\}\)","mac":"\([0-9a-f]\{64\}\)"},'
+# verify KIND FILE: prints T, the document behind the fixed prefix, when its MAC is the host's for our
+# key; else prints why not (unsigned, other_key, bad_mac) and fails. FILE must be a copy nobody changes.
+verify() {
+  signer=$(sed -n "1s/^$prefix.*/\1/p" "$2")
+  [ -n "$signer" ] || { echo unsigned; return 1; }
+  [ "$signer" = "$key_id" ] || { echo other_key; return 1; }
+  mac=$(sed -n "1s/^$prefix.*/\2/p" "$2")
+  want=$({ printf 'dumbwaiter-%s-v1\n%s\n{' "$1" "$key_id"; sed "1s/^$prefix//" "$2"; } |
+    openssl dgst -sha256 -mac HMAC -macopt "hexkey:$hexkey" | sed 's/^.*= *//')
+  [ "$want" = "$mac" ] || { echo bad_mac; return 1; }
+  printf '{'; sed "1s/^$prefix//" "$2"
+}
+
+if [ "${1:-}" = --verify ]; then
+  [ $# -eq 4 ] || { echo "usage: $0 --verify KEY_FILE result|inbox FILE" >&2; exit 2; }
+  key_file=$2
+  load_key
+  verify "$3" "$4"
+  exit
+fi
+
+[ $# -ge 3 ] || { echo "usage: $0 KEY_FILE SPOOL OP [ARGS_JSON] [ID]" >&2; exit 2; }
+key_file=$1 spool=$2 op=$3 args=${4:-'{}'} id=${5:-"sh-$(date +%s)-$$"}
+load_key
 
 payload=$(printf '{"id":"%s","op":"%s","args":%s,"created_at":"%s"}' "$id" "$op" "$args" "$(date -u +%Y-%m-%dT%H:%M:%SZ)")
 mac=$(printf 'dumbwaiter-request-v1\n%s\n%s' "$key_id" "$payload" |
@@ -26,12 +62,49 @@ printf '{"v":1,"key_id":"%s","payload":"%s","mac":"%s"}\n' "$key_id" "$escaped" 
 mv "$tmp" "$spool/queue/$id.json"
 echo "submitted $id" >&2
 
+copy="$spool/tmp/.$id.$$.read"
+trap 'rm -f "$copy"' EXIT
+# look FILE: copies a regular file (never a link, FIFO or folder) to $copy, so it is verified as one version.
+look() { [ -f "$1" ] && [ ! -h "$1" ] && cat "$1" > "$copy" 2>/dev/null; }
+pending() {
+  [ -e "$spool/queue/$id.json" ] && return 0
+  for c in "$spool"/claimed/*/"$id.json"; do [ -e "$c" ] && return 0; done
+  return 1
+}
+conflict() {
+  for m in "$spool"/inbox/*.json; do
+    look "$m" && doc=$(verify inbox "$copy") && printf '%s' "$doc" | grep -q '"kind": *"conflict"' &&
+      printf '%s' "$doc" | grep -Fq "\"ref\": \"$id\"" &&
+      { printf '%s\n' "$doc" | sed -n 's/^ *"text": *"\(.*\)",*$/\1/p' >&2; return 0; }
+  done
+  return 1
+}
+
 result="$spool/results/$id.json"
-i=0
+said='' down='' seen=0 i=0
 while [ $i -lt 600 ]; do
-  if [ -f "$result" ] && grep -Eq '"state": *"(succeeded|failed|rejected|denied|expired|cancelled|uncertain)"' "$result"; then
-    cat "$result"
-    grep -q '"state": *"succeeded"' "$result" && exit 0 || exit 1
+  if [ -z "$down" ] && [ -f "$spool/host.json" ] && grep -q '"up": *false' "$spool/host.json"; then
+    down=1
+    echo "the host is not running (host.json says up: false); $id waits in queue/ until it is back" >&2
+  fi
+  if ! pending; then
+    if conflict; then exit 87; fi
+    if look "$result"; then
+      if doc=$(verify result "$copy"); then
+        # Seen final on two looks in a row: time for the host's conflict message, had there been one.
+        if printf '%s' "$doc" | grep -F "\"id\": \"$id\"" >/dev/null &&
+          printf '%s' "$doc" | grep -Eq '"state": *"(succeeded|failed|rejected|denied|expired|cancelled|uncertain)"'; then
+          seen=$((seen + 1))
+          if [ $seen -ge 2 ]; then
+            printf '%s\n' "$doc"
+            printf '%s' "$doc" | grep -q '"state": *"succeeded"' && exit 0 || exit 1
+          fi
+        fi
+      elif [ "$said" != "$(openssl dgst -sha256 < "$copy")" ]; then
+        said=$(openssl dgst -sha256 < "$copy")
+        echo "ignored results/$id.json: the host did not sign it for this key ($doc)" >&2
+      fi
+    fi
   fi
   sleep 0.2
   i=$((i + 1))

@@ -1,19 +1,35 @@
-// The README's quick start: a request from a plain shell script (sh + openssl) to a result file.
+// The README's quick start: a request from a plain shell script (sh + openssl) to a result file, which
+// it believes only when the host signed it for its key (docs/vectors-host-v1.json).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost } from '../helpers/host';
 import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
+import { signHostDoc } from '../../shared/protocol/hostAuth';
+import { decodeSecret } from '../../shared/protocol/sign';
+import type { KeyFile } from '../../shared/protocol/types';
 
 const SCRIPT = path.resolve(import.meta.dirname, '../../examples/submit.sh');
+const HOST_VECTORS = path.resolve(import.meta.dirname, '../../docs/vectors-host-v1.json');
 let host: TestHost;
+let key: KeyFile;
 let keyFile: string;
+
+const sh = (args: string[]) => spawnSync('sh', [SCRIPT, ...args], { encoding: 'utf8', timeout: 60_000 });
+
+/** Puts a file at results/<id>.json the way any writer of the spool can: a rename over it. */
+function plantResult(id: string, text: string): void {
+  const tmp = path.join(host.spool, 'tmp', `forged-${id}`);
+  writeFileSync(tmp, text);
+  renameSync(tmp, path.join(host.spool, 'results', `${id}.json`));
+}
 
 beforeAll(async () => {
   host = new TestHost(EXAMPLE_ALLOWLIST);
   keyFile = path.join(host.root, 'key.json');
-  writeFileSync(keyFile, JSON.stringify(host.createKey('shell', 'read')));
+  key = host.createKey('shell', 'read');
+  writeFileSync(keyFile, JSON.stringify(key));
   await host.startDaemon();
 });
 
@@ -21,16 +37,70 @@ afterAll(async () => {
   await host.cleanup();
 });
 
+describe('examples/submit.sh --verify against the host vectors', () => {
+  const vectors = JSON.parse(readFileSync(HOST_VECTORS, 'utf8')) as {
+    key_file: KeyFile;
+    signed: { about: string; kind: string; text: string; file: string }[];
+    refused: { about: string; kind: string; file: string; why: string }[];
+  };
+  let vectorKey: string;
+  const verify = (kind: string, file: string) => {
+    const f = path.join(host.root, 'vector.json');
+    writeFileSync(f, file);
+    return sh(['--verify', vectorKey, kind, f]);
+  };
+  beforeAll(() => {
+    vectorKey = path.join(host.root, 'vector-key.json');
+    writeFileSync(vectorKey, JSON.stringify(vectors.key_file));
+  });
+
+  it.each(vectors.signed)('verifies $about and prints the document behind the prefix', (v) => {
+    const r = verify(v.kind, v.file);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(v.text);
+  });
+
+  it.each(vectors.refused)('refuses $about ($why)', (v) => {
+    const r = verify(v.kind, v.file);
+    expect(r.status).toBe(1);
+    expect(r.stdout.trim()).toBe(v.why);
+  });
+});
+
 describe('examples/submit.sh against the example allowlist', () => {
   it('gets a request from a shell script to a result', () => {
-    const r = spawnSync('sh', [SCRIPT, keyFile, host.spool, 'echo', '{"msg":"hello from sh"}', 'sh-1'], { encoding: 'utf8', timeout: 30_000 });
+    const r = sh([keyFile, host.spool, 'echo', '{"msg":"hello from sh"}', 'sh-1']);
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ id: 'sh-1', state: 'succeeded', stdout: 'hello from sh\n' });
   });
 
   it('exits 1 with the result when the request is refused', () => {
-    const r = spawnSync('sh', [SCRIPT, keyFile, host.spool, 'echo', '{"msg":"x","extra":1}', 'sh-2'], { encoding: 'utf8', timeout: 30_000 });
+    const r = sh([keyFile, host.spool, 'echo', '{"msg":"x","extra":1}', 'sh-2']);
     expect(r.status).toBe(1);
     expect(JSON.parse(r.stdout).error.code).toBe('bad_args');
+  });
+
+  it('never reports a forged result planted at the name (unsigned, or signed with another key of the host): the real one', async () => {
+    const forged = (id: string) => JSON.stringify({ v: 1, id, op: 'echo', state: 'succeeded', exit_code: 0, stdout: 'FORGED\n', stderr: '', error: null }, null, 2) + '\n';
+    const other = host.createKey('other reader', 'read');
+    plantResult('sh-forged-1', forged('sh-forged-1'));
+    const a = sh([keyFile, host.spool, 'echo', '{"msg":"real one"}', 'sh-forged-1']);
+    expect(a.status).toBe(0);
+    expect(JSON.parse(a.stdout)).toMatchObject({ id: 'sh-forged-1', state: 'succeeded', stdout: 'real one\n' });
+    plantResult('sh-forged-2', signHostDoc('result', { keyId: other.key_id, secret: decodeSecret(other.secret) }, forged('sh-forged-2')));
+    const b = sh([keyFile, host.spool, 'echo', '{"msg":"real two"}', 'sh-forged-2']);
+    expect(b.status).toBe(0);
+    expect(JSON.parse(b.stdout)).toMatchObject({ id: 'sh-forged-2', state: 'succeeded', stdout: 'real two\n' });
+    expect(a.stdout + b.stdout).not.toContain('FORGED');
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('exits 87 with the host message when the id is already bound to another request, never the old result', async () => {
+    expect(sh([keyFile, host.spool, 'echo', '{"msg":"first"}', 'sh-reused']).status).toBe(0);
+    const r = sh([keyFile, host.spool, 'echo', '{"msg":"second"}', 'sh-reused']);
+    expect(r.status).toBe(87);
+    expect(r.stderr).toContain('already bound to your earlier request');
+    expect(r.stdout).toBe('');
+    expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 });
