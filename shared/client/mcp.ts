@@ -1,12 +1,35 @@
 // `dw mcp`: a Model Context Protocol server on stdio. Each operation of the host's catalog is a tool
-// whose input schema is its args_schema; three more tools check on, wait for and cancel a request.
+// whose input schema is its args_schema plus `dumbwaiter_intent`; three more tools check on, wait for and
+// cancel a request. A call returns within the wait limit, or, when it carries a progressToken, waits until
+// the request is settled and reports progress meanwhile (the client's own timeout governs then).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { isSettled, type SpoolClient, type Status } from './spoolClient';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type ProgressToken,
+  type ServerNotification,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { MAX_INTENT_CHARS, type CatalogOperation } from '../protocol/types';
+import { isResult, isSettled, type SpoolClient, type Status } from './spoolClient';
 import { checkArgs, ArgError } from './typedArgs';
+import { APP_VERSION } from './version';
 
+/** Well under the MCP TypeScript SDK's 60 s default request timeout: a call without progress returns
+ *  (with the request id) before its client gives up on it and loses the id. */
+export const DEFAULT_WAIT_S = 45;
+/** The reserved input of every operation tool (the allowlist refuses arguments named dumbwaiter_*). */
+const INTENT_INPUT = 'dumbwaiter_intent';
 const CATALOG_POLL_MS = 2000;
+/** Progress: live output at most about once a second, and something at least every 10 s, so that a
+ *  client that resets its timeout on progress never times out while a request waits. */
+const PROGRESS_TICK_MS = 1000;
+const KEEPALIVE_MS = 10_000;
+const OUTPUT_LINES = 20;
+const OUTPUT_CHARS = 4000;
+const TITLE_CHARS = 60;
 
 const ID_SCHEMA: Tool['inputSchema'] = {
   type: 'object',
@@ -15,24 +38,102 @@ const ID_SCHEMA: Tool['inputSchema'] = {
   additionalProperties: false,
 };
 
+const INTENT_SCHEMA = {
+  type: 'string',
+  maxLength: MAX_INTENT_CHARS,
+  description: 'why you ask: shown to the human who approves',
+};
+
 const OWN_TOOLS: Tool[] = [
-  { name: 'dumbwaiter_status', description: 'The current state and output of a request, by id (does not wait).', inputSchema: ID_SCHEMA },
+  {
+    name: 'dumbwaiter_status',
+    description: 'The current state and output of a request, by id (does not wait).',
+    inputSchema: ID_SCHEMA,
+    annotations: { title: 'Request status', readOnlyHint: true, openWorldHint: false },
+  },
   {
     name: 'dumbwaiter_wait',
-    description: 'Wait for a request to finish (up to the server\'s wait limit) and return its result.',
+    description:
+      "Wait for a request to finish and return its result: up to the server's wait limit, or, with a progress token, until it is settled.",
     inputSchema: ID_SCHEMA,
+    annotations: { title: 'Wait for a request', readOnlyHint: true, openWorldHint: false },
   },
-  { name: 'dumbwaiter_cancel', description: 'Cancel a request of yours that is queued, waiting for approval or running.', inputSchema: ID_SCHEMA },
+  {
+    name: 'dumbwaiter_cancel',
+    description: 'Cancel a request of yours that is queued, waiting for approval or running.',
+    inputSchema: ID_SCHEMA,
+    annotations: { title: 'Cancel a request', readOnlyHint: false, destructiveHint: true, openWorldHint: false },
+  },
 ];
+
+/** The first sentence of the description, cut at a word to fit a title; the name when there is none. */
+function titleOf(op: Pick<CatalogOperation, 'name' | 'description'>): string {
+  const first = op.description.split(/\r?\n/)[0]!.split(/(?<=\.)\s/)[0]!.replace(/\.$/, '').trim();
+  if (!first) return op.name;
+  if ([...first].length <= TITLE_CHARS) return first;
+  const cut = [...first].slice(0, TITLE_CHARS - 1).join('');
+  return `${cut.slice(0, cut.lastIndexOf(' ') > 0 ? cut.lastIndexOf(' ') : cut.length)}…`;
+}
+
+function toolOf(op: CatalogOperation): Tool {
+  const schema = op.args_schema as Tool['inputSchema'];
+  return {
+    name: op.name,
+    description: `${op.description}${op.approval === 'always' ? ' (a human approves each call)' : ''}`,
+    inputSchema: { ...schema, properties: { ...(schema.properties ?? {}), [INTENT_INPUT]: INTENT_SCHEMA } },
+    // Write operations change things on the host; what any operation's program reaches is the allowlist
+    // author's business, so none claims a closed world.
+    annotations: { title: titleOf(op), readOnlyHint: op.scope === 'read', destructiveHint: op.scope === 'write', openWorldHint: true },
+  };
+}
 
 function text(body: unknown, isError = false): CallToolResult {
   return { content: [{ type: 'text', text: typeof body === 'string' ? body : JSON.stringify(body, null, 2) }], isError };
 }
 
-/** A settled request as a tool result: an error unless it succeeded; a pending one says how to check later. */
-function resultOf(s: Status): CallToolResult {
-  if (!isSettled(s)) {
-    return text({ id: s.id, state: s.state, note: `not finished yet: call dumbwaiter_wait or dumbwaiter_status with id "${s.id}"` });
+/** What a request is doing, in words, for progress messages and pending results. */
+function describe(s: Status): string {
+  switch (s.state) {
+    case 'unclaimed':
+      return `request ${s.id} waits in queue/ for the host to take it`;
+    case 'unknown':
+      return `request ${s.id} has no result yet`;
+    case 'queued':
+      return `request ${s.id} is queued: the host runs it when a slot is free`;
+    case 'awaiting_approval':
+      return `request ${s.id} waits for a human to approve it`;
+    case 'running':
+      return `request ${s.id} is running`;
+    case 'uncertain':
+      return `request ${s.id} is uncertain: the host lost track of its run, and a human must settle it`;
+    default:
+      return `request ${s.id} is ${s.state}`;
+  }
+}
+
+/** A request as a tool result: a settled one is an error unless it succeeded; a pending one says how to
+ *  check later (and that the host is not running, when it is not). */
+function resultOf(s: Status, client: SpoolClient): CallToolResult {
+  if (s.state === 'conflict') return text({ id: s.id, state: s.state, error: s.message }, true);
+  if ('unsigned' in s) {
+    return text(
+      {
+        id: s.id,
+        state: s.state,
+        error: s.error,
+        note: "this refusal is not signed by the host, so it may not be the host's; the host signs every answer to a request it could authenticate: check the key with dw doctor",
+      },
+      true,
+    );
+  }
+  if (!isResult(s) || !isSettled(s)) {
+    const host = client.hostState();
+    return text({
+      id: s.id,
+      state: s.state,
+      note: `${describe(s)}; not finished yet: call dumbwaiter_wait or dumbwaiter_status with id "${s.id}"`,
+      ...(host.running && !host.paused ? {} : { host: host.text }),
+    });
   }
   return text(
     { id: s.id, state: s.state, exit_code: s.exit_code, stdout: s.stdout, stderr: s.stderr, error: s.error, ...(s.approval ? { approval: s.approval } : {}) },
@@ -40,43 +141,132 @@ function resultOf(s: Status): CallToolResult {
   );
 }
 
-export async function serveMcp(client: SpoolClient, waitMs: number): Promise<void> {
-  const server = new Server({ name: 'dumbwaiter', version: '1' }, { capabilities: { tools: { listChanged: true } } });
+type Send = (n: ServerNotification) => Promise<void>;
+
+/** The progress notifications of one call: each state change, the host going away and coming back, the
+ *  latest lines of live output (batched), and a keep-alive when nothing changes. */
+class Progress {
+  private n = 0;
+  private lastSent = 0;
+  private last: Status | null = null;
+  private host: string | null = null;
+  private output = '';
+  private outputCut = false;
+  private readonly decoder = new TextDecoder();
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly client: SpoolClient,
+    private readonly token: ProgressToken,
+    private readonly send: Send,
+    private readonly id: string,
+    first: string,
+  ) {
+    this.say(first);
+    this.checkHost();
+    this.timer = setInterval(() => this.tick(), PROGRESS_TICK_MS);
+  }
+
+  private say(message: string): void {
+    this.lastSent = Date.now();
+    const params = { progressToken: this.token, progress: ++this.n, message };
+    void this.send({ method: 'notifications/progress', params }).catch(() => {}); // the client went away: the wait ends with it
+  }
+
+  state(s: Status): void {
+    this.last = s;
+    if (!isSettled(s)) this.say(describe(s)); // a settled one is the result, sent right after
+  }
+
+  chunk(b: Buffer): void {
+    this.output += this.decoder.decode(b, { stream: true });
+    if (this.output.length > OUTPUT_CHARS * 2) {
+      this.output = this.output.slice(-OUTPUT_CHARS);
+      this.outputCut = true;
+    }
+  }
+
+  /** Says when the host is not running (or paused), and when that changes. */
+  private checkHost(): void {
+    const host = this.client.hostState();
+    const now = `${host.running}:${host.paused}`;
+    if (now === this.host) return;
+    const wasKnown = this.host !== null;
+    this.host = now;
+    if (!host.running || host.paused) this.say(host.text);
+    else if (wasKnown) this.say(`the host is running again${this.last ? `; ${describe(this.last)}` : ''}`);
+  }
+
+  private tick(): void {
+    this.checkHost();
+    if (this.output) {
+      const lines = this.output.replace(/\n$/, '').split('\n');
+      const latest = lines.slice(-OUTPUT_LINES).join('\n');
+      const cut = this.outputCut || lines.length > OUTPUT_LINES || latest.length > OUTPUT_CHARS;
+      this.say(`live output of request ${this.id}${cut ? ' (its latest lines)' : ''}:\n${latest.slice(-OUTPUT_CHARS)}`);
+      this.output = '';
+      this.outputCut = false;
+    } else if (Date.now() - this.lastSent >= KEEPALIVE_MS) {
+      this.say(this.last ? `still: ${describe(this.last)}` : `still waiting for request ${this.id}`);
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+export async function serveMcp(client: SpoolClient, waitMs = DEFAULT_WAIT_S * 1000): Promise<void> {
+  const server = new Server({ name: 'dumbwaiter', version: APP_VERSION }, { capabilities: { tools: { listChanged: true } } });
   const operations = () => client.catalog()?.operations ?? [];
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [
-      ...operations().map((op) => ({
-        name: op.name,
-        description: `${op.description}${op.approval === 'always' ? ' (a human approves each call)' : ''}`,
-        inputSchema: op.args_schema as Tool['inputSchema'],
-      })),
-      ...OWN_TOOLS,
-    ],
-  }));
+  /** Waits for a request: up to the wait limit, or until it is settled with progress when asked for. */
+  async function settle(id: string, extra: { signal: AbortSignal; _meta?: { progressToken?: ProgressToken }; sendNotification: Send }, first: string) {
+    const token = extra._meta?.progressToken;
+    if (token === undefined) return resultOf(await client.wait(id, { timeoutMs: waitMs, signal: extra.signal }), client);
+    const progress = new Progress(client, token, extra.sendNotification, id, first);
+    try {
+      // No time limit: the client's own timeout (or its cancellation, the signal) governs; the request goes on.
+      const s = await client.follow(id, (b) => progress.chunk(b), { onChange: (st) => progress.state(st), signal: extra.signal });
+      const result = resultOf(s, client);
+      if (s.log.check === 'mismatch') {
+        // The result holds the host's signed output; the live output sent as progress came from a file anyone may replace.
+        result.content.push({ type: 'text', text: `the live output sent as progress is not what the host logged (results/${id}.log was changed by someone else); the output above is the host's signed one` });
+      }
+      return result;
+    } finally {
+      progress.stop();
+    }
+  }
 
-  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...operations().map(toolOf), ...OWN_TOOLS] }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const name = req.params.name;
-    const args = (req.params.arguments ?? {}) as Record<string, unknown>;
+    const input = (req.params.arguments ?? {}) as Record<string, unknown>;
     if (OWN_TOOLS.some((t) => t.name === name)) {
-      const id = typeof args.id === 'string' ? args.id : '';
+      const id = typeof input.id === 'string' ? input.id : '';
       if (!id) return text('an "id" is needed', true);
-      if (name === 'dumbwaiter_status') return resultOf(client.status(id));
-      if (name === 'dumbwaiter_wait') return resultOf(await client.wait(id, { timeoutMs: waitMs }));
+      if (name === 'dumbwaiter_status') return resultOf(client.status(id), client);
+      if (name === 'dumbwaiter_wait') return settle(id, extra, `waiting for request ${id}`);
       const cancel = client.submit({ op: 'dumbwaiter.cancel', args: { target: id } });
-      const s = await client.wait(cancel, { timeoutMs: waitMs });
-      return isSettled(s) && s.state === 'succeeded' ? text(s.stdout.trim()) : resultOf(s);
+      const s = await client.wait(cancel, { timeoutMs: waitMs, signal: extra.signal });
+      return isResult(s) && s.state === 'succeeded' ? text(s.stdout.trim()) : resultOf(s, client);
     }
     const op = operations().find((o) => o.name === name);
     if (!op) return text(`the host offers no tool "${name}"`, true);
+    const { [INTENT_INPUT]: intent, ...args } = input;
+    if (intent !== undefined && (typeof intent !== 'string' || [...intent].length > MAX_INTENT_CHARS)) {
+      return text(`${name}: ${INTENT_INPUT} must be a string of at most ${MAX_INTENT_CHARS} characters`, true);
+    }
     try {
       checkArgs(op.args_schema, args);
     } catch (e) {
       if (e instanceof ArgError) return text(`${name}: ${e.message}`, true);
       throw e;
     }
-    const id = client.submit({ op: name, args });
-    return resultOf(await client.wait(id, { timeoutMs: waitMs }));
+    const id = client.submit({ op: name, args, ...(intent ? { intent } : {}) });
+    return settle(id, extra, `request ${id} (${name}) was submitted; if this call ends before it does, ask dumbwaiter_wait or dumbwaiter_status with id "${id}"`);
   });
 
   // The tool list follows the catalog: tell the client whenever the host's allowlist changes.
