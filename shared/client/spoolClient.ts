@@ -58,8 +58,10 @@ export function isSettled(s: Status): boolean {
 /** Refusals before authentication: the host cannot sign them, since anyone could have written the request. */
 const UNSIGNABLE: ReadonlySet<string> = new Set<ErrorCode>(['bad_envelope', 'unknown_key', 'revoked_key', 'bad_signature']);
 
-/** An unsigned refusal is believed only once its request has left queue/ and no signed result came for this long. */
-export const UNSIGNED_GRACE_MS = 2000;
+/** An unsigned refusal, or a conflict the host has not written its message about, is reported only once
+ *  its request has left queue/ and nothing more came for this long (the host takes a request out of
+ *  queue/ before it answers). */
+export const SETTLE_GRACE_MS = 2000;
 
 export function defaultConflictText(id: string): string {
   return `request id ${id} is already bound to another request; nothing was run: use a new id`;
@@ -113,10 +115,11 @@ function unsignedRefusalOf(text: string, id: string): ResultError | null {
 
 type OwnResult = { doc: ResultDoc } | { refusal: ResultError } | null;
 
-/** One look at a request: its status, and whether a conflict's own words (the inbox message) may still come. */
+/** One look at a request: its status, and whether more may still come (a signed result instead of an
+ *  unsigned refusal, the host's message about a conflict) once the host has taken it. */
 interface Look {
   s: Status;
-  conflictTextPending: boolean;
+  moreMayCome: boolean;
 }
 
 export class SpoolClient {
@@ -276,19 +279,19 @@ export class SpoolClient {
     const hash = this.hashes.get(id);
     if (own && 'doc' in own) {
       const bound = own.doc.request_hash;
-      if (hash === undefined || bound === undefined || bound === hash) return { s: own.doc, conflictTextPending: false };
+      if (hash === undefined || bound === undefined || bound === hash) return { s: own.doc, moreMayCome: false };
       // Bound to another request of this key: whatever that result says, it is not this request's outcome.
       const text = this.conflictText(id, hash);
-      return { s: { id, state: 'conflict', message: text ?? defaultConflictText(id) }, conflictTextPending: text === null && this.inQueue(id) };
+      return { s: { id, state: 'conflict', message: text ?? defaultConflictText(id) }, moreMayCome: text === null };
     }
     const text = this.conflictText(id, hash);
-    if (text !== null) return { s: { id, state: 'conflict', message: text }, conflictTextPending: false };
-    if (this.inQueue(id)) return { s: { id, state: 'unclaimed' }, conflictTextPending: false };
+    if (text !== null) return { s: { id, state: 'conflict', message: text }, moreMayCome: false };
+    if (this.inQueue(id)) return { s: { id, state: 'unclaimed' }, moreMayCome: false };
     if (own) {
       const revoked = this.inbox().filter((m) => m.kind === 'key_revoked' && m.ref === this.key!.key_id).pop();
-      return { s: { id, state: 'rejected', unsigned: true, error: own.refusal, ...(revoked ? { revoked: revoked.text } : {}) }, conflictTextPending: false };
+      return { s: { id, state: 'rejected', unsigned: true, error: own.refusal, ...(revoked ? { revoked: revoked.text } : {}) }, moreMayCome: true };
     }
-    return { s: { id, state: 'unknown' }, conflictTextPending: false };
+    return { s: { id, state: 'unknown' }, moreMayCome: false };
   }
 
   private inQueue(id: string): boolean {
@@ -310,31 +313,32 @@ export class SpoolClient {
   }
 
   /**
-   * Polls until settled. An unsigned refusal counts only once it has stood UNSIGNED_GRACE_MS with its
+   * Polls until settled. An unsigned refusal counts only once it has stood SETTLE_GRACE_MS with its
    * request gone from queue/ (a signed answer written meanwhile wins); a conflict found by its hash
-   * waits, while the host runs and the request is in queue/, for the host's message about it. Says
-   * when the host is not running, and again whenever that changes.
+   * waits as long, while the host runs, for the host's message about it. Says when the host is not
+   * running, and again whenever that changes.
    */
   private async poll(id: string, opts: WaitOptions, maxDelayMs: number, step?: (s: Status) => void): Promise<Status> {
     const end = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
     let delay = 50;
     let last = '';
-    let unsignedSince: number | null = null;
+    let graceFrom: number | null = null;
     let hostRunning: boolean | null = null;
     for (;;) {
-      const { s, conflictTextPending } = this.look(id);
+      const { s, moreMayCome } = this.look(id);
       step?.(s);
       if (s.state !== last) {
         last = s.state;
         opts.onChange?.(s);
       }
       let settled = isSettled(s);
-      if ('unsigned' in s) {
-        unsignedSince ??= Date.now();
-        settled = Date.now() - unsignedSince >= UNSIGNED_GRACE_MS;
-      } else unsignedSince = null;
       const host = this.hostState();
-      if (conflictTextPending && host.running) settled = false;
+      // A conflict is certain either way; only its words may come, and only from a running host.
+      if (moreMayCome && ('unsigned' in s || host.running)) {
+        const taken = !this.inQueue(id);
+        graceFrom = taken ? (graceFrom ?? Date.now()) : null;
+        settled = graceFrom !== null && Date.now() - graceFrom >= SETTLE_GRACE_MS;
+      } else graceFrom = null;
       if (settled || Date.now() >= end || opts.signal?.aborted) return s;
       if (host.running !== hostRunning) {
         if (hostRunning !== null || !host.running) this.onNotice(host.running ? 'the host is running again' : hostDownText(host, s));

@@ -1,23 +1,29 @@
 // The bundled sandbox client (spool/bin/dw.cjs), copied out of the spool and run with no node_modules,
 // against the real daemon: the round trip, every exit code, typed arguments, a client killed after
-// submitting, doctor, and the MCP server through the SDK's own client.
+// submitting, doctor, what it believes (only what the host signed for its key, bound to the request
+// it sent) against forged results, conflicts, planted logs and files that are not files, a stopped
+// host, permission denied, and the MCP server through the SDK's own client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
-import { track } from '../helpers/processes';
-import type { CatalogDoc } from '../../shared/protocol/types';
+import { AS_USER, NO_UNPRIVILEGED_USER, track } from '../helpers/processes';
+import { signHostDoc } from '../../shared/protocol/hostAuth';
+import { decodeSecret } from '../../shared/protocol/sign';
+import type { CatalogDoc, KeyFile, ResultDoc } from '../../shared/protocol/types';
 
 let host: TestHost;
 let daemon: DaemonProcess;
 let bin: string;
 let env: Record<string, string>;
 let readEnv: Record<string, string>;
+let readKeyFile: KeyFile;
 
 const OPS = (root: string) => `version: 1
 operations:
@@ -53,6 +59,14 @@ operations:
     command: [/nonexistent/tool]
     scope: read
     approval: never
+  - name: gated
+    description: Print, wait until a file exists, print again
+    command: [/bin/sh, -c, 'echo started; while [ ! -e "$0" ]; do sleep 0.05; done; echo done', "{go}"]
+    args:
+      go: {type: string, max_length: 500}
+    scope: read
+    approval: never
+    concurrency: 4
   - name: fresh
     command: [echo, fresh]
     cwd: ${JSON.stringify(root)}
@@ -68,7 +82,8 @@ beforeAll(async () => {
   const keyFile = path.join(bin, 'key.json');
   writeFileSync(keyFile, JSON.stringify(host.createKey('node-client', 'write')));
   const readKey = path.join(bin, 'read-key.json');
-  writeFileSync(readKey, JSON.stringify(host.createKey('reader', 'read')));
+  readKeyFile = host.createKey('reader', 'read');
+  writeFileSync(readKey, JSON.stringify(readKeyFile));
   env = { DUMBWAITER_SPOOL: host.spool, DUMBWAITER_KEY_FILE: keyFile };
   readEnv = { DUMBWAITER_SPOOL: host.spool, DUMBWAITER_KEY_FILE: readKey };
   daemon = await host.startDaemon();
@@ -189,12 +204,16 @@ describe('dw from the spool bin/ folder', () => {
     const r = dw(['inbox']);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/conflict \(reused-1\)/);
-    expect(JSON.parse(dw(['inbox', '--json']).stdout)).toEqual(host.inbox());
+    // What the host signed for this key, as the host wrote it (without the signature's prefix).
+    expect(JSON.parse(dw(['inbox', '--json']).stdout)).toEqual(host.inbox().map(({ auth: _auth, ...m }) => m));
   });
 
   it('doctor passes with the host up', () => {
     const r = dw(['doctor']);
-    expect(r.stdout).toContain('key accepted');
+    expect(r.stdout).toContain('ok    key accepted');
+    expect(r.stdout).toContain('ok    results signed');
+    expect(r.stdout).toContain('ok    clocks');
+    expect(r.stdout).not.toContain('FAIL');
     expect(r.status).toBe(0);
   });
 
@@ -213,9 +232,266 @@ describe('dw from the spool bin/ folder', () => {
     const started = Date.now();
     const r = dw(['doctor']);
     expect(r.status).toBe(69);
-    expect(r.stdout).toContain('the host looks down');
+    expect(r.stdout).toContain('FAIL  the host is not running (since');
     expect(Date.now() - started).toBeLessThan(8000); // no 10 s wait for a ping nobody answers
     daemon = await host.startDaemon();
+  });
+});
+
+/** dw in the background, its output as it comes. */
+function dwLive(args: string[], e: Record<string, string> = env) {
+  const child = track(spawn(process.execPath, [path.join(bin, 'dw.cjs'), ...args], { cwd: bin, env: { PATH: process.env.PATH!, HOME: bin, ...e } }));
+  const live = { stdout: '', stderr: '', code: undefined as number | null | undefined };
+  child.stdout.on('data', (c: Buffer) => (live.stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (live.stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve((live.code = code))));
+  return Object.assign(live, { exited, says: (text: string) => eventually(`dw ${args[0]} to say "${text}"`, () => (live.stderr.includes(text) || live.stdout.includes(text) ? true : undefined)) });
+}
+
+/** After each attack: the host still answers a valid request, and the client believes it. */
+function expectAlive(): void {
+  const r = dw(['run', 'echo', `msg=alive-${randomBytes(3).toString('hex')}`]);
+  expect(r.status).toBe(0);
+  expect(r.stdout).toMatch(/^alive-/);
+}
+
+/** A result document as a forger would write it, for `key` (signed with its secret) or unsigned. */
+function forgedResult(id: string, key: KeyFile | null, over: Partial<ResultDoc> = {}): string {
+  const doc: ResultDoc = {
+    v: 1, id, op: 'echo', state: 'succeeded', updated_at: new Date().toISOString(), exit_code: 0, signal: null, stdout: 'FORGED\n', stderr: '',
+    stdout_truncated: false, stderr_truncated: false, started_at: null, finished_at: null, duration_ms: 1, error: null, ...over,
+  };
+  const text = JSON.stringify(doc, null, 2) + '\n';
+  return key ? signHostDoc('result', { keyId: key.key_id, secret: decodeSecret(key.secret) }, text) : text;
+}
+
+function plant(rel: string, content: string): void {
+  const tmp = path.join(host.spool, 'tmp', `plant-${randomBytes(4).toString('hex')}`);
+  writeFileSync(tmp, content);
+  renameSync(tmp, path.join(host.spool, rel));
+}
+
+const count = (text: string, part: string) => text.split(part).length - 1;
+
+describe('dw believes only what the host signed for its key', () => {
+  it('a reused id with other arguments exits 87 with the host\'s conflict message and never shows the old run; the same request again is a replay (exit 0)', () => {
+    const first = dw(['run', 'echo', 'msg=first', '--id', 'rep-1']);
+    expect(first.status).toBe(0);
+    expect(first.stdout).toBe('first\n');
+    const second = dw(['run', 'echo', 'msg=second', '--id', 'rep-1']);
+    expect(second.status).toBe(87);
+    expect(second.stdout).toBe('');
+    expect(second.stderr).not.toContain('first');
+    expect(second.stderr).toContain('Request id "rep-1" is already bound to your earlier request (operation echo); nothing was run');
+    const replay = dw(['run', 'echo', 'msg=first', '--id', 'rep-1']);
+    expect(replay.status).toBe(0);
+    expect(replay.stdout).toBe('first\n');
+    // A new process that did not send it reports the key's own signed result as it is.
+    expect(dw(['wait', 'rep-1']).status).toBe(0);
+    expectAlive();
+  });
+
+  it('an id bound by another key exits 87, and its result (signed for that key) is ignored', () => {
+    expect(dw(['run', 'echo', 'msg=mine', '--id', 'other-key-1']).status).toBe(0);
+    const theirs = dw(['run', 'echo', 'msg=theirs', '--id', 'other-key-1'], readEnv);
+    expect(theirs.status).toBe(87);
+    expect(theirs.stdout).toBe('');
+    expect(theirs.stderr).toContain('is already bound to a request of another key; nothing was run');
+    expect(count(theirs.stderr, `ignored results/other-key-1.json: the host did not sign it for this key (signed for key ${JSON.parse(readFileSync(env.DUMBWAITER_KEY_FILE!, 'utf8')).key_id})`)).toBe(1);
+    // Later, from a process that never sent it: the host's conflict message for this key.
+    expect(dw(['wait', 'other-key-1'], readEnv).status).toBe(87);
+    expectAlive();
+  });
+
+  it('a forged result planted before the request (unsigned, or signed with a read key of the same host) is never reported: the real outcome is, and the client says once it ignored it', async () => {
+    await daemon.stop(); // so that nothing the host does can take the forgeries away before the client meets them
+    plant('results/fb-unsigned.json', forgedResult('fb-unsigned', null));
+    plant('results/fb-read-key.json', forgedResult('fb-read-key', readKeyFile));
+    const unsigned = dwLive(['run', 'echo', 'msg=real-1', '--id', 'fb-unsigned']);
+    const readSigned = dwLive(['run', 'echo', 'msg=real-2', '--id', 'fb-read-key']);
+    await unsigned.says('ignored results/fb-unsigned.json: the host did not sign it for this key (unsigned)');
+    await readSigned.says(`ignored results/fb-read-key.json: the host did not sign it for this key (signed for key ${readKeyFile.key_id})`);
+    expect(unsigned.code).toBeUndefined(); // still waiting: the forgery is no answer
+    expect(readSigned.code).toBeUndefined();
+    daemon = await host.startDaemon();
+    expect(await unsigned.exited).toBe(0);
+    expect(await readSigned.exited).toBe(0);
+    expect(unsigned.stdout).toBe('real-1\n');
+    expect(readSigned.stdout).toBe('real-2\n');
+    expect(count(unsigned.stderr, 'ignored results/fb-unsigned.json')).toBe(1);
+    expect(count(readSigned.stderr, 'ignored results/fb-read-key.json')).toBe(1);
+    expectAlive();
+  });
+
+  it('a forged result planted while the request awaits approval (signed with a read key, or unsigned) is not its outcome: the approval or the denial (81) is', async () => {
+    const approved = dw(['submit', 'deploy', '--id', 'fa-approved']).stdout.trim();
+    const denied = dw(['submit', 'deploy', '--id', 'fa-denied']).stdout.trim();
+    await host.waitResult(approved, ['awaiting_approval']);
+    await host.waitResult(denied, ['awaiting_approval']);
+    await daemon.stop(); // the host would soon write its own result again over a forgery
+    const w1 = dwLive(['wait', approved]);
+    const w2 = dwLive(['wait', denied]);
+    plant(`results/${approved}.json`, forgedResult(approved, readKeyFile, { op: 'deploy' }));
+    plant(`results/${denied}.json`, forgedResult(denied, null, { op: 'deploy' }));
+    await w1.says(`ignored results/${approved}.json: the host did not sign it for this key (signed for key ${readKeyFile.key_id})`);
+    await w2.says(`ignored results/${denied}.json: the host did not sign it for this key (unsigned)`);
+    expect(w1.code).toBeUndefined();
+    expect(w2.code).toBeUndefined();
+    daemon = await host.startDaemon();
+    expect(host.cli(['approvals', 'approve', approved]).status).toBe(0);
+    expect(host.cli(['approvals', 'deny', denied, '--reason', 'no']).status).toBe(0);
+    expect(await w1.exited).toBe(0);
+    expect(w1.stdout).toBe('deployed\n');
+    expect(await w2.exited).toBe(81);
+    expect(w2.stdout).toBe('');
+    expectAlive();
+  });
+
+  it.skipIf(process.platform === 'win32')('a FIFO or a symlink at results/<id>.json neither blocks nor crashes the client', async () => {
+    await daemon.stop();
+    expect(spawnSync('mkfifo', [path.join(host.spool, 'results', 'fifo-json.json')]).status).toBe(0);
+    writeFileSync(path.join(bin, 'elsewhere.json'), forgedResult('link-json', JSON.parse(readFileSync(env.DUMBWAITER_KEY_FILE!, 'utf8')) as KeyFile));
+    symlinkSync(path.join(bin, 'elsewhere.json'), path.join(host.spool, 'results', 'link-json.json'));
+    const fifo = dwLive(['run', 'echo', 'msg=past-the-fifo', '--id', 'fifo-json']);
+    const link = dwLive(['run', 'echo', 'msg=past-the-link', '--id', 'link-json']);
+    await fifo.says('ignored results/fifo-json.json: it is not a regular file');
+    await link.says('ignored results/link-json.json: it is not a regular file'); // though it leads to a file signed for this key
+    expect(dw(['status', 'fifo-json']).stdout).toContain('unclaimed');
+    daemon = await host.startDaemon();
+    expect(await fifo.exited).toBe(0);
+    expect(await link.exited).toBe(0);
+    expect(fifo.stdout).toBe('past-the-fifo\n');
+    expect(link.stdout).toBe('past-the-link\n');
+    expectAlive();
+  });
+
+  it.skipIf(process.platform === 'win32')('a FIFO or a symlink at results/<id>.log is never opened as the log: the signed output is shown', async () => {
+    const secret = path.join(bin, 'secret.txt');
+    writeFileSync(secret, 'SECRET of the sandbox\n');
+    for (const [id, swap] of [
+      ['fifo-log', (f: string) => expect(spawnSync('mkfifo', [f]).status).toBe(0)],
+      ['link-log', (f: string) => symlinkSync(secret, f)],
+    ] as const) {
+      const go = path.join(host.work, `go-${id}`);
+      expect(dw(['submit', 'gated', `go=${go}`, '--id', id]).status).toBe(0);
+      await host.waitResult(id, ['running']);
+      const log = path.join(host.spool, 'results', `${id}.log`);
+      await eventually('the host\'s log', () => (readFileSync(log, { flag: 'r' }).includes('started') ? true : undefined));
+      rmSync(log);
+      swap(log);
+      // The same request again (a replay) follows the run that is going: through what is now at the log's name.
+      const follower = dwLive(['run', 'gated', `go=${go}`, '--id', id]);
+      await follower.says(id);
+      writeFileSync(go, '');
+      expect(await follower.exited).toBe(0);
+      expect(follower.stdout).toBe('started\ndone\n'); // the host's signed output, nothing of the planted file
+    }
+    expectAlive();
+  });
+
+  it('a log planted before the run starts is not streamed', async () => {
+    const id = dw(['submit', 'deploy', '--id', 'planted-log']).stdout.trim();
+    await host.waitResult(id, ['awaiting_approval']);
+    await daemon.stop();
+    writeFileSync(path.join(host.spool, 'results', `${id}.log`), 'PLANTED\n');
+    const run = dwLive(['run', 'deploy', '--id', id]); // a replay: follows the request that waits
+    await run.says('the host is not running'); // it has looked at the result and the log at least once
+    expect(run.stdout).toBe('');
+    daemon = await host.startDaemon();
+    expect(host.cli(['approvals', 'approve', id]).status).toBe(0);
+    expect(await run.exited).toBe(0);
+    expect(run.stdout).toBe('deployed\n');
+    expectAlive();
+  });
+
+  it('a log changed during the run is detected at the end, and the host\'s signed output follows', async () => {
+    const go = path.join(host.work, 'go-changed-log');
+    const run = dwLive(['run', 'gated', `go=${go}`, '--id', 'changed-log']);
+    await eventually('the live output', () => (run.stdout.includes('started\n') ? true : undefined));
+    appendFileSync(path.join(host.spool, 'results', 'changed-log.log'), 'FORGED\n');
+    await eventually('the forged line streamed', () => (run.stdout.includes('FORGED') ? true : undefined));
+    writeFileSync(go, '');
+    expect(await run.exited).toBe(0);
+    const result = host.result('changed-log')!;
+    if ('log_sha256' in result) {
+      expect(run.stderr).toContain('dw: the live output above is not what the host logged (results/changed-log.log was changed by someone else); the host\'s signed output follows:');
+      expect(run.stdout.endsWith(`FORGED\n${result.stdout}`)).toBe(true);
+    } else {
+      // A host without log_sha256 in its results: the client says it could not check, and adds nothing.
+      expect(run.stderr).toContain('could not be checked');
+    }
+    expectAlive();
+  });
+
+  it('a request signed with a key the host does not know exits 80, saying the refusal is not signed', () => {
+    const unknown = path.join(bin, 'unknown-key.json');
+    writeFileSync(unknown, JSON.stringify({ v: 1, key_id: 'k_nottheirs1', secret: randomBytes(32).toString('base64url') }));
+    const r = dw(['run', 'echo', 'msg=x'], { ...env, DUMBWAITER_KEY_FILE: unknown });
+    expect(r.status).toBe(80);
+    expect(r.stderr).toContain('rejected (not signed by the host, so it may not be the host\'s): unknown_key:');
+    expect(r.stderr).toContain('check the key with dw doctor');
+    const doctor = dw(['doctor'], { ...env, DUMBWAITER_KEY_FILE: unknown });
+    expect(doctor.status).toBe(69);
+    expect(doctor.stdout).toContain('FAIL  key not accepted: the host does not know this key / the key file is not the host\'s');
+    expect(doctor.stdout).toContain('FAIL  results signed');
+    expectAlive();
+  });
+
+  it('with the host stopped, dw run says so at once and exits 85 on --timeout, saying so again', async () => {
+    await daemon.stop();
+    const r = dw(['run', 'echo', 'msg=later', '--id', 'host-down-1', '--timeout', '3']);
+    expect(r.status).toBe(85);
+    expect(r.stderr).toMatch(/dw: the host is not running \(since \d\d:\d\d:\d\d, per host\.json\); the request waits in queue\/ until it is back/);
+    expect(r.stderr).toMatch(/host-down-1 is still unclaimed: the host is not running/);
+    daemon = await host.startDaemon();
+    const later = dw(['wait', 'host-down-1']);
+    expect(later.status).toBe(0);
+    expect(later.stdout).toBe('later\n');
+    expectAlive();
+  });
+});
+
+// An ordinary user that does not own the spool: as root, AS_USER drops the powers to override file
+// permissions but stays uid 0 (the spool's owner), so setpriv also takes nobody's uid.
+const AS_OTHER_UID = AS_USER !== null && process.getuid?.() === 0 ? [...AS_USER, 'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : null;
+const NO_OTHER_UID = AS_USER === null ? NO_UNPRIVILEGED_USER : 'not root here: no other uid to run the client as';
+
+if (AS_OTHER_UID === null) console.warn(`nodeClient: the permission-denied test is skipped: ${NO_OTHER_UID}`);
+
+describe('dw as another uid than the spool\'s owner', () => {
+  it.skipIf(AS_OTHER_UID === null)('exits 77 naming the spool, its owner and this uid, and doctor says the same', async () => {
+    const other = new TestHost('version: 1\noperations: []\n');
+    const tmpdir = path.dirname(other.root);
+    const modes = [tmpdir, other.root].map((d) => [d, statSync(d).mode & 0o7777] as const);
+    const sandbox = mkdtempSync(path.join(tmpdir, 'dw-other-uid-'));
+    try {
+      // Every folder on the way can be passed through; the spool itself is the owner's alone (0700).
+      for (const d of [tmpdir, other.root, sandbox]) chmodSync(d, 0o711);
+      chmodSync(other.spool, 0o700);
+      copyFileSync(path.join(bin, 'dw.cjs'), path.join(sandbox, 'dw.cjs'));
+      writeFileSync(path.join(sandbox, 'key.json'), JSON.stringify(other.createKey('other-uid')), { mode: 0o644 });
+      chmodSync(path.join(sandbox, 'dw.cjs'), 0o755);
+      const run = (args: string[]) => {
+        const [program, ...rest] = [...AS_OTHER_UID!, process.execPath, path.join(sandbox, 'dw.cjs'), ...args];
+        return spawnSync(program!, rest, { encoding: 'utf8', cwd: '/', env: { PATH: process.env.PATH!, DUMBWAITER_SPOOL: other.spool, DUMBWAITER_KEY_FILE: path.join(sandbox, 'key.json') }, timeout: 30_000 });
+      };
+      const message = `permission denied: ${other.spool} is owned by uid 0 (mode 0700) and this runs as uid 65534: run the sandbox as uid 0 (docker run --user 0:`;
+      for (const args of [['run', 'echo', 'msg=x'], ['wait', 'some-id'], ['ops']]) {
+        const r = run(args);
+        expect(r.stderr).toContain(message);
+        expect(r.stderr).toContain('see docs/SANDBOX.md, "Permission denied"');
+        expect(r.stderr).not.toContain('not a Dumbwaiter spool');
+        expect(r.status).toBe(77);
+      }
+      const doctor = run(['doctor']);
+      expect(doctor.stdout).toContain(`FAIL  ${message}`);
+      expect(doctor.status).toBe(77);
+    } finally {
+      for (const [d, mode] of modes) chmodSync(d, mode);
+      rmSync(sandbox, { recursive: true, force: true });
+      await other.cleanup();
+    }
+    expectAlive();
   });
 });
 
