@@ -1072,6 +1072,8 @@ class Waiter(object):
             self.last, self.last_state = s, s["state"]
             progressed = self.on_poll(s) if self.on_poll else False
             if is_settled(s):
+                if self.down:  # it was said to be down: say that it is back, if it is
+                    self._look_at_host(s["state"], said)
                 return s
             now = time.monotonic()
             if looked is None or now - looked >= 0.5:
@@ -1150,7 +1152,7 @@ commands:
                                   submit, print the id on stderr, stream the output, exit as below
   dw cancel ID                    ask the host to cancel a request
   dw inbox [--json]               messages from the host
-  dw doctor                       check the spool, the key file, the host and the clocks
+  dw doctor                       check the spool, the key file, the host, the clocks and signed results
 
 Arguments are typed by the host's catalog: workers=4, verbose=true, files=a.ts files=b.ts or
 files='["a.ts","b.ts"]'. --args-json gives all arguments as one JSON object.
@@ -1161,9 +1163,13 @@ environment:
 
 exit codes:
   0 succeeded; 1-255 the operation's own exit code; 64 usage; 65 bad arguments (nothing written);
-  66 no valid key file; 69 spool not usable (doctor: a check failed); 80 rejected; 81 denied;
-  82 expired; 83 cancelled; 84 uncertain; 85 --timeout passed (dw wait ID again);
-  86 failed without an exit code (could not start, timeout, signal)
+  66 no valid key file; 69 spool or host unavailable (doctor: a check failed); 77 permission denied;
+  80 rejected (also a refusal the host could not sign); 81 denied; 82 expired; 83 cancelled;
+  84 uncertain; 85 --timeout passed (dw wait ID again); 86 failed without an exit code (could not
+  start, timeout, signal); 87 the id is bound to another request: nothing ran, use a new id
+
+Only results and messages the host signed for this key are believed; anything else at their names
+is ignored (and said on stderr).
 """
 
 COMMAND_HELP = {
@@ -1174,7 +1180,7 @@ COMMAND_HELP = {
     "run": "usage: dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]\n\nSubmits a request, prints its id on stderr at once, streams its live output to stdout, and exits\nwith the operation's exit code (or 80-86). With --timeout S it stops waiting after S seconds (85).\n",
     "cancel": "usage: dw cancel ID\n\nAsks the host to cancel a request (a signed dumbwaiter.cancel) and prints its answer.\n",
     "inbox": "usage: dw inbox [--json]\n\nMessages from the host (conflicts, revoked keys, notices), oldest first.\n",
-    "doctor": "usage: dw doctor\n\nChecks that the spool is there, the key file is valid, the host is alive (heartbeat), the clocks\nare in step and the key is accepted (a signed dumbwaiter.ping). Exit 0 when all pass, else 69.\n",
+    "doctor": "usage: dw doctor\n\nChecks that the spool is there, the key file is valid, the host is running (heartbeat, up), the\nclocks are in step, the key is accepted (a signed dumbwaiter.ping) and the answer is signed for it.\nExit 0 when all pass, 77 when the spool denies this uid, else 69.\n",
 }
 
 

@@ -3,17 +3,20 @@
 // key file (DUMBWAITER_SPOOL, DUMBWAITER_KEY_FILE). Every command and exit code of docs/SANDBOX.md.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
-import { track } from '../helpers/processes';
+import { AS_USER, NO_UNPRIVILEGED_USER, track } from '../helpers/processes';
 import { canonicalJson, sha256Hex } from '../../shared/protocol/canonicalJson';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
+import { signHostDoc } from '../../shared/protocol/hostAuth';
 import type { CatalogDoc, Envelope, KeyFile } from '../../shared/protocol/types';
 
 const SOURCE = path.resolve(import.meta.dirname, '../../shared/client/dw.py');
 const VECTORS = path.resolve(import.meta.dirname, '../fixtures/vectors-v1.json');
+const HOST_VECTORS = path.resolve(import.meta.dirname, '../../docs/vectors-host-v1.json');
 const FRESH_ID = /^r-[0-9a-z]+-[0-9a-f]+$/;
 
 const TOOL = `
@@ -80,6 +83,19 @@ class DwProcess {
       return this.stderr.includes('\n') && first ? first : undefined;
     });
   }
+}
+
+/** Puts a file at a name in the spool the way any writer of it can: written aside, renamed over it. */
+function plant(rel: string, text: string): void {
+  const tmp = path.join(host.spool, 'tmp', `planted-${path.basename(rel)}`);
+  writeFileSync(tmp, text);
+  renameSync(tmp, path.join(host.spool, rel));
+}
+
+/** A final result as the host would write it, saying what the forger wants. */
+function forgedResult(id: string, stdout = 'FORGED\n'): string {
+  const doc = { v: 1, id, op: 'echo', state: 'succeeded', updated_at: new Date().toISOString(), exit_code: 0, signal: null, stdout, stderr: '', error: null };
+  return JSON.stringify(doc, null, 2) + '\n';
 }
 
 function listing(dir: string): string[] {
@@ -186,6 +202,24 @@ describe('signing and ids', () => {
   });
 });
 
+describe('the host vectors (docs/vectors-host-v1.json)', () => {
+  it('computes every request hash and canonical form, verifies every signed document and refuses every refused one for its reason', () => {
+    const vectors = JSON.parse(readFileSync(HOST_VECTORS, 'utf8')) as {
+      request_hash: { canonical: string; request_hash: string }[];
+      signed: { text: string }[];
+      refused: { why: string }[];
+    };
+    const r = dw(['selftest-vectors', HOST_VECTORS]);
+    expect(r.stderr).toBe('');
+    const report = JSON.parse(r.stdout) as { ok: boolean; request_hash: unknown[]; signed: { verdict: string; doc: unknown }[]; refused: { why: string }[] };
+    expect(report.request_hash).toEqual(vectors.request_hash.map((v) => ({ canonical: v.canonical, request_hash: v.request_hash })));
+    expect(report.signed).toEqual(vectors.signed.map((v) => ({ verdict: 'ok', doc: JSON.parse(v.text) })));
+    expect(report.refused.map((v) => v.why)).toEqual(vectors.refused.map((v) => v.why));
+    expect(report.ok).toBe(true);
+    expect(r.status).toBe(0);
+  });
+});
+
 describe('without a host: what dw writes, and its usage errors', () => {
   let spool: string;
   const offline = (args: string[], extra: Record<string, string> = {}) => dw(args, { DUMBWAITER_SPOOL: spool, ...extra });
@@ -265,6 +299,148 @@ describe('without a host: what dw writes, and its usage errors', () => {
     expect(readdirSync(path.join(spool, 'queue')).length).toBe(3);
   });
 });
+
+describe('only what the host signed for this key is reported', () => {
+  it('a reused id with other arguments exits 87 with the host message, never the old output; the exact replay exits 0', async () => {
+    const first = dw(['run', 'echo', 'msg=first', '--id', 'py-reuse-1']);
+    expect(first.status).toBe(0);
+    const other = dw(['run', 'echo', 'msg=second', '--id', 'py-reuse-1']);
+    expect(other.status).toBe(87);
+    expect(other.stdout).toBe('');
+    expect(other.stderr).toMatch(/^py-reuse-1\ndw: py-reuse-1: Request id "py-reuse-1" is already bound to your earlier request \(operation echo\); nothing was run/);
+    expect(other.stderr).not.toContain('first');
+    const replay = dw(['run', 'echo', 'msg=first', '--id', 'py-reuse-1']);
+    expect(replay.status).toBe(0);
+    expect(JSON.parse(replay.stdout)).toEqual(['first']);
+    // From a new process, which does not know what was sent: the id's own result, as it is.
+    expect(dw(['wait', 'py-reuse-1']).status).toBe(0);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('an id bound by another key exits 87 (its result, signed for that key, is ignored)', async () => {
+    const theirs = host.createKey('another sandbox', 'write');
+    host.submit(theirs, 'py-theirs-1', 'echo', { msg: 'theirs' });
+    expect((await host.waitResult('py-theirs-1')).state).toBe('succeeded');
+    const r = dw(['run', 'echo', 'msg=mine', '--id', 'py-theirs-1']);
+    expect(r.status).toBe(87);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('is already bound to a request of another key; nothing was run');
+    expect(r.stderr).toContain(`dw: ignored results/py-theirs-1.json: the host did not sign it for this key (signed for key ${theirs.key_id})\n`);
+    expect(r.stderr).not.toContain('theirs"');
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('a forged result planted before the request (unsigned, or signed with a read key of the host) is never its outcome', async () => {
+    const reader = host.createKey('a reader', 'read');
+    plant('results/py-forged-1.json', forgedResult('py-forged-1'));
+    const a = dw(['run', 'echo', 'msg=real one', '--id', 'py-forged-1']);
+    expect(a.status).toBe(0);
+    expect(JSON.parse(a.stdout)).toEqual(['real one']);
+    plant('results/py-forged-2.json', signHostDoc('result', { keyId: reader.key_id, secret: decodeSecret(reader.secret) }, forgedResult('py-forged-2')));
+    const b = dw(['run', 'echo', 'msg=real two', '--id', 'py-forged-2']);
+    expect(b.status).toBe(0);
+    expect(JSON.parse(b.stdout)).toEqual(['real two']);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('a forged final result planted over the host one while the request waits is never its outcome', async () => {
+    expect(host.cli(['pause']).status).toBe(0);
+    const p = new DwProcess(['run', 'echo', 'msg=real', '--id', 'py-forged-3']);
+    try {
+      await host.waitResult('py-forged-3', ['queued']);
+      plant('results/py-forged-3.json', forgedResult('py-forged-3'));
+      // Also signed for this key, but for another id: the host's own words, moved.
+      const moved = readFileSync(path.join(host.spool, 'results', 'py-forged-1.json'), 'utf8');
+      plant('results/py-forged-3.json', moved);
+    } finally {
+      expect(host.cli(['resume']).status).toBe(0);
+    }
+    const r = await p.done;
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('["real"]\n');
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('a FIFO at results/<id>.json neither blocks nor crashes dw; it is said once and treated as absent', async () => {
+    expect(spawnSync('mkfifo', [path.join(host.spool, 'results', 'py-fifo-1.json')]).status).toBe(0);
+    const s = dw(['status', 'py-fifo-1']);
+    expect(s.status).toBe(0);
+    expect(s.stdout).toBe('py-fifo-1: unknown\n');
+    expect(s.stderr).toBe('dw: ignored results/py-fifo-1.json: it is not a regular file\n');
+    const r = dw(['run', 'echo', 'msg=past a fifo', '--id', 'py-fifo-1']);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(['past a fifo']);
+    expect(r.stderr.split('\n').filter((l) => l.includes('ignored')).length).toBeLessThanOrEqual(1);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('a log planted while the request waits for a human is never shown', async () => {
+    const p = new DwProcess(['run', 'deploy', 'target=staging', '--id', 'py-planted-log']);
+    await host.waitResult('py-planted-log', ['awaiting_approval']);
+    await eventually('the note about the approval', () => (p.stderr.includes("waiting for a human's approval") ? true : undefined));
+    plant('results/py-planted-log.log', 'PLANTED: all tests pass\n');
+    expect(host.cli(['approvals', 'deny', 'py-planted-log', '--reason', 'no']).status).toBe(0);
+    const r = await p.done;
+    expect(r.status).toBe(81);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toContain('PLANTED');
+  });
+
+  it('a live log replaced during the run is detected, and the host signed output follows', async () => {
+    const p = new DwProcess(['run', 'lines', 'n=5', '--id', 'py-swapped-log']);
+    await eventually('the first line streamed', () => (p.stdout.includes('line 0\n') ? true : undefined));
+    plant('results/py-swapped-log.log', 'line 0\nFAKE: the build is green, nothing to see here\n');
+    const r = await p.done;
+    const final = host.result('py-swapped-log')!;
+    expect(final.state).toBe('succeeded');
+    // The host has said since commit 974d25a what it logged; without that no check is possible.
+    expect(final.log_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain('dw: the live output above is not what the host logged (results/py-swapped-log.log was changed by someone else); the host\'s signed output follows:');
+    expect(r.stdout.endsWith('line 0\nline 1\nline 2\nline 3\nline 4\n')).toBe(true);
+  });
+
+  it('an unsigned refusal (a key the host does not know) exits 80 saying it is not signed; doctor names the failing checks', async () => {
+    const stranger = path.join(clientDir, 'stranger.key.json');
+    writeFileSync(stranger, JSON.stringify({ v: 1, key_id: 'k_stranger', secret: randomBytes(32).toString('base64url') }));
+    const r = dw(['run', 'echo', 'msg=hello', '--id', 'py-stranger-1'], { DUMBWAITER_KEY_FILE: stranger });
+    expect(r.status).toBe(80);
+    expect(r.stderr).toContain("dw: py-stranger-1 rejected (not signed by the host, so it may not be the host's): unknown_key: ");
+    expect(r.stderr).toContain('the host signs every answer to a request it could authenticate: check the key with dw doctor');
+    expect(r.stderr.split('dw: ignored results/py-stranger-1.json: the host did not sign it for this key (unsigned)\n').length).toBe(2);
+    const d = dw(['doctor'], { DUMBWAITER_KEY_FILE: stranger });
+    expect(d.status).toBe(69);
+    expect(d.stdout).toMatch(/^ok +spool/m);
+    expect(d.stdout).toMatch(/^ok +host running/m);
+    expect(d.stdout).toMatch(/^FAIL key accepted +the host refused a ping without signing its answer \(unknown_key: .*\): the host does not know this key \/ the key file is not the host's$/m);
+    expect(d.stdout).toMatch(/^FAIL results signed +not checked: the host refused the ping before it could authenticate it$/m);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+});
+
+// As an ordinary user (file permissions not overridden): a spool owned by another uid, mode 0700.
+describe.skipIf(AS_USER === null || process.getuid?.() !== 0)('permission denied', () => {
+  it('exits 77 naming both uids, never "missing (was it made with dumbwaiter init?)"; doctor too', async () => {
+    const spool = path.join(clientDir, 'someone-elses-spool');
+    for (const d of ['tmp', 'queue', 'results', 'inbox']) mkdirSync(path.join(spool, d), { recursive: true, mode: 0o700 });
+    for (const d of ['tmp', 'queue', 'results', 'inbox', '']) chownSync(path.join(spool, d), 4242, 4243);
+    chmodSync(spool, 0o700);
+    const asUser = (args: string[]) =>
+      spawnSync(AS_USER![0]!, [...AS_USER!.slice(1), 'python3', DW, ...args], { encoding: 'utf8', env: dwEnv({ DUMBWAITER_SPOOL: spool }), timeout: 60_000 });
+    const want = `dw: permission denied: ${spool} is owned by uid 4242 (mode 0700) and this runs as uid 0: run the sandbox as uid 4242 (docker run --user 4242:4243 ...); see docs/SANDBOX.md, "Permission denied"\n`;
+    for (const args of [['submit', 'dumbwaiter.ping'], ['wait', 'x-1'], ['status', 'x-1'], ['inbox']]) {
+      const r = asUser(args);
+      expect(r.status, args.join(' ')).toBe(77);
+      expect(r.stderr).toBe(want);
+    }
+    const d = asUser(['doctor']);
+    expect(d.status).toBe(77);
+    expect(d.stdout).toContain(`FAIL spool          ${want.slice('dw: '.length, -1)}`);
+    expect(d.stdout).not.toMatch(/missing|not a Dumbwaiter spool/);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+});
+if (AS_USER === null || process.getuid?.() !== 0) console.warn(`pythonClient: the permission-denied case is skipped: ${AS_USER === null ? NO_UNPRIVILEGED_USER : 'not root: cannot give a spool to another uid'}`);
 
 describe('against the running host', () => {
   it('ops lists the operations with their typed arguments; --json gives the catalog operations', () => {
@@ -533,5 +709,27 @@ describe('against the running host', () => {
     expect(r.stdout).toMatch(/^FAIL host running +the host is not running \(since [\d:]+, per host.json\)/m);
     expect(r.stdout).toMatch(/^FAIL key accepted +not tried: the host is not running/m);
     expect(listing('queue')).toEqual(queue);
+  });
+
+  it('a stopped host is said at once, and again when it is back; the request then runs', async () => {
+    // The host was stopped by the test above.
+    const p = new DwProcess(['run', 'echo', 'msg=back again', '--id', 'py-down-1']);
+    const notice = /dw: the host is not running \(since [\d:]+, per host.json\); the request waits in queue\/ until it is back\n/;
+    await eventually('the note that the host is not running', () => (notice.test(p.stderr) ? true : undefined));
+    daemon = await host.startDaemon();
+    const r = await p.done;
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain('dw: the host is running again\n');
+    expect(JSON.parse(r.stdout)).toEqual(['back again']);
+  });
+
+  it('--timeout with the host stopped exits 85 saying the host is not running', async () => {
+    await daemon.stop();
+    const r = dw(['run', 'echo', 'msg=later', '--id', 'py-down-2', '--timeout', '1']);
+    expect(r.status).toBe(85);
+    expect(r.stderr).toMatch(/py-down-2 is still unclaimed after 1 s: the host is not running \(since [\d:]+, per host.json\); the request waits in queue\/ until it is back; `dw wait py-down-2` again/);
+    daemon = await host.startDaemon();
+    expect((await host.waitResult('py-down-2')).state).toBe('succeeded');
+    expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 });
