@@ -252,7 +252,8 @@ async function main(argv: string[]): Promise<number> {
       return doctor(v);
     case 'mcp': {
       const { serveMcp } = await import('./mcp');
-      await serveMcp(clientOf(v), (seconds(v['wait-s'], '--wait-s') ?? 60) * 1000);
+      const waitS = seconds(v['wait-s'], '--wait-s');
+      await serveMcp(clientOf(v), waitS === undefined ? undefined : waitS * 1000);
       return EXIT.ok;
     }
     default:

@@ -9,9 +9,6 @@ import { appendFileSync, chmodSync, copyFileSync, mkdtempSync, readdirSync, read
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER, NO_UNPRIVILEGED_USER, track } from '../helpers/processes';
 import { signHostDoc } from '../../shared/protocol/hostAuth';
@@ -492,49 +489,5 @@ describe('dw as another uid than the spool\'s owner', () => {
       await other.cleanup();
     }
     expectAlive();
-  });
-});
-
-describe('dw mcp', () => {
-  it('lists the catalog as tools, runs one, reports a refusal as a tool error, and follows the catalog', async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [path.join(bin, 'dw.cjs'), 'mcp', '--wait-s', '20'],
-      env: { PATH: process.env.PATH!, ...env },
-      cwd: bin,
-    });
-    const client = new Client({ name: 'test', version: '1' });
-    let listChanged = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      listChanged++;
-    });
-    await client.connect(transport);
-    try {
-      const { tools } = await client.listTools();
-      const names = tools.map((t) => t.name);
-      expect(names).toEqual(expect.arrayContaining(['echo', 'typed', 'deploy', 'dumbwaiter_status', 'dumbwaiter_wait', 'dumbwaiter_cancel']));
-      const catalog = JSON.parse(readFileSync(path.join(host.spool, 'catalog.json'), 'utf8')) as CatalogDoc;
-      expect(tools.find((t) => t.name === 'typed')?.inputSchema).toEqual(catalog.operations.find((o) => o.name === 'typed')?.args_schema);
-
-      const ok = await client.callTool({ name: 'echo', arguments: { msg: 'from mcp' } });
-      expect(ok.isError).toBeFalsy();
-      const body = JSON.parse((ok.content as { text: string }[])[0]!.text);
-      expect(body).toMatchObject({ state: 'succeeded', stdout: 'from mcp\n' });
-      const status = await client.callTool({ name: 'dumbwaiter_status', arguments: { id: body.id } });
-      expect(JSON.parse((status.content as { text: string }[])[0]!.text).state).toBe('succeeded');
-
-      const bad = await client.callTool({ name: 'typed', arguments: { workers: 'many' } });
-      expect(bad.isError).toBe(true);
-      expect((bad.content as { text: string }[])[0]!.text).toContain('workers');
-      const missing = await client.callTool({ name: 'nowhere', arguments: {} });
-      expect(missing.isError).toBe(true);
-      expect((missing.content as { text: string }[])[0]!.text).toContain('spawn_failed');
-
-      host.writeAllowlist(OPS(host.work).replace('  - name: fresh', '  - name: brand-new\n    command: ["true"]\n    scope: read\n    approval: never\n  - name: fresh'));
-      await eventually('a tools/list_changed notification', () => (listChanged > 0 ? true : undefined), 15_000);
-      expect((await client.listTools()).tools.map((t) => t.name)).toContain('brand-new');
-    } finally {
-      await client.close();
-    }
   });
 });
