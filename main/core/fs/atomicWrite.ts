@@ -1,6 +1,6 @@
 // Maildir-style durable replace: hidden temp file in the target folder, fsync, rename, fsync the folder.
 // Readers never see a partial file, and after a crash the file is either the old or the new version.
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, constants } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, constants, type BigIntStats } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
@@ -20,32 +20,35 @@ export function fsyncDir(dir: string): void {
   }
 }
 
-export function writeFileAtomic(file: string, data: string | Buffer, mode = 0o600): void {
+/** Returns what the new file is once in place (fstat of it, taken after the rename through the file
+ *  written, so it is that very file whatever the name holds by then): a later look can tell whether
+ *  the name still holds it, unchanged. */
+export function writeFileAtomic(file: string, data: string | Buffer, mode = 0o600): BigIntStats {
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+  let st: BigIntStats;
   try {
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
-  } catch (e) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw e;
-  }
-  closeSync(fd);
-  try {
-    renameSync(tmp, file);
-  } catch (e) {
     try {
-      unlinkSync(tmp);
-    } catch {
-      /* already gone */
+      const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+      fsyncSync(fd);
+      renameSync(tmp, file);
+    } catch (e) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        /* already gone */
+      }
+      throw e;
     }
-    throw e;
+    st = fstatSync(fd, { bigint: true }); // after the rename, which changes the file's ctime
+  } finally {
+    closeSync(fd);
   }
   fsyncDir(dir);
+  return st;
 }
 
 export function writeJsonAtomic(file: string, value: unknown, mode = 0o600): void {

@@ -91,6 +91,13 @@ describe('writeFileAtomic', () => {
     expect(readdirSync(dir)).toEqual(['data.json']);
   });
 
+  it('returns the file in place as a later look at its name finds it (same inode, size and times, the change time included)', () => {
+    const st = writeFileAtomic(file, 'versioned');
+    const later = lstatSync(file, { bigint: true });
+    expect([st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs, st.nlink]).toEqual([later.dev, later.ino, later.size, later.mtimeNs, later.ctimeNs, later.nlink]);
+    expect(st.size).toBe(BigInt('versioned'.length));
+  });
+
   it('throws when the folder does not exist', () => {
     expect(() => writeFileAtomic(path.join(dir, 'missing', 'x.json'), 'x')).toThrow(/ENOENT/);
   });
