@@ -17,7 +17,8 @@ import { SpoolHealth } from '../spool/health';
 import { faultPoint } from '../faults';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
 import { claim, entryPath, firstEntries, quarantine, readyEntries, type Entry } from '../spool/claim';
-import { ResultWriter, logPath, unboundRejection } from '../spool/results';
+import { ResultWriter, WrittenResults, logPath, unboundRejection } from '../spool/results';
+import { ResultRepair } from '../spool/resultRepair';
 import { catalogOf, writeCatalog, writeHostStatus } from '../spool/hostFiles';
 import type { RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
@@ -37,6 +38,7 @@ import { AllowlistSource } from './allowlistSource';
 import { acquireHomeLock, type HomeLock } from './lock';
 import { clockProblem, intakeClaimed, type IntakeDeps } from './intake';
 import { QueueWatch } from './queueWatch';
+import { ResultsWatch } from './resultsWatch';
 import { Refusals } from './refusals';
 
 const log = scopedLogger('daemon');
@@ -75,6 +77,8 @@ export class Daemon {
   /** The allowlist file's watcher; queue/ has its own (queueWatch), null without file events. */
   private watcher: FSWatcher | null = null;
   private readonly queueWatch: QueueWatch | null;
+  /** Looks at result files and writes again those that are not what the host wrote. */
+  private readonly resultsWatch: ResultsWatch;
   private readonly refusals: Refusals;
   private scanning = false;
   private rescanWanted = false;
@@ -112,9 +116,12 @@ export class Daemon {
     private readonly keys: KeyStore,
     private readonly results: ResultWriter,
     private readonly health: SpoolHealth,
+    written: WrittenResults,
   ) {
     this.io = pinned.paths;
     this.queueWatch = settings.file_events ? new QueueWatch(() => this.requestScan(), log) : null;
+    const repair = new ResultRepair(this.io, requests, results, written, (k) => keys.signer(k), audit, scopedLogger('results'));
+    this.resultsWatch = new ResultsWatch(repair, written, requests, () => this.settings.retention_spool_days, () => this.spoolOk, settings.file_events, log);
     this.refusals = new Refusals(db, audit, results, scopedLogger('intake'));
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, { spool: spool.root, home: home.root }, audit, scopedLogger('allowlist'), (a) =>
       this.publishCatalog(a),
@@ -161,8 +168,9 @@ export class Daemon {
       const flags = new HostFlags(db);
       const health = new SpoolHealth(audit, scopedLogger('spool'), flags);
       const keys = new KeyStore(db, opts.sealer ?? null);
-      const results = new ResultWriter(pinned.paths, requests, (k) => keys.signer(k), health);
-      const d = new Daemon(home, spool, pinned, settings, db, flags, lock, requests, audit, keys, results, health);
+      const written = new WrittenResults();
+      const results = new ResultWriter(pinned.paths, requests, (k) => keys.signer(k), health, written);
+      const d = new Daemon(home, spool, pinned, settings, db, flags, lock, requests, audit, keys, results, health, written);
       await d.boot();
       return d;
     } catch (e) {
@@ -190,6 +198,7 @@ export class Daemon {
     this.watcher.on('error', (e) => log.warn(`file watcher: ${String(e)} (the periodic rescan goes on)`));
     this.tickTimer = setInterval(() => this.tick(), this.settings.rescan_interval_ms);
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS));
+    this.resultsWatch.start();
     this.timers.push(setInterval(() => this.safely('ledger', () => this.pollLedger()), LEDGER_POLL_MS));
     this.timers.push(setInterval(() => this.safely('retention', () => this.reapNow()), REAP_INTERVAL_MS));
     // Retention walks the whole spool: after the start, so it never delays the first request.
@@ -352,7 +361,11 @@ export class Daemon {
       if (replaced.length || !this.pinned.pinned) {
         this.pinned.repin();
         this.queueWatch?.watch(this.io.queue); // the folder now pinned, not the one an old fd led to
-      } else if (this.queueWatch && !this.queueWatch.watching) this.queueWatch.watch(this.io.queue); // lost to an error (queue/ made unreadable, since fixed)
+        this.resultsWatch.watch(this.io.results, true);
+      } else {
+        if (this.queueWatch && !this.queueWatch.watching) this.queueWatch.watch(this.io.queue); // lost to an error (queue/ made unreadable, since fixed)
+        if (!this.resultsWatch.watching) this.resultsWatch.watch(this.io.results, false);
+      }
       if (replaced.length) {
         log.warn(`spool folders were replaced: ${replaced.join(', ')}; using the new ones`);
         this.audit.record({ kind: 'spool_replaced', message: `spool folders were replaced from outside: ${replaced.join(', ')}` });
@@ -375,6 +388,7 @@ export class Daemon {
       const repaired = this.results.repairAll();
       if (repaired) log.info(`wrote ${repaired} result files that a crash or the spool's state had held back`);
     });
+    this.resultsWatch.sweepNow(); // what events said while the spool could not be touched, and what changed meanwhile
     this.heartbeat();
   }
 
@@ -679,6 +693,7 @@ export class Daemon {
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
     await this.watcher?.close();
     this.queueWatch?.close();
+    this.resultsWatch.close();
     while (this.scanning) await new Promise((r) => setTimeout(r, 10));
     const pending = () => Promise.all([...this.running.values()].map((r) => r.handle.done));
     if (this.running.size > 0) {

@@ -2,7 +2,7 @@
 // `synced` in the same transaction; the result file is written after, and a crash in between is
 // repaired at the next start by rewriting every unsynced result.
 import type { Db } from './db';
-import type { ApprovalInfo, ErrorCode, RequestState } from '../../../shared/protocol/types';
+import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type RequestState } from '../../../shared/protocol/types';
 import type { RunPlan } from '../allowlist/plan';
 import { nowIso } from '../time';
 
@@ -186,6 +186,16 @@ export class Requests {
 
   unsynced(): RequestRow[] {
     return this.db.prepare('SELECT * FROM requests WHERE synced = 0').all() as RequestRow[];
+  }
+
+  /**
+   * A page of the requests whose result file may be in the spool (changed since `since`, or not
+   * finished), in rowid order after `after`: for the periodic look at result files.
+   */
+  resultIdsAfter(after: number, since: string, limit: number): { rowid: number; id: string }[] {
+    return this.db
+      .prepare(`SELECT rowid, id FROM requests WHERE rowid > ? AND (updated_at >= ? OR state NOT IN (${FINAL_STATES.map((s) => `'${s}'`).join(', ')})) ORDER BY rowid LIMIT ?`)
+      .all(after, since, limit) as { rowid: number; id: string }[];
   }
 
   inState(state: RequestState): RequestRow[] {

@@ -1,6 +1,6 @@
 // results/<id>.json: built from the ledger row, replaced atomically at every change of state, and signed
 // for the key that made the request (docs/PROTOCOL.md, "Authenticated results and inbox messages").
-import { lstatSync } from 'node:fs';
+import { lstatSync, type BigIntStats } from 'node:fs';
 import path from 'node:path';
 import { quarantine } from './claim';
 import { scopedLogger } from '../log';
@@ -83,6 +83,36 @@ export function signedResultText(row: RequestRow, key: HostDocKey): string {
   return signHostDoc('result', key, JSON.stringify(resultDocOf(row), null, 2) + '\n');
 }
 
+/** A version of a file, told apart without reading it: other content, a replacement, another name
+ *  for it (a hard link) or its times set back each change one of these (any change sets ctime, which
+ *  cannot be set back). */
+function versionOf(st: BigIntStats): string {
+  return `${st.dev}:${st.ino}:${st.mode}:${st.nlink}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+/** The version of each bound result file as this process last wrote it or found it right, so that a
+ *  look (lstat) tells whether the file is still the host's (spool/resultRepair.ts). */
+export class WrittenResults {
+  private readonly byId = new Map<string, string>();
+
+  set(id: string, st: BigIntStats): void {
+    this.byId.set(id, versionOf(st));
+  }
+
+  matches(id: string, st: BigIntStats): boolean {
+    return this.byId.get(id) === versionOf(st);
+  }
+
+  forget(id: string): void {
+    this.byId.delete(id);
+  }
+
+  /** Another results/ folder: none of its files was seen. */
+  clear(): void {
+    this.byId.clear();
+  }
+}
+
 export class ResultWriter {
   /** Rows whose key cannot sign here, said once each. */
   private readonly unsignable = new Set<string>();
@@ -93,6 +123,8 @@ export class ResultWriter {
     /** The key a result is signed for (KeyStore.signer); null: it cannot be signed in this process. */
     private readonly signer: (keyId: string) => HostDocKey | null,
     private readonly health: SpoolHealth | null = null,
+    /** Where the daemon keeps what it wrote, for the repair; null elsewhere. */
+    private readonly written: WrittenResults | null = null,
   ) {}
 
   /**
@@ -111,7 +143,9 @@ export class ResultWriter {
         this.unsignable.add(current.id);
         return false;
       }
-      if (!this.write(current.id, signedResultText(current, key))) return false;
+      const st = this.write(current.id, signedResultText(current, key));
+      if (!st) return false;
+      this.written?.set(current.id, st);
       this.requests.markSynced(current.id, current.version);
       const latest = this.requests.get(current.id);
       current = latest && latest.version !== current.version ? latest : null;
@@ -121,26 +155,28 @@ export class ResultWriter {
 
   /** Unsigned: the request was refused before it was authenticated, so no key can be trusted with it. */
   writeUnbound(doc: ResultDoc): boolean {
-    return this.write(doc.id, JSON.stringify(doc, null, 2) + '\n');
+    this.written?.forget(doc.id);
+    return this.write(doc.id, JSON.stringify(doc, null, 2) + '\n') !== null;
   }
 
-  /** Something the sandbox put where the result goes (a folder, say) is moved to quarantine once. */
-  private write(id: string, text: string): boolean {
+  /** Something the sandbox put where the result goes (a folder, say) is moved to quarantine once.
+   *  Returns what the file written is, or null when it could not be written. */
+  private write(id: string, text: string): BigIntStats | null {
     const file = resultPath(this.paths.results, id);
     for (let attempt = 0; ; attempt++) {
       try {
-        writeFileAtomic(file, text, 0o644);
+        const st = writeFileAtomic(file, text, 0o644);
         this.health?.succeeded();
-        return true;
+        return st;
       } catch (e) {
-        if (this.health?.failed(e, `results/${id}.json`)) return false;
+        if (this.health?.failed(e, `results/${id}.json`)) return null;
         if (attempt === 0 && lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) {
           quarantine(this.paths, file, `${id}.json`);
           log.warn(`results/${id}.json was a folder; moved it to quarantine`);
           continue;
         }
         log.error(`cannot write results/${id}.json (will retry): ${(e as Error).message}`);
-        return false;
+        return null;
       }
     }
   }

@@ -1,0 +1,162 @@
+// When the host looks at result files for repair (spool/resultRepair.ts): file events on results/ as
+// hints (one watch on the folder, a bounded set of the names they gave), and a periodic sweep over the
+// requests whose result may be in the spool, for what events miss. Both go in bounded steps that yield
+// to the loop, so a flood of events or a large spool never holds up requests. A look costs an lstat;
+// only a file that is not as the host wrote it is read.
+import { watch, type FSWatcher } from 'node:fs';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { requestIdFromFileName } from '../../../shared/protocol/ids';
+import type { Requests } from '../ledger/requests';
+import type { Logger } from '../log';
+import type { ResultRepair } from '../spool/resultRepair';
+import type { WrittenResults } from '../spool/results';
+
+/** Names kept from events (the newest); one pushed out is left to the sweep. */
+const NAMED_MAX = 8192;
+/** Events are looked at together, this long after the first: a file rewritten in a loop is looked at
+ *  (and written again) a few times a second at most, not once per write. */
+const EVENT_DELAY_MS = 250;
+const SWEEP_MS = 60_000;
+/** A step looks at most at this many files, or stops after STEP_MS. */
+const STEP_MAX = 64;
+const STEP_MS = 20;
+const DAY_MS = 86_400_000;
+
+export class ResultsWatch {
+  private watcher: FSWatcher | null = null;
+  private lastError: string | null = null;
+  /** Ids that events named, oldest first, and whether one said the content changed (not a rename). */
+  private readonly named = new Map<string, boolean>();
+  /** The sweep under way: where it is in the ledger, and the ids of the page it is on. */
+  private sweep: { after: number; page: string[] } | null = null;
+  private eventTimer: NodeJS.Timeout | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private working = false;
+  private closed = false;
+
+  constructor(
+    private readonly repair: ResultRepair,
+    private readonly written: WrittenResults,
+    private readonly requests: Requests,
+    /** retention_spool_days: older finished results have left the spool. */
+    private readonly spoolDays: () => number,
+    /** Whether the spool may be touched now. */
+    private readonly usable: () => boolean,
+    private readonly fileEvents: boolean,
+    private readonly log: Logger,
+  ) {}
+
+  /** Looks at every result from now on (the first sweep compares each with the ledger: after a start
+   *  nothing in the folder was seen by this process), then every SWEEP_MS. */
+  start(): void {
+    this.sweepTimer = setInterval(() => this.sweepNow(), SWEEP_MS);
+    this.sweepNow();
+  }
+
+  /** `dir`: the pinned results/, after each repin. A folder not watched before: its files are unknown. */
+  watch(dir: string, fresh: boolean): void {
+    this.unwatch();
+    if (fresh) {
+      this.written.clear();
+      this.sweepNow();
+    }
+    if (!this.fileEvents) return;
+    try {
+      this.watcher = watch(dir, { encoding: 'buffer' }, (event, raw) => raw && this.note(event, raw));
+      this.watcher.on('error', (e) => this.failed(e));
+      this.lastError = null;
+    } catch (e) {
+      this.failed(e as Error);
+    }
+  }
+
+  /** Whether events come (or are not wanted): false after an error closed the watch. */
+  get watching(): boolean {
+    return !this.fileEvents || this.watcher !== null;
+  }
+
+  /** Starts a sweep unless one is under way. */
+  sweepNow(): void {
+    this.sweep ??= { after: 0, page: [] };
+    void this.work();
+  }
+
+  private note(event: string, raw: Buffer): void {
+    const id = requestIdFromFileName(raw.toString('utf8'));
+    if (id === null) return; // a log, a write in progress
+    const changed = event === 'change' || this.named.get(id) === true;
+    this.named.delete(id);
+    this.named.set(id, changed);
+    if (this.named.size > NAMED_MAX) this.named.delete(this.named.keys().next().value!);
+    if (this.eventTimer || this.working) return; // the work under way takes it
+    this.eventTimer = setTimeout(() => {
+      this.eventTimer = null;
+      void this.work();
+    }, EVENT_DELAY_MS);
+  }
+
+  private async work(): Promise<void> {
+    if (this.working) return;
+    this.working = true;
+    try {
+      while (!this.closed && (this.named.size > 0 || this.sweep) && this.usable()) {
+        this.step();
+        await yieldToLoop();
+      }
+    } finally {
+      this.working = false;
+    }
+  }
+
+  /** One step: named files first (what an event showed a moment ago), then the sweep. */
+  private step(): void {
+    const until = performance.now() + STEP_MS;
+    let n = 0;
+    const more = () => n === 0 || (n < STEP_MAX && performance.now() < until);
+    for (const [id, changed] of this.named) {
+      if (!more()) return;
+      this.named.delete(id);
+      n++;
+      this.look(id, changed);
+    }
+    while (this.sweep && more()) {
+      const id = this.sweep.page.pop();
+      if (id !== undefined) {
+        n++;
+        this.look(id, false);
+        continue;
+      }
+      const since = new Date(Date.now() - (this.spoolDays() + 1) * DAY_MS).toISOString();
+      const page = this.requests.resultIdsAfter(this.sweep.after, since, STEP_MAX);
+      if (page.length === 0) this.sweep = null;
+      else this.sweep = { after: page[page.length - 1]!.rowid, page: page.map((r) => r.id).reverse() };
+    }
+  }
+
+  private look(id: string, changed: boolean): void {
+    try {
+      this.repair.check(id, changed);
+    } catch (e) {
+      // One file never stops the others: the next look tries again.
+      this.log.error(`while looking at results/${id}.json: ${(e as Error).stack ?? String(e)}`);
+    }
+  }
+
+  private failed(e: Error): void {
+    const msg = e.message;
+    if (msg !== this.lastError) this.log.warn(`file events on results/: ${msg} (the periodic sweep goes on)`);
+    this.lastError = msg;
+    this.unwatch();
+  }
+
+  private unwatch(): void {
+    this.watcher?.close();
+    this.watcher = null;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.unwatch();
+    for (const t of [this.eventTimer, this.sweepTimer]) if (t) clearTimeout(t);
+  }
+}
