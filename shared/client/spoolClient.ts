@@ -13,7 +13,7 @@ import { sha256Hex } from '../protocol/canonicalJson';
 import { isFinalState, type CatalogDoc, type ErrorCode, type InboxMessage, type KeyFile, type ResultDoc, type ResultError } from '../protocol/types';
 import { visible } from '../text/visible';
 import { newRequestId } from './requestIds';
-import { MAX_RESULT_BYTES, MAX_SPOOL_FILE_BYTES, openSpoolFile, readAt, readSpoolFile } from './spoolFiles';
+import { MAX_LIVE_LOG_BYTES, MAX_MESSAGE_BYTES, MAX_RESULT_BYTES, MAX_SPOOL_FILE_BYTES, openSpoolFile, readAt, readSpoolFile } from './spoolFiles';
 import { entryExists, inFolder, isPermissionError, permissionDenied } from './spoolAccess';
 import { readHostState, type HostState } from './hostState';
 
@@ -63,6 +63,21 @@ const UNSIGNABLE: ReadonlySet<string> = new Set<ErrorCode>(['bad_envelope', 'unk
  *  queue/ before it answers). */
 export const SETTLE_GRACE_MS = 2000;
 
+/** Inbox messages looked at: the newest this many, by name (the host's names sort by time). */
+export const INBOX_NEWEST = 256;
+/** The names the host gives inbox messages (main/core/spool/inbox.ts): anything else is not read. */
+const MESSAGE_NAME = /^\d{8}T\d{9}Z-[0-9a-f]{8}\.json$/;
+/** The live log read in one poll step at most: between steps, timers and an abort can fire. */
+const LOG_STEP_BYTES = 1024 * 1024;
+
+export class BadRequestIdError extends Error {}
+
+/** `id` if it is a request id; otherwise it would name files outside results/ and queue/. */
+export function checkRequestId(id: string): string {
+  if (!isRequestId(id)) throw new BadRequestIdError(`"${visible(id)}" is not a valid request id (letters, digits, . _ -; at most 128)`);
+  return id;
+}
+
 export function defaultConflictText(id: string): string {
   return `request id ${id} is already bound to another request; nothing was run: use a new id`;
 }
@@ -78,10 +93,11 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-/** What `follow` streamed, and whether it is what the host logged (its signed log_sha256). */
+/** What `follow` streamed, and whether it is what the host logged (its signed log_sha256); `capped`:
+ *  the log went past MAX_LIVE_LOG_BYTES, was not shown further and so could not be checked. */
 export interface LogCheck {
   streamed: number;
-  check: 'none' | 'match' | 'mismatch' | 'unchecked';
+  check: 'none' | 'match' | 'mismatch' | 'unchecked' | 'capped';
 }
 
 export type Followed = Status & { log: LogCheck };
@@ -131,6 +147,13 @@ export class SpoolClient {
   private readonly said = new Map<string, string>();
   /** Inbox messages by name and version (inode, size, mtime): each file is read and verified once. */
   private readonly inboxSeen = new Map<string, { version: string; msg: InboxMessage | null }>();
+  /** The inbox as last listed (folder version and names) and its messages: unchanged, nothing is looked at again. */
+  private inboxLast: { listing: string; msgs: InboxMessage[] } | null = null;
+  /** Whether the host has signed anything for this key in this process: then it knows the key, and an
+   *  unsigned "unknown key" (or bad signature, bad envelope) refusal of a request of ours is not its. */
+  private keyKnown = false;
+  /** Ids whose result this process has seen signed: an unsigned refusal at their name is never theirs. */
+  private readonly signedIds = new Set<string>();
 
   constructor(
     readonly spool: string,
@@ -171,10 +194,12 @@ export class SpoolClient {
   /** Writes a request atomically (tmp/, fsync, rename into queue/, fsync the folder). Returns its id,
    *  and remembers what it is bound to, so that a result for another request with this id is a conflict. */
   submit(r: SubmitRequest): string {
-    const id = r.id ?? newRequestId();
-    if (!isRequestId(id)) throw new Error(`"${id}" is not a valid request id (letters, digits, . _ -; at most 128)`);
-    const text = this.envelope({ ...r, id });
-    this.hashes.set(id, requestHash(this.key!.key_id, r.op, r.args ?? {}));
+    const id = checkRequestId(r.id ?? newRequestId());
+    // The args as the host will read them (what JSON drops or changes, such as undefined, is not sent),
+    // so that the hash is the one the host binds the id to.
+    const args = JSON.parse(JSON.stringify(r.args ?? {})) as Record<string, unknown>;
+    const text = this.envelope({ ...r, id, args });
+    this.hashes.set(id, requestHash(this.key!.key_id, r.op, args));
     const tmp = this.p('tmp', `${id}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
     const fd = inFolder(this.p('tmp'), () => openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));
     try {
@@ -218,7 +243,11 @@ export class SpoolClient {
     const text = r.data.toString('utf8');
     const opened = this.hostKey ? openHostDoc('result', text, this.hostKey) : ({ ok: false, why: 'unsigned', keyId: null } as const);
     if (opened.ok) {
-      if (opened.doc.id === id) return { doc: opened.doc as unknown as ResultDoc };
+      this.keyKnown = true;
+      if (opened.doc.id === id) {
+        this.signedIds.add(id);
+        return { doc: opened.doc as unknown as ResultDoc };
+      }
       this.sayOnce(rel, sha256Hex(text), `ignored ${rel}: it is signed for this key but answers another request id`);
       return null;
     }
@@ -228,20 +257,32 @@ export class SpoolClient {
     return refusal ? { refusal } : null;
   }
 
-  /** The inbox messages the host signed for this key, oldest first. */
+  /**
+   * The inbox messages the host signed for this key, oldest first: of the newest INBOX_NEWEST names in
+   * the host's format. Anyone can fill inbox/, so nothing is read again while the folder and its names
+   * stay as they were (a file changed in place is not the host's doing: it writes each message once).
+   */
   inbox(): InboxMessage[] {
     if (!this.hostKey) return [];
     const dir = this.p('inbox');
     let names: string[];
+    let folder: string;
     try {
-      names = readdirSync(dir);
+      const st = lstatSync(dir);
+      folder = `${st.ino}:${st.mtimeMs}`;
+      names = readdirSync(dir)
+        .filter((n) => MESSAGE_NAME.test(n))
+        .sort()
+        .slice(-INBOX_NEWEST);
     } catch (e) {
       if (isPermissionError(e)) throw permissionDenied(dir);
       return [];
     }
+    const listing = `${folder}/${names.join('/')}`;
+    if (this.inboxLast?.listing === listing) return [...this.inboxLast.msgs];
     const present = new Set<string>();
     const out: InboxMessage[] = [];
-    for (const name of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
+    for (const name of names) {
       present.add(name);
       let version: string;
       try {
@@ -258,14 +299,35 @@ export class SpoolClient {
       if (seen.msg) out.push(seen.msg);
     }
     for (const name of this.inboxSeen.keys()) if (!present.has(name)) this.inboxSeen.delete(name);
-    return out;
+    this.inboxLast = { listing, msgs: out };
+    return [...out];
   }
 
   private readMessage(file: string, msgId: string): InboxMessage | null {
-    const r = readSpoolFile(file, MAX_SPOOL_FILE_BYTES);
+    const r = readSpoolFile(file, MAX_MESSAGE_BYTES);
     if (!r.ok) return null;
     const opened = openHostDoc('inbox', r.data.toString('utf8'), this.hostKey!);
-    return opened.ok && opened.doc.id === msgId ? (opened.doc as unknown as InboxMessage) : null;
+    if (!opened.ok) return null;
+    this.keyKnown = true;
+    return opened.doc.id === msgId ? (opened.doc as unknown as InboxMessage) : null;
+  }
+
+  /** The host's signed word that it revoked this key, if any. */
+  private revokedText(): string | undefined {
+    return this.inbox().filter((m) => m.kind === 'key_revoked' && m.ref === this.key!.key_id).pop()?.text;
+  }
+
+  /**
+   * An unsigned refusal at an id's name, if it may be the host's. Not once this process has seen the
+   * id's result signed (the host answered it, so it authenticated it); not a refusal saying the host
+   * cannot authenticate this key's requests once it has signed something for this key; and a revoked
+   * key only with the host's signed message saying so. Anyone can write such a refusal over a result.
+   */
+  private unsignedRefusal(id: string, error: ResultError): UnsignedRefusal | null {
+    if (this.signedIds.has(id)) return null;
+    const revoked = this.revokedText();
+    if (this.keyKnown && (error.code !== 'revoked_key' || revoked === undefined)) return null;
+    return { id, state: 'rejected', unsigned: true, error, ...(revoked !== undefined ? { revoked } : {}) };
   }
 
   /** The host's words on a conflict of `id`: about the request this process sent, when it knows which. */
@@ -287,10 +349,8 @@ export class SpoolClient {
     const text = this.conflictText(id, hash);
     if (text !== null) return { s: { id, state: 'conflict', message: text }, moreMayCome: false };
     if (this.inQueue(id)) return { s: { id, state: 'unclaimed' }, moreMayCome: false };
-    if (own) {
-      const revoked = this.inbox().filter((m) => m.kind === 'key_revoked' && m.ref === this.key!.key_id).pop();
-      return { s: { id, state: 'rejected', unsigned: true, error: own.refusal, ...(revoked ? { revoked: revoked.text } : {}) }, moreMayCome: true };
-    }
+    const refusal = own ? this.unsignedRefusal(id, own.refusal) : null;
+    if (refusal) return { s: refusal, moreMayCome: true };
     return { s: { id, state: 'unknown' }, moreMayCome: false };
   }
 
@@ -300,7 +360,7 @@ export class SpoolClient {
 
   /** A pure read: what the host answered for this key, else whether the request still waits in queue/. */
   status(id: string): Status {
-    return this.look(id).s;
+    return this.look(checkRequestId(id)).s;
   }
 
   hostState(): HostState {
@@ -308,17 +368,18 @@ export class SpoolClient {
   }
 
   /** Waits with backoff until the request is settled (see isSettled), or `timeoutMs` passes, or `signal` aborts. */
-  wait(id: string, opts: WaitOptions = {}): Promise<Status> {
-    return this.poll(id, opts, 1000);
+  async wait(id: string, opts: WaitOptions = {}): Promise<Status> {
+    return this.poll(checkRequestId(id), opts, 1000);
   }
 
   /**
    * Polls until settled. An unsigned refusal counts only once it has stood SETTLE_GRACE_MS with its
    * request gone from queue/ (a signed answer written meanwhile wins); a conflict found by its hash
    * waits as long, while the host runs, for the host's message about it. Says when the host is not
-   * running, and again whenever that changes.
+   * running, and again whenever that changes. `step` returns true when it has more to do at once (the
+   * next look comes without a pause).
    */
-  private async poll(id: string, opts: WaitOptions, maxDelayMs: number, step?: (s: Status) => void): Promise<Status> {
+  private async poll(id: string, opts: WaitOptions, maxDelayMs: number, step?: (s: Status) => boolean): Promise<Status> {
     const end = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
     let delay = 50;
     let last = '';
@@ -326,7 +387,7 @@ export class SpoolClient {
     let hostRunning: boolean | null = null;
     for (;;) {
       const { s, moreMayCome } = this.look(id);
-      step?.(s);
+      const busy = step?.(s) ?? false;
       if (s.state !== last) {
         last = s.state;
         opts.onChange?.(s);
@@ -341,44 +402,55 @@ export class SpoolClient {
       } else graceFrom = null;
       if (settled || Date.now() >= end || opts.signal?.aborted) return s;
       if (host.running !== hostRunning) {
-        if (hostRunning !== null || !host.running) this.onNotice(host.running ? 'the host is running again' : hostDownText(host, s));
+        if (hostRunning !== null || !host.running) this.onNotice(host.running ? 'the host is running again (per host.json)' : hostDownText(host, s));
         hostRunning = host.running;
       }
-      await sleep(Math.min(delay, Math.max(0, end - Date.now())), opts.signal);
-      delay = Math.min(delay * 1.5, maxDelayMs);
+      await sleep(busy ? 0 : Math.min(delay, Math.max(0, end - Date.now())), opts.signal);
+      if (!busy) delay = Math.min(delay * 1.5, maxDelayMs);
     }
   }
 
   /**
    * Streams results/<id>.log as it grows, but only once a verified result says the run started (a log
-   * planted before is never shown), until the request is settled or `timeoutMs` passes. At the end
-   * reads at most the log_bytes the host's final result gives, and checks what was streamed against
-   * its log_sha256.
+   * planted before is never shown), until the request is settled or `timeoutMs` passes: at most
+   * LOG_STEP_BYTES per look, and nothing past MAX_LIVE_LOG_BYTES (said once), since anyone can put a
+   * log of any size there. At the end reads at most the log_bytes the host's final result gives, and
+   * checks what was streamed against its log_sha256.
    */
   async follow(id: string, onChunk: (b: Buffer) => void, opts: WaitOptions = {}): Promise<Followed> {
+    checkRequestId(id);
     const logFile = this.p('results', `${id}.log`);
     let fd: number | null = null;
     let offset = 0;
+    let capped = false;
     const digest = createHash('sha256');
     const started = (s: Status): s is ResultDoc => isResult(s) && (s.state === 'running' || s.started_at !== null);
-    const drain = (limit: number) => {
+    /** Reads on up to `limit` (and the cap), `budget` bytes at most; true when more is there already. */
+    const drain = (limit: number, budget: number): boolean => {
       fd ??= openSpoolFile(logFile);
-      if (fd === null) return;
-      for (let chunk; offset < limit && (chunk = readAt(fd, offset, limit - offset)).length > 0; offset += chunk.length) {
+      if (fd === null) return false;
+      const stop = Math.min(limit, MAX_LIVE_LOG_BYTES);
+      for (let chunk; offset < Math.min(stop, offset + budget) && (chunk = readAt(fd, offset, stop - offset)).length > 0; offset += chunk.length, budget -= chunk.length) {
         digest.update(chunk);
         onChunk(chunk);
       }
+      const more = readAt(fd, offset, 1).length > 0;
+      if (more && offset >= MAX_LIVE_LOG_BYTES && limit > offset && !capped) {
+        capped = true;
+        this.onNotice(`results/${id}.log is larger than ${MAX_LIVE_LOG_BYTES} bytes: the live output is not shown further; the host's signed output is given at the end`);
+      }
+      return more && offset < stop;
     };
     try {
-      const s = await this.poll(id, opts, 500, (s) => {
-        if (started(s) && !isSettled(s)) drain(Infinity);
-      });
+      const s = await this.poll(id, opts, 500, (s) => started(s) && !isSettled(s) && drain(Infinity, LOG_STEP_BYTES));
       if (!started(s)) return { ...s, log: { streamed: offset, check: offset === 0 ? 'none' : 'unchecked' } };
       const final = isSettled(s);
-      drain(final && typeof s.log_bytes === 'number' ? s.log_bytes : Infinity);
-      let check: LogCheck['check'] = offset === 0 ? 'none' : 'unchecked';
-      if (offset > 0 && final && typeof s.log_sha256 === 'string' && typeof s.log_bytes === 'number') {
-        check = offset === s.log_bytes && digest.digest('hex') === s.log_sha256 ? 'match' : 'mismatch';
+      const logged = final && typeof s.log_bytes === 'number' ? s.log_bytes : undefined;
+      if (final) drain(logged ?? Infinity, Infinity); // the rest of the log (a timeout or an abort reads no more)
+      let check: LogCheck['check'] = offset === 0 ? 'none' : capped ? 'capped' : 'unchecked';
+      if (offset > 0 && logged !== undefined && typeof s.log_sha256 === 'string') {
+        if (offset === logged && digest.digest('hex') === s.log_sha256) check = 'match';
+        else if (!capped || offset > logged) check = 'mismatch';
       }
       return { ...s, log: { streamed: offset, check } };
     } finally {

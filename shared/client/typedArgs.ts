@@ -66,13 +66,13 @@ function check(name: string, s: Schema, v: unknown): void {
 export function checkArgs(schema: Schema, args: Record<string, unknown>): void {
   const props = schema.properties ?? {};
   for (const name of Object.keys(args)) {
-    if (!Object.prototype.hasOwnProperty.call(props, name)) {
+    if (!Object.hasOwn(props, name)) {
       const known = Object.keys(props);
       throw new ArgError(`unknown argument "${name}" (${known.length ? `expected: ${known.join(', ')}` : 'this operation takes none'})`);
     }
     check(name, props[name]!, args[name]);
   }
-  for (const name of schema.required ?? []) if (!(name in args)) throw new ArgError(`missing required argument "${name}"`);
+  for (const name of schema.required ?? []) if (!Object.hasOwn(args, name)) throw new ArgError(`missing required argument "${name}"`);
 }
 
 /** `name=value` words, typed by the schema; an array argument may repeat or be given as a JSON array. */
@@ -84,7 +84,8 @@ export function argsFromPairs(schema: Schema, pairs: string[], base: Record<stri
     if (eq <= 0) throw new ArgError(`"${pair}" is not name=value`);
     const name = pair.slice(0, eq);
     const text = pair.slice(eq + 1);
-    const s = props[name];
+    // Own properties only: `__proto__` or `constructor` would find Object.prototype's.
+    const s = Object.hasOwn(props, name) ? props[name] : undefined;
     if (!s) {
       const known = Object.keys(props);
       throw new ArgError(`unknown argument "${name}" (${known.length ? `expected: ${known.join(', ')}` : 'this operation takes none'})`);

@@ -1,16 +1,21 @@
 // The sandbox client library: what it signs is what the host verifies; what it believes is only what
 // the host signed for its key (the host vectors); ids; typed arguments.
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { SpoolClient } from '../../../../shared/client/spoolClient';
+import { BadRequestIdError, INBOX_NEWEST, SpoolClient, type Status } from '../../../../shared/client/spoolClient';
+import { MAX_LIVE_LOG_BYTES } from '../../../../shared/client/spoolFiles';
+import { signHostDoc } from '../../../../shared/protocol/hostAuth';
+import { requestHash } from '../../../../shared/protocol/requestHash';
+import { decodeSecret } from '../../../../shared/protocol/sign';
 import { newRequestId, stableId } from '../../../../shared/client/requestIds';
 import { argsFromPairs, checkArgs, ArgError } from '../../../../shared/client/typedArgs';
 import { parseKeyFile, KeyFileError } from '../../../../shared/client/keyFile';
 import { authenticate } from '../../../../main/core/daemon/authenticate';
 import { isRequestId } from '../../../../shared/protocol/ids';
-import type { KeyFile } from '../../../../shared/protocol/types';
+import type { InboxMessage, KeyFile, ResultDoc } from '../../../../shared/protocol/types';
 
 const vectors = JSON.parse(readFileSync(path.join(import.meta.dirname, '../../../fixtures/vectors-v1.json'), 'utf8')) as {
   valid: { key_file: KeyFile; envelope: { payload: string; mac: string } }[];
@@ -29,6 +34,22 @@ describe('the client signs what the host verifies', () => {
   it('gives the vectors\' MACs for their payloads', async () => {
     const { computeMac, decodeSecret } = await import('../../../../shared/protocol/sign');
     for (const v of vectors.valid) expect(computeMac(decodeSecret(v.key_file.secret), v.key_file.key_id, v.envelope.payload)).toBe(v.envelope.mac);
+  });
+
+  it('binds the request by the args as sent: an undefined value (dropped by JSON) or a Date gives the host\'s hash, not a false conflict', () => {
+    const spool = mkdtempSync(path.join(os.tmpdir(), 'client-hash-'));
+    try {
+      for (const d of ['queue', 'tmp']) mkdirSync(path.join(spool, d));
+      const c = new SpoolClient(spool, key);
+      const id = c.submit({ op: 'echo', args: { msg: 'x', gone: undefined, when: new Date(0), n: Number.NaN } });
+      // What the host makes of the file it finds: its hash is the one the id is bound to (main/core/daemon/intake.ts).
+      const auth = authenticate(readFileSync(path.join(spool, 'queue', `${id}.json`)), id, (k) => (k === key.key_id ? hostKey : null));
+      if (!auth.ok) throw new Error(auth.message);
+      expect(auth.payload.args).toEqual({ msg: 'x', when: '1970-01-01T00:00:00.000Z', n: null });
+      expect(c.requestHashOf(id)).toBe(requestHash(key.key_id, auth.payload.op, auth.payload.args));
+    } finally {
+      rmSync(spool, { recursive: true, force: true });
+    }
   });
 
   it('refuses to sign without a key', () => {
@@ -116,6 +137,156 @@ describe('the client believes only what the host signed for its key (docs/vector
   });
 });
 
+const signer = { keyId: hostVectors.key_file.key_id, secret: decodeSecret(hostVectors.key_file.secret) };
+
+function signedResult(id: string, over: Partial<ResultDoc> = {}): string {
+  const doc: ResultDoc = {
+    v: 1, id, op: 'echo', state: 'running', updated_at: new Date().toISOString(), exit_code: null, signal: null, stdout: '', stderr: '',
+    stdout_truncated: false, stderr_truncated: false, started_at: new Date().toISOString(), finished_at: null, duration_ms: null, error: null, ...over,
+  };
+  return signHostDoc('result', signer, JSON.stringify(doc, null, 2) + '\n');
+}
+
+function signedMessage(msgId: string, over: Partial<InboxMessage> = {}): string {
+  const msg: InboxMessage = { v: 1, id: msgId, kind: 'notice', created_at: new Date().toISOString(), ref: null, text: `message ${msgId}`, ...over };
+  return signHostDoc('inbox', signer, JSON.stringify(msg, null, 2) + '\n');
+}
+
+const unsignedRefusal = (id: string, code: string) =>
+  JSON.stringify({ v: 1, id, op: null, state: 'rejected', updated_at: new Date().toISOString(), error: { code, message: `refused: ${code}` } });
+
+/** The inbox name the host would give a message written `n` ms after 2026-12-01. */
+const messageName = (n: number) => `${new Date(Date.parse('2026-12-01T00:00:00.000Z') + n).toISOString().replace(/[-:]/g, '').replace('.', '')}-${n.toString(16).padStart(8, '0')}`;
+
+describe('what a writer of the spool cannot make the client believe', () => {
+  const spools: string[] = [];
+  afterAll(() => spools.forEach((s) => rmSync(s, { recursive: true, force: true })));
+  function spoolWith() {
+    const spool = mkdtempSync(path.join(os.tmpdir(), 'client-attacks-'));
+    spools.push(spool);
+    for (const d of ['queue', 'tmp', 'results', 'inbox']) mkdirSync(path.join(spool, d));
+    const notices: string[] = [];
+    return { spool, notices, client: new SpoolClient(spool, hostVectors.key_file, { onNotice: (t) => notices.push(t) }) };
+  }
+
+  it('an unsigned refusal put over a result the host signed is not a rejection; once the host signed for this key, its "unknown key" is not believed, and a revoked key only with the host\'s signed message', () => {
+    const { spool, client } = spoolWith();
+    const result = (id: string) => path.join(spool, 'results', `${id}.json`);
+    writeFileSync(result('seen-1'), signedResult('seen-1'));
+    expect(client.status('seen-1').state).toBe('running');
+    writeFileSync(result('seen-1'), unsignedRefusal('seen-1', 'bad_signature'));
+    expect(client.status('seen-1')).toEqual({ id: 'seen-1', state: 'unknown' });
+    // Another id, never seen signed: the host has signed for this key, so it knows it.
+    for (const code of ['unknown_key', 'bad_signature', 'bad_envelope', 'revoked_key']) {
+      writeFileSync(result(`other-${code}`), unsignedRefusal(`other-${code}`, code));
+      expect(client.status(`other-${code}`)).toEqual({ id: `other-${code}`, state: 'unknown' });
+    }
+    writeFileSync(path.join(spool, 'inbox', `${messageName(1)}.json`), signedMessage(messageName(1), { kind: 'key_revoked', ref: hostVectors.key_file.key_id, text: 'revoked by the human' }));
+    expect(client.status('other-revoked_key')).toMatchObject({ state: 'rejected', unsigned: true, error: { code: 'revoked_key' }, revoked: 'revoked by the human' });
+    expect(client.status('other-unknown_key').state).toBe('unknown');
+    // A process that has seen nothing signed for its key (a key the host does not know) is told of the refusal.
+    const fresh = spoolWith();
+    writeFileSync(path.join(fresh.spool, 'results', 'r-1.json'), unsignedRefusal('r-1', 'unknown_key'));
+    expect(fresh.client.status('r-1')).toMatchObject({ state: 'rejected', unsigned: true, error: { code: 'unknown_key' } });
+  });
+
+  it('an inbox flood is bounded: only the host\'s names, the newest 256, none over 64 KiB, and nothing read again while the folder is unchanged', () => {
+    const { spool, client } = spoolWith();
+    const inbox = (name: string) => path.join(spool, 'inbox', name);
+    // Sparse files of 8 MiB under the host's names, and signed messages under names it never gives.
+    for (let i = 0; i < 300; i++) {
+      writeFileSync(inbox(`${messageName(i)}.json`), '');
+      truncateSync(inbox(`${messageName(i)}.json`), 8 * 1024 * 1024);
+    }
+    writeFileSync(inbox('20261201T000000000Z-0000000g.json'), signedMessage('20261201T000000000Z-0000000g'));
+    writeFileSync(inbox('other.json'), signedMessage('other'));
+    const big = messageName(1000);
+    writeFileSync(inbox(`${big}.json`), signedMessage(big, { text: 'x'.repeat(64 * 1024) }));
+    expect(client.inbox()).toEqual([]);
+    // Real messages, more than are looked at: the newest 256 are.
+    for (let i = 2000; i < 2000 + INBOX_NEWEST + 10; i++) writeFileSync(inbox(`${messageName(i)}.json`), signedMessage(messageName(i)));
+    const msgs = client.inbox();
+    expect(msgs.length).toBe(INBOX_NEWEST);
+    expect(msgs[0]!.id).toBe(messageName(2010));
+    expect(msgs.at(-1)!.id).toBe(messageName(2000 + INBOX_NEWEST + 9));
+    // Changed in place (the host never does that): the folder's names and version are as they were, so nothing is read.
+    writeFileSync(inbox(`${messageName(2100)}.json`), 'garbage');
+    expect(client.inbox()).toEqual(msgs);
+    // A new message changes the folder: read again.
+    writeFileSync(inbox(`${messageName(5000)}.json`), signedMessage(messageName(5000)));
+    const again = client.inbox();
+    expect(again.at(-1)!.id).toBe(messageName(5000));
+    expect(again.some((m) => m.id === messageName(2100))).toBe(false);
+    expect(readdirSync(path.join(spool, 'inbox')).length).toBe(300 + 3 + INBOX_NEWEST + 10 + 1);
+  });
+
+  it.each(['../../x', '../queue/a', 'a/b', '.hidden', ''])('refuses to look at the id %j (it would name files outside results/ and queue/)', async (id) => {
+    const { client } = spoolWith();
+    expect(() => client.status(id)).toThrow(BadRequestIdError);
+    await expect(client.wait(id)).rejects.toThrow(BadRequestIdError);
+    await expect(client.follow(id, () => {})).rejects.toThrow(BadRequestIdError);
+  });
+});
+
+describe('following a huge planted log', () => {
+  const spools: string[] = [];
+  afterAll(() => spools.forEach((s) => rmSync(s, { recursive: true, force: true })));
+  const GiB = 1024 * 1024 * 1024;
+  /** A run the host signed as running, whose log someone made a sparse 100 GiB file starting with `head`. */
+  function hugeLog(id: string, head = 'started\n', onNotice?: (t: string) => void) {
+    const spool = mkdtempSync(path.join(os.tmpdir(), 'client-huge-log-'));
+    spools.push(spool);
+    for (const d of ['queue', 'tmp', 'results', 'inbox']) mkdirSync(path.join(spool, d));
+    writeFileSync(path.join(spool, 'results', `${id}.json`), signedResult(id));
+    const log = path.join(spool, 'results', `${id}.log`);
+    writeFileSync(log, head);
+    truncateSync(log, 100 * GiB);
+    const notices: string[] = [];
+    const client = new SpoolClient(spool, hostVectors.key_file, { onNotice: (t) => (notices.push(t), onNotice?.(t)) });
+    return { spool, notices, client };
+  }
+
+  it('an abort between chunks ends follow after one step, not at the end of the file', async () => {
+    const { client } = hugeLog('huge-abort');
+    const stop = new AbortController();
+    let streamed = 0;
+    const s = await client.follow('huge-abort', (b) => {
+      streamed += b.length;
+      stop.abort();
+    }, { signal: stop.signal });
+    expect(s.state).toBe('running');
+    expect(streamed).toBeLessThanOrEqual(1024 * 1024 + 64 * 1024);
+  });
+
+  it('streams no more than the cap, says so once, and --timeout still ends it', async () => {
+    const stop = new AbortController();
+    const { client, notices } = hugeLog('huge-cap', 'started\n', (t) => t.includes('larger than') && stop.abort());
+    let streamed = 0;
+    const capped = await client.follow('huge-cap', (b) => void (streamed += b.length), { signal: stop.signal });
+    expect(streamed).toBe(MAX_LIVE_LOG_BYTES);
+    expect(capped.log).toEqual({ streamed: MAX_LIVE_LOG_BYTES, check: 'capped' });
+    expect(notices.filter((n) => n.includes('larger than'))).toEqual([`results/huge-cap.log is larger than ${MAX_LIVE_LOG_BYTES} bytes: the live output is not shown further; the host's signed output is given at the end`]);
+    // A timeout (what dw run --timeout gives) ends a follow of the same file too.
+    const timed = await client.follow('huge-cap', () => {}, { timeoutMs: 500 });
+    expect(timed.state).toBe('running');
+  });
+
+  it('at the end reads no further than the log_bytes the host signed, and a log that differs is a mismatch', async () => {
+    const id = 'huge-final';
+    const { spool, client } = hugeLog(id, 'PLANTED\n');
+    const real = 'started\n';
+    writeFileSync(path.join(spool, 'results', `${id}.json`), signedResult(id, {
+      state: 'succeeded', exit_code: 0, stdout: real, finished_at: new Date().toISOString(), duration_ms: 1,
+      log_bytes: real.length, log_sha256: createHash('sha256').update(real).digest('hex'),
+    }));
+    let streamed = '';
+    const s: Status & { log: unknown } = await client.follow(id, (b) => void (streamed += b.toString()));
+    expect(s.state).toBe('succeeded');
+    expect(s.log).toEqual({ streamed: real.length, check: 'mismatch' });
+    expect(streamed).toBe('PLANTED\n');
+  });
+});
+
 describe('request ids', () => {
   it('fresh ids are valid, unique and sort by time', () => {
     const a = newRequestId(1_000_000);
@@ -175,6 +346,9 @@ describe('typed arguments from name=value', () => {
     [['workers=1', 'nope=1'], 'unknown argument "nope"'],
     [[], 'missing required argument "workers"'],
     [['workers'], 'is not name=value'],
+    [['workers=1', '__proto__=x'], 'unknown argument "__proto__"'],
+    [['workers=1', 'constructor=x'], 'unknown argument "constructor"'],
+    [['workers=1', 'toString=x'], 'unknown argument "toString"'],
   ])('refuses %j naming the argument', (pairs, message) => {
     expect(() => argsFromPairs(schema, pairs)).toThrow(ArgError);
     expect(() => argsFromPairs(schema, pairs)).toThrow(message);
