@@ -6,6 +6,10 @@ import { readSpoolFile, MAX_SPOOL_FILE_BYTES } from './spoolFiles';
 import type { HostStatusDoc } from '../protocol/types';
 
 export const HEARTBEAT_STALE_MS = 20_000;
+/** A heartbeat further ahead than this is no heartbeat: else a forged one would say "running" for ever. */
+export const HEARTBEAT_FUTURE_MS = 60_000;
+/** Anyone can write host.json: a version is shown only if it looks like one (no escapes, no new lines). */
+const VERSION = /^[\w.+-]{1,40}$/;
 
 export interface HostState {
   running: boolean;
@@ -28,15 +32,18 @@ export function localTime(iso: string, now = new Date()): string {
 
 export function hostStateOf(doc: Partial<HostStatusDoc> | null, nowMs = Date.now()): HostState {
   if (doc === null) return { running: false, since: null, paused: false, version: null, text: 'the host has never run on this spool (no host.json)' };
-  const version = typeof doc.app_version === 'string' ? doc.app_version : null;
+  const version = typeof doc.app_version === 'string' ? (VERSION.test(doc.app_version) ? doc.app_version : '?') : null;
   const paused = doc.paused === true;
   const beat = typeof doc.heartbeat_at === 'string' ? Date.parse(doc.heartbeat_at) : NaN;
   if (Number.isNaN(beat)) return { running: false, since: null, paused, version, text: 'the host is not running (host.json has no heartbeat)' };
+  if (beat - nowMs > HEARTBEAT_FUTURE_MS) {
+    return { running: false, since: null, paused, version, text: "the host is not running as far as host.json tells: its heartbeat is in the future, so its clock or the file is wrong" };
+  }
   const since = doc.heartbeat_at!;
   if (doc.up === false || nowMs - beat > HEARTBEAT_STALE_MS) {
     return { running: false, since, paused, version, text: `the host is not running (since ${localTime(since, new Date(nowMs))}, per host.json)` };
   }
-  const text = `the host is running${version ? ` (Dumbwaiter ${version})` : ''}${paused ? ', paused: requests are checked but nothing starts until it is resumed' : ''}`;
+  const text = `the host is running (${version ? `Dumbwaiter ${version}, ` : ''}per host.json)${paused ? ', paused: requests are checked but nothing starts until it is resumed' : ''}`;
   return { running: true, since: null, paused, version, text };
 }
 

@@ -1,13 +1,13 @@
 // Whether the host is running, as a client tells it from host.json.
 import { describe, expect, it } from 'vitest';
-import { hostStateOf, localTime, HEARTBEAT_STALE_MS } from '../../../../shared/client/hostState';
+import { hostStateOf, localTime, HEARTBEAT_FUTURE_MS, HEARTBEAT_STALE_MS } from '../../../../shared/client/hostState';
 
 const now = Date.parse('2026-12-01T12:00:00.000Z');
 const beat = (msAgo: number) => new Date(now - msAgo).toISOString();
 
 describe('hostStateOf', () => {
   it('a host with a fresh heartbeat runs; paused says so', () => {
-    expect(hostStateOf({ heartbeat_at: beat(3000), up: true, paused: false, app_version: '1.2.3' }, now)).toMatchObject({ running: true, since: null, text: 'the host is running (Dumbwaiter 1.2.3)' });
+    expect(hostStateOf({ heartbeat_at: beat(3000), up: true, paused: false, app_version: '1.2.3' }, now)).toMatchObject({ running: true, since: null, text: 'the host is running (Dumbwaiter 1.2.3, per host.json)' });
     expect(hostStateOf({ heartbeat_at: beat(3000), paused: true }, now).text).toContain('paused');
   });
 
@@ -16,6 +16,24 @@ describe('hostStateOf', () => {
     expect(stopped).toMatchObject({ running: false, since: beat(1000) });
     expect(stopped.text).toBe(`the host is not running (since ${localTime(beat(1000), new Date(now))}, per host.json)`);
     expect(hostStateOf({ heartbeat_at: beat(HEARTBEAT_STALE_MS + 1), up: true }, now).running).toBe(false);
+  });
+
+  it('a forged version with terminal escapes or new lines is shown as "?", never raw', () => {
+    for (const forged of ['1.0\u001b[2J\u001b[1;1Hok  key accepted', '1.0\nFAIL nothing', 'x'.repeat(41), '']) {
+      const state = hostStateOf({ heartbeat_at: beat(1000), app_version: forged }, now);
+      expect(state.version).toBe('?');
+      expect(state.text).toBe('the host is running (Dumbwaiter ?, per host.json)');
+    }
+    expect(hostStateOf({ heartbeat_at: beat(1000), app_version: '1.4.0-beta.2+g1a2b' }, now).version).toBe('1.4.0-beta.2+g1a2b');
+  });
+
+  it('a heartbeat more than a minute in the future is no proof of a running host', () => {
+    const ahead = hostStateOf({ heartbeat_at: beat(-(HEARTBEAT_FUTURE_MS + 1)), up: true }, now);
+    expect(ahead).toMatchObject({ running: false, since: null });
+    expect(ahead.text).toBe('the host is not running as far as host.json tells: its heartbeat is in the future, so its clock or the file is wrong');
+    expect(hostStateOf({ heartbeat_at: '2999-01-01T00:00:00.000Z', up: true }, now).running).toBe(false);
+    // A clock a little ahead of this sandbox's is not a forgery.
+    expect(hostStateOf({ heartbeat_at: beat(-5000), up: true }, now).running).toBe(true);
   });
 
   it('no host.json: it has never run; a broken one has no heartbeat', () => {
