@@ -1,7 +1,8 @@
 // `dw`: the sandbox's command line. Bundled into one file (spool/bin/dw.cjs) that runs on Node 18+.
 import { parseArgs } from 'node:util';
 import { loadKeyFile, KeyFileError } from './keyFile';
-import { SpoolClient, hostDownText, isResult, isSettled, type Followed, type Status } from './spoolClient';
+import { BadRequestIdError, SpoolClient, checkRequestId, hostDownText, isResult, isSettled, type Followed, type Status } from './spoolClient';
+import { MAX_LIVE_LOG_BYTES } from './spoolFiles';
 import { argsFromPairs, checkArgs, describeArgs, ArgError } from './typedArgs';
 import { EXIT, exitCodeOf } from './exitCodes';
 import { checkSpool, NotASpoolError, SpoolPermissionError } from './spoolAccess';
@@ -98,7 +99,8 @@ function requestArgs(c: SpoolClient, op: string, pairs: string[], v: Values): Re
     for (const p of pairs) {
       const eq = p.indexOf('=');
       if (eq <= 0) throw new Exit(EXIT.badArgs, `"${p}" is not name=value`);
-      base[p.slice(0, eq)] = p.slice(eq + 1);
+      // An own property whatever the name (`__proto__` would set the prototype, and be dropped): the host judges it.
+      Object.defineProperty(base, p.slice(0, eq), { value: p.slice(eq + 1), enumerable: true, writable: true, configurable: true });
     }
     return base;
   }
@@ -161,6 +163,8 @@ function report(c: SpoolClient, s: Status, withOutput: boolean): void {
     process.stdout.write(s.stdout);
     process.stderr.write(s.stderr);
   }
+  // The operation's own code may be one of dw's (64-87): the words tell them apart.
+  if (s.state === 'failed' && s.exit_code !== null) process.stderr.write(`dw: ${s.id} failed: the operation exited with ${s.exit_code}\n`);
   if (s.error) process.stderr.write(`dw: ${s.id} ${s.state}: ${s.error.code}: ${s.error.message}\n`);
   else if (s.state !== 'succeeded' && s.state !== 'failed') process.stderr.write(`dw: ${s.id} ${s.state}\n`);
 }
@@ -170,10 +174,12 @@ function reportRun(c: SpoolClient, s: Followed): void {
   const settled = isSettled(s);
   if (settled && s.log.check === 'mismatch') {
     process.stderr.write(`dw: the live output above is not what the host logged (results/${s.id}.log was changed by someone else); the host's signed output follows:\n`);
+  } else if (settled && s.log.check === 'capped') {
+    process.stderr.write(`dw: the live output above stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/${s.id}.log; the host's signed output follows:\n`);
   } else if (settled && s.log.check === 'unchecked') {
     process.stderr.write(`dw: the live output above could not be checked against the host's log (its result has no log_sha256)\n`);
   }
-  report(c, s, s.log.check === 'none' || s.log.check === 'mismatch');
+  report(c, s, s.log.check === 'none' || s.log.check === 'mismatch' || s.log.check === 'capped');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -209,7 +215,7 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     case 'status': {
-      const id = need(rest[0], 'dw status ID');
+      const id = requestId(rest[0], 'dw status ID');
       const s = clientOf(v).status(id);
       if (v.json) return print(s);
       const err = s.state === 'conflict' ? `  ${s.message}` : 'error' in s && s.error ? `  ${s.error.code}: ${s.error.message}${'unsigned' in s ? ' (not signed by the host)' : ''}` : '';
@@ -217,7 +223,7 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     case 'wait': {
-      const id = need(rest[0], 'dw wait ID');
+      const id = requestId(rest[0], 'dw wait ID');
       const c = clientOf(v);
       const s = await c.wait(id, { timeoutMs: timeoutMs(v) });
       if (v.json) print(s);
@@ -233,7 +239,7 @@ async function main(argv: string[]): Promise<number> {
       return exitCodeOf(s);
     }
     case 'cancel': {
-      const target = need(rest[0], 'dw cancel ID');
+      const target = requestId(rest[0], 'dw cancel ID');
       const c = clientOf(v);
       const id = c.submit({ op: 'dumbwaiter.cancel', args: { target } });
       const s = await c.wait(id, { timeoutMs: timeoutMs(v) ?? 30_000 });
@@ -266,6 +272,16 @@ function need(x: string | undefined, usage: string): string {
   return x;
 }
 
+/** An id given on the command line: one that is not a request id would name files outside the spool's folders. */
+function requestId(x: string | undefined, usage: string): string {
+  try {
+    return checkRequestId(need(x, usage));
+  } catch (e) {
+    if (e instanceof BadRequestIdError) throw new Exit(EXIT.usage, e.message);
+    throw e;
+  }
+}
+
 function timeoutMs(v: Values): number | undefined {
   const s = seconds(v.timeout, '--timeout');
   return s === undefined ? undefined : s * 1000;
@@ -276,7 +292,8 @@ function print(x: unknown): number {
   return EXIT.ok;
 }
 
-/** Each check on one line; a stopped host fails fast, without waiting for a ping nobody will answer. */
+/** Each check on one line. The ping goes even when host.json says the host is down (anyone can write
+ *  host.json; only the host can sign the answer), with a shorter wait then. */
 async function doctor(v: Values): Promise<number> {
   let ok = true;
   const line = (pass: boolean | 'skip', what: string) => {
@@ -301,11 +318,12 @@ async function doctor(v: Values): Promise<number> {
     return EXIT.unavailable;
   }
   const host = c.hostState();
-  line(host.running, host.text);
-  if (!host.running) return EXIT.unavailable;
+  const waitS = host.running ? 10 : 5;
   const sent = Date.now();
   const id = c.submit({ op: 'dumbwaiter.ping' });
-  const s = await c.wait(id, { timeoutMs: 10_000 });
+  const s = await c.wait(id, { timeoutMs: waitS * 1000 });
+  if (host.running || !isResult(s)) line(host.running, host.text);
+  else line(true, `the host is running: it answered the ping, signed for this key (host.json says otherwise: ${host.text})`);
   if (isResult(s)) {
     if (s.state === 'succeeded') {
       const pong = JSON.parse(s.stdout) as { time: string; scope: string };
@@ -323,7 +341,7 @@ async function doctor(v: Values): Promise<number> {
     if ('unsigned' in s) {
       line(false, `key not accepted: the host does not know this key / the key file is not the host's (an unsigned refusal: ${s.error.code}: ${s.error.message})`);
     } else {
-      line(false, `key not accepted: no answer within 10 s (${s.state === 'conflict' ? s.message : s.state})`);
+      line(false, `key not accepted: no answer within ${waitS} s (${s.state === 'conflict' ? s.message : s.state})`);
     }
     line(false, `results signed: no answer to the ping signed for this key${ignored.length > 0 ? ` (${ignored.join('; ')})` : ''}`);
   }

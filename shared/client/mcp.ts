@@ -13,7 +13,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_INTENT_CHARS, type CatalogOperation } from '../protocol/types';
-import { isResult, isSettled, type SpoolClient, type Status } from './spoolClient';
+import { BadRequestIdError, checkRequestId, isResult, isSettled, type SpoolClient, type Status } from './spoolClient';
 import { checkArgs, ArgError } from './typedArgs';
 import { APP_VERSION } from './version';
 
@@ -232,6 +232,8 @@ export async function serveMcp(client: SpoolClient, waitMs = DEFAULT_WAIT_S * 10
       if (s.log.check === 'mismatch') {
         // The result holds the host's signed output; the live output sent as progress came from a file anyone may replace.
         result.content.push({ type: 'text', text: `the live output sent as progress is not what the host logged (results/${id}.log was changed by someone else); the output above is the host's signed one` });
+      } else if (s.log.check === 'capped') {
+        result.content.push({ type: 'text', text: `the live output sent as progress stopped at results/${id}.log's size cap, so it could not be checked; the output above is the host's signed one` });
       }
       return result;
     } finally {
@@ -247,6 +249,12 @@ export async function serveMcp(client: SpoolClient, waitMs = DEFAULT_WAIT_S * 10
     if (OWN_TOOLS.some((t) => t.name === name)) {
       const id = typeof input.id === 'string' ? input.id : '';
       if (!id) return text('an "id" is needed', true);
+      try {
+        checkRequestId(id);
+      } catch (e) {
+        if (e instanceof BadRequestIdError) return text(e.message, true);
+        throw e;
+      }
       if (name === 'dumbwaiter_status') return resultOf(client.status(id), client);
       if (name === 'dumbwaiter_wait') return settle(id, extra, `waiting for request ${id}`);
       const cancel = client.submit({ op: 'dumbwaiter.cancel', args: { target: id } });
