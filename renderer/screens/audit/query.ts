@@ -114,7 +114,7 @@ export const KNOWN_KINDS = [
   'cancel_requested', 'cancelled', 'ceiling_hit', 'claim_recovered', 'claimed', 'conflict', 'daemon_started',
   'daemon_stopped', 'denied', 'disk_full', 'disk_ok', 'dry_run', 'expired', 'finished', 'grant_created',
   'grant_revoked', 'internal_error', 'key_created', 'key_revoked', 'key_rotated', 'keys_sealed', 'notice_sent', 'paused', 'reaped',
-  'rejected', 'replay', 'resolved', 'resumed', 'settings_changed', 'settings_invalid', 'spool_replaced',
+  'rejected', 'replay', 'resolved', 'result_repaired', 'resumed', 'settings_changed', 'settings_invalid', 'spool_replaced',
   'spool_ok', 'spool_unsafe', 'started', 'uncertain',
 ];
 
@@ -124,7 +124,7 @@ export function kindLabel(kind: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
-const BAD = new Set(['allowlist_invalid', 'approval_timeout', 'ceiling_hit', 'conflict', 'denied', 'disk_full', 'internal_error', 'rejected', 'replay', 'settings_invalid', 'spool_unsafe', 'uncertain']);
+const BAD = new Set(['allowlist_invalid', 'approval_timeout', 'ceiling_hit', 'conflict', 'denied', 'disk_full', 'internal_error', 'rejected', 'replay', 'result_repaired', 'settings_invalid', 'spool_unsafe', 'uncertain']);
 const WARN = new Set(['approval_requested', 'cancel_requested', 'claim_recovered', 'key_revoked', 'key_rotated', 'paused', 'reaped', 'spool_replaced', 'expired', 'grant_revoked']);
 const GOOD = new Set(['approved', 'resolved', 'disk_ok', 'resumed', 'grant_created']);
 
