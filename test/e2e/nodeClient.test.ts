@@ -5,7 +5,7 @@
 // host, permission denied, and the MCP server through the SDK's own client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,8 @@ import { AS_USER, NO_UNPRIVILEGED_USER, track } from '../helpers/processes';
 import { signHostDoc } from '../../shared/protocol/hostAuth';
 import { decodeSecret } from '../../shared/protocol/sign';
 import type { CatalogDoc, KeyFile, ResultDoc } from '../../shared/protocol/types';
+import { SETTLE_GRACE_MS } from '../../shared/client/spoolClient';
+import { MAX_LIVE_LOG_BYTES } from '../../shared/client/spoolFiles';
 
 let host: TestHost;
 let daemon: DaemonProcess;
@@ -42,6 +44,10 @@ operations:
     approval: never
   - name: fail
     command: [/bin/sh, -c, 'echo failing >&2; exit 3']
+    scope: read
+    approval: never
+  - name: exits87
+    command: [/bin/sh, -c, 'exit 87']
     scope: read
     approval: never
   - name: slow
@@ -135,6 +141,7 @@ describe('dw from the spool bin/ folder', () => {
     [['workers=2', 'colour=red'], 'unknown argument "colour"'],
     [['verbose=true'], 'missing required argument "workers"'],
     [['workers=2', 'files=UPPER'], 'argument "files[0]" does not match'],
+    [['workers=2', '__proto__=x'], 'unknown argument "__proto__"'],
   ])('refuses %j before writing anything (exit 65)', (pairs, message) => {
     const before = readdirSync(path.join(host.spool, 'queue')).length;
     const r = dw(['submit', 'typed', ...pairs]);
@@ -144,10 +151,34 @@ describe('dw from the spool bin/ folder', () => {
     expect(readdirSync(path.join(host.spool, 'tmp'))).toEqual([]);
   });
 
-  it('passes a failing operation\'s exit code through', () => {
+  it('passes a failing operation\'s exit code through, saying it is the operation\'s', () => {
     const r = dw(['run', 'fail']);
     expect(r.status).toBe(3);
     expect(r.stdout).toContain('failing');
+    expect(r.stderr).toContain(`dw: ${r.stderr.split('\n')[0]} failed: the operation exited with 3\n`);
+  });
+
+  it('an operation that exits with one of dw\'s codes (87, "conflict") is told apart by its words', () => {
+    const r = dw(['run', 'exits87']);
+    expect(r.status).toBe(87);
+    const id = r.stderr.split('\n')[0]!;
+    expect(r.stderr).toContain(`dw: ${id} failed: the operation exited with 87\n`);
+    expect(r.stderr).not.toContain('conflict');
+    expect(host.result(id)).toMatchObject({ state: 'failed', exit_code: 87 });
+  });
+
+  it('an id that is not one (a path out of results/ and queue/) is a usage error (64) for status, wait and cancel', () => {
+    // A result signed for this key, at a name a path-like id would reach outside results/.
+    const key = JSON.parse(readFileSync(env.DUMBWAITER_KEY_FILE!, 'utf8')) as KeyFile;
+    plant('tmp/outside.json', forgedResult('../tmp/outside', key));
+    for (const args of [['status', '../tmp/outside'], ['wait', '../tmp/outside'], ['cancel', '../tmp/outside'], ['status', '../../../etc/passwd']]) {
+      const r = dw(args);
+      expect(r.status).toBe(64);
+      expect(r.stderr).toContain(`dw: "${args[1]}" is not a valid request id`);
+      expect(r.stdout).not.toContain('succeeded');
+    }
+    rmSync(path.join(host.spool, 'tmp', 'outside.json'));
+    expectAlive();
   });
 
   it('exits 80 when rejected, 86 when the program cannot start', () => {
@@ -224,14 +255,32 @@ describe('dw from the spool bin/ folder', () => {
     process.kill(-pid, 'SIGKILL'); // the orphaned run of the killed daemon
   });
 
-  it('doctor fails fast, exit 69, with the host stopped', async () => {
+  it('doctor with the host stopped still sends the ping, with a shorter wait, and exits 69', async () => {
     await daemon.stop();
-    const started = Date.now();
     const r = dw(['doctor']);
     expect(r.status).toBe(69);
     expect(r.stdout).toContain('FAIL  the host is not running (since');
-    expect(Date.now() - started).toBeLessThan(8000); // no 10 s wait for a ping nobody answers
+    expect(r.stdout).toContain('FAIL  key not accepted: no answer within 5 s (unclaimed)');
     daemon = await host.startDaemon();
+  });
+
+  it('doctor believes the host\'s signed answer to its ping over a host.json that says the host is not running', async () => {
+    // A folder where host.json was: the host cannot write it again meanwhile, and it says nothing a client can read.
+    const hostJson = path.join(host.spool, 'host.json');
+    rmSync(hostJson);
+    mkdirSync(hostJson);
+    try {
+      const r = dw(['doctor']);
+      expect(r.stdout).toContain('ok    the host is running: it answered the ping, signed for this key (host.json says otherwise: the host is not running (host.json has no heartbeat))');
+      expect(r.stdout).toContain('ok    key accepted');
+      expect(r.stdout).not.toContain('FAIL');
+      expect(r.status).toBe(0);
+    } finally {
+      rmSync(hostJson, { recursive: true, force: true });
+    }
+    // Until the next heartbeat writes host.json again, clients rightly say the host has never run.
+    await eventually('host.json written again', () => (statSync(hostJson, { throwIfNoEntry: false })?.isFile() ? true : undefined));
+    expectAlive();
   });
 });
 
@@ -243,6 +292,20 @@ function dwLive(args: string[], e: Record<string, string> = env) {
   child.stderr.on('data', (c: Buffer) => (live.stderr += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve((live.code = code))));
   return Object.assign(live, { exited, says: (text: string) => eventually(`dw ${args[0]} to say "${text}"`, () => (live.stderr.includes(text) || live.stdout.includes(text) ? true : undefined)) });
+}
+
+/** dw in the background whose stdout is counted, not kept (it may be a huge log), but for its first and last bytes. */
+function dwCounted(args: string[]) {
+  const child = track(spawn(process.execPath, [path.join(bin, 'dw.cjs'), ...args], { cwd: bin, env: { PATH: process.env.PATH!, HOME: bin, ...env } }));
+  const live = { bytes: 0, head: '', tail: Buffer.alloc(0), stderr: '' };
+  child.stdout.on('data', (c: Buffer) => {
+    live.bytes += c.length;
+    if (live.head.length < 64) live.head += c.subarray(0, 64).toString();
+    live.tail = Buffer.concat([live.tail, c.subarray(-256)]).subarray(-256);
+  });
+  child.stderr.on('data', (c: Buffer) => (live.stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return Object.assign(live, { exited, says: (text: string) => eventually(`dw ${args[0]} to say "${text}"`, () => (live.stderr.includes(text) ? true : undefined)) });
 }
 
 /** After each attack: the host still answers a valid request, and the client believes it. */
@@ -417,6 +480,54 @@ describe('dw believes only what the host signed for its key', () => {
       // A host without log_sha256 in its results: the client says it could not check, and adds nothing.
       expect(run.stderr).toContain('could not be checked');
     }
+    expectAlive();
+  });
+
+  it('a sparse 100 GiB log planted once the run started neither hangs dw run nor fills its memory: --timeout ends it (85), nothing past 64 MiB is shown, and at the end the signed output follows', async () => {
+    const go = path.join(host.work, 'go-huge-log');
+    const log = path.join(host.spool, 'results', 'huge-log.log');
+    const first = dwCounted(['run', 'gated', `go=${go}`, '--id', 'huge-log', '--timeout', '10']);
+    await eventually('the live output', () => (first.head.startsWith('started\n') ? true : undefined));
+    truncateSync(log, 100 * 1024 ** 3); // the host writes on at the end of the file, after the hole
+    expect(await first.exited).toBe(85);
+    expect(first.bytes).toBeLessThanOrEqual(MAX_LIVE_LOG_BYTES);
+    expect(first.stderr).toContain('huge-log is still running');
+    // The same request again follows the run to its end: up to the cap, then the host's signed output.
+    const follower = dwCounted(['run', 'gated', `go=${go}`, '--id', 'huge-log']);
+    await follower.says(`results/huge-log.log is larger than ${MAX_LIVE_LOG_BYTES} bytes: the live output is not shown further`);
+    writeFileSync(go, '');
+    expect(await follower.exited).toBe(0);
+    const result = host.result('huge-log')!;
+    expect(result.stdout).toBe('started\ndone\n');
+    expect(follower.bytes).toBe(MAX_LIVE_LOG_BYTES + result.stdout.length);
+    expect(follower.tail.toString().endsWith(`\0${result.stdout}`)).toBe(true);
+    expect(follower.stderr).toContain('log_sha256' in result ? 'is not what the host logged' : `stopped at ${MAX_LIVE_LOG_BYTES} bytes`);
+    expect(count(follower.stderr, 'is larger than')).toBe(1);
+    rmSync(log);
+    expectAlive();
+  });
+
+  it('an unsigned refusal put over the host\'s signed result of a running request is not believed (never exit 80): the real outcome is', async () => {
+    const id = 'refusal-over';
+    const go = path.join(host.work, `go-${id}`);
+    expect(dw(['submit', 'gated', `go=${go}`, '--id', id]).status).toBe(0);
+    await host.waitResult(id, ['running']);
+    const run = dwLive(['run', 'gated', `go=${go}`, '--id', id]); // a replay: it follows the run
+    await eventually('the live output', () => (run.stdout.includes('started\n') ? true : undefined)); // it has seen the signed result
+    daemon.proc.kill('SIGSTOP'); // the host would soon put its own result back over the forgery
+    try {
+      plant(`results/${id}.json`, JSON.stringify({ v: 1, id, op: null, state: 'rejected', updated_at: new Date().toISOString(), error: { code: 'unknown_key', message: 'no key k_forged' } }));
+      await run.says(`ignored results/${id}.json: the host did not sign it for this key (unsigned)`);
+      // Longer than an unsigned refusal must stand, its request gone from queue/, before it is reported.
+      await clockPast(Date.now() + SETTLE_GRACE_MS + 2000);
+      expect(run.code).toBeUndefined();
+    } finally {
+      daemon.proc.kill('SIGCONT');
+    }
+    writeFileSync(go, '');
+    expect(await run.exited).toBe(0);
+    expect(run.stdout).toBe('started\ndone\n');
+    expect(run.stderr).not.toContain('rejected');
     expectAlive();
   });
 
