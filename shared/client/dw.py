@@ -35,7 +35,9 @@ PROTOCOL = 1
 MAX_REQUEST_BYTES = 64 * 1024
 MAX_INTENT_CHARS = 2000
 HEARTBEAT_FRESH_S = 20.0  # the host beats every 5 s: older than this, it is not running
+HEARTBEAT_FUTURE_S = 60.0  # further ahead than this, host.json's clock or the file itself is wrong
 PING_WAIT_S = 10.0
+PING_WAIT_DOWN_S = 5.0  # doctor's ping when host.json says the host is down: a signed answer proves it wrong
 UNSIGNED_GRACE_S = 2.0  # how long an unsigned refusal waits for a signed answer once the request left queue/
 CONFLICT_GRACE_S = 2.0  # how long a conflict seen in a result waits for the host's inbox message
 DOMAIN = "dumbwaiter-request-v1\n"
@@ -44,6 +46,13 @@ HOST_DOMAINS = {"result": b"dumbwaiter-result-v1\n", "inbox": b"dumbwaiter-inbox
 HOST_DOC_PREFIX_RE = re.compile(rb'\{"auth":\{"key_id":"([A-Za-z0-9_-]{1,64})","mac":"([0-9a-f]{64})"\},')
 RESULT_MAX_BYTES = 64 * 1024 * 1024
 SPOOL_FILE_MAX_BYTES = 8 * 1024 * 1024
+LOG_STEP_BYTES = 1 << 20  # read of the live log per poll: a huge (sparse) log never holds up --timeout
+LIVE_LOG_MAX_BYTES = RESULT_MAX_BYTES  # streamed at most; past it the host's signed output is shown instead
+# inbox/: only names the host gives (newest first), each message small; the host writes every one anew.
+INBOX_NAME_RE = re.compile(r"\d{8}T\d{9}Z-[0-9a-f]{8}\.json")
+INBOX_KEEP = 256
+INBOX_MESSAGE_MAX_BYTES = 64 * 1024
+HOST_WORD_RE = re.compile(r"[A-Za-z0-9_.+-]{1,40}")  # host.json's app_version and host_id, as shown
 # Refusals of a file the host could not authenticate: their results cannot be signed for any key.
 UNSIGNED_REFUSAL_CODES = ("bad_envelope", "unknown_key", "revoked_key", "bad_signature")
 
@@ -409,8 +418,12 @@ def read_spool_file(path, cap):
     finally:
         os.close(fd)
     if total > cap:
-        return None, "it is larger than %d MiB" % (cap >> 20), version
+        return None, "it is larger than %s" % _size(cap), version
     return b"".join(chunks), None, version
+
+
+def _size(n):
+    return "%d MiB" % (n >> 20) if n >= 1 << 20 else "%d KiB" % (n >> 10)
 
 
 def _denied_errno(e):
@@ -571,13 +584,21 @@ def host_down(spool):
     if doc is None:
         return "the host is not running (it has never run on this spool)"
     age = heartbeat_age(doc)
-    if age is not None and age < HEARTBEAT_FRESH_S and doc.get("up") is not False:
+    if age is not None and -HEARTBEAT_FUTURE_S <= age < HEARTBEAT_FRESH_S and doc.get("up") is not False:
         return None
     if age is None:
         return "the host is not running (host.json has no valid heartbeat)"
+    if age < -HEARTBEAT_FUTURE_S:
+        # Else a heartbeat planted far ahead would say "running" for as long as it is in the future.
+        return "the host is not running (host.json's heartbeat is in the future: its clock or the file is wrong)"
     t = time.time() - age
     fmt = "%H:%M:%S" if time.strftime("%Y-%m-%d", time.localtime(t)) == time.strftime("%Y-%m-%d") else "%Y-%m-%d %H:%M:%S"
     return "the host is not running (since %s, per host.json)" % time.strftime(fmt, time.localtime(t))
+
+
+def host_word(value):
+    """host.json's app_version or host_id fit to show ("?" when not a plain word): anyone can write it."""
+    return value if isinstance(value, str) and HOST_WORD_RE.fullmatch(value) else "?"
 
 
 def _dur(seconds):
@@ -835,9 +856,11 @@ def submit_request(answers, op, args, rid=None, intent=None, expires_in=None):
     """Writes the request and remembers its hash, by which its own result is told from another's."""
     if rid is None:
         rid = fresh_id()
-    _, envelope = make_request(answers.key, rid, op, args, intent, expires_in)
+    payload, envelope = make_request(answers.key, rid, op, args, intent, expires_in)
     answers.spool.write_request(rid, envelope)
-    answers.sent(rid, op, args)
+    # The hash of what was sent, as the host reads it: a caller's tuples, non-text keys or subclasses
+    # come out as JSON has them.
+    answers.sent(rid, op, json.loads(payload)["args"])
     return rid
 
 
@@ -872,12 +895,14 @@ def describe_end(result):
                "the host signs every answer to a request it could authenticate: check the key with dw doctor")
         return "%s rejected (not signed by the host, so it may not be the host's): %s; %s" % (rid, _plain(detail), why)
     if state == "failed":
+        code = result.get("exit_code")
+        if isinstance(code, int) and not isinstance(code, bool):
+            # Always said: an operation's own 64-87 would otherwise read as one of dw's codes.
+            return "%s failed: the operation exited with %d%s" % (rid, code, " (%s)" % detail if e else "")
         if e:
             return "%s failed (%s)" % (rid, detail)
-        if result.get("exit_code") is None:
-            sig = result.get("signal")
-            return "%s failed without an exit code%s" % (rid, " (signal %s)" % sig if sig else "")
-        return None  # an ordinary non-zero exit: its own stderr says why
+        sig = result.get("signal")
+        return "%s failed without an exit code%s" % (rid, " (signal %s)" % sig if sig else "")
     if state == "rejected":
         return "%s was rejected: %s" % (rid, detail or "no reason given")
     if state == "denied":
@@ -922,9 +947,15 @@ class Answers(object):
         self.notes = notes
         self.hashes = {}  # id -> the request hash of what this process sent under that id
         self.last_ignored = None  # why the last ignored result was ignored (for dw doctor)
+        # The host has signed something for this key (it knows the key), and the ids it signed a result
+        # for: then an unsigned "unknown key" refusal is not the host's, and for those ids none is.
+        self.key_known = False
+        self.verified_ids = set()
         self._said = set()
         self._since = {}
         self._inbox = {}  # name -> (file version, verified message or None)
+        self._inbox_seen = None  # (the folder's mtime, the names looked at) when last read
+        self._inbox_msgs = []
 
     def sent(self, rid, op, args):
         self.hashes[rid] = request_hash(self.key.key_id, op, args)
@@ -942,6 +973,7 @@ class Answers(object):
             if not (kind == "inbox" and verdict == "other_key"):  # every key has its own copy of a notice
                 self._ignore(rel, version, IGNORED_WHY[verdict] % detail if verdict == "other_key" else IGNORED_WHY[verdict])
             return None
+        self.key_known = True
         if detail.get("id") != want_id:
             self._ignore(rel, version, "it is signed for this key but its id is %s" % _plain(json.dumps(detail.get("id"), ensure_ascii=False)))
             return None
@@ -957,7 +989,10 @@ class Answers(object):
             return None, None
         doc = self._open("result", rel, data, version, rid)
         if doc is not None:
-            return (doc, None) if isinstance(doc.get("state"), str) else (None, None)
+            if not isinstance(doc.get("state"), str):
+                return None, None
+            self.verified_ids.add(rid)
+            return doc, None
         if HOST_DOC_PREFIX_RE.match(data):
             return None, None
         try:
@@ -970,31 +1005,43 @@ class Answers(object):
         return None, None
 
     def messages(self):
-        """The inbox messages signed for this key, oldest first (other keys' copies skipped quietly)."""
+        """The inbox messages signed for this key, oldest first (other keys' copies skipped quietly).
+        Anyone can fill inbox/, and this is asked at every poll: only the newest INBOX_KEEP names in the
+        host's format are looked at, each file is read once per version (64 KiB at most), and nothing
+        is looked at again until the folder or its names change (the host renames every message in)."""
         folder = self.spool.p("inbox")
         try:
-            names = sorted(os.listdir(folder))
+            stamp = os.stat(folder).st_mtime_ns
+            names = sorted(n for n in os.listdir(folder) if INBOX_NAME_RE.fullmatch(n))[-INBOX_KEEP:]
         except OSError as e:
             if _denied_errno(e):
                 raise self.spool.denied(folder)
             raise DwError(EXIT_NO_SPOOL, "cannot read %s: %s" % (folder, e.strerror or e))
-        msgs = []
+        if self._inbox_seen == (stamp, names):
+            return self._inbox_msgs
+        msgs, looked = [], {}
         for name in names:
-            if name.startswith(".") or not name.endswith(".json"):
+            path = os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+                version = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            except OSError:
                 continue
-            data, why, version = read_spool_file(os.path.join(folder, name), SPOOL_FILE_MAX_BYTES)
             cached = self._inbox.get(name)
-            if cached and cached[0] == version and data is not None:
+            if cached and cached[0] == version:
                 msg = cached[1]
-            elif data is None:
-                if why:
-                    self._ignore("inbox/" + name, version, why)
-                msg = None
             else:
-                msg = self._open("inbox", "inbox/" + name, data, version, name[: -len(".json")])
-                self._inbox[name] = (version, msg)
+                data, why, version = read_spool_file(path, INBOX_MESSAGE_MAX_BYTES)
+                if data is None:
+                    if why:
+                        self._ignore("inbox/" + name, version, why)
+                    msg = None
+                else:
+                    msg = self._open("inbox", "inbox/" + name, data, version, name[: -len(".json")])
+            looked[name] = (version, msg)
             if msg is not None:
                 msgs.append(msg)
+        self._inbox, self._inbox_seen, self._inbox_msgs = looked, (stamp, names), msgs
         return msgs
 
     def conflict_text(self, rid):
@@ -1035,9 +1082,27 @@ class Answers(object):
         text = self.conflict_text(rid)
         if text is not None:
             return self._conflict(rid, text)
+        if unsigned is not None and not self._believable(rid, unsigned):
+            unsigned = None
         if unsigned is not None and not (patient and self._grace(rid, "unsigned", UNSIGNED_GRACE_S)):
             return {"id": rid, "state": "rejected", "unsigned": True, "error": unsigned["error"], "key_revoked": self.revoked()}
         return {"id": rid, "state": "unknown"}
+
+    def _believable(self, rid, unsigned):
+        """Whether an unsigned refusal at results/<rid>.json may be the host's. Never once the host
+        signed a result for rid; once it signed anything for this key (so it knows the key), only a
+        revoked_key refusal, and only with its signed key_revoked message. Else it is said once."""
+        code = unsigned["error"].get("code")
+        if rid in self.verified_ids:
+            why = "the host has already signed a result for %s" % rid
+        elif not self.key_known or (code == "revoked_key" and self.revoked()):
+            return True
+        else:
+            why = "the host has signed answers for this key, so it knows it"
+        if self.notes and (rid, "unsigned") not in self._said:
+            self._said.add((rid, "unsigned"))
+            warn("ignored an unsigned refusal at results/%s.json (%s): %s; waiting for its signed answer" % (rid, _plain(code), why))
+        return False
 
     @staticmethod
     def _conflict(rid, text):
@@ -1045,8 +1110,12 @@ class Answers(object):
                 "message": text or "request id %s is already bound to another request; nothing was run: use a new id" % rid}
 
 
+MORE = "more"  # what an on_poll returns when it made progress and has more ready: poll again at once
+
+
 class Waiter(object):
-    """Polls a request's status with backoff (50 ms growing to 1 s), with notes for the human on stderr."""
+    """Polls a request's status with backoff (50 ms growing to 1 s), with notes for the human on stderr.
+    on_poll(status) returns False, True (progress: back to short pauses) or MORE."""
 
     def __init__(self, answers, rid, timeout=None, fresh=False, on_poll=None, notes=True):
         self.answers = answers
@@ -1086,7 +1155,7 @@ class Waiter(object):
                 return None
             if progressed:
                 delay = 0.05
-            pause = delay if deadline is None else min(delay, max(0.0, deadline - now))
+            pause = 0.0 if progressed == MORE else delay if deadline is None else min(delay, max(0.0, deadline - now))
             time.sleep(pause)
             delay = min(delay * 1.5, 1.0)
 
@@ -1279,9 +1348,12 @@ def _key_of(o):
     return load_key(o.key_file if o.key_file is not None else os.environ.get("DUMBWAITER_KEY_FILE"))
 
 
-def _request_id_arg(value, what="request id"):
+def _request_id_arg(value, what=None):
+    """The id asked about (usage error 64 when it is not an id: `../x` must never reach a path), or the
+    --id of a new request (65, bad arguments: nothing written)."""
     if not is_request_id(value):
-        raise DwError(EXIT_BAD_ARGS, "%s %r is not a valid request id (letters, digits, '.', '_', '-'; at most 128; not ending in .tmp)" % (what, value))
+        text = "%s %s is not a valid request id (letters, digits, '.', '_', '-'; at most 128; not ending in .tmp)" % (what or "request id", _plain(json.dumps(value, ensure_ascii=False)))
+        raise DwError(EXIT_BAD_ARGS, text) if what else Usage(text)
     return value
 
 
@@ -1376,18 +1448,27 @@ def cmd_run(o):
     err(rid)
     log_path = spool.p("results", rid + ".log")
     streamed = [0]
+    capped = [False]
     digest = hashlib.sha256()
 
-    def pump(s, limit=RESULT_MAX_BYTES):
-        # A log planted while the request waits is never shown: only once the host says it runs.
-        if not _started(s):
+    def pump(s, limit=LIVE_LOG_MAX_BYTES):
+        # A log planted while the request waits is never shown: only once the host says it runs. A
+        # step reads at most LOG_STEP_BYTES, so a huge (sparse) log planted later never holds up the
+        # timeout or Ctrl-C, and nothing is streamed past LIVE_LOG_MAX_BYTES.
+        if not _started(s) or capped[0]:
             return False
-        chunk = _read_log(log_path, streamed[0], max(0, limit - streamed[0]))
+        if streamed[0] >= LIVE_LOG_MAX_BYTES:
+            if _read_log(log_path, streamed[0], 1):
+                capped[0] = True
+                warn("the live output passed %s: the rest is not streamed; the host's signed output follows at the end" % _size(LIVE_LOG_MAX_BYTES))
+            return False
+        want = max(0, min(limit, LIVE_LOG_MAX_BYTES) - streamed[0])
+        chunk = _read_log(log_path, streamed[0], min(want, LOG_STEP_BYTES))
         if chunk:
             out(chunk)
             digest.update(chunk)
             streamed[0] += len(chunk)
-            return True
+            return MORE if len(chunk) == LOG_STEP_BYTES else True
         return False
 
     waiter = Waiter(answers, rid, timeout, fresh=True, on_poll=pump)
@@ -1400,8 +1481,12 @@ def cmd_run(o):
         return EXIT_TIMEOUT
     logged = res.get("log_bytes")
     has_hash = isinstance(logged, int) and not isinstance(logged, bool) and isinstance(res.get("log_sha256"), str)
-    pump(res, logged if has_hash else RESULT_MAX_BYTES)
+    while pump(res, logged if has_hash else LIVE_LOG_MAX_BYTES) == MORE:  # the rest, never past log_bytes
+        pass
     if streamed[0] == 0:
+        _print_result_output(res)
+    elif capped[0]:
+        warn("the live output above stopped at %s; the host's signed output follows:" % _size(LIVE_LOG_MAX_BYTES))
         _print_result_output(res)
     elif not has_hash:
         warn("the live output above could not be checked: the host's result does not say what it logged (an older host)")
@@ -1587,6 +1672,41 @@ def cmd_ops(o):
     return EXIT_OK
 
 
+def _doctor_ping(spool, key, wait):
+    """Sends a signed dumbwaiter.ping and waits up to `wait` s. An unanswered ping is taken back out of
+    queue/ (so a host that comes back later does not find it). The answer's time, and its difference
+    from this clock when over 5 s, compare the clocks."""
+    answers = Answers(spool, key, notes=False)
+    ping = {"rid": None, "res": None, "error": None, "ignored": None, "wait": wait, "info": {}, "host_time": None, "skew": None}
+    try:
+        sent = time.time()
+        ping["rid"] = rid = submit_request(answers, "dumbwaiter.ping", {})
+        ping["res"] = res = Waiter(answers, rid, wait, fresh=True, notes=False).run()
+    except DwError as e:
+        ping["error"] = e.message
+        return ping
+    got = time.time()
+    if res is None:
+        if spool.in_queue(rid):
+            try:
+                os.unlink(spool.p("queue", rid + ".json"))
+            except OSError:
+                pass
+        if answers.last_ignored and not spool.in_queue(rid):
+            ping["ignored"] = answers.last_ignored
+    elif res.get("state") == "succeeded":
+        try:
+            info = json.loads(res.get("stdout") or "{}")
+        except ValueError:
+            info = {}
+        ping["info"] = info if isinstance(info, dict) else {}
+        ht = parse_time(ping["info"].get("time"))
+        ping["host_time"] = ht
+        if ht is not None and (ht > got + 5 or ht < sent - 5):
+            ping["skew"] = ht - (sent + got) / 2
+    return ping
+
+
 def cmd_doctor(o):
     checks = []
 
@@ -1614,18 +1734,30 @@ def cmd_doctor(o):
         line(True, "key file", "%s: key %s" % (key.path, key.key_id))
     except DwError as e:
         line(False, "key file", e.message)
-    # 3. The host: up, and its heartbeat.
+    # What host.json says: anyone can write it, so the signed ping below is sent anyway (for less time
+    # when host.json says the host is down), and a signed answer to it overrides host.json.
     host_doc = spool.host() if spool else None
     age = heartbeat_age(host_doc)
     down = host_down(spool) if spool else "not checked: no spool"
-    if down:
-        line(False, "host running", "%s: start it (`dumbwaiter daemon` or the app); requests wait in queue/ until then" % down if spool else down)
-    else:
+    ping = _doctor_ping(spool, key, PING_WAIT_DOWN_S if down else PING_WAIT_S) if spool and key else None
+    res = ping["res"] if ping else None
+    answered = res is not None and not res.get("unsigned")  # signed for this key: the host runs
+    # 3. The host.
+    if not down:
         line(True, "host running", "host %s (dumbwaiter %s) beat %s ago%s" % (
-            host_doc.get("host_id", "?"), host_doc.get("app_version", "?"), _dur(max(age, 0)),
+            host_word(host_doc.get("host_id")), host_word(host_doc.get("app_version")), _dur(max(age, 0)),
             "; PAUSED: requests wait until it resumes" if host_doc.get("paused") else ""))
-    # 4. The clocks.
-    if age is None:
+    elif answered:
+        line(True, "host running", "it answered a signed ping, although host.json says %s: host.json is stale or not the host's" % down)
+    else:
+        line(False, "host running", "%s: start it (`dumbwaiter daemon` or the app); requests wait in queue/ until then" % down if spool else down)
+    # 4. The clocks: from the heartbeat, or from the host's answer to the ping when host.json is wrong.
+    if down and answered and ping["host_time"] is not None:
+        if ping["skew"] is None:
+            line(True, "clock", "in step with the host (the time in its answer to the ping)")
+        else:
+            line(False, "clock", "this clock and the host's differ by about %s (the time in its answer to the ping)" % _dur(ping["skew"]))
+    elif age is None:
         line(False, "clock", "cannot compare the clocks: no heartbeat")
     elif age < -5:
         line(False, "clock", "this clock is at least %s behind the host's (its heartbeat is in our future)" % _dur(-age))
@@ -1634,58 +1766,34 @@ def cmd_doctor(o):
             _dur(age), "" if host_doc.get("up") is False else ", or this clock is ahead of the host's by up to that much"))
     else:
         line(True, "clock", "in step with the host (heartbeat written %s before our clock's now; the host beats every 5 s)" % _dur(max(age, 0)))
-    # 5, 6. The key, accepted by the host (a signed dumbwaiter.ping), and its answer signed for it.
+    # 5, 6. The key, accepted by the host (the signed dumbwaiter.ping), and its answer signed for it.
     signed = "not checked: no answer to a ping"
-    if spool is None or key is None:
+    if ping is None:
         signed = "not checked: no ping"
         line(False, "key accepted", "not tried: %s" % ("no usable spool" if spool is None else "no valid key file"))
-    elif down:
-        signed = "not checked: no ping"
-        line(False, "key accepted", "not tried: the host is not running (a ping would wait in queue/ until it is back)")
-    else:
-        answers = Answers(spool, key, notes=False)
-        try:
-            sent = time.time()
-            rid = submit_request(answers, "dumbwaiter.ping", {})
-            res = Waiter(answers, rid, PING_WAIT_S, fresh=True, notes=False).run()
-        except DwError as e:
-            res, rid = None, None
-            line(False, "key accepted", e.message)
-        if rid is None:
-            pass
-        elif res is None:
-            if spool.in_queue(rid):
-                try:
-                    os.unlink(spool.p("queue", rid + ".json"))
-                except OSError:
-                    pass
-            if answers.last_ignored and not spool.in_queue(rid):
-                signed = "the answer to ping %s is not the host's for this key: %s" % (rid, answers.last_ignored)
-                line(False, "key accepted", "no answer signed for this key to a ping within %d s" % PING_WAIT_S)
-            else:
-                line(False, "key accepted", "no answer to a ping within %d s: the host is not taking requests from this spool" % PING_WAIT_S)
-        elif res.get("unsigned"):
-            signed = "not checked: the host refused the ping before it could authenticate it"
-            line(False, "key accepted", "the host refused a ping without signing its answer (%s: %s): the host does not know this key / the key file is not the host's" % (
-                _plain(res["error"].get("code")), _plain(res["error"].get("message"))))
-        elif res.get("state") == "succeeded":
-            signed = True
-            info = {}
-            try:
-                info = json.loads(res.get("stdout") or "{}")
-            except ValueError:
-                pass
-            got = time.time()
-            ht = parse_time(info.get("time")) if isinstance(info, dict) else None
-            skew = ""
-            if ht is not None:
-                if ht > got + 5 or ht < sent - 5:
-                    skew = "; clocks differ by about %s" % _dur(ht - (sent + got) / 2)
-            line(True, "key accepted", "ping %s answered: key %s, scope %s%s" % (rid, info.get("key_id", key.key_id), info.get("scope", "?"), skew))
+    elif ping["error"]:
+        line(False, "key accepted", ping["error"])
+    elif res is None:
+        if ping["ignored"]:
+            signed = "the answer to ping %s is not the host's for this key: %s" % (ping["rid"], ping["ignored"])
+            line(False, "key accepted", "no answer signed for this key to a ping within %d s" % ping["wait"])
         else:
-            signed = True
-            e = res.get("error") if isinstance(res.get("error"), dict) else {}
-            line(False, "key accepted", "the host refused a ping (%s): %s: %s" % (res.get("state"), e.get("code"), e.get("message")))
+            line(False, "key accepted", "no answer to a ping within %d s: %s" % (
+                ping["wait"], "the host is not running (the ping was taken back out of queue/)" if down else "the host is not taking requests from this spool"))
+    elif res.get("unsigned"):
+        signed = "not checked: the host refused the ping before it could authenticate it"
+        line(False, "key accepted", "the host refused a ping without signing its answer (%s: %s): the host does not know this key / the key file is not the host's" % (
+            _plain(res["error"].get("code")), _plain(res["error"].get("message"))))
+    elif res.get("state") == "succeeded":
+        signed = True
+        info = ping["info"]
+        skew = "; clocks differ by about %s" % _dur(ping["skew"]) if ping["skew"] is not None else ""
+        line(True, "key accepted", "ping %s answered: key %s, scope %s%s" % (
+            ping["rid"], _plain(info.get("key_id", key.key_id)), _plain(info.get("scope", "?")), skew))
+    else:
+        signed = True
+        e = res.get("error") if isinstance(res.get("error"), dict) else {}
+        line(False, "key accepted", "the host refused a ping (%s): %s: %s" % (res.get("state"), e.get("code"), e.get("message")))
     if signed is True:
         line(True, "results signed", "the answer to the ping was signed by the host for key %s" % key.key_id)
     else:
