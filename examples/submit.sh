@@ -11,8 +11,10 @@
 # ignored, and said once. The script cannot compute the request hash (that needs canonical JSON), so it
 # learns that ID was already bound to another request only from the host's signed inbox message
 # (kind conflict, ref ID), which it waits a moment for before believing a result: any such message about
-# ID counts, so give every request a new ID (the default). It reads only regular files, but a FIFO swapped
-# in between that check and the read would block it: the real clients (bin/dw.py, bin/dw.cjs) cannot be.
+# ID counts, so give every request a new ID (the default). It reads only regular files, at most 64 MiB
+# of a result and 8 MiB of anything else (a larger one is ignored, and said once); a FIFO swapped in
+# between that check and the read holds it up for 5 s with timeout(1), without it until a writer comes:
+# the real clients (bin/dw.py, bin/dw.cjs) cannot be held up.
 # Exit: 0 succeeded, 1 another final state, 3 no result in 120 s, 87 the id is bound to another request.
 set -eu
 
@@ -64,8 +66,16 @@ echo "submitted $id" >&2
 
 copy="$spool/tmp/.$id.$$.read"
 trap 'rm -f "$copy"' EXIT
-# look FILE: copies a regular file (never a link, FIFO or folder) to $copy, so it is verified as one version.
-look() { [ -f "$1" ] && [ ! -h "$1" ] && cat "$1" > "$copy" 2>/dev/null; }
+if command -v timeout >/dev/null 2>&1; then bounded() { timeout 5 "$@"; }; else bounded() { "$@"; }; fi
+big=''
+# look FILE CAP: copies a regular file (never a link, FIFO or folder) of at most CAP bytes to $copy, so it
+# is verified as one version; a huge (sparse) one is cut at CAP + 1 bytes and ignored.
+look() {
+  [ -f "$1" ] && [ ! -h "$1" ] && bounded head -c $(($2 + 1)) "$1" > "$copy" 2>/dev/null || return 1
+  [ "$(wc -c < "$copy")" -le "$2" ] && return 0
+  case "$big" in *"|$1|"*) ;; *) big="$big|$1|"; echo "ignored ${1#"$spool"/}: it is larger than $2 bytes" >&2 ;; esac
+  return 1
+}
 pending() {
   [ -e "$spool/queue/$id.json" ] && return 0
   for c in "$spool"/claimed/*/"$id.json"; do [ -e "$c" ] && return 0; done
@@ -73,7 +83,7 @@ pending() {
 }
 conflict() {
   for m in "$spool"/inbox/*.json; do
-    look "$m" && doc=$(verify inbox "$copy") && printf '%s' "$doc" | grep -q '"kind": *"conflict"' &&
+    look "$m" 8388608 && doc=$(verify inbox "$copy") && printf '%s' "$doc" | grep -q '"kind": *"conflict"' &&
       printf '%s' "$doc" | grep -Fq "\"ref\": \"$id\"" &&
       { printf '%s\n' "$doc" | sed -n 's/^ *"text": *"\(.*\)",*$/\1/p' >&2; return 0; }
   done
@@ -83,13 +93,13 @@ conflict() {
 result="$spool/results/$id.json"
 said='' down='' seen=0 i=0
 while [ $i -lt 600 ]; do
-  if [ -z "$down" ] && [ -f "$spool/host.json" ] && grep -q '"up": *false' "$spool/host.json"; then
+  if [ -z "$down" ] && look "$spool/host.json" 8388608 && grep -q '"up": *false' "$copy"; then
     down=1
     echo "the host is not running (host.json says up: false); $id waits in queue/ until it is back" >&2
   fi
   if ! pending; then
     if conflict; then exit 87; fi
-    if look "$result"; then
+    if look "$result" 67108864; then
       if doc=$(verify result "$copy"); then
         # Seen final on two looks in a row: time for the host's conflict message, had there been one.
         if printf '%s' "$doc" | grep -F "\"id\": \"$id\"" >/dev/null &&

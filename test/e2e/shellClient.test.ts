@@ -2,7 +2,7 @@
 // it believes only when the host signed it for its key (docs/vectors-host-v1.json).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost } from '../helpers/host';
 import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
@@ -101,6 +101,23 @@ describe('examples/submit.sh against the example allowlist', () => {
     expect(r.status).toBe(87);
     expect(r.stderr).toContain('already bound to your earlier request');
     expect(r.stdout).toBe('');
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('reads at most 8 MiB of a huge (sparse) file planted in inbox/, says once that it ignored it, and gets the real result', async () => {
+    const planted = path.join(host.spool, 'inbox', 'huge.json');
+    const tmp = path.join(host.spool, 'tmp', 'huge.json');
+    writeFileSync(tmp, '');
+    truncateSync(tmp, 1024 ** 3); // 1 GiB: a script that copied it whole would still not fill the disk
+    renameSync(tmp, planted);
+    try {
+      const r = sh([keyFile, host.spool, 'echo', '{"msg":"past a huge file"}', 'sh-huge-1']);
+      expect(r.status).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ id: 'sh-huge-1', state: 'succeeded', stdout: 'past a huge file\n' });
+      expect(r.stderr.split('ignored inbox/huge.json: it is larger than 8388608 bytes\n').length).toBe(2);
+    } finally {
+      rmSync(planted);
+    }
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 });
