@@ -3,7 +3,7 @@
 // the version and annotations, live output, the host not running, a conflict, an unsigned refusal and the
 // tool list following the allowlist.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -12,7 +12,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { DEFAULT_WAIT_S } from '../../shared/client/mcp';
-import { MAX_INTENT_CHARS } from '../../shared/protocol/types';
+import { MAX_INTENT_CHARS, type KeyFile } from '../../shared/protocol/types';
+import { signHostDoc } from '../../shared/protocol/hostAuth';
+import { decodeSecret } from '../../shared/protocol/sign';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version;
 
@@ -234,6 +236,47 @@ describe('dw mcp', () => {
         `the live output sent as progress is not what the host logged (results/${id}.log was changed by someone else); the output above is the host's signed one`,
       );
     });
+  });
+
+  it('a sparse 100 GiB log planted during the run does not stall the server: another call is answered meanwhile, and the result holds the signed output', async () => {
+    await withClient({}, async (client) => {
+      let id = '';
+      let planted = false;
+      const { seen, done } = progressCall(client, 'gate', { n: 5 }, (p) => {
+        id ||= idIn(p) ?? '';
+        if (p.message?.includes('line-two') && !planted) {
+          truncateSync(path.join(host.spool, 'results', `${id}.log`), 100 * 1024 ** 3); // the host writes on after the hole
+          planted = true;
+        }
+      });
+      // The server is reading the hole (its NUL bytes reach progress): it still answers another call.
+      await eventually('live output from the planted part', () => (messages(seen).some((m) => m.includes('\0')) ? true : undefined));
+      expect(body(await client.callTool({ name: 'dumbwaiter_status', arguments: { id } }))).toMatchObject({ id, state: 'running' });
+      writeFileSync(path.join(host.work, 'gate-5'), '');
+      const r = await done;
+      expect(body(r)).toMatchObject({ id, state: 'succeeded', stdout: 'line-one\nline-two\ndone\n' });
+      expect((r.content as { text: string }[])[1]?.text).toMatch(/^the live output sent as progress (is not what the host logged|stopped at results\/\S+'s size cap)/);
+      rmSync(path.join(host.spool, 'results', `${id}.log`));
+    });
+  });
+
+  it('an id that is not one is a tool error for dumbwaiter_status, _wait and _cancel: nothing outside results/ is read as its result', async () => {
+    // A result signed for this key, at a name the id "../tmp/outside" would reach from results/.
+    const key = JSON.parse(readFileSync(keyFile, 'utf8')) as KeyFile;
+    const doc = { v: 1, id: '../tmp/outside', op: 'echo', state: 'succeeded', updated_at: new Date().toISOString(), exit_code: 0, signal: null, stdout: 'FORGED\n', stderr: '', stdout_truncated: false, stderr_truncated: false, started_at: null, finished_at: null, duration_ms: 1, error: null };
+    writeFileSync(path.join(host.spool, 'tmp', 'outside.json'), signHostDoc('result', { keyId: key.key_id, secret: decodeSecret(key.secret) }, JSON.stringify(doc)));
+    try {
+      await withClient({}, async (client) => {
+        for (const name of ['dumbwaiter_status', 'dumbwaiter_wait', 'dumbwaiter_cancel']) {
+          const r = await client.callTool({ name, arguments: { id: '../tmp/outside' } });
+          expect(r.isError).toBe(true);
+          expect((r.content as { text: string }[])[0]!.text).toBe('"../tmp/outside" is not a valid request id (letters, digits, . _ -; at most 128)');
+        }
+        expect(body(await progressCall(client, 'echo', { msg: 'still here' }).done)).toMatchObject({ state: 'succeeded', stdout: 'still here\n' });
+      });
+    } finally {
+      rmSync(path.join(host.spool, 'tmp', 'outside.json'), { force: true });
+    }
   });
 
   it('dumbwaiter_intent reaches the human who approves, not the arguments; progress says a human must approve', async () => {
