@@ -174,6 +174,9 @@ class Progress {
   }
 
   state(s: Status): void {
+    // A new state signed by the host proves it runs, whatever host.json says at this instant (a host
+    // back and done within one tick, or host.json caught mid-replace, is still said to be back).
+    this.checkHost(isResult(s));
     this.last = s;
     if (!isSettled(s)) this.say(describe(s)); // a settled one is the result, sent right after
   }
@@ -187,13 +190,13 @@ class Progress {
   }
 
   /** Says when the host is not running (or paused), and when that changes. */
-  private checkHost(): void {
+  private checkHost(answered = false): void {
     const host = this.client.hostState();
-    const now = `${host.running}:${host.paused}`;
+    const now = `${host.running || answered}:${host.paused}`;
     if (now === this.host) return;
     const wasKnown = this.host !== null;
     this.host = now;
-    if (!host.running || host.paused) this.say(host.text);
+    if ((!host.running && !answered) || host.paused) this.say(host.text);
     else if (wasKnown) this.say(`the host is running again${this.last ? `; ${describe(this.last)}` : ''}`);
   }
 
