@@ -148,7 +148,7 @@ export class SpoolClient {
   /** Inbox messages by name and version (inode, size, mtime): each file is read and verified once. */
   private readonly inboxSeen = new Map<string, { version: string; msg: InboxMessage | null }>();
   /** The inbox as last listed (folder version and names) and its messages: unchanged, nothing is looked at again. */
-  private inboxLast: { listing: string; msgs: InboxMessage[] } | null = null;
+  private inboxLast: { folder: string; listedAt: number; listing: string; msgs: InboxMessage[] } | null = null;
   /** Whether the host has signed anything for this key in this process: then it knows the key, and an
    *  unsigned "unknown key" (or bad signature, bad envelope) refusal of a request of ours is not its. */
   private keyKnown = false;
@@ -267,9 +267,15 @@ export class SpoolClient {
     const dir = this.p('inbox');
     let names: string[];
     let folder: string;
+    const listedAt = Date.now();
     try {
       const st = lstatSync(dir);
       folder = `${st.ino}:${st.mtimeMs}`;
+      // A folder unchanged since it was listed is not listed again (a flood of names would make every
+      // look cost as much). Only a listing taken well after the folder's last change counts: one taken
+      // within the same clock tick as a new name may have missed it (git's "racy" rule).
+      const last = this.inboxLast;
+      if (last?.folder === folder && last.listedAt - st.mtimeMs > 1000) return [...last.msgs];
       names = readdirSync(dir)
         .filter((n) => MESSAGE_NAME.test(n))
         .sort()
@@ -278,8 +284,11 @@ export class SpoolClient {
       if (isPermissionError(e)) throw permissionDenied(dir);
       return [];
     }
-    const listing = `${folder}/${names.join('/')}`;
-    if (this.inboxLast?.listing === listing) return [...this.inboxLast.msgs];
+    const listing = names.join('/');
+    if (this.inboxLast?.listing === listing) {
+      this.inboxLast = { ...this.inboxLast, folder, listedAt };
+      return [...this.inboxLast.msgs];
+    }
     const present = new Set<string>();
     const out: InboxMessage[] = [];
     for (const name of names) {
@@ -299,7 +308,7 @@ export class SpoolClient {
       if (seen.msg) out.push(seen.msg);
     }
     for (const name of this.inboxSeen.keys()) if (!present.has(name)) this.inboxSeen.delete(name);
-    this.inboxLast = { listing, msgs: out };
+    this.inboxLast = { folder, listedAt, listing, msgs: out };
     return [...out];
   }
 

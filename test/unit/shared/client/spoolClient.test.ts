@@ -1,7 +1,7 @@
 // The sandbox client library: what it signs is what the host verifies; what it believes is only what
 // the host signed for its key (the host vectors); ids; typed arguments.
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -218,6 +218,30 @@ describe('what a writer of the spool cannot make the client believe', () => {
     expect(again.at(-1)!.id).toBe(messageName(5000));
     expect(again.some((m) => m.id === messageName(2100))).toBe(false);
     expect(readdirSync(path.join(spool, 'inbox')).length).toBe(300 + 3 + INBOX_NEWEST + 10 + 1);
+  });
+
+  it('does not list an inbox folder unchanged since it was listed, but lists again one changed within the same second (a name added in that clock tick)', () => {
+    const { spool, client } = spoolWith();
+    const dir = path.join(spool, 'inbox');
+    const add = (i: number, mtime: Date) => {
+      writeFileSync(path.join(dir, `${messageName(i)}.json`), signedMessage(messageName(i)));
+      utimesSync(dir, mtime, mtime); // as if the folder had not changed since that time
+    };
+    // The folder changed just now: a listing taken now may miss a name added in the same tick, so the next look lists it again.
+    const now = new Date();
+    add(1, now);
+    expect(client.inbox().map((m) => m.id)).toEqual([messageName(1)]);
+    add(2, now);
+    expect(client.inbox().map((m) => m.id)).toEqual([messageName(1), messageName(2)]);
+    // Long unchanged when listed: its listing stands while its version does (this name, added under the old version, is not listed).
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(dir, old, old);
+    expect(client.inbox()).toHaveLength(2);
+    add(3, old);
+    expect(client.inbox()).toHaveLength(2);
+    // Any change of the folder's version: listed again.
+    utimesSync(dir, now, now);
+    expect(client.inbox().map((m) => m.id)).toContain(messageName(3));
   });
 
   it.each(['../../x', '../queue/a', 'a/b', '.hidden', ''])('refuses to look at the id %j (it would name files outside results/ and queue/)', async (id) => {
