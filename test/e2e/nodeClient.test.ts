@@ -5,7 +5,7 @@
 // host, permission denied, and the MCP server through the SDK's own client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -436,7 +436,8 @@ describe('dw believes only what the host signed for its key', () => {
       expect(dw(['submit', 'gated', `go=${go}`, '--id', id]).status).toBe(0);
       await host.waitResult(id, ['running']);
       const log = path.join(host.spool, 'results', `${id}.log`);
-      await eventually('the host\'s log', () => (readFileSync(log, { flag: 'r' }).includes('started') ? true : undefined));
+      // The result says running just before the run opens its log.
+      await eventually('the host\'s log', () => (existsSync(log) && readFileSync(log).includes('started') ? true : undefined));
       rmSync(log);
       swap(log);
       // The same request again (a replay) follows the run that is going: through what is now at the log's name.
