@@ -27,6 +27,12 @@ export interface ReapReport {
 
 const MAX_DEPTH = 32;
 
+/** The spool's age rule: a finished result, log, message or quarantined entry last changed before
+ *  this time has left the spool (or leaves it at the next pass). The result repair applies it too. */
+export function spoolCutoff(spoolDays: number, now = Date.now()): number {
+  return now - spoolDays * DAY_MS;
+}
+
 /**
  * Removes one entry of a folder without ever following a link: a file, link or FIFO is unlinked; a
  * folder is opened without following links and emptied through its own fd (spool/pinned.ts), so a
@@ -80,7 +86,7 @@ const any = () => true;
 
 /** `spool`: the pinned paths, and only after the spool was checked safe. */
 export function reap(spool: SpoolPaths, db: Db, settings: Settings, now = Date.now()): ReapReport {
-  const spoolCutoff = now - settings.retention_spool_days * DAY_MS;
+  const spoolBefore = spoolCutoff(settings.retention_spool_days, now);
   const ledgerCutoff = new Date(now - Math.max(settings.retention_ledger_days * DAY_MS, settings.max_request_age_s * 1000 + DAY_MS)).toISOString();
   const finals = FINAL_STATES.map((s) => `'${s}'`).join(', ');
 
@@ -96,9 +102,9 @@ export function reap(spool: SpoolPaths, db: Db, settings: Settings, now = Date.n
     // tmp/ and queue/ are the sandbox's to write in: what is left there past the hour is a leftover.
     tmp: inSpool(spool.tmp, now - TMP_MAX_AGE_MS, any),
     queue_leftovers: inSpool(spool.queue, now - TMP_MAX_AGE_MS, isInProgressName),
-    results: inSpool(spool.results, spoolCutoff, (name) => isRequestId(resultId(name) ?? ''), (name) => unfinished.has(resultId(name)!)),
-    inbox: inSpool(spool.inbox, spoolCutoff, (name) => INBOX_NAME.test(name)),
-    quarantine: inSpool(spool.quarantine, spoolCutoff, (name) => QUARANTINE_NAME.test(name)),
+    results: inSpool(spool.results, spoolBefore, (name) => isRequestId(resultId(name) ?? ''), (name) => unfinished.has(resultId(name)!)),
+    inbox: inSpool(spool.inbox, spoolBefore, (name) => INBOX_NAME.test(name)),
+    quarantine: inSpool(spool.quarantine, spoolBefore, (name) => QUARANTINE_NAME.test(name)),
     ledger_requests: db.prepare(`DELETE FROM requests WHERE state IN (${finals}) AND updated_at < ?`).run(ledgerCutoff).changes,
     // A request still in the ledger (an old uncertain one, say) keeps its history.
     audit: db

@@ -2,13 +2,15 @@
 // hints (one watch on the folder, a bounded set of the names they gave), and a periodic sweep over the
 // requests whose result may be in the spool, for what events miss. Both go in bounded steps that yield
 // to the loop, so a flood of events or a large spool never holds up requests. A look costs an lstat;
-// only a file that is not as the host wrote it is read.
+// only a file that is not as the host wrote it is read. What a step repaired is recorded at its end, in
+// one commit; the repair's budget starts again with each periodic sweep.
 import { watch, type FSWatcher } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
 import type { Requests } from '../ledger/requests';
 import type { Logger } from '../log';
-import type { ResultRepair } from '../spool/resultRepair';
+import { spoolCutoff } from '../retention';
+import type { Look, ResultRepair } from '../spool/resultRepair';
 import type { WrittenResults } from '../spool/results';
 
 /** Names kept from events (the newest); one pushed out is left to the sweep. */
@@ -49,7 +51,10 @@ export class ResultsWatch {
   /** Looks at every result from now on (the first sweep compares each with the ledger: after a start
    *  nothing in the folder was seen by this process), then every SWEEP_MS. */
   start(): void {
-    this.sweepTimer = setInterval(() => this.sweepNow(), SWEEP_MS);
+    this.sweepTimer = setInterval(() => {
+      this.safely('recording result repairs', () => this.repair.endMinute());
+      this.sweepNow();
+    }, SWEEP_MS);
     this.sweepNow();
   }
 
@@ -108,8 +113,17 @@ export class ResultsWatch {
     }
   }
 
-  /** One step: named files first (what an event showed a moment ago), then the sweep. */
+  /** One step: named files first (what an event showed a moment ago), then the sweep; then what it
+   *  repaired is recorded. */
   private step(): void {
+    try {
+      this.looks();
+    } finally {
+      this.safely('recording result repairs', () => this.repair.flush());
+    }
+  }
+
+  private looks(): void {
     const until = performance.now() + STEP_MS;
     let n = 0;
     const more = () => n === 0 || (n < STEP_MAX && performance.now() < until);
@@ -117,28 +131,33 @@ export class ResultsWatch {
       if (!more()) return;
       this.named.delete(id);
       n++;
-      this.look(id, changed);
+      this.look(id, changed ? 'change' : 'event');
     }
     while (this.sweep && more()) {
       const id = this.sweep.page.pop();
       if (id !== undefined) {
         n++;
-        this.look(id, false);
+        this.look(id, 'sweep');
         continue;
       }
-      const since = new Date(Date.now() - (this.spoolDays() + 1) * DAY_MS).toISOString();
+      // A day past retention's age: a file rewritten later than its request's last change is younger.
+      const since = new Date(spoolCutoff(this.spoolDays()) - DAY_MS).toISOString();
       const page = this.requests.resultIdsAfter(this.sweep.after, since, STEP_MAX);
       if (page.length === 0) this.sweep = null;
       else this.sweep = { after: page[page.length - 1]!.rowid, page: page.map((r) => r.id).reverse() };
     }
   }
 
-  private look(id: string, changed: boolean): void {
+  private look(id: string, from: Look): void {
+    // One file never stops the others: the next look tries again.
+    this.safely(`while looking at results/${id}.json`, () => this.repair.check(id, from));
+  }
+
+  private safely(what: string, fn: () => void): void {
     try {
-      this.repair.check(id, changed);
+      fn();
     } catch (e) {
-      // One file never stops the others: the next look tries again.
-      this.log.error(`while looking at results/${id}.json: ${(e as Error).stack ?? String(e)}`);
+      this.log.error(`${what}: ${(e as Error).stack ?? String(e)}`);
     }
   }
 
