@@ -10,11 +10,13 @@
 # signed it for this key (PROTOCOL.md, "Authenticated results and inbox messages"); anything else is
 # ignored, and said once. The script cannot compute the request hash (that needs canonical JSON), so it
 # learns that ID was already bound to another request only from the host's signed inbox message
-# (kind conflict, ref ID), which it waits a moment for before believing a result: any such message about
-# ID counts, so give every request a new ID (the default). It reads only regular files, at most 64 MiB
-# of a result and 8 MiB of anything else (a larger one is ignored, and said once); a FIFO swapped in
-# between that check and the read holds it up for 5 s with timeout(1), without it until a writer comes:
-# the real clients (bin/dw.py, bin/dw.cjs) cannot be held up.
+# (kind conflict, ref ID), which it waits a moment for before believing a result (2 s when the result is
+# the one that was there before the request): any such message about ID counts, so give every request a
+# new ID (the default). Only queue/ID.json means "not taken in yet" (anyone can put a name in claimed/).
+# It reads only regular files, at most 64 MiB of a result and 8 MiB of anything else (a larger one is
+# ignored, and said once), each once, into a private folder (mktemp -d) outside the spool; a FIFO
+# swapped in between that check and the read holds it up for 5 s with timeout(1), without it until a
+# writer comes: the real clients (bin/dw.py, bin/dw.cjs) cannot be held up.
 # Exit: 0 succeeded, 1 another final state, 3 no result in 120 s, 87 the id is bound to another request.
 set -eu
 
@@ -29,16 +31,18 @@ load_key() {
 
 prefix='{"auth":{"key_id":"\([A-Za-z0-9_-]\{1,64\}\)","mac":"\([0-9a-f]\{64\}\)"},'
 # verify KIND FILE: prints T, the document behind the fixed prefix, when its MAC is the host's for our
-# key; else prints why not (unsigned, other_key, bad_mac) and fails. FILE must be a copy nobody changes.
+# key; else prints why not (unsigned, other_key, bad_mac) and fails. FILE is read once (the x keeps its
+# last new lines), so what is checked is what is printed, whoever changes FILE meanwhile.
 verify() {
-  signer=$(sed -n "1s/^$prefix.*/\1/p" "$2")
+  data=$(cat -- "$2"; printf x) && data=${data%x}
+  signer=$(printf '%s' "$data" | sed -n "1s/^$prefix.*/\1/p")
   [ -n "$signer" ] || { echo unsigned; return 1; }
   [ "$signer" = "$key_id" ] || { echo other_key; return 1; }
-  mac=$(sed -n "1s/^$prefix.*/\2/p" "$2")
-  want=$({ printf 'dumbwaiter-%s-v1\n%s\n{' "$1" "$key_id"; sed "1s/^$prefix//" "$2"; } |
+  signed_mac=$(printf '%s' "$data" | sed -n "1s/^$prefix.*/\2/p")
+  want=$({ printf 'dumbwaiter-%s-v1\n%s\n{' "$1" "$key_id"; printf '%s' "$data" | sed "1s/^$prefix//"; } |
     openssl dgst -sha256 -mac HMAC -macopt "hexkey:$hexkey" | sed 's/^.*= *//')
-  [ "$want" = "$mac" ] || { echo bad_mac; return 1; }
-  printf '{'; sed "1s/^$prefix//" "$2"
+  [ "$want" = "$signed_mac" ] || { echo bad_mac; return 1; }
+  printf '{'; printf '%s' "$data" | sed "1s/^$prefix//"
 }
 
 if [ "${1:-}" = --verify ]; then
@@ -58,14 +62,10 @@ mac=$(printf 'dumbwaiter-request-v1\n%s\n%s' "$key_id" "$payload" |
   openssl dgst -sha256 -mac HMAC -macopt "hexkey:$hexkey" | sed 's/^.*= *//')
 escaped=$(printf '%s' "$payload" | sed 's/\\/\\\\/g; s/"/\\"/g')
 
-# Atomic write: a unique name in tmp/, then a rename into queue/.
-tmp="$spool/tmp/$id.$$"
-printf '{"v":1,"key_id":"%s","payload":"%s","mac":"%s"}\n' "$key_id" "$escaped" "$mac" > "$tmp"
-mv "$tmp" "$spool/queue/$id.json"
-echo "submitted $id" >&2
-
-copy="$spool/tmp/.$id.$$.read"
-trap 'rm -f "$copy"' EXIT
+# What is read from the spool is copied here first: nobody else can write into it, or plant a link.
+priv=$(mktemp -d)
+trap 'rm -rf "$priv"' EXIT
+copy="$priv/read"
 if command -v timeout >/dev/null 2>&1; then bounded() { timeout 5 "$@"; }; else bounded() { "$@"; }; fi
 big=''
 # look FILE CAP: copies a regular file (never a link, FIFO or folder) of at most CAP bytes to $copy, so it
@@ -76,11 +76,7 @@ look() {
   case "$big" in *"|$1|"*) ;; *) big="$big|$1|"; echo "ignored ${1#"$spool"/}: it is larger than $2 bytes" >&2 ;; esac
   return 1
 }
-pending() {
-  [ -e "$spool/queue/$id.json" ] && return 0
-  for c in "$spool"/claimed/*/"$id.json"; do [ -e "$c" ] && return 0; done
-  return 1
-}
+pending() { [ -e "$spool/queue/$id.json" ]; }
 conflict() {
   for m in "$spool"/inbox/*.json; do
     look "$m" 8388608 && doc=$(verify inbox "$copy") && printf '%s' "$doc" | grep -q '"kind": *"conflict"' &&
@@ -91,6 +87,18 @@ conflict() {
 }
 
 result="$spool/results/$id.json"
+# A signed result there before the request answers an earlier one with this id: believed only after
+# 2 s without the host's conflict message (a replay of the same request is answered by it).
+old=''
+if look "$result" 67108864 && verify result "$copy" >/dev/null; then old=$(openssl dgst -sha256 < "$copy"); fi
+
+# Atomic write: a new, unguessable name in tmp/ (created by set -C, never through a planted link), then
+# a rename into queue/.
+tmp="$spool/tmp/$id.$(openssl rand -hex 16).tmp"
+(set -C; printf '{"v":1,"key_id":"%s","payload":"%s","mac":"%s"}\n' "$key_id" "$escaped" "$mac" > "$tmp")
+mv "$tmp" "$spool/queue/$id.json"
+echo "submitted $id" >&2
+
 said='' down='' seen=0 i=0
 while [ $i -lt 600 ]; do
   if [ -z "$down" ] && look "$spool/host.json" 8388608 && grep -q '"up": *false' "$copy"; then
@@ -101,11 +109,14 @@ while [ $i -lt 600 ]; do
     if conflict; then exit 87; fi
     if look "$result" 67108864; then
       if doc=$(verify result "$copy"); then
-        # Seen final on two looks in a row: time for the host's conflict message, had there been one.
+        # Seen final on two looks in a row (ten if it was there before): time for the host's conflict
+        # message, had there been one.
         if printf '%s' "$doc" | grep -F "\"id\": \"$id\"" >/dev/null &&
           printf '%s' "$doc" | grep -Eq '"state": *"(succeeded|failed|rejected|denied|expired|cancelled|uncertain)"'; then
           seen=$((seen + 1))
-          if [ $seen -ge 2 ]; then
+          need=2
+          [ "$(openssl dgst -sha256 < "$copy")" = "$old" ] && need=10
+          if [ $seen -ge $need ]; then
             printf '%s\n' "$doc"
             printf '%s' "$doc" | grep -q '"state": *"succeeded"' && exit 0 || exit 1
           fi

@@ -1,10 +1,11 @@
 // The README's quick start: a request from a plain shell script (sh + openssl) to a result file, which
 // it believes only when the host signed it for its key (docs/vectors-host-v1.json).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
-import { readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { TestHost } from '../helpers/host';
+import { TestHost, eventually } from '../helpers/host';
+import { track } from '../helpers/processes';
 import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
 import { signHostDoc } from '../../shared/protocol/hostAuth';
 import { decodeSecret } from '../../shared/protocol/sign';
@@ -117,6 +118,53 @@ describe('examples/submit.sh against the example allowlist', () => {
       expect(r.stderr.split('ignored inbox/huge.json: it is larger than 8388608 bytes\n').length).toBe(2);
     } finally {
       rmSync(planted);
+    }
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('a request file planted in claimed/ under its id does not make a finished request look pending: the host answer, exit 0', async () => {
+    const planted = path.join(host.spool, 'claimed', 'zz');
+    mkdirSync(planted, { recursive: true });
+    writeFileSync(path.join(planted, 'sh-claimed-1.json'), '{}');
+    try {
+      const r = sh([keyFile, host.spool, 'echo', '{"msg":"past a planted claim"}', 'sh-claimed-1']);
+      expect(r.status).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ id: 'sh-claimed-1', state: 'succeeded', stdout: 'past a planted claim\n' });
+    } finally {
+      rmSync(planted, { recursive: true, force: true });
+    }
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('links planted at the names it would write in tmp/ (the request, its copy of what it reads) are never written through; nothing is left behind', async () => {
+    const victim = path.join(host.root, 'victim.txt');
+    writeFileSync(victim, 'precious\n');
+    const privTmp = mkdtempSync(path.join(host.root, 'sh-tmpdir-'));
+    const id = 'sh-links-1';
+    // Stopped before it starts, so that its pid (the $$ of the script once exec'd) is known while the
+    // links are planted at every name derived from it.
+    const proc = track(
+      spawn('sh', ['-c', 'kill -STOP $$; exec sh "$0" "$@"', SCRIPT, keyFile, host.spool, 'echo', '{"msg":"not through a link"}', id], {
+        env: { ...process.env, TMPDIR: privTmp },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    let stdout = '';
+    proc.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    const done = new Promise<number | null>((resolve) => proc.on('close', (status) => resolve(status)));
+    const pid = proc.pid!;
+    await eventually('the script stopped before it starts', () => (/^\d+ \(.*\) T /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')) ? true : undefined));
+    const links = [`${id}.${pid}`, `.${id}.${pid}.read`].map((n) => path.join(host.spool, 'tmp', n));
+    for (const l of links) symlinkSync(victim, l);
+    try {
+      process.kill(pid, 'SIGCONT');
+      expect(await done).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ id, state: 'succeeded', stdout: 'not through a link\n' });
+      expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+      expect(readdirSync(privTmp)).toEqual([]); // its private folder (mktemp -d) went with it
+      expect(readdirSync(path.join(host.spool, 'tmp')).filter((n) => n.startsWith(id))).toEqual([`${id}.${pid}`]); // the planted link only
+    } finally {
+      for (const l of links) rmSync(l, { force: true });
     }
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
