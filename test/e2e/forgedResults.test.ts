@@ -4,16 +4,20 @@
 // daemon (as an ordinary user where AS_USER allows: a folder of mode 000 is then not its to move without
 // making it writable first) writes its own result again and records what it found, while the request
 // waits for approval and after it finished, and after a restart for what was planted while it was
-// down. A file for an id that is not bound is left alone, and so is a result the command line wrote.
+// down. A removed result is written again, finished or not. A writer replacing results in a loop gets
+// them written again within a budget: repairs counted in the audit log, an id repaired again and again
+// left to the sweep (said once), the daemon answering meanwhile, the last forgery still undone.
+// A file for an id that is not bound is left alone, and so is a result the command line wrote.
 // A finished run's signed result gives the length and SHA-256 of its live log exactly as the host
 // left it (the limit line and the leftover-processes line included).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
-import { AS_USER, NO_UNPRIVILEGED_USER } from '../helpers/processes';
+import { AS_USER, NO_UNPRIVILEGED_USER, outputOf, track } from '../helpers/processes';
+import { BACKOFF_AFTER } from '../../main/core/spool/resultRepair';
 import { openHostDoc, signHostDoc, type HostDocKey } from '../../shared/protocol/hostAuth';
 import { decodeSecret } from '../../shared/protocol/sign';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
@@ -190,15 +194,16 @@ describe('a bound request whose result file is not what the host wrote', () => {
     expect(second.message).toMatch(/was another version the host signed for this key \(a replay\)/);
   });
 
-  it('a removed result of a request that has not finished is written again; of a finished one it is left removed', async () => {
+  it('a removed result is written again, of a request that has not finished and of a finished one (retention would keep it)', async () => {
     host.submit(key, 'removed-waiting', 'deploy');
     host.submit(key, 'removed-done', 'echo', { msg: 'done' });
     await eventually('both results', () => (signedResult('removed-waiting')?.state === 'awaiting_approval' && signedResult('removed-done')?.state === 'succeeded' ? true : undefined));
     rmSync(resultFile('removed-done'));
     rmSync(resultFile('removed-waiting'));
     expect((await repaired('removed-waiting')).message).toMatch(/was removed/);
-    expect(lstatSync(resultFile('removed-done'), { throwIfNoEntry: false })).toBeUndefined();
-    expect(repairsOf('removed-done')).toEqual([]);
+    const done = await repaired('removed-done');
+    expect(done.message).toBe('results/removed-done.json was removed; the host wrote its result again');
+    expect(done.doc).toMatchObject({ state: 'succeeded', stdout: 'done\n' });
   });
 
   it('a file planted for an id that is not bound is left alone, and so is a result the command line wrote', async () => {
@@ -234,6 +239,76 @@ describe('a bound request whose result file is not what the host wrote', () => {
     expect(statSync(resultFile('untouched')).mtimeMs).toBe(mtime);
     expect(repairsOf('untouched')).toEqual([]);
   });
+});
+
+describe('a writer replacing results in a loop', () => {
+  const IDS = Array.from({ length: 20 }, (_, i) => `flood-${i}`);
+  type Details = { seen_by?: string; backed_off?: boolean | string[]; by_event?: string[] };
+  const entries = () => host.service((s) => s.searchAudit({ kind: 'result_repaired', limit: 10_000 })).filter((e) => e.request_id === null || IDS.includes(e.request_id));
+  const details = (e: { details: Record<string, unknown> | null }) => (e.details ?? {}) as Details;
+  /** Ids whose back-off the audit log says, once per saying (an entry of its own, or in a counted one). */
+  const backOffsSaid = () => entries().flatMap((e) => (e.request_id ? (details(e).backed_off === true ? [e.request_id] : []) : ((details(e).backed_off as string[]) ?? []).filter((id) => IDS.includes(id))));
+  /** Repairs made on a file event, by id: told one by one or counted. */
+  const byEvent = () => {
+    const n: Record<string, number> = {};
+    for (const e of entries()) for (const id of e.request_id ? (details(e).seen_by === 'event' ? [e.request_id] : []) : (details(e).by_event ?? [])) n[id] = (n[id] ?? 0) + 1;
+    return n;
+  };
+
+  it('gets each written again a few times, counted, then only by the sweep (said once); the daemon answers meanwhile and the last forgery is undone', async () => {
+    for (const id of IDS) host.submit(key, id, 'echo', { msg: 'real' });
+    await eventually('all to succeed', () => (IDS.every((id) => signedResult(id)?.state === 'succeeded') ? true : undefined));
+    // Every id replaced over and over: a 2-byte file, or a sparse 64 MiB one (of which the host reads 4 KiB).
+    const attacker = track(
+      spawn(
+        process.execPath,
+        [
+          '-e',
+          `const fs = require('fs'), path = require('path');
+           const [results, tmp, ...ids] = process.argv.slice(1);
+           for (let round = 1; ; round++) {
+             ids.forEach((id, i) => {
+               const t = path.join(tmp, 'flood-' + id);
+               const fd = fs.openSync(t, 'w');
+               fs.writeSync(fd, '{}');
+               if (i % 2) fs.ftruncateSync(fd, 64 * 1024 * 1024);
+               fs.closeSync(fd);
+               fs.renameSync(t, path.join(results, id + '.json'));
+             });
+             if (round % 20 === 0) process.stdout.write(round + '\\n');
+           }`,
+          path.join(host.spool, 'results'),
+          path.join(host.spool, 'tmp'),
+          ...IDS,
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      ),
+    );
+    const done = outputOf(attacker);
+    let rounds = 0;
+    attacker.stdout!.on('data', (c: Buffer) => (rounds = Math.max(rounds, ...c.toString().trim().split('\n').map(Number))));
+    try {
+      await eventually('every id to be left to the sweep', () => (IDS.every((id) => backOffsSaid().includes(id)) ? true : undefined), 60_000);
+      expect(entries().some((e) => e.request_id === null && /^\d+ more result files were not the host's and were written again/.test(e.message))).toBe(true);
+      // The daemon serves while the writer goes on; and many more rounds of forgeries get no more
+      // repairs on file events, nor a second word about the back-off.
+      const from = rounds;
+      expect(await host.sentinel(key)).toMatchObject({ state: 'succeeded' });
+      await eventually('200 more rounds of forgeries', () => (rounds >= from + 200 ? true : undefined), 60_000);
+      expect(attacker.exitCode).toBeNull();
+      for (const [id, n] of Object.entries(byEvent())) expect(n, id).toBeLessThanOrEqual(BACKOFF_AFTER);
+      expect(backOffsSaid().sort()).toEqual([...IDS].sort());
+    } finally {
+      attacker.kill('SIGTERM');
+      await done;
+    }
+    // The writer stopped: what it left last is undone by the sweep (within a minute).
+    for (const id of IDS) {
+      const doc = await eventually(`${id}'s result to be the host's again`, () => signedResult(id), 150_000);
+      expect(doc).toMatchObject({ state: 'succeeded', stdout: 'real\n' });
+    }
+    expect(await host.sentinel(key)).toMatchObject({ state: 'succeeded' });
+  }, 300_000);
 });
 
 describe("the live log's length and hash in the signed result", () => {

@@ -43,6 +43,7 @@ interface Found {
 interface Counted {
   id: string;
   kind: string;
+  bySweep: boolean;
   backedOff: boolean;
 }
 
@@ -146,7 +147,7 @@ export class ResultRepair {
     const backsOff = times.length >= BACKOFF_AFTER && !this.backedOff.has(row.id);
     if (backsOff) this.backedOff.add(row.id);
     if (this.told >= TOLD_PER_MINUTE) {
-      this.counted.push({ id: row.id, kind: found.kind, backedOff: backsOff });
+      this.counted.push({ id: row.id, kind: found.kind, bySweep: from === 'sweep', backedOff: backsOff });
       this.countedInMinute++;
       return;
     }
@@ -164,8 +165,8 @@ export class ResultRepair {
     });
   }
 
-  /** One entry for the repairs only counted in a step: how many of each kind, which ids, and which of
-   *  them are now written again only by the sweep. */
+  /** One entry for the repairs only counted in a step: how many of each kind, which ids (seen by a file
+   *  event or by the sweep), and which of them are now written again only by the sweep. */
   private summary(cs: Counted[]): AuditEntry {
     const kinds: Record<string, number> = {};
     for (const c of cs) kinds[c.kind] = (kinds[c.kind] ?? 0) + 1;
@@ -177,7 +178,13 @@ export class ResultRepair {
     return {
       kind: 'result_repaired',
       message: `${cs.length} more result files were not the host's and were written again (${what}): ${shown(ids)}${backOff}`,
-      details: { count: cs.length, kinds, ids, backed_off: backedOff },
+      details: {
+        count: cs.length,
+        kinds,
+        by_event: cs.filter((c) => !c.bySweep).map((c) => c.id),
+        by_sweep: cs.filter((c) => c.bySweep).map((c) => c.id),
+        backed_off: backedOff,
+      },
     };
   }
 

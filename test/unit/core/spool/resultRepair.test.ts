@@ -187,11 +187,10 @@ describe('ResultRepair.check', () => {
 
 describe('ResultRepair against a writer replacing results in a loop', () => {
   const IDS = Array.from({ length: 30 }, (_, i) => `loop-${i}`);
-  /** Every repair the audit log accounts for, by id: told one by one, or counted (each id is repaired
-   *  at most once a step here, so a counted entry lists it once per repair). */
+  /** Every repair on a file event the audit log accounts for, by id: told one by one, or counted. */
   const accounted = () => {
     const n: Record<string, number> = {};
-    for (const e of repairs()) for (const id of e.request_id ? [e.request_id] : (e.details as { ids: string[] }).ids) n[id] = (n[id] ?? 0) + 1;
+    for (const e of repairs()) for (const id of e.request_id ? [e.request_id] : (e.details as { by_event: string[] }).by_event) n[id] = (n[id] ?? 0) + 1;
     return n;
   };
   /** The ids whose back-off the audit log says, once per saying. */
