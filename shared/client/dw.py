@@ -179,16 +179,18 @@ def parse_time(s):
     year, month, day, hour, minute, second = [int(m.group(i)) for i in range(1, 7)]
     frac = float(m.group(7)) if m.group(7) else 0.0
     zone = m.group(8)
-    if zone in ("Z", "z"):
-        tz = timezone.utc
-    else:
-        sign = 1 if zone[0] == "+" else -1
-        tz = timezone(sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
-    try:
+    try:  # anyone can write host.json: a zone of +99:00 or the year 1 must not crash dw
+        if zone in ("Z", "z"):
+            tz = timezone.utc
+        else:
+            zh, zm = int(zone[1:3]), int(zone[4:6])
+            if zh > 23 or zm > 59:
+                return None
+            tz = timezone((1 if zone[0] == "+" else -1) * timedelta(hours=zh, minutes=zm))
         dt = datetime(year, month, day, hour, minute, min(second, 59), tzinfo=tz)
-    except ValueError:
+        return dt.timestamp() + frac
+    except (ValueError, OverflowError):
         return None
-    return dt.timestamp() + frac
 
 
 def _js_number(x):
@@ -338,7 +340,7 @@ def open_host_doc(kind, data, key_id, secret):
     # Signed by the host, so its JSON is the host's own: a parse failure is not expected; treated as bad.
     try:
         doc = json.loads(text.decode("utf-8"), parse_constant=_no_constants)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "bad_mac", signer
     return ("ok", doc) if isinstance(doc, dict) else ("bad_mac", signer)
 
@@ -361,7 +363,7 @@ def load_key(path):
         raise DwError(EXIT_NO_KEY, "cannot read the key file %s: %s" % (path, e.strerror or e))
     try:
         doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (ValueError, RecursionError):
         raise DwError(EXIT_NO_KEY, "the key file %s is not JSON" % path)
     if not isinstance(doc, dict) or doc.get("v") != 1:
         raise DwError(EXIT_NO_KEY, 'the key file %s is not a Dumbwaiter key file (expected {"v": 1, "key_id", "secret"})' % path)
@@ -420,6 +422,15 @@ def read_spool_file(path, cap):
     if total > cap:
         return None, "it is larger than %s" % _size(cap), version
     return b"".join(chunks), None, version
+
+
+def parse_spool_json(data):
+    """The JSON in bytes any writer of the spool may have put there, or None when they are not JSON:
+    a deep nest ('[' * 100000) raises RecursionError, not ValueError, and must not crash dw either."""
+    try:
+        return json.loads(data.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
 
 
 def _size(n):
@@ -487,29 +498,10 @@ class Spool(object):
     def read_json(self, *parts):
         """The parsed JSON of a regular file in the spool (at most 8 MiB); None when absent or not JSON."""
         data, _why, _version = read_spool_file(self.p(*parts), SPOOL_FILE_MAX_BYTES)
-        if data is None:
-            return None
-        try:
-            return json.loads(data.decode("utf-8", "replace"))
-        except ValueError:
-            return None
+        return None if data is None else parse_spool_json(data)
 
     def in_queue(self, rid):
         return os.path.lexists(self.p("queue", rid + ".json"))
-
-    def pending(self, rid):
-        """Written by the sandbox but not yet taken in by the host (in queue/ or being claimed)."""
-        if self.in_queue(rid) or os.path.lexists(self.p("claimed", rid + ".json")):
-            return True
-        # This host keeps what it claimed in claimed/<host_id>/ (its own folder per host).
-        try:
-            subs = os.listdir(self.p("claimed"))
-        except OSError:
-            return False
-        for sub in subs:
-            if not sub.startswith(".") and os.path.lexists(self.p("claimed", sub, rid + ".json")):
-                return True
-        return False
 
     def host(self):
         doc = self.read_json("host.json")
@@ -581,6 +573,8 @@ def heartbeat_age(host_doc, now=None):
 def host_down(spool):
     """None while the host runs (host.json up, heartbeat under 20 s old), else since when it does not."""
     doc = spool.host()
+    if doc is None and os.path.lexists(spool.p("host.json")):
+        return "the host is not running (host.json is not a JSON file as the host writes it)"
     if doc is None:
         return "the host is not running (it has never run on this spool)"
     age = heartbeat_age(doc)
@@ -620,9 +614,42 @@ def _no_constants(name):
     raise ValueError("%s is not valid JSON" % name)
 
 
+class NotFinite(ValueError):
+    """A JSON number the host cannot hold: it reads numbers as doubles, where 1e400 is Infinity."""
+
+
+def _finite_float(text):
+    v = float(text)
+    if not math.isfinite(v):
+        raise NotFinite(text)
+    return v
+
+
+def _finite_int(text):
+    v = int(text)
+    try:
+        float(v)
+    except OverflowError:
+        raise NotFinite(text)
+    return v
+
+
+def _not_finite(what, e):
+    return DwError(EXIT_BAD_ARGS, "%s holds the number %s, which is not finite where the host reads it (a double): nothing was written" % (what, _plain(str(e)[:40])))
+
+
+def loads_args(text):
+    """JSON the caller gives as arguments: no NaN/Infinity, no number past a double (NotFinite)."""
+    return json.loads(text, parse_constant=_no_constants, parse_float=_finite_float, parse_int=_finite_int)
+
+
 def parse_json_text(text, what):
     try:
-        return json.loads(text, parse_constant=_no_constants)
+        return loads_args(text)
+    except NotFinite as e:
+        raise _not_finite(what, e)
+    except RecursionError:
+        raise DwError(EXIT_BAD_ARGS, "%s is nested too deeply" % what)
     except ValueError as e:
         raise DwError(EXIT_BAD_ARGS, "%s is not valid JSON: %s" % (what, e))
 
@@ -754,8 +781,10 @@ def _array_items(where, schema, text):
     items_schema = schema.get("items", {}) if isinstance(schema, dict) else {}
     if text.lstrip().startswith("["):
         try:
-            parsed = json.loads(text, parse_constant=_no_constants)
-        except ValueError:
+            parsed = loads_args(text)
+        except NotFinite as e:
+            raise _not_finite(where, e)
+        except (ValueError, RecursionError):
             parsed = None
         if isinstance(parsed, list):
             outl = []
@@ -843,8 +872,12 @@ def make_request(key, rid, op, args, intent=None, expires_in=None, now=None):
     try:
         payload = json.dumps(payload_obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         payload.encode("utf-8")
-    except (ValueError, UnicodeError):
+    except UnicodeError:
         raise DwError(EXIT_BAD_ARGS, "the arguments are not valid UTF-8 text")
+    except RecursionError:
+        raise DwError(EXIT_BAD_ARGS, "the arguments are nested too deeply")
+    except ValueError:  # what json.dumps says of NaN or Infinity with allow_nan=False
+        raise DwError(EXIT_BAD_ARGS, "the arguments hold a number that is not finite (NaN or Infinity), which a request cannot carry")
     mac = compute_mac(key.secret, key.key_id, payload)
     envelope = json.dumps({"v": 1, "key_id": key.key_id, "payload": payload, "mac": mac}, separators=(",", ":"), ensure_ascii=False)
     if len(envelope.encode("utf-8")) > MAX_REQUEST_BYTES:
@@ -857,10 +890,13 @@ def submit_request(answers, op, args, rid=None, intent=None, expires_in=None):
     if rid is None:
         rid = fresh_id()
     payload, envelope = make_request(answers.key, rid, op, args, intent, expires_in)
+    # The hash of what is sent, as the host reads it: a caller's tuples, non-text keys or subclasses
+    # come out as JSON has them. Taken before the write, so that nothing is written when it fails.
+    try:
+        answers.sent(rid, op, json.loads(payload)["args"])
+    except RecursionError:
+        raise DwError(EXIT_BAD_ARGS, "the arguments are nested too deeply")
     answers.spool.write_request(rid, envelope)
-    # The hash of what was sent, as the host reads it: a caller's tuples, non-text keys or subclasses
-    # come out as JSON has them.
-    answers.sent(rid, op, json.loads(payload)["args"])
     return rid
 
 
@@ -954,7 +990,7 @@ class Answers(object):
         self._said = set()
         self._since = {}
         self._inbox = {}  # name -> (file version, verified message or None)
-        self._inbox_seen = None  # (the folder's mtime, the names looked at) when last read
+        self._inbox_seen = None  # (the folder's device, inode and mtime, the names looked at, when listed)
         self._inbox_msgs = []
 
     def sent(self, rid, op, args):
@@ -995,10 +1031,7 @@ class Answers(object):
             return doc, None
         if HOST_DOC_PREFIX_RE.match(data):
             return None, None
-        try:
-            doc = json.loads(data.decode("utf-8"))
-        except ValueError:
-            return None, None
+        doc = parse_spool_json(data)
         e = doc.get("error") if isinstance(doc, dict) else None
         if isinstance(e, dict) and doc.get("id") == rid and doc.get("state") == "rejected" and isinstance(e, dict) and e.get("code") in UNSIGNED_REFUSAL_CODES:
             return None, doc
@@ -1008,16 +1041,24 @@ class Answers(object):
         """The inbox messages signed for this key, oldest first (other keys' copies skipped quietly).
         Anyone can fill inbox/, and this is asked at every poll: only the newest INBOX_KEEP names in the
         host's format are looked at, each file is read once per version (64 KiB at most), and nothing
-        is looked at again until the folder or its names change (the host renames every message in)."""
+        is looked at again until the folder or its names change (the host renames every message in).
+        The folder is not even listed while it is unchanged (a million names would make every poll cost
+        as much), once a listing was taken over a second after its last change: one taken in the same
+        clock tick as a new name may have missed it (git's "racy" rule)."""
         folder = self.spool.p("inbox")
         try:
-            stamp = os.stat(folder).st_mtime_ns
+            st = os.stat(folder)
+            stamp = (st.st_dev, st.st_ino, st.st_mtime_ns)
+            if self._inbox_seen is not None and self._inbox_seen[0] == stamp and self._inbox_seen[2] - st.st_mtime_ns > 10 ** 9:
+                return self._inbox_msgs
+            listed_at = time.time_ns()
             names = sorted(n for n in os.listdir(folder) if INBOX_NAME_RE.fullmatch(n))[-INBOX_KEEP:]
         except OSError as e:
             if _denied_errno(e):
                 raise self.spool.denied(folder)
             raise DwError(EXIT_NO_SPOOL, "cannot read %s: %s" % (folder, e.strerror or e))
-        if self._inbox_seen == (stamp, names):
+        if self._inbox_seen is not None and self._inbox_seen[1] == names:
+            self._inbox_seen = (stamp, names, listed_at)
             return self._inbox_msgs
         msgs, looked = [], {}
         for name in names:
@@ -1041,7 +1082,7 @@ class Answers(object):
             looked[name] = (version, msg)
             if msg is not None:
                 msgs.append(msg)
-        self._inbox, self._inbox_seen, self._inbox_msgs = looked, (stamp, names), msgs
+        self._inbox, self._inbox_seen, self._inbox_msgs = looked, (stamp, names, listed_at), msgs
         return msgs
 
     def conflict_text(self, rid):
@@ -1064,15 +1105,17 @@ class Answers(object):
 
     def status(self, rid, fresh=False, patient=False):
         """The request's status as far as the host told this key: a verified result, a conflict, an
-        unsigned refusal, or unclaimed/unknown. `fresh`: we just wrote queue/<id>.json, so a result
-        counts once the host took it in. `patient` (a wait): a conflict seen in a result waits a little
+        unsigned refusal, or unclaimed/unknown. `fresh`: we just wrote queue/<id>.json, so without its
+        hash (not sent by submit_request) a result counts only once the host took it in. `patient` (a wait): a conflict seen in a result waits a little
         for the host's message, and an unsigned refusal for a signed answer."""
         verified, unsigned = self.result(rid)
-        pending = self.spool.pending(rid)
-        if verified is not None and not (fresh and pending):
-            own = self.hashes.get(rid)
-            if own is None or verified.get("request_hash") == own:
-                return verified
+        pending = self.spool.in_queue(rid)  # not claimed/: anyone can put a name there
+        own = self.hashes.get(rid)
+        if verified is not None and own is not None and verified.get("request_hash") == own:
+            return verified  # the answer to what we sent, wherever its request file is (or seems to be)
+        if verified is not None and own is None and not (fresh and pending):
+            return verified
+        if verified is not None and not pending:  # another request's: ours is refused once taken in
             text = self.conflict_text(rid)
             if text is None and patient and self._grace(rid, "conflict", CONFLICT_GRACE_S):
                 return {"id": rid, "state": "unknown"}
@@ -1612,7 +1655,7 @@ def _describe_arg(name, schema, required):
     if t == "array":
         inner = schema.get("items", {}) if isinstance(schema.get("items"), dict) else {}
         t = "array of %s" % inner.get("type", "any")
-    parts = [t]
+    parts = [_plain(t)]
     if isinstance(inner.get("enum"), list):
         parts.append("one of " + ", ".join(json.dumps(e, ensure_ascii=False) for e in inner["enum"]))
     if isinstance(inner.get("pattern"), str):
@@ -1888,6 +1931,12 @@ def main(argv=None):
         return e.code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except Exception as e:
+        # Anyone can write the spool, and a file no check foresaw must not end in a traceback and exit
+        # 1, which reads as the operation's own failure.
+        err("dw: cannot go on: %s: %s (a file in the spool may not be what the host wrote, e.g. catalog.json or host.json); nothing here is the host's answer" % (
+            type(e).__name__, _plain(str(e)[:200])))
+        return EXIT_NO_SPOOL
 
 
 if __name__ == "__main__":

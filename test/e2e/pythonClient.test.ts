@@ -3,7 +3,7 @@
 // key file (DUMBWAITER_SPOOL, DUMBWAITER_KEY_FILE). Every command and exit code of docs/SANDBOX.md.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -879,12 +879,12 @@ print(json.dumps({"states": states, "opened": [os.path.basename(p) for p in open
 
   /** Runs `run` right after a heartbeat with `doc` planted at host.json, until `saw` says the run read it
    *  (the daemon rewrites host.json every 5 s, so a run may read the daemon's instead). */
-  async function withHostJson(doc: Record<string, unknown>, run: () => DwResult, saw: (r: DwResult) => boolean): Promise<DwResult> {
+  async function withHostJson(doc: Record<string, unknown> | string, run: () => DwResult, saw: (r: DwResult) => boolean): Promise<DwResult> {
     const hostJson = path.join(host.spool, 'host.json');
     for (let attempt = 1; ; attempt++) {
       const before = readFileSync(hostJson, 'utf8');
       await eventually('a heartbeat', () => (readFileSync(hostJson, 'utf8') !== before ? true : undefined));
-      plant('host.json', JSON.stringify(doc, null, 2));
+      plant('host.json', typeof doc === 'string' ? doc : JSON.stringify(doc, null, 2));
       const r = run();
       if (saw(r) || attempt === 5) return r;
     }
@@ -951,6 +951,140 @@ print(json.dumps({"state": res["state"], "error": res.get("error")}))
     // The host saw the argument "7" (JSON keys are text) and refused it: its own signed answer.
     expect(JSON.parse(r.stdout)).toMatchObject({ state: 'rejected', error: { code: 'bad_args' } });
     expect(host.result('py-hash-sent')).toMatchObject({ state: 'rejected' });
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('a deep nest ("[" x 100000) at results/<id>.json or as host.json, and a heartbeat in zone +99:00, never crash dw (no traceback, never exit 1); the requests get their answers', async () => {
+    const deep = '['.repeat(100_000);
+    plant('results/py-deep-1.json', deep);
+    const status = dw(['status', 'py-deep-1']);
+    expect(status.stderr).not.toContain('Traceback');
+    expect(status.status).toBe(0);
+    expect(status.stdout).toBe('py-deep-1: unknown\n');
+    const run = dw(['run', 'echo', 'msg=deep', '--id', 'py-deep-1']);
+    expect(run.stderr).not.toContain('Traceback');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe('["deep"]\n');
+
+    const unreadable = 'the host is not running (host.json is not a JSON file as the host writes it)';
+    const submitted = await withHostJson(deep, () => dw(['submit', 'echo', 'msg=deep host.json']), (r) => r.stderr.includes(unreadable));
+    expect(submitted.stderr).toBe(`dw: ${unreadable}; the request waits in queue/ until it is back\n`);
+    expect(submitted.status).toBe(0);
+    const id = submitted.stdout.trim();
+    expect(id).toMatch(FRESH_ID);
+    expect(await host.waitResult(id)).toMatchObject({ state: 'succeeded' });
+
+    const zone = { v: 1, host_id: 'h1', app_version: '1.0.0', up: true, heartbeat_at: '2024-01-01T00:00:00+99:00' };
+    const ran = await withHostJson(zone, () => dw(['run', 'echo', 'msg=zone']), (r) => r.stderr.includes('host.json has no valid heartbeat'));
+    expect(ran.stderr).toContain('dw: the host is not running (host.json has no valid heartbeat); the request waits in queue/ until it is back\n');
+    expect(ran.stderr).not.toContain('Traceback');
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toBe('["zone"]\n');
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('a catalog.json no check foresaw (a required name that is an object) ends dw with 69 and a plain message, never a traceback or 1; nothing is written', async () => {
+    const file = path.join(host.spool, 'catalog.json');
+    const original = readFileSync(file, 'utf8');
+    const catalog = JSON.parse(original) as { operations: { name: string; args_schema: { required?: unknown[] } }[] };
+    catalog.operations.find((o) => o.name === 'echo')!.args_schema.required = [{}];
+    const queued = listing('queue');
+    plant('catalog.json', JSON.stringify(catalog, null, 2));
+    try {
+      const r = dw(['submit', 'echo', 'msg=x']);
+      expect(r.status).toBe(69);
+      expect(r.stderr).toMatch(/^dw: cannot go on: TypeError: .*a file in the spool may not be what the host wrote.*\n$/);
+      expect(r.stderr).not.toContain('Traceback');
+      expect(r.stdout).toBe('');
+      expect(listing('queue')).toEqual(queued);
+    } finally {
+      plant('catalog.json', original);
+    }
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('a request file planted in claimed/ under its id does not make a succeeded request look pending: run exits 0 with the host answer, and so does wait', async () => {
+    const planted = path.join(host.spool, 'claimed', 'zz');
+    mkdirSync(planted, { recursive: true });
+    writeFileSync(path.join(planted, 'py-claimed-1.json'), '{}');
+    try {
+      // --timeout only bounds the failure: dw.py before the fix said 85 ("still unclaimed") here.
+      const r = dw(['run', 'echo', 'msg=hi', '--id', 'py-claimed-1', '--timeout', '30']);
+      expect(r.stderr).not.toContain('still');
+      expect(r.status).toBe(0);
+      expect(r.stdout).toBe('["hi"]\n');
+      const w = dw(['wait', 'py-claimed-1', '--timeout', '30']);
+      expect(w.status).toBe(0);
+      expect(w.stdout).toBe('["hi"]\n');
+    } finally {
+      rmSync(planted, { recursive: true, force: true });
+    }
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('a number that is not finite where the host reads it (1e400, -1e999, 1 and 400 zeros) is refused with 65 saying so; nothing is written', async () => {
+    const queued = listing('queue');
+    const cases = [
+      ['submit', 'echo', '--args-json', '{"msg":1e400}'],
+      ['submit', 'dumbwaiter.ping', '--args-json', '{"n":-1e999}'],
+      ['run', 'dumbwaiter.ping', '--args-json', `{"n":1${'0'.repeat(400)}}`],
+      ['submit', 'typed', 'workers=2', 'files=[1e400]'],
+    ];
+    for (const args of cases) {
+      const r = dw(args);
+      expect(r.status, args.join(' ')).toBe(65);
+      expect(r.stderr).toMatch(/^dw: (--args-json|argument "files") holds the number -?1[0-9e]*, which is not finite where the host reads it \(a double\): nothing was written\n$/);
+    }
+    expect(listing('queue')).toEqual(queued);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('inbox/ is not listed again while it is unchanged (a flood of names costs one listing), and is listed once more when a message comes in', async () => {
+    const inbox = path.join(host.spool, 'inbox');
+    const junk: string[] = [];
+    for (let i = 0; i < 5000; i++) {
+      junk.push(`junk-${i}.json`);
+      writeFileSync(path.join(inbox, `junk-${i}.json`), '');
+    }
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(inbox, hourAgo, hourAgo); // the flood came in a while ago
+    const name = '20991231T235959999Z-0000beef.json';
+    const doc = { v: 1, id: name.slice(0, -'.json'.length), kind: 'notice', created_at: new Date().toISOString(), ref: null, text: 'listed again' };
+    const message = signHostDoc('inbox', { keyId: key.key_id, secret: decodeSecret(key.secret) }, JSON.stringify(doc, null, 2) + '\n');
+    // The real dw.py module, every listing of inbox/ recorded (Python's audit hook).
+    const code = `
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+import dw
+root, name, text = sys.argv[2], sys.argv[4], sys.argv[5]
+inbox = os.path.join(root, "inbox")
+listed = []
+sys.addaudithook(lambda ev, a: listed.append(1) if ev in ("os.listdir", "os.scandir") and a and os.path.basename(str(a[0]).rstrip("/")) == "inbox" else None)
+answers = dw.Answers(dw.Spool(root), dw.load_key(sys.argv[3]), notes=False)
+for _ in range(20):
+    answers.messages()
+first = len(listed)
+aside = os.path.join(root, "tmp", "message-aside")
+with open(aside, "w") as f:
+    f.write(text)
+os.rename(aside, os.path.join(inbox, name))
+past = time.time() - 1800
+os.utime(inbox, (past, past))
+found = [m.get("text") for m in answers.messages()]
+for _ in range(20):
+    answers.messages()
+print(json.dumps({"first": first, "after": len(listed) - first, "found": found}))
+`;
+    try {
+      const r = spawnSync('python3', ['-c', code, clientDir, host.spool, keyFile, name, message], { encoding: 'utf8', timeout: 60_000 });
+      expect(r.stderr).toBe('');
+      const got = JSON.parse(r.stdout) as { first: number; after: number; found: string[] };
+      expect(got.first).toBe(1);
+      expect(got.after).toBe(1);
+      expect(got.found).toContain('listed again');
+    } finally {
+      for (const n of [...junk, name]) rmSync(path.join(inbox, n), { force: true });
+    }
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 });
