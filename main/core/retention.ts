@@ -11,7 +11,7 @@ import { isHostMadeSpool, type SpoolPaths } from './spool/layout';
 import { FINAL_STATES } from '../../shared/protocol/types';
 import { isInProgressName, isRequestId } from '../../shared/protocol/ids';
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 /** Leftovers of interrupted atomic writes (the spec's one hour). */
 export const TMP_MAX_AGE_MS = 3_600_000;
 

@@ -9,7 +9,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
 import type { Requests } from '../ledger/requests';
 import type { Logger } from '../log';
-import { spoolCutoff } from '../retention';
+import { DAY_MS, spoolCutoff } from '../retention';
 import type { Look, ResultRepair } from '../spool/resultRepair';
 import type { WrittenResults } from '../spool/results';
 
@@ -22,7 +22,6 @@ const SWEEP_MS = 60_000;
 /** A step looks at most at this many files, or stops after STEP_MS. */
 const STEP_MAX = 64;
 const STEP_MS = 20;
-const DAY_MS = 86_400_000;
 
 export class ResultsWatch {
   private watcher: FSWatcher | null = null;
@@ -61,10 +60,7 @@ export class ResultsWatch {
   /** `dir`: the pinned results/, after each repin. A folder not watched before: its files are unknown. */
   watch(dir: string, fresh: boolean): void {
     this.unwatch();
-    if (fresh) {
-      this.written.clear();
-      this.sweepNow();
-    }
+    if (fresh) this.written.clear(); // the sweep that follows a repin (Daemon.spoolBack) compares them all
     if (!this.fileEvents) return;
     try {
       this.watcher = watch(dir, { encoding: 'buffer' }, (event, raw) => raw && this.note(event, raw));
@@ -176,6 +172,7 @@ export class ResultsWatch {
   close(): void {
     this.closed = true;
     this.unwatch();
-    for (const t of [this.eventTimer, this.sweepTimer]) if (t) clearTimeout(t);
+    if (this.eventTimer) clearTimeout(this.eventTimer);
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
   }
 }
