@@ -4,7 +4,7 @@ import { loadKeyFile, KeyFileError } from './keyFile';
 import { BadRequestIdError, SpoolClient, checkRequestId, hostDownText, isResult, isSettled, type Followed, type Status } from './spoolClient';
 import { MAX_LIVE_LOG_BYTES } from './spoolFiles';
 import { argsFromPairs, checkArgs, describeArgs, ArgError } from './typedArgs';
-import { EXIT, exitCodeOf } from './exitCodes';
+import { EXIT, EXIT_MEANINGS, exitCodeOf } from './exitCodes';
 import { checkSpool, NotASpoolError, SpoolPermissionError } from './spoolAccess';
 
 class Exit extends Error {
@@ -29,11 +29,8 @@ const HELP = `dw: ask the Dumbwaiter host to run an allowlisted operation
   dw mcp [--wait-s S]                 (Node only) an MCP server on stdio
 
 Options: --spool DIR (else $DUMBWAITER_SPOOL), --key-file FILE (else $DUMBWAITER_KEY_FILE).
-Exit codes: 0 ok; the operation's own code when it failed; 64 usage; 65 bad arguments; 66 key file;
-69 spool or host unavailable; 77 permission denied; 80 rejected; 81 denied; 82 expired; 83 cancelled;
-84 uncertain; 85 still pending after --timeout; 86 failed without an exit code; 87 conflict: the id
-is bound to another request, nothing ran.
-`;
+Exit codes:
+${EXIT_MEANINGS.map(({ code, meaning }) => `  ${code.padEnd(6)}${meaning.replace(/`/g, '')}\n`).join('')}`;
 
 const OPTIONS = {
   spool: { type: 'string' },

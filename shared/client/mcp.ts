@@ -16,10 +16,8 @@ import { MAX_INTENT_CHARS, type CatalogOperation } from '../protocol/types';
 import { BadRequestIdError, checkRequestId, isResult, isSettled, type SpoolClient, type Status } from './spoolClient';
 import { checkArgs, ArgError } from './typedArgs';
 import { APP_VERSION } from './version';
+import { DEFAULT_WAIT_S } from './limits';
 
-/** Well under the MCP TypeScript SDK's 60 s default request timeout: a call without progress returns
- *  (with the request id) before its client gives up on it and loses the id. */
-export const DEFAULT_WAIT_S = 45;
 /** The reserved input of every operation tool (the allowlist refuses arguments named dumbwaiter_*). */
 const INTENT_INPUT = 'dumbwaiter_intent';
 const CATALOG_POLL_MS = 2000;

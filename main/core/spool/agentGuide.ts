@@ -6,6 +6,8 @@
 import { describeArgs } from '../../../shared/client/typedArgs';
 import { visible } from '../../../shared/text/visible';
 import type { CatalogDoc, CatalogOperation } from '../../../shared/protocol/types';
+import { EXIT, EXIT_MEANINGS } from '../../../shared/client/exitCodes';
+import { DEFAULT_WAIT_S } from '../../../shared/client/limits';
 
 export interface AgentGuide {
   /** bin/AGENTS.md */
@@ -55,24 +57,6 @@ function operations(catalog: CatalogDoc): string {
   return catalog.operations.map(operation).join('\n');
 }
 
-const EXIT_CODES: [string, string][] = [
-  ['0', 'the operation succeeded'],
-  ['1-255', "the operation failed with this exit code (its own; read its output)"],
-  ['64', 'usage error of dw itself'],
-  ['65', 'bad arguments: nothing was written (the message names the argument)'],
-  ['66', 'no key file, or not a valid key file'],
-  ['69', 'the spool or the host is not available; for `dw doctor`: a check failed'],
-  ['77', 'permission denied: this sandbox runs as another user than the spool\'s owner (the message says which uid to use)'],
-  ['80', 'rejected by the host (the error code says why: `bad_args`, `scope_denied`, ...): fix the request, do not just retry'],
-  ['81', 'denied by the human (or the approval timed out): do not retry the same request without asking'],
-  ['82', 'expired before it started'],
-  ['83', 'cancelled'],
-  ['84', 'uncertain: the host stopped while it ran; a human will settle it. Do not run it again on your own'],
-  ['85', 'still pending after `--timeout`: it may still run; `dw wait ID` again (never resubmit with a new id)'],
-  ['86', 'failed without an exit code: could not start, or killed by its timeout or a signal'],
-  ['87', 'conflict: this id is already bound to another request; nothing ran. Use a new id'],
-];
-
 function body(catalog: CatalogDoc): string {
   return `# Dumbwaiter: operations the host runs for you
 
@@ -113,9 +97,9 @@ ${operations(catalog)}
 
 | code | meaning |
 | --- | --- |
-${EXIT_CODES.map(([code, meaning]) => `| ${code} | ${meaning} |`).join('\n')}
+${EXIT_MEANINGS.map(({ code, meaning }) => `| ${code} | ${meaning} |`).join('\n')}
 
-An operation may itself exit with one of 64-87; \`--json\` gives the exact state when that matters.
+An operation may itself exit with one of ${EXIT.usage}-${EXIT.conflict}; \`--json\` gives the exact state when that matters.
 
 ## Retrying safely
 
@@ -132,9 +116,11 @@ request, and recorded with it: say what you are trying to do, plainly.
 
 ## Results are signed
 
-The host signs every result and inbox message it writes for your key. The clients believe only what
-the host signed for your key and for the request you asked about, and say on stderr when they ignore a
-file (\`dw: ignored results/ID.json: ...\`): anyone who can write the spool could have put it there.
+The host signs every result of a request it could authenticate, and every inbox message, for your key.
+A refusal of a request it could not authenticate (an unknown key, a bad signature) cannot be signed:
+the clients say so when they report one. They believe only what the host signed for your key and for
+the request you asked about, and say on stderr when they ignore a file
+(\`dw: ignored results/ID.json: ...\`): anyone who can write the spool could have put it there.
 Trust the exit code and output \`dw\` gives you, not files you read from the spool yourself. If \`dw\` says
 the host is not running, the request waits in \`queue/\` until it is back: wait, do not resubmit.
 
@@ -142,11 +128,11 @@ the host is not running, the request waits in \`queue/\` until it is back: wait,
 
 \`${DW} mcp\` is a stdio MCP server (with the same two environment variables). Each operation is a tool
 whose input is its arguments, plus an optional \`dumbwaiter_intent\` (the intent, as above). A call
-without a progress token waits for the result up to 45 s; past that it returns the request's id and
-state: call \`dumbwaiter_wait\` with that id (again, as often as needed), \`dumbwaiter_status\` to check
-without waiting, or \`dumbwaiter_cancel\` to cancel. Never call the operation again to get the result.
-A call with a progress token waits until the request is settled and sends progress notifications
-meanwhile (its state and live output), so a client that resets its timeout on progress never loses it.
+without a progress token waits for the result up to ${DEFAULT_WAIT_S} s (unless \`--wait-s\` says otherwise);
+past that it returns the request's id and state: call \`dumbwaiter_wait\` with that id (again, as often
+as needed), \`dumbwaiter_status\` to check without waiting, or \`dumbwaiter_cancel\` to cancel. Never call
+the operation again to get the result. A call with a progress token waits until the request is settled
+and sends progress notifications meanwhile (its state and live output), so a client that resets its timeout on progress never loses it.
 `;
 }
 

@@ -7,6 +7,8 @@ import { parseAllowlist } from '../../../../main/core/allowlist/load';
 import { catalogOf } from '../../../../main/core/spool/hostFiles';
 import { SKILL_NAME, agentGuide, mdCode, mdText } from '../../../../main/core/spool/agentGuide';
 import type { CatalogDoc } from '../../../../shared/protocol/types';
+import { EXIT } from '../../../../shared/client/exitCodes';
+import { DEFAULT_WAIT_S } from '../../../../shared/client/limits';
 
 const catalogFrom = (yaml: string): CatalogDoc => catalogOf(parseAllowlist(yaml));
 
@@ -99,17 +101,19 @@ describe('agentGuide', () => {
       'dumbwaiter_intent',
       'dumbwaiter_wait',
       'progress',
-      '45 s',
-      'signs every result',
+      `up to ${DEFAULT_WAIT_S} s (unless \`--wait-s\` says otherwise)`,
+      'signs every result of a request it could authenticate, and every inbox message',
+      'cannot be signed',
     ]) {
       expect(guide.agents, s).toContain(s);
     }
   });
 
-  it('has the exit code table, with 77 (permission denied) and 87 (conflict)', () => {
+  it('has every exit code the clients use, the operation\'s own among them, with 77 (permission denied) and 87 (conflict)', () => {
     const rows = guide.agents.split('\n').filter((l) => /^\| \d/.test(l));
     const codes = rows.map((r) => r.split('|')[1]!.trim());
-    expect(codes).toEqual(['0', '1-255', '64', '65', '66', '69', '77', '80', '81', '82', '83', '84', '85', '86', '87']);
+    expect(codes).toContain('1-255');
+    expect(codes.filter((c) => c !== '1-255')).toEqual(Object.values(EXIT).map(String));
     expect(rows.find((r) => r.startsWith('| 77 '))).toMatch(/permission denied/);
     expect(rows.find((r) => r.startsWith('| 87 '))).toMatch(/conflict.*nothing ran.*new id/);
   });
