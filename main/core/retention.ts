@@ -9,7 +9,7 @@ import type { Db } from './ledger/db';
 import type { Settings } from './settings';
 import { isHostMadeSpool, type SpoolPaths } from './spool/layout';
 import { FINAL_STATES } from '../../shared/protocol/types';
-import { isInProgressName, isRequestId } from '../../shared/protocol/ids';
+import { INBOX_MESSAGE_NAME, isInProgressName, isRequestId } from '../../shared/protocol/ids';
 
 export const DAY_MS = 86_400_000;
 /** Leftovers of interrupted atomic writes (the spec's one hour). */
@@ -79,7 +79,6 @@ function reapDir(dir: string, cutoffMs: number, ours: (name: string) => boolean,
 // removes those and nothing else, so a file someone put there by hand stays.
 /** <id>.json, <id>.log, or a leftover of the host's interrupted atomic write of one. */
 const RESULT_NAME = /^\.?(.+)\.(json|log)(?:\.\d+\.[0-9a-f]+\.tmp)?$/;
-const INBOX_NAME = /^\d{8}T\d{9}Z-[0-9a-f]{8}\.json$/;
 const QUARANTINE_NAME = /^\d{4}-\d{2}-\d{2}T\d{9}Z-[0-9a-f]{6}-./;
 const resultId = (name: string) => (RESULT_NAME.exec(name)?.[1] ?? null);
 const any = () => true;
@@ -103,7 +102,7 @@ export function reap(spool: SpoolPaths, db: Db, settings: Settings, now = Date.n
     tmp: inSpool(spool.tmp, now - TMP_MAX_AGE_MS, any),
     queue_leftovers: inSpool(spool.queue, now - TMP_MAX_AGE_MS, isInProgressName),
     results: inSpool(spool.results, spoolBefore, (name) => isRequestId(resultId(name) ?? ''), (name) => unfinished.has(resultId(name)!)),
-    inbox: inSpool(spool.inbox, spoolBefore, (name) => INBOX_NAME.test(name)),
+    inbox: inSpool(spool.inbox, spoolBefore, (name) => INBOX_MESSAGE_NAME.test(name)),
     quarantine: inSpool(spool.quarantine, spoolBefore, (name) => QUARANTINE_NAME.test(name)),
     ledger_requests: db.prepare(`DELETE FROM requests WHERE state IN (${finals}) AND updated_at < ?`).run(ledgerCutoff).changes,
     // A request still in the ledger (an old uncertain one, say) keeps its history.

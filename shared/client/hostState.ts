@@ -2,8 +2,8 @@
 // request "still unclaimed" forever). The daemon rewrites host.json every 5 s and sets `up: false` when
 // it stops cleanly; a heartbeat older than 20 s means it stopped without saying so (a crash, a sleep).
 import path from 'node:path';
-import { readSpoolFile, MAX_SPOOL_FILE_BYTES } from './spoolFiles';
-import type { HostStatusDoc } from '../protocol/types';
+import { readSpoolFile } from './spoolFiles';
+import { MAX_HOST_JSON_BYTES, type HostStatusDoc } from '../protocol/types';
 
 export const HEARTBEAT_STALE_MS = 20_000;
 /** A heartbeat further ahead than this is no heartbeat: else a forged one would say "running" for ever. */
@@ -48,7 +48,7 @@ export function hostStateOf(doc: Partial<HostStatusDoc> | null, nowMs = Date.now
 }
 
 export function readHostState(spool: string): HostState {
-  const r = readSpoolFile(path.join(spool, 'host.json'), MAX_SPOOL_FILE_BYTES);
+  const r = readSpoolFile(path.join(spool, 'host.json'), MAX_HOST_JSON_BYTES);
   if (!r.ok) return hostStateOf(r.why === 'missing' ? null : {});
   try {
     const doc = JSON.parse(r.data.toString('utf8')) as unknown;

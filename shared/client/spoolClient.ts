@@ -6,11 +6,11 @@ import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, wri
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { computeMac, decodeSecret } from '../protocol/sign';
-import { isRequestId } from '../protocol/ids';
+import { INBOX_MESSAGE_NAME, isRequestId } from '../protocol/ids';
 import { openHostDoc, type HostDocKey } from '../protocol/hostAuth';
 import { requestHash } from '../protocol/requestHash';
 import { sha256Hex } from '../protocol/canonicalJson';
-import { isFinalState, type CatalogDoc, type ErrorCode, type InboxMessage, type KeyFile, type ResultDoc, type ResultError } from '../protocol/types';
+import { UNAUTHENTICATED_CODES, isFinalState, type CatalogDoc, type InboxMessage, type KeyFile, type ResultDoc, type ResultError } from '../protocol/types';
 import { visible } from '../text/visible';
 import { newRequestId } from './requestIds';
 import { MAX_LIVE_LOG_BYTES, MAX_MESSAGE_BYTES, MAX_RESULT_BYTES, MAX_SPOOL_FILE_BYTES, openSpoolFile, readAt, readSpoolFile } from './spoolFiles';
@@ -55,8 +55,8 @@ export function isSettled(s: Status): boolean {
   return s.state !== 'unclaimed' && s.state !== 'unknown' && isFinalState(s.state);
 }
 
-/** Refusals before authentication: the host cannot sign them, since anyone could have written the request. */
-const UNSIGNABLE: ReadonlySet<string> = new Set<ErrorCode>(['bad_envelope', 'unknown_key', 'revoked_key', 'bad_signature']);
+/** Refusals before authentication, which the host cannot sign. */
+const UNSIGNABLE: ReadonlySet<string> = new Set(UNAUTHENTICATED_CODES);
 
 /** An unsigned refusal, or a conflict the host has not written its message about, is reported only once
  *  its request has left queue/ and nothing more came for this long (the host takes a request out of
@@ -65,8 +65,6 @@ export const SETTLE_GRACE_MS = 2000;
 
 /** Inbox messages looked at: the newest this many, by name (the host's names sort by time). */
 export const INBOX_NEWEST = 256;
-/** The names the host gives inbox messages (main/core/spool/inbox.ts): anything else is not read. */
-const MESSAGE_NAME = /^\d{8}T\d{9}Z-[0-9a-f]{8}\.json$/;
 /** The live log read in one poll step at most: between steps, timers and an abort can fire. */
 const LOG_STEP_BYTES = 1024 * 1024;
 
@@ -78,7 +76,7 @@ export function checkRequestId(id: string): string {
   return id;
 }
 
-export function defaultConflictText(id: string): string {
+function defaultConflictText(id: string): string {
   return `request id ${id} is already bound to another request; nothing was run: use a new id`;
 }
 
@@ -222,11 +220,6 @@ export class SpoolClient {
     return id;
   }
 
-  /** The hash this process sent `id` with, if it sent it. */
-  requestHashOf(id: string): string | undefined {
-    return this.hashes.get(id);
-  }
-
   /** results/<id>.json if the host signed it for this key and this id; else why not, said once. */
   private ownResult(id: string): OwnResult {
     const rel = `results/${id}.json`;
@@ -277,7 +270,7 @@ export class SpoolClient {
       const last = this.inboxLast;
       if (last?.folder === folder && last.listedAt - st.mtimeMs > 1000) return [...last.msgs];
       names = readdirSync(dir)
-        .filter((n) => MESSAGE_NAME.test(n))
+        .filter((n) => INBOX_MESSAGE_NAME.test(n)) // anything else is not the host's
         .sort()
         .slice(-INBOX_NEWEST);
     } catch (e) {

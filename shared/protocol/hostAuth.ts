@@ -18,7 +18,7 @@ const DOMAIN: Record<HostDocKind, string> = { result: 'dumbwaiter-result-v1\n', 
 /** `{"auth":{"key_id":"K","mac":"M"},` then the rest of T after its opening brace. */
 const PREFIX = /^\{"auth":\{"key_id":"([A-Za-z0-9_-]{1,64})","mac":"([0-9a-f]{64})"\},/;
 
-export function hostMac(kind: HostDocKind, secret: Buffer, keyId: string, text: string): string {
+function hostMac(kind: HostDocKind, secret: Buffer, keyId: string, text: string): string {
   return createHmac('sha256', secret).update(DOMAIN[kind] + keyId + '\n' + text, 'utf8').digest('hex');
 }
 

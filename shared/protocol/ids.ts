@@ -4,6 +4,9 @@ export const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 export const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export const OP_NAME = /^[a-z][a-z0-9._-]{0,63}$/;
 
+/** The names the host gives inbox messages (main/core/spool/inbox.ts): a UTC time stamp and 8 hex digits. */
+export const INBOX_MESSAGE_NAME = /^\d{8}T\d{9}Z-[0-9a-f]{8}\.json$/;
+
 export function isRequestId(s: string): boolean {
   return REQUEST_ID.test(s) && !s.endsWith('.tmp');
 }

@@ -25,6 +25,10 @@ export type ErrorCode =
   | 'denied'
   | 'approval_timeout';
 
+/** The refusals that come before a request is authenticated: the host cannot sign them, since anyone
+ *  could have written the request (docs/PROTOCOL.md section 8). */
+export const UNAUTHENTICATED_CODES = ['bad_envelope', 'unknown_key', 'revoked_key', 'bad_signature'] as const satisfies readonly ErrorCode[];
+
 export interface ResultError {
   code: ErrorCode;
   message: string;
@@ -154,4 +158,6 @@ export interface InboxMessage {
 }
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
+/** host.json: far more than the host ever writes, so anything bigger was not written by it. */
+export const MAX_HOST_JSON_BYTES = 64 * 1024;
 export const MAX_INTENT_CHARS = 2000;

@@ -2,13 +2,13 @@
 // from the key lookup, so the signing vectors exercise exactly what the daemon runs.
 import { parseEnvelope, parsePayload } from '../../../shared/protocol/envelope';
 import { decodeSecret, macMatches } from '../../../shared/protocol/sign';
-import type { ErrorCode, Payload } from '../../../shared/protocol/types';
+import type { Payload, UNAUTHENTICATED_CODES } from '../../../shared/protocol/types';
 import type { KeyWithSecret } from '../keys/keyStore';
 
 export type Authenticated = { ok: true; key: KeyWithSecret; secret: Buffer; payload: Payload; mac: string };
 export type Refused = {
   ok: false;
-  code: Extract<ErrorCode, 'bad_envelope' | 'unknown_key' | 'revoked_key' | 'bad_signature'>;
+  code: (typeof UNAUTHENTICATED_CODES)[number];
   message: string;
   keyId: string | null;
   op: string | null;

@@ -6,7 +6,7 @@ import { writeJsonAtomic } from '../fs/atomicWrite';
 import { isMissing, readSpoolJson } from './safeRead';
 import { argsSchema } from '../allowlist/argsSchema';
 import type { Allowlist } from '../allowlist/types';
-import type { CatalogDoc, HostStatusDoc } from '../../../shared/protocol/types';
+import { MAX_HOST_JSON_BYTES, type CatalogDoc, type HostStatusDoc } from '../../../shared/protocol/types';
 import { nowIso } from '../time';
 
 export function writeHostStatus(file: string, doc: Omit<HostStatusDoc, 'v' | 'protocol' | 'heartbeat_at'>): void {
@@ -33,13 +33,13 @@ export function writeCatalog(file: string, catalog: CatalogDoc): void {
   writeJsonAtomic(file, catalog, 0o644);
 }
 
-/** Far more than the host ever writes: anything bigger was not written by it. */
-export const HOST_JSON_MAX_BYTES = 64 * 1024;
+/** host.json's cap, shared with the clients (shared/protocol/types.ts). */
+export { MAX_HOST_JSON_BYTES as HOST_JSON_MAX_BYTES };
 export const CATALOG_JSON_MAX_BYTES = 8 * 1024 * 1024;
 
 /** The last heartbeat in host.json, or why there is none to show (no problem while none was written yet). */
 export function readHeartbeat(file: string): { heartbeat_at: string | null; problem: string | null } {
-  const r = readSpoolJson(file, HOST_JSON_MAX_BYTES);
+  const r = readSpoolJson(file, MAX_HOST_JSON_BYTES);
   if (!r.ok) return { heartbeat_at: null, problem: isMissing(r) ? null : `host.json ${r.reason}` };
   const at = (r.value as { heartbeat_at?: unknown } | null)?.heartbeat_at;
   if (typeof at !== 'string' || Number.isNaN(Date.parse(at))) return { heartbeat_at: null, problem: 'host.json holds no valid heartbeat_at' };

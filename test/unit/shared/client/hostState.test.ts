@@ -1,6 +1,10 @@
 // Whether the host is running, as a client tells it from host.json.
 import { describe, expect, it } from 'vitest';
-import { hostStateOf, localTime, HEARTBEAT_FUTURE_MS, HEARTBEAT_STALE_MS } from '../../../../shared/client/hostState';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { hostStateOf, localTime, readHostState, HEARTBEAT_FUTURE_MS, HEARTBEAT_STALE_MS } from '../../../../shared/client/hostState';
+import { MAX_HOST_JSON_BYTES } from '../../../../shared/protocol/types';
 
 const now = Date.parse('2026-12-01T12:00:00.000Z');
 const beat = (msAgo: number) => new Date(now - msAgo).toISOString();
@@ -45,5 +49,18 @@ describe('hostStateOf', () => {
     const t = new Date(now);
     expect(localTime(t.toISOString(), t)).toMatch(/^\d\d:\d\d:\d\d$/);
     expect(localTime(new Date(now - 3 * 86_400_000).toISOString(), t)).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+  });
+
+  it('a host.json larger than the host ever writes is not its own, however fresh its heartbeat', () => {
+    const spool = mkdtempSync(path.join(os.tmpdir(), 'host-json-'));
+    try {
+      const fresh = JSON.stringify({ v: 1, heartbeat_at: new Date().toISOString(), up: true });
+      writeFileSync(path.join(spool, 'host.json'), fresh);
+      expect(readHostState(spool).running).toBe(true);
+      writeFileSync(path.join(spool, 'host.json'), fresh.replace(/}$/, `, "pad": "${'x'.repeat(MAX_HOST_JSON_BYTES)}"}`));
+      expect(readHostState(spool)).toMatchObject({ running: false, text: 'the host is not running (host.json has no heartbeat)' });
+    } finally {
+      rmSync(spool, { recursive: true, force: true });
+    }
   });
 });

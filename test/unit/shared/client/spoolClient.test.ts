@@ -39,14 +39,18 @@ describe('the client signs what the host verifies', () => {
   it('binds the request by the args as sent: an undefined value (dropped by JSON) or a Date gives the host\'s hash, not a false conflict', () => {
     const spool = mkdtempSync(path.join(os.tmpdir(), 'client-hash-'));
     try {
-      for (const d of ['queue', 'tmp']) mkdirSync(path.join(spool, d));
+      for (const d of ['queue', 'tmp', 'results']) mkdirSync(path.join(spool, d));
       const c = new SpoolClient(spool, key);
       const id = c.submit({ op: 'echo', args: { msg: 'x', gone: undefined, when: new Date(0), n: Number.NaN } });
       // What the host makes of the file it finds: its hash is the one the id is bound to (main/core/daemon/intake.ts).
       const auth = authenticate(readFileSync(path.join(spool, 'queue', `${id}.json`)), id, (k) => (k === key.key_id ? hostKey : null));
       if (!auth.ok) throw new Error(auth.message);
       expect(auth.payload.args).toEqual({ msg: 'x', when: '1970-01-01T00:00:00.000Z', n: null });
-      expect(c.requestHashOf(id)).toBe(requestHash(key.key_id, auth.payload.op, auth.payload.args));
+      const answer = (hash: string) => writeFileSync(path.join(spool, 'results', `${id}.json`), signedResult(id, { request_hash: hash }, signerOf(key)));
+      answer(requestHash(key.key_id, auth.payload.op, auth.payload.args));
+      expect(c.status(id)).toMatchObject({ id, state: 'running' });
+      answer(requestHash(key.key_id, 'echo', { msg: 'x' })); // the id bound to another request: the check is live
+      expect(c.status(id)).toMatchObject({ id, state: 'conflict' });
     } finally {
       rmSync(spool, { recursive: true, force: true });
     }
@@ -79,9 +83,12 @@ describe('the client believes only what the host signed for its key (docs/vector
   }
 
   it.each(hostVectors.request_hash)('binds what it submits by the request hash: $about', (v) => {
-    const { client } = spoolWith({ ...hostVectors.key_file, key_id: v.key_id });
+    const keyFile = { ...hostVectors.key_file, key_id: v.key_id };
+    const { spool, client } = spoolWith(keyFile);
     const id = client.submit({ op: v.op, args: JSON.parse(v.args_json) as Record<string, unknown> });
-    expect(client.requestHashOf(id)).toBe(v.request_hash);
+    // The host's result bound to the vector's hash is this request's: not a conflict.
+    writeFileSync(path.join(spool, 'results', `${id}.json`), signedResult(id, { request_hash: v.request_hash }, signerOf(keyFile)));
+    expect(client.status(id)).toMatchObject({ id, state: 'running', request_hash: v.request_hash });
   });
 
   it.each(hostVectors.signed.filter((v) => v.kind === 'result'))('takes the signed result: $about', (v) => {
@@ -137,14 +144,15 @@ describe('the client believes only what the host signed for its key (docs/vector
   });
 });
 
-const signer = { keyId: hostVectors.key_file.key_id, secret: decodeSecret(hostVectors.key_file.secret) };
+const signerOf = (k: KeyFile) => ({ keyId: k.key_id, secret: decodeSecret(k.secret) });
+const signer = signerOf(hostVectors.key_file);
 
-function signedResult(id: string, over: Partial<ResultDoc> = {}): string {
+function signedResult(id: string, over: Partial<ResultDoc> = {}, by = signer): string {
   const doc: ResultDoc = {
     v: 1, id, op: 'echo', state: 'running', updated_at: new Date().toISOString(), exit_code: null, signal: null, stdout: '', stderr: '',
     stdout_truncated: false, stderr_truncated: false, started_at: new Date().toISOString(), finished_at: null, duration_ms: null, error: null, ...over,
   };
-  return signHostDoc('result', signer, JSON.stringify(doc, null, 2) + '\n');
+  return signHostDoc('result', by, JSON.stringify(doc, null, 2) + '\n');
 }
 
 function signedMessage(msgId: string, over: Partial<InboxMessage> = {}): string {
