@@ -420,7 +420,7 @@ def read_spool_file(path, cap):
     finally:
         os.close(fd)
     if total > cap:
-        return None, "it is larger than %s" % _size(cap), version
+        return None, "it is larger than %d bytes" % cap, version
     return b"".join(chunks), None, version
 
 
@@ -431,10 +431,6 @@ def parse_spool_json(data):
         return json.loads(data.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return None
-
-
-def _size(n):
-    return "%d MiB" % (n >> 20) if n >= 1 << 20 else "%d KiB" % (n >> 10)
 
 
 def _denied_errno(e):
@@ -570,24 +566,34 @@ def heartbeat_age(host_doc, now=None):
     return (time.time() if now is None else now) - t
 
 
+class HostDown(str):
+    """Why the host is not running; `ran`: host.json has a heartbeat of it, so it may come back (else it is yet to run)."""
+
+    def __new__(cls, text, ran=False):
+        down = str.__new__(cls, text)
+        down.ran = ran
+        return down
+
+
 def host_down(spool):
-    """None while the host runs (host.json up, heartbeat under 20 s old), else since when it does not."""
+    """None while the host runs (host.json up, heartbeat under 20 s old), else a HostDown saying since when it does not.
+    The words are dw.cjs's (shared/client/hostState.ts) where the two see the same."""
     doc = spool.host()
     if doc is None and os.path.lexists(spool.p("host.json")):
-        return "the host is not running (host.json is not a JSON file as the host writes it)"
+        return HostDown("the host is not running (host.json is not a JSON file as the host writes it)")
     if doc is None:
-        return "the host is not running (it has never run on this spool)"
+        return HostDown("the host has never run on this spool (no host.json)")
     age = heartbeat_age(doc)
     if age is not None and -HEARTBEAT_FUTURE_S <= age < HEARTBEAT_FRESH_S and doc.get("up") is not False:
         return None
     if age is None:
-        return "the host is not running (host.json has no valid heartbeat)"
+        return HostDown("the host is not running (host.json has no heartbeat)")
     if age < -HEARTBEAT_FUTURE_S:
         # Else a heartbeat planted far ahead would say "running" for as long as it is in the future.
-        return "the host is not running (host.json's heartbeat is in the future: its clock or the file is wrong)"
+        return HostDown("the host is not running as far as host.json tells: its heartbeat is in the future, so its clock or the file is wrong")
     t = time.time() - age
     fmt = "%H:%M:%S" if time.strftime("%Y-%m-%d", time.localtime(t)) == time.strftime("%Y-%m-%d") else "%Y-%m-%d %H:%M:%S"
-    return "the host is not running (since %s, per host.json)" % time.strftime(fmt, time.localtime(t))
+    return HostDown("the host is not running (since %s, per host.json)" % time.strftime(fmt, time.localtime(t)), ran=True)
 
 
 def host_word(value):
@@ -924,7 +930,7 @@ def describe_end(result):
     if state == "succeeded":
         return None
     if state == "conflict":
-        return "%s: %s" % (rid, _plain(result.get("message")))
+        return "%s conflict: %s" % (rid, _plain(result.get("message")))
     if result.get("unsigned"):
         why = ("the host says this key was revoked (dw inbox): ask the host's owner for a new key"
                if result.get("key_revoked") else
@@ -1207,19 +1213,19 @@ class Waiter(object):
         down = host_down(self.spool)
         if self.notes and down != self.down:
             if down:
-                warn("%s; %s" % (down, _until_back(self.rid, state)))
+                warn("%s; %s" % (down, _until_back(self.rid, state, down)))
             elif self.down:
-                warn("the host is running again")
+                warn("the host is running again (per host.json)")
         self.down = down
         if self.notes and not down and state in ("unclaimed", "queued") and "paused" not in said and (self.spool.host() or {}).get("paused"):
             said.add("paused")
             warn("the host is paused: %s will start when it resumes" % self.rid)
 
 
-def _until_back(rid, state):
+def _until_back(rid, state, down):
     if state in ("unclaimed", "unknown"):
-        return "the request waits in queue/ until it is back"
-    return "%s is %s and stays so until it is back" % (rid, state)
+        return "the request waits in queue/ until it %s" % ("is back" if down.ran else "runs")
+    return "%s is %s and stays so until it %s" % (rid, state, "is back" if down.ran else "runs")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1287,9 +1293,9 @@ is ignored (and said on stderr).
 COMMAND_HELP = {
     "ops": "usage: dw ops [--json]\n\nLists the host's operations with their arguments (type, constraints, required or default).\n--json prints the catalog's operations as JSON.\n",
     "submit": "usage: dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]\n\nWrites a signed request and prints its id. Arguments are typed and checked against the catalog\nbefore anything is written (exit 65 when they do not fit). --id chooses the id (a retry with the\nsame id and arguments never runs twice); --expires-in S: the request must not start after S seconds.\n",
-    "status": "usage: dw status ID [--json]\n\nThe request's state: unclaimed (still in queue/), queued, awaiting_approval, running, succeeded,\nfailed, rejected, denied, expired, cancelled, uncertain, or unknown (no trace of it).\n",
-    "wait": "usage: dw wait ID [--timeout S] [--json]\n\nWaits for a final state (or uncertain), prints the output (stdout to stdout, stderr to stderr)\nand exits with the operation's exit code, or 80-86. --json prints the result document instead.\n",
-    "run": "usage: dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]\n\nSubmits a request, prints its id on stderr at once, streams its live output to stdout, and exits\nwith the operation's exit code (or 80-86). With --timeout S it stops waiting after S seconds (85).\n",
+    "status": "usage: dw status ID [--json]\n\nThe request's state: unclaimed (still in queue/), queued, awaiting_approval, running, succeeded,\nfailed, rejected, denied, expired, cancelled, uncertain, conflict (the id is bound to another\nrequest), or unknown (no trace of it).\n",
+    "wait": "usage: dw wait ID [--timeout S] [--json]\n\nWaits for a final state (or uncertain), prints the output (stdout to stdout, stderr to stderr)\nand exits with the operation's exit code, or 80-87. --json prints the result document instead.\n",
+    "run": "usage: dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]\n\nSubmits a request, prints its id on stderr at once, streams its live output to stdout, and exits\nwith the operation's exit code (or 80-87). With --timeout S it stops waiting after S seconds (85).\n",
     "cancel": "usage: dw cancel ID\n\nAsks the host to cancel a request (a signed dumbwaiter.cancel) and prints its answer.\n",
     "inbox": "usage: dw inbox [--json]\n\nMessages from the host (conflicts, revoked keys, notices), oldest first.\n",
     "doctor": "usage: dw doctor\n\nChecks that the spool is there, the key file is valid, the host is running (heartbeat, up), the\nclocks are in step, the key is accepted (a signed dumbwaiter.ping) and the answer is signed for it.\nExit 0 when all pass, 77 when the spool denies this uid, else 69.\n",
@@ -1429,7 +1435,7 @@ def cmd_submit(o):
     outln(rid)
     down = host_down(spool)
     if down:
-        warn("%s; the request waits in queue/ until it is back" % down)
+        warn("%s; %s" % (down, _until_back(rid, "unclaimed", down)))
     return EXIT_OK
 
 
@@ -1443,9 +1449,9 @@ def _print_result_output(res):
 def _timeout_message(rid, waiter, timeout):
     state = waiter.last_state
     if waiter.down and state in ("unclaimed", "unknown", "queued"):
-        return "%s is still %s after %s s: %s; %s; `dw wait %s` again" % (
-            rid, state, _js_number(timeout), waiter.down, _until_back(rid, state), rid)
-    return "%s is still %s after %s s: it may still run; `dw wait %s` again" % (rid, state, _js_number(timeout), rid)
+        return "%s is still %s after %s s: %s; %s; check again with: dw wait %s" % (
+            rid, state, _js_number(timeout), waiter.down, _until_back(rid, state, waiter.down), rid)
+    return "%s is still %s after %s s; check again with: dw wait %s" % (rid, state, _js_number(timeout), rid)
 
 
 def _interrupted(rid):
@@ -1503,7 +1509,7 @@ def cmd_run(o):
         if streamed[0] >= LIVE_LOG_MAX_BYTES:
             if _read_log(log_path, streamed[0], 1):
                 capped[0] = True
-                warn("the live output passed %s: the rest is not streamed; the host's signed output follows at the end" % _size(LIVE_LOG_MAX_BYTES))
+                warn("results/%s.log is larger than %d bytes: the live output is not shown further; the host's signed output is given at the end" % (rid, LIVE_LOG_MAX_BYTES))
             return False
         want = max(0, min(limit, LIVE_LOG_MAX_BYTES) - streamed[0])
         chunk = _read_log(log_path, streamed[0], min(want, LOG_STEP_BYTES))
@@ -1529,10 +1535,10 @@ def cmd_run(o):
     if streamed[0] == 0:
         _print_result_output(res)
     elif capped[0]:
-        warn("the live output above stopped at %s; the host's signed output follows:" % _size(LIVE_LOG_MAX_BYTES))
+        warn("the live output above stopped at %d bytes of results/%s.log; the host's signed output follows:" % (LIVE_LOG_MAX_BYTES, rid))
         _print_result_output(res)
     elif not has_hash:
-        warn("the live output above could not be checked: the host's result does not say what it logged (an older host)")
+        warn("the live output above could not be checked against the host's log (its result has no log_sha256)")
     elif streamed[0] != logged or digest.hexdigest() != res["log_sha256"]:
         warn("the live output above is not what the host logged (results/%s.log was changed by someone else); the host's signed output follows:" % rid)
         _print_result_output(res)

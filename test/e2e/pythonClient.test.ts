@@ -128,6 +128,14 @@ ${op('fail', 'exit, "{code}"', '    args:\n      code: {type: integer, min: 0, m
 ${op('lines', 'lines, "{n}"', '    args:\n      n: {type: integer, min: 1, max: 20}')}
 ${op('nap', 'nap, "{seconds}"', '    args:\n      seconds: {type: integer, min: 0, max: 10}')}
 ${op('slow', 'sleep', '    timeout_s: 60')}
+  - name: gated
+    description: Print, wait until a file exists, print again
+    command: [/bin/sh, -c, 'echo started; while [ ! -e "$0" ]; do sleep 0.05; done; echo done', "{go}"]
+    args:
+      go: {type: string, max_length: 500}
+    scope: read
+    approval: never
+    concurrency: 4
   - name: deploy
     description: A write operation that asks a human
     command: [${node}, ${JSON.stringify(script)}, argv, "{target}"]
@@ -235,7 +243,7 @@ describe('without a host: what dw writes, and its usage errors', () => {
     const before = Date.now();
     const r = offline(['submit', 'typed', 'workers=4', 'verbose=true', 'files=a.ts', 'files=["b.ts"]', '--intent', 'why ✓', '--expires-in', '60', '--id', 'sub-1']);
     // No host has ever served this spool, and submit says so at once.
-    expect(r.stderr).toBe('dw: the host is not running (it has never run on this spool); the request waits in queue/ until it is back\n');
+    expect(r.stderr).toBe('dw: the host has never run on this spool (no host.json); the request waits in queue/ until it runs\n');
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('sub-1\n');
     expect(readdirSync(path.join(spool, 'queue'))).toEqual(['sub-1.json']);
@@ -307,7 +315,7 @@ describe('only what the host signed for this key is reported', () => {
     const other = dw(['run', 'echo', 'msg=second', '--id', 'py-reuse-1']);
     expect(other.status).toBe(87);
     expect(other.stdout).toBe('');
-    expect(other.stderr).toMatch(/^py-reuse-1\ndw: py-reuse-1: Request id "py-reuse-1" is already bound to your earlier request \(operation echo\); nothing was run/);
+    expect(other.stderr).toMatch(/^py-reuse-1\ndw: py-reuse-1 conflict: Request id "py-reuse-1" is already bound to your earlier request \(operation echo\); nothing was run/);
     expect(other.stderr).not.toContain('first');
     const replay = dw(['run', 'echo', 'msg=first', '--id', 'py-reuse-1']);
     expect(replay.status).toBe(0);
@@ -720,7 +728,7 @@ describe('against the running host', () => {
     daemon = await host.startDaemon();
     const r = await p.done;
     expect(r.status).toBe(0);
-    expect(r.stderr).toContain('dw: the host is running again\n');
+    expect(r.stderr).toContain('dw: the host is running again (per host.json)\n');
     expect(JSON.parse(r.stdout)).toEqual(['back again']);
   });
 
@@ -728,7 +736,7 @@ describe('against the running host', () => {
     await daemon.stop();
     const r = dw(['run', 'echo', 'msg=later', '--id', 'py-down-2', '--timeout', '1']);
     expect(r.status).toBe(85);
-    expect(r.stderr).toMatch(/py-down-2 is still unclaimed after 1 s: the host is not running \(since [\d:]+, per host.json\); the request waits in queue\/ until it is back; `dw wait py-down-2` again/);
+    expect(r.stderr).toMatch(/py-down-2 is still unclaimed after 1 s: the host is not running \(since [\d:]+, per host.json\); the request waits in queue\/ until it is back; check again with: dw wait py-down-2/);
     daemon = await host.startDaemon();
     expect((await host.waitResult('py-down-2')).state).toBe('succeeded');
     expect((await host.sentinel(key)).state).toBe('succeeded');
@@ -762,30 +770,36 @@ describe('what a writer of the spool can no longer make dw.py do', () => {
     const p = dwToFile(['run', 'slow', '--id', 'py-huge-log'], outFile);
     await host.waitResult('py-huge-log', ['running']);
     plantSparse('results/py-huge-log.log', 100 * 1024 * MIB);
-    const capNote = "dw: the live output passed 64 MiB: the rest is not streamed; the host's signed output follows at the end\n";
+    const capNote = `dw: results/py-huge-log.log is larger than ${64 * MIB} bytes: the live output is not shown further; the host's signed output is given at the end\n`;
     await eventually('the note that the live output passed its cap', () => (p.stderr().includes(capNote) ? true : undefined), 120_000);
     expect(dw(['cancel', 'py-huge-log']).status).toBe(0);
     expect(await p.done).toBe(83);
     expect(statSync(outFile).size).toBe(64 * MIB);
     expect(p.stderr().split(capNote).length).toBe(2);
-    expect(p.stderr()).toContain("dw: the live output above stopped at 64 MiB; the host's signed output follows:\n");
+    expect(p.stderr()).toContain(`dw: the live output above stopped at ${64 * MIB} bytes of results/py-huge-log.log; the host's signed output follows:\n`);
     expect(p.stderr()).toMatch(/py-huge-log was cancelled by key /);
     rmSync(outFile);
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
   it('--timeout still ends dw run while a huge sparse log is planted (85), having streamed no more than 64 MiB of it', async () => {
+    // The run waits for its go file and the log is planted before dw run (a replay that follows the
+    // run) starts, so its --timeout can only fire with the huge log there.
+    const id = 'py-huge-log-2';
+    const go = path.join(host.work, `go-${id}`);
+    expect(dw(['submit', 'gated', `go=${go}`, '--id', id]).status).toBe(0);
+    await host.waitResult(id, ['running']);
+    plantSparse(`results/${id}.log`, 100 * 1024 * MIB);
     const outFile = path.join(clientDir, 'huge-log-2.out');
-    const p = dwToFile(['run', 'slow', '--id', 'py-huge-log-2', '--timeout', '8'], outFile);
-    await host.waitResult('py-huge-log-2', ['running']);
-    plantSparse('results/py-huge-log-2.log', 100 * 1024 * MIB);
+    const p = dwToFile(['run', 'gated', `go=${go}`, '--id', id, '--timeout', '8'], outFile);
     expect(await p.done).toBe(85);
-    expect(p.stderr()).toMatch(/py-huge-log-2 is still running after 8 s: it may still run; `dw wait py-huge-log-2` again/);
+    expect(p.stderr()).toMatch(/py-huge-log-2 is still running after 8 s; check again with: dw wait py-huge-log-2/);
     const streamed = statSync(outFile).size;
     expect(streamed).toBeGreaterThan(0);
     expect(streamed).toBeLessThanOrEqual(64 * MIB);
     rmSync(outFile);
-    expect(dw(['cancel', 'py-huge-log-2']).status).toBe(0);
+    writeFileSync(go, '');
+    expect(await host.waitResult(id)).toMatchObject({ state: 'succeeded', stdout: 'started\ndone\n' });
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
@@ -869,7 +883,7 @@ print(json.dumps({"states": states, "opened": [os.path.basename(p) for p in open
       expect(cmd.status).toBe(87);
       expect(cmd.stderr).toContain('is already bound to your earlier request');
       expect(cmd.stderr).not.toContain('evil-');
-      const big = cmd.stderr.split('\n').filter((l) => / it is larger than 64 KiB$/.test(l));
+      const big = cmd.stderr.split('\n').filter((l) => / it is larger than 65536 bytes$/.test(l));
       expect(big.length).toBe(new Set(big).size);
     } finally {
       for (const n of readdirSync(inbox)) if (n.startsWith('2020') || n.startsWith('evil-')) rmSync(path.join(inbox, n));
@@ -901,12 +915,12 @@ print(json.dumps({"states": states, "opened": [os.path.basename(p) for p in open
     expect(stopped.status).toBe(0);
 
     const ahead = { v: 1, host_id: 'h1', app_version: '1.0.0', up: true, heartbeat_at: new Date(Date.now() + 86_400_000).toISOString() };
-    const future = "the host is not running (host.json's heartbeat is in the future: its clock or the file is wrong)";
+    const future = 'the host is not running as far as host.json tells: its heartbeat is in the future, so its clock or the file is wrong';
     const submitted = await withHostJson(ahead, () => dw(['submit', 'echo', 'msg=ahead']), (r) => r.stderr.includes(future));
     expect(submitted.status).toBe(0);
-    expect(submitted.stderr).toBe(`dw: ${future}; the request waits in queue/ until it is back\n`);
+    expect(submitted.stderr).toBe(`dw: ${future}; the request waits in queue/ until it runs\n`);
     const doctor = await withHostJson(ahead, () => dw(['doctor']), (r) => r.stdout.includes(future));
-    expect(doctor.stdout).toMatch(/^ok +host running +it answered a signed ping, although host.json says the host is not running \(host.json's heartbeat is in the future/m);
+    expect(doctor.stdout).toMatch(/^ok +host running +it answered a signed ping, although host.json says the host is not running as far as host.json tells: its heartbeat is in the future/m);
 
     const escapes = { v: 1, host_id: 'h\u001b]0;owned\u0007', app_version: '9.9\u001b[2J\nok   key accepted  FAKE', up: true, heartbeat_at: new Date().toISOString() };
     const shown = await withHostJson(escapes, () => dw(['doctor']), (r) => r.stdout.includes('dumbwaiter ?'));
@@ -968,15 +982,15 @@ print(json.dumps({"state": res["state"], "error": res.get("error")}))
 
     const unreadable = 'the host is not running (host.json is not a JSON file as the host writes it)';
     const submitted = await withHostJson(deep, () => dw(['submit', 'echo', 'msg=deep host.json']), (r) => r.stderr.includes(unreadable));
-    expect(submitted.stderr).toBe(`dw: ${unreadable}; the request waits in queue/ until it is back\n`);
+    expect(submitted.stderr).toBe(`dw: ${unreadable}; the request waits in queue/ until it runs\n`);
     expect(submitted.status).toBe(0);
     const id = submitted.stdout.trim();
     expect(id).toMatch(FRESH_ID);
     expect(await host.waitResult(id)).toMatchObject({ state: 'succeeded' });
 
     const zone = { v: 1, host_id: 'h1', app_version: '1.0.0', up: true, heartbeat_at: '2024-01-01T00:00:00+99:00' };
-    const ran = await withHostJson(zone, () => dw(['run', 'echo', 'msg=zone']), (r) => r.stderr.includes('host.json has no valid heartbeat'));
-    expect(ran.stderr).toContain('dw: the host is not running (host.json has no valid heartbeat); the request waits in queue/ until it is back\n');
+    const ran = await withHostJson(zone, () => dw(['run', 'echo', 'msg=zone']), (r) => r.stderr.includes('host.json has no heartbeat'));
+    expect(ran.stderr).toContain('dw: the host is not running (host.json has no heartbeat); the request waits in queue/ until it runs\n');
     expect(ran.stderr).not.toContain('Traceback');
     expect(ran.status).toBe(0);
     expect(ran.stdout).toBe('["zone"]\n');
