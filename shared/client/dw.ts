@@ -1,8 +1,7 @@
 // `dw`: the sandbox's command line. Bundled into one file (spool/bin/dw.cjs) that runs on Node 18+.
 import { parseArgs } from 'node:util';
 import { loadKeyFile, KeyFileError } from './keyFile';
-import { BadRequestIdError, SpoolClient, checkRequestId, hostDownText, isResult, isSettled, type Followed, type Status } from './spoolClient';
-import { MAX_LIVE_LOG_BYTES } from './spoolFiles';
+import { BadRequestIdError, SpoolClient, checkRequestId, hostDownText, isResult, isSettled, logCheckNote, type Followed, type Status } from './spoolClient';
 import { argsFromPairs, checkArgs, describeArgs, ArgError } from './typedArgs';
 import { EXIT, EXIT_MEANINGS, exitCodeOf } from './exitCodes';
 import { checkSpool, NotASpoolError, SpoolPermissionError } from './spoolAccess';
@@ -61,12 +60,12 @@ function spoolOf(v: Values): string {
 
 const notice = (text: string) => void process.stderr.write(`dw: ${text}\n`);
 
-function clientOf(v: Values): SpoolClient {
+function clientOf(v: Values, onNotice: (text: string) => void = notice): SpoolClient {
   const spool = spoolOf(v);
   const keyFile = v['key-file'] ?? process.env.DUMBWAITER_KEY_FILE;
   if (!keyFile) throw new Exit(EXIT.noKey, 'no key: pass --key-file FILE or set DUMBWAITER_KEY_FILE');
   try {
-    return new SpoolClient(spool, loadKeyFile(keyFile), { onNotice: notice });
+    return new SpoolClient(spool, loadKeyFile(keyFile), { onNotice });
   } catch (e) {
     if (e instanceof KeyFileError) throw new Exit(EXIT.noKey, e.message);
     throw e;
@@ -101,9 +100,10 @@ function requestArgs(c: SpoolClient, op: string, pairs: string[], v: Values): Re
     }
     return base;
   }
-  const entry = c.catalog()?.operations.find((o) => o.name === op);
+  const offered = c.catalog()?.operations ?? [];
+  const entry = offered.find((o) => o.name === op);
   if (!entry) {
-    const known = c.catalog()?.operations.map((o) => o.name) ?? [];
+    const known = offered.map((o) => o.name);
     throw new Exit(EXIT.badArgs, `the host offers no operation "${op}"${known.length ? ` (it offers: ${known.join(', ')})` : ''}`);
   }
   try {
@@ -168,14 +168,8 @@ function report(c: SpoolClient, s: Status, withOutput: boolean): void {
 
 /** After `dw run` streamed the live log: whether it was the host's, and the signed output where it was not. */
 function reportRun(c: SpoolClient, s: Followed): void {
-  const settled = isSettled(s);
-  if (settled && s.log.check === 'mismatch') {
-    process.stderr.write(`dw: the live output above is not what the host logged (results/${s.id}.log was changed by someone else); the host's signed output follows:\n`);
-  } else if (settled && s.log.check === 'capped') {
-    process.stderr.write(`dw: the live output above stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/${s.id}.log; the host's signed output follows:\n`);
-  } else if (settled && s.log.check === 'unchecked') {
-    process.stderr.write(`dw: the live output above could not be checked against the host's log (its result has no log_sha256)\n`);
-  }
+  const note = isSettled(s) ? logCheckNote(s.log.check, s.id, 'stream') : null;
+  if (note) notice(note);
   report(c, s, s.log.check === 'none' || s.log.check === 'mismatch' || s.log.check === 'capped');
 }
 
@@ -306,9 +300,8 @@ async function doctor(v: Values): Promise<number> {
   }
   const ignored: string[] = [];
   try {
-    c = clientOf(v);
     // The ping's client keeps its notices (files it ignored) for the "results signed" line.
-    c = new SpoolClient(c.spool, c.key, { onNotice: (t) => ignored.push(t) });
+    c = clientOf(v, (t) => ignored.push(t));
     line(true, `key file: key ${c.key!.key_id}`);
   } catch (e) {
     line(false, (e as Error).message);
@@ -319,6 +312,8 @@ async function doctor(v: Values): Promise<number> {
   const sent = Date.now();
   const id = c.submit({ op: 'dumbwaiter.ping' });
   const s = await c.wait(id, { timeoutMs: waitS * 1000 });
+  // An unanswered ping is taken back, so that a host that comes back later does not find it.
+  if (s.state === 'unclaimed') c.withdraw(id);
   if (host.running || !isResult(s)) line(host.running, host.text);
   else line(true, `the host is running: it answered the ping, signed for this key (host.json says otherwise: ${host.text})`);
   if (isResult(s)) {
@@ -355,7 +350,7 @@ main(process.argv.slice(2)).then(
       process.exitCode = e instanceof Exit ? e.code : EXIT.noPerm;
     } else {
       process.stderr.write(`dw: ${(e as Error).stack ?? String(e)}\n`);
-      process.exitCode = 70;
+      process.exitCode = EXIT.unavailable; // as dw.py: 70 could be taken for the operation's own code
     }
   },
 );

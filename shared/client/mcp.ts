@@ -13,7 +13,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_INTENT_CHARS, type CatalogOperation } from '../protocol/types';
-import { BadRequestIdError, checkRequestId, isResult, isSettled, type SpoolClient, type Status } from './spoolClient';
+import { BadRequestIdError, checkRequestId, isResult, isSettled, logCheckNote, type SpoolClient, type Status } from './spoolClient';
 import { checkArgs, ArgError } from './typedArgs';
 import { APP_VERSION } from './version';
 import { DEFAULT_WAIT_S } from './limits';
@@ -230,12 +230,9 @@ export async function serveMcp(client: SpoolClient, waitMs = DEFAULT_WAIT_S * 10
       // No time limit: the client's own timeout (or its cancellation, the signal) governs; the request goes on.
       const s = await client.follow(id, (b) => progress.chunk(b), { onChange: (st) => progress.state(st), signal: extra.signal });
       const result = resultOf(s, client);
-      if (s.log.check === 'mismatch') {
-        // The result holds the host's signed output; the live output sent as progress came from a file anyone may replace.
-        result.content.push({ type: 'text', text: `the live output sent as progress is not what the host logged (results/${id}.log was changed by someone else); the output above is the host's signed one` });
-      } else if (s.log.check === 'capped') {
-        result.content.push({ type: 'text', text: `the live output sent as progress stopped at results/${id}.log's size cap, so it could not be checked; the output above is the host's signed one` });
-      }
+      // The result holds the host's signed output; the live output sent as progress came from a file anyone may replace.
+      const note = logCheckNote(s.log.check, id, 'progress');
+      if (note) result.content.push({ type: 'text', text: note });
       return result;
     } finally {
       progress.stop();

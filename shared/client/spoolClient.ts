@@ -2,7 +2,7 @@
 // what it signed for this key (docs/PROTOCOL.md, "Authenticated results and inbox messages"), since
 // anyone who can write the spool can write results/ and inbox/; wait; follow the live log.
 // Node built-ins only, so it bundles into one file that runs on Node 18 with no node_modules.
-import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, writeSync, constants } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, constants } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { computeMac, decodeSecret } from '../protocol/sign';
@@ -360,6 +360,15 @@ export class SpoolClient {
     return entryExists(this.p('queue', `${id}.json`));
   }
 
+  /** Takes a request the host has not taken yet back out of queue/ (once taken, it is no longer there). */
+  withdraw(id: string): void {
+    try {
+      unlinkSync(this.p('queue', `${checkRequestId(id)}.json`));
+    } catch {
+      /* taken meanwhile, or never there */
+    }
+  }
+
   /** A pure read: what the host answered for this key, else whether the request still waits in queue/. */
   status(id: string): Status {
     return this.look(checkRequestId(id)).s;
@@ -467,8 +476,26 @@ export class SpoolClient {
       const doc = JSON.parse(r.data.toString('utf8')) as CatalogDoc;
       return Array.isArray(doc?.operations) ? doc : null;
     } catch {
-      return null; // replaced between our open and read: the caller looks again
+      return null; // not JSON: not the host's catalog
     }
+  }
+}
+
+/** What to say after live output of `id` was shown (`shown`: `stream` on stdout, above the signed output
+ *  that follows; `progress` in progress notifications, before the result that holds it), when it was not
+ *  checked to be what the host logged; null when it was, or when nothing was shown. */
+export function logCheckNote(check: LogCheck['check'], id: string, shown: 'stream' | 'progress'): string | null {
+  const live = shown === 'stream' ? 'the live output above' : 'the live output sent as progress';
+  const signed = shown === 'stream' ? "the host's signed output follows:" : "the output above is the host's signed one";
+  switch (check) {
+    case 'mismatch':
+      return `${live} is not what the host logged (results/${id}.log was changed by someone else); ${signed}`;
+    case 'capped':
+      return `${live} stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/${id}.log; ${signed}`;
+    case 'unchecked':
+      return `${live} could not be checked against the host's log (its result has no log_sha256)`;
+    default:
+      return null;
   }
 }
 

@@ -255,12 +255,14 @@ describe('dw from the spool bin/ folder', () => {
     process.kill(-pid, 'SIGKILL'); // the orphaned run of the killed daemon
   });
 
-  it('doctor with the host stopped still sends the ping, with a shorter wait, and exits 69', async () => {
+  it('doctor with the host stopped still sends the ping, with a shorter wait, exits 69 and takes the unanswered ping back out of queue/', async () => {
     await daemon.stop();
+    const queued = readdirSync(path.join(host.spool, 'queue'));
     const r = dw(['doctor']);
     expect(r.status).toBe(69);
     expect(r.stdout).toContain('FAIL  the host is not running (since');
     expect(r.stdout).toContain('FAIL  key not accepted: no answer within 5 s (unclaimed)');
+    expect(readdirSync(path.join(host.spool, 'queue'))).toEqual(queued); // a host back later finds no ping
     daemon = await host.startDaemon();
   });
 
