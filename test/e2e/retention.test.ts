@@ -147,6 +147,11 @@ operations:
       const set = db.prepare('UPDATE requests SET updated_at = ? WHERE id = ?');
       expect(set.run(boundOldUpdatedAt, 'bound-old').changes).toBe(1);
       expect(set.run(ago(49 * HOUR), 'ancient').changes).toBe(1);
+      // Old in the ledger as its file is in the spool (a result file is written at each change of its
+      // row): the host's result repair restores a removed result of a request changed within the spool's
+      // retention, and rewrites one that is not what the ledger says (as this one then is) when its sweep
+      // covers it, which it does for requests changed within that retention plus a day.
+      expect(set.run(ago(30 * HOUR), 'old-done').changes).toBe(1);
       for (const id of ['waiting', 'queued-1', 'unc']) expect(set.run(ago(10 * DAY), id).changes).toBe(1);
       db.prepare('UPDATE audit SET at = ? WHERE request_id = ?').run(ago(49 * HOUR), 'ancient');
       db.prepare('UPDATE audit SET at = ? WHERE request_id = ?').run(ago(47 * HOUR), 'bound-old');
