@@ -11,7 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { CLI, TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER, NO_UNPRIVILEGED_USER, outputOf, projectFile, spawnTsx } from '../helpers/processes';
-import { CATALOG_JSON_MAX_BYTES, HOST_JSON_MAX_BYTES } from '../../main/core/spool/hostFiles';
+import { CATALOG_JSON_MAX_BYTES } from '../../main/core/spool/hostFiles';
+import { MAX_HOST_JSON_BYTES } from '../../shared/protocol/types';
 import { LIVE_LOG_CHUNK } from '../../main/core/spool/liveLog';
 import type { KeyFile } from '../../shared/protocol/types';
 
@@ -99,7 +100,7 @@ async function inAppProcess(body: string): Promise<unknown> {
 function replacedByHostFile(p: string) {
   return eventually(`${p} to be the host's file again`, () => {
     const st = lstatSync(p, { throwIfNoEntry: false });
-    return st?.isFile() && st.size < HOST_JSON_MAX_BYTES ? true : undefined;
+    return st?.isFile() && st.size < MAX_HOST_JSON_BYTES ? true : undefined;
   });
 }
 
@@ -121,7 +122,7 @@ afterAll(async () => {
 describe('with no daemon running (what status and the app read)', () => {
   it.each(KINDS)('dumbwaiter status answers when host.json is %s, and says what is wrong', (kind) => {
     plant(spoolFile('host.json'), kind);
-    const reason = PLANTS[kind].reason ?? `is ${HUGE} bytes, over the limit of ${HOST_JSON_MAX_BYTES}`;
+    const reason = PLANTS[kind].reason ?? `is ${HUGE} bytes, over the limit of ${MAX_HOST_JSON_BYTES}`;
     expect(status().text).toContain(`last heartbeat unknown: host.json ${reason}\n`);
     expect(status(true).report).toMatchObject({ daemon: { running: false, heartbeat_at: null, heartbeat_problem: `host.json ${reason}` } });
   });

@@ -33,8 +33,7 @@ export function writeCatalog(file: string, catalog: CatalogDoc): void {
   writeJsonAtomic(file, catalog, 0o644);
 }
 
-/** host.json's cap, shared with the clients (shared/protocol/types.ts). */
-export { MAX_HOST_JSON_BYTES as HOST_JSON_MAX_BYTES };
+/** Far more than the host ever writes: a bigger catalog.json is not its own (host.json's cap is shared/protocol/types.ts's MAX_HOST_JSON_BYTES). */
 export const CATALOG_JSON_MAX_BYTES = 8 * 1024 * 1024;
 
 /** The last heartbeat in host.json, or why there is none to show (no problem while none was written yet). */
