@@ -120,9 +120,9 @@ export class Daemon {
   ) {
     this.io = pinned.paths;
     this.queueWatch = settings.file_events ? new QueueWatch(() => this.requestScan(), log) : null;
-    const repair = new ResultRepair(this.io, db, requests, results, written, (k) => keys.signer(k), audit, () => this.settings.retention_spool_days, scopedLogger('results'));
+    const repair = new ResultRepair(this.io, requests, results, written, (k) => keys.signer(k), audit, () => this.settings.retention_spool_days, scopedLogger('results'));
     this.resultsWatch = new ResultsWatch(repair, written, requests, () => this.settings.retention_spool_days, () => this.spoolOk, settings.file_events, log);
-    this.refusals = new Refusals(db, audit, results, scopedLogger('intake'));
+    this.refusals = new Refusals(audit, results, scopedLogger('intake'));
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, { spool: spool.root, home: home.root }, audit, scopedLogger('allowlist'), (a) =>
       this.publishCatalog(a),
     );

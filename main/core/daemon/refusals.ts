@@ -5,7 +5,6 @@
 // instead of told one by one: in the audit log per step, in the log per pass, and result files for
 // unbound ids are written for the first ones only. Nothing runs for any of them either way.
 import type { AuditEntry, AuditLog } from '../ledger/audit';
-import type { Db } from '../ledger/db';
 import type { Logger } from '../log';
 import type { ResultWriter } from '../spool/results';
 import type { ResultDoc } from '../../../shared/protocol/types';
@@ -34,7 +33,6 @@ export class Refusals {
   private pending: AuditEntry[] = [];
 
   constructor(
-    private readonly db: Db,
     private readonly audit: AuditLog,
     private readonly writer: ResultWriter,
     private readonly log: Logger,
@@ -63,10 +61,7 @@ export class Refusals {
     if (this.counted.length) entries.push(this.summary(this.counted));
     this.pending = [];
     this.counted = [];
-    if (!entries.length) return;
-    this.db.transaction(() => {
-      for (const e of entries) this.audit.record(e);
-    })();
+    this.audit.recordAll(entries);
   }
 
   /** End of a pass over the queue: one log line for what was only counted; the budgets start again. */

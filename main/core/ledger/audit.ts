@@ -76,6 +76,11 @@ export class AuditLog {
     });
   }
 
+  /** Several entries in one commit (one fsync), as a step of refusals or repairs records them. */
+  recordAll(entries: AuditEntry[]): void {
+    if (entries.length) this.db.transaction(() => entries.forEach((e) => this.record(e)))();
+  }
+
   search(q: AuditQuery = {}): AuditRow[] {
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: Math.min(Math.max(q.limit ?? 100, 1), 10_000) };

@@ -13,7 +13,6 @@ import { closeSync, fstatSync, lstatSync, readSync } from 'node:fs';
 import { openHostDoc, type HostDocKey } from '../../../shared/protocol/hostAuth';
 import { isFinalState } from '../../../shared/protocol/types';
 import type { AuditEntry, AuditLog } from '../ledger/audit';
-import type { Db } from '../ledger/db';
 import type { RequestRow, Requests } from '../ledger/requests';
 import type { Logger } from '../log';
 import { spoolCutoff } from '../retention';
@@ -60,7 +59,6 @@ export class ResultRepair {
   constructor(
     /** The pinned paths (read at each use: a repin changes them in place). */
     private readonly paths: SpoolPaths,
-    private readonly db: Db,
     private readonly requests: Requests,
     private readonly writer: ResultWriter,
     private readonly written: WrittenResults,
@@ -115,10 +113,7 @@ export class ResultRepair {
     if (this.counted.length) entries.push(this.summary(this.counted));
     this.pending = [];
     this.counted = [];
-    if (!entries.length) return;
-    this.db.transaction(() => {
-      for (const e of entries) this.audit.record(e);
-    })();
+    this.audit.recordAll(entries);
   }
 
   /** Once a minute: one log line for what was only counted; the budget starts again. */

@@ -17,7 +17,7 @@ let refusals: Refusals;
 beforeEach(() => {
   l = new TestLedger();
   spool = createSpool(path.join(l.dir, 'spool'));
-  refusals = new Refusals(l.db, l.audit, new ResultWriter(spool, l.requests, () => null), scopedLogger('test'));
+  refusals = new Refusals(l.audit, new ResultWriter(spool, l.requests, () => null), scopedLogger('test'));
 });
 afterEach(() => {
   l.close();

@@ -33,7 +33,7 @@ beforeEach(() => {
   keyId = ledger.keys.create('sandbox', 'write').key_id;
   written = new WrittenResults();
   writer = new ResultWriter(paths, ledger.requests, signer, null, written);
-  repair = new ResultRepair(paths, ledger.db, ledger.requests, writer, written, signer, ledger.audit, () => SPOOL_DAYS, scopedLogger('test'));
+  repair = new ResultRepair(paths, ledger.requests, writer, written, signer, ledger.audit, () => SPOOL_DAYS, scopedLogger('test'));
 });
 
 afterEach(() => {
