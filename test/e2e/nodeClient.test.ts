@@ -9,7 +9,7 @@ import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtemp
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
+import { GATED_OP, TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER, NO_UNPRIVILEGED_USER, track } from '../helpers/processes';
 import { signHostDoc } from '../../shared/protocol/hostAuth';
 import { decodeSecret } from '../../shared/protocol/sign';
@@ -62,15 +62,7 @@ operations:
     command: [/nonexistent/tool]
     scope: read
     approval: never
-  - name: gated
-    description: Print, wait until a file exists, print again
-    command: [/bin/sh, -c, 'echo started; while [ ! -e "$0" ]; do sleep 0.05; done; echo done', "{go}"]
-    args:
-      go: {type: string, max_length: 500}
-    scope: read
-    approval: never
-    concurrency: 4
-  - name: fresh
+${GATED_OP}  - name: fresh
     command: [echo, fresh]
     cwd: ${JSON.stringify(root)}
     scope: read

@@ -7,7 +7,7 @@ import { chmodSync, chownSync, closeSync, copyFileSync, cpSync, mkdirSync, mkdte
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
+import { GATED_OP, TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER, NO_UNPRIVILEGED_USER, track } from '../helpers/processes';
 import { canonicalJson, sha256Hex } from '../../shared/protocol/canonicalJson';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
@@ -128,15 +128,7 @@ ${op('fail', 'exit, "{code}"', '    args:\n      code: {type: integer, min: 0, m
 ${op('lines', 'lines, "{n}"', '    args:\n      n: {type: integer, min: 1, max: 20}')}
 ${op('nap', 'nap, "{seconds}"', '    args:\n      seconds: {type: integer, min: 0, max: 10}')}
 ${op('slow', 'sleep', '    timeout_s: 60')}
-  - name: gated
-    description: Print, wait until a file exists, print again
-    command: [/bin/sh, -c, 'echo started; while [ ! -e "$0" ]; do sleep 0.05; done; echo done', "{go}"]
-    args:
-      go: {type: string, max_length: 500}
-    scope: read
-    approval: never
-    concurrency: 4
-  - name: deploy
+${GATED_OP}  - name: deploy
     description: A write operation that asks a human
     command: [${node}, ${JSON.stringify(script)}, argv, "{target}"]
     cwd: ${JSON.stringify(host.work)}

@@ -13,6 +13,18 @@ import { AS_USER, NO_UNPRIVILEGED_USER, groupRunning, track } from './processes'
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.join(ROOT, 'bin/dumbwaiter.js');
 
+/** An allowlist entry (as listed under `operations:`) for a run the test lets end: it prints "started",
+ *  waits until the file named by its `go` argument exists, then prints "done". */
+export const GATED_OP = `  - name: gated
+    description: Print, wait until a file exists, print again
+    command: [/bin/sh, -c, 'echo started; while [ ! -e "$0" ]; do sleep 0.05; done; echo done', "{go}"]
+    args:
+      go: {type: string, max_length: 500}
+    scope: read
+    approval: never
+    concurrency: 4
+`;
+
 export interface CliResult {
   status: number | null;
   stdout: string;
