@@ -51,7 +51,9 @@ afterAll(async () => {
 
 const pidOf = (tag: string, which: 'parent' | 'child') => {
   const f = path.join(host.root, 'pids', `${tag}.${which}`);
-  return existsSync(f) ? Number(readFileSync(f, 'utf8').trim()) : undefined;
+  // The shell creates the file before it writes the pid: only a whole line is a pid (an empty file read as 0).
+  const text = existsSync(f) ? readFileSync(f, 'utf8') : '';
+  return /^\d+\n$/.test(text) ? Number(text) : undefined;
 };
 
 /** Running: a process that was killed but not yet reaped by whoever adopted it (a zombie) is not. */
