@@ -114,6 +114,13 @@ function rowOf(l: Lifecycle, keyId: string): RequestRow | 'unbound' | null {
     cost: 0,
     log_bytes: null,
     log_sha256: null,
+    plan_id: null,
+    limits_json: null,
+    steps_json: null,
+    orphaned: 0,
+    run_marker: null,
+    run_since: null,
+    reconcile_json: null,
   };
 }
 

@@ -23,7 +23,9 @@ export type ErrorCode =
   | 'spawn_failed'
   | 'interrupted'
   | 'denied'
-  | 'approval_timeout';
+  | 'approval_timeout'
+  /** The operation's reconcile command said its effect did not happen: safe to retry with a new id. */
+  | 'not_applied';
 
 /** The refusals that come before a request is authenticated: the host cannot sign them, since anyone
  *  could have written the request (docs/PROTOCOL.md section 8). */
@@ -52,9 +54,43 @@ export interface ApprovalInfo {
   shared_with_sandbox?: string[];
   /** The operation may leave processes running after its main process exits (they are not killed). */
   leaves_processes?: boolean;
+  /** A plan's approval (operation `dumbwaiter.plan`): every step as it would run. */
+  steps?: PlanStep[];
   /** Who approved or denied it ("grant g_..." for a time-boxed approval), once decided. */
   decided_by?: string;
   decided_at?: string;
+}
+
+/** One run of an operation's reconcile command: did the interrupted run take effect? */
+export interface ReconcileAttempt {
+  at: string;
+  argv: string[];
+  exit_code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  /** Why it gave no verdict: a timeout, it could not start, no reconcile declared. */
+  error: string | null;
+  /** exit 0: applied; exit 1: not applied; anything else: unknown. */
+  verdict: 'applied' | 'not_applied' | 'unknown';
+  /** Who ran it: "daemon (restart)", "cli (user)", the app's actor. */
+  by: string;
+}
+
+/** A step of a plan: what it asks, what it would run, and (once used) the request that used it. */
+export interface PlanStep {
+  op: string;
+  args: Record<string, unknown>;
+  argv: string[];
+  cwd: string;
+  scope: 'read' | 'write';
+  request_id: string | null;
+  state: RequestState | null;
+}
+
+export interface PlanDoc {
+  expires_at: string;
+  steps: PlanStep[];
 }
 
 /** `S/results/<id>.json`. Fields beyond the spec's minimum are backward-compatible extensions. */
@@ -74,13 +110,19 @@ export interface ResultDoc {
   finished_at: string | null;
   duration_ms: number | null;
   error: ResultError | null;
-  /** Set when a human settled an `uncertain` run. */
-  resolved_by?: 'human';
+  /** Set when an `uncertain` run was settled: by a human, or by the operation's reconcile command. */
+  resolved_by?: 'human' | 'reconcile';
   note?: string;
   /** Present when the request needed (or needs) a human's approval. */
   approval?: ApprovalInfo;
   /** Who cancelled it. */
   cancelled_by?: string;
+  /** While `running`: the run outlived a crash of the host, and the restarted host watches it. */
+  orphaned?: true;
+  /** The last look-up of an interrupted run's effect by its operation's reconcile command. */
+  reconcile?: ReconcileAttempt;
+  /** A `dumbwaiter.plan` request: its steps, and the requests that used them. */
+  plan?: PlanDoc;
   /** What the id is bound to (shared/protocol/requestHash.ts): in every result the host signs, so a
    *  client can tell its own request from another one with the same id. */
   request_hash?: string;
@@ -111,6 +153,11 @@ export interface Payload {
   created_at: string;
   expires_at?: string;
   intent?: string;
+  /** Tighter limits than the operation's (never looser: larger is `bad_args`). */
+  timeout_s?: number;
+  max_output_bytes?: number;
+  /** Run as a step of this approved plan (`dumbwaiter.plan`) of the same key. */
+  plan_id?: string;
 }
 
 export interface HostStatusDoc {

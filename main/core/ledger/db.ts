@@ -113,6 +113,13 @@ const MIGRATIONS: string[] = [
   // What a finished run left in results/<id>.log, for its signed result (NULL: it had no log).
   `ALTER TABLE requests ADD COLUMN log_bytes INTEGER;
    ALTER TABLE requests ADD COLUMN log_sha256 TEXT;`,
+  `ALTER TABLE requests ADD COLUMN plan_id TEXT;
+   ALTER TABLE requests ADD COLUMN limits_json TEXT;
+   ALTER TABLE requests ADD COLUMN steps_json TEXT;
+   ALTER TABLE requests ADD COLUMN orphaned INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE requests ADD COLUMN run_marker TEXT;
+   ALTER TABLE requests ADD COLUMN run_since INTEGER;
+   ALTER TABLE requests ADD COLUMN reconcile_json TEXT;`,
 ];
 
 export function openLedger(file: string): Db {

@@ -45,6 +45,19 @@ export interface RequestRow {
   /** Bytes and SHA-256 (hex) of the live log as the finished run left it; null without a log. */
   log_bytes: number | null;
   log_sha256: string | null;
+  /** The approved plan this request claims to be a step of (payload `plan_id`). */
+  plan_id: string | null;
+  /** The payload's own limits (`{timeout_s?, max_output_bytes?}`), tighter than the operation's. */
+  limits_json: string | null;
+  /** A `dumbwaiter.plan` request: its PlanStep[] (shared/protocol/types.ts), updated as steps are used. */
+  steps_json: string | null;
+  /** 1 while a run found alive when the host started is watched (its state stays `running`). */
+  orphaned: number;
+  /** The run's marker and its main process's start time (procfs), to find its processes after a crash. */
+  run_marker: string | null;
+  run_since: number | null;
+  /** The last ReconcileAttempt (shared/protocol/types.ts). */
+  reconcile_json: string | null;
 }
 
 
@@ -66,7 +79,7 @@ export type RequestSummary = Pick<
 export type NewRequest = Pick<
   RequestRow,
   'id' | 'key_id' | 'op' | 'args_json' | 'binding_hash' | 'mac' | 'intent' | 'created_at' | 'expires_at' | 'state'
-> & {
+> & Partial<Pick<RequestRow, 'plan_id' | 'limits_json' | 'steps_json'>> & {
   plan: RunPlan | null;
   error_code?: ErrorCode | null;
   error_message?: string | null;
@@ -80,7 +93,7 @@ export type RequestPatch = Partial<
     | 'state' | 'error_code' | 'error_message' | 'exit_code' | 'signal' | 'stdout' | 'stderr' | 'stdout_truncated'
     | 'stderr_truncated' | 'started_at' | 'finished_at' | 'duration_ms' | 'pid' | 'resolved_by' | 'note' | 'plan_json'
     | 'approval_json' | 'decided_by' | 'decided_at' | 'ceiling_override' | 'cancel_requested_by' | 'cost'
-    | 'log_bytes' | 'log_sha256'
+    | 'log_bytes' | 'log_sha256' | 'steps_json' | 'orphaned' | 'run_marker' | 'run_since' | 'reconcile_json'
   >
 >;
 
@@ -98,9 +111,11 @@ export class Requests {
     this.markSyncedStmt = db.prepare('UPDATE requests SET synced = 1 WHERE id = ? AND version = ?');
     this.insertStmt = db.prepare(
       `INSERT INTO requests (id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
-                             state, plan_json, error_code, error_message, approval_json, decided_by, decided_at, updated_at)
+                             state, plan_json, error_code, error_message, approval_json, decided_by, decided_at, updated_at,
+                             plan_id, limits_json, steps_json)
        VALUES (@id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
-               @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at)`,
+               @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at,
+               @plan_id, @limits_json, @steps_json)`,
     );
   }
 
@@ -119,6 +134,9 @@ export class Requests {
       approval_json: approval ? JSON.stringify(approval) : null,
       decided_by: r.decided_by ?? null,
       decided_at: r.decided_by ? at : null,
+      plan_id: r.plan_id ?? null,
+      limits_json: r.limits_json ?? null,
+      steps_json: r.steps_json ?? null,
       claimed_at: at,
       updated_at: at,
     });
