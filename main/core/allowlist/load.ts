@@ -6,10 +6,10 @@ import { RE2JS } from 're2js';
 import { OP_NAME } from '../../../shared/protocol/ids';
 import { HOST_VARS } from '../exec/baseEnv';
 import { expandTilde } from '../home';
-import { parseElement, placeholders, wholeArg } from './template';
+import { REQUEST_ID_PLACEHOLDER, REQUEST_ID_SPEC, parseElement, placeholders, wholeArg } from './template';
 import { NO_CONTEXT, rootProblem, type AllowlistContext } from './roots';
 import { DEFAULT_CWD } from './defaultCwd';
-import type { Allowlist, ArgSpec, ArgType, Operation, ScalarArg, TemplateElement } from './types';
+import type { Allowlist, ArgSpec, ArgType, Operation, Reconcile, ScalarArg, TemplateElement } from './types';
 
 type YPath = (string | number)[];
 
@@ -32,7 +32,7 @@ export class AllowlistError extends Error {
   }
 }
 
-const OP_FIELDS = new Set(['name', 'description', 'command', 'cwd', 'cwd_shared_with_sandbox', 'env', 'args', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost', 'leaves_processes']);
+const OP_FIELDS = new Set(['name', 'description', 'command', 'cwd', 'cwd_shared_with_sandbox', 'env', 'args', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost', 'leaves_processes', 'reconcile']);
 const ARG_FIELDS: Record<string, string[]> = {
   string: ['pattern', 'max_length', 'enum', 'allow_dash'],
   integer: ['min', 'max'],
@@ -239,6 +239,68 @@ function leavesProcesses(c: Checker, p: YPath, v: unknown): boolean {
   return v === true;
 }
 
+/** An argument `a` of the operation as a placeholder may use it: its spec; a problem to report; or null
+ *  when it is declared but its spec was refused (that is reported already). */
+function placeholderSpec(args: Record<string, ArgSpec>, rawArgs: unknown, a: string, undeclared: string): ArgSpec | string | null {
+  // Own keys only: {toString} or {constructor} must not find Object.prototype's members.
+  if (Object.hasOwn(args, a)) return args[a]!;
+  return isObj(rawArgs) && Object.hasOwn(rawArgs, a) ? null : undeclared;
+}
+
+/**
+ * An argv template (`command`, or reconcile's): a non-empty list, the program first and never from a
+ * request, each placeholder one that `spec` accepts, arrays and flags only as whole elements.
+ */
+function argvTemplate(c: Checker, p: YPath, raw: unknown, spec: (name: string) => ArgSpec | string | null): { command: string[]; template: TemplateElement[] } {
+  const template: TemplateElement[] = [];
+  const command: string[] = [];
+  if (!Array.isArray(raw) || raw.length === 0) {
+    c.add(p, 'must be a non-empty list: the program, then its arguments (never a shell string)');
+    return { command, template };
+  }
+  raw.forEach((el, i) => {
+    const ep = [...p, i];
+    if (typeof el !== 'string' && typeof el !== 'number') return c.add(ep, 'each element must be a string');
+    const text = String(el);
+    if (text.includes('\0')) return c.add(ep, 'contains a NUL byte');
+    let parsed: TemplateElement;
+    try {
+      parsed = parseElement(text);
+    } catch (e) {
+      return c.add(ep, (e as Error).message);
+    }
+    const used = placeholders(parsed);
+    if (i === 0 && used.length > 0) return c.add(ep, 'the program itself cannot come from a request');
+    if (i === 0 && text.length === 0) return c.add(ep, 'the program must not be empty');
+    for (const a of used) {
+      const s = spec(a);
+      if (typeof s === 'string') c.add(ep, s);
+      if (s === null || typeof s === 'string') continue;
+      if (wholeArg(parsed) === null && s.type === 'array') c.add(ep, `array argument {${a}} must be a whole element on its own`);
+      if (wholeArg(parsed) === null && s.type === 'boolean' && s.flag !== null) c.add(ep, `flag argument {${a}} must be a whole element on its own`);
+    }
+    command.push(text);
+    template.push(parsed);
+  });
+  return { command, template };
+}
+
+/** `reconcile: {command, timeout_s}`: the lookup that settles a run whose end the host missed. */
+function reconcile(c: Checker, p: YPath, raw: unknown, args: Record<string, ArgSpec>, rawArgs: unknown): Reconcile | null {
+  if (raw === undefined || raw === null) return null;
+  if (!isObj(raw)) {
+    c.add(p, 'must be a mapping such as {command: [/usr/bin/gh, release, view, "v{version}"], timeout_s: 30}');
+    return null;
+  }
+  unknownFields(c, p, raw, ['command', 'timeout_s']);
+  // {request_id} is the request's id: an argument of that name would make it mean two things.
+  if (Object.hasOwn(args, REQUEST_ID_PLACEHOLDER)) c.add([...p.slice(0, -1), 'args', REQUEST_ID_PLACEHOLDER], `is the name reconcile gives the request's id ({${REQUEST_ID_PLACEHOLDER}}): rename the argument`);
+  const { command, template } = argvTemplate(c, [...p, 'command'], raw.command, (a) =>
+    a === REQUEST_ID_PLACEHOLDER ? REQUEST_ID_SPEC : placeholderSpec(args, rawArgs, a, `uses {${a}}, which is neither an argument of the operation nor {${REQUEST_ID_PLACEHOLDER}}`),
+  );
+  return { command, template, timeout_s: int(c, [...p, 'timeout_s'], raw.timeout_s, 1, 3600, 30) };
+}
+
 function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
   if (!isObj(raw)) {
     c.add(p, 'each operation must be a mapping with at least name and command');
@@ -278,38 +340,8 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
       }
   }
 
-  const template: TemplateElement[] = [];
-  const command: string[] = [];
-  if (!Array.isArray(raw.command) || raw.command.length === 0) {
-    c.add([...p, 'command'], 'must be a non-empty list: the program, then its arguments (never a shell string)');
-  } else {
-    raw.command.forEach((el, i) => {
-      const ep = [...p, 'command', i];
-      if (typeof el !== 'string' && typeof el !== 'number') return c.add(ep, 'each element must be a string');
-      const text = String(el);
-      if (text.includes('\0')) return c.add(ep, 'contains a NUL byte');
-      let parsed: TemplateElement;
-      try {
-        parsed = parseElement(text);
-      } catch (e) {
-        return c.add(ep, (e as Error).message);
-      }
-      const used = placeholders(parsed);
-      if (i === 0 && used.length > 0) return c.add(ep, 'the program itself cannot come from a request');
-      if (i === 0 && text.length === 0) return c.add(ep, 'the program must not be empty');
-      for (const a of used) {
-        // Own keys only: {toString} or {constructor} must not find Object.prototype's members.
-        const spec = Object.hasOwn(args, a) ? args[a] : undefined;
-        if (!spec) {
-          if (!(isObj(raw.args) && Object.hasOwn(raw.args, a))) c.add(ep, `uses {${a}}, which is not declared under args`);
-          continue;
-        }
-        if (wholeArg(parsed) === null && spec.type === 'array') c.add(ep, `array argument {${a}} must be a whole element on its own`);
-        if (wholeArg(parsed) === null && spec.type === 'boolean' && spec.flag !== null) c.add(ep, `flag argument {${a}} must be a whole element on its own`);
-      }
-      command.push(text);
-      template.push(parsed);
-    });
+  const { command, template } = argvTemplate(c, [...p, 'command'], raw.command, (a) => placeholderSpec(args, raw.args, a, `uses {${a}}, which is not declared under args`));
+  if (Array.isArray(raw.command) && raw.command.length > 0) {
     const used = new Set(template.flatMap(placeholders));
     for (const an of Object.keys(args)) if (!used.has(an)) c.add([...p, 'args', an], 'is declared but not used in command');
   }
@@ -347,6 +379,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
     concurrency: int(c, [...p, 'concurrency'], raw.concurrency, 1, 64, 1),
     cost: int(c, [...p, 'cost'], raw.cost, 0, 1_000_000, 0),
     leaves_processes: leavesProcesses(c, p, raw.leaves_processes),
+    reconcile: reconcile(c, [...p, 'reconcile'], raw.reconcile, args, raw.args),
   };
 }
 

@@ -1,6 +1,7 @@
-// From a request's op and args to exactly what will run: argv, cwd, env, limits.
+// From a request's op and args to exactly what will run: argv, cwd, env, limits. And the same for the
+// operation's reconcile command, the lookup that says whether a run whose end the host missed took effect.
 import { validateArgs } from './validateArgs';
-import { render, type PathSlot } from './template';
+import { REQUEST_ID_PLACEHOLDER, REQUEST_ID_SPEC, render, type PathSlot } from './template';
 import type { Allowlist, Operation } from './types';
 
 export interface RunPlan {
@@ -24,32 +25,72 @@ export interface RunPlan {
   leaves_processes?: boolean;
 }
 
-export type PlanResult =
-  | { ok: true; plan: RunPlan }
-  | { ok: false; code: 'unknown_op' | 'bad_args'; message: string };
+export type PlanRefusal = { ok: false; code: 'unknown_op' | 'bad_args'; message: string };
+export type PlanResult = { ok: true; plan: RunPlan } | PlanRefusal;
+export type ReconcilePlanResult = { ok: true; plan: RunPlan } | PlanRefusal | { ok: false; code: 'no_reconcile'; message: string };
 
-export function planRun(allowlist: Allowlist, opName: string, args: Record<string, unknown>): PlanResult {
-  const op = allowlist.operations.get(opName);
-  if (!op) return { ok: false, code: 'unknown_op', message: `no operation "${opName}" in this host's allowlist` };
+/** A request's own limits (payload `timeout_s`, `max_output_bytes`): at most the operation's. */
+export interface RequestLimits {
+  timeout_s?: number;
+  max_output_bytes?: number;
+}
+
+function lookUp(allowlist: Allowlist, opName: string): Operation | PlanRefusal {
+  return allowlist.operations.get(opName) ?? { ok: false, code: 'unknown_op', message: `no operation "${opName}" in this host's allowlist` };
+}
+
+/** The plan of `op`'s run as the allowlist sets it, argv aside. */
+function basePlan(op: Operation, argv: string[], paths: PathSlot[]): RunPlan {
+  return {
+    op: op.name,
+    argv,
+    paths,
+    cwd: op.cwd,
+    ...(op.cwd_shared_with_sandbox ? { cwd_shared: true as const } : {}),
+    env: op.env,
+    timeout_s: op.timeout_s,
+    max_output_bytes: op.max_output_bytes,
+    concurrency: op.concurrency,
+    cost: op.cost,
+    scope: op.scope,
+    approval: op.approval,
+    leaves_processes: op.leaves_processes,
+  };
+}
+
+/** The limit `name` the run gets: the request's when it asks for less; a problem when it asks for more. */
+function limit(op: Operation, name: keyof RequestLimits, asked: number | undefined): number | string {
+  if (asked === undefined) return op[name];
+  return asked > op[name] ? `${name} ${asked} is more than operation "${op.name}" allows (${name} ${op[name]}): a request may only tighten it` : asked;
+}
+
+export function planRun(allowlist: Allowlist, opName: string, args: Record<string, unknown>, limits?: RequestLimits | null): PlanResult {
+  const op = lookUp(allowlist, opName);
+  if ('ok' in op) return op;
   const checked = validateArgs(op, args);
   if (!checked.ok) return { ok: false, code: 'bad_args', message: checked.message };
+  const timeout = limit(op, 'timeout_s', limits?.timeout_s);
+  const output = limit(op, 'max_output_bytes', limits?.max_output_bytes);
+  for (const problem of [timeout, output]) if (typeof problem === 'string') return { ok: false, code: 'bad_args', message: problem };
   const { argv, paths } = render(op.template, op.args, checked.values);
-  return {
-    ok: true,
-    plan: {
-      op: op.name,
-      argv,
-      paths,
-      cwd: op.cwd,
-      ...(op.cwd_shared_with_sandbox ? { cwd_shared: true as const } : {}),
-      env: op.env,
-      timeout_s: op.timeout_s,
-      max_output_bytes: op.max_output_bytes,
-      concurrency: op.concurrency,
-      cost: op.cost,
-      scope: op.scope,
-      approval: op.approval,
-      leaves_processes: op.leaves_processes,
-    },
-  };
+  return { ok: true, plan: { ...basePlan(op, argv, paths), timeout_s: timeout as number, max_output_bytes: output as number } };
+}
+
+/**
+ * The run of `op`'s reconcile command for request `requestId` with its `args`: the op's cwd, env and
+ * path rules, reconcile's timeout, the op's output limit; one at a time, free, and nothing it starts
+ * outlives it.
+ */
+export function planReconcile(allowlist: Allowlist, opName: string, args: Record<string, unknown>, requestId: string): ReconcilePlanResult {
+  const op = lookUp(allowlist, opName);
+  if ('ok' in op) return op;
+  if (!op.reconcile) return { ok: false, code: 'no_reconcile', message: `operation "${op.name}" declares no reconcile command` };
+  const checked = validateArgs(op, args);
+  if (!checked.ok) return { ok: false, code: 'bad_args', message: checked.message };
+  const { argv, paths } = render(
+    op.reconcile.template,
+    { ...op.args, [REQUEST_ID_PLACEHOLDER]: REQUEST_ID_SPEC },
+    { ...checked.values, [REQUEST_ID_PLACEHOLDER]: requestId },
+  );
+  return { ok: true, plan: { ...basePlan(op, argv, paths), timeout_s: op.reconcile.timeout_s, concurrency: 1, cost: 0, leaves_processes: false } };
 }

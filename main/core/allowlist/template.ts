@@ -2,6 +2,11 @@
 // becomes whole elements of its own). Nothing is ever split, joined or given to a shell.
 import type { ArgSpec, TemplateElement, TemplatePart } from './types';
 
+/** The placeholder a reconcile command may use besides the op's arguments: the id of the request it asks about. */
+export const REQUEST_ID_PLACEHOLDER = 'request_id';
+/** It stands in the template as a string argument would: inside an element or as one. */
+export const REQUEST_ID_SPEC: ArgSpec = { type: 'string', pattern: null, patternSource: null, max_length: 128, enum: null, allow_dash: false, description: '', required: true, default: undefined };
+
 /** Parses one element; `{{` and `}}` are literal braces. Throws on a stray brace or a bad name. */
 export function parseElement(text: string): TemplateElement {
   const parts: TemplatePart[] = [];

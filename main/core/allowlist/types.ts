@@ -71,6 +71,16 @@ export interface Operation {
   cost: number;
   /** Processes the run starts are not ended when its main process exits (they are by default). */
   leaves_processes: boolean;
+  /** How to find out whether a run whose end the host missed took effect (null: it cannot be asked). */
+  reconcile: Reconcile | null;
+}
+
+/** A lookup command, templated like `command` from the op's args and `{request_id}`: exit 0 says the
+ *  run took effect, exit 1 that it did not, anything else that it cannot tell. */
+export interface Reconcile {
+  command: string[];
+  template: TemplateElement[];
+  timeout_s: number;
 }
 
 export interface Allowlist {

@@ -70,7 +70,8 @@ export function validateArgs(op: Operation, args: Record<string, unknown>): Args
         throw new BadArg(`unknown argument "${name}" (${known.length ? 'expected: ' + known.join(', ') : 'this operation takes none'})`);
       }
     }
-    const leading = leadingArgs(op.template);
+    // Reconcile's template too: a value checked here is rendered there as well, where it may lead an element.
+    const leading = leadingArgs([...op.template, ...(op.reconcile?.template ?? [])]);
     const values: Record<string, unknown> = {};
     for (const [name, spec] of Object.entries(op.args)) {
       if (Object.hasOwn(args, name)) values[name] = checkOne(spec, args[name], name, op, leading.has(name));

@@ -374,6 +374,7 @@ describe('parseAllowlist defaults', () => {
       max_output_bytes: 1048576,
       concurrency: 1,
       cost: 0,
+      reconcile: null,
     });
   });
 
@@ -465,6 +466,63 @@ describe('parseAllowlist defaults', () => {
       approval: 'never',
     });
     expect(op.args.filter).toMatchObject({ type: 'string', max_length: 200, default: '', required: false });
+  });
+});
+
+describe('reconcile', () => {
+  const release = ['version: 1', 'operations:', '  - name: release', '    command: [/usr/bin/gh, release, create, "v{version}"]', '    args:', '      version: {type: string, pattern: "[0-9.]+"}'];
+
+  it('is accepted with the op\'s args and {request_id} as placeholders, its timeout 30 s unless it says', () => {
+    const op = onlyOp(lines(...release, '    reconcile:', '      command: [/usr/bin/gh, release, view, "v{version}", "--notes={request_id}"]'));
+    expect(op.reconcile).toMatchObject({ command: ['/usr/bin/gh', 'release', 'view', 'v{version}', '--notes={request_id}'], timeout_s: 30 });
+    expect(op.reconcile!.template).toHaveLength(5);
+    expect(onlyOp(lines(...release, '    reconcile: {command: [/usr/bin/gh, release, view, "v{version}"], timeout_s: 3600}')).reconcile!.timeout_s).toBe(3600);
+    // Empty in YAML (`reconcile:`) is none, as for args and env.
+    expect(onlyOp(lines(...release, '    reconcile:')).reconcile).toBeNull();
+  });
+
+  it('an unknown placeholder is refused with its line and element', () => {
+    expectOneProblem(lines(...release, '    reconcile:', '      command: [/usr/bin/gh, release, view, "{tag}"]'), 8, 'operations[0].reconcile.command[3]', /\{tag\}, which is neither an argument of the operation nor \{request_id\}/);
+    expectOneProblem(lines(...release, '    reconcile:', '      command: [/usr/bin/gh, "{constructor}"]'), 8, 'operations[0].reconcile.command[1]', /neither an argument/);
+  });
+
+  it('follows command\'s rules: the program never from a request, a list never a shell string, arrays and flags whole', () => {
+    expectOneProblem(lines(...release, '    reconcile:', '      command: ["{version}", x]'), 8, 'operations[0].reconcile.command[0]', /program itself cannot come from a request/);
+    expectOneProblem(lines(...release, '    reconcile:', '      command: ["/usr/bin/{request_id}"]'), 8, 'operations[0].reconcile.command[0]', /program itself cannot come from a request/);
+    expectOneProblem(lines(...release, '    reconcile:', '      command: ["/usr/bin/gh release view v{version}"]'), 8, 'operations[0].reconcile.command[0]', /program itself cannot come from a request/);
+    expectOneProblem(lines(...release, '    reconcile: {command: "gh release view v{version}"}'), 7, 'operations[0].reconcile.command', /never a shell string/);
+    expectOneProblem(lines(...release, '    reconcile: {command: []}'), 7, 'operations[0].reconcile.command', /non-empty list/);
+    expectOneProblem(lines(...release, '    reconcile: {timeout_s: 5}'), 7, 'operations[0].reconcile.command', /non-empty list/);
+    expectOneProblem(lines(...release, '    reconcile: {command: [""]}'), 7, 'operations[0].reconcile.command[0]', /must not be empty/);
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [cat, "{files}"]', '    args:', '      files: {type: array, items: {type: string}}', '    reconcile: {command: [/bin/ls, "--f={files}"]}'),
+      7,
+      'operations[0].reconcile.command[1]',
+      /array argument \{files\} must be a whole element/,
+    );
+  });
+
+  it('refuses a timeout out of 1..3600, an unknown field and a reconcile that is not a mapping, naming the line', () => {
+    for (const t of ['0', '3601', '1.5', '"30"']) {
+      expectOneProblem(lines(...release, '    reconcile:', '      command: [/usr/bin/gh, release, view, "v{version}"]', `      timeout_s: ${t}`), 9, 'operations[0].reconcile.timeout_s', /whole number from 1 to 3600/);
+    }
+    expectOneProblem(lines(...release, '    reconcile:', '      command: [/usr/bin/gh]', '      timeout: 5'), 9, 'operations[0].reconcile.timeout', /unknown field \(expected one of: command, timeout_s\)/);
+    expectOneProblem(lines(...release, '    reconcile: [/usr/bin/gh, release, view]'), 7, 'operations[0].reconcile', /must be a mapping/);
+  });
+
+  it('an argument named request_id is refused beside a reconcile: {request_id} would mean two things', () => {
+    const base = ['version: 1', 'operations:', '  - name: a', '    command: [echo, "{request_id}"]', '    args:', '      request_id: {type: string}'];
+    expect(onlyOp(lines(...base)).args.request_id).toBeDefined();
+    expectOneProblem(lines(...base, '    reconcile: {command: [/bin/echo, "{request_id}"]}'), 6, 'operations[0].args.request_id', /rename the argument/);
+  });
+
+  it('an argument only reconcile uses is still refused as unused by command', () => {
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    args:', '      x: {type: string}', '    reconcile: {command: [/bin/echo, "{x}"]}'),
+      6,
+      'operations[0].args.x',
+      /declared but not used in command/,
+    );
   });
 });
 
