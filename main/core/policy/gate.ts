@@ -1,7 +1,7 @@
 // The policy gate of protocol-v1 section 3, after authentication: operation and arguments, scope,
 // spend ceilings, then approval. Passed at claim time, and again just before a run starts (the
 // allowlist, a path on disk, the spend or a grant may have changed meanwhile).
-import { planRun, type RunPlan } from '../allowlist/plan';
+import { planRun, type RequestLimits, type RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
 import { sharedRoots } from '../allowlist/roots';
 import type { Db } from '../ledger/db';
@@ -25,6 +25,8 @@ export interface GateInput {
   op: string;
   args: Record<string, unknown>;
   intent: string | null;
+  /** The request's own limits (payload `timeout_s`, `max_output_bytes`): tighter than the operation's, or bad_args. */
+  limits?: RequestLimits | null;
   /** Set when a human already approved this request: the plan they saw, and whether past a ceiling. */
   approved?: { plan: RunPlan | null; ceilingOverride: boolean } | null;
   now?: Date;
@@ -38,14 +40,15 @@ export function scopeProblem(key: KeyInfo, plan: RunPlan): string | null {
 }
 
 /** What a human approved must be what runs: the same argv, cwd and environment, and processes left
- *  running only if the card said so. */
+ *  running only if the card said so. Not the limits: a request's own can only make them tighter, and
+ *  the operation's are the allowlist's, which the human chose. */
 export function samePlan(a: RunPlan | null, b: RunPlan): boolean {
   return a !== null && JSON.stringify([a.argv, a.cwd, a.env, a.leaves_processes === true]) === JSON.stringify([b.argv, b.cwd, b.env, b.leaves_processes === true]);
 }
 
 export function gate(i: GateInput): GateResult {
   const now = i.now ?? new Date();
-  const planned = planRun(i.allowlist, i.op, i.args);
+  const planned = planRun(i.allowlist, i.op, i.args, i.limits);
   if (!planned.ok) return { kind: 'refuse', code: planned.code, message: planned.message };
   const plan = planned.plan;
   const scope = scopeProblem(i.key, plan);
