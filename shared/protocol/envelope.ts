@@ -47,6 +47,13 @@ function illFormedAt(v: unknown): string | null {
   return null;
 }
 
+/** A request's own limit: a whole number of seconds or bytes; the bound keeps it a 32-bit integer everywhere it goes. */
+export const MAX_REQUEST_LIMIT = 2 ** 31 - 1;
+
+function isLimit(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= MAX_REQUEST_LIMIT;
+}
+
 export function isRfc3339(s: unknown): s is string {
   return typeof s === 'string' && RFC3339.test(s) && !Number.isNaN(Date.parse(s));
 }
@@ -97,6 +104,10 @@ export function parsePayload(text: string): Parsed<Payload> {
   if (raw.intent !== undefined && (typeof raw.intent !== 'string' || [...raw.intent].length > MAX_INTENT_CHARS)) {
     return { ok: false, message: `payload.intent must be a string of at most ${MAX_INTENT_CHARS} characters` };
   }
+  for (const k of ['timeout_s', 'max_output_bytes'] as const) {
+    if (raw[k] !== undefined && !isLimit(raw[k])) return { ok: false, message: `payload.${k} must be a whole number from 1 to ${MAX_REQUEST_LIMIT}` };
+  }
+  if (raw.plan_id !== undefined && (typeof raw.plan_id !== 'string' || !isRequestId(raw.plan_id))) return { ok: false, message: 'payload.plan_id is not a valid request id' };
   const payload: Payload = {
     id: raw.id,
     op: raw.op,
@@ -105,5 +116,8 @@ export function parsePayload(text: string): Parsed<Payload> {
   };
   if (raw.expires_at !== undefined) payload.expires_at = raw.expires_at as string;
   if (raw.intent !== undefined) payload.intent = raw.intent as string;
+  if (raw.timeout_s !== undefined) payload.timeout_s = raw.timeout_s as number;
+  if (raw.max_output_bytes !== undefined) payload.max_output_bytes = raw.max_output_bytes as number;
+  if (raw.plan_id !== undefined) payload.plan_id = raw.plan_id as string;
   return { ok: true, value: payload };
 }
