@@ -1,8 +1,10 @@
 // What a human (or the host, on their behalf) decides about a request: approve, deny, cancel, time out,
-// revoke. Shared by the command line, the desktop app and the daemon; each change is one guarded
-// ledger transition plus its audit entry, so racing deciders cannot both win.
+// revoke. Shared by the command line, the desktop app and the daemon; each change is one move of the
+// request's lifecycle (a guarded transition, its audit entry and its result), so racing deciders cannot
+// both win.
 import type { AuditLog } from './ledger/audit';
 import type { Grant, Grants } from './ledger/grants';
+import type { Lifecycle } from './lifecycle';
 import { approvalOf, type RequestRow, type Requests } from './ledger/requests';
 import { UserError } from './errors';
 import { formatDuration } from './duration';
@@ -18,6 +20,7 @@ export interface CancelOutcome {
 export class Decisions {
   constructor(
     private readonly requests: Requests,
+    private readonly lifecycle: Lifecycle,
     private readonly audit: AuditLog,
     private readonly grants: Grants,
   ) {}
@@ -31,23 +34,12 @@ export class Decisions {
 
   private approveRow(row: RequestRow, by: string, how: string): RequestRow | null {
     const ceiling = approvalOf(row)?.ceiling ?? null;
-    const next = this.requests.transition(row.id, ['awaiting_approval'], {
-      state: 'queued',
-      decided_by: by,
-      decided_at: new Date().toISOString(),
-      ceiling_override: ceiling ? 1 : 0,
-    });
-    if (next) {
-      this.audit.record({
-        kind: 'approved',
-        actor: by,
-        request_id: row.id,
-        key_id: row.key_id,
-        op: row.op,
-        message: `approved by ${by}${how}${ceiling ? ` (allowed past ${ceiling})` : ''}`,
-      });
-    }
-    return next;
+    return this.lifecycle.move(
+      row,
+      'queued',
+      { decided_by: by, decided_at: new Date().toISOString(), ceiling_override: ceiling ? 1 : 0 },
+      { kind: 'approved', actor: by, message: `approved by ${by}${how}${ceiling ? ` (allowed past ${ceiling})` : ''}` },
+    );
   }
 
   /**
@@ -84,15 +76,8 @@ export class Decisions {
   deny(id: string, by: string, reason: string): RequestRow {
     const row = this.pending(id);
     const message = `denied by ${by}${reason ? `: ${reason}` : ''}`;
-    const next = this.requests.transition(id, ['awaiting_approval'], {
-      state: 'denied',
-      decided_by: by,
-      decided_at: new Date().toISOString(),
-      error_code: 'denied',
-      error_message: message,
-    });
+    const next = this.lifecycle.move(row, 'denied', { decided_by: by, decided_at: new Date().toISOString(), error_code: 'denied', error_message: message }, { kind: 'denied', actor: by, message });
     if (!next) throw new UserError(`request ${id} changed while denying; look again`);
-    this.audit.record({ kind: 'denied', actor: by, request_id: id, key_id: row.key_id, op: row.op, message });
     return next;
   }
 
@@ -103,16 +88,13 @@ export class Decisions {
     for (const row of this.requests.inState('awaiting_approval')) {
       if (row.updated_at > cutoff) continue;
       const message = `no decision within the approval timeout of ${timeoutS} s`;
-      const next = this.requests.transition(row.id, ['awaiting_approval'], {
-        state: 'denied',
-        decided_by: 'host (approval timeout)',
-        decided_at: now.toISOString(),
-        error_code: 'approval_timeout',
-        error_message: message,
-      });
-      if (!next) continue;
-      this.audit.record({ kind: 'approval_timeout', actor: 'daemon', request_id: row.id, key_id: row.key_id, op: row.op, message: `denied: ${message}` });
-      out.push(next);
+      const next = this.lifecycle.move(
+        row,
+        'denied',
+        { decided_by: 'host (approval timeout)', decided_at: now.toISOString(), error_code: 'approval_timeout', error_message: message },
+        { kind: 'approval_timeout', actor: 'daemon', message: `denied: ${message}` },
+      );
+      if (next) out.push(next);
     }
     return out;
   }
@@ -125,9 +107,8 @@ export class Decisions {
     const row = this.requests.get(id);
     if (!row) throw new UserError(`no request ${id}`);
     if (row.state === 'queued' || row.state === 'awaiting_approval') {
-      const next = this.requests.transition(id, [row.state], { state: 'cancelled', cancel_requested_by: by });
+      const next = this.lifecycle.move(row, 'cancelled', { cancel_requested_by: by }, { kind: 'cancelled', actor: by, message: `cancelled by ${by} while ${row.state}` });
       if (next) {
-        this.audit.record({ kind: 'cancelled', actor: by, request_id: id, key_id: row.key_id, op: row.op, message: `cancelled by ${by} while ${row.state}` });
         return { changed: true, state: 'cancelled', message: `${id} cancelled (it was ${row.state.replace('_', ' ')})`, row: next };
       }
       return this.cancel(id, by); // it moved on meanwhile (started, most likely): look again
@@ -149,14 +130,8 @@ export class Decisions {
     for (const state of ['queued', 'awaiting_approval'] as const) {
       for (const row of this.requests.inState(state)) {
         if (row.key_id !== keyId) continue;
-        const next = this.requests.transition(row.id, [state], {
-          state: 'rejected',
-          error_code: 'revoked_key',
-          error_message: `key ${keyId} was revoked by ${by} before this request started`,
-        });
-        if (!next) continue;
-        this.audit.record({ kind: 'rejected', actor: by, request_id: row.id, key_id: keyId, op: row.op, message: `revoked_key: key revoked before the request started` });
-        out.push(next);
+        const next = this.lifecycle.refuse(row, 'rejected', 'revoked_key', `key ${keyId} was revoked by ${by} before this request started`, by);
+        if (next) out.push(next);
       }
     }
     return out;

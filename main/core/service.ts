@@ -10,6 +10,7 @@ import { Requests, approvalOf, type RequestRow } from './ledger/requests';
 import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
 import { readSettings, writeSettings, withSetting, type Settings } from './settings';
 import { Decisions, type CancelOutcome } from './decisions';
+import { Lifecycle } from './lifecycle';
 import { Grants, type Grant } from './ledger/grants';
 import { HostFlags } from './ledger/meta';
 import { spendReport, type CeilingReport } from './policy/spend';
@@ -67,6 +68,7 @@ export class HostService {
   readonly audit: AuditLog;
   readonly grants: Grants;
   readonly decisions: Decisions;
+  readonly lifecycle: Lifecycle;
   readonly flags: HostFlags;
   private spool: PinnedSpool | null = null;
   private writer: ResultWriter | null = null;
@@ -84,7 +86,9 @@ export class HostService {
     this.requests = new Requests(this.db);
     this.audit = new AuditLog(this.db);
     this.grants = new Grants(this.db);
-    this.decisions = new Decisions(this.requests, this.audit, this.grants);
+    // Result files are written now when the spool is reachable; a running daemon also does within a tick.
+    this.lifecycle = new Lifecycle(this.db, this.requests, this.audit, (row) => this.results?.publish(row));
+    this.decisions = new Decisions(this.requests, this.lifecycle, this.audit, this.grants);
     this.flags = new HostFlags(this.db);
   }
 
@@ -118,12 +122,6 @@ export class HostService {
     return this.writer;
   }
 
-  /** Writes result files now when the spool is reachable; a running daemon also does within a tick. */
-  private publish(...rows: RequestRow[]): void {
-    const results = this.results;
-    for (const row of rows) results?.publish(row);
-  }
-
   close(): void {
     this.db.close();
     this.spool?.close();
@@ -151,7 +149,6 @@ export class HostService {
   private afterRevoke(keyId: string, actor: string, kind: 'key_revoked' | 'key_rotated', message: string): void {
     this.audit.record({ kind, actor, key_id: keyId, message });
     const rejected = this.decisions.rejectPendingOfKey(keyId, actor);
-    this.publish(...rejected);
     const pinned = this.pinned;
     const to = this.keys.signer(keyId); // the revoked key: only its holder needs to know
     if (pinned && to) {
@@ -186,10 +183,13 @@ export class HostService {
     if (!row) throw new UserError(`no request ${id} in the ledger`);
     if (row.state !== 'uncertain') throw new UserError(`request ${id} is ${row.state}, not uncertain: nothing to resolve`);
     // The human's verdict replaces the "interrupted" error; the audit log keeps the history.
-    const next = this.requests.transition(id, ['uncertain'], { state: outcome, resolved_by: 'human', note, error_code: null, error_message: null });
+    const next = this.lifecycle.move(
+      row,
+      outcome,
+      { resolved_by: 'human', note, error_code: null, error_message: null },
+      { kind: 'resolved', actor, message: `uncertain run resolved as ${outcome} by ${actor}${note ? `: ${note}` : ''}` },
+    );
     if (!next) throw new UserError(`request ${id} changed while resolving; look again`);
-    this.audit.record({ kind: 'resolved', actor, request_id: id, key_id: row.key_id, op: row.op, message: `uncertain run resolved as ${outcome} by ${actor}${note ? `: ${note}` : ''}` });
-    this.publish(next);
     return next;
   }
 
@@ -318,15 +318,11 @@ export class HostService {
     if (forSeconds !== undefined && !(forSeconds >= 1 && forSeconds <= 86400)) {
       throw new UserError('a time-boxed approval lasts from 1 second to 24 hours');
     }
-    const r = this.decisions.approve(id, actor, forSeconds);
-    this.publish(r.row, ...r.alsoApproved);
-    return r;
+    return this.decisions.approve(id, actor, forSeconds);
   }
 
   deny(id: string, actor: string, reason: string): RequestRow {
-    const row = this.decisions.deny(id, actor, reason);
-    this.publish(row);
-    return row;
+    return this.decisions.deny(id, actor, reason);
   }
 
   listGrants(all = false): Grant[] {
@@ -342,9 +338,7 @@ export class HostService {
   }
 
   cancel(id: string, actor: string): CancelOutcome {
-    const out = this.decisions.cancel(id, actor);
-    if (out.changed) this.publish(out.row);
-    return out;
+    return this.decisions.cancel(id, actor);
   }
 
   /** Returns false when it already was in that state. */

@@ -9,6 +9,7 @@ import { Grants } from '../../main/core/ledger/grants';
 import { Requests, type NewRequest, type RequestRow } from '../../main/core/ledger/requests';
 import { KeyStore } from '../../main/core/keys/keyStore';
 import { Decisions } from '../../main/core/decisions';
+import { Lifecycle } from '../../main/core/lifecycle';
 import type { ApprovalInfo } from '../../shared/protocol/types';
 
 export class TestLedger {
@@ -19,7 +20,9 @@ export class TestLedger {
   readonly audit = new AuditLog(this.db);
   readonly grants = new Grants(this.db);
   readonly keys = new KeyStore(this.db);
-  readonly decisions = new Decisions(this.requests, this.audit, this.grants);
+  /** Result files are not written here: tests of the spool build a ResultWriter of their own. */
+  readonly lifecycle = new Lifecycle(this.db, this.requests, this.audit, () => {});
+  readonly decisions = new Decisions(this.requests, this.lifecycle, this.audit, this.grants);
 
   /** Inserts a request as intake would have left it (any state). */
   add(id: string, fields: Partial<NewRequest> = {}): RequestRow {

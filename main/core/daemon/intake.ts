@@ -2,7 +2,7 @@
 // id, clock, idempotency, policy. The request is in the ledger before anything can run.
 import { existsSync, unlinkSync } from 'node:fs';
 import { authenticate } from './authenticate';
-import type { ApprovalInfo, ErrorCode, RequestState } from '../../../shared/protocol/types';
+import type { ApprovalInfo, ErrorCode, Payload, RequestState } from '../../../shared/protocol/types';
 import { requestHash } from '../../../shared/protocol/requestHash';
 import type { RunPlan } from '../allowlist/plan';
 import { gate } from '../policy/gate';
@@ -10,6 +10,8 @@ import type { Grant, Grants } from '../ledger/grants';
 import type { Decisions } from '../decisions';
 import type { Settings } from '../settings';
 import { runBuiltin } from './builtins';
+import { clockProblem } from '../policy/clock';
+import { refusalKind, type ENTRY_STATES } from '../lifecycle';
 import { faultPoint } from '../faults';
 import type { Allowlist } from '../allowlist/types';
 import type { AuditLog } from '../ledger/audit';
@@ -23,8 +25,6 @@ import type { Db } from '../ledger/db';
 import type { Logger } from '../log';
 import { resultPath, unboundRejection } from '../spool/results';
 import type { Refusal } from './refusals';
-
-export const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 export interface IntakeDeps {
   db: Db;
@@ -50,26 +50,11 @@ export type IntakeOutcome =
   | { kind: 'conflict' }
   | { kind: 'duplicate_claim' };
 
-/** Why a request may not start now, by the clock; null when it may. */
-export function clockProblem(
-  createdAt: string,
-  expiresAt: string | null | undefined,
-  nowMs: number,
-  maxAgeMs: number,
-): { state: RequestState; code: ErrorCode; message: string } | null {
-  const created = Date.parse(createdAt);
-  if (created > nowMs + CLOCK_SKEW_MS) {
-    return { state: 'rejected', code: 'clock_skew', message: `created_at ${createdAt} is more than 5 minutes in the future: check the sandbox's clock` };
-  }
-  if (created < nowMs - maxAgeMs) {
-    return { state: 'expired', code: 'expired', message: `created_at ${createdAt} is older than this host's maximum request age (${Math.round(maxAgeMs / 1000)} s)` };
-  }
-  if (expiresAt && Date.parse(expiresAt) < nowMs) {
-    return { state: 'expired', code: 'expired', message: `the request expired at ${expiresAt}` };
-  }
-  return null;
+/** The payload's own limits, as recorded (null: the operation's). */
+function limitsJsonOf(p: Payload): string | null {
+  const limits = { ...(p.timeout_s !== undefined ? { timeout_s: p.timeout_s } : {}), ...(p.max_output_bytes !== undefined ? { max_output_bytes: p.max_output_bytes } : {}) };
+  return Object.keys(limits).length ? JSON.stringify(limits) : null;
 }
-
 
 /** `recovering`: the file was found in claimed/ at start, so it may be our own, already recorded. */
 export function intakeClaimed(d: IntakeDeps, id: string, file: string, recovering = false): IntakeOutcome {
@@ -158,7 +143,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   }
 
   // Clock, then the built-ins or the policy gate (operation, arguments, scope, spend, approval).
-  let state: RequestState = 'queued';
+  let state: (typeof ENTRY_STATES)[number] = 'queued';
   let error: { code: ErrorCode; message: string } | null = null;
   let plan: RunPlan | null = null;
   let approval: ApprovalInfo | null = null;
@@ -212,13 +197,15 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       error_message: error?.message ?? null,
       approval,
       decided_by: grant ? `grant ${grant.id}` : null,
+      plan_id: p.plan_id ?? null,
+      limits_json: limitsJsonOf(p),
     });
     if (builtinOutput !== null) {
       const at = new Date().toISOString();
       r = d.requests.transition(id, ['succeeded'], { stdout: builtinOutput, exit_code: 0, started_at: at, finished_at: at, duration_ms: 0 })!;
     }
     if (grant) d.grants.use(grant.id);
-    const kind = error ? (state === 'expired' ? 'expired' : error.code === 'spend_ceiling' ? 'ceiling_hit' : 'rejected') : state === 'awaiting_approval' ? 'approval_requested' : 'claimed';
+    const kind = error ? refusalKind(state, error.code) : state === 'awaiting_approval' ? 'approval_requested' : 'claimed';
     d.audit.record({
       kind,
       request_id: id,

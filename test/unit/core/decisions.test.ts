@@ -2,6 +2,7 @@
 // (with a message for the user) when the request is not in a state it applies to.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Decisions } from '../../../main/core/decisions';
+import { Lifecycle } from '../../../main/core/lifecycle';
 import { openLedger } from '../../../main/core/ledger/db';
 import { AuditLog } from '../../../main/core/ledger/audit';
 import { Grants } from '../../../main/core/ledger/grants';
@@ -49,7 +50,7 @@ describe('approve', () => {
     waiting('r1');
     const db2 = openLedger(l.file); // the app and the command line each have their own
     try {
-      const other = new Decisions(new Requests(db2), new AuditLog(db2), new Grants(db2));
+      const other = new Decisions(new Requests(db2), new Lifecycle(db2, new Requests(db2), new AuditLog(db2), () => {}), new AuditLog(db2), new Grants(db2));
       l.decisions.approve('r1', 'cli:alice');
       expect(() => other.deny('r1', 'app', 'too late')).toThrow(/is queued, not awaiting approval/);
     } finally {

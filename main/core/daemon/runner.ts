@@ -1,0 +1,227 @@
+// Running what is queued: the gate again just before a run, a free slot per operation, the run, and
+// its end recorded; and at start, the runs a stopped host left behind.
+import { existsSync } from 'node:fs';
+import type { Db } from '../ledger/db';
+import type { AuditLog } from '../ledger/audit';
+import type { RequestRow, Requests } from '../ledger/requests';
+import type { KeyStore } from '../keys/keyStore';
+import type { Grants } from '../ledger/grants';
+import type { HostFlags } from '../ledger/meta';
+import type { Lifecycle } from '../lifecycle';
+import type { RunPlan } from '../allowlist/plan';
+import type { Allowlist } from '../allowlist/types';
+import type { Settings } from '../settings';
+import type { Logger } from '../log';
+import type { SpoolPaths } from '../spool/layout';
+import { logPath } from '../spool/results';
+import { gate } from '../policy/gate';
+import { clockProblem } from '../policy/clock';
+import { DEFAULT_CWD } from '../allowlist/defaultCwd';
+import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
+import { groupAlive } from '../exec/processGroup';
+import { faultPoint } from '../faults';
+
+export interface RunnerDeps {
+  db: Db;
+  io: SpoolPaths;
+  requests: Requests;
+  audit: AuditLog;
+  keys: KeyStore;
+  grants: Grants;
+  flags: HostFlags;
+  lifecycle: Lifecycle;
+  allowlist: () => Allowlist;
+  settings: () => Settings;
+  log: Logger;
+  /** Runs `fn`, recording what it throws instead of throwing (one request never stops the others). */
+  safely: (name: string, fn: () => void) => void;
+}
+
+interface Running {
+  op: string;
+  handle: RunHandle;
+}
+
+export class Runner {
+  private readonly running = new Map<string, Running>();
+  private stopping = false;
+
+  constructor(private readonly d: RunnerDeps) {}
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Runs that were going when the host stopped: never re-run, left for a human to settle. */
+  recoverInterrupted(): void {
+    for (const row of this.d.requests.inState('running')) {
+      const alive = row.pid !== null && groupAlive(row.pid);
+      const message =
+        `the host stopped while this ran${row.pid ? ` (process group ${row.pid}${alive ? ', which is still running' : ''})` : ''}; ` +
+        `it may or may not have taken effect and will not be re-run. Settle it with: dumbwaiter resolve ${row.id} --succeeded|--failed`;
+      const next = this.d.lifecycle.move(row, 'uncertain', { error_code: 'interrupted', error_message: message }, { kind: 'uncertain', message });
+      if (next) this.d.log.warn(`${row.id}: uncertain: ${message}`);
+    }
+  }
+
+  /** Starts queued runs while there are free slots, honouring each operation's concurrency. */
+  pump(): void {
+    // The pause flag is read from the ledger, not a cache: once `dumbwaiter pause` returns, nothing new starts.
+    let last: string | null = null;
+    while (!this.stopping && this.running.size < this.d.settings().max_concurrent_runs && !this.d.flags.paused) {
+      const row = this.d.requests.nextQueued(this.fullOps());
+      if (!row || row.id === last) return; // nothing to start, or it could not start now: try again later
+      last = row.id;
+      this.d.safely(row.id, () => this.startRow(row));
+    }
+  }
+
+  /** Terminates the running requests someone asked to cancel (from another process, or dumbwaiter.cancel). */
+  cancelRequested(): void {
+    if (this.running.size === 0) return;
+    for (const row of this.d.requests.cancelRequested()) this.running.get(row.id)?.handle.terminate('cancel');
+  }
+
+  /** A clean stop: nothing new starts; what runs gets `graceMs`, or until `hurry` resolves, then is
+   *  terminated (and recorded as uncertain). */
+  async stop(graceMs: number, hurry: Promise<void>): Promise<void> {
+    this.stopping = true;
+    const pending = () => Promise.all([...this.running.values()].map((r) => r.handle.done));
+    if (this.running.size === 0) return;
+    this.d.log.info(`waiting up to ${graceMs / 1000} s for ${this.running.size} running request(s)`);
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([pending(), hurry, new Promise<void>((r) => (grace = setTimeout(r, graceMs)))]);
+    clearTimeout(grace);
+    for (const r of this.running.values()) r.handle.terminate('shutdown');
+    await pending();
+    await new Promise((r) => setImmediate(r)); // let finishRow run for the last ones
+  }
+
+  private fullOps(): string[] {
+    const counts = new Map<string, number>();
+    for (const r of this.running.values()) counts.set(r.op, (counts.get(r.op) ?? 0) + 1);
+    const ops = this.d.allowlist().operations;
+    return [...counts].filter(([op, n]) => n >= (ops.get(op)?.concurrency ?? 1)).map(([op]) => op);
+  }
+
+  private startRow(row: RequestRow): void {
+    const { lifecycle } = this.d;
+    const settings = this.d.settings();
+    const clock = clockProblem(row.created_at, row.expires_at, Date.now(), settings.max_request_age_s * 1000);
+    if (clock?.state === 'expired') return void lifecycle.refuse(row, 'expired', 'expired', `${clock.message}, before it could start`);
+    const key = this.d.keys.get(row.key_id);
+    if (!key || key.revoked_at) return void lifecycle.refuse(row, 'rejected', 'revoked_key', `key ${row.key_id} was revoked before this request started`);
+    // The gate again, just before it runs: the allowlist, a path on disk, the spend or a grant may have changed.
+    const g = gate({
+      allowlist: this.d.allowlist(),
+      settings,
+      db: this.d.db,
+      grants: this.d.grants,
+      key,
+      op: row.op,
+      args: JSON.parse(row.args_json) as Record<string, unknown>,
+      intent: row.intent,
+      approved: this.stillApproved(row) ? { plan: row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null, ceilingOverride: row.ceiling_override === 1 } : null,
+    });
+    if (g.kind === 'refuse') return void lifecycle.refuse(row, 'rejected', g.code, `${g.message} (checked again before starting)`);
+    if (g.kind === 'ask') {
+      const why = g.approval.ceiling ? `it would cross ${g.approval.ceiling}` : 'what it would run changed since it was approved';
+      lifecycle.move(
+        row,
+        'awaiting_approval',
+        { approval_json: JSON.stringify(g.approval), plan_json: JSON.stringify(g.plan), decided_by: null, decided_at: null, ceiling_override: 0 },
+        { kind: 'approval_requested', message: `back to approval before starting: ${why}` },
+      );
+      return;
+    }
+    const plan = g.plan;
+    if (g.grant) this.d.grants.use(g.grant.id);
+    if (plan.cwd !== DEFAULT_CWD && !existsSync(plan.cwd)) return void lifecycle.refuse(row, 'failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
+
+    const started = lifecycle.start(row, {
+      started_at: new Date().toISOString(),
+      plan_json: JSON.stringify(plan),
+      cost: plan.cost,
+      ...(g.grant && !row.decided_by ? { decided_by: `grant ${g.grant.id}`, decided_at: new Date().toISOString() } : {}),
+    });
+    if (!started) return;
+    faultPoint('after_mark_running');
+    let handle: RunHandle;
+    try {
+      handle = startRun(row.id, plan, logPath(this.d.io.results, row.id), settings.kill_grace_s * 1000);
+    } catch (e) {
+      // Recorded as running already: it must end as failed, never stay running with nothing behind it.
+      const at = new Date().toISOString();
+      const error = { code: 'spawn_failed' as const, message: `could not start "${plan.argv[0]}": ${(e as Error).message}` };
+      this.finishRow(started, { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0, log: null });
+      return;
+    }
+    // One commit (one fsync) for the pid and the audit entry: a request's few commits bound the throughput.
+    this.d.db.transaction(() => {
+      if (handle.pid !== null) this.d.requests.setPid(row.id, handle.pid);
+      this.d.audit.record({
+        kind: 'started',
+        request_id: row.id,
+        key_id: row.key_id,
+        op: row.op,
+        message: `started ${row.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
+        details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
+      });
+    })();
+    faultPoint('after_spawn');
+    this.d.log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
+    this.running.set(row.id, { op: row.op, handle });
+    void handle.done.then((outcome) => {
+      this.running.delete(row.id);
+      this.d.safely(row.id, () => this.finishRow(started, outcome));
+      this.pump();
+    });
+  }
+
+  /** A human's approval stands; one by a grant only while the grant is still active. */
+  private stillApproved(row: RequestRow): boolean {
+    if (!row.decided_by) return false;
+    const grant = /^grant (\S+)$/.exec(row.decided_by);
+    return grant === null || this.d.grants.isActive(grant[1]!);
+  }
+
+  private finishRow(row: RequestRow, o: RunOutcome): void {
+    faultPoint('after_exit_before_result');
+    let state: 'succeeded' | 'failed' | 'cancelled' | 'uncertain';
+    let error = o.error;
+    if (o.terminated === 'cancel') {
+      state = 'cancelled';
+      error = null;
+    } else if (o.error) state = 'failed';
+    else if (o.terminated === 'shutdown') {
+      state = 'uncertain';
+      error = null;
+    } else state = o.exit_code === 0 ? 'succeeded' : 'failed';
+    const patch = {
+      exit_code: o.exit_code,
+      signal: o.signal,
+      stdout: o.stdout,
+      stderr: o.stderr,
+      stdout_truncated: o.stdout_truncated ? 1 : 0,
+      stderr_truncated: o.stderr_truncated ? 1 : 0,
+      finished_at: o.finished_at,
+      duration_ms: o.duration_ms,
+      log_bytes: o.log?.bytes ?? null,
+      log_sha256: o.log?.sha256 ?? null,
+      error_code: state === 'uncertain' ? ('interrupted' as const) : (error?.code ?? null),
+      error_message:
+        state === 'uncertain'
+          ? `terminated because the host was stopping; it may or may not have taken effect. Settle it with: dumbwaiter resolve ${row.id} --succeeded|--failed`
+          : (error?.message ?? null),
+    };
+    const how = o.signal ? `signal ${o.signal}` : `exit code ${o.exit_code}`;
+    const next = this.d.lifecycle.move(row, state, patch, {
+      kind: 'finished',
+      message: `${row.op} ${state} (${how}, ${o.duration_ms} ms)${patch.error_message ? `: ${patch.error_message}` : ''}`,
+      details: { state, exit_code: o.exit_code, signal: o.signal, duration_ms: o.duration_ms, ...(patch.error_code ? { code: patch.error_code } : {}) },
+    }, ['running']);
+    if (!next) return;
+    this.d.log.info(`${row.id}: ${state} (${how})`);
+    faultPoint('after_result');
+  }
+}

@@ -1,0 +1,198 @@
+// Scanning queue/ and claiming what is there: in steps that let the event loop through, with what file
+// events name first in a flood, and what a failed intake left in claimed/ retried.
+import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { requestIdFromFileName } from '../../../shared/protocol/ids';
+import { claim, entryPath, firstEntries, quarantine, readyEntries, type Entry } from '../spool/claim';
+import { unboundRejection, type ResultWriter } from '../spool/results';
+import type { SpoolPaths } from '../spool/layout';
+import type { AuditLog } from '../ledger/audit';
+import type { Requests } from '../ledger/requests';
+import type { Logger } from '../log';
+import { faultPoint } from '../faults';
+import { intakeClaimed, type IntakeDeps } from './intake';
+import type { QueueWatch } from './queueWatch';
+import type { Refusals } from './refusals';
+
+/** Queue entries listed per pass, the first by name: memory stays bounded whatever queue/ holds. */
+const LISTING_MAX = 4096;
+/** A step of a scan takes at most this many entries, or stops after STEP_MS; between steps the loop
+ *  lets file events, runs' output and timers through, and starts what may start. */
+const STEP_MAX = 256;
+const STEP_MS = 20;
+/** From this many entries in one listing (a flood), requests that file events named go first. */
+const BACKLOG = 1024;
+
+export interface ScannerDeps {
+  /** The spool's folders, pinned (spool/pinned.ts), and this host's own claimed/ folder. */
+  io: SpoolPaths;
+  claimedMine: () => string;
+  queueWatch: QueueWatch | null;
+  refusals: Refusals;
+  intake: IntakeDeps;
+  requests: Requests;
+  audit: AuditLog;
+  results: ResultWriter;
+  log: Logger;
+  /** Whether the spool may be touched now (checked and pinned); says why not, once. */
+  spoolUsable: () => boolean;
+  /** Before each pass: settings changed a moment ago apply to the very next request. */
+  beforePass: () => void;
+  /** Starts what may start: between steps, so a flood never holds the runs back. */
+  pump: () => void;
+  safely: (name: string, fn: () => void) => void;
+}
+
+export class Scanner {
+  private scanning = false;
+  private rescanWanted = false;
+  private stopping = false;
+  /** Entries listed and not yet taken: part of the queue depth host.json shows. */
+  unclaimed = 0;
+  /** The last scan's unexpected failure, said once until a scan succeeds. */
+  private scanError: string | null = null;
+
+  constructor(private readonly d: ScannerDeps) {}
+
+  request(): void {
+    if (this.stopping) return;
+    if (this.scanning) {
+      this.rescanWanted = true;
+      return;
+    }
+    void this.scan();
+  }
+
+  /** No new pass starts; resolves once the current one has ended. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    while (this.scanning) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  private async scan(): Promise<void> {
+    this.scanning = true;
+    try {
+      do {
+        this.rescanWanted = false;
+        if (!this.d.spoolUsable()) return;
+        this.d.beforePass();
+        this.inStep(() => this.recoverClaimed()); // anything left by a failed intake is retried, not stranded
+        const { entries, more } = firstEntries(this.d.io.queue, LISTING_MAX);
+        const backlog = entries.length >= BACKLOG;
+        for (let i = 0; i < entries.length && !this.stopping; ) {
+          // In a backlog, a request written now goes before the thousands listed ahead of it: the name
+          // order holds among a normal queue's entries, not against a flood.
+          if (backlog && i > 0) this.takeNamed();
+          i = this.takeStep(entries, i);
+          this.unclaimed = entries.length - i;
+          this.d.pump();
+          if (i < entries.length) await yieldToLoop(); // let events, runs' output and timers through
+        }
+        this.d.refusals.endPass();
+        this.d.pump();
+        if (more) this.rescanWanted = true;
+        this.scanError = null;
+      } while (this.rescanWanted && !this.stopping);
+    } catch (e) {
+      // The spool changed under the scan (a folder made unreadable after the check): the next check says why.
+      const msg = `the scan of the spool failed: ${(e as Error).message}`;
+      if (msg !== this.scanError) {
+        this.d.log.error(`${(e as Error).stack ?? msg} (retried at every rescan)`);
+        this.d.audit.record({ kind: 'internal_error', message: msg });
+      }
+      this.scanError = msg;
+    } finally {
+      this.d.safely('refusals', () => this.d.refusals.endPass()); // a failed pass's too: the next starts afresh
+      this.unclaimed = 0;
+      this.scanning = false;
+    }
+  }
+
+  /** Files this host claimed but had not yet recorded when it stopped. */
+  private recoverClaimed(): void {
+    const mine = this.d.claimedMine();
+    for (const e of readyEntries(mine)) {
+      const id = requestIdFromFileName(e.name);
+      const file = entryPath(mine, e);
+      if (id) this.intakeSafely(id, path.join(mine, e.name), true);
+      else this.d.safely(e.name, () => quarantine(this.d.io, file, e.name));
+    }
+  }
+
+  /**
+   * Intake of one claimed file. An unexpected failure must not leave it in claimed/ to fail again at
+   * every start: it is moved to quarantine, recorded, and answered where its id is not bound.
+   */
+  private intakeSafely(id: string, file: string, recovering = false): void {
+    try {
+      intakeClaimed(this.d.intake, id, file, recovering);
+    } catch (e) {
+      const msg = `the host could not process this request: ${(e as Error).message}`;
+      this.d.log.error(`${id}: ${(e as Error).stack ?? msg}`);
+      this.d.safely(id, () => {
+        this.d.audit.record({ kind: 'internal_error', request_id: id, message: msg });
+        quarantine(this.d.io, file, `${id}.json`);
+        if (!this.d.requests.get(id)) this.d.results.writeUnbound(unboundRejection(id, null, 'bad_envelope', msg));
+      });
+    }
+  }
+
+  /** Takes `entries` from `from` on, for one step (STEP_MAX entries or STEP_MS); returns where it stopped. */
+  private takeStep(entries: Entry[], from: number): number {
+    const until = performance.now() + STEP_MS;
+    let i = from;
+    this.inStep(() => {
+      while (i < entries.length && i - from < STEP_MAX && (i === from || performance.now() < until)) {
+        const e = entries[i++]!;
+        this.d.safely(e.name, () => this.take(e));
+      }
+    });
+    return i;
+  }
+
+  /**
+   * In a backlog: the files that events named, newest first, for one step (as takeStep). Each is taken
+   * as the listing would take it: claimed, then authenticated once, at intake, and recorded or refused.
+   * So looking at one is never wasted (junk is refused now, not looked at and left to the listing), a
+   * request written during a flood waits for the files named after it, not for the names that sort
+   * before it, and those a step does not reach keep their names for the next (see docs/SECURITY.md).
+   */
+  private takeNamed(): void {
+    const until = performance.now() + STEP_MS;
+    let n = 0;
+    const more = () => n === 0 || (n < STEP_MAX && performance.now() < until);
+    this.inStep(() =>
+      this.d.queueWatch?.takeNamed(more, (e) => {
+        n++;
+        this.d.safely(e.name, () => this.take(e));
+      }),
+    );
+  }
+
+  /** The refusals of a step are recorded together, however the step ends. */
+  private inStep(fn: () => void): void {
+    try {
+      fn();
+    } finally {
+      this.d.refusals.flush();
+    }
+  }
+
+  private take(entry: Entry): void {
+    const { name } = entry;
+    const c = claim(this.d.io, entry, this.d.claimedMine());
+    if (c.kind === 'gone') return;
+    if (c.kind === 'claimed') faultPoint('after_claim');
+    if (c.kind === 'refused') {
+      const bound = c.id !== null && this.d.requests.get(c.id) !== null;
+      const msg = `queue entry ${JSON.stringify(name)} ${c.reason}; ${c.movedTo ? `moved to quarantine/${path.basename(c.movedTo)}` : 'it vanished'}`;
+      this.d.refusals.add({
+        entry: { kind: 'rejected', request_id: c.id, message: `bad_envelope: ${msg}`, details: { code: 'bad_envelope', file: name, reason: c.reason } },
+        line: msg,
+        result: c.id !== null && !bound ? unboundRejection(c.id, null, 'bad_envelope', `the request file ${c.reason}`) : null,
+      });
+      return;
+    }
+    this.intakeSafely(c.id, c.file);
+  }
+}

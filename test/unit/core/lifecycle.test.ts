@@ -1,0 +1,73 @@
+// The request lifecycle: only the table's transitions can be made; a move is one commit with its audit
+// entry and is published after; a move that lost a race changes and records nothing.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ENTRY_STATES, Lifecycle, TRANSITIONS, mayMove, refusalKind } from '../../../main/core/lifecycle';
+import { FINAL_STATES, STATES } from '../../../shared/protocol/types';
+import type { RequestRow } from '../../../main/core/ledger/requests';
+import { TestLedger } from '../../helpers/ledger';
+
+let l: TestLedger;
+let published: RequestRow[];
+let lifecycle: Lifecycle;
+beforeEach(() => {
+  l = new TestLedger();
+  published = [];
+  lifecycle = new Lifecycle(l.db, l.requests, l.audit, (row) => published.push(row));
+});
+afterEach(() => l.close());
+
+describe('the transition table', () => {
+  it('names every state, and a final state goes nowhere', () => {
+    expect(Object.keys(TRANSITIONS).sort()).toEqual([...STATES].sort());
+    for (const s of FINAL_STATES) expect(TRANSITIONS[s]).toEqual([]);
+    for (const s of ENTRY_STATES) expect(STATES).toContain(s);
+  });
+
+  it('allows a run to end uncertain and a human or reconcile to settle it, never to run again', () => {
+    expect(mayMove('running', 'uncertain')).toBe(true);
+    expect(mayMove('uncertain', 'succeeded')).toBe(true);
+    expect(mayMove('uncertain', 'running')).toBe(false);
+    expect(mayMove('uncertain', 'queued')).toBe(false);
+    expect(mayMove('succeeded', 'failed')).toBe(false);
+    expect(mayMove('running', 'running')).toBe(true); // recording something about it
+  });
+
+  it('picks the audit kind of a refusal', () => {
+    expect(refusalKind('expired', 'expired')).toBe('expired');
+    expect(refusalKind('rejected', 'spend_ceiling')).toBe('ceiling_hit');
+    expect(refusalKind('rejected', 'bad_args')).toBe('rejected');
+  });
+});
+
+describe('a move', () => {
+  it('changes the row and records its audit entry in one commit, then publishes it', () => {
+    const row = l.add('r1', { state: 'running' });
+    const next = lifecycle.move(row, 'uncertain', { error_code: 'interrupted', error_message: 'stopped' }, { kind: 'uncertain', message: 'stopped' });
+    expect(next).toMatchObject({ state: 'uncertain', error_code: 'interrupted', version: row.version + 1 });
+    expect(published.map((r) => r.id)).toEqual(['r1']);
+    expect(l.audit.search({ requestId: 'r1' })).toMatchObject([{ kind: 'uncertain', key_id: 'k_test', op: 'deploy', message: 'stopped' }]);
+  });
+
+  it('refuses a transition the table does not have, before touching anything', () => {
+    const row = l.add('r1', { state: 'succeeded' });
+    expect(() => lifecycle.move(row, 'running', {}, { kind: 'x', message: 'x' })).toThrow('no transition from succeeded to running');
+    expect(l.requests.get('r1')!.state).toBe('succeeded');
+    expect(published).toEqual([]);
+  });
+
+  it('that lost a race to another decider changes, records and publishes nothing', () => {
+    const row = l.add('r1', { state: 'awaiting_approval' });
+    expect(lifecycle.move(row, 'denied', { error_code: 'denied', error_message: 'no' }, { kind: 'denied', message: 'no' })).not.toBeNull();
+    published = [];
+    expect(lifecycle.move(row, 'queued', {}, { kind: 'approved', message: 'yes' })).toBeNull();
+    expect(l.requests.get('r1')!.state).toBe('denied');
+    expect(l.audit.search({ requestId: 'r1' }).map((e) => e.kind)).toEqual(['denied']);
+    expect(published).toEqual([]);
+  });
+
+  it('refuse() records the refusal with its code and kind', () => {
+    const row = l.add('r1', { state: 'queued' });
+    expect(lifecycle.refuse(row, 'expired', 'expired', 'too old')).toMatchObject({ state: 'expired', error_code: 'expired', error_message: 'too old' });
+    expect(l.audit.search({ requestId: 'r1' })).toMatchObject([{ kind: 'expired', message: 'expired: too old' }]);
+  });
+});
