@@ -182,6 +182,8 @@ export interface CatalogOperation {
   approval: 'never' | 'always';
   timeout_s: number;
   args_schema: Record<string, unknown>;
+  /** The operation declares a reconcile command: a run whose end the host missed can be settled by asking. */
+  reconcile?: true;
 }
 
 export interface CatalogDoc {

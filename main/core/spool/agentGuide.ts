@@ -49,7 +49,8 @@ function operation(op: CatalogOperation): string {
   const description = op.description.trim() ? `: ${mdText(op.description)}` : '';
   const args = describeArgs(op.args_schema);
   const lines = args.length ? args.map((a) => `  - ${mdCode(a)}`) : ['  - no arguments'];
-  return [`- ${mdCode(op.name)} (${op.scope}, ${approval}, timeout ${op.timeout_s} s)${description}`, ...lines].join('\n');
+  const reconcile = op.reconcile ? ', the host can check whether an interrupted run took effect' : '';
+  return [`- ${mdCode(op.name)} (${op.scope}, ${approval}, timeout ${op.timeout_s} s${reconcile})${description}`, ...lines].join('\n');
 }
 
 function operations(catalog: CatalogDoc): string {

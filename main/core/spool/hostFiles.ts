@@ -25,6 +25,7 @@ export function catalogOf(allowlist: Allowlist): CatalogDoc {
       approval: op.approval,
       timeout_s: op.timeout_s,
       args_schema: argsSchema(op),
+      ...(op.reconcile ? { reconcile: true as const } : {}),
     })),
   };
 }
@@ -56,6 +57,7 @@ const catalogSchema = z.object({
       approval: z.enum(['never', 'always']),
       timeout_s: z.number(),
       args_schema: z.record(z.string(), z.unknown()),
+      reconcile: z.literal(true).optional(),
     }),
   ),
 });

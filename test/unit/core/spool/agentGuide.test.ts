@@ -30,6 +30,7 @@ operations:
       files: {type: array, items: {type: string}, max_items: 4}
     scope: write
     approval: always
+    reconcile: {command: [make, deployed, "{target}"]}
   - name: ping-host
     command: ["true"]
     scope: read
@@ -73,12 +74,21 @@ describe('agentGuide', () => {
     expect(body.trimStart()).toBe(guide.agents);
   });
 
+  it('the catalog says which operations declare a reconcile command, and only those', () => {
+    expect(catalog.operations.map((o) => [o.name, o.reconcile])).toEqual([
+      ['run-tests', undefined],
+      ['deploy', true],
+      ['ping-host', undefined],
+    ]);
+    expect(Object.hasOwn(catalog.operations[0]!, 'reconcile')).toBe(false);
+  });
+
   it('lists every operation with its scope, approval and each argument with its type', () => {
     const ops = operationLines(guide.agents);
     const top = ops.filter((l) => l.startsWith('- '));
     expect(top).toEqual([
       "- `run-tests` (read, runs without asking, timeout 600 s): Run the project's test suite",
-      '- `deploy` (write, a human approves each run, timeout 600 s): Deploy the app to staging',
+      '- `deploy` (write, a human approves each run, timeout 600 s, the host can check whether an interrupted run took effect): Deploy the app to staging',
       '- `ping-host` (read, runs without asking, timeout 600 s)',
     ]);
     const text = ops.join('\n');
