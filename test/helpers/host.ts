@@ -60,6 +60,8 @@ export interface SubmitOptions {
   payload?: string;
   mac?: string;
   keyId?: string;
+  /** More payload fields (`timeout_s`, `max_output_bytes`, `plan_id`, or anything else), signed with the rest. */
+  extra?: Record<string, unknown>;
 }
 
 export class DaemonProcess {
@@ -113,6 +115,7 @@ export function envelope(key: KeyFile, id: string, op: string, args: Record<stri
       created_at: o.createdAt ?? new Date().toISOString(),
       ...(o.expiresAt ? { expires_at: o.expiresAt } : {}),
       ...(o.intent ? { intent: o.intent } : {}),
+      ...o.extra,
     });
   const keyId = o.keyId ?? key.key_id;
   const mac = o.mac ?? computeMac(decodeSecret(key.secret), keyId, payload);

@@ -4,7 +4,7 @@ import { existsSync, unlinkSync } from 'node:fs';
 import { authenticate } from './authenticate';
 import type { ApprovalInfo, ErrorCode, Payload, RequestState } from '../../../shared/protocol/types';
 import { requestHash } from '../../../shared/protocol/requestHash';
-import type { RunPlan } from '../allowlist/plan';
+import type { RequestLimits, RunPlan } from '../allowlist/plan';
 import { gate } from '../policy/gate';
 import type { Grant, Grants } from '../ledger/grants';
 import type { Decisions } from '../decisions';
@@ -50,10 +50,10 @@ export type IntakeOutcome =
   | { kind: 'conflict' }
   | { kind: 'duplicate_claim' };
 
-/** The payload's own limits, as recorded (null: the operation's). */
-function limitsJsonOf(p: Payload): string | null {
+/** The payload's own limits (null: the operation's), recorded for the gate before the run starts. */
+function limitsOf(p: Payload): RequestLimits | null {
   const limits = { ...(p.timeout_s !== undefined ? { timeout_s: p.timeout_s } : {}), ...(p.max_output_bytes !== undefined ? { max_output_bytes: p.max_output_bytes } : {}) };
-  return Object.keys(limits).length ? JSON.stringify(limits) : null;
+  return Object.keys(limits).length ? limits : null;
 }
 
 /** `recovering`: the file was found in claimed/ at start, so it may be our own, already recorded. */
@@ -143,6 +143,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   }
 
   // Clock, then the built-ins or the policy gate (operation, arguments, scope, spend, approval).
+  const limits = limitsOf(p);
   let state: (typeof ENTRY_STATES)[number] = 'queued';
   let error: { code: ErrorCode; message: string } | null = null;
   let plan: RunPlan | null = null;
@@ -165,7 +166,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       error = { code: r.code, message: r.message };
     }
   } else {
-    const g = gate({ allowlist: d.allowlist(), settings: d.settings(), db: d.db, grants: d.grants, key, op: p.op, args: p.args, intent: p.intent ?? null, now: new Date(now) });
+    const g = gate({ allowlist: d.allowlist(), settings: d.settings(), db: d.db, grants: d.grants, key, op: p.op, args: p.args, limits, intent: p.intent ?? null, now: new Date(now) });
     if (g.kind === 'refuse') {
       state = 'rejected';
       error = { code: g.code, message: g.message };
@@ -198,7 +199,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       approval,
       decided_by: grant ? `grant ${grant.id}` : null,
       plan_id: p.plan_id ?? null,
-      limits_json: limitsJsonOf(p),
+      limits_json: limits ? JSON.stringify(limits) : null,
     });
     if (builtinOutput !== null) {
       const at = new Date().toISOString();

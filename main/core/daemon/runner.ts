@@ -8,7 +8,7 @@ import type { KeyStore } from '../keys/keyStore';
 import type { Grants } from '../ledger/grants';
 import type { HostFlags } from '../ledger/meta';
 import type { Lifecycle } from '../lifecycle';
-import type { RunPlan } from '../allowlist/plan';
+import type { RequestLimits, RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
 import type { Settings } from '../settings';
 import type { Logger } from '../log';
@@ -120,6 +120,7 @@ export class Runner {
       key,
       op: row.op,
       args: JSON.parse(row.args_json) as Record<string, unknown>,
+      limits: row.limits_json ? (JSON.parse(row.limits_json) as RequestLimits) : null,
       intent: row.intent,
       approved: this.stillApproved(row) ? { plan: row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null, ceilingOverride: row.ceiling_override === 1 } : null,
     });
