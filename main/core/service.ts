@@ -19,7 +19,7 @@ import { checkSpool, spoolPaths } from './spool/layout';
 import { readLiveLog, type LiveLogChunk } from './spool/liveLog';
 import { readCatalog, readHeartbeat } from './spool/hostFiles';
 import { initHome } from './setup';
-import { dryRun, previewRun, type DryRunResult, type PreviewResult } from './allowlist/tryOut';
+import { dryRun, dryRunReconcile, previewRun, type DryReconcileResult, type DryRunResult, type PreviewResult } from './allowlist/tryOut';
 import { PinnedSpool } from './spool/pinned';
 import { ResultWriter } from './spool/results';
 import { parseAllowlist } from './allowlist/load';
@@ -225,12 +225,28 @@ export class HostService {
   /** Runs an operation once from the editor, outside the queue; the audit log records it. */
   async dryRunOperation(text: string, op: string, args: Record<string, unknown>, actor: string): Promise<DryRunResult> {
     const r = await dryRun(text, this.home.allowlist, op, args, this.allowlistContext, this.settings.kill_grace_s * 1000);
-    if (r.ok) {
-      const { argv, cwd } = r.plan;
-      const end = r.run.error ? r.run.error.message : `exit code ${r.run.exit_code ?? r.run.signal}`;
-      this.audit.record({ kind: 'dry_run', actor, op, message: `${actor} dry-ran ${op}: ${end}`, details: { argv, cwd, duration_ms: r.run.duration_ms } });
-    }
+    if (r.ok) this.auditDryRun(actor, op, op, r, null);
     return r;
+  }
+
+  /** Runs an operation's reconcile command once from the editor (for a stand-in request id); audited as a dry run. */
+  async dryRunReconcile(text: string, op: string, args: Record<string, unknown>, actor: string): Promise<DryReconcileResult> {
+    const r = await dryRunReconcile(text, this.home.allowlist, op, args, this.allowlistContext, this.settings.kill_grace_s * 1000);
+    if (r.ok) this.auditDryRun(actor, op, `the reconcile command of ${op}`, r, r.verdict);
+    return r;
+  }
+
+  /** `verdict`: a reconcile command's (null for the operation itself). */
+  private auditDryRun(actor: string, op: string, what: string, r: Extract<DryRunResult, { ok: true }>, verdict: string | null): void {
+    const { argv, cwd } = r.plan;
+    const end = r.run.error ? r.run.error.message : `exit code ${r.run.exit_code ?? r.run.signal}`;
+    this.audit.record({
+      kind: 'dry_run',
+      actor,
+      op,
+      message: `${actor} dry-ran ${what}: ${end}${verdict ? ` (${verdict})` : ''}`,
+      details: { argv, cwd, duration_ms: r.run.duration_ms, ...(verdict ? { reconcile: true, verdict } : {}) },
+    });
   }
 
   /** New output of a running (or finished, while its log is kept) request, from byte `from`. */

@@ -3,6 +3,7 @@
 import { validateArgs } from './validateArgs';
 import { REQUEST_ID_PLACEHOLDER, REQUEST_ID_SPEC, render, type PathSlot } from './template';
 import type { Allowlist, Operation } from './types';
+import type { ReconcileAttempt } from '../../../shared/protocol/types';
 
 export interface RunPlan {
   op: string;
@@ -93,4 +94,11 @@ export function planReconcile(allowlist: Allowlist, opName: string, args: Record
     { ...checked.values, [REQUEST_ID_PLACEHOLDER]: requestId },
   );
   return { ok: true, plan: { ...basePlan(op, argv, paths), timeout_s: op.reconcile.timeout_s, concurrency: 1, cost: 0, leaves_processes: false } };
+}
+
+/** What a reconcile run's end says: exit 0, the run took effect; exit 1, it did not; anything else
+ *  (another code, a signal, a timeout, no start) cannot tell. */
+export function reconcileVerdict(run: { exit_code: number | null; error: unknown }): ReconcileAttempt['verdict'] {
+  if (run.error !== null) return 'unknown';
+  return run.exit_code === 0 ? 'applied' : run.exit_code === 1 ? 'not_applied' : 'unknown';
 }

@@ -63,3 +63,16 @@ describe('a long-lived service and its spool', () => {
     expect(inbox()).toHaveLength(1);
   });
 });
+
+describe('dryRunReconcile', () => {
+  it('runs the reconcile command of the text being edited once, and the audit log says so with its verdict', async () => {
+    svc = new HostService(host.home, host.spool);
+    const text = ['version: 1', 'operations:', '  - name: tag', '    command: [/bin/echo, tag]', '    reconcile: {command: [/bin/sh, -c, "exit 1"]}', ''].join('\n');
+    const r = await svc.dryRunReconcile(text, 'tag', {}, 'app (user)');
+    expect(r).toMatchObject({ ok: true, verdict: 'not_applied', run: { exit_code: 1 } });
+    const [entry] = svc.searchAudit({ kind: 'dry_run' });
+    expect(entry).toMatchObject({ op: 'tag', actor: 'app (user)', message: 'app (user) dry-ran the reconcile command of tag: exit code 1 (not_applied)' });
+    expect(await svc.dryRunReconcile(text, 'tag', { x: 1 }, 'app (user)')).toMatchObject({ ok: false });
+    expect(svc.searchAudit({ kind: 'dry_run' })).toHaveLength(1);
+  });
+});
