@@ -1,5 +1,7 @@
 // The request lifecycle: only the table's transitions can be made; a move is one commit with its audit
 // entry and is published after; a move that lost a race changes and records nothing.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ENTRY_STATES, Lifecycle, TRANSITIONS, mayMove, refusalKind } from '../../../main/core/lifecycle';
 import { FINAL_STATES, STATES } from '../../../shared/protocol/types';
@@ -69,5 +71,15 @@ describe('a move', () => {
     const row = l.add('r1', { state: 'queued' });
     expect(lifecycle.refuse(row, 'expired', 'expired', 'too old')).toMatchObject({ state: 'expired', error_code: 'expired', error_message: 'too old' });
     expect(l.audit.search({ requestId: 'r1' })).toMatchObject([{ kind: 'expired', message: 'expired: too old' }]);
+  });
+});
+
+describe('docs/PROTOCOL.md', () => {
+  it('shows the same transitions as the table in lifecycle.ts', () => {
+    const doc = readFileSync(path.join(import.meta.dirname, '../../../docs/PROTOCOL.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('**How a request moves between states.**'));
+    const rows = [...section.matchAll(/^\| `(\w+)` \| (.+) \|$/gm)].map((m) => [m[1], [...m[2]!.matchAll(/`(\w+)`/g)].map((x) => x[1])] as const);
+    const expected = Object.entries(TRANSITIONS).filter(([, to]) => to.length > 0).map(([from, to]) => [from, [...to]] as const);
+    expect(rows).toEqual(expected);
   });
 });
