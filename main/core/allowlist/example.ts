@@ -54,6 +54,20 @@ operations:
   #   leaves_processes: false   # true only for one that starts a service: otherwise whatever it
   #                             # leaves running is ended when it exits
 
+# A task for a coding agent on this machine (Claude Code here: adapt to yours). It works with your
+# rights in its folder, so a human reads each task first; the request picks its budget, at most the
+# integer's max. Uncomment (the lines starting "  # ") and adapt:
+  # - name: agent-task
+  #   description: Hand a coding task to the local agent, in the app's repository
+  #   command: [claude, --print, --max-turns, "{max_turns}", "{task}"]
+  #   cwd: ~/code/app
+  #   args:
+  #     task: {type: string, max_length: 4000, description: "What to do, in plain words"}
+  #     max_turns: {type: integer, min: 1, max: 50, default: 10}
+  #   scope: write
+  #   approval: always
+  #   timeout_s: 3600
+
 # Git in a repository the sandbox can write. Git obeys the repository's own .git/config, which can
 # name programs for it to run (gpg.program with log.showSignature, core.fsmonitor, diff drivers,
 # hooks, core.worktree pointing elsewhere): the options below switch off what a command line can.
@@ -92,4 +106,22 @@ operations:
   #   approval: never
   #   timeout_s: 30
   #   max_output_bytes: 1048576
+# A write with a reconcile command: if the host loses track of a run (it stopped while the run was
+# going), it asks the lookup whether the tag was made. Exit 0: yes; 1: no (safe to run again);
+# anything else: it cannot tell, and a human settles it. Uncomment and adapt:
+  # - name: git-tag
+  #   description: Tag the current commit of the app's repository as a release
+  #   command: [git, --no-pager, --work-tree=., -c, core.fsmonitor=false, -c, core.hooksPath=/dev/null,
+  #             -c, gpg.program=false, -c, gpg.ssh.program=false, -c, gpg.x509.program=false,
+  #             -c, protocol.allow=never, tag, --no-sign, "v{version}"]
+  #   cwd: ~/code/app
+  #   env: *git-env
+  #   args:
+  #     version: {type: string, pattern: "[0-9]+[.][0-9]+[.][0-9]+"}
+  #   scope: write
+  #   approval: always
+  #   timeout_s: 30
+  #   reconcile:
+  #     command: [git, --no-pager, -c, core.fsmonitor=false, rev-parse, --verify, --quiet, "refs/tags/v{version}"]
+  #     timeout_s: 10
 `;

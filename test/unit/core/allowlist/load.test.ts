@@ -535,12 +535,33 @@ describe('EXAMPLE_ALLOWLIST', () => {
     expect(list.operations.get('list-documents')).toMatchObject({ cwd: docs, args: { dir: { type: 'path', within: [docs], must_exist: true, default: '.', shared_with_sandbox: false } } });
   });
 
-  it('its commented-out operation parses once uncommented', () => {
+  /** The example with its commented-out operations (all after the project's tests) uncommented. */
+  function uncommented(): string {
     const [head, tail] = EXAMPLE_ALLOWLIST.split(/^ {2}# A project's tests.*\n/m);
     expect(tail).toBeDefined();
-    const uncommented = head + tail!.replace(/^ {2}# /gm, '  ');
-    const list = parseAllowlist(uncommented);
+    return head + tail!.replace(/^ {2}# /gm, '  ');
+  }
+
+  it('its commented-out operation parses once uncommented', () => {
+    const list = parseAllowlist(uncommented());
     expect(list.operations.get('test')).toMatchObject({ scope: 'read', concurrency: 1, cost: 1, cwd: path.join(os.homedir(), 'code', 'app') });
+  });
+
+  it('its commented agent task loads uncommented, its budget an integer capped by its max', () => {
+    const list = parseAllowlist(uncommented());
+    const agent = list.operations.get('agent-task')!;
+    expect(agent).toMatchObject({ scope: 'write', approval: 'always', args: { max_turns: { type: 'integer', min: 1, max: 50, default: 10 } } });
+    expect(validateArgs(agent, { task: 'fix the build', max_turns: 50 }).ok).toBe(true);
+    expect(validateArgs(agent, { task: 'fix the build', max_turns: 51 })).toMatchObject({ ok: false, message: expect.stringMatching(/at most 50/) });
+    expect(validateArgs(agent, { task: '--dangerously-skip-permissions' })).toMatchObject({ ok: false, message: expect.stringMatching(/must not start with "-"/) });
+  });
+
+  it('its commented reconcile loads uncommented, on a write that needs one', () => {
+    const list = parseAllowlist(uncommented());
+    expect(list.operations.get('git-tag')).toMatchObject({
+      scope: 'write',
+      reconcile: { command: ['git', '--no-pager', '-c', 'core.fsmonitor=false', 'rev-parse', '--verify', '--quiet', 'refs/tags/v{version}'], timeout_s: 10 },
+    });
   });
 });
 
