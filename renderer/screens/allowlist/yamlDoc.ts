@@ -51,6 +51,13 @@ export interface EnvForm {
   value: string;
 }
 
+/** An operation's reconcile command: the lookup that says whether a run the host lost track of took effect. */
+export interface ReconcileForm {
+  /** argv template: the op's {args} and {request_id}. */
+  command: string[];
+  timeout_s: string;
+}
+
 export interface OpForm {
   name: string;
   description: string;
@@ -67,6 +74,8 @@ export interface OpForm {
   max_output_bytes: string;
   concurrency: string;
   cost: string;
+  /** null: the operation declares none. */
+  reconcile: ReconcileForm | null;
 }
 
 export const SCOPES = ['read', 'write'] as const;
@@ -74,6 +83,7 @@ export const APPROVALS = ['always', 'never'] as const;
 export const REQUIRED = ['required', 'optional'] as const;
 
 export const OP_DEFAULTS = { timeout_s: '600', max_output_bytes: '1048576', concurrency: '1', cost: '0' } as const;
+export const RECONCILE_DEFAULTS = { timeout_s: '30' } as const;
 
 export function emptyType(type = 'string'): TypeForm {
   return { type, pattern: '', max_length: '', enum: [], allow_dash: null, min: '', max: '', flag: '', within: '', must_exist: null, shared_with_sandbox: null };
@@ -84,7 +94,7 @@ export function emptyArg(name = ''): ArgForm {
 }
 
 export function emptyOp(name = ''): OpForm {
-  return { name, description: '', command: [''], cwd: '', cwd_shared_with_sandbox: null, env: [], args: [], scope: '', approval: '', timeout_s: '', max_output_bytes: '', concurrency: '', cost: '' };
+  return { name, description: '', command: [''], cwd: '', cwd_shared_with_sandbox: null, env: [], args: [], scope: '', approval: '', timeout_s: '', max_output_bytes: '', concurrency: '', cost: '', reconcile: null };
 }
 
 // ---------------------------------------------------------------- reading
@@ -132,13 +142,21 @@ function argForm(name: string, raw: unknown): ArgForm {
   };
 }
 
+const commandOf = (v: unknown): string[] => (Array.isArray(v) ? v.map(text) : v === undefined ? [] : [text(v)]);
+
+function reconcileForm(raw: unknown): ReconcileForm | null {
+  if (raw === undefined || raw === null) return null;
+  const r = isObj(raw) ? raw : {};
+  return { command: commandOf(r.command), timeout_s: text(r.timeout_s) };
+}
+
 /** The form values of one operation (as plain data from the YAML). */
 export function opForm(raw: unknown): OpForm {
   const r = isObj(raw) ? raw : {};
   return {
     name: text(r.name),
     description: text(r.description),
-    command: Array.isArray(r.command) ? r.command.map(text) : r.command === undefined ? [] : [text(r.command)],
+    command: commandOf(r.command),
     cwd: text(r.cwd),
     cwd_shared_with_sandbox: bool(r.cwd_shared_with_sandbox),
     env: isObj(r.env) ? Object.entries(r.env).map(([name, value]) => ({ name, value: text(value) })) : [],
@@ -149,6 +167,7 @@ export function opForm(raw: unknown): OpForm {
     max_output_bytes: text(r.max_output_bytes),
     concurrency: text(r.concurrency),
     cost: text(r.cost),
+    reconcile: reconcileForm(r.reconcile),
   };
 }
 
@@ -270,7 +289,20 @@ function opValue(f: OpForm): Obj {
     max_output_bytes: num(f.max_output_bytes),
     concurrency: num(f.concurrency),
     cost: num(f.cost),
+    reconcile: reconcileValue(f.reconcile),
   };
+}
+
+function reconcileValue(r: ReconcileForm | null): Obj | undefined {
+  return r ? { command: r.command, timeout_s: num(r.timeout_s) } : undefined;
+}
+
+/** A new reconcile block: a block mapping, its command on one line as the operation's is. */
+function reconcileNode(doc: Document, r: ReconcileForm): YAMLMap {
+  const node = doc.createNode(reconcileValue(r)) as YAMLMap;
+  const command = node.get('command', true);
+  if (isSeq(command)) command.flow = true;
+  return node;
 }
 
 /** Keys of an argument the form owns: others in the file (say a misspelt field) are left for the YAML view. */
@@ -449,10 +481,29 @@ function syncArgs(doc: Document, op: YAMLMap, args: ArgForm[], prev: ArgForm[]):
 /** Keys an operation's form writes one by one (`args` has its own). */
 const OP_FIELDS = ['name', 'description', 'command', 'cwd', 'cwd_shared_with_sandbox', 'env', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost'] as const;
 
+/** Writes what changed in the reconcile block field by field: its comments and keys the form does not know stay. */
+function syncReconcile(doc: Document, op: YAMLMap, r: ReconcileForm | null, prev: ReconcileForm | null): void {
+  if (deepEqual(r, prev)) return;
+  const map = op.get('reconcile', true);
+  if (r === null) {
+    op.delete('reconcile');
+    return;
+  }
+  if (prev === null || !isMap(map)) {
+    if (op.has('reconcile')) op.set('reconcile', reconcileNode(doc, r));
+    else op.add(doc.createPair('reconcile', reconcileNode(doc, r)) as Pair);
+    return;
+  }
+  const v = reconcileValue(r)!;
+  if (!deepEqual(r.command, prev.command)) setKey(doc, map, 'command', v.command, true);
+  if (r.timeout_s !== prev.timeout_s) setKey(doc, map, 'timeout_s', v.timeout_s, false);
+}
+
 function syncOp(doc: Document, node: YAMLMap, f: OpForm, prev: OpForm): void {
   const v = opValue(f);
   for (const k of OP_FIELDS) if (!deepEqual(f[k], prev[k])) setKey(doc, node, k, v[k], false);
   syncArgs(doc, node, f.args, prev.args);
+  syncReconcile(doc, node, f.reconcile, prev.reconcile);
 }
 
 /** Why a form cannot be written as it stands (two entries the file would hold under one key), or null. */
@@ -477,6 +528,7 @@ function createOp(doc: Document, f: OpForm): YAMLMap {
     const k = keyOf(p);
     if (typeof k === 'string' && FLOW_KEYS.has(k) && (isMap(p.value) || isSeq(p.value))) p.value.flow = true;
     if (k === 'args' && isMap(p.value)) for (const a of p.value.items) if (isMap(a.value)) a.value.flow = true;
+    if (k === 'reconcile' && f.reconcile) p.value = reconcileNode(doc, f.reconcile);
   }
   return node;
 }

@@ -285,6 +285,69 @@ describe('adding, deleting and renaming operations', () => {
   });
 });
 
+describe('the reconcile block', () => {
+  const WITH = `version: 1
+operations:
+  - name: tag
+    command: [/usr/bin/git, tag, "v{version}"]
+    args:
+      version: {type: string, pattern: "[0-9.]+"}
+    # Did a lost run make the tag?
+    reconcile:
+      command: [/usr/bin/git, rev-parse, --verify, --quiet, "refs/tags/v{version}"]   # 0 yes, 1 no
+      timeout_s: 10
+`;
+
+  it('is read into the form, and is null when the operation declares none', () => {
+    expect(form(WITH, 0).reconcile).toEqual({ command: ['/usr/bin/git', 'rev-parse', '--verify', '--quiet', 'refs/tags/v{version}'], timeout_s: '10' });
+    expect(form(FILE, 0).reconcile).toBeNull();
+  });
+
+  it('survives an edit of the operation\'s other fields byte for byte, comments included', () => {
+    const out = applyOperation(WITH, 0, { ...form(WITH, 0), description: 'Tag a release', timeout_s: '60' });
+    const reconcileLines = lines(WITH).slice(6, 10);
+    for (const l of reconcileLines) expect(out).toContain(l);
+    expect(applyOperation(WITH, 0, form(WITH, 0))).toBe(WITH);
+  });
+
+  it('an edit of its timeout changes that line only; its command keeps its comment', () => {
+    const f = form(WITH, 0);
+    const out = applyOperation(WITH, 0, { ...f, reconcile: { ...f.reconcile!, timeout_s: '20' } });
+    expect(lines(out).filter((l) => !lines(WITH).includes(l))).toEqual(['      timeout_s: 20']);
+    expect(parseAllowlist(out).operations.get('tag')!.reconcile!.timeout_s).toBe(20);
+  });
+
+  it('a key the form does not know stays in the block for the validator to name', () => {
+    const odd = WITH.replace('      timeout_s: 10', '      timeout_s: 10\n      timeuot: 5');
+    const f = form(odd, 0);
+    const out = applyOperation(odd, 0, { ...f, reconcile: { ...f.reconcile!, command: ['/usr/bin/git', 'tag', '--list', 'v{version}'] } });
+    expect(out).toContain('      timeuot: 5');
+    expect(ops(out)[0]!.reconcile).toEqual({ command: ['/usr/bin/git', 'tag', '--list', 'v{version}'], timeout_s: 10, timeuot: 5 });
+  });
+
+  it('is added as a block with its command on one line, which the validator accepts, and removed', () => {
+    const added = applyOperation(FILE, 1, { ...form(FILE, 1), reconcile: { command: ['/usr/bin/test', '-e', '/tmp/counted-{n}', '{request_id}'], timeout_s: '' } });
+    expect(added).toContain('    reconcile:\n      command: [/usr/bin/test, -e, "/tmp/counted-{n}", "{request_id}"]\n');
+    expect(parseAllowlist(added).operations.get('count')!.reconcile).toMatchObject({ timeout_s: 30 });
+    expect(applyOperation(added, 1, { ...form(added, 1), reconcile: null })).toBe(FILE);
+    const fresh = addOperation(FILE, { ...emptyOp('new'), command: ['/bin/true'], reconcile: { command: ['/bin/false'], timeout_s: '5' } }).text;
+    expect(fresh).toContain('    reconcile:\n      command: [/bin/false]\n      timeout_s: 5\n');
+    expect(parseAllowlist(fresh).operations.get('new')!.reconcile).toMatchObject({ command: ['/bin/false'], timeout_s: 5 });
+  });
+
+  it('an edit made only to it is merged into a version changed on disk, and conflicts like any field', () => {
+    const f = form(WITH, 0);
+    const mine = applyOperation(WITH, 0, { ...f, reconcile: { ...f.reconcile!, timeout_s: '20' } });
+    const disk = WITH.replace('version: 1', '# edited on disk\nversion: 1');
+    const merged = mergeEdits(WITH, mine, disk);
+    expect(merged.conflicts).toEqual([]);
+    expect(merged.text).toContain('# edited on disk');
+    expect(ops(merged.text)[0]!.reconcile).toMatchObject({ timeout_s: 20 });
+    const theirs = applyOperation(WITH, 0, { ...f, reconcile: null });
+    expect(mergeEdits(WITH, mine, theirs).conflicts).toEqual(['tag']);
+  });
+});
+
 describe('merging unsaved edits into a version changed on disk', () => {
   const mine = applyOperation(FILE, 0, { ...form(FILE, 0), description: 'Mine' });
   it('applies changed, added and deleted operations to the disk version, keeping its comments', () => {
