@@ -1,6 +1,7 @@
 // Argument checks against the real daemon that a hostile request aims at the daemon itself or at the
 // program's option parser: a pattern that backtracks exponentially in a backtracking engine (it froze
-// the daemon for 95 s), and a negative integer that reads as an option.
+// the daemon for 95 s), and a negative integer or a dash that reads as an option (in the command, or in
+// the reconcile command the same arguments fill).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestHost } from '../helpers/host';
 import type { KeyFile } from '../../shared/protocol/types';
@@ -25,6 +26,13 @@ operations:
       n: {type: integer, min: -10, max: 10}
     scope: read
     approval: never
+  - name: tagged
+    command: [/bin/echo, "tag={tag}"]
+    args:
+      tag: {type: string, max_length: 40}
+    scope: read
+    approval: never
+    reconcile: {command: [/bin/echo, "{tag}"]}
 `;
 
 let host: TestHost;
@@ -58,5 +66,15 @@ describe('a negative integer as a whole argv element', () => {
     expect(await host.waitResult('neg-2')).toMatchObject({ state: 'succeeded', stdout: '-5\n' });
     host.submit(key, 'neg-3', 'lines', { n: 1 });
     expect((await host.waitResult('neg-3')).state).toBe('succeeded');
+  });
+});
+
+describe('a value that would be an option in the reconcile command', () => {
+  it('is refused for the run itself, before anything runs (the lookup would get it as an option later); the daemon answers after', async () => {
+    // "tag={tag}" would take "-rf" as text, but reconcile's "{tag}" would hand it to the lookup as an option.
+    host.submit(key, 'rec-dash-1', 'tagged', { tag: '-rf' });
+    expect(await host.waitResult('rec-dash-1')).toMatchObject({ state: 'rejected', started_at: null, error: { code: 'bad_args', message: expect.stringContaining('must not start with "-"') } });
+    host.submit(key, 'rec-dash-2', 'tagged', { tag: 'rf' });
+    expect(await host.waitResult('rec-dash-2')).toMatchObject({ state: 'succeeded', stdout: 'tag=rf\n' });
   });
 });
