@@ -9,6 +9,7 @@ import { approvalOf, type RequestRow, type Requests } from './ledger/requests';
 import { UserError } from './errors';
 import { formatDuration } from './duration';
 import { isFinalState, type RequestState } from '../../shared/protocol/types';
+import { PLAN_OP, keptSteps } from './policy/plans';
 
 export interface CancelOutcome {
   changed: boolean;
@@ -49,6 +50,7 @@ export class Decisions {
    */
   approve(id: string, by: string, forSeconds?: number): { row: RequestRow; grant: Grant | null; alsoApproved: RequestRow[] } {
     const row = this.pending(id);
+    if (row.op === PLAN_OP) return { row: this.approvePlan(row, by, forSeconds), grant: null, alsoApproved: [] };
     const approved = this.approveRow(row, by, '');
     if (!approved) throw new UserError(`request ${id} changed while approving; look again`);
     if (forSeconds === undefined) return { row: approved, grant: null, alsoApproved: [] };
@@ -71,6 +73,23 @@ export class Decisions {
       }
     }
     return { row: approved, grant, alsoApproved };
+  }
+
+  /**
+   * A plan's approval is its whole effect (it runs nothing itself): it succeeds at once, and its steps
+   * may then run, each once, until it expires. It is approved as a whole, never for a while.
+   */
+  private approvePlan(row: RequestRow, by: string, forSeconds: number | undefined): RequestRow {
+    if (forSeconds !== undefined) throw new UserError(`${row.id} is a plan: it is approved once, as a whole, and its expiry says how long its steps may be used (no --for)`);
+    if (row.expires_at && Date.parse(row.expires_at) <= Date.now()) throw new UserError(`plan ${row.id} expired at ${row.expires_at}: approving it would let nothing run (deny it, or let it time out)`);
+    const next = this.lifecycle.move(
+      row,
+      'succeeded',
+      { decided_by: by, decided_at: new Date().toISOString() },
+      { kind: 'approved', actor: by, message: `approved by ${by}: plan of ${keptSteps(row)?.length ?? 0} step(s), usable until ${row.expires_at}` },
+    );
+    if (!next) throw new UserError(`request ${row.id} changed while approving; look again`);
+    return next;
   }
 
   deny(id: string, by: string, reason: string): RequestRow {

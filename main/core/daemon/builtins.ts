@@ -5,6 +5,7 @@ import type { RequestRow, Requests } from '../ledger/requests';
 import { isRequestId } from '../../../shared/protocol/ids';
 import type { ErrorCode } from '../../../shared/protocol/types';
 import { APP_VERSION } from '../version';
+import { PLAN_OP } from '../policy/plans';
 
 /** `changed`: another request this one changed (the target of a cancel), to publish too. */
 export type BuiltinResult = { ok: true; stdout: string; changed?: RequestRow } | { ok: false; code: Extract<ErrorCode, 'unknown_op' | 'bad_args' | 'scope_denied'>; message: string };
@@ -15,8 +16,10 @@ export interface BuiltinDeps {
   hostId: string;
 }
 
-export const BUILTIN_OPS = ['dumbwaiter.cancel', 'dumbwaiter.ping'] as const;
+export const BUILTIN_OPS = ['dumbwaiter.cancel', 'dumbwaiter.ping', PLAN_OP] as const;
 
+/** The built-ins the host answers at once; a plan is not one of them: a human decides it (intake
+ *  records it with policy/plans.ts). */
 export function runBuiltin(d: BuiltinDeps, key: KeyInfo, op: string, args: Record<string, unknown>): BuiltinResult {
   switch (op) {
     case 'dumbwaiter.ping': {

@@ -10,6 +10,7 @@ import type { Grant, Grants } from '../ledger/grants';
 import type { Decisions } from '../decisions';
 import type { Settings } from '../settings';
 import { runBuiltin } from './builtins';
+import { PLAN_OP, matchStep, proposePlan, stepsWith, type KeptStep, type StepMatch } from '../policy/plans';
 import { clockProblem } from '../policy/clock';
 import { refusalKind, type ENTRY_STATES } from '../lifecycle';
 import { faultPoint } from '../faults';
@@ -54,6 +55,22 @@ export type IntakeOutcome =
 function limitsOf(p: Payload): RequestLimits | null {
   const limits = { ...(p.timeout_s !== undefined ? { timeout_s: p.timeout_s } : {}), ...(p.max_output_bytes !== undefined ? { max_output_bytes: p.max_output_bytes } : {}) };
   return Object.keys(limits).length ? limits : null;
+}
+
+/**
+ * Marks step `index` of plan `planId` used by the just-inserted `row` (inside intake's transaction, so
+ * the step is taken in the same commit as the request: never by two, never lost), and records it on
+ * both. Returns the plan's changed row, whose result must be written too.
+ */
+function takeStep(d: IntakeDeps, planId: string, index: number, row: RequestRow): RequestRow {
+  const planRow = d.requests.get(planId)!; // read again under the write lock
+  const taken = d.requests.transition(planId, [planRow.state], { steps_json: stepsWith(planRow, row.id, row.state, index)! });
+  if (!taken) throw new Error(`plan ${planId} changed while step ${index + 1} was being taken`);
+  const message = `${row.id} took step ${index + 1} of plan ${planId} (${row.op}): it runs without asking again`;
+  const details = { plan_id: planId, step: index + 1, step_request_id: row.id };
+  d.audit.record({ kind: 'plan_step_used', request_id: row.id, key_id: row.key_id, op: row.op, message, details });
+  d.audit.record({ kind: 'plan_step_used', request_id: planId, key_id: planRow.key_id, op: planRow.op, message, details });
+  return taken;
 }
 
 /** `recovering`: the file was found in claimed/ at start, so it may be our own, already recorded. */
@@ -151,10 +168,23 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   let grant: Grant | null = null;
   let builtinOutput: string | null = null;
   let alsoChanged: RequestRow | null = null;
+  let steps: KeptStep[] | null = null;
+  /** The plan step this request claims (payload plan_id): matched, or why not. */
+  let step: StepMatch | null = null;
   const clock = clockProblem(p.created_at, p.expires_at, now, d.maxRequestAgeMs());
   if (clock) {
     state = clock.state;
     error = { code: clock.code, message: clock.message };
+  } else if (p.op === PLAN_OP) {
+    const r = proposePlan({ allowlist: d.allowlist(), key, args: p.args, expiresAt: p.expires_at, intent: p.intent ?? null, approvalTimeoutS: d.settings().approval_timeout_s, now: new Date(now) });
+    if (r.ok) {
+      state = 'awaiting_approval';
+      approval = r.approval;
+      steps = r.steps;
+    } else {
+      state = 'rejected';
+      error = { code: r.code, message: r.message };
+    }
   } else if (p.op.startsWith('dumbwaiter.')) {
     const r = runBuiltin({ requests: d.requests, decisions: d.decisions, hostId: d.settings().host_id }, key, p.op, p.args);
     if (r.ok) {
@@ -166,7 +196,11 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       error = { code: r.code, message: r.message };
     }
   } else {
-    const g = gate({ allowlist: d.allowlist(), settings: d.settings(), db: d.db, grants: d.grants, key, op: p.op, args: p.args, limits, intent: p.intent ?? null, now: new Date(now) });
+    const allowlist = d.allowlist();
+    if (p.plan_id) step = matchStep(d.requests.get(p.plan_id), p.plan_id, keyId, p.op, p.args, allowlist, new Date(now));
+    // A matched step is approved as the plan's approval (scope, ceilings and validity still apply).
+    const approved = step?.ok ? { plan: step.plan, ceilingOverride: false } : null;
+    const g = gate({ allowlist, settings: d.settings(), db: d.db, grants: d.grants, key, op: p.op, args: p.args, limits, intent: p.intent ?? null, approved, now: new Date(now) });
     if (g.kind === 'refuse') {
       state = 'rejected';
       error = { code: g.code, message: g.message };
@@ -179,6 +213,8 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       grant = g.grant;
     }
   }
+  /** The step this request takes: only one that matched and may go now (a ceiling still asks a human). */
+  const taken = step?.ok && state === 'queued' ? step : null;
 
   const row = d.db.transaction(() => {
     touchKey();
@@ -197,15 +233,20 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       error_code: error?.code ?? null,
       error_message: error?.message ?? null,
       approval,
-      decided_by: grant ? `grant ${grant.id}` : null,
+      decided_by: taken ? `plan ${p.plan_id}` : grant ? `grant ${grant.id}` : null,
       plan_id: p.plan_id ?? null,
       limits_json: limits ? JSON.stringify(limits) : null,
+      steps_json: steps ? JSON.stringify(steps) : null,
     });
     if (builtinOutput !== null) {
       const at = new Date().toISOString();
       r = d.requests.transition(id, ['succeeded'], { stdout: builtinOutput, exit_code: 0, started_at: at, finished_at: at, duration_ms: 0 })!;
     }
     if (grant) d.grants.use(grant.id);
+    if (taken) alsoChanged = takeStep(d, p.plan_id!, taken.index, r);
+    else if (step && !step.ok) {
+      d.audit.record({ kind: 'plan_step_unmatched', request_id: id, key_id: keyId, op: p.op, message: `not a step of plan ${p.plan_id}: ${step.reason}; the usual policy applies`, details: { plan_id: p.plan_id, reason: step.reason } });
+    }
     const kind = error ? refusalKind(state, error.code) : state === 'awaiting_approval' ? 'approval_requested' : 'claimed';
     d.audit.record({
       kind,
@@ -214,7 +255,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       op: p.op,
       message: error
         ? `${error.code}: ${error.message}`
-        : `claimed ${id}: ${p.op} -> ${state}${grant ? ` (approved by grant ${grant.id})` : ''}${approval?.ceiling ? ` (would cross ${approval.ceiling})` : ''}`,
+        : `claimed ${id}: ${p.op} -> ${state}${grant ? ` (approved by grant ${grant.id})` : ''}${taken ? ` (step ${taken.index + 1} of approved plan ${p.plan_id})` : ''}${approval?.ceiling ? ` (would cross ${approval.ceiling}${step?.ok ? `, though it is step ${step.index + 1} of plan ${p.plan_id}` : ''})` : ''}`,
       details: { state, ...(error ? { code: error.code } : {}), ...(plan ? { argv: plan.argv } : {}), ...(p.intent ? { intent: p.intent } : {}) },
     });
     return r;

@@ -9,6 +9,7 @@ import { Grants } from '../../../main/core/ledger/grants';
 import { Requests } from '../../../main/core/ledger/requests';
 import { UserError } from '../../../main/core/errors';
 import { TestLedger } from '../../helpers/ledger';
+import { PLAN_OP } from '../../../main/core/policy/plans';
 
 let l: TestLedger;
 beforeEach(() => {
@@ -88,6 +89,38 @@ describe('approve', () => {
       expect(alsoApproved).toEqual([]);
       for (const id of ['other-key', 'other-op', 'ceiling']) expect(state(id)).toBe('awaiting_approval');
     });
+  });
+});
+
+describe('approving a plan', () => {
+  const plan = (id: string, expiresAt = new Date(Date.now() + 3600_000).toISOString()) =>
+    l.add(id, { op: PLAN_OP, state: 'awaiting_approval', expires_at: expiresAt, approval: l.approval('k_test'), steps_json: '[]' });
+
+  it('is its whole effect: the plan succeeds at once, with who approved it', () => {
+    plan('p1');
+    const { row, grant, alsoApproved } = l.decisions.approve('p1', 'cli:alice');
+    expect(row).toMatchObject({ state: 'succeeded', decided_by: 'cli:alice' });
+    expect(Date.parse(row.decided_at!)).not.toBeNaN();
+    expect([grant, alsoApproved]).toEqual([null, []]);
+    expect(auditOf('p1')).toMatchObject([{ kind: 'approved', actor: 'cli:alice', message: expect.stringContaining('approved by cli:alice: plan of 0 step(s), usable until') }]);
+  });
+
+  it('is never approved for a while: --for is refused and nothing changes', () => {
+    plan('p1');
+    expect(() => l.decisions.approve('p1', 'cli:alice', 600)).toThrow(/p1 is a plan: it is approved once, as a whole/);
+    expect(state('p1')).toBe('awaiting_approval');
+    expect(l.grants.list(true)).toEqual([]);
+  });
+
+  it('is refused once the plan has expired, since nothing could run', () => {
+    plan('p1', new Date(Date.now() - 1000).toISOString());
+    expect(() => l.decisions.approve('p1', 'cli:alice')).toThrow(/plan p1 expired at .*: approving it would let nothing run/);
+    expect(state('p1')).toBe('awaiting_approval');
+  });
+
+  it('is denied like any request', () => {
+    plan('p1');
+    expect(l.decisions.deny('p1', 'app', 'too broad')).toMatchObject({ state: 'denied', error_code: 'denied' });
   });
 });
 

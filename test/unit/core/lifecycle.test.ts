@@ -74,6 +74,33 @@ describe('a move', () => {
   });
 });
 
+describe('a step of a plan', () => {
+  const step = { op: 'deploy', args: {}, argv: ['deploy'], cwd: '/', scope: 'write', env: {}, leaves_processes: false };
+  const planWith = (requestId: string | null) =>
+    l.add('plan-1', { op: 'dumbwaiter.plan', state: 'succeeded', steps_json: JSON.stringify([{ ...step, request_id: requestId, state: requestId ? 'queued' : null }]) });
+  const stepOf = () => (JSON.parse(l.requests.get('plan-1')!.steps_json!) as { request_id: string; state: string }[])[0];
+
+  it("moves the plan's step with it in the same commit, and publishes the plan's result too", () => {
+    const plan = planWith('r1');
+    const key = l.keys.create('agent', 'write'); // a run starts only for a key that is not revoked
+    const row = l.add('r1', { key_id: key.key_id, state: 'queued', plan_id: 'plan-1', decided_by: 'plan plan-1' });
+    const running = lifecycle.start(row, { started_at: new Date().toISOString() })!;
+    expect(stepOf()).toMatchObject({ request_id: 'r1', state: 'running' });
+    lifecycle.move(running, 'succeeded', { exit_code: 0 }, { kind: 'finished', message: 'done' });
+    expect(stepOf()).toMatchObject({ request_id: 'r1', state: 'succeeded' });
+    expect(published.map((r) => r.id)).toEqual(['r1', 'plan-1', 'r1', 'plan-1']);
+    expect(l.requests.get('plan-1')).toMatchObject({ state: 'succeeded', version: plan.version + 2 });
+  });
+
+  it('leaves the plan alone for a request that names it but took no step of it', () => {
+    const plan = planWith(null);
+    const row = l.add('r2', { state: 'queued', plan_id: 'plan-1' });
+    lifecycle.move(row, 'cancelled', {}, { kind: 'cancelled', message: 'no' });
+    expect(published.map((r) => r.id)).toEqual(['r2']);
+    expect(l.requests.get('plan-1')).toEqual(plan);
+  });
+});
+
 describe('docs/PROTOCOL.md', () => {
   it('shows the same transitions as the table in lifecycle.ts', () => {
     const doc = readFileSync(path.join(import.meta.dirname, '../../../docs/PROTOCOL.md'), 'utf8');

@@ -98,5 +98,5 @@ it('answers an unknown built-in with unknown_op, listing the built-ins', () => {
     code: 'unknown_op',
     message: `no built-in operation "dumbwaiter.shutdown" (built-ins: ${BUILTIN_OPS.join(', ')})`,
   });
-  expect(BUILTIN_OPS).toEqual(['dumbwaiter.cancel', 'dumbwaiter.ping']);
+  expect(BUILTIN_OPS).toEqual(['dumbwaiter.cancel', 'dumbwaiter.ping', 'dumbwaiter.plan']); // a plan is decided by a human (policy/plans.ts)
 });

@@ -1,0 +1,161 @@
+// Plans (`dumbwaiter.plan`): an agent proposes its next steps for one human approval; once approved,
+// a request that names the plan (payload `plan_id`) and asks exactly for one of its unused steps runs
+// without asking again, once, and only while it would run what the human saw.
+import { planRun, type RunPlan } from '../allowlist/plan';
+import { sharedRoots } from '../allowlist/roots';
+import type { Allowlist } from '../allowlist/types';
+import type { KeyInfo } from '../keys/keyStore';
+import type { RequestRow } from '../ledger/requests';
+import { samePlan, scopeProblem } from './gate';
+import { canonicalJson } from '../../../shared/protocol/canonicalJson';
+import type { ApprovalInfo, ErrorCode, PlanDoc, PlanStep, RequestState } from '../../../shared/protocol/types';
+
+export const PLAN_OP = 'dumbwaiter.plan';
+export const MAX_PLAN_STEPS = 50;
+/** How far ahead a plan's `expires_at` may be: an approval is not meant to outlive a working day. */
+export const MAX_PLAN_LIFETIME_MS = 24 * 3600 * 1000;
+
+/**
+ * A step as the plan's row keeps it (steps_json): what the wire shows, and what else must be unchanged
+ * for the step to run as approved (samePlan: its environment, and whether it leaves processes running).
+ */
+export interface KeptStep extends PlanStep {
+  env: Record<string, string>;
+  leaves_processes: boolean;
+}
+
+export type PlanProposal = { ok: true; approval: ApprovalInfo; steps: KeptStep[] } | { ok: false; code: Extract<ErrorCode, 'unknown_op' | 'bad_args' | 'scope_denied'>; message: string };
+
+export interface ProposalInput {
+  allowlist: Allowlist;
+  key: KeyInfo;
+  args: Record<string, unknown>;
+  /** The payload's `expires_at`: until when the steps may be used. */
+  expiresAt: string | undefined;
+  intent: string | null;
+  approvalTimeoutS: number;
+  now: Date;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const badArgs = (message: string): PlanProposal => ({ ok: false, code: 'bad_args', message });
+
+/** What the wire shows of a kept step (the approval card, the plan's result). */
+function wireStep({ env: _env, leaves_processes: _leaves, ...step }: KeptStep): PlanStep {
+  return step;
+}
+
+/** Why `expiresAt` cannot be a plan's expiry; null when it can. */
+function expiryProblem(expiresAt: string | undefined, now: Date): string | null {
+  if (expiresAt === undefined) return `a plan needs the payload's expires_at: until when its steps may be used (at most 24 h ahead)`;
+  const at = Date.parse(expiresAt);
+  if (at <= now.getTime()) return `the plan's expires_at ${expiresAt} has passed`;
+  if (at - now.getTime() > MAX_PLAN_LIFETIME_MS) return `the plan's expires_at ${expiresAt} is more than 24 h ahead: a plan may be used for at most 24 hours`;
+  return null;
+}
+
+/**
+ * A proposed plan checked as a whole: `{"steps": [{"op", "args"}, ...]}` and nothing else, 1 to
+ * MAX_PLAN_STEPS steps, each an operation of the allowlist (not a built-in) with valid arguments that
+ * this key may call now. The approval card shows every step as it would run.
+ */
+export function proposePlan(i: ProposalInput): PlanProposal {
+  const expiry = expiryProblem(i.expiresAt, i.now);
+  if (expiry) return badArgs(expiry);
+  const extra = Object.keys(i.args).find((k) => k !== 'steps');
+  if (extra !== undefined) return badArgs(`${PLAN_OP} takes only "steps", not "${extra}"`);
+  const proposed = i.args.steps;
+  if (!Array.isArray(proposed)) return badArgs(`${PLAN_OP} takes {"steps": [{"op": ..., "args": {...}}, ...]}`);
+  if (proposed.length === 0) return badArgs('a plan needs at least one step');
+  if (proposed.length > MAX_PLAN_STEPS) return badArgs(`a plan has at most ${MAX_PLAN_STEPS} steps, this one has ${proposed.length}`);
+
+  const steps: KeptStep[] = [];
+  const shared = new Set<string>();
+  for (const [n, step] of proposed.entries()) {
+    const at = `steps[${n}]`;
+    if (!isObject(step)) return badArgs(`${at} must be an object {"op": ..., "args": {...}}`);
+    const stray = Object.keys(step).find((k) => k !== 'op' && k !== 'args');
+    if (stray !== undefined) return badArgs(`${at} has only "op" and "args", not "${stray}"`);
+    const { op, args = {} } = step;
+    if (typeof op !== 'string') return badArgs(`${at}.op must be an operation name`);
+    if (op.startsWith('dumbwaiter.')) return badArgs(`${at}: ${op} is built in, not an operation a plan can hold`);
+    if (!isObject(args)) return badArgs(`${at}.args must be an object`);
+    const planned = planRun(i.allowlist, op, args);
+    if (!planned.ok) return { ok: false, code: planned.code, message: `${at} (${op}): ${planned.message}` };
+    const plan = planned.plan;
+    const scope = scopeProblem(i.key, plan);
+    if (scope) return { ok: false, code: 'scope_denied', message: `${at}: ${scope}` };
+    for (const root of sharedRoots(i.allowlist.operations.get(op)!)) shared.add(root);
+    steps.push({ op, args, argv: plan.argv, cwd: plan.cwd, scope: plan.scope, request_id: null, state: null, env: plan.env, leaves_processes: plan.leaves_processes === true });
+  }
+  const approval: ApprovalInfo = {
+    operation: PLAN_OP,
+    argv: [],
+    cwd: '',
+    key_id: i.key.key_id,
+    key_name: i.key.name,
+    intent: i.intent,
+    requested_at: i.now.toISOString(),
+    timeout_at: new Date(i.now.getTime() + i.approvalTimeoutS * 1000).toISOString(),
+    ceiling: null,
+    // The card's warnings hold for the plan as a whole: some step works on what the sandbox controls, or leaves processes.
+    ...(shared.size > 0 ? { shared_with_sandbox: [...shared] } : {}),
+    ...(steps.some((s) => s.leaves_processes) ? { leaves_processes: true } : {}),
+    steps: steps.map(wireStep),
+  };
+  return { ok: true, approval, steps };
+}
+
+export function keptSteps(row: RequestRow): KeptStep[] | null {
+  return row.op === PLAN_OP && row.steps_json ? (JSON.parse(row.steps_json) as KeptStep[]) : null;
+}
+
+/** A plan's result field: its expiry, and each step with the request that used it and that request's state. */
+export function planDocOf(row: RequestRow): PlanDoc | null {
+  const steps = keptSteps(row);
+  return steps && row.expires_at ? { expires_at: row.expires_at, steps: steps.map(wireStep) } : null;
+}
+
+export type StepMatch = { ok: true; index: number; plan: RunPlan } | { ok: false; reason: string };
+
+/**
+ * The step of plan `planId` (its row, if any) that a request of key `keyId` for `op` with `args` may
+ * run as: the plan is this key's, approved and not expired, and an unused step asks for the same
+ * operation and arguments (in canonical JSON: key order does not matter) and would still run exactly
+ * what the human approved. Otherwise why not, for the audit log.
+ */
+export function matchStep(planRow: RequestRow | null, planId: string, keyId: string, op: string, args: Record<string, unknown>, allowlist: Allowlist, now: Date): StepMatch {
+  const steps = planRow ? keptSteps(planRow) : null;
+  if (!planRow || !steps) return { ok: false, reason: `no plan ${planId} on this host` };
+  if (planRow.key_id !== keyId) return { ok: false, reason: `plan ${planId} is another key's` };
+  if (planRow.state !== 'succeeded') return { ok: false, reason: `plan ${planId} is ${planRow.state}, not approved` };
+  if (!planRow.expires_at || Date.parse(planRow.expires_at) <= now.getTime()) return { ok: false, reason: `plan ${planId} expired at ${planRow.expires_at}` };
+  const wanted = canonicalJson(args);
+  const same = steps.map((s, index) => ({ s, index })).filter(({ s }) => s.op === op && canonicalJson(s.args) === wanted);
+  if (same.length === 0) return { ok: false, reason: `no step of plan ${planId} is ${op} with these arguments` };
+  const free = same.find(({ s }) => s.request_id === null);
+  if (!free) return { ok: false, reason: `the step of plan ${planId} with ${op} and these arguments was already used (by ${same.map(({ s }) => s.request_id).join(', ')})` };
+  const { s, index } = free;
+  const planned = planRun(allowlist, op, args);
+  if (!planned.ok) return { ok: false, reason: `step ${index + 1} of plan ${planId} is no longer valid: ${planned.message}` };
+  const approved: RunPlan = { ...planned.plan, argv: s.argv, cwd: s.cwd, env: s.env, leaves_processes: s.leaves_processes };
+  if (!samePlan(approved, planned.plan)) return { ok: false, reason: `what step ${index + 1} of plan ${planId} would run changed since the plan was approved` };
+  return { ok: true, index, plan: planned.plan };
+}
+
+/**
+ * The plan's steps_json once request `requestId` is in `state`: with `index`, it takes that unused
+ * step now; without, the step it took follows it. Null when there is nothing to change (not a plan,
+ * or no step of it is this request's).
+ */
+export function stepsWith(planRow: RequestRow, requestId: string, state: RequestState, index?: number): string | null {
+  const steps = keptSteps(planRow);
+  if (!steps) return null;
+  const at = index ?? steps.findIndex((s) => s.request_id === requestId);
+  const step = steps[at];
+  if (!step) return null;
+  if (index !== undefined && step.request_id !== null) throw new Error(`step ${index + 1} of plan ${planRow.id} was already used by ${step.request_id}`);
+  if (step.request_id === requestId && step.state === state) return null;
+  steps[at] = { ...step, request_id: requestId, state };
+  return JSON.stringify(steps);
+}

@@ -1,0 +1,224 @@
+// Plan approval with the real daemon: an agent proposes its steps (dumbwaiter.plan), a human approves
+// them once, and each step then runs once without asking (payload plan_id) while anything else, a
+// second use, another key, a denied or expired plan, still gets the usual policy; across restarts and
+// a SIGKILL; spend ceilings still ask.
+import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
+import type { KeyFile, PlanStep, RequestState } from '../../shared/protocol/types';
+
+let host: TestHost;
+let key: KeyFile;
+
+/** `record` appends its request id to runs.txt, so every real run shows; it asks a human by default. */
+async function setup(settings: Record<string, unknown> = {}): Promise<DaemonProcess> {
+  host = new TestHost('version: 1\noperations: []\n', settings);
+  host.writeAllowlist(`version: 1
+operations:
+  - name: record
+    description: Write down a word (asks a human)
+    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; echo "$1 $2"', ${JSON.stringify(path.join(host.work, 'runs.txt'))}, "{word}", "{n}"]
+    cwd: ${JSON.stringify(host.work)}
+    args:
+      word: {type: string, enum: [alpha, beta, gamma]}
+      n: {type: integer, min: 0, max: 9}
+    scope: write
+    approval: always
+    concurrency: 4
+`);
+  key = host.createKey('planner', 'write');
+  return host.startDaemon();
+}
+
+afterEach(async () => {
+  await host.cleanup();
+});
+
+function runs(): string[] {
+  const f = path.join(host.work, 'runs.txt');
+  return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n').filter(Boolean) : [];
+}
+
+const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
+const alpha = { op: 'record', args: { word: 'alpha', n: 1 } };
+const beta = { op: 'record', args: { word: 'beta', n: 2 } };
+
+/** Proposes a plan and waits until a human is asked about it. */
+async function propose(id: string, steps: { op: string; args: Record<string, unknown> }[], expiresAt = inAnHour(), k = key) {
+  host.submit(k, id, 'dumbwaiter.plan', { steps }, { expiresAt, intent: 'ship 1.2' });
+  return host.waitResult(id, ['awaiting_approval']);
+}
+
+function approve(id: string): void {
+  const r = host.cli(['approvals', 'approve', id]);
+  if (r.status !== 0) throw new Error(`approve ${id} failed: ${r.stderr}`);
+}
+
+function step(id: string, args: Record<string, unknown>, planId: string, k = key): void {
+  host.submit(k, id, 'record', args, { extra: { plan_id: planId } });
+}
+
+/** The plan's result once its steps' uses read `uses` (request id and state of each). */
+function planShows(id: string, uses: [string | null, RequestState | null][]): Promise<PlanStep[]> {
+  return eventually(`plan ${id} to show ${JSON.stringify(uses)}`, () => {
+    const steps = host.result(id)?.plan?.steps;
+    return steps && JSON.stringify(steps.map((s) => [s.request_id, s.state])) === JSON.stringify(uses) ? steps : undefined;
+  });
+}
+
+const unmatched = (id: string) => host.audit(id, 'plan_step_unmatched').map((a) => a.message);
+
+describe('a plan', () => {
+  it("is approved once; then each of its steps runs without asking, once, and the plan's result lists them", async () => {
+    await setup();
+    const waiting = await propose('pl-1', [alpha, beta]);
+    expect(waiting.approval).toMatchObject({ operation: 'dumbwaiter.plan', argv: [], cwd: '', intent: 'ship 1.2', key_name: 'planner' });
+    expect(waiting.approval!.steps!.map((s) => [s.op, s.argv.slice(4), s.cwd, s.scope])).toEqual([
+      ['record', ['alpha', '1'], host.work, 'write'],
+      ['record', ['beta', '2'], host.work, 'write'],
+    ]);
+    // The human sees every step as it would run, and the plan's expiry.
+    const listed = host.cli(['approvals', 'list']);
+    expect(listed.stdout).toMatch(/a plan of 2 step\(s\); once approved each may run once, without asking, until \d{4}-/);
+    expect(listed.stdout).toContain('1. record (write)');
+    expect(listed.stdout).toContain(`cwd:  ${host.work}`);
+    expect(listed.stdout).toMatch(/argv: \[.*"beta","2"\]/);
+
+    approve('pl-1');
+    const approved = await host.waitResult('pl-1', ['succeeded']);
+    expect(approved.approval?.decided_by).toMatch(/^cli:/);
+    expect(approved.plan?.steps.map((s) => s.request_id)).toEqual([null, null]);
+    expect(runs()).toEqual([]); // approving a plan runs nothing by itself
+
+    step('st-alpha', { n: 1, word: 'alpha' }, 'pl-1'); // another key order: the same arguments
+    expect(await host.waitResult('st-alpha', ['succeeded'])).toMatchObject({ stdout: 'alpha 1\n' });
+    expect(host.service((s) => s.requests.get('st-alpha')?.decided_by)).toBe('plan pl-1');
+
+    // The same step again (a new id): it was used, so a human is asked as usual.
+    step('st-alpha-again', alpha.args, 'pl-1');
+    await host.waitResult('st-alpha-again', ['awaiting_approval']);
+    expect(unmatched('st-alpha-again')).toEqual([expect.stringContaining('was already used (by st-alpha)')]);
+    // Arguments that are not a step of the plan: asked as usual.
+    step('st-gamma', { word: 'gamma', n: 1 }, 'pl-1');
+    await host.waitResult('st-gamma', ['awaiting_approval']);
+    expect(unmatched('st-gamma')).toEqual([expect.stringContaining('no step of plan pl-1 is record with these arguments')]);
+
+    step('st-beta', beta.args, 'pl-1');
+    await host.waitResult('st-beta', ['succeeded']);
+    const steps = await planShows('pl-1', [['st-alpha', 'succeeded'], ['st-beta', 'succeeded']]);
+    expect(steps[1]).toMatchObject({ op: 'record', args: beta.args, scope: 'write' });
+    expect(runs()).toEqual(['st-alpha', 'st-beta']);
+    // Recorded on the plan and on the step, once for each step used.
+    expect(host.audit('', 'plan_step_used').map((a) => a.request_id).sort()).toEqual(['pl-1', 'pl-1', 'st-alpha', 'st-beta']);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it("is one key's: another key naming it, or a plan_id that is not a plan, gets the usual policy", async () => {
+    await setup();
+    const other = host.createKey('other agent', 'write');
+    await propose('pl-mine', [alpha]);
+    approve('pl-mine');
+    await host.waitResult('pl-mine', ['succeeded']);
+    step('st-theirs', alpha.args, 'pl-mine', other);
+    await host.waitResult('st-theirs', ['awaiting_approval']);
+    expect(unmatched('st-theirs')).toEqual([expect.stringContaining("plan pl-mine is another key's")]);
+    step('st-not-a-plan', alpha.args, 'st-theirs');
+    await host.waitResult('st-not-a-plan', ['awaiting_approval']);
+    expect(unmatched('st-not-a-plan')).toEqual([expect.stringContaining('no plan st-theirs on this host')]);
+    // The plan's own key still has its step.
+    step('st-mine', alpha.args, 'pl-mine');
+    await host.waitResult('st-mine', ['succeeded']);
+    expect(runs()).toEqual(['st-mine']);
+  });
+
+  it('lets nothing run once denied, or once expired', async () => {
+    await setup();
+    await propose('pl-denied', [alpha]);
+    const forAWhile = host.cli(['approvals', 'approve', 'pl-denied', '--for', '10m']);
+    expect([forAWhile.status, forAWhile.stderr]).toEqual([1, expect.stringContaining('pl-denied is a plan: it is approved once, as a whole')]);
+    expect(host.cli(['approvals', 'deny', 'pl-denied', '--reason', 'too much']).status).toBe(0);
+    await host.waitResult('pl-denied', ['denied']);
+    step('st-denied', alpha.args, 'pl-denied');
+    await host.waitResult('st-denied', ['awaiting_approval']);
+    expect(unmatched('st-denied')).toEqual([expect.stringContaining('plan pl-denied is denied, not approved')]);
+
+    const soon = Date.now() + 4000;
+    await propose('pl-short', [alpha], new Date(soon).toISOString());
+    approve('pl-short');
+    await host.waitResult('pl-short', ['succeeded']);
+    await clockPast(soon);
+    step('st-late', alpha.args, 'pl-short');
+    await host.waitResult('st-late', ['awaiting_approval']);
+    expect(unmatched('st-late')).toEqual([expect.stringContaining('plan pl-short expired at')]);
+    expect(runs()).toEqual([]);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('is refused when a step is not a call this key may make, or its expiry is missing or too far', async () => {
+    await setup();
+    const reader = host.createKey('reader', 'read');
+    host.submit(reader, 'pl-scope', 'dumbwaiter.plan', { steps: [alpha] }, { expiresAt: inAnHour() });
+    expect(await host.waitResult('pl-scope')).toMatchObject({ state: 'rejected', error: { code: 'scope_denied', message: expect.stringContaining('steps[0]') } });
+    host.submit(key, 'pl-builtin', 'dumbwaiter.plan', { steps: [{ op: 'dumbwaiter.cancel', args: { target: 'pl-scope' } }] }, { expiresAt: inAnHour() });
+    expect(await host.waitResult('pl-builtin')).toMatchObject({ state: 'rejected', error: { code: 'bad_args', message: expect.stringContaining('is built in') } });
+    host.submit(key, 'pl-forever', 'dumbwaiter.plan', { steps: [alpha] }, { expiresAt: new Date(Date.now() + 25 * 3600_000).toISOString() });
+    expect(await host.waitResult('pl-forever')).toMatchObject({ state: 'rejected', error: { code: 'bad_args', message: expect.stringContaining('more than 24 h ahead') } });
+    host.submit(key, 'pl-no-expiry', 'dumbwaiter.plan', { steps: [alpha] });
+    expect(await host.waitResult('pl-no-expiry')).toMatchObject({ state: 'rejected', error: { code: 'bad_args', message: expect.stringContaining('expires_at') } });
+    expect(runs()).toEqual([]);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('survives restarts: approved while the host is down, a step after a stop, another after a SIGKILL', async () => {
+    const d1 = await setup();
+    await propose('pl-r', [alpha, beta]);
+    await d1.stop();
+    approve('pl-r'); // from the command line, with no daemon running
+    const d2 = await host.startDaemon();
+    await host.waitResult('pl-r', ['succeeded']);
+    step('st-r1', alpha.args, 'pl-r');
+    await host.waitResult('st-r1', ['succeeded']);
+    await d2.kill9();
+    await host.startDaemon();
+    step('st-r1-again', alpha.args, 'pl-r');
+    await host.waitResult('st-r1-again', ['awaiting_approval']);
+    step('st-r2', beta.args, 'pl-r');
+    await host.waitResult('st-r2', ['succeeded']);
+    await planShows('pl-r', [['st-r1', 'succeeded'], ['st-r2', 'succeeded']]);
+    expect(runs()).toEqual(['st-r1', 'st-r2']);
+  });
+
+  it('takes a step in the same commit as the request: a SIGKILL right after it leaves the step used, once', async () => {
+    const d1 = await setup();
+    await propose('pl-k', [alpha]);
+    approve('pl-k');
+    await host.waitResult('pl-k', ['succeeded']);
+    await d1.stop();
+    const crashing = await host.startDaemon({ DUMBWAITER_FAULT: 'after_ledger_insert' });
+    step('st-k', alpha.args, 'pl-k');
+    await crashing.exited;
+    await host.startDaemon();
+    await host.waitResult('st-k', ['succeeded']);
+    await planShows('pl-k', [['st-k', 'succeeded']]);
+    step('st-k-again', alpha.args, 'pl-k');
+    await host.waitResult('st-k-again', ['awaiting_approval']);
+    expect(runs()).toEqual(['st-k']);
+  });
+
+  it('does not lift a spend ceiling: a step that would cross it asks a human, and stays unused', async () => {
+    await setup({ ceilings: [{ name: 'one-run', per: 'key', window_s: 3600, max_runs: 1, action: 'ask' }] });
+    await propose('pl-c', [alpha, beta]);
+    approve('pl-c');
+    await host.waitResult('pl-c', ['succeeded']);
+    step('st-c1', alpha.args, 'pl-c');
+    await host.waitResult('st-c1', ['succeeded']);
+    step('st-c2', beta.args, 'pl-c');
+    const asked = await host.waitResult('st-c2', ['awaiting_approval']);
+    expect(asked.approval?.ceiling).toContain('one-run');
+    expect(host.result('pl-c')?.plan?.steps.map((s) => s.request_id)).toEqual(['st-c1', null]);
+    approve('st-c2'); // a human lets it past the ceiling
+    await host.waitResult('st-c2', ['succeeded']);
+    expect(runs()).toEqual(['st-c1', 'st-c2']);
+  });
+});
