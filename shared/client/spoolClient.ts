@@ -10,7 +10,7 @@ import { INBOX_MESSAGE_NAME, isRequestId } from '../protocol/ids';
 import { openHostDoc, type HostDocKey } from '../protocol/hostAuth';
 import { requestHash } from '../protocol/requestHash';
 import { sha256Hex } from '../protocol/canonicalJson';
-import { UNAUTHENTICATED_CODES, isFinalState, type CatalogDoc, type InboxMessage, type KeyFile, type ResultDoc, type ResultError } from '../protocol/types';
+import { MAX_REQUEST_BYTES, UNAUTHENTICATED_CODES, isFinalState, type CatalogDoc, type InboxMessage, type KeyFile, type ResultDoc, type ResultError } from '../protocol/types';
 import { visible } from '../text/visible';
 import { newRequestId } from './requestIds';
 import { MAX_LIVE_LOG_BYTES, MAX_MESSAGE_BYTES, MAX_RESULT_BYTES, MAX_SPOOL_FILE_BYTES, openSpoolFile, readAt, readSpoolFile } from './spoolFiles';
@@ -25,6 +25,11 @@ export interface SubmitRequest {
   id?: string;
   intent?: string;
   expiresAt?: Date;
+  /** Run as a step of this approved plan (dumbwaiter.plan) of the same key. */
+  plan_id?: string;
+  /** Tighter limits than the operation's: the host refuses larger ones (bad_args). */
+  timeout_s?: number;
+  max_output_bytes?: number;
 }
 
 /** A refusal the host wrote unsigned (it could not authenticate the request), or anyone else did. */
@@ -69,6 +74,8 @@ export const INBOX_NEWEST = 256;
 const LOG_STEP_BYTES = 1024 * 1024;
 
 export class BadRequestIdError extends Error {}
+/** The request would be larger than the host reads (it would refuse it unsigned): nothing was written. */
+export class RequestTooLargeError extends Error {}
 
 /** `id` if it is a request id; otherwise it would name files outside results/ and queue/. */
 export function checkRequestId(id: string): string {
@@ -183,6 +190,9 @@ export class SpoolClient {
       created_at: now.toISOString(),
       ...(r.expiresAt ? { expires_at: r.expiresAt.toISOString() } : {}),
       ...(r.intent ? { intent: r.intent } : {}),
+      ...(r.plan_id !== undefined ? { plan_id: r.plan_id } : {}),
+      ...(r.timeout_s !== undefined ? { timeout_s: r.timeout_s } : {}),
+      ...(r.max_output_bytes !== undefined ? { max_output_bytes: r.max_output_bytes } : {}),
     });
     const { key_id: keyId, secret } = this.key;
     const mac = computeMac(decodeSecret(secret), keyId, payload);
@@ -193,10 +203,13 @@ export class SpoolClient {
    *  and remembers what it is bound to, so that a result for another request with this id is a conflict. */
   submit(r: SubmitRequest): string {
     const id = checkRequestId(r.id ?? newRequestId());
+    if (r.plan_id !== undefined) checkRequestId(r.plan_id);
     // The args as the host will read them (what JSON drops or changes, such as undefined, is not sent),
     // so that the hash is the one the host binds the id to.
     const args = JSON.parse(JSON.stringify(r.args ?? {})) as Record<string, unknown>;
     const text = this.envelope({ ...r, id, args });
+    const bytes = Buffer.byteLength(text);
+    if (bytes > MAX_REQUEST_BYTES) throw new RequestTooLargeError(`the request would be ${bytes} bytes, more than the ${MAX_REQUEST_BYTES} a request may have`);
     this.hashes.set(id, requestHash(this.key!.key_id, r.op, args));
     const tmp = this.p('tmp', `${id}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
     const fd = inFolder(this.p('tmp'), () => openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));

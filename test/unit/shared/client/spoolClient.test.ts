@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { BadRequestIdError, INBOX_NEWEST, SpoolClient, type Status } from '../../../../shared/client/spoolClient';
+import { BadRequestIdError, INBOX_NEWEST, RequestTooLargeError, SpoolClient, type Status } from '../../../../shared/client/spoolClient';
 import { MAX_LIVE_LOG_BYTES } from '../../../../shared/client/spoolFiles';
 import { signHostDoc } from '../../../../shared/protocol/hostAuth';
 import { requestHash } from '../../../../shared/protocol/requestHash';
@@ -15,7 +15,7 @@ import { argsFromPairs, checkArgs, ArgError } from '../../../../shared/client/ty
 import { parseKeyFile, KeyFileError } from '../../../../shared/client/keyFile';
 import { authenticate } from '../../../../main/core/daemon/authenticate';
 import { isRequestId } from '../../../../shared/protocol/ids';
-import type { InboxMessage, KeyFile, ResultDoc } from '../../../../shared/protocol/types';
+import { MAX_REQUEST_BYTES, type InboxMessage, type KeyFile, type ResultDoc } from '../../../../shared/protocol/types';
 
 const vectors = JSON.parse(readFileSync(path.join(import.meta.dirname, '../../../fixtures/vectors-v1.json'), 'utf8')) as {
   valid: { key_file: KeyFile; envelope: { payload: string; mac: string } }[];
@@ -51,6 +51,35 @@ describe('the client signs what the host verifies', () => {
       expect(c.status(id)).toMatchObject({ id, state: 'running' });
       answer(requestHash(key.key_id, 'echo', { msg: 'x' })); // the id bound to another request: the check is live
       expect(c.status(id)).toMatchObject({ id, state: 'conflict' });
+    } finally {
+      rmSync(spool, { recursive: true, force: true });
+    }
+  });
+
+  it('signs plan_id, timeout_s and max_output_bytes into the payload, and binds the id to op and args alone', () => {
+    const spool = mkdtempSync(path.join(os.tmpdir(), 'client-fields-'));
+    try {
+      for (const d of ['queue', 'tmp', 'results']) mkdirSync(path.join(spool, d));
+      const c = new SpoolClient(spool, key);
+      const id = c.submit({ op: 'echo', args: { msg: 'x' }, plan_id: 'r-plan-1', timeout_s: 5, max_output_bytes: 1024 });
+      const payload = JSON.parse((JSON.parse(readFileSync(path.join(spool, 'queue', `${id}.json`), 'utf8')) as { payload: string }).payload) as Record<string, unknown>;
+      expect(payload).toMatchObject({ op: 'echo', args: { msg: 'x' }, plan_id: 'r-plan-1', timeout_s: 5, max_output_bytes: 1024 });
+      // The host binds the id to {args, key_id, op}: a result with that hash is this request's, limits or not.
+      writeFileSync(path.join(spool, 'results', `${id}.json`), signedResult(id, { request_hash: requestHash(key.key_id, 'echo', { msg: 'x' }) }, signerOf(key)));
+      expect(c.status(id)).toMatchObject({ id, state: 'running' });
+      expect(() => c.submit({ op: 'echo', plan_id: '../results/x' })).toThrow(BadRequestIdError);
+    } finally {
+      rmSync(spool, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a request larger than the host reads (it would be refused unsigned), writing nothing', () => {
+    const spool = mkdtempSync(path.join(os.tmpdir(), 'client-big-'));
+    try {
+      for (const d of ['queue', 'tmp', 'results']) mkdirSync(path.join(spool, d));
+      const c = new SpoolClient(spool, key);
+      expect(() => c.submit({ op: 'echo', args: { msg: 'x'.repeat(MAX_REQUEST_BYTES) } })).toThrow(RequestTooLargeError);
+      expect([...readdirSync(path.join(spool, 'queue')), ...readdirSync(path.join(spool, 'tmp'))]).toEqual([]);
     } finally {
       rmSync(spool, { recursive: true, force: true });
     }

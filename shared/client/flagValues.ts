@@ -1,0 +1,31 @@
+// Values of dw's own flags that go into a request: checked before anything is written, with a message
+// that names the flag (a usage error, 64).
+
+export class FlagError extends Error {}
+
+/** What the host takes as a per-request limit (shared/protocol/envelope.ts): a whole number, 1 to 2^31 - 1. */
+export const MAX_LIMIT = 2 ** 31 - 1;
+
+/** `--timeout S`, `--max-output BYTES`: a positive whole number. */
+export function positiveInteger(text: string | undefined, flag: string, unit: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= MAX_LIMIT)) throw new FlagError(`${flag} takes a whole number of ${unit} from 1 to ${MAX_LIMIT}, not "${text}"`);
+  return n;
+}
+
+const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+
+function secondsOf(text: string): number {
+  if (/^\d+$/.test(text)) return Number(text);
+  const m = text === '' ? null : DURATION.exec(text);
+  return m ? Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0) : NaN;
+}
+
+/** `--expires 90m`: the seconds of a duration such as `45s`, `30m`, `2h`, `1h30m` or a plain number of seconds, 1 s to `max` s. */
+export function durationSeconds(text: string, flag: string, max: number): number {
+  const s = secondsOf(text);
+  if (!(s >= 1)) throw new FlagError(`${flag} takes a duration such as 45s, 30m, 2h or 1h30m, not "${text}"`);
+  if (s > max) throw new FlagError(`${flag} is at most ${max / 3600} h (${max} s), not ${text}`);
+  return s;
+}
