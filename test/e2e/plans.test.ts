@@ -14,11 +14,16 @@ let key: KeyFile;
 /** `record` appends its request id to runs.txt, so every real run shows; it asks a human by default. */
 async function setup(settings: Record<string, unknown> = {}): Promise<DaemonProcess> {
   host = new TestHost('version: 1\noperations: []\n', settings);
-  host.writeAllowlist(`version: 1
+  host.writeAllowlist(allowlist());
+  key = host.createKey('planner', 'write');
+  return host.startDaemon();
+}
+
+const allowlist = (says = 'echo "$1 $2"') => `version: 1
 operations:
   - name: record
     description: Write down a word (asks a human)
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; echo "$1 $2"', ${JSON.stringify(path.join(host.work, 'runs.txt'))}, "{word}", "{n}"]
+    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; ${says}', ${JSON.stringify(path.join(host.work, 'runs.txt'))}, "{word}", "{n}"]
     cwd: ${JSON.stringify(host.work)}
     args:
       word: {type: string, enum: [alpha, beta, gamma]}
@@ -26,10 +31,7 @@ operations:
     scope: write
     approval: always
     concurrency: 4
-`);
-  key = host.createKey('planner', 'write');
-  return host.startDaemon();
-}
+`;
 
 afterEach(async () => {
   await host.cleanup();
@@ -153,6 +155,20 @@ describe('a plan', () => {
     expect(unmatched('st-late')).toEqual([expect.stringContaining('plan pl-short expired at')]);
     expect(runs()).toEqual([]);
     expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('no longer covers a step whose command changed since the approval: a human is asked again', async () => {
+    await setup();
+    await propose('pl-old', [alpha]);
+    approve('pl-old');
+    await host.waitResult('pl-old', ['succeeded']);
+    host.writeAllowlist(allowlist('echo "$1 $2"; echo changed'));
+    await eventually('the allowlist to be reloaded', () => (host.audit('reloaded', 'allowlist_loaded').length > 0 ? true : undefined));
+    step('st-changed', alpha.args, 'pl-old');
+    const asked = await host.waitResult('st-changed', ['awaiting_approval']);
+    expect(asked.approval?.argv[2]).toContain('echo changed');
+    expect(unmatched('st-changed')).toEqual([expect.stringContaining('what step 1 of plan pl-old would run changed since the plan was approved')]);
+    expect(runs()).toEqual([]);
   });
 
   it('is refused when a step is not a call this key may make, or its expiry is missing or too far', async () => {
