@@ -2,7 +2,7 @@
 // response type) and of every event main sends. Main's handlers and preload's API are derived from it.
 import { z } from 'zod';
 import { KEY_ID, OP_NAME, REQUEST_ID } from '../protocol/ids';
-import { STATES, type CatalogDoc, type InboxMessage, type KeyFile, type RequestState } from '../protocol/types';
+import { STATES, type CatalogDoc, type InboxMessage, type KeyFile, type ReconcileAttempt, type RequestState } from '../protocol/types';
 import type * as V from './views';
 import type { ChannelName, EventName } from './channels';
 
@@ -44,6 +44,8 @@ export const ipcContract = {
   'allowlist.save': channel<V.AllowlistSaved>()(z.strictObject({ text: z.string().max(1_000_000), baseHash: z.string().regex(/^[0-9a-f]{64}$/) })),
   'allowlist.preview': channel<V.PreviewView>()(tryOut),
   'allowlist.dryRun': channel<V.DryRunView>()(tryOut),
+  /** Runs the operation's reconcile command once (after the person confirms natively), with a stand-in request id. */
+  'allowlist.dryRunReconcile': channel<V.ReconcileDryRunView>()(tryOut),
   'catalog.get': channel<CatalogDoc | null>()(none),
   'keys.list': channel<V.KeyView[]>()(none),
   /** keys.create and keys.rotate: null when the person said no to the native question. */
@@ -99,6 +101,8 @@ export const ipcContract = {
     z.strictObject({ id: requestId, outcome: z.enum(['succeeded', 'failed']), note: z.string().max(2000).default('') }),
   ),
   'requests.cancel': channel<{ changed: boolean; state: RequestState; message: string }>()(z.strictObject({ id: requestId })),
+  /** Runs an uncertain request's reconcile command now; the request moves as its verdict says. */
+  'requests.checkReconcile': channel<{ state: RequestState; reconcile: ReconcileAttempt | null }>()(z.strictObject({ id: requestId })),
   'host.setPaused': channel<{ changed: boolean }>()(z.strictObject({ paused: z.boolean() })),
   /** One copy per active key, each signed for it. */
   'inbox.send': channel<InboxMessage[]>()(z.strictObject({ text: z.string().min(1).max(4000) })),

@@ -1,5 +1,5 @@
 // What crosses IPC: plain data, no secrets except a new key's file (shown once).
-import type { ApprovalInfo, RequestState } from '../protocol/types';
+import type { ApprovalInfo, PlanStep, ReconcileAttempt, RequestState } from '../protocol/types';
 
 export interface StatusView {
   home: string;
@@ -10,8 +10,18 @@ export interface StatusView {
   paused: boolean;
   allowlist: { ok: boolean; operations: string[]; error: string | null };
   requests: Partial<Record<RequestState, number>>;
-  running: { id: string; op: string; key_id: string; started_at: string | null }[];
-  uncertain: { id: string; op: string; key_id: string; started_at: string | null; error_message: string | null }[];
+  /** `orphaned`: the run outlived a host restart; the host watches it (cancel kills it). */
+  running: { id: string; op: string; key_id: string; started_at: string | null; orphaned: boolean }[];
+  /** `reconcile`: the last look-up of its effect; `reconcilable`: its operation declares one (Check again). */
+  uncertain: {
+    id: string;
+    op: string;
+    key_id: string;
+    started_at: string | null;
+    error_message: string | null;
+    reconcile: ReconcileAttempt | null;
+    reconcilable: boolean;
+  }[];
   approvals: PendingApprovalView[];
   keys: { active: number; revoked: number };
   spend: SpendView[];
@@ -127,6 +137,8 @@ export interface RequestView {
   intent: string | null;
   state: RequestState;
   created_at: string;
+  /** When the request (for a plan: its steps) stops being valid, if it said. */
+  expires_at: string | null;
   claimed_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -139,6 +151,16 @@ export interface RequestView {
   decided_by: string | null;
   /** What runs (or ran): null for a request refused before it was planned. */
   plan: { argv: string[]; cwd: string } | null;
+  /** The run outlived a host restart and is watched (state `running`). */
+  orphaned: boolean;
+  /** Who settled an uncertain run: a person, or the operation's reconcile command. */
+  resolved_by: 'human' | 'reconcile' | null;
+  /** The last look-up of an interrupted run's effect. */
+  reconcile: ReconcileAttempt | null;
+  /** The approved plan this request said it was a step of. */
+  plan_id: string | null;
+  /** A `dumbwaiter.plan` request: its steps, each with the request that used it (null otherwise). */
+  steps: PlanStep[] | null;
 }
 
 /** A request as lists show it: no arguments, no output. `seq` pages the list. */
@@ -181,3 +203,6 @@ export type PreviewView = { ok: true; plan: PlanView } | { ok: false; message: s
 export type DryRunView =
   | { ok: true; plan: PlanView; exit_code: number | null; signal: string | null; stdout: string; stderr: string; duration_ms: number; error: { code: string; message: string } | null }
   | { ok: false; message: string; cancelled?: true };
+
+/** A dry run of an operation's reconcile command: as a dry run, and what its answer would mean. */
+export type ReconcileDryRunView = (Extract<DryRunView, { ok: true }> & { verdict: ReconcileAttempt['verdict'] }) | Extract<DryRunView, { ok: false }>;

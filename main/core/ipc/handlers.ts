@@ -2,8 +2,11 @@
 import type { ChannelName, ParsedRequestOf, ResponseOf } from '../../../shared/ipc/contract';
 import type { PlanView, RequestView, StatusView } from '../../../shared/ipc/views';
 import type { RunPlan } from '../allowlist/plan';
+import { DRY_RUN_REQUEST_ID, previewReconcile, type DryRunResult } from '../allowlist/tryOut';
 import { keyFileOf } from '../keys/keyStore';
-import { approvalOf } from '../ledger/requests';
+import { approvalOf, type RequestRow } from '../ledger/requests';
+import { planDocOf } from '../policy/plans';
+import type { ReconcileAttempt } from '../../../shared/protocol/types';
 import type { HostService } from '../service';
 import { withSetting, type Ceiling } from '../settings';
 import { spoolRefusal } from '../spool/layout';
@@ -25,6 +28,14 @@ export interface AppEdges {
 }
 
 const planView = (p: RunPlan): PlanView => ({ argv: p.argv, cwd: p.cwd, env: p.env, timeout_s: p.timeout_s, max_output_bytes: p.max_output_bytes, approval: p.approval });
+
+/** A dry run that ran: what ran, and how it ended. */
+function ranView({ plan, run }: Extract<DryRunResult, { ok: true }>) {
+  const { exit_code, signal, stdout, stderr, duration_ms, error } = run;
+  return { ok: true as const, plan: planView(plan), exit_code, signal, stdout, stderr, duration_ms, error };
+}
+
+const reconcileOf = (r: RequestRow): ReconcileAttempt | null => (r.reconcile_json ? (JSON.parse(r.reconcile_json) as ReconcileAttempt) : null);
 
 export type IpcHandlers = { [C in ChannelName]: (req: ParsedRequestOf<C>) => ResponseOf<C> | Promise<ResponseOf<C>> };
 
@@ -116,9 +127,21 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       });
       if (!yes) return { ok: false, message: 'Not run: cancelled.', cancelled: true };
       const r = await svc.dryRunOperation(text, op, args, actor);
-      if (!r.ok) return r;
-      const { exit_code, signal, stdout, stderr, duration_ms, error } = r.run;
-      return { ok: true, plan: planView(r.plan), exit_code, signal, stdout, stderr, duration_ms, error };
+      return r.ok ? ranView(r) : r;
+    },
+    'allowlist.dryRunReconcile': async ({ text, op, args }) => {
+      const preview = previewReconcile(text, svc.home.allowlist, op, args, { spool: svc.spoolDir, home: svc.home.root });
+      if (!preview.ok) return preview;
+      const { argv, cwd } = preview.plan;
+      const yes = await confirmed({
+        title: 'Dry run of a reconcile check',
+        message: `Run the reconcile command of ${op} now, on this computer?`,
+        detail: `${argvText(argv)}\nin ${visible(cwd)}\n\nIt runs once, right now, for the stand-in request id "${DRY_RUN_REQUEST_ID}", without approval.`,
+        confirmLabel: 'Run it',
+      });
+      if (!yes) return { ok: false, message: 'Not run: cancelled.', cancelled: true };
+      const r = await svc.dryRunReconcile(text, op, args, actor);
+      return r.ok ? { ...ranView(r), verdict: r.verdict } : r;
     },
     'catalog.get': () => svc.catalog(),
     'keys.list': () => svc.listKeys(),
@@ -180,6 +203,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         intent: r.intent,
         state: r.state,
         created_at: r.created_at,
+        expires_at: r.expires_at,
         claimed_at: r.claimed_at,
         started_at: r.started_at,
         finished_at: r.finished_at,
@@ -191,6 +215,11 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         approval: approvalOf(r),
         decided_by: r.decided_by,
         plan: r.plan_json ? (({ argv, cwd }: RunPlan) => ({ argv, cwd }))(JSON.parse(r.plan_json) as RunPlan) : null,
+        orphaned: r.orphaned === 1 && r.state === 'running',
+        resolved_by: r.resolved_by === 'human' || r.resolved_by === 'reconcile' ? r.resolved_by : null,
+        reconcile: reconcileOf(r),
+        plan_id: r.plan_id,
+        steps: planDocOf(r)?.steps ?? null,
       };
       return view;
     },
@@ -198,6 +227,10 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'requests.cancel': ({ id }) => {
       const { changed, state, message } = svc.cancel(id, actor);
       return { changed, state, message };
+    },
+    'requests.checkReconcile': async ({ id }) => {
+      const row = await svc.checkReconcile(id, actor);
+      return { state: row.state, reconcile: reconcileOf(row) };
     },
     'host.setPaused': ({ paused }) => ({ changed: svc.setPaused(paused, actor) }),
     'inbox.send': ({ text }) => svc.sendNotice(text, actor),

@@ -6,22 +6,15 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { bindIpc, trustWindows, type IpcEventLike } from '../../../../main/core/ipc/bind';
-import { createIpcHandlers, type AppEdges } from '../../../../main/core/ipc/handlers';
-import { createApi, type DumbwaiterApi } from '../../../../preload/api';
+import type { AppEdges } from '../../../../main/core/ipc/handlers';
+import type { DumbwaiterApi } from '../../../../preload/api';
 import { HostService } from '../../../../main/core/service';
 import { initHome } from '../../../../main/core/setup';
-import { scopedLogger } from '../../../../main/core/log';
+import { connect as connectApp } from './appApi';
 import { TestHost, sleep } from '../../../helpers/host';
 import type { AuditView, LiveOutputView } from '../../../../shared/ipc/views';
 import type { KeyFile, RequestState } from '../../../../shared/protocol/types';
 
-const ORIGIN = 'app://dumbwaiter';
-/** Web contents ids of the app's two windows, as the Electron layer tells them apart. */
-const MAIN = 1;
-const APPROVAL = 2;
-const roleOf = (id: number) => (id === MAIN ? 'main' : id === APPROVAL ? 'approval' : null);
-const OURS: IpcEventLike = { sender: { id: MAIN }, senderFrame: { url: `${ORIGIN}/index.html` } };
 
 const ALLOWLIST = `version: 1
 operations:
@@ -57,16 +50,8 @@ const PERSON: AppEdges = {
   confirm: async ({ title, message, detail }) => (person.asked.push({ title, message, detail }), person.answer),
 };
 
-/** The preload API wired to handlers on `svc`, exactly as the app wires it (minus Electron).
- *  `edges` null: no desktop edge at all (headless, or a wiring bug). */
-function connect(svc: HostService, edges: AppEdges | null = PERSON): DumbwaiterApi {
-  const registered = new Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>();
-  bindIpc({ handle: (channel, listener) => void registered.set(channel, listener) }, createIpcHandlers(svc, 'app', edges), trustWindows(ORIGIN, roleOf), scopedLogger('app-channels-test'));
-  return createApi({
-    invoke: async (channel, arg) => registered.get(channel)!(OURS, arg),
-    on: () => () => {},
-  });
-}
+/** The preload API on `svc`, with the person above answering native questions. */
+const connect = (svc: HostService, edges: AppEdges | null = PERSON): DumbwaiterApi => connectApp(svc, edges);
 
 interface Made {
   id: string;
