@@ -1,5 +1,6 @@
 // One request in full: what was asked, who decided what and when, what ran, its output and timings;
-// and what can still be done about it (cancel, resolve an uncertain run).
+// and what can still be done about it (cancel; kill a run that outlived a host restart; check an
+// uncertain run again or resolve it). A plan lists its steps and the requests that used them.
 import { useState } from 'react';
 import { api, errorText } from '../api';
 import { cancelRequest } from '../lib/cancelRequest';
@@ -10,9 +11,12 @@ import { useLoad } from '../lib/useLoad';
 import { useLiveOutput } from '../lib/useLiveOutput';
 import { navigate } from '../stores/route';
 import { toast } from '../stores/toasts';
-import { useHostVersion } from '../stores/status';
+import { useHostVersion, useStatus } from '../stores/status';
+import { stepsUsed } from '../lib/reconcile';
 import { ArgsTable } from './ArgsTable';
 import { Argv } from './Argv';
+import { PlanSteps } from './PlanSteps';
+import { AttemptView, CheckAgain } from './ReconcileCheck';
 import { StateBadge } from './StateBadge';
 import { Time } from './Time';
 import { EmptyState } from './EmptyState';
@@ -25,6 +29,7 @@ export function RequestDetail({ id }: { id: string }) {
   const r = req.data;
   const keyName = useKeyName(r?.key_id ?? '');
   const live = useLiveOutput(id, r?.state === 'running');
+  const reconcilable = useStatus((s) => s.uncertain.some((u) => u.id === id && u.reconcilable)) ?? false;
   if (req.error) return <p className="error-text">{req.error}</p>;
   if (r === undefined) return <p className="muted">Loading…</p>;
   if (r === null) return <EmptyState title={`No request ${id}`}>It may have been removed by retention, or the id is mistyped.</EmptyState>;
@@ -32,6 +37,7 @@ export function RequestDetail({ id }: { id: string }) {
   const cancel = async () => {
     if (await cancelRequest(r)) req.reload();
   };
+  const orphan = r.state === 'running' && r.orphaned;
 
   return (
     <div className="detail">
@@ -47,7 +53,7 @@ export function RequestDetail({ id }: { id: string }) {
           ) : null}
           {r.state === 'queued' || r.state === 'running' || r.state === 'awaiting_approval' ? (
             <button type="button" className="danger" onClick={() => void cancel()}>
-              Cancel
+              {orphan ? 'Kill' : 'Cancel'}
             </button>
           ) : null}
         </div>
@@ -89,16 +95,61 @@ export function RequestDetail({ id }: { id: string }) {
             <dd>{r.decided_by}</dd>
           </>
         ) : null}
+        {r.plan_id ? (
+          <>
+            <dt>Step of plan</dt>
+            <dd>
+              <a href={`#/requests/${encodeURIComponent(r.plan_id)}`}>
+                <code>{r.plan_id}</code>
+              </a>
+            </dd>
+          </>
+        ) : null}
+        {r.resolved_by ? (
+          <>
+            <dt>Settled by</dt>
+            <dd>{r.resolved_by === 'reconcile' ? 'its operation’s reconcile check' : 'a person'}</dd>
+          </>
+        ) : null}
       </dl>
+      {orphan ? (
+        <div className="callout callout-warn" role="note">
+          <span className="badge badge-warn">Outlived a host restart: still running, watched</span>
+          <p>
+            The host that started this run stopped without ending it, and the host running now watches it. Kill ends every process it started;
+            once it ends, the host checks whether it took effect (or asks you).
+          </p>
+        </div>
+      ) : null}
       {r.error && r.state !== 'uncertain' ? (
         <div className="callout callout-bad" role="alert">
           <strong>{r.error.code}</strong>: {r.error.message}
         </div>
       ) : null}
-      {r.state === 'uncertain' ? <ResolveUncertain id={id} onDone={req.reload} /> : null}
-      <h3>Arguments</h3>
-      <ArgsTable args={r.args} />
-      {r.plan ? (
+      {r.state === 'uncertain' ? <ResolveUncertain id={id} reconcilable={reconcilable} onDone={req.reload} /> : null}
+      {r.reconcile ? (
+        <>
+          <h3>Reconcile check</h3>
+          {r.resolved_by === 'reconcile' ? <p className="muted">Its verdict settled this run.</p> : null}
+          <AttemptView attempt={r.reconcile} full />
+        </>
+      ) : null}
+      {r.steps ? (
+        <>
+          <h3>Plan steps</h3>
+          <p className="muted">
+            {stepsUsed(r.steps)} of {r.steps.length} used. Each step runs once, without asking again, for a request of the same key with its exact
+            operation and arguments{r.expires_at ? `, until ${formatTime(r.expires_at)}` : ''}.
+          </p>
+          <PlanSteps steps={r.steps} uses />
+        </>
+      ) : (
+        <>
+          <h3>Arguments</h3>
+          <ArgsTable args={r.args} />
+        </>
+      )}
+      {r.plan && r.plan.argv.length > 0 ? (
         <>
           <h3>Command</h3>
           <Argv argv={r.plan.argv} cwd={r.plan.cwd} />
@@ -147,8 +198,8 @@ function Output({ stdout, stderr }: { stdout: string; stderr: string }) {
   );
 }
 
-/** An `uncertain` run: the host crashed while it ran, so only a human knows whether it took effect. */
-function ResolveUncertain({ id, onDone }: { id: string; onDone: () => void }) {
+/** An `uncertain` run: the host crashed while it ran, and nothing could tell whether it took effect. */
+function ResolveUncertain({ id, reconcilable, onDone }: { id: string; reconcilable: boolean; onDone: () => void }) {
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
   const resolve = async (outcome: 'succeeded' | 'failed') => {
@@ -174,7 +225,13 @@ function ResolveUncertain({ id, onDone }: { id: string; onDone: () => void }) {
       <p>
         <strong>This run was cut short by a host crash.</strong> Dumbwaiter never re-runs it: check whether it took effect, then record what you
         found. The agent sees your verdict.
+        {reconcilable ? ' Its operation can look the effect up: Check again runs that look-up once more.' : null}
       </p>
+      {reconcilable ? (
+        <div className="row">
+          <CheckAgain id={id} onDone={onDone} />
+        </div>
+      ) : null}
       <label className="inline-field">
         Note <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="What you checked (optional)" maxLength={2000} />
       </label>

@@ -1,16 +1,23 @@
 // The Activity screen in real Chromium against the real host and daemon: runs in progress with their
 // live output, cancelling one (and two at once), the paused banner, the queue, approvals and results,
 // filters by key and operation, an uncertain run (made for real by killing the daemon mid-run) resolved
-// by a human, and live output that stops being asked for once the run ends.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// by a human, a run that outlives a killed daemon (orphaned: shown as such, and killed from the screen),
+// an uncertain run whose reconcile check is shown and run again, and live output that stops being
+// asked for once the run ends.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ui } from './harness';
+import { eventually } from '../helpers/host';
+import { groupRunning } from '../helpers/processes';
 import type { KeyFile } from '../../shared/protocol/types';
 
+const TMP = mkdtempSync(path.join(os.tmpdir(), 'dw-ui-activity-'));
 /** Created by the test to end the 'brief' run: it runs as long as the test needs, however slow the machine. */
-const END_BRIEF = path.join(mkdtempSync(path.join(os.tmpdir(), 'dw-ui-activity-')), 'end-brief');
+const END_BRIEF = path.join(TMP, 'end-brief');
+/** What the 'publish' operation's reconcile check looks for: <id>.published (it took effect) or <id>.lost (it did not). */
+const PUBLISHED = path.join(TMP, 'published');
 
 const ALLOWLIST = `version: 1
 operations:
@@ -36,6 +43,23 @@ operations:
     approval: never
     timeout_s: 120
     concurrency: 4
+  - name: lingering
+    description: Runs until it is killed
+    command: [/bin/sh, -c, "echo working; sleep 120"]
+    scope: read
+    approval: never
+    timeout_s: 300
+    concurrency: 4
+  - name: publish
+    description: Publish (its reconcile check looks the release up)
+    command: [/bin/sh, -c, "echo publishing; sleep 120"]
+    reconcile:
+      command: [/bin/sh, -c, 'echo "looked up $1"; test -e "$0.published" && exit 0; test -e "$0.lost" && exit 1; echo "the registry did not answer" >&2; exit 3', "${PUBLISHED}/{request_id}", "{request_id}"]
+      timeout_s: 20
+    scope: read
+    approval: never
+    timeout_s: 300
+    concurrency: 4
   - name: ship
     description: Ship it (asks first)
     command: [/bin/echo, shipped]
@@ -54,11 +78,28 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await ui?.close();
-  rmSync(path.dirname(END_BRIEF), { recursive: true, force: true });
+  rmSync(TMP, { recursive: true, force: true });
 });
 
 const state = (id: string) => ui.svc.requests.get(id)?.state;
 const section = (name: string | RegExp) => ui.page.getByRole('region', { name });
+
+/**
+ * Kills the daemon with SIGKILL while `ids` run, then starts it again. `orphans`: their runs outlive
+ * it (the new daemon finds them running); else they are killed before it starts (interrupted).
+ * Returns the runs' process groups.
+ */
+async function crashDaemon(ids: string[], orphans: boolean): Promise<number[]> {
+  await expect.poll(() => ids.map(state), { timeout: 15_000 }).toEqual(ids.map(() => 'running'));
+  const pids = await Promise.all(ids.map((id) => ui.host.runPid(id)));
+  await ui.daemon!.kill9();
+  if (!orphans) {
+    for (const pid of pids) process.kill(-pid, 'SIGKILL');
+    await eventually('the interrupted runs to end', () => (pids.some(groupRunning) ? undefined : true));
+  }
+  ui.daemon = await ui.host.startDaemon();
+  return pids;
+}
 
 describe('the Activity screen', () => {
   it('says what to do when there is nothing yet', async () => {
@@ -72,12 +113,8 @@ describe('the Activity screen', () => {
   it('an uncertain run (the daemon killed mid-run) is listed and resolved by a human', async () => {
     ui.host.submit(alice, 'unc-1', 'slow', {}, { intent: 'Migrate the database' });
     ui.host.submit(alice, 'unc-2', 'slow', {}, { intent: 'Rotate the logs' });
-    await expect.poll(() => [state('unc-1'), state('unc-2')], { timeout: 15_000 }).toEqual(['running', 'running']);
-    const pids = [await ui.host.runPid('unc-1'), await ui.host.runPid('unc-2')];
-    await ui.daemon!.kill9();
-    ui.daemon = await ui.host.startDaemon();
+    await crashDaemon(['unc-1', 'unc-2'], false);
     await expect.poll(() => [state('unc-1'), state('unc-2')], { timeout: 15_000 }).toEqual(['uncertain', 'uncertain']);
-    for (const pid of pids) process.kill(-pid, 'SIGKILL'); // the runs the killed daemon left: not needed any more
 
     await ui.open('/activity');
     const uncertain = section(/^Uncertain/);
@@ -256,6 +293,111 @@ describe('the Activity screen', () => {
       ui.svc.liveOutput = liveOutput;
       writeFileSync(END_BRIEF, ''); // never left running
     }
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('a run that outlived a killed daemon is shown running, marked as outliving the restart, and Kill kills it', async () => {
+    ui.host.submit(bob, 'orph-1', 'lingering', {}, { intent: 'Index the archive' });
+    const [pid] = await crashDaemon(['orph-1'], true);
+    await expect.poll(() => ui.svc.requests.get('orph-1')?.orphaned, { timeout: 15_000 }).toBe(1);
+    expect(groupRunning(pid!)).toBe(true);
+
+    await ui.open('/activity');
+    const card = section(/^Running/).getByRole('listitem').filter({ hasText: 'orph-1' });
+    await card.getByText('Outlived a host restart: still running, watched').waitFor();
+    await expect.poll(() => card.getByLabel('Live output of orph-1').textContent()).toBe('working');
+    expect(await card.getByRole('button', { name: 'Cancel orph-1' }).count()).toBe(0);
+    await ui.screenshots('activity-orphaned');
+
+    // Its page says so too, with Kill.
+    await card.getByRole('link', { name: 'orph-1' }).click();
+    await ui.page.waitForURL(/#\/requests\/orph-1$/);
+    await ui.page.getByRole('note').getByText('Outlived a host restart: still running, watched').waitFor();
+    await ui.page.goBack();
+
+    // Kill asks first; then every process of the run is ended and the agent sees it cancelled.
+    await card.getByRole('button', { name: 'Kill orph-1' }).click();
+    const confirm = ui.page.getByRole('dialog');
+    await confirm.getByRole('heading', { name: 'Kill lingering?' }).waitFor();
+    expect(groupRunning(pid!)).toBe(true);
+    await confirm.getByRole('button', { name: 'Kill it' }).click();
+    expect((await ui.host.waitResult('orph-1', ['cancelled'])).state).toBe('cancelled');
+    await eventually('the orphaned run to be killed', () => (groupRunning(pid!) ? undefined : true));
+    await section('Recent results').getByRole('row').filter({ hasText: 'orph-1' }).getByText('Cancelled').waitFor();
+    expect((await ui.host.sentinel(alice)).state).toBe('succeeded');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('an uncertain run shows its last reconcile check; Check again runs it, says so while it runs, and settles the run as its verdict says', async () => {
+    mkdirSync(PUBLISHED, { recursive: true });
+    ui.host.submit(alice, 'pub-1', 'publish', {}, { intent: 'Publish 2.0' });
+    ui.host.submit(alice, 'pub-2', 'publish', {}, { intent: 'Publish 2.1' });
+    await crashDaemon(['pub-1', 'pub-2'], false);
+    // The restarted host looked both up, and could not tell.
+    for (const id of ['pub-1', 'pub-2']) {
+      expect(await eventually(`the check of ${id} at the restart`, () => ui.host.result(id)?.reconcile)).toMatchObject({ verdict: 'unknown', exit_code: 3 });
+      expect(state(id)).toBe('uncertain');
+    }
+
+    await ui.open('/activity');
+    const uncertain = section(/^Uncertain/);
+    const row = (id: string) => uncertain.getByRole('row').filter({ hasText: id });
+    const attempt = row('pub-1').getByRole('group', { name: 'Last reconcile check' });
+    await attempt.getByText('Could not tell').waitFor();
+    await expect.poll(() => attempt.textContent()).toMatch(/exit 3 · checked .* by daemon/);
+    expect(await attempt.getByLabel('Reconcile check output').textContent()).toBe('looked up pub-1\nthe registry did not answer');
+    // An uncertain run of an operation without a reconcile check offers none (unc-2, from above).
+    await row('unc-2').waitFor();
+    expect(await row('unc-2').getByRole('button', { name: /again/ }).count()).toBe(0);
+    await ui.page.setViewportSize({ width: 1200, height: 1100 });
+    await ui.screenshots('activity-uncertain-reconcile');
+    await ui.page.setViewportSize({ width: 1200, height: 800 });
+
+    // The host answers the check only when the test lets it: the button says it is checking meanwhile.
+    await ui.page.evaluate(() => {
+      const w = window as unknown as { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; __release: () => void };
+      const invoke = w.__dwInvoke;
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      w.__release = open;
+      w.__dwInvoke = async (c, a) => {
+        if (c.endsWith('requests.checkReconcile')) await gate;
+        return invoke(c, a);
+      };
+    });
+    writeFileSync(path.join(PUBLISHED, 'pub-1.published'), '');
+    const again = row('pub-1').getByRole('button', { name: 'Check pub-1 again' });
+    await again.click();
+    await expect.poll(() => again.textContent()).toBe('Checking…');
+    expect(await again.isDisabled()).toBe(true);
+    await row('pub-1').getByRole('status').getByText('Running the reconcile check…').waitFor();
+    expect(state('pub-1')).toBe('uncertain');
+    await ui.page.evaluate(() => (window as unknown as { __release: () => void }).__release());
+    const settled = await ui.host.waitResult('pub-1', ['succeeded']);
+    expect([settled.resolved_by, settled.reconcile?.verdict, settled.reconcile?.by]).toEqual(['reconcile', 'applied', 'app']);
+    await ui.page.getByText('Checked again. Took effect (exit 0): pub-1 is succeeded').waitFor();
+    await expect.poll(() => row('pub-1').count()).toBe(0);
+
+    // Not applied: failed as not_applied, marked so among the results.
+    writeFileSync(path.join(PUBLISHED, 'pub-2.lost'), '');
+    await row('pub-2').getByRole('button', { name: 'Check pub-2 again' }).click();
+    const failed = await ui.host.waitResult('pub-2', ['failed']);
+    expect(failed.error?.code).toBe('not_applied');
+    await section('Recent results').getByRole('row').filter({ hasText: 'pub-2' }).getByText('reconciled: did not take effect').waitFor();
+
+    // Its page: who settled it, and the check that did.
+    await ui.open('/requests/pub-1');
+    await ui.page.getByText('its operation’s reconcile check').waitFor();
+    const check = ui.page.getByRole('group', { name: 'Last reconcile check' });
+    await check.getByText('Took effect').waitFor();
+    expect(await check.getByLabel('Command that runs').locator('code').allTextContents()).toEqual([
+      '/bin/sh',
+      '-c',
+      'echo "looked up $1"; test -e "$0.published" && exit 0; test -e "$0.lost" && exit 1; echo "the registry did not answer" >&2; exit 3',
+      path.join(PUBLISHED, 'pub-1'),
+      'pub-1',
+    ]);
+    expect(ui.host.audit('pub-1', 'started')).toHaveLength(1); // never re-run
     expect(ui.errors).toEqual([]);
   });
 });

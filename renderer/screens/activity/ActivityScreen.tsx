@@ -1,12 +1,14 @@
-// What the host is doing: runs that need a human (uncertain ones, approvals), runs in progress with
-// their live output, the queue, and recent results; filtered by key and operation. Follows the host's
-// state live. A request opens its detail.
+// What the host is doing: runs that need a human (uncertain ones, with their last reconcile check,
+// approvals), runs in progress with their live output (orphaned ones, which outlived a host restart,
+// marked and killable), the queue, and recent results; filtered by key and operation. Follows the
+// host's state live. A request opens its detail.
 import { useEffect, useState, type ReactNode } from 'react';
 import type { RequestSummaryView } from '../../../shared/ipc/views';
 import type { RequestState } from '../../../shared/protocol/types';
 import { api } from '../../api';
 import { EmptyState } from '../../components/EmptyState';
 import { Page } from '../../components/Page';
+import { AttemptView, CheckAgain } from '../../components/ReconcileCheck';
 import { cancelRequest } from '../../lib/cancelRequest';
 import { useLoad } from '../../lib/useLoad';
 import { useKeys } from '../../stores/keys';
@@ -27,6 +29,9 @@ export function ActivityScreen() {
   const paused = useStatus((s) => s.paused);
   const daemonUp = useStatus((s) => s.daemon.running);
   const allowlistOps = useStatus((s) => s.allowlist.operations.join('\n'));
+  // The host's word on runs the lists do not carry: orphaned ones, and uncertain ones' reconcile checks.
+  const orphans = useStatus((s) => s.running.filter((r) => r.orphaned).map((r) => r.id).join('\n'));
+  const uncertainInfo = useStatus((s) => s.uncertain);
   const [keyId, setKeyId] = useState('');
   const [op, setOp] = useState('');
   const [limit, setLimit] = useState(PAGE);
@@ -60,11 +65,14 @@ export function ActivityScreen() {
 
   const ops = [...new Set([...(allowlistOps ? allowlistOps.split('\n') : []), ...(op ? [op] : [])])].sort();
 
+  const orphaned = new Set(orphans ? orphans.split('\n') : []);
+  const checkOf = (id: string) => uncertainInfo?.find((u) => u.id === id);
+
   const cancel = async (r: RequestSummaryView) => {
     if (cancelling.has(r.id)) return;
     setCancelling((s) => new Set(s).add(r.id));
     try {
-      if (await cancelRequest(r)) active.reload();
+      if (await cancelRequest({ ...r, orphaned: orphaned.has(r.id) })) active.reload();
     } finally {
       setCancelling((s) => {
         const left = new Set(s);
@@ -150,7 +158,8 @@ export function ActivityScreen() {
           {uncertain.length > 0 ? (
             <Section title="Uncertain: check and resolve" count={uncertain.length} tone="warn">
               <p className="act-note">
-                The host stopped while these ran, so nobody knows whether they took effect. They are never re-run: check, then record what you found.
+                The host stopped while these ran, so nobody knows whether they took effect. They are never re-run. Where the operation can look its
+                effect up, the host did and could not tell: check again, or check yourself and record what you found.
               </p>
               <RequestTable
                 rows={uncertain}
@@ -158,10 +167,17 @@ export function ActivityScreen() {
                 keyName={keyName}
                 when={{ title: 'Started', of: (r) => r.started_at }}
                 showError
+                detail={(r) => {
+                  const attempt = checkOf(r.id)?.reconcile;
+                  return attempt ? <AttemptView attempt={attempt} /> : null;
+                }}
                 action={(r) => (
-                  <button type="button" className="primary" onClick={() => navigate('requests', r.id)} aria-label={`Resolve ${r.id}`}>
-                    Resolve…
-                  </button>
+                  <div className="act-buttons">
+                    {checkOf(r.id)?.reconcilable ? <CheckAgain id={r.id} onDone={active.reload} /> : null}
+                    <button type="button" className="primary" onClick={() => navigate('requests', r.id)} aria-label={`Resolve ${r.id}`}>
+                      Resolve…
+                    </button>
+                  </div>
                 )}
               />
             </Section>
@@ -191,7 +207,14 @@ export function ActivityScreen() {
             ) : (
               <ul className="run-list" aria-label="Runs in progress">
                 {running.map((r) => (
-                  <RunningCard key={r.id} run={r} keyName={keyName(r.key_id)} onCancel={() => void cancel(r)} cancelling={cancelling.has(r.id)} />
+                  <RunningCard
+                    key={r.id}
+                    run={r}
+                    orphaned={orphaned.has(r.id)}
+                    keyName={keyName(r.key_id)}
+                    onCancel={() => void cancel(r)}
+                    cancelling={cancelling.has(r.id)}
+                  />
                 ))}
               </ul>
             )}

@@ -1,5 +1,6 @@
 // A list of requests as a table: which request (and why), operation, key, state, when, how long, and
 // an action for each row. A row opens the request's detail (its id is the link, for the keyboard).
+// A run settled by its operation's reconcile check says so.
 import type { ReactNode } from 'react';
 import type { RequestSummaryView } from '../../../shared/ipc/views';
 import { StateBadge } from '../../components/StateBadge';
@@ -13,6 +14,7 @@ export function RequestTable({
   keyName,
   when,
   action,
+  detail,
   showError = false,
 }: {
   rows: RequestSummaryView[];
@@ -21,6 +23,8 @@ export function RequestTable({
   keyName: (id: string) => string | undefined;
   when: { title: string; of: (r: RequestSummaryView) => string | null };
   action?: (r: RequestSummaryView) => ReactNode;
+  /** More about a row, under its request. */
+  detail?: (r: RequestSummaryView) => ReactNode;
   showError?: boolean;
 }) {
   return (
@@ -49,6 +53,7 @@ export function RequestTable({
               </a>
               {r.intent ? <div className="act-intent muted">{r.intent}</div> : null}
               {showError && r.error_message ? <div className={r.state === 'uncertain' ? 'act-why muted' : 'act-error'}>{r.error_message}</div> : null}
+              {detail?.(r)}
             </td>
             <td>
               <code>{r.op}</code>
@@ -56,6 +61,7 @@ export function RequestTable({
             <td>{keyName(r.key_id) ?? <code className="muted">{r.key_id}</code>}</td>
             <td>
               <StateBadge state={r.state} />
+              {r.error_code === 'not_applied' ? <span className="act-reconciled muted"> reconciled: did not take effect</span> : null}
               {r.exit_code !== null && r.exit_code !== 0 ? <span className="muted act-exit"> exit {r.exit_code}</span> : null}
             </td>
             <td>

@@ -1,5 +1,6 @@
 // A run in progress: what it is, for how long it has run, the end of its output as it is written,
-// and a way to stop it.
+// and a way to stop it. An orphaned run (it outlived a host restart; the new host watches it) says so,
+// and is killed rather than stopped.
 import { useEffect, useRef, useState } from 'react';
 import type { RequestSummaryView } from '../../../shared/ipc/views';
 import { formatDuration, formatTime } from '../../lib/format';
@@ -8,7 +9,19 @@ import { useLiveOutput } from '../../lib/useLiveOutput';
 /** Enough to see what it is doing; the detail shows the rest. */
 const TAIL_LINES = 14;
 
-export function RunningCard({ run, keyName, onCancel, cancelling }: { run: RequestSummaryView; keyName: string | undefined; onCancel: () => void; cancelling: boolean }) {
+export function RunningCard({
+  run,
+  orphaned,
+  keyName,
+  onCancel,
+  cancelling,
+}: {
+  run: RequestSummaryView;
+  orphaned: boolean;
+  keyName: string | undefined;
+  onCancel: () => void;
+  cancelling: boolean;
+}) {
   const live = useLiveOutput(run.id, true);
   const tail = live.split('\n').slice(-TAIL_LINES - 1).join('\n').replace(/\n$/, '');
   const pre = useRef<HTMLPreElement>(null);
@@ -17,7 +30,7 @@ export function RunningCard({ run, keyName, onCancel, cancelling }: { run: Reque
   }, [tail]);
   const titleId = `run-${run.id}`;
   return (
-    <li className="run-card" aria-labelledby={titleId}>
+    <li className={orphaned ? 'run-card run-orphaned' : 'run-card'} aria-labelledby={titleId}>
       <div className="run-head">
         <div className="run-title" id={titleId}>
           <span className="run-spinner" aria-hidden="true" />
@@ -29,10 +42,22 @@ export function RunningCard({ run, keyName, onCancel, cancelling }: { run: Reque
         <div className="run-meta muted">
           {keyName ?? run.key_id} · <span title={formatTime(run.started_at)}>for <Elapsed since={run.started_at} /></span>
         </div>
-        <button type="button" className="danger" onClick={onCancel} disabled={cancelling} aria-label={`Cancel ${run.id}`}>
-          {cancelling ? 'Cancelling…' : 'Cancel'}
-        </button>
+        {orphaned ? (
+          <button type="button" className="danger" onClick={onCancel} disabled={cancelling} aria-label={`Kill ${run.id}`}>
+            {cancelling ? 'Killing…' : 'Kill'}
+          </button>
+        ) : (
+          <button type="button" className="danger" onClick={onCancel} disabled={cancelling} aria-label={`Cancel ${run.id}`}>
+            {cancelling ? 'Cancelling…' : 'Cancel'}
+          </button>
+        )}
       </div>
+      {orphaned ? (
+        <div className="run-orphan-note">
+          <span className="badge badge-warn">Outlived a host restart: still running, watched</span>{' '}
+          <span className="muted">The host that started it stopped without ending it. Kill ends it; once it ends, the host checks whether it took effect.</span>
+        </div>
+      ) : null}
       {run.intent ? <div className="run-intent muted">{run.intent}</div> : null}
       <pre ref={pre} className="output run-output" aria-label={`Live output of ${run.id}`}>
         {tail || <span className="muted">No output yet.</span>}
