@@ -6,8 +6,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CatalogDoc } from '../../shared/protocol/types';
-import type { Locator } from 'playwright-core';
-import { Ui } from './harness';
+import { parse } from 'yaml';
+import { Ui, description } from './harness';
 
 const ALLOWLIST = `# Test allowlist: this comment must survive every save.
 version: 1
@@ -47,12 +47,6 @@ beforeEach(async () => {
 });
 
 const opButton = (name: string) => ui.page.getByRole('navigation', { name: 'Operations' }).getByRole('button', { name: new RegExp(`^${name}\\b`) });
-/** The text of the elements that describe a control (aria-describedby). */
-async function description(control: Locator): Promise<string> {
-  const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
-  const texts = await Promise.all(ids.map((id) => ui.page.locator(`[id="${id}"]`).textContent()));
-  return texts.join(' ');
-}
 const saveButton = () => ui.page.getByRole('button', { name: 'Save', exact: true });
 const dryRuns = () => ui.host.audit('', 'dry_run');
 /** The YAML view's text (what Save writes), back on the form tab afterwards. */
@@ -208,6 +202,79 @@ describe('the allowlist editor', () => {
     expect(dryRuns().some((a) => a.message.includes('dry-ran say'))).toBe(true);
     await p.getByRole('region', { name: 'Try it' }).evaluate((e) => e.scrollIntoView({ block: 'start' }));
     await ui.screenshots('allowlist-dry-run');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('a reconcile check is written into the YAML from its own section, checked as you type, tried once after a native yes, and published', async () => {
+    const p = ui.page;
+    await opButton('say').click();
+    const section = p.getByRole('region', { name: 'Reconcile', exact: true });
+    const part = (n: number) => section.getByRole('textbox', { name: n === 1 ? 'Reconcile part 1 (program)' : `Reconcile part ${n}`, exact: true });
+    await section.getByRole('button', { name: 'Add a reconcile check' }).click();
+    await part(1).fill('/bin/sh');
+    for (const [i, text] of ['-c', 'echo "looked up $0 for $1"; exit 1', '{msg}', '{nope}'].entries()) {
+      await section.getByRole('button', { name: 'Add reconcile part' }).click();
+      await part(i + 2).fill(text);
+    }
+    // A placeholder that is neither an argument nor {request_id}: said next to the part, and nothing can be saved.
+    await section.getByText('uses {nope}, which is neither an argument of the operation nor {request_id}', { exact: true }).waitFor();
+    await expect.poll(() => saveButton().isDisabled()).toBe(true);
+    await part(5).fill('{request_id}');
+    await section.getByLabel('Reconcile timeout (seconds)').fill('10');
+    await expect.poll(() => saveButton().isDisabled()).toBe(false);
+    // {request_id} is in: it is no longer offered.
+    expect(await section.getByRole('button', { name: 'Add {request_id}' }).count()).toBe(0);
+    const yaml = await yamlText();
+    expect((parse(yaml) as { operations: { reconcile?: unknown }[] }).operations[0]!.reconcile).toEqual({
+      command: ['/bin/sh', '-c', 'echo "looked up $0 for $1"; exit 1', '{msg}', '{request_id}'],
+      timeout_s: 10,
+    });
+    // A block under the operation, its command on one line like the operation's.
+    expect(yaml).toMatch(/\n {4}reconcile:\n {6}command: \[\/bin\/sh, .*\]\n {6}timeout_s: 10\n/);
+    for (const line of ALLOWLIST.split('\n')) expect(yaml).toContain(line);
+
+    // Tried once: only after the native question names the exact command and the stand-in request id.
+    await p.getByLabel('Sample msg').fill('v1.2');
+    const tryIt = p.getByRole('button', { name: 'Try the reconcile check…' });
+    await expect.poll(() => tryIt.isEnabled()).toBe(true);
+    const ranBefore = dryRuns().length;
+    const asked = ui.confirmations.length;
+    ui.confirmAnswer = false;
+    await tryIt.click();
+    await expect.poll(() => ui.confirmations.length).toBe(asked + 1);
+    ui.confirmAnswer = true;
+    expect(ui.confirmations[asked]).toMatchObject({
+      message: 'Run the reconcile command of say now, on this computer?',
+      detail: expect.stringContaining('"/bin/sh" "-c" "echo \\"looked up $0 for $1\\"; exit 1" "v1.2" "dry-run"'),
+    });
+    await expect.poll(() => tryIt.isEnabled()).toBe(true);
+    expect(dryRuns().length).toBe(ranBefore);
+    const result = p.getByRole('region', { name: 'Reconcile check result' });
+    expect(await result.count()).toBe(0);
+    await tryIt.click();
+    await result.getByText('Verdict: did not take effect').waitFor();
+    await result.getByText('Exit code 1').waitFor();
+    expect(await result.getByLabel('Reconcile check standard output').textContent()).toBe('looked up v1.2 for dry-run\n');
+    expect(await result.getByLabel('Command that runs').locator('code.argv-part').allTextContents()).toEqual(['/bin/sh', '-c', 'echo "looked up $0 for $1"; exit 1', 'v1.2', 'dry-run']);
+    expect(dryRuns().length).toBe(ranBefore + 1);
+    // Tall enough to show the section and the result of its check together.
+    await p.setViewportSize({ width: 1200, height: 1400 });
+    await section.evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await ui.screenshots('allowlist-reconcile');
+    await p.setViewportSize({ width: 1200, height: 800 });
+
+    // Saved (after the native question), the running daemon publishes that the operation can be reconciled.
+    await saveButton().click();
+    await p.getByText('All changes saved').waitFor();
+    expect(onDisk()).toBe(yaml);
+    const catalog = path.join(ui.host.spool, 'catalog.json');
+    await expect
+      .poll(() => (JSON.parse(readFileSync(catalog, 'utf8')) as CatalogDoc).operations.find((o) => o.name === 'say')?.reconcile, { timeout: 10_000 })
+      .toBe(true);
+
+    // Removed again, the block goes and nothing else changes.
+    await section.getByRole('button', { name: 'Remove the reconcile check' }).click();
+    expect(await yamlText()).toBe(ALLOWLIST);
     expect(ui.errors).toEqual([]);
   });
 

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { vi } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { buildRenderer } from '../../scripts/build-app';
 import { CSP } from '../../main/electron/constants';
 import { bindIpc, trustWindows, type IpcEventLike, type WindowRole } from '../../main/core/ipc/bind';
@@ -58,6 +58,13 @@ function serve(dir: string): Promise<{ server: Server; origin: string }> {
     }
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as { port: number }).port}` })));
+}
+
+/** The text of the elements that describe a control (aria-describedby). */
+export async function description(control: Locator): Promise<string> {
+  const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
+  const texts = await Promise.all(ids.map((id) => control.page().locator(`[id="${id}"]`).textContent()));
+  return texts.join(' ');
 }
 
 export interface UiOptions {

@@ -1,13 +1,15 @@
 // The form of one operation: what it is, the command (one box per argv element), where it runs,
-// its arguments, and its policy and limits. Every change is written into the YAML at once.
+// its arguments, its policy and limits, and its reconcile check (the command that looks up whether an
+// interrupted run took effect). Every change is written into the YAML at once.
 import { api, errorText } from '../../api';
 import { Field } from '../../components/Field';
 import { toast } from '../../stores/toasts';
 import { ArgEditor } from './ArgEditor';
+import { CommandParts } from './CommandParts';
 import { InvalidOption } from './InvalidOption';
 import { SharedWarning } from './SharedWarning';
 import { fieldError, problemsOf, type Problem } from './problems';
-import { APPROVALS, OP_DEFAULTS, SCOPES, emptyArg, type OpForm } from './yamlDoc';
+import { APPROVALS, OP_DEFAULTS, RECONCILE_DEFAULTS, SCOPES, emptyArg, type OpForm } from './yamlDoc';
 
 interface Props {
   form: OpForm;
@@ -22,13 +24,9 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
   const problems = problemsOf(all, index);
   const at = (sub: string, exact = false) => fieldError(problems, index, sub, exact);
   const set = (p: Partial<OpForm>) => onChange({ ...form, ...p });
-  const setPart = (i: number, v: string) => set({ command: form.command.map((c, j) => (j === i ? v : c)) });
-  const movePart = (i: number, d: -1 | 1) => {
-    const c = [...form.command];
-    [c[i], c[i + d]] = [c[i + d]!, c[i]!];
-    set({ command: c });
-  };
-  const used = new Set(form.command.flatMap((c) => [...c.replaceAll('{{', '').matchAll(PLACEHOLDER)].map((m) => m[1])));
+  const placeholdersIn = (parts: string[]) => new Set(parts.flatMap((c) => [...c.replaceAll('{{', '').matchAll(PLACEHOLDER)].map((m) => m[1])));
+  const used = placeholdersIn(form.command);
+  const rec = form.reconcile;
   // Names, once each (two arguments can share a name for a moment while one is being typed).
   const unused = [...new Set(form.args.map((a) => a.name).filter((n) => n && !used.has(n)))];
 
@@ -66,42 +64,7 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
             {at('command', true)}
           </p>
         ) : null}
-        <ol className="command-parts">
-          {form.command.map((part, i) => {
-            const err = at(`command[${i}]`);
-            return (
-              <li key={i} className={err ? 'field-error' : undefined}>
-                <div className="part-row">
-                  <input
-                    aria-label={i === 0 ? 'Command part 1 (program)' : `Command part ${i + 1}`}
-                    value={part}
-                    onChange={(e) => setPart(i, e.target.value)}
-                    aria-invalid={err ? true : undefined}
-                    aria-describedby={err ? `part-err-${i}` : undefined}
-                    spellCheck={false}
-                    autoComplete="off"
-                    className="mono"
-                    placeholder={i === 0 ? '/usr/bin/program' : '{argument} or literal text'}
-                  />
-                  <button type="button" className="icon-button" aria-label={`Move part ${i + 1} up`} disabled={i === 0} onClick={() => movePart(i, -1)}>
-                    ↑
-                  </button>
-                  <button type="button" className="icon-button" aria-label={`Move part ${i + 1} down`} disabled={i === form.command.length - 1} onClick={() => movePart(i, 1)}>
-                    ↓
-                  </button>
-                  <button type="button" className="icon-button" aria-label={`Remove part ${i + 1}`} onClick={() => set({ command: form.command.filter((_, j) => j !== i) })}>
-                    ×
-                  </button>
-                </div>
-                {err ? (
-                  <div id={`part-err-${i}`} className="field-message error-text">
-                    {err}
-                  </div>
-                ) : null}
-              </li>
-            );
-          })}
-        </ol>
+        <CommandParts kind="command" parts={form.command} errorOf={(i) => at(`command[${i}]`)} onChange={(command) => set({ command })} />
         <div className="row">
           <button type="button" onClick={() => set({ command: [...form.command, ''] })}>
             Add part
@@ -224,6 +187,52 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
             <input value={form.cost} onChange={(e) => set({ cost: e.target.value })} inputMode="numeric" placeholder={OP_DEFAULTS.cost} />
           </Field>
         </div>
+      </section>
+
+      <section aria-labelledby="sec-reconcile">
+        <h3 id="sec-reconcile">Reconcile</h3>
+        <p className="muted section-hint">
+          If the host stops while a run of this operation goes on, it runs this command to look up whether the run took effect: exit 0 means it did
+          (the run succeeded), exit 1 that it did not (the agent may retry), anything else leaves it to you. Write the operation&rsquo;s arguments as{' '}
+          <code>{'{name}'}</code>, and <code>{'{request_id}'}</code> for the request&rsquo;s id. It should only look, never change anything.
+        </p>
+        {at('reconcile', true) ? (
+          <p className="error-text field-message" role="alert">
+            {at('reconcile', true)}
+          </p>
+        ) : null}
+        {rec === null ? (
+          <button type="button" onClick={() => set({ reconcile: { command: [''], timeout_s: '' } })}>
+            Add a reconcile check
+          </button>
+        ) : (
+          <>
+            {at('reconcile.command', true) ? (
+              <p className="error-text field-message" role="alert">
+                {at('reconcile.command', true)}
+              </p>
+            ) : null}
+            <CommandParts kind="reconcile" parts={rec.command} errorOf={(i) => at(`reconcile.command[${i}]`)} onChange={(command) => set({ reconcile: { ...rec, command } })} />
+            <div className="row">
+              <button type="button" onClick={() => set({ reconcile: { ...rec, command: [...rec.command, ''] } })}>
+                Add reconcile part
+              </button>
+              {placeholdersIn(rec.command).has('request_id') ? null : (
+                <button type="button" onClick={() => set({ reconcile: { ...rec, command: [...rec.command, '{request_id}'] } })}>
+                  Add <code>{'{request_id}'}</code>
+                </button>
+              )}
+              <button type="button" className="danger" onClick={() => set({ reconcile: null })}>
+                Remove the reconcile check
+              </button>
+            </div>
+            <div className="field-grid">
+              <Field label="Reconcile timeout (seconds)" error={at('reconcile.timeout_s')} hint={`From 1 to 3600; default ${RECONCILE_DEFAULTS.timeout_s}. A check that takes longer leaves the run to you.`}>
+                <input value={rec.timeout_s} onChange={(e) => set({ reconcile: { ...rec, timeout_s: e.target.value } })} inputMode="numeric" placeholder={RECONCILE_DEFAULTS.timeout_s} />
+              </Field>
+            </div>
+          </>
+        )}
       </section>
     </div>
   );

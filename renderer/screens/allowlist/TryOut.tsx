@@ -1,13 +1,15 @@
 // Trying the selected operation with sample arguments: the exact argv, folder and environment a request
 // with them would get (as you type, from the unsaved text), and a dry run that really runs it once,
 // after the person confirms the exact command and folder, and only when the allowlist has no problems.
+// The same for its reconcile check, whose result also says what its answer would mean.
 // Mounted once per operation (keyed by the store's operation serial): nothing carries over to another.
 import { useEffect, useId, useRef, useState } from 'react';
-import type { DryRunView, PreviewView } from '../../../shared/ipc/views';
+import type { DryRunView, PreviewView, ReconcileDryRunView } from '../../../shared/ipc/views';
 import { OP_NAME } from '../../../shared/protocol/ids';
 import { api, errorText } from '../../api';
 import { Argv } from '../../components/Argv';
 import { formatDuration } from '../../lib/format';
+import { VERDICTS } from '../../lib/reconcile';
 import { toast } from '../../stores/toasts';
 import { useCheck } from './store';
 import type { ArgForm, OpForm } from './yamlDoc';
@@ -35,21 +37,55 @@ function sampleArgs(args: ArgForm[], sample: Sample): Record<string, unknown> {
   return out;
 }
 
+/**
+ * One kind of dry run: its last result (for the inputs `key` it ran with: when they change, it goes),
+ * whether it runs now, and its button (the keyboard goes on from it once it is on again).
+ */
+function useDryRun<V extends DryRunView>(key: string, call: () => Promise<V>) {
+  const [run, setRun] = useState<{ key: string; view: V } | null>(null);
+  const [running, setRunning] = useState(false);
+  const busy = useRef(false);
+  const refocus = useRef(false);
+  const button = useRef<HTMLButtonElement>(null);
+  if (run && run.key !== key) setRun(null);
+  const start = async () => {
+    if (busy.current) return;
+    busy.current = true;
+    const started = key;
+    setRunning(true);
+    setRun(null);
+    try {
+      // Main asks the person first, in a native dialog showing the exact command (a page cannot answer it).
+      const view = await call();
+      if (!view.ok && view.cancelled) return;
+      setRun({ key: started, view });
+    } catch (e) {
+      toast(errorText(e), 'error');
+    } finally {
+      busy.current = false;
+      refocus.current = true;
+      setRunning(false);
+    }
+  };
+  // The button was off while it ran: once it is on again, the keyboard goes on from it, not from the top.
+  useEffect(() => {
+    if (running || !refocus.current) return;
+    refocus.current = false;
+    if (button.current && !button.current.disabled && document.activeElement === document.body) button.current.focus();
+  }, [running]);
+  return { result: run?.view ?? null, running, start, button };
+}
+
 export function TryOut({ text, form }: { text: string; form: OpForm }) {
   const check = useCheck();
   const [sample, setSample] = useState<Sample>({});
   const [preview, setPreview] = useState<{ key: string; view: PreviewView } | null>(null);
-  /** The last dry run and the inputs (text, operation, arguments) it ran with. */
-  const [run, setRun] = useState<{ key: string; view: DryRunView } | null>(null);
-  const [phase, setPhase] = useState<'idle' | 'running'>('idle');
-  const refocus = useRef(false);
   const args = sampleArgs(form.args, sample);
   const nameOk = OP_NAME.test(form.name);
   const key = JSON.stringify([text, form.name, args]);
-  // A result belongs to the inputs it ran with: when the text or the sample arguments change, it goes.
-  if (run && run.key !== key) setRun(null);
-  const busy = useRef(false);
-  const button = useRef<HTMLButtonElement>(null);
+  const inputs = { text, op: form.name, args };
+  const dry = useDryRun<DryRunView>(key, () => api.allowlist.dryRun(inputs));
+  const recDry = useDryRun<ReconcileDryRunView>(key, () => api.allowlist.dryRunReconcile(inputs));
   useEffect(() => {
     if (!nameOk) return;
     let live = true;
@@ -81,32 +117,6 @@ export function TryOut({ text, form }: { text: string; form: OpForm }) {
             ? 'These sample arguments are refused (see above).'
             : null;
 
-  const dryRun = async () => {
-    if (busy.current) return;
-    busy.current = true;
-    const started = key;
-    const inputs = { text, op: form.name, args };
-    setPhase('running');
-    setRun(null);
-    try {
-      // Main asks the person first, in a native dialog showing the exact command (a page cannot answer it).
-      const view = await api.allowlist.dryRun(inputs);
-      if (!view.ok && view.cancelled) return;
-      setRun({ key: started, view });
-    } catch (e) {
-      toast(errorText(e), 'error');
-    } finally {
-      busy.current = false;
-      refocus.current = true;
-      setPhase('idle');
-    }
-  };
-  // The button was off while it ran: once it is on again, the keyboard goes on from it, not from the top.
-  useEffect(() => {
-    if (phase !== 'idle' || !refocus.current) return;
-    refocus.current = false;
-    if (button.current && !button.current.disabled && document.activeElement === document.body) button.current.focus();
-  }, [phase]);
 
   return (
     <section className="card try-out" aria-labelledby="try-title">
@@ -158,14 +168,14 @@ export function TryOut({ text, form }: { text: string; form: OpForm }) {
       </div>
       <div className="dry-run-bar">
         <button
-          ref={button}
+          ref={dry.button}
           type="button"
-          onClick={() => void dryRun()}
-          disabled={phase === 'running' || blocked !== null}
-          aria-busy={phase !== 'idle' ? true : undefined}
+          onClick={() => void dry.start()}
+          disabled={dry.running || blocked !== null}
+          aria-busy={dry.running ? true : undefined}
           aria-describedby={blocked ? 'dry-run-warning dry-run-blocked' : 'dry-run-warning'}
         >
-          {phase === 'running' ? 'Running…' : 'Dry run…'}
+          {dry.running ? 'Running…' : 'Dry run…'}
         </button>
         <div className="dry-run-notes">
           <span id="dry-run-warning" className="warn-text">
@@ -178,7 +188,31 @@ export function TryOut({ text, form }: { text: string; form: OpForm }) {
           ) : null}
         </div>
       </div>
-      {run ? <DryRunResult run={run.view} /> : null}
+      {dry.result ? <DryRunResult run={dry.result} label="Dry run" /> : null}
+      {form.reconcile ? (
+        <div className="try-reconcile">
+          <h3>Reconcile check</h3>
+          <div className="dry-run-bar">
+            <button
+              ref={recDry.button}
+              type="button"
+              onClick={() => void recDry.start()}
+              disabled={recDry.running || blocked !== null}
+              aria-busy={recDry.running ? true : undefined}
+              aria-describedby={blocked ? 'reconcile-try-warning dry-run-blocked' : 'reconcile-try-warning'}
+            >
+              {recDry.running ? 'Checking…' : 'Try the reconcile check…'}
+            </button>
+            <div className="dry-run-notes">
+              <span id="reconcile-try-warning" className="warn-text">
+                ⚠ This really runs the reconcile command now, with these arguments and the stand-in request id <code>dry-run</code>. You confirm the exact
+                command first.
+              </span>
+            </div>
+          </div>
+          {recDry.result ? <DryRunResult run={recDry.result} label="Reconcile check" /> : null}
+        </div>
+      ) : null}
     </section>
   );
 }
@@ -217,7 +251,8 @@ function SampleInput({ arg, value, onChange }: { arg: ArgForm; value: string | b
   );
 }
 
-function DryRunResult({ run }: { run: DryRunView }) {
+/** `label` names the result and its outputs; a reconcile check's also says what its answer would mean. */
+function DryRunResult({ run, label }: { run: DryRunView | ReconcileDryRunView; label: string }) {
   if (!run.ok) {
     return (
       <div className="callout callout-bad" role="alert">
@@ -226,12 +261,15 @@ function DryRunResult({ run }: { run: DryRunView }) {
     );
   }
   const good = run.exit_code === 0 && !run.error;
+  const verdict = 'verdict' in run ? VERDICTS[run.verdict] : null;
   return (
-    <div className="dry-run-result" role="region" aria-label="Dry run result">
+    <div className="dry-run-result" role="region" aria-label={`${label} result`}>
       <div className="row">
+        {verdict ? <span className={`badge badge-${verdict.tone}`}>Verdict: {verdict.label.toLowerCase()}</span> : null}
         <span className={`badge badge-${good ? 'good' : 'bad'}`}>{run.exit_code !== null ? `Exit code ${run.exit_code}` : run.signal ? `Killed by ${run.signal}` : 'No exit code'}</span>
         <span className="muted">took {formatDuration(run.duration_ms)}</span>
       </div>
+      {verdict ? <Argv argv={run.plan.argv} cwd={run.plan.cwd} /> : null}
       {run.error ? (
         <div className="callout callout-bad">
           <strong>{run.error.code}</strong>: {run.error.message}
@@ -239,12 +277,12 @@ function DryRunResult({ run }: { run: DryRunView }) {
       ) : null}
       {!run.stdout && !run.stderr ? <p className="muted">No output.</p> : null}
       {run.stdout ? (
-        <pre className="output" aria-label="Dry run standard output">
+        <pre className="output" aria-label={`${label} standard output`}>
           {run.stdout}
         </pre>
       ) : null}
       {run.stderr ? (
-        <pre className="output output-err" aria-label="Dry run standard error">
+        <pre className="output output-err" aria-label={`${label} standard error`}>
           {run.stderr}
         </pre>
       ) : null}
