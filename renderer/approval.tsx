@@ -5,6 +5,7 @@
 // screen, or after it gains focus (a key meant for another app must not approve an unseen request).
 // The app points it at each new request by changing the hash: an undecided request is never replaced
 // under the person; the footer says how many more wait and moves on when asked (or after a decision).
+// A plan lists all its steps in the card, and is approvable only once each step has been on screen.
 import { StrictMode, useCallback, useEffect, useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import type { PendingApprovalView, RequestView } from '../shared/ipc/views';
@@ -123,7 +124,8 @@ function ApprovalWindow() {
   }, [decided, followUp, show]);
 
   useEffect(() => {
-    document.title = pending ? `Approve ${pending.op}?` : 'Approve a request?';
+    const steps = pending?.approval.steps;
+    document.title = steps ? `Approve a plan of ${steps.length} steps?` : pending ? `Approve ${pending.op}?` : 'Approve a request?';
   }, [pending]);
 
   // An error shows until the next answer comes: a new status, or the lookup succeeding.

@@ -4,7 +4,7 @@
 // approved that the person has not had on screen for a moment: not by a second A after a decision, not
 // by Enter in a window that just appeared, not by a card that changed under the pointer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ui } from './harness';
+import { Ui, description } from './harness';
 import type { KeyFile } from '../../shared/protocol/types';
 
 const ALLOWLIST = `version: 1
@@ -303,6 +303,128 @@ describe('the Approvals screen', () => {
 
     for (const id of ['foc-2', 'foc-3']) ui.svc.deny(id, 'test', 'cleanup');
     for (const g of ui.svc.listGrants()) ui.svc.revokeGrant(g.id, 'test');
+    expect(ui.errors).toEqual([]);
+  });
+});
+
+/** Proposes a plan of `steps` for `key`, usable for an hour, and waits until it waits for a human. */
+async function proposePlan(id: string, steps: { op: string; args: Record<string, unknown> }[], intent: string): Promise<void> {
+  ui.host.submit(key, id, 'dumbwaiter.plan', { steps }, { intent, expiresAt: new Date(Date.now() + 3600_000).toISOString() });
+  await expect.poll(() => state(id)).toBe('awaiting_approval');
+}
+const planSteps = () => card().getByRole('list', { name: 'Plan steps' }).getByRole('listitem');
+const stepBox = () => card().getByRole('group', { name: 'Steps of the plan' });
+/** Scrolls the steps' box through, a half box at a time, a frame or two each: as a person reading them would. */
+const scrollThroughSteps = () =>
+  stepBox().evaluate(async (el) => {
+    while (el.scrollTop + el.clientHeight < el.scrollHeight - 1) {
+      el.scrollTop += Math.max(1, Math.floor(el.clientHeight / 2));
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    }
+  });
+/** Waits until the page's own clock shows that the card has been on screen longer than any arming delay. */
+async function pastArming(): Promise<void> {
+  const from = await ui.page.evaluate(() => performance.now());
+  await expect.poll(() => ui.page.evaluate((t) => performance.now() - t > 1500, from)).toBe(true);
+}
+
+describe('a plan', () => {
+  it('shows every step with its exact argv, folder and scope; cannot be approved until each step was on screen; approved, its steps run without asking, each once', async () => {
+    const guests = Array.from({ length: 30 }, (_, i) => `guest ${i + 1}`);
+    const steps: { op: string; args: Record<string, unknown> }[] = [...guests.map((name) => ({ op: 'greet', args: { name } })), { op: 'deploy', args: { target: 'staging' } }];
+    const argvs = [...guests.map((name) => ['/bin/echo', `hello ${name}`]), ['/bin/echo', 'deployed staging']];
+    await proposePlan('plan-1', steps, 'Greet every guest, then deploy staging');
+    await ui.open('/approvals/plan-1');
+    await card().getByRole('heading', { name: 'Approve a plan of 31 steps?' }).waitFor();
+    await expect.poll(() => planSteps().count()).toBe(31);
+    for (const [i, s] of steps.entries()) {
+      const item = planSteps().nth(i);
+      expect(await item.getByLabel('Command that runs').locator('code').allTextContents()).toEqual(argvs[i]);
+      expect(await item.getByLabel('Command that runs').locator('.argv-cwd').textContent()).toMatch(/^in \//);
+      expect([await item.getAttribute('aria-label'), await item.locator('.badge').textContent()]).toEqual([`Step ${i + 1}: ${s.op}`, 'write']);
+    }
+    expect(await card().textContent()).toContain('Greet every guest, then deploy staging');
+    // A plan cannot be approved for a while: that would approve the next plans unseen.
+    expect(await card().getByRole('button', { name: /^Approve for/ }).count()).toBe(0);
+
+    // Long past the moment a request needs on screen, the steps below the fold were not shown: A does nothing.
+    await pastArming();
+    expect(await approveButton().isDisabled()).toBe(true);
+    await expect.poll(() => description(approveButton())).toMatch(/\d+ of 31 shown: scroll through every step to approve/);
+    await ui.page.keyboard.press('a');
+    await ui.page.keyboard.press('d');
+    await expect.poll(() => card().getByRole('textbox', { name: 'Reason for denying' }).evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(state('plan-1')).toBe('awaiting_approval');
+    // Jumping to the end skips the steps in between: they were never on screen.
+    await stepBox().evaluate((el) => void (el.scrollTop = el.scrollHeight));
+    await expect.poll(() => stepBox().evaluate((el) => el.scrollTop + el.clientHeight >= el.scrollHeight - 1)).toBe(true);
+    await pastArming();
+    expect(await approveButton().isDisabled()).toBe(true);
+    // Scrolled through from the top, every step has been shown: Approve arms after its moment.
+    await stepBox().evaluate((el) => void (el.scrollTop = 0));
+    await scrollThroughSteps();
+    await expect.poll(() => card().textContent()).toContain('(all 31 shown)');
+    await expect.poll(armed).toBe(true);
+    await card().evaluate((el) => Promise.all(el.getAnimations().map((x) => x.finished)));
+    await stepBox().evaluate((el) => void (el.scrollTop = 0));
+    await card().getByRole('heading').click(); // the focus off the reason field
+    await ui.screenshots('approvals-plan');
+
+    await approveButton().click();
+    const plan = await ui.host.waitResult('plan-1', ['succeeded']);
+    expect(plan.plan?.steps).toHaveLength(31);
+    // A step of the plan runs without asking, once; the same again, or anything else, asks.
+    ui.host.submit(key, 'plan-step-1', 'greet', { name: 'guest 1' }, { extra: { plan_id: 'plan-1' } });
+    expect((await ui.host.waitResult('plan-step-1')).stdout).toBe('hello guest 1\n');
+    expect(ui.svc.requests.get('plan-step-1')?.decided_by).toBe('plan plan-1');
+    ui.host.submit(key, 'plan-step-1-again', 'greet', { name: 'guest 1' }, { extra: { plan_id: 'plan-1' } });
+    await expect.poll(() => state('plan-step-1-again')).toBe('awaiting_approval');
+    ui.svc.deny('plan-step-1-again', 'test', 'cleanup');
+
+    // The plan's page lists its steps and the request that used one.
+    await ui.open('/requests/plan-1');
+    const used = ui.page.getByRole('list', { name: 'Plan steps' }).getByRole('listitem').first();
+    await used.getByRole('link', { name: 'plan-step-1' }).waitFor();
+    await expect.poll(() => used.locator('[data-state]').getAttribute('data-state')).toBe('succeeded');
+    await ui.page.getByText('1 of 31 used.').waitFor();
+    expect(await ui.page.getByRole('list', { name: 'Plan steps' }).getByText('not used yet').count()).toBe(30);
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('in the approval window: all steps in the small window, Enter does nothing until each was shown, then approves', async () => {
+    const names = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf'];
+    const steps = names.map((name) => ({ op: 'greet', args: { name } }));
+    await proposePlan('plan-2', steps, 'Greet the team');
+    await ui.page.setViewportSize({ width: 480, height: 420 });
+    try {
+      await ui.open('plan-2', 'approval.html');
+      await card().getByRole('heading', { name: 'Approve a plan of 7 steps?' }).waitFor();
+      await expect.poll(() => planSteps().count()).toBe(7);
+      expect(await planSteps().nth(6).getByLabel('Command that runs').locator('code').allTextContents()).toEqual(['/bin/echo', 'hello golf']);
+      // The box scrolls in the small window: not everything is on screen at first.
+      expect(await stepBox().evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
+      await pastArming();
+      await ui.page.keyboard.press('Enter');
+      await ui.page.keyboard.press('d');
+      await expect.poll(() => card().getByRole('textbox', { name: 'Reason for denying' }).evaluate((el) => el === document.activeElement)).toBe(true);
+      await card().getByRole('heading').click();
+      expect(await approveButton().isDisabled()).toBe(true);
+      expect(state('plan-2')).toBe('awaiting_approval');
+
+      await scrollThroughSteps();
+      await expect.poll(armed).toBe(true);
+      await card().evaluate((el) => Promise.all(el.getAnimations().map((x) => x.finished)));
+      // Everything but the steps' box fits the small window: the decisions are in reach without scrolling the card.
+      const deny = await card().getByRole('button', { name: 'Deny' }).boundingBox();
+      const footer = await ui.page.locator('.aw-footer').boundingBox();
+      expect(deny!.y + deny!.height).toBeLessThanOrEqual(footer!.y);
+      await ui.screenshots('approval-window-plan');
+      await ui.page.keyboard.press('Enter');
+      expect((await ui.host.waitResult('plan-2', ['succeeded'])).plan?.steps.map((s) => s.argv[1])).toEqual(names.map((name) => `hello ${name}`));
+      await ui.page.getByRole('status').filter({ hasText: 'Approved.' }).waitFor();
+    } finally {
+      await ui.page.setViewportSize({ width: 1200, height: 800 });
+    }
     expect(ui.errors).toEqual([]);
   });
 });

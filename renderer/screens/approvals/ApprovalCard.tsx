@@ -1,11 +1,15 @@
 // One request waiting for a human, in full, with its decisions: approve, approve for some minutes
 // (a time-boxed grant for this key and operation), deny with a reason. The Approvals screen and the
 // small approval window both show it; each gives it its own keyboard shortcuts. Nothing approves it in
-// its first moment on screen (`armMs`): the Approve buttons fill up, then work.
+// its first moment on screen (`armMs`): the Approve buttons fill up, then work. A plan (`dumbwaiter.plan`)
+// lists every step's command; it arms only once each step has been on screen, and cannot be approved
+// for a while (a grant would approve the next plans unseen).
 import { useEffect, useId, useRef, useState, type CSSProperties } from 'react';
 import type { PendingApprovalView } from '../../../shared/ipc/views';
 import { api, errorText } from '../../api';
 import { Argv } from '../../components/Argv';
+import { PlanSteps } from '../../components/PlanSteps';
+import { useAllSeen } from '../../lib/useAllSeen';
 import { visibleLines } from '../../../shared/text/visible';
 import { Time } from '../../components/Time';
 import { formatSpan, formatTime } from '../../lib/format';
@@ -50,7 +54,13 @@ export function ApprovalCard({
   const cardRef = useRef<HTMLElement>(null);
   const uid = useId();
   const busyRef = useRef(false);
-  const armed = useArmed(pending.id, armMs, shortcuts === 'window');
+  const steps = a.steps ?? null;
+  const isPlan = steps !== null;
+  const stepsRef = useRef<HTMLDivElement>(null);
+  const stepsSeen = useAllSeen(stepsRef, steps?.length ?? 0, pending.id);
+  const allShown = steps === null || stepsSeen === steps.length;
+  // The moment on screen starts again once the last step came into view: it too must be read.
+  const armed = useArmed(allShown ? pending.id : `${pending.id}#steps`, armMs, shortcuts === 'window') && allShown;
   const armedRef = useRef(armed);
   useEffect(() => {
     armedRef.current = armed;
@@ -59,6 +69,7 @@ export function ApprovalCard({
   const decide = async (d: Decision, forMinutes = minutes) => {
     if (busyRef.current || done) return;
     if (d !== 'denied' && !armedRef.current) return;
+    if (d === 'approved-for' && isPlan) return;
     busyRef.current = true;
     setBusy(d);
     try {
@@ -97,7 +108,7 @@ export function ApprovalCard({
       if (k === 'd') {
         e.preventDefault();
         reasonRef.current?.focus();
-      } else if (shortcuts === 'screen' && (k === 'a' || k === 't')) {
+      } else if (shortcuts === 'screen' && (k === 'a' || (k === 't' && !isPlan))) {
         e.preventDefault();
         // Not yet armed: this press was meant for the request before, or is too quick to be read.
         if (armedRef.current) void decideRef.current(k === 'a' ? 'approved' : 'approved-for');
@@ -110,7 +121,7 @@ export function ApprovalCard({
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [shortcuts]);
+  }, [shortcuts, isPlan]);
 
   const titleId = `${uid}-title`;
   const armingId = `${uid}-arming`;
@@ -118,12 +129,21 @@ export function ApprovalCard({
   const inert = busy !== null || done !== null;
   const approveOff = inert || !armed;
   // The Approve buttons fill up while the request is new on screen.
-  const arming = armed || inert ? null : <span className="approval-arming" aria-hidden="true" style={{ '--arm-ms': `${armMs}ms` } as CSSProperties} />;
+  const arming = armed || inert || !allShown ? null : <span className="approval-arming" aria-hidden="true" style={{ '--arm-ms': `${armMs}ms` } as CSSProperties} />;
+  const unseenId = `${uid}-unseen`;
   return (
     <article ref={cardRef} className={`approval-card approval-fresh${compact ? ' approval-compact' : ' card'}`} aria-labelledby={titleId}>
       <header className="approval-head">
         <h2 id={titleId}>
-          Run <code>{a.operation}</code>?
+          {steps ? (
+            <>
+              Approve a plan of {steps.length} {steps.length === 1 ? 'step' : 'steps'}?
+            </>
+          ) : (
+            <>
+              Run <code>{a.operation}</code>?
+            </>
+          )}
         </h2>
         <span className="approval-deadline muted" title={`Denied automatically at ${formatTime(a.timeout_at)}`}>
           Auto-denied <Time iso={a.timeout_at} />
@@ -146,10 +166,24 @@ export function ApprovalCard({
           <code>{pending.id}</code> <span className="muted">· asked <Time iso={a.requested_at} /></span>
         </dd>
       </dl>
-      <div className="approval-command">
-        <div className="approval-label">Command that runs</div>
-        <Argv argv={a.argv} cwd={a.cwd} />
-      </div>
+      {steps ? (
+        <div className="approval-command approval-plan">
+          <div className="approval-label">
+            {compact ? 'Steps' : 'What it lets run, each step once, without asking again'}{' '}
+            <span className="muted" id={unseenId}>
+              {allShown ? `(all ${steps.length} shown)` : `(${stepsSeen} of ${steps.length} shown: scroll through every step to approve)`}
+            </span>
+          </div>
+          <div ref={stepsRef} className="plan-scroll" tabIndex={0} role="group" aria-label="Steps of the plan">
+            <PlanSteps steps={steps} marks />
+          </div>
+        </div>
+      ) : (
+        <div className="approval-command">
+          <div className="approval-label">Command that runs</div>
+          <Argv argv={a.argv} cwd={a.cwd} />
+        </div>
+      )}
       {a.shared_with_sandbox?.length ? (
         <div className="callout callout-warn approval-shared" role="note">
           This command works on folders <strong>the sandbox can write</strong>: what it reads there is what the sandbox put there, and what
@@ -176,13 +210,13 @@ export function ApprovalCard({
             disabled={approveOff}
             onClick={() => void decide('approved')}
             aria-keyshortcuts={shortcuts === 'window' ? 'Enter' : shortcuts === 'screen' ? 'A' : undefined}
-            aria-describedby={arming ? armingId : undefined}
+            aria-describedby={arming ? armingId : allShown ? undefined : unseenId}
           >
             {arming}
             {busy === 'approved' ? 'Approving…' : done === 'approved' ? 'Approved' : 'Approve'}
             {shortcuts ? <kbd aria-hidden="true">{shortcuts === 'window' ? '↵' : 'A'}</kbd> : null}
           </button>
-          {compact ? null : (
+          {compact || isPlan ? null : (
             <select value={minutes} onChange={(e) => setMinutes(Number(e.target.value))} disabled={inert} aria-label="Minutes to approve for">
               {GRANT_MINUTES.map((m) => (
                 <option key={m} value={m}>
@@ -191,19 +225,21 @@ export function ApprovalCard({
               ))}
             </select>
           )}
-          <button
-            type="button"
-            className="approval-approve"
-            disabled={approveOff}
-            onClick={() => void decide('approved-for', grantMinutes)}
-            aria-describedby={arming ? armingId : undefined}
-            aria-keyshortcuts={shortcuts === 'screen' ? 'T' : undefined}
-            title={`Approve this and every ${a.operation} request from ${a.key_name} for the next ${grantMinutes} minutes, without asking`}
-          >
-            {arming}
-            {busy === 'approved-for' ? 'Approving…' : `Approve for ${formatSpan(grantMinutes * 60)}`}
-            {shortcuts === 'screen' ? <kbd aria-hidden="true">T</kbd> : null}
-          </button>
+          {isPlan ? null : (
+            <button
+              type="button"
+              className="approval-approve"
+              disabled={approveOff}
+              onClick={() => void decide('approved-for', grantMinutes)}
+              aria-describedby={arming ? armingId : undefined}
+              aria-keyshortcuts={shortcuts === 'screen' ? 'T' : undefined}
+              title={`Approve this and every ${a.operation} request from ${a.key_name} for the next ${grantMinutes} minutes, without asking`}
+            >
+              {arming}
+              {busy === 'approved-for' ? 'Approving…' : `Approve for ${formatSpan(grantMinutes * 60)}`}
+              {shortcuts === 'screen' ? <kbd aria-hidden="true">T</kbd> : null}
+            </button>
+          )}
           {arming ? (
             <span id={armingId} className="offscreen">
               New request: approving is possible in a moment.

@@ -121,7 +121,8 @@ export function ApprovalsScreen({ focusId }: { focusId: string }) {
                 >
                   <code className="approvals-op">{p.op}</code>
                   <span className="approvals-meta">
-                    {p.approval.key_name} · <Time iso={p.waiting_since} />
+                    {p.approval.key_name} · {p.approval.steps ? `${p.approval.steps.length} steps · ` : null}
+                    <Time iso={p.waiting_since} />
                   </span>
                   <span className="approvals-id muted">{p.id}</span>
                 </div>
