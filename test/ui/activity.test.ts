@@ -398,6 +398,7 @@ describe('the Activity screen', () => {
       'pub-1',
     ]);
     expect(ui.host.audit('pub-1', 'started')).toHaveLength(1); // never re-run
+    await ui.screenshots('request-detail-reconciled');
     expect(ui.errors).toEqual([]);
   });
 });

@@ -388,6 +388,7 @@ describe('a plan', () => {
     await expect.poll(() => used.locator('[data-state]').getAttribute('data-state')).toBe('succeeded');
     await ui.page.getByText('1 of 31 used.').waitFor();
     expect(await ui.page.getByRole('list', { name: 'Plan steps' }).getByText('not used yet').count()).toBe(30);
+    await ui.screenshots('request-detail-plan');
     expect(ui.errors).toEqual([]);
   });
 

@@ -128,7 +128,7 @@ export function ApprovalsScreen({ focusId }: { focusId: string }) {
                 </div>
               ))}
             </div>
-            <Shortcuts />
+            <Shortcuts plan={current?.approval.steps !== undefined} />
           </div>
           {current ? (
             <ApprovalCard
@@ -153,7 +153,8 @@ function optionId(id: string): string {
   return `pending-${id}`;
 }
 
-function Shortcuts() {
+/** `plan`: the shown request is a plan, which cannot be approved for a while (no T). */
+function Shortcuts({ plan }: { plan: boolean }) {
   return (
     <dl className="shortcuts" aria-label="Keyboard shortcuts">
       <dt>
@@ -164,10 +165,14 @@ function Shortcuts() {
         <kbd>A</kbd>
       </dt>
       <dd>approve</dd>
-      <dt>
-        <kbd>T</kbd>
-      </dt>
-      <dd>approve for the chosen time</dd>
+      {plan ? null : (
+        <>
+          <dt>
+            <kbd>T</kbd>
+          </dt>
+          <dd>approve for the chosen time</dd>
+        </>
+      )}
       <dt>
         <kbd>D</kbd>
       </dt>
