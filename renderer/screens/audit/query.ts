@@ -113,9 +113,9 @@ export const KNOWN_KINDS = [
   'allowlist_invalid', 'allowlist_loaded', 'allowlist_saved', 'approval_requested', 'approval_timeout', 'approved',
   'cancel_requested', 'cancelled', 'ceiling_hit', 'claim_recovered', 'claimed', 'conflict', 'daemon_started',
   'daemon_stopped', 'denied', 'disk_full', 'disk_ok', 'dry_run', 'expired', 'finished', 'grant_created',
-  'grant_revoked', 'internal_error', 'key_created', 'key_revoked', 'key_rotated', 'keys_sealed', 'notice_sent', 'paused', 'reaped',
-  'rejected', 'replay', 'resolved', 'result_repaired', 'resumed', 'settings_changed', 'settings_invalid', 'spool_replaced',
-  'spool_ok', 'spool_unsafe', 'started', 'uncertain',
+  'grant_revoked', 'internal_error', 'key_created', 'key_revoked', 'key_rotated', 'keys_sealed', 'notice_sent', 'orphan_ended', 'orphaned',
+  'paused', 'plan_step_unmatched', 'plan_step_used', 'reaped', 'reconcile', 'reconciled', 'rejected', 'replay', 'resolved',
+  'result_repaired', 'resumed', 'settings_changed', 'settings_invalid', 'spool_replaced', 'spool_ok', 'spool_unsafe', 'started', 'uncertain',
 ];
 
 /** "approval_requested" -> "Approval requested". */
@@ -125,8 +125,8 @@ export function kindLabel(kind: string): string {
 }
 
 const BAD = new Set(['allowlist_invalid', 'approval_timeout', 'ceiling_hit', 'conflict', 'denied', 'disk_full', 'internal_error', 'rejected', 'replay', 'result_repaired', 'settings_invalid', 'spool_unsafe', 'uncertain']);
-const WARN = new Set(['approval_requested', 'cancel_requested', 'claim_recovered', 'key_revoked', 'key_rotated', 'paused', 'reaped', 'spool_replaced', 'expired', 'grant_revoked']);
-const GOOD = new Set(['approved', 'resolved', 'disk_ok', 'resumed', 'grant_created']);
+const WARN = new Set(['approval_requested', 'cancel_requested', 'claim_recovered', 'key_revoked', 'key_rotated', 'orphaned', 'paused', 'plan_step_unmatched', 'reaped', 'spool_replaced', 'expired', 'grant_revoked']);
+const GOOD = new Set(['approved', 'resolved', 'reconciled', 'disk_ok', 'resumed', 'grant_created']);
 
 export function kindTone(kind: string): 'bad' | 'warn' | 'good' | 'neutral' {
   return BAD.has(kind) ? 'bad' : WARN.has(kind) ? 'warn' : GOOD.has(kind) ? 'good' : 'neutral';
