@@ -64,6 +64,8 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     if (typeof edges?.confirm !== 'function') throw new UserError(NO_QUESTION);
     return (await edges.confirm(q)) === true;
   };
+  /** Reconcile checks running now, by request: one at a time each, however often a page asks. */
+  const checking = new Set<string>();
   const keyResult = (key: ReturnType<HostService['createKey']>) => {
     const { secret: _secret, ...view } = key;
     return { key: { ...view, requests: 0 }, keyFile: keyFileOf(key), pasteLines: svc.pasteLines('/path/where/you/saved/the/key.json') };
@@ -229,8 +231,14 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       return { changed, state, message };
     },
     'requests.checkReconcile': async ({ id }) => {
-      const row = await svc.checkReconcile(id, actor);
-      return { state: row.state, reconcile: reconcileOf(row) };
+      if (checking.has(id)) throw new UserError(`a reconcile check of ${id} is already running`);
+      checking.add(id);
+      try {
+        const row = await svc.checkReconcile(id, actor);
+        return { state: row.state, reconcile: reconcileOf(row) };
+      } finally {
+        checking.delete(id);
+      }
     },
     'host.setPaused': ({ paused }) => ({ changed: svc.setPaused(paused, actor) }),
     'inbox.send': ({ text }) => svc.sendNotice(text, actor),

@@ -182,8 +182,13 @@ describe('requests.checkReconcile and the views of interrupted runs', () => {
     const view = await api.requests.get({ id: 'cut-1' });
     expect(view).toMatchObject({ state: 'uncertain', orphaned: false, resolved_by: null, reconcile: { verdict: 'unknown', argv: expect.arrayContaining(['cut-1']) } });
 
-    // Still cannot tell: it stays uncertain, with the new attempt, by the app.
-    expect(await api.requests.checkReconcile({ id: 'cut-1' })).toMatchObject({ state: 'uncertain', reconcile: { verdict: 'unknown', by: 'app' } });
+    // Still cannot tell: it stays uncertain, with the new attempt, by the app. A second check asked
+    // while one runs is refused, not run alongside it.
+    const checks = host.audit('cut-1', 'reconcile').length;
+    const [first, second] = await Promise.allSettled([api.requests.checkReconcile({ id: 'cut-1' }), api.requests.checkReconcile({ id: 'cut-1' })]);
+    expect(first).toMatchObject({ status: 'fulfilled', value: { state: 'uncertain', reconcile: { verdict: 'unknown', by: 'app' } } });
+    expect(second).toMatchObject({ status: 'rejected', reason: { message: expect.stringContaining('a reconcile check of cut-1 is already running') } });
+    expect(host.audit('cut-1', 'reconcile').length).toBe(checks + 1);
     writeFileSync(file('done-cut-1'), '');
     const checked = await api.requests.checkReconcile({ id: 'cut-1' });
     expect(checked).toMatchObject({ state: 'succeeded', reconcile: { verdict: 'applied', exit_code: 0, by: 'app' } });
