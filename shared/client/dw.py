@@ -5,10 +5,11 @@ Asks the host to run allowlisted operations by writing signed request files into
 folder, and reads their results back (protocol v1; docs/SANDBOX.md describes the commands).
 
     dw ops [--json]
-    dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]
+    dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S] [LIMITS]
     dw status ID [--json]
     dw wait ID [--timeout S] [--json]
-    dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]
+    dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--wait-s S] [LIMITS]
+    dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--wait-s S] [--json]
     dw cancel ID
     dw inbox [--json]
     dw doctor
@@ -65,6 +66,15 @@ RFC3339_RE = re.compile(
 )
 INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 MAX_SAFE_INTEGER = 2 ** 53 - 1
+
+OP_NAME_RE = re.compile(r"[a-z][a-z0-9._-]{0,63}")
+WHOLE_RE = re.compile(r"[0-9]+")
+DURATION_RE = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
+MAX_LIMIT = 2 ** 31 - 1  # what the host takes as a per-request limit (timeout_s, max_output_bytes)
+PLAN_OP = "dumbwaiter.plan"
+MAX_PLAN_STEPS = 50
+DEFAULT_PLAN_EXPIRES_S = 3600  # how long an approved plan may be used; the host refuses more than 24 h
+MAX_PLAN_EXPIRES_S = 24 * 3600
 
 FINAL_STATES = ("succeeded", "failed", "rejected", "denied", "expired", "cancelled")
 TERMINAL_STATES = FINAL_STATES + ("uncertain",)
@@ -810,6 +820,11 @@ def build_args(op_name, pairs, args_json, catalog_ops):
         base = parse_json_text(args_json, "--args-json")
         if not isinstance(base, dict):
             raise DwError(EXIT_BAD_ARGS, "--args-json must be a JSON object, got %s" % _type_name(base))
+    return typed_args(op_name, pairs, base, catalog_ops)
+
+
+def typed_args(op_name, pairs, base, catalog_ops):
+    """`base` (a dict) with the `name=value` pairs added, typed and checked by the catalog."""
     if op_name.startswith("dumbwaiter."):
         # Built-in operations are not in the catalog: their arguments go through as given.
         args = dict(base)
@@ -864,17 +879,152 @@ def build_args(op_name, pairs, args_json, catalog_ops):
 
 
 # ---------------------------------------------------------------------------------------------
+# Plans: the steps an agent proposes for one human approval (checked here for shape, so that a
+# mistake is named before anything is written; the host checks every step again), and the words for
+# a plan the host answered.
+
+
+def check_plan_steps(value, catalog_ops):
+    """The steps of {"steps": [...]} or the bare list: 1 to 50 {"op", "args"} (args may be left out),
+    no built-in, and when the catalog could be read (catalog_ops not None) ops it offers with fitting args."""
+    steps = value
+    if isinstance(value, dict):
+        extra = [k for k in value if k != "steps"]
+        if extra:
+            raise DwError(EXIT_BAD_ARGS, 'a plan has only "steps", not "%s"' % _plain(extra[0]))
+        steps = value.get("steps")
+    if not isinstance(steps, list):
+        raise DwError(EXIT_BAD_ARGS, 'a plan is {"steps": [{"op": ..., "args": {...}}, ...]} or just that list')
+    if not steps:
+        raise DwError(EXIT_BAD_ARGS, "a plan needs at least one step")
+    if len(steps) > MAX_PLAN_STEPS:
+        raise DwError(EXIT_BAD_ARGS, "a plan has at most %d steps, this one has %d" % (MAX_PLAN_STEPS, len(steps)))
+    checked = []
+    for i, step in enumerate(steps):
+        at = "steps[%d]" % i
+        if not isinstance(step, dict):
+            raise DwError(EXIT_BAD_ARGS, '%s must be an object {"op": ..., "args": {...}}' % at)
+        extra = [k for k in step if k not in ("op", "args")]
+        if extra:
+            raise DwError(EXIT_BAD_ARGS, '%s has only "op" and "args", not "%s"' % (at, _plain(extra[0])))
+        op, args = step.get("op"), step.get("args", {})
+        if not isinstance(op, str) or not OP_NAME_RE.fullmatch(op):
+            raise DwError(EXIT_BAD_ARGS, "%s.op must be an operation name (see: dw ops)" % at)
+        if op.startswith("dumbwaiter."):
+            raise DwError(EXIT_BAD_ARGS, "%s: %s is built in, not an operation a plan can hold" % (at, op))
+        if not isinstance(args, dict):
+            raise DwError(EXIT_BAD_ARGS, "%s.args must be an object" % at)
+        if catalog_ops is not None:
+            if not any(o.get("name") == op for o in catalog_ops):
+                raise DwError(EXIT_BAD_ARGS, '%s: the host offers no operation "%s" (it offers: %s)' % (at, op, ", ".join(o["name"] for o in catalog_ops) or "none"))
+            try:
+                args = typed_args(op, [], args, catalog_ops)
+            except DwError as e:
+                raise DwError(EXIT_BAD_ARGS, "%s (%s): %s" % (at, op, e.message))
+        checked.append({"op": op, "args": args})
+    return checked
+
+
+def read_plan(source, catalog_ops):
+    """The checked steps of the plan file `source` (- for stdin), read up to the largest request there can be."""
+    try:
+        if source == "-":
+            data = getattr(sys.stdin, "buffer", sys.stdin).read(MAX_REQUEST_BYTES + 1)
+        else:
+            with open(source, "rb") as f:
+                data = f.read(MAX_REQUEST_BYTES + 1)
+    except OSError as e:
+        raise DwError(EXIT_USAGE, "cannot read the plan %s: %s" % (source, e.strerror or e))
+    if len(data) > MAX_REQUEST_BYTES:
+        raise DwError(EXIT_BAD_ARGS, "the plan %s is larger than %d bytes, more than a request may have" % (source, MAX_REQUEST_BYTES))
+    where = "the plan on stdin" if source == "-" else source
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        return check_plan_steps(parse_json_text(text, "the plan"), catalog_ops)
+    except UnicodeDecodeError:
+        raise DwError(EXIT_BAD_ARGS, "%s: the plan is not UTF-8 text" % where)
+    except DwError as e:
+        raise DwError(e.code, "%s: %s" % (where, e.message))
+
+
+def _json_line(v):
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+def is_plan(res):
+    return res.get("op") == PLAN_OP and "v" in res
+
+
+def plan_steps_of(res):
+    """The steps as the host signed them: once approved the plan's own, before that the approval card's."""
+    for holder in (res.get("plan"), res.get("approval")):
+        if isinstance(holder, dict) and isinstance(holder.get("steps"), list):
+            return [st for st in holder["steps"] if isinstance(st, dict)]
+    return []
+
+
+def plan_head(res):
+    """The first line about a plan: its decision (or that it waits for one)."""
+    rid, state = res.get("id"), res.get("state")
+    if state == "succeeded":
+        by = (res.get("approval") or {}).get("decided_by")
+        until = (res.get("plan") or {}).get("expires_at") or "it expires"
+        return "plan %s: approved%s, usable until %s" % (rid, " by " + _plain(by) if by else "", until)
+    return "plan %s: %s" % (rid, "waiting for a human to approve it" if state == "awaiting_approval" else state)
+
+
+def plan_body(res):
+    """Each step on one line (what it asks, what it runs and where, the request that used it), and once
+    approved how to use them."""
+    lines = []
+    for i, st in enumerate(plan_steps_of(res)):
+        used = "not used yet" if st.get("request_id") is None else "used by %s%s" % (st["request_id"], " (%s)" % st["state"] if st.get("state") else "")
+        lines.append(_plain("  %d. %s %s: runs %s in %s (%s); %s" % (
+            i + 1, st.get("op"), _json_line(st.get("args")), _json_line(st.get("argv")), st.get("cwd"), st.get("scope"), used)))
+    if res.get("state") == "succeeded":
+        lines.append("run each step with: dw run OP name=value ... --plan %s (the operation and arguments of a step, each step once: it then runs without asking)" % res.get("id"))
+    return lines
+
+
+def run_notes(res):
+    """One line each about a run the host lost sight of: one that outlived a restart of the host, the
+    host's reconcile check (did its effect happen?), and who settled it."""
+    rid, lines = res.get("id"), []
+    if res.get("orphaned") is True and res.get("state") == "running":
+        lines.append("%s is still running after the host restarted: the host watches it until it ends (dw cancel %s ends it)" % (rid, rid))
+    r = res.get("reconcile") if isinstance(res.get("reconcile"), dict) else None
+    if r is not None:
+        code, sig = r.get("exit_code"), r.get("signal")
+        how = "exit %s" % code if code is not None else "signal %s" % sig if sig else "no exit code"
+        if r.get("verdict") == "applied":
+            lines.append("%s: the host's reconcile check says its effect happened (%s)" % (rid, how))
+        elif r.get("verdict") == "not_applied":
+            lines.append("%s: the host's reconcile check says its effect did not happen (%s): safe to retry with a new id" % (rid, how))
+        elif r.get("error") is not None:
+            lines.append("%s: the host could not check whether its effect happened: %s" % (rid, r.get("error")))
+        else:
+            lines.append("%s: the host's reconcile check could not tell (%s)" % (rid, how))
+    elif res.get("resolved_by") == "reconcile":
+        lines.append("%s was settled by the host's reconcile check" % rid)
+    if res.get("resolved_by") == "human":
+        lines.append("%s was settled by a human%s" % (rid, ": " + str(res["note"]) if res.get("note") else ""))
+    return [_plain(line) for line in lines]
+
+
+# ---------------------------------------------------------------------------------------------
 # Requests
 
 
-def make_request(key, rid, op, args, intent=None, expires_in=None, now=None):
-    """(payload, envelope text). The payload is serialised once and signed as is."""
+def make_request(key, rid, op, args, intent=None, expires_in=None, now=None, fields=None):
+    """(payload, envelope text). The payload is serialised once and signed as is. `fields`: more of
+    the payload (plan_id, timeout_s, max_output_bytes)."""
     ts = time.time() if now is None else now
     payload_obj = {"id": rid, "op": op, "args": args, "created_at": now_iso(ts)}
     if expires_in is not None:
         payload_obj["expires_at"] = now_iso(ts + expires_in)
     if intent is not None:
         payload_obj["intent"] = intent
+    payload_obj.update(fields or {})
     try:
         payload = json.dumps(payload_obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         payload.encode("utf-8")
@@ -891,11 +1041,11 @@ def make_request(key, rid, op, args, intent=None, expires_in=None, now=None):
     return payload, envelope
 
 
-def submit_request(answers, op, args, rid=None, intent=None, expires_in=None):
+def submit_request(answers, op, args, rid=None, intent=None, expires_in=None, fields=None):
     """Writes the request and remembers its hash, by which its own result is told from another's."""
     if rid is None:
         rid = fresh_id()
-    payload, envelope = make_request(answers.key, rid, op, args, intent, expires_in)
+    payload, envelope = make_request(answers.key, rid, op, args, intent, expires_in, fields=fields)
     # The hash of what is sent, as the host reads it: a caller's tuples, non-text keys or subclasses
     # come out as JSON has them. Taken before the write, so that nothing is written when it fails.
     try:
@@ -1166,8 +1316,9 @@ class Waiter(object):
     """Polls a request's status with backoff (50 ms growing to 1 s), with notes for the human on stderr.
     on_poll(status) returns False, True (progress: back to short pauses) or MORE."""
 
-    def __init__(self, answers, rid, timeout=None, fresh=False, on_poll=None, notes=True):
+    def __init__(self, answers, rid, timeout=None, fresh=False, on_poll=None, notes=True, approval_note=None):
         self.answers = answers
+        self.approval_note = approval_note or "%s is waiting for a human's approval" % rid
         self.spool = answers.spool
         self.rid = rid
         self.timeout = timeout
@@ -1199,7 +1350,7 @@ class Waiter(object):
                 self._look_at_host(s["state"], said)
             if self.notes and s["state"] == "awaiting_approval" and "approval" not in said:
                 said.add("approval")
-                warn("%s is waiting for a human's approval" % self.rid)
+                warn(self.approval_note)
             if deadline is not None and now >= deadline:
                 return None
             if progressed:
@@ -1244,10 +1395,11 @@ class Opts(object):
 # Flags of each command: name -> takes a value.
 COMMANDS = {
     "ops": ({"--json": False}, 0, 0),
-    "submit": ({"--args-json": True, "--id": True, "--intent": True, "--expires-in": True}, 1, None),
+    "submit": ({"--args-json": True, "--id": True, "--intent": True, "--expires-in": True, "--plan": True, "--timeout": True, "--max-output": True}, 1, None),
     "status": ({"--json": False}, 1, 1),
     "wait": ({"--timeout": True, "--json": False}, 1, 1),
-    "run": ({"--args-json": True, "--id": True, "--intent": True, "--timeout": True}, 1, None),
+    "run": ({"--args-json": True, "--id": True, "--intent": True, "--wait-s": True, "--plan": True, "--timeout": True, "--max-output": True}, 1, None),
+    "plan": ({"--intent": True, "--expires": True, "--id": True, "--wait-s": True, "--json": False}, 1, 1),
     "cancel": ({}, 1, 1),
     "inbox": ({"--json": False}, 0, 0),
     "doctor": ({}, 0, 0),
@@ -1261,19 +1413,27 @@ Asks a Dumbwaiter host to run allowlisted operations, through signed files in a 
 
 commands:
   dw ops [--json]                 the host's operations and their arguments
-  dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]
+  dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S] [LIMITS]
                                   write a signed request and print its id
   dw status ID [--json]           the request's state (unclaimed, queued, running, succeeded, ...)
   dw wait ID [--timeout S] [--json]
                                   wait for a final state, print the output, exit as below
-  dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]
+  dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--wait-s S] [LIMITS]
                                   submit, print the id on stderr, stream the output, exit as below
+  dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--wait-s S] [--json]
+                                  propose steps for one human approval, wait for it, print the plan
   dw cancel ID                    ask the host to cancel a request
   dw inbox [--json]               messages from the host
   dw doctor                       check the spool, the key file, the host, the clocks and signed results
 
 Arguments are typed by the host's catalog: workers=4, verbose=true, files=a.ts files=b.ts or
 files='["a.ts","b.ts"]'. --args-json gives all arguments as one JSON object.
+
+LIMITS of one request, at most the operation's (larger is rejected, bad_args): --timeout S (its run
+is stopped after S seconds), --max-output BYTES; --plan ID runs it as a step of that approved plan.
+dw wait --timeout S and dw run --wait-s S stop waiting after S seconds (85; the request goes on).
+dw plan: FILE (or - for stdin) holds {"steps": [{"op": OP, "args": {...}}, ...]} (at most 50 steps);
+it waits for a human's decision (an approved plan is usable for --expires, default 1h, at most 24h).
 
 environment:
   DUMBWAITER_SPOOL      the spool folder (or --spool DIR)
@@ -1283,8 +1443,10 @@ exit codes:
   0 succeeded; 1-255 the operation's own exit code; 64 usage; 65 bad arguments (nothing written);
   66 no valid key file; 69 spool or host unavailable (doctor: a check failed); 77 permission denied;
   80 rejected (also a refusal the host could not sign); 81 denied; 82 expired; 83 cancelled;
-  84 uncertain; 85 --timeout passed (dw wait ID again); 86 failed without an exit code (could not
-  start, timeout, signal); 87 the id is bound to another request: nothing ran, use a new id
+  84 uncertain; 85 still pending when the wait ended (dw wait --timeout, dw run --wait-s; dw wait ID
+  again); 86 failed without an exit code (could not start, timeout, signal, or not_applied: the host
+  checked that an interrupted run did not take effect, safe to retry with a new id); 87 the id is
+  bound to another request: nothing ran, use a new id
 
 Only results and messages the host signed for this key are believed; anything else at their names
 is ignored (and said on stderr).
@@ -1292,10 +1454,11 @@ is ignored (and said on stderr).
 
 COMMAND_HELP = {
     "ops": "usage: dw ops [--json]\n\nLists the host's operations with their arguments (type, constraints, required or default).\n--json prints the catalog's operations as JSON.\n",
-    "submit": "usage: dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]\n\nWrites a signed request and prints its id. Arguments are typed and checked against the catalog\nbefore anything is written (exit 65 when they do not fit). --id chooses the id (a retry with the\nsame id and arguments never runs twice); --expires-in S: the request must not start after S seconds.\n",
+    "submit": "usage: dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]\n                 [--plan ID] [--timeout S] [--max-output BYTES]\n\nWrites a signed request and prints its id. Arguments are typed and checked against the catalog\nbefore anything is written (exit 65 when they do not fit). --id chooses the id (a retry with the\nsame id and arguments never runs twice); --expires-in S: the request must not start after S seconds.\n--plan, --timeout and --max-output as for dw run.\n",
     "status": "usage: dw status ID [--json]\n\nThe request's state: unclaimed (still in queue/), queued, awaiting_approval, running, succeeded,\nfailed, rejected, denied, expired, cancelled, uncertain, conflict (the id is bound to another\nrequest), or unknown (no trace of it).\n",
     "wait": "usage: dw wait ID [--timeout S] [--json]\n\nWaits for a final state (or uncertain), prints the output (stdout to stdout, stderr to stderr)\nand exits with the operation's exit code, or 80-87. --json prints the result document instead.\n",
-    "run": "usage: dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]\n\nSubmits a request, prints its id on stderr at once, streams its live output to stdout, and exits\nwith the operation's exit code (or 80-87). With --timeout S it stops waiting after S seconds (85).\n",
+    "run": "usage: dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--wait-s S]\n              [--plan ID] [--timeout S] [--max-output BYTES]\n\nSubmits a request, prints its id on stderr at once, streams its live output to stdout, and exits\nwith the operation's exit code (or 80-87). With --wait-s S it stops waiting after S seconds (85).\n--timeout S stops the run itself after S seconds and --max-output BYTES keeps that much of its\noutput, at most the operation's own limits (a larger one is rejected, 80: bad_args). --plan ID runs it\nas a step of that approved plan (dw plan): with the step's operation and arguments it runs without asking.\n",
+    "plan": "usage: dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--wait-s S] [--json]\n\nProposes a plan: the steps FILE (or stdin, -) holds, {\"steps\": [{\"op\": OP, \"args\": {...}}, ...]} or just\nthat list, at most 50, each checked against the catalog before anything is written (65). A human\napproves or denies the whole plan; dw waits for that (--wait-s S: at most S seconds, 85), prints\nthe plan id on stderr at once, then each step as the host will run it, and exits 0 when approved\n(81 denied, 82 expired, ...). Each step then runs without asking, once, with\n`dw run OP name=value ... --plan PLAN_ID`, until the plan expires (--expires: 45s, 30m, 2h or 1h30m;\ndefault 1h, at most 24h).\n",
     "cancel": "usage: dw cancel ID\n\nAsks the host to cancel a request (a signed dumbwaiter.cancel) and prints its answer.\n",
     "inbox": "usage: dw inbox [--json]\n\nMessages from the host (conflicts, revoked keys, notices), oldest first.\n",
     "doctor": "usage: dw doctor\n\nChecks that the spool is there, the key file is valid, the host is running (heartbeat, up), the\nclocks are in step, the key is accepted (a signed dumbwaiter.ping) and the answer is signed for it.\nExit 0 when all pass, 77 when the spool denies this uid, else 69.\n",
@@ -1331,7 +1494,7 @@ def parse_argv(argv):
             if o.command:
                 known.update(COMMANDS[o.command][0])
             if name not in known:
-                if o.command is None and name in ("--json", "--timeout", "--id", "--intent", "--args-json", "--expires-in"):
+                if o.command is None and name in ("--json", "--timeout", "--id", "--intent", "--args-json", "--expires-in", "--expires", "--wait-s", "--plan", "--max-output"):
                     raise Usage("%s goes after the command" % name)
                 raise Usage("unknown option %s%s" % (name, " for dw " + o.command if o.command else ""))
             if known[name]:
@@ -1367,7 +1530,7 @@ def parse_argv(argv):
         raise Usage("no command given")
     _, lo, hi = COMMANDS[o.command]
     if len(o.positional) < lo:
-        raise Usage("dw %s needs %s" % (o.command, "an operation name" if o.command in ("submit", "run") else "a request id" if o.command != "selftest-vectors" else "a vectors file"))
+        raise Usage("dw %s needs %s" % (o.command, {"submit": "an operation name", "run": "an operation name", "plan": "a plan file (or - for stdin)", "selftest-vectors": "a vectors file"}.get(o.command, "a request id")))
     if hi is not None and len(o.positional) > hi:
         raise Usage("dw %s takes %s, got: %s" % (o.command, "no arguments" if hi == 0 else "one argument", " ".join(o.positional[hi:])))
     return o
@@ -1384,6 +1547,46 @@ def _seconds(o, flag, allow_zero=True):
     if not math.isfinite(s) or s < 0 or (s == 0 and not allow_zero):
         raise Usage("%s takes a %s number of seconds, got %s" % (flag, "non-negative" if allow_zero else "positive", v))
     return s
+
+
+def positive_int(o, flag, unit):
+    """--timeout S, --max-output BYTES: a whole number from 1 to MAX_LIMIT (else a usage error)."""
+    v = o.flags.get(flag)
+    if v is None:
+        return None
+    n = int(v) if WHOLE_RE.fullmatch(v) else 0
+    if not 1 <= n <= MAX_LIMIT:
+        raise Usage('%s takes a whole number of %s from 1 to %d, not "%s"' % (flag, unit, MAX_LIMIT, v))
+    return n
+
+
+def duration_seconds(text, flag, most):
+    """The seconds of a duration such as 45s, 30m, 2h, 1h30m or a plain number of seconds, 1 to `most`."""
+    if WHOLE_RE.fullmatch(text):
+        secs = int(text)
+    else:
+        m = DURATION_RE.fullmatch(text) if text else None
+        secs = int(m.group(1) or 0) * 3600 + int(m.group(2) or 0) * 60 + int(m.group(3) or 0) if m else 0
+    if secs < 1:
+        raise Usage('%s takes a duration such as 45s, 30m, 2h or 1h30m, not "%s"' % (flag, text))
+    if secs > most:
+        raise Usage("%s is at most %s h (%d s), not %s" % (flag, _js_number(most / 3600), most, text))
+    return secs
+
+
+def _request_fields(o):
+    """The payload fields of --plan, --timeout and --max-output, checked before anything is written."""
+    fields = {}
+    for flag, name, unit in (("--timeout", "timeout_s", "seconds"), ("--max-output", "max_output_bytes", "bytes")):
+        n = positive_int(o, flag, unit)
+        if n is not None:
+            fields[name] = n
+    plan = o.flags.get("--plan")
+    if plan is not None:
+        if not is_request_id(plan):
+            raise Usage('--plan takes the id of an approved plan (as dw plan printed it), not "%s"' % _plain(plan))
+        fields["plan_id"] = plan
+    return fields
 
 
 def _spool_of(o, need):
@@ -1430,8 +1633,9 @@ def _prepare_request(o):
 
 def cmd_submit(o):
     expires_in = _seconds(o, "--expires-in")
+    fields = _request_fields(o)
     spool, key, rid, op, args, intent = _prepare_request(o)
-    rid = submit_request(Answers(spool, key), op, args, rid, intent, expires_in)
+    rid = submit_request(Answers(spool, key), op, args, rid, intent, expires_in, fields)
     outln(rid)
     down = host_down(spool)
     if down:
@@ -1444,6 +1648,30 @@ def _print_result_output(res):
         out(res["stdout"])
     if res.get("stderr"):
         _write(sys.stderr, res["stderr"])
+
+
+def _print_end(res, output=True):
+    """What a settled request says: a plan's steps, or its output (unless it was streamed); then how it
+    ended, and what the host found of a run it lost sight of."""
+    if is_plan(res):
+        for line in [plan_head(res)] + plan_body(res):
+            outln(line)
+    elif output:
+        _print_result_output(res)
+    note = describe_end(res)
+    if note:
+        warn(note)
+    for line in run_notes(res):
+        warn(line)
+
+
+def _print_pending(res):
+    """What a request still pending after the wait says beyond its state: a plan's steps, an orphaned run."""
+    if is_plan(res):
+        for line in [plan_head(res)] + plan_body(res):
+            outln(line)
+    for line in run_notes(res):
+        warn(line)
 
 
 def _timeout_message(rid, waiter, timeout):
@@ -1490,10 +1718,11 @@ def _read_log(path, offset, limit):
 
 
 def cmd_run(o):
-    timeout = _seconds(o, "--timeout")
+    timeout = _seconds(o, "--wait-s")
+    fields = _request_fields(o)
     spool, key, rid, op, args, intent = _prepare_request(o)
     answers = Answers(spool, key)
-    rid = submit_request(answers, op, args, rid, intent)
+    rid = submit_request(answers, op, args, rid, intent, fields=fields)
     err(rid)
     log_path = spool.p("results", rid + ".log")
     streamed = [0]
@@ -1527,6 +1756,7 @@ def cmd_run(o):
         return _interrupted(rid)
     if res is None:
         warn(_timeout_message(rid, waiter, timeout))
+        _print_pending(waiter.last)
         return EXIT_TIMEOUT
     logged = res.get("log_bytes")
     has_hash = isinstance(logged, int) and not isinstance(logged, bool) and isinstance(res.get("log_sha256"), str)
@@ -1544,9 +1774,7 @@ def cmd_run(o):
         _print_result_output(res)
     elif res.get("stdout_truncated") or res.get("stderr_truncated"):
         warn("the output above stopped at the operation's output limit; `dw wait %s` shows its tail" % rid)
-    note = describe_end(res)
-    if note:
-        warn(note)
+    _print_end(res, output=False)
     return exit_code_of(res)
 
 
@@ -1569,19 +1797,52 @@ def cmd_wait(o):
         res = waiter.run()
     except KeyboardInterrupt:
         return _interrupted(rid)
+    return _waited(o, rid, waiter, res, timeout)
+
+
+def _waited(o, rid, waiter, res, timeout):
+    """What dw wait and dw plan print once the wait ends, and the exit code."""
     if res is None:
         if o.flags.get("--json"):
             outln(json.dumps(waiter.last, indent=2, ensure_ascii=False))
         warn(_timeout_message(rid, waiter, timeout))
+        if not o.flags.get("--json"):
+            _print_pending(waiter.last)
         return EXIT_TIMEOUT
     if o.flags.get("--json"):
         outln(json.dumps(res, indent=2, ensure_ascii=False))
     else:
-        _print_result_output(res)
-        note = describe_end(res)
-        if note:
-            warn(note)
+        _print_end(res)
     return exit_code_of(res)
+
+
+def cmd_plan(o):
+    wait = _seconds(o, "--wait-s")
+    expires = o.flags.get("--expires")
+    expires_in = DEFAULT_PLAN_EXPIRES_S if expires is None else duration_seconds(expires, "--expires", MAX_PLAN_EXPIRES_S)
+    rid = o.flags.get("--id")
+    if rid is not None:
+        _request_id_arg(rid, "--id")
+    intent = o.flags.get("--intent")
+    if intent is not None and len(intent) > MAX_INTENT_CHARS:
+        raise DwError(EXIT_BAD_ARGS, "--intent is longer than %d characters" % MAX_INTENT_CHARS)
+    spool = _spool_of(o, ("tmp", "queue", "results", "inbox"))
+    key = _key_of(o)
+    try:
+        catalog_ops = spool.catalog()
+    except DwError:
+        catalog_ops = None  # not readable: the host checks every step anyway
+    steps = read_plan(o.positional[0], catalog_ops)
+    answers = Answers(spool, key)
+    rid = submit_request(answers, PLAN_OP, {"steps": steps}, rid, intent, expires_in)
+    err(rid)
+    note = "plan %s waits for a human to approve its %d step%s" % (rid, len(steps), "" if len(steps) == 1 else "s")
+    waiter = Waiter(answers, rid, wait, fresh=True, approval_note=note)
+    try:
+        res = waiter.run()
+    except KeyboardInterrupt:
+        return _interrupted(rid)
+    return _waited(o, rid, waiter, res, wait)
 
 
 def cmd_status(o):
@@ -1611,9 +1872,9 @@ def cmd_status(o):
     e = res.get("error") if isinstance(res.get("error"), dict) else None
     if e:
         bits.append("%s: %s" % (e.get("code"), e.get("message")))
-    if res.get("resolved_by"):
-        bits.append("resolved by a %s%s" % (res["resolved_by"], ": " + res["note"] if res.get("note") else ""))
     outln("%s: %s%s" % (rid, res["state"], " (" + "; ".join(bits) + ")" if bits else ""))
+    for line in (plan_body(res) if is_plan(res) else []) + run_notes(res):
+        outln(line)
     return EXIT_OK
 
 
@@ -1717,7 +1978,7 @@ def cmd_ops(o):
         for name, prop in props.items():
             outln("    " + _describe_arg(name, prop, name in required))
         outln()
-    outln("Built in: dumbwaiter.ping, dumbwaiter.cancel (dw cancel ID)")
+    outln("Built in: dumbwaiter.ping, dumbwaiter.cancel (dw cancel ID), dumbwaiter.plan (dw plan FILE)")
     return EXIT_OK
 
 
@@ -1906,6 +2167,7 @@ HANDLERS = {
     "status": cmd_status,
     "wait": cmd_wait,
     "run": cmd_run,
+    "plan": cmd_plan,
     "cancel": cmd_cancel,
     "inbox": cmd_inbox,
     "doctor": cmd_doctor,

@@ -1,10 +1,17 @@
 // `dw`: the sandbox's command line. Bundled into one file (spool/bin/dw.cjs) that runs on Node 18+.
 import { parseArgs } from 'node:util';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { loadKeyFile, KeyFileError } from './keyFile';
-import { BadRequestIdError, SpoolClient, checkRequestId, hostDownText, isResult, isSettled, logCheckNote, type Followed, type Status } from './spoolClient';
+import { BadRequestIdError, RequestTooLargeError, SpoolClient, checkRequestId, hostDownText, isResult, isSettled, logCheckNote, type Followed, type Status, type SubmitRequest } from './spoolClient';
 import { argsFromPairs, checkArgs, describeArgs, ArgError } from './typedArgs';
 import { EXIT, EXIT_MEANINGS, exitCodeOf } from './exitCodes';
 import { checkSpool, NotASpoolError, SpoolPermissionError } from './spoolAccess';
+import { DEFAULT_PLAN_EXPIRES_S, MAX_PLAN_EXPIRES_S, PLAN_OP, PlanError, parsePlanText, planBody, planHead, type ProposedStep } from './plans';
+import { FlagError, durationSeconds, positiveInteger } from './flagValues';
+import { runNotes } from './runNotes';
+import { MAX_INTENT_CHARS, MAX_REQUEST_BYTES } from '../protocol/types';
+import { isRequestId } from '../protocol/ids';
+import { visible } from '../text/visible';
 
 class Exit extends Error {
   constructor(
@@ -18,16 +25,22 @@ class Exit extends Error {
 const HELP = `dw: ask the Dumbwaiter host to run an allowlisted operation
 
   dw ops [--json]
-  dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]
+  dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S] [LIMITS]
   dw status ID [--json]
   dw wait ID [--timeout S] [--json]
-  dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]
+  dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--wait-s S] [LIMITS]
+  dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--wait-s S] [--json]
   dw cancel ID
   dw inbox [--json]
   dw doctor
   dw mcp [--wait-s S]                 (Node only) an MCP server on stdio
 
 Options: --spool DIR (else $DUMBWAITER_SPOOL), --key-file FILE (else $DUMBWAITER_KEY_FILE).
+LIMITS of one request, at most the operation's (larger is rejected, bad_args): --timeout S (its run
+is stopped after S seconds), --max-output BYTES; --plan ID runs it as a step of that approved plan.
+dw wait --timeout S and dw run --wait-s S stop waiting after S seconds (85; the request goes on).
+dw plan: FILE (or - for stdin) holds {"steps": [{"op": OP, "args": {...}}, ...]} (at most 50 steps);
+it waits for a human's decision (an approved plan is usable for --expires, default 1h, at most 24h).
 Exit codes:
 ${EXIT_MEANINGS.map(({ code, meaning }) => `  ${code.padEnd(6)}${meaning.replace(/`/g, '')}\n`).join('')}`;
 
@@ -39,7 +52,10 @@ const OPTIONS = {
   id: { type: 'string' },
   intent: { type: 'string' },
   'expires-in': { type: 'string' },
+  expires: { type: 'string' },
   timeout: { type: 'string' },
+  'max-output': { type: 'string' },
+  plan: { type: 'string' },
   'wait-s': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -118,22 +134,77 @@ function requestArgs(c: SpoolClient, op: string, pairs: string[], v: Values): Re
   }
 }
 
+/** A flag's value, or the usage error (64) saying what it takes. */
+function flag<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof FlagError) throw new Exit(EXIT.usage, e.message);
+    throw e;
+  }
+}
+
+/** Writes a request; the id, or why nothing was written. */
+function submit(c: SpoolClient, r: SubmitRequest): string {
+  if (r.intent !== undefined && [...r.intent].length > MAX_INTENT_CHARS) throw new Exit(EXIT.badArgs, `--intent is longer than ${MAX_INTENT_CHARS} characters`);
+  try {
+    return c.submit(r);
+  } catch (e) {
+    if (e instanceof SpoolPermissionError) throw e;
+    if (e instanceof RequestTooLargeError) throw new Exit(EXIT.badArgs, e.message);
+    if (e instanceof BadRequestIdError) throw new Exit(EXIT.usage, e.message);
+    throw new Exit(EXIT.unavailable, (e as Error).message);
+  }
+}
+
 function submitFrom(c: SpoolClient, positionals: string[], v: Values): string {
   const [op, ...pairs] = positionals;
   if (!op) throw new Exit(EXIT.usage, 'which operation? (see: dw ops)');
-  const args = requestArgs(c, op, pairs, v);
   const expiresIn = seconds(v['expires-in'], '--expires-in');
+  const timeoutS = flag(() => positiveInteger(v.timeout, '--timeout', 'seconds'));
+  const maxOutput = flag(() => positiveInteger(v['max-output'], '--max-output', 'bytes'));
+  if (v.plan !== undefined && !isRequestId(v.plan)) throw new Exit(EXIT.usage, `--plan takes the id of an approved plan (as dw plan printed it), not "${visible(v.plan)}"`);
+  const args = requestArgs(c, op, pairs, v);
+  return submit(c, {
+    op,
+    args,
+    id: v.id,
+    intent: v.intent,
+    expiresAt: expiresIn === undefined ? undefined : new Date(Date.now() + expiresIn * 1000),
+    ...(v.plan !== undefined ? { plan_id: v.plan } : {}),
+    ...(timeoutS !== undefined ? { timeout_s: timeoutS } : {}),
+    ...(maxOutput !== undefined ? { max_output_bytes: maxOutput } : {}),
+  });
+}
+
+/** A plan file (or stdin for `-`), read up to the largest request there can be. */
+function readPlanFile(file: string): string {
+  const cap = MAX_REQUEST_BYTES;
+  let fd: number;
   try {
-    return c.submit({
-      op,
-      args,
-      id: v.id,
-      intent: v.intent,
-      expiresAt: expiresIn === undefined ? undefined : new Date(Date.now() + expiresIn * 1000),
-    });
+    fd = file === '-' ? 0 : openSync(file, 'r');
   } catch (e) {
-    if (e instanceof SpoolPermissionError) throw e;
-    throw new Exit(v.id !== undefined ? EXIT.usage : EXIT.unavailable, (e as Error).message);
+    throw new Exit(EXIT.usage, `cannot read the plan ${file}: ${(e as Error).message}`);
+  }
+  const buf = Buffer.alloc(cap + 1);
+  let n = 0;
+  try {
+    for (let got; n < buf.length && (got = readSync(fd, buf, n, buf.length - n, null)) > 0; n += got);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EOF') throw new Exit(EXIT.usage, `cannot read the plan ${file}: ${(e as Error).message}`);
+  } finally {
+    if (fd !== 0) closeSync(fd);
+  }
+  if (n > cap) throw new Exit(EXIT.badArgs, `the plan ${file} is larger than ${cap} bytes, more than a request may have`);
+  return buf.subarray(0, n).toString('utf8');
+}
+
+function planSteps(c: SpoolClient, file: string): ProposedStep[] {
+  try {
+    return parsePlanText(readPlanFile(file), c.catalog());
+  } catch (e) {
+    if (e instanceof PlanError) throw new Exit(EXIT.badArgs, `${file === '-' ? 'the plan on stdin' : file}: ${e.message}`);
+    throw e;
   }
 }
 
@@ -150,13 +221,16 @@ function report(c: SpoolClient, s: Status, withOutput: boolean): void {
     if (s.revoked) process.stderr.write(`dw: the host revoked this key: ${s.revoked}\n`);
     return;
   }
+  const plan = isResult(s) && s.op === PLAN_OP;
+  if (plan) process.stdout.write([planHead(s), ...planBody(s)].map((l) => `${l}\n`).join(''));
   if (!isResult(s) || !isSettled(s)) {
     const host = c.hostState();
     const why = host.running ? '' : `: ${hostDownText(host, s)}`;
     process.stderr.write(`${s.id} is still ${s.state}${why}; check again with: dw wait ${s.id}\n`);
+    if (isResult(s)) for (const line of runNotes(s)) notice(line);
     return;
   }
-  if (withOutput) {
+  if (withOutput && !plan) {
     process.stdout.write(s.stdout);
     process.stderr.write(s.stderr);
   }
@@ -164,6 +238,7 @@ function report(c: SpoolClient, s: Status, withOutput: boolean): void {
   if (s.state === 'failed' && s.exit_code !== null) process.stderr.write(`dw: ${s.id} failed: the operation exited with ${s.exit_code}\n`);
   if (s.error) process.stderr.write(`dw: ${s.id} ${s.state}: ${s.error.code}: ${s.error.message}\n`);
   else if (s.state !== 'succeeded' && s.state !== 'failed') process.stderr.write(`dw: ${s.id} ${s.state}\n`);
+  for (const line of runNotes(s)) notice(line);
 }
 
 /** After `dw run` streamed the live log: whether it was the host's, and the signed output where it was not. */
@@ -210,7 +285,9 @@ async function main(argv: string[]): Promise<number> {
       const s = clientOf(v).status(id);
       if (v.json) return print(s);
       const err = s.state === 'conflict' ? `  ${s.message}` : 'error' in s && s.error ? `  ${s.error.code}: ${s.error.message}${'unsigned' in s ? ' (not signed by the host)' : ''}` : '';
-      process.stdout.write(`${id}  ${s.state}${'exit_code' in s && s.exit_code !== null ? `  exit ${s.exit_code}` : ''}${err}\n`);
+      const lines = [`${id}  ${s.state}${'exit_code' in s && s.exit_code !== null ? `  exit ${s.exit_code}` : ''}${err}`];
+      if (isResult(s)) lines.push(...(s.op === PLAN_OP ? planBody(s) : []), ...runNotes(s));
+      process.stdout.write(lines.map((l) => `${l}\n`).join(''));
       return EXIT.ok;
     }
     case 'wait': {
@@ -225,8 +302,21 @@ async function main(argv: string[]): Promise<number> {
       const c = clientOf(v);
       const id = submitFrom(c, rest, v);
       process.stderr.write(`${id}\n`);
-      const s = await c.follow(id, (chunk) => process.stdout.write(chunk), { timeoutMs: timeoutMs(v) });
+      const s = await c.follow(id, (chunk) => process.stdout.write(chunk), { timeoutMs: waitMs(v) });
       reportRun(c, s);
+      return exitCodeOf(s);
+    }
+    case 'plan': {
+      if (rest.length !== 1) throw new Exit(EXIT.usage, 'usage: dw plan FILE|- [--intent TEXT] [--expires DURATION]');
+      const expiresS = v.expires === undefined ? DEFAULT_PLAN_EXPIRES_S : flag(() => durationSeconds(v.expires!, '--expires', MAX_PLAN_EXPIRES_S));
+      const c = clientOf(v);
+      const steps = planSteps(c, rest[0]!);
+      const id = submit(c, { op: PLAN_OP, args: { steps }, id: v.id, intent: v.intent, expiresAt: new Date(Date.now() + expiresS * 1000) });
+      process.stderr.write(`${id}\n`);
+      const onChange = (st: Status) => st.state === 'awaiting_approval' && notice(`plan ${id} waits for a human to approve its ${steps.length} step${steps.length === 1 ? '' : 's'}`);
+      const s = await c.wait(id, { timeoutMs: waitMs(v), onChange });
+      if (v.json) print(s);
+      else report(c, s, true);
       return exitCodeOf(s);
     }
     case 'cancel': {
@@ -275,6 +365,12 @@ function requestId(x: string | undefined, usage: string): string {
 
 function timeoutMs(v: Values): number | undefined {
   const s = seconds(v.timeout, '--timeout');
+  return s === undefined ? undefined : s * 1000;
+}
+
+/** How long dw run and dw plan wait (their --timeout is the run's own limit). */
+function waitMs(v: Values): number | undefined {
+  const s = seconds(v['wait-s'], '--wait-s');
   return s === undefined ? undefined : s * 1000;
 }
 

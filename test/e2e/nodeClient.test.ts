@@ -199,7 +199,7 @@ describe('dw from the spool bin/ folder', () => {
     expect(dw(['wait', id]).status).toBe(82);
   });
 
-  it('exits 85 when --timeout passes first, and 83 once cancelled; a killed client can reattach with dw wait', async () => {
+  it('exits 85 when dw wait --timeout passes first, and 83 once cancelled; a killed client can reattach with dw wait', async () => {
     // A client that dies right after submitting: the request lives on, and a new client finds it.
     const child = track(spawn(process.execPath, [path.join(bin, 'dw.cjs'), 'run', 'slow'], { env: { PATH: process.env.PATH!, ...env } }));
     let err = '';
@@ -242,9 +242,13 @@ describe('dw from the spool bin/ folder', () => {
     await host.waitResult(id, ['running']);
     const pid = await host.runPid(id); // recorded just after the start: without it, the orphan below would live on
     await daemon.kill9();
+    // Its processes end with the host (a run found alive at the start would be watched as an orphan).
+    process.kill(-pid, 'SIGKILL');
+    await host.runGone(id);
     daemon = await host.startDaemon();
-    expect(dw(['wait', id]).status).toBe(84);
-    process.kill(-pid, 'SIGKILL'); // the orphaned run of the killed daemon
+    const r = dw(['wait', id]);
+    expect(r.status).toBe(84);
+    expect(r.stderr).toContain(`dw: ${id} uncertain: `);
   });
 
   it('doctor with the host stopped still sends the ping, with a shorter wait, exits 69 and takes the unanswered ping back out of queue/', async () => {
@@ -478,10 +482,10 @@ describe('dw believes only what the host signed for its key', () => {
     expectAlive();
   });
 
-  it('a sparse 100 GiB log planted once the run started neither hangs dw run nor fills its memory: --timeout ends it (85), nothing past 64 MiB is shown, and at the end the signed output follows', async () => {
+  it('a sparse 100 GiB log planted once the run started neither hangs dw run nor fills its memory: --wait-s ends it (85), nothing past 64 MiB is shown, and at the end the signed output follows', async () => {
     const go = path.join(host.work, 'go-huge-log');
     const log = path.join(host.spool, 'results', 'huge-log.log');
-    const first = dwCounted(['run', 'gated', `go=${go}`, '--id', 'huge-log', '--timeout', '10']);
+    const first = dwCounted(['run', 'gated', `go=${go}`, '--id', 'huge-log', '--wait-s', '10']);
     await eventually('the live output', () => (first.head.startsWith('started\n') ? true : undefined));
     truncateSync(log, 100 * 1024 ** 3); // the host writes on at the end of the file, after the hole
     expect(await first.exited).toBe(85);
@@ -540,9 +544,9 @@ describe('dw believes only what the host signed for its key', () => {
     expectAlive();
   });
 
-  it('with the host stopped, dw run says so at once and exits 85 on --timeout, saying so again', async () => {
+  it('with the host stopped, dw run says so at once and exits 85 on --wait-s, saying so again', async () => {
     await daemon.stop();
-    const r = dw(['run', 'echo', 'msg=later', '--id', 'host-down-1', '--timeout', '3']);
+    const r = dw(['run', 'echo', 'msg=later', '--id', 'host-down-1', '--wait-s', '3']);
     expect(r.status).toBe(85);
     expect(r.stderr).toMatch(/dw: the host is not running \(since \d\d:\d\d:\d\d, per host\.json\); the request waits in queue\/ until it is back/);
     expect(r.stderr).toMatch(/host-down-1 is still unclaimed: the host is not running/);
