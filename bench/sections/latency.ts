@@ -191,7 +191,7 @@ export function measureDurability(host: BenchHost, n: number): { atomicWrite: Su
       writeJsonAtomic(path.join(dir, `r${i % 20}.json`), doc, 0o644);
       writes.push(performance.now() - t);
       t = performance.now();
-      requests.setPid('x', i);
+      requests.setProcesses('x', i, null, null);
       commits.push(performance.now() - t);
     }
     return { atomicWrite: summarize(writes), ledgerCommit: summarize(commits) };

@@ -201,7 +201,8 @@ export class Daemon {
     this.allowlist.loadInitial();
     // Pins the spool's folders and writes what belongs there, or says why it cannot be touched now.
     this.spoolUsable();
-    this.safely('recovery', () => this.runner.recoverInterrupted());
+    // Before the first start of a run: an orphan holds its slot.
+    await this.runner.recoverInterrupted();
 
     this.watcher = chokidar.watch(this.home.allowlist, { ignoreInitial: true, depth: 0 });
     this.watcher.on('all', () => this.allowlist.poll());
@@ -214,6 +215,8 @@ export class Daemon {
     // Retention walks the whole spool: after the start, so it never delays the first request.
     setImmediate(() => !this.stopping && this.safely('retention', () => this.reapNow()));
     this.requestScan();
+    // Reconcile checks run commands: once the first scan has begun, as retention's walk.
+    setImmediate(() => !this.stopping && this.runner.startReconciling());
   }
 
   private safely(name: string, fn: () => void): void {

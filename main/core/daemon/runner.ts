@@ -1,5 +1,7 @@
 // Running what is queued: the gate again just before a run, a free slot per operation, the run, and
-// its end recorded; and at start, the runs a stopped host left behind.
+// its end recorded; and at start, the runs a stopped host left behind: those still running are watched
+// as orphans (orphans.ts) and hold their slots, the others become uncertain and are reconciled
+// (reconciler.ts) where their operation says how.
 import { existsSync } from 'node:fs';
 import type { Db } from '../ledger/db';
 import type { AuditLog } from '../ledger/audit';
@@ -18,8 +20,9 @@ import { gate } from '../policy/gate';
 import { clockProblem } from '../policy/clock';
 import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
-import { groupAlive } from '../exec/processGroup';
 import { faultPoint } from '../faults';
+import { Orphan, type OrphanEnd } from './orphans';
+import { Reconciler, settleHint } from './reconciler';
 
 export interface RunnerDeps {
   db: Db;
@@ -37,31 +40,54 @@ export interface RunnerDeps {
   safely: (name: string, fn: () => void) => void;
 }
 
+/** A run of this host, or an orphan it watches: both hold a slot until their end is recorded. */
 interface Running {
   op: string;
-  handle: RunHandle;
+  terminate(reason: string): void;
+  /** Resolves once its end is recorded. */
+  recorded: Promise<void>;
 }
 
 export class Runner {
   private readonly running = new Map<string, Running>();
+  private readonly reconciler: Reconciler;
   private stopping = false;
 
-  constructor(private readonly d: RunnerDeps) {}
+  constructor(private readonly d: RunnerDeps) {
+    this.reconciler = new Reconciler({
+      requests: d.requests,
+      audit: d.audit,
+      lifecycle: d.lifecycle,
+      allowlist: d.allowlist,
+      killGraceMs: () => d.settings().kill_grace_s * 1000,
+      log: d.log,
+    });
+  }
 
   get size(): number {
     return this.running.size;
   }
 
-  /** Runs that were going when the host stopped: never re-run, left for a human to settle. */
-  recoverInterrupted(): void {
+  /**
+   * Runs that were going when the host stopped, never re-run: one whose processes still run is
+   * watched as an orphan (still running; a cancel ends it); the others are uncertain, and wait for
+   * startReconciling() to be checked.
+   */
+  async recoverInterrupted(): Promise<void> {
     for (const row of this.d.requests.inState('running')) {
-      const alive = row.pid !== null && groupAlive(row.pid);
-      const message =
-        `the host stopped while this ran${row.pid ? ` (process group ${row.pid}${alive ? ', which is still running' : ''})` : ''}; ` +
-        `it may or may not have taken effect and will not be re-run. Settle it with: dumbwaiter resolve ${row.id} --succeeded|--failed`;
-      const next = this.d.lifecycle.move(row, 'uncertain', { error_code: 'interrupted', error_message: message }, { kind: 'uncertain', message });
-      if (next) this.d.log.warn(`${row.id}: uncertain: ${message}`);
+      let orphan: Orphan | null = null;
+      try {
+        orphan = await Orphan.find(row, { killGraceMs: this.d.settings().kill_grace_s * 1000, stillRunning: () => this.d.requests.get(row.id)?.state === 'running', log: this.d.log });
+      } catch (e) {
+        this.d.log.error(`${row.id}: could not look for its processes: ${(e as Error).message}`);
+      }
+      this.d.safely(row.id, () => (orphan ? this.adopt(row, orphan) : this.interrupted(row, false)));
     }
+  }
+
+  /** Once the host is up: the checks of what recovery left uncertain (never before the first request). */
+  startReconciling(): void {
+    this.reconciler.start();
   }
 
   /** Starts queued runs while there are free slots, honouring each operation's concurrency. */
@@ -76,25 +102,26 @@ export class Runner {
     }
   }
 
-  /** Terminates the running requests someone asked to cancel (from another process, or dumbwaiter.cancel). */
+  /** Terminates the running requests someone asked to cancel (from another process, or dumbwaiter.cancel),
+   *  orphans included. */
   cancelRequested(): void {
     if (this.running.size === 0) return;
-    for (const row of this.d.requests.cancelRequested()) this.running.get(row.id)?.handle.terminate('cancel');
+    for (const row of this.d.requests.cancelRequested()) this.running.get(row.id)?.terminate('cancel');
   }
 
-  /** A clean stop: nothing new starts; what runs gets `graceMs`, or until `hurry` resolves, then is
-   *  terminated (and recorded as uncertain). */
+  /** A clean stop: nothing new starts, checks in progress end; what runs (orphans too) gets `graceMs`,
+   *  or until `hurry` resolves, then is terminated (and recorded as uncertain). */
   async stop(graceMs: number, hurry: Promise<void>): Promise<void> {
     this.stopping = true;
-    const pending = () => Promise.all([...this.running.values()].map((r) => r.handle.done));
+    await this.reconciler.stop();
+    const pending = () => Promise.all([...this.running.values()].map((r) => r.recorded));
     if (this.running.size === 0) return;
     this.d.log.info(`waiting up to ${graceMs / 1000} s for ${this.running.size} running request(s)`);
     let grace: NodeJS.Timeout | undefined;
     await Promise.race([pending(), hurry, new Promise<void>((r) => (grace = setTimeout(r, graceMs)))]);
     clearTimeout(grace);
-    for (const r of this.running.values()) r.handle.terminate('shutdown');
+    for (const r of this.running.values()) r.terminate('shutdown');
     await pending();
-    await new Promise((r) => setImmediate(r)); // let finishRow run for the last ones
   }
 
   private fullOps(): string[] {
@@ -157,9 +184,10 @@ export class Runner {
       this.finishRow(started, { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0, log: null });
       return;
     }
-    // One commit (one fsync) for the pid and the audit entry: a request's few commits bound the throughput.
+    // One commit (one fsync) for what finds its processes and the audit entry: a request's few commits
+    // bound the throughput.
     this.d.db.transaction(() => {
-      if (handle.pid !== null) this.d.requests.setPid(row.id, handle.pid);
+      if (handle.pid !== null) this.d.requests.setProcesses(row.id, handle.pid, handle.marker, handle.since);
       this.d.audit.record({
         kind: 'started',
         request_id: row.id,
@@ -171,15 +199,70 @@ export class Runner {
     })();
     faultPoint('after_spawn');
     this.d.log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
-    this.running.set(row.id, { op: row.op, handle });
-    void handle.done.then((outcome) => {
-      this.running.delete(row.id);
-      this.d.safely(row.id, () => this.finishRow(started, outcome));
-      this.pump();
-    });
+    this.hold(row.id, row.op, (r) => handle.terminate(r), handle.done, (outcome) => this.finishRow(started, outcome));
   }
 
-  /** A human's approval stands; one by a grant only while the grant is still active. */
+  /** A slot held by `id` until `ended`, whose end `finish` records; then what waits may start. */
+  private hold<T>(id: string, op: string, terminate: (reason: string) => void, ended: Promise<T>, finish: (end: T) => void): void {
+    const recorded = ended.then((end) => {
+      this.running.delete(id);
+      this.d.safely(id, () => finish(end));
+      this.pump();
+    });
+    this.running.set(id, { op, terminate, recorded });
+  }
+
+  /** A run found still running at start: watched, holding its slot, until it ends or is ended. */
+  private adopt(row: RequestRow, orphan: Orphan): void {
+    const message =
+      `the host stopped while this ran, and its processes (process group ${row.pid}) still run: the host watches them ` +
+      `and records it once they end; it will not be re-run (cancel it to end them: dumbwaiter cancel ${row.id})`;
+    this.d.lifecycle.move(row, 'running', { orphaned: 1 }, { kind: 'orphaned', message, details: { pid: row.pid } });
+    this.d.log.warn(`${row.id}: orphaned: ${message}`);
+    this.hold(row.id, row.op, (r) => orphan.terminate(r), orphan.done, (end) => this.finishOrphan(row, end));
+  }
+
+  /** An orphan's end: by itself, uncertain (and checked); cancelled; stopped with the host, uncertain;
+   *  or after a human's forced verdict (already recorded), only noted. */
+  private finishOrphan(row: RequestRow, end: OrphanEnd): void {
+    const ended = end.by === 'terminate' && end.note ? ` (${end.note})` : '';
+    if (end.by === 'itself') return this.interrupted(row, true);
+    if (end.reason === 'resolved') {
+      const message = `the processes of the orphaned run were ended after a human's forced verdict (${this.d.requests.get(row.id)?.state})${ended}`;
+      this.d.audit.record({ kind: 'orphan_ended', request_id: row.id, key_id: row.key_id, op: row.op, message });
+      return this.d.log.info(`${row.id}: ${message}`);
+    }
+    const finished_at = new Date().toISOString();
+    const duration_ms = row.started_at ? Date.now() - Date.parse(row.started_at) : null;
+    const cancelled = end.reason === 'cancel';
+    const message = cancelled
+      ? `an orphaned run cancelled: its processes were ended${ended}`
+      : `an orphaned run terminated because the host was stopping${ended}; it may or may not have taken effect. ${settleHint(row.id, this.reconciler.reconcilable(row.op))}`;
+    const next = this.d.lifecycle.move(
+      row,
+      cancelled ? 'cancelled' : 'uncertain',
+      { orphaned: 0, finished_at, duration_ms, error_code: cancelled ? null : 'interrupted', error_message: cancelled ? null : message },
+      { kind: 'finished', message: `${row.op} ${cancelled ? 'cancelled' : 'uncertain'}: ${message}`, details: { state: cancelled ? 'cancelled' : 'uncertain', orphaned: true } },
+      ['running'],
+    );
+    if (next) this.d.log.info(`${row.id}: ${next.state} (orphaned)`);
+  }
+
+  /** A run cut short by a stopped host whose processes are gone: uncertain, then checked where its
+   *  operation declares a reconcile command (the move comes first, so a crash during the check
+   *  leaves it uncertain). */
+  private interrupted(row: RequestRow, orphanEnded: boolean): void {
+    const reconcilable = this.reconciler.reconcilable(row.op);
+    const how = orphanEnded ? `, and its processes (process group ${row.pid}) outlived it and have ended since` : row.pid ? ` (process group ${row.pid})` : '';
+    const message = `the host stopped while this ran${how}; it may or may not have taken effect and will not be re-run. ${settleHint(row.id, reconcilable)}`;
+    const next = this.d.lifecycle.move(row, 'uncertain', { error_code: 'interrupted', error_message: message, orphaned: 0 }, { kind: 'uncertain', message }, ['running']);
+    if (!next) return;
+    this.d.log.warn(`${row.id}: uncertain: ${message}`);
+    if (reconcilable) this.reconciler.enqueue(next, orphanEnded ? 'daemon (orphan ended)' : 'daemon (restart)');
+  }
+
+  /** A human's approval stands, and a plan's (`plan <id>`: the plan was approved for this very run);
+   *  one by a grant only while the grant is still active. */
   private stillApproved(row: RequestRow): boolean {
     if (!row.decided_by) return false;
     const grant = /^grant (\S+)$/.exec(row.decided_by);
@@ -212,7 +295,7 @@ export class Runner {
       error_code: state === 'uncertain' ? ('interrupted' as const) : (error?.code ?? null),
       error_message:
         state === 'uncertain'
-          ? `terminated because the host was stopping; it may or may not have taken effect. Settle it with: dumbwaiter resolve ${row.id} --succeeded|--failed`
+          ? `terminated because the host was stopping; it may or may not have taken effect. ${settleHint(row.id, this.reconciler.reconcilable(row.op))}`
           : (error?.message ?? null),
     };
     const how = o.signal ? `signal ${o.signal}` : `exit code ${o.exit_code}`;

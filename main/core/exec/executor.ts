@@ -1,5 +1,6 @@
 // Runs one planned request: no shell, its own process group, a fixed environment, a timeout, and
-// output streamed to results/<id>.log (capped) while the tails are kept for the result. Checked paths
+// output streamed to results/<id>.log (capped; or no log, for a reconcile check) while the tails are
+// kept for the result. Checked paths
 // and the working folder reach the program as the very objects checked (pathHandles.ts).
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -7,7 +8,7 @@ import { closeSync, constants, fstatSync, openSync, rmSync, writeSync } from 'no
 import type { Readable } from 'node:stream';
 import type { RunPlan } from '../allowlist/plan';
 import { runEnv } from './baseEnv';
-import { RunProcesses } from './leftovers';
+import { runProcessesOf } from './leftovers';
 import { handOver, type HandedOver } from './pathHandles';
 import { DEFAULT_CWD, ensureDefaultCwd } from '../allowlist/defaultCwd';
 import { TailBuffer } from './tailBuffer';
@@ -36,6 +37,10 @@ export interface LogDigest {
 
 export interface RunHandle {
   pid: number | null;
+  /** What finds the run's processes again after a restart (leftovers.ts): the marker in its
+   *  environment and its main process's start time (procfs.ts). Null when it never started. */
+  marker: string | null;
+  since: number | null;
   done: Promise<RunOutcome>;
   /** TERM to the whole run (its process group, and what carries its marker), KILL after the grace
    *  period. Once the main process has exited, what it left is being ended already: nothing changes. */
@@ -64,7 +69,9 @@ class CappedLog {
   private atLineStart = true;
   private fd: number | null = null;
 
-  constructor(file: string, private readonly limit: number) {
+  /** `file`: null for no log (nothing is written, and the digest is null). */
+  constructor(file: string | null, private readonly limit: number) {
+    if (file === null) return;
     try {
       rmSync(file, { force: true, recursive: false });
     } catch {
@@ -141,10 +148,11 @@ function spawnFailed(program: string, e: Error): RunOutcome['error'] {
 function notStarted(program: string, e: Error, started: number): RunHandle {
   const at = Date.now();
   const outcome: RunOutcome = { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error: spawnFailed(program, e), terminated: null, finished_at: new Date(at).toISOString(), duration_ms: at - started, log: null };
-  return { pid: null, done: Promise.resolve(outcome), terminate() {} };
+  return { pid: null, marker: null, since: null, done: Promise.resolve(outcome), terminate() {} };
 }
 
-export function startRun(requestId: string, plan: RunPlan, logFile: string, killGraceMs: number): RunHandle {
+/** `logFile`: where the live log goes, or null for none. */
+export function startRun(requestId: string, plan: RunPlan, logFile: string | null, killGraceMs: number): RunHandle {
   const started = Date.now();
   let handed: HandedOver;
   try {
@@ -176,9 +184,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
     handed.close(); // the child has its own copies once spawn returns
   }
 
-  // An operation that leaves processes running on purpose (a service it starts) is ended by its
-  // process group only, and only while its main process runs.
-  const procs = child.pid === undefined ? null : new RunProcesses(child.pid, plan.leaves_processes ? null : marker);
+  const procs = child.pid === undefined ? null : runProcessesOf(child.pid, plan, marker);
   let timedOut = false;
   let terminated: string | null = null;
   let exited = false;
@@ -262,6 +268,8 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string, kill
 
   return {
     pid: child.pid ?? null,
+    marker: procs ? marker : null,
+    since: procs?.since ?? null,
     done,
     terminate(reason: string) {
       if (exited) return;

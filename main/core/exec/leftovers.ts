@@ -6,7 +6,9 @@
 // the main process is gone (taskkill /T walks the tree from a living root).
 // Only processes started since the main process are looked at: anything of the run was forked after
 // it, and reading the environment of a process can wait on it (procfs.ts), so one that was running
-// before the run, whoever started it, is never read.
+// before the run, whoever started it, is never read. A restarted host finds a run again from what was
+// recorded when it started (its pid, marker and start time: daemon/orphans.ts).
+import type { RunPlan } from '../allowlist/plan';
 import { RUN_MARKER_VAR } from './baseEnv';
 import { groupAlive, signalGroup } from './processGroup';
 import { HAS_PROC, hasEnvEntry, procPids, procStat } from './procfs';
@@ -23,41 +25,67 @@ type Signal = 'SIGTERM' | 'SIGKILL';
 const turn = () => new Promise<void>((r) => setImmediate(r));
 const pause = () => new Promise<void>((r) => setTimeout(r, POLL_MS));
 
+/** The processes of a run as the executor reaches them: an operation that leaves processes running on
+ *  purpose (a service it starts) by its process group only, and only while its main process runs. */
+export function runProcessesOf(pid: number, plan: Pick<RunPlan, 'leaves_processes'>, marker: string | null, since?: number | null): RunProcesses {
+  return new RunProcesses(pid, plan.leaves_processes ? null : marker, since);
+}
+
 export class RunProcesses {
   private readonly entry: string | null;
   /** When the main process was forked (procfs.ts: ProcStat.started). */
-  private readonly since: number;
+  readonly since: number;
   /** Every process found since the main process exited, and those already sent TERM. */
   private readonly seen = new Set<number>();
   private readonly termed = new Set<number>();
 
   /** Made right after the spawn of the main process `pgid`, before the event loop turns: until then
-   *  it is not reaped, so its start time can be read even if it has already exited. `marker`: the
-   *  run's marker, or null to reach its process group only (an operation that leaves processes
-   *  running on purpose). */
+   *  it is not reaped, so its start time can be read even if it has already exited; or later with
+   *  `since`, its start time as recorded then. `marker`: the run's marker, or null to reach its
+   *  process group only (an operation that leaves processes running on purpose). */
   constructor(
     private readonly pgid: number,
     marker: string | null,
+    since?: number | null,
   ) {
     this.entry = marker === null ? null : `${RUN_MARKER_VAR}=${marker}`;
     // Should its start time be unreadable after all, the daemon's own is a bound that leaves out no
     // process of the run.
-    this.since = HAS_PROC ? (procStat(pgid) ?? procStat(process.pid))?.started ?? 0 : 0;
+    this.since = since ?? (HAS_PROC ? (procStat(pgid) ?? procStat(process.pid))?.started ?? 0 : 0);
   }
 
   /** Linux: the running members of the run's process group, and every running process with its
    *  marker; only among the processes started since the main process. */
   async find(): Promise<number[]> {
     const found: number[] = [];
+    const group = this.groupIsOurs();
     const pids = procPids();
     for (let i = 0; i < pids.length; i++) {
       if (i > 0 && i % SCAN_SLICE === 0) await turn();
       const pid = pids[i]!;
       const st = procStat(pid);
       if (!st?.running || st.started < this.since) continue;
-      if (st.pgrp === this.pgid || (this.entry !== null && hasEnvEntry(pid, this.entry))) found.push(pid);
+      if ((group && st.pgrp === this.pgid) || (this.entry !== null && hasEnvEntry(pid, this.entry))) found.push(pid);
     }
     return found;
+  }
+
+  /** Whether the main process itself still runs (not what it left). Without /proc: its group. */
+  mainRuns(): boolean {
+    if (!HAS_PROC) return groupAlive(this.pgid);
+    const st = procStat(this.pgid);
+    return st !== null && st.running && st.started === this.since;
+  }
+
+  /**
+   * Whether the process group `pgid` is still the run's (Linux). The kernel keeps a pid from being
+   * given out again while a process group of that id has members, so a process with that pid and
+   * another start time means the run's group is gone and the id went to someone else's program (a
+   * shell's job leads a group of its own): its group is never reached.
+   */
+  private groupIsOurs(): boolean {
+    const leader = procStat(this.pgid);
+    return leader === null || leader.started === this.since;
   }
 
   /** While the main process runs (a timeout, a cancel, a shutdown): the signal to its group at once,

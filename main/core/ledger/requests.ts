@@ -231,9 +231,10 @@ export class Requests {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM requests WHERE state = ?').get(state) as { n: number }).n;
   }
 
-  /** The process group of a run, for the uncertain message after a crash. Not a state change. */
-  setPid(id: string, pid: number): void {
-    this.db.prepare('UPDATE requests SET pid = ? WHERE id = ?').run(pid, id);
+  /** What finds a run's processes after a crash (its process group, marker and main process's start
+   *  time: exec/leftovers.ts), recorded once it started. Not a state change. */
+  setProcesses(id: string, pid: number, marker: string | null, since: number | null): void {
+    this.db.prepare('UPDATE requests SET pid = ?, run_marker = ?, run_since = ? WHERE id = ?').run(pid, marker, since, id);
   }
 
   list(f: RequestFilter = {}): RequestSummary[] {

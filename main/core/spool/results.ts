@@ -7,7 +7,7 @@ import { scopedLogger } from '../log';
 import { writeFileAtomic } from '../fs/atomicWrite';
 import { signHostDoc, type HostDocKey } from '../../../shared/protocol/hostAuth';
 import { approvalOf, type RequestRow, type Requests } from '../ledger/requests';
-import type { ErrorCode, ResultDoc } from '../../../shared/protocol/types';
+import type { ErrorCode, ReconcileAttempt, ResultDoc } from '../../../shared/protocol/types';
 import { nowIso } from '../time';
 import type { SpoolPaths } from './layout';
 import type { SpoolHealth } from './health';
@@ -44,7 +44,9 @@ export function resultDocOf(row: RequestRow): ResultDoc {
   if (row.resolved_by === 'human') {
     doc.resolved_by = 'human';
     doc.note = row.note ?? '';
-  }
+  } else if (row.resolved_by === 'reconcile') doc.resolved_by = 'reconcile';
+  if (row.state === 'running' && row.orphaned === 1) doc.orphaned = true;
+  if (row.reconcile_json) doc.reconcile = JSON.parse(row.reconcile_json) as ReconcileAttempt;
   const approval = approvalOf(row);
   if (approval) {
     doc.approval = row.decided_by ? { ...approval, decided_by: row.decided_by, decided_at: row.decided_at ?? undefined } : approval;

@@ -412,4 +412,28 @@ describe('the live log file', () => {
     await run(['/bin/echo', 'fresh']).done;
     expect(readFileSync(logFile, 'utf8')).toBe('fresh\n');
   });
+
+  it('writes no log at all when given none, and keeps the output for the result', async () => {
+    writeFileSync(logFile, 'the run before\n');
+    const h = startRun('req-1', plan(['/bin/echo', 'checked']), null, GRACE_MS);
+    const o = await h.done;
+    expect(o).toMatchObject({ exit_code: 0, stdout: 'checked\n', log: null });
+    expect(readFileSync(logFile, 'utf8')).toBe('the run before\n');
+  });
+});
+
+describe('what finds the run again after a restart', () => {
+  it("gives the marker in the run's environment and its main process's start time", async () => {
+    const h = run(['/bin/sh', '-c', 'echo "$DUMBWAITER_RUN_MARKER"; sleep 300']);
+    const since = procStat(h.pid!)!.started;
+    await eventually('the marker to be printed', () => (h.marker !== null && existsSync(logFile) && readFileSync(logFile, 'utf8') === `${h.marker}\n` ? true : undefined));
+    expect(h.marker).toMatch(/^[0-9a-f]{32}$/);
+    expect(h.since).toBe(since);
+    h.terminate('test');
+    await h.done;
+  });
+
+  it('gives neither for a run that never started', () => {
+    expect(run(['/nonexistent/program'])).toMatchObject({ pid: null, marker: null, since: null });
+  });
 });

@@ -114,6 +114,28 @@ describe.runIf(process.platform === 'linux')('RunProcesses.find', () => {
     expect(found).toEqual(run.left);
   });
 
+  it('finds the run again from its recorded start time, as a restarted host does', async () => {
+    const { left, procs } = await leaderLeaving(`${inGroup}; ${escaped()}`);
+    const pgid = procStat(left[0]!)!.pgrp; // the leader's pid: it has exited, its group lives on
+    const later = new RunProcesses(pgid, MARKER, procs.since);
+    expect(await later.find()).toEqual(left);
+    expect(later.mainRuns()).toBe(false);
+  });
+
+  it('does not take a process group whose id went to another program', async () => {
+    // A group leader of someone else's (a shell's job, say) under the run's recorded group id: it has
+    // another start time, so the group is not the run's.
+    const job = track(spawn('/bin/sh', ['-c', 'exec sleep 300'], { detached: true, stdio: 'ignore' }));
+    const pgid = trackGroup(job.pid!);
+    const started = procStat(pgid)!.started;
+    const recorded = new RunProcesses(pgid, MARKER, started - 1);
+    expect(await recorded.find()).toEqual([]);
+    expect(recorded.mainRuns()).toBe(false);
+    const ours = new RunProcesses(pgid, MARKER, started);
+    expect(await ours.find()).toEqual([pgid]);
+    expect(ours.mainRuns()).toBe(true);
+  });
+
   it('finds nothing once everything has ended', async () => {
     const { procs } = await leaderLeaving('exit 0');
     expect(await procs.find()).toEqual([]);
