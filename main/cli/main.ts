@@ -14,7 +14,7 @@ import { ago, endQuietlyOnClosedPipe, printJson, printTable, say, warn } from '.
 import { visible, visibleJson } from '../../shared/text/visible';
 import { commandName, shellWord } from './invocation';
 import type { Scope } from '../core/keys/keyStore';
-import { STATES } from '../../shared/protocol/types';
+import { STATES, type ReconcileAttempt } from '../../shared/protocol/types';
 import { isInside } from '../core/allowlist/pathArg';
 import { parseSettingValue } from '../core/settings';
 import { parseDuration } from '../core/duration';
@@ -36,8 +36,11 @@ Usage: dumbwaiter COMMAND [options]
   pause | resume                         hold / release the start of new runs
   config get [NAME] | config set NAME VALUE
                                          read and change the host's settings (VALUE is JSON or text)
-  resolve ID --succeeded|--failed [--note TEXT]
-                                         settle a run left uncertain by a host crash
+  resolve ID --succeeded|--failed [--note TEXT] [--force]
+                                         settle a run left uncertain by a host crash (--force: an
+                                         orphaned run still running; the host then ends it)
+  resolve ID --check                     ask the operation's reconcile command again whether an
+                                         uncertain run took effect (the request moves as it says)
   status                                 daemon, allowlist, queue, approvals, spend, keys
   audit [QUERY] [--kind K] [--id ID] [--limit N]
                                          search the audit log (every word must match)
@@ -305,19 +308,43 @@ function bar(used: number, max: number): string {
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
 }
 
-function cmdResolve(argv: string[]): void {
+const RESOLVE_USAGE = 'usage: dumbwaiter resolve ID --succeeded|--failed [--note TEXT] [--force] | resolve ID --check';
+
+async function cmdResolve(argv: string[]): Promise<void> {
   const { values, positionals } = parse(argv, {
     succeeded: { type: 'boolean', default: false },
     failed: { type: 'boolean', default: false },
+    check: { type: 'boolean', default: false },
+    force: { type: 'boolean', default: false },
     note: { type: 'string', default: '' },
   });
   const id = positionals[0];
-  if (!id || values.succeeded === values.failed) throw new UsageError('usage: dumbwaiter resolve ID --succeeded|--failed [--note TEXT]');
+  const verdicts = [values.succeeded, values.failed, values.check].filter(Boolean).length;
+  if (!id || verdicts !== 1 || (values.check && (values.force || values.note))) throw new UsageError(RESOLVE_USAGE);
+  if (values.check) return checkReconcile(values, id);
   withService(values, (svc) => {
-    const row = svc.resolve(id, values.succeeded ? 'succeeded' : 'failed', values.note, cliActor());
+    const wasRunning = svc.requests.get(id)?.state === 'running';
+    const row = svc.resolve(id, values.succeeded ? 'succeeded' : 'failed', values.note, cliActor(), { force: values.force });
     if (values.json) return printJson({ id, state: row.state, resolved_by: row.resolved_by, note: row.note });
-    say(`${id} resolved as ${row.state}.`);
+    say(`${id} resolved as ${row.state}.${wasRunning ? ` The host is ending its processes (process group ${row.pid}).` : ''}`);
   });
+}
+
+/** `resolve ID --check`: the reconcile command's verdict, and where that leaves the request. */
+async function checkReconcile(values: { home?: string; spool?: string; json?: boolean }, id: string): Promise<void> {
+  const svc = service(values);
+  try {
+    const row = await svc.checkReconcile(id, cliActor());
+    const attempt = row.reconcile_json ? (JSON.parse(row.reconcile_json) as ReconcileAttempt) : null;
+    if (values.json) return printJson({ id, state: row.state, resolved_by: row.resolved_by, reconcile: attempt });
+    const said = attempt?.verdict === 'applied' ? 'it took effect' : attempt?.verdict === 'not_applied' ? 'it did not take effect' : 'it cannot tell';
+    const how = attempt ? (attempt.error ?? (attempt.signal ? `signal ${attempt.signal}` : `exit code ${attempt.exit_code}`)) : '';
+    say(`${id}: its reconcile command says ${said} (${visible(how)}); it is now ${row.state}.`);
+    if (row.state === 'uncertain' && row.error_message) say(visible(row.error_message));
+    if (row.error_code === 'not_applied') say('It is safe to retry with a new request id.');
+  } finally {
+    svc.close();
+  }
 }
 
 function cmdStatus(argv: string[]): void {
@@ -333,8 +360,14 @@ function cmdStatus(argv: string[]): void {
     say(`Allowlist: ${s.allowlist.ok ? `ok, ${s.allowlist.operations.length} operations (${s.allowlist.operations.join(', ') || 'none'})` : `INVALID\n${s.allowlist.error}`}`);
     const c = s.requests;
     say(`Requests:  ${STATES.map((k) => `${k} ${c[k] ?? 0}`).join(', ')}`);
-    for (const r of s.running) say(`  running   ${r.id}  ${r.op}  since ${r.started_at} (pid ${r.pid ?? '?'})`);
-    for (const r of s.uncertain) say(`  UNCERTAIN ${r.id}  ${r.op}: dumbwaiter resolve ${r.id} --succeeded|--failed`);
+    for (const r of s.running) {
+      const orphan = r.orphaned ? `; ORPHANED: it outlived a host that stopped and is watched (dumbwaiter cancel ${r.id} ends it)` : '';
+      say(`  running   ${r.id}  ${r.op}  since ${r.started_at} (pid ${r.pid ?? '?'})${orphan}`);
+    }
+    for (const r of s.uncertain) {
+      const last = r.reconcile ? `; last check ${r.reconcile.at}: ${r.reconcile.verdict === 'unknown' ? 'could not tell' : r.reconcile.verdict}` : '';
+      say(`  UNCERTAIN ${r.id}  ${r.op}: dumbwaiter resolve ${r.id} ${r.reconcilable ? '--check|' : ''}--succeeded|--failed${last}`);
+    }
     say(`Keys:      ${s.keys.active} active, ${s.keys.revoked} revoked`);
     if (s.paused) say('PAUSED:    nothing new starts (dumbwaiter resume)');
     if (s.approvals.length) say(`Approvals: ${s.approvals.length} waiting (dumbwaiter approvals list)`);

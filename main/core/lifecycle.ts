@@ -38,8 +38,8 @@ export const TRANSITIONS = {
     'cancelled',
   ],
   running: [
-    'succeeded', // exit 0
-    'failed', // non-zero exit, timeout, could not start
+    'succeeded', // exit 0; or a human's forced verdict on an orphan
+    'failed', // non-zero exit, timeout, could not start; or a human's forced verdict on an orphan
     'cancelled', // terminated on request (an orphan too)
     'uncertain', // the host stopped while it ran (cleanly past the grace period, or a crash)
   ],

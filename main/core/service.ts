@@ -24,8 +24,11 @@ import { PinnedSpool } from './spool/pinned';
 import { ResultWriter } from './spool/results';
 import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, type LockHolder } from './daemon/lock';
+import { Reconciler } from './daemon/reconciler';
+import { scopedLogger } from './log';
+import type { Allowlist } from './allowlist/types';
 import { writeJsonAtomic } from './fs/atomicWrite';
-import type { ApprovalInfo, CatalogDoc, InboxMessage, KeyFile, RequestState } from '../../shared/protocol/types';
+import type { ApprovalInfo, CatalogDoc, InboxMessage, KeyFile, ReconcileAttempt, RequestState } from '../../shared/protocol/types';
 import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
@@ -41,8 +44,10 @@ export interface StatusReport {
   spool_problem: string | null;
   allowlist: { ok: boolean; operations: string[]; error: string | null };
   requests: Record<RequestState, number>;
-  running: Pick<RequestRow, 'id' | 'op' | 'key_id' | 'started_at' | 'pid'>[];
-  uncertain: Pick<RequestRow, 'id' | 'op' | 'key_id' | 'started_at' | 'error_message'>[];
+  /** `orphaned`: it outlived a host that stopped, and the daemon watches it (a cancel ends it). */
+  running: (Pick<RequestRow, 'id' | 'op' | 'key_id' | 'started_at' | 'pid'> & { orphaned: boolean })[];
+  /** `reconcile`: the last check of its effect; `reconcilable`: its operation declares a reconcile command. */
+  uncertain: (Pick<RequestRow, 'id' | 'op' | 'key_id' | 'started_at' | 'error_message'> & { reconcile: ReconcileAttempt | null; reconcilable: boolean })[];
   keys: { active: number; revoked: number };
   paused: boolean;
   approvals: PendingApproval[];
@@ -177,10 +182,14 @@ export class HostService {
     writeJsonAtomic(file, keyFile, 0o600);
   }
 
-  /** A human settles an `uncertain` run. */
-  resolve(id: string, outcome: 'succeeded' | 'failed', note: string, actor: string): RequestRow {
+  /**
+   * A human settles an `uncertain` run; or, with `force`, an orphaned one whose processes still run
+   * (the daemon watching it then ends them).
+   */
+  resolve(id: string, outcome: 'succeeded' | 'failed', note: string, actor: string, opts: { force?: boolean } = {}): RequestRow {
     const row = this.requests.get(id);
     if (!row) throw new UserError(`no request ${id} in the ledger`);
+    if (row.state === 'running') return this.resolveOrphan(row, outcome, note, actor, opts.force === true);
     if (row.state !== 'uncertain') throw new UserError(`request ${id} is ${row.state}, not uncertain: nothing to resolve`);
     // The human's verdict replaces the "interrupted" error; the audit log keeps the history.
     const next = this.lifecycle.move(
@@ -191,6 +200,57 @@ export class HostService {
     );
     if (!next) throw new UserError(`request ${id} changed while resolving; look again`);
     return next;
+  }
+
+  /** A verdict on a running request: only on an orphan a daemon watches (so that its processes are
+   *  ended), and only when forced. */
+  private resolveOrphan(row: RequestRow, outcome: 'succeeded' | 'failed', note: string, actor: string, force: boolean): RequestRow {
+    const { id, pid } = row;
+    if (!isLocked(this.home.lock)) {
+      throw new UserError(
+        `request ${id} was running when the host stopped, and no host runs now: start it (dumbwaiter daemon); it then watches the run while its processes run, and marks it uncertain once they have ended`,
+      );
+    }
+    if (row.orphaned !== 1) throw new UserError(`request ${id} is running, not uncertain: nothing to resolve (to end it: dumbwaiter cancel ${id})`);
+    if (!force) throw new UserError(`request ${id} is still running (process group ${pid}): cancel it (dumbwaiter cancel ${id}), or give your verdict anyway with --force`);
+    const next = this.lifecycle.move(
+      row,
+      outcome,
+      { resolved_by: 'human', note, error_code: null, error_message: null, orphaned: 0, finished_at: new Date().toISOString() },
+      {
+        kind: 'resolved',
+        actor,
+        message: `orphaned run resolved as ${outcome} by ${actor} while its processes (process group ${pid}) still ran (forced); the host ends them${note ? `: ${note}` : ''}`,
+      },
+    );
+    if (!next) throw new UserError(`request ${id} changed while resolving; look again`);
+    return next;
+  }
+
+  /**
+   * Runs an uncertain request's reconcile command now (in this process, whether or not a daemon
+   * runs), records the attempt and moves the request as its verdict says (daemon/reconciler.ts).
+   */
+  checkReconcile(id: string, actor: string): Promise<RequestRow> {
+    const allowlist = this.loadAllowlist();
+    const reconciler = new Reconciler({
+      requests: this.requests,
+      audit: this.audit,
+      lifecycle: this.lifecycle,
+      allowlist: () => allowlist,
+      killGraceMs: () => this.settings.kill_grace_s * 1000,
+      log: scopedLogger('reconcile'),
+    });
+    return reconciler.check(id, actor);
+  }
+
+  /** The allowlist as a daemon would load it from the file now. */
+  private loadAllowlist(): Allowlist {
+    try {
+      return parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, this.allowlistContext);
+    } catch (e) {
+      throw new UserError(`the allowlist ${this.home.allowlist} cannot be used now: ${(e as Error).message}`);
+    }
   }
 
   /** The allowlist file as it is, with its hash (to notice an outside edit) and its check. */
@@ -400,9 +460,10 @@ export class HostService {
   status(): StatusReport {
     const counts = this.requests.countByState() as Record<RequestState, number>;
     let allowlist: StatusReport['allowlist'];
+    let ops: Allowlist['operations'] = new Map();
     try {
-      const a = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, this.allowlistContext);
-      allowlist = { ok: true, operations: [...a.operations.keys()], error: null };
+      ops = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, this.allowlistContext).operations;
+      allowlist = { ok: true, operations: [...ops.keys()], error: null };
     } catch (e) {
       allowlist = { ok: false, operations: [], error: (e as Error).message };
     }
@@ -416,8 +477,16 @@ export class HostService {
       spool_problem: this.spoolProblem(running),
       allowlist,
       requests: counts,
-      running: this.requests.inState('running').map(({ id, op, key_id, started_at, pid }) => ({ id, op, key_id, started_at, pid })),
-      uncertain: this.requests.inState('uncertain').map(({ id, op, key_id, started_at, error_message }) => ({ id, op, key_id, started_at, error_message })),
+      running: this.requests.inState('running').map(({ id, op, key_id, started_at, pid, orphaned }) => ({ id, op, key_id, started_at, pid, orphaned: orphaned === 1 })),
+      uncertain: this.requests.inState('uncertain').map(({ id, op, key_id, started_at, error_message, reconcile_json }) => ({
+        id,
+        op,
+        key_id,
+        started_at,
+        error_message,
+        reconcile: reconcile_json ? (JSON.parse(reconcile_json) as ReconcileAttempt) : null,
+        reconcilable: Boolean(ops.get(op)?.reconcile),
+      })),
       keys: { active: keys.filter((k) => !k.revoked_at).length, revoked: keys.filter((k) => k.revoked_at).length },
       paused: this.flags.paused,
       approvals: this.pendingApprovals(),

@@ -1,0 +1,189 @@
+// Orphaned runs with the real daemon killed by SIGKILL mid-run: the restarted daemon finds the run's
+// processes still running, shows it running and orphaned (result file, status), keeps its slot,
+// refuses a verdict on it unless forced, ends it on a cancel (the human's or the agent's), and once it
+// ends by itself reconciles it or leaves it uncertain; a clean stop ends it as it ends a run.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { groupRunning, stopGroups, trackGroup } from '../helpers/processes';
+import type { KeyFile } from '../../shared/protocol/types';
+
+let host: TestHost;
+let key: KeyFile;
+let runsFile: string;
+
+/** A run that records itself, then waits until the file named by its `go` argument exists. It writes
+ *  nothing to its output, whose pipe dies with the daemon. */
+const op = (name: string, extra = '') => `
+  - name: ${name}
+    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; while [ ! -e "$1" ]; do sleep 0.05; done', "${runsFile}", "{go}"]
+    args:
+      go: {type: string, max_length: 500}
+    scope: read
+    approval: never
+${extra}`;
+
+beforeEach(() => {
+  host = new TestHost('version: 1\noperations: []\n');
+  runsFile = path.join(host.root, 'runs.txt');
+  host.writeAllowlist(`version: 1
+operations:
+${op('sleeper', '    concurrency: 1\n')}
+${op('checked', '    concurrency: 4\n    reconcile:\n      command: ["true"]\n')}
+${op('other', '    concurrency: 4\n')}
+  - name: escaper
+    command: [/bin/sh, -c, 'setsid /bin/sh -c "echo \\$\\$ > \\"\\$0.pid\\"; while [ ! -e \\"\\$0\\" ]; do sleep 0.05; done" "$0" & wait', "{go}"]
+    args:
+      go: {type: string, max_length: 500}
+    scope: read
+    approval: never
+`);
+  key = host.createKey('orphans', 'read');
+});
+
+afterEach(async () => {
+  await host.cleanup();
+  stopGroups();
+});
+
+const goFile = (id: string) => path.join(host.root, `go-${id}`);
+const runs = (id: string) => (existsSync(runsFile) ? readFileSync(runsFile, 'utf8').split('\n').filter((x) => x === id).length : 0);
+
+/** Starts each request, kills the daemon with SIGKILL while they run, and starts another, which finds
+ *  them still running. Returns their process groups and the new daemon. */
+async function orphaned(reqs: [id: string, op: string][]): Promise<{ pids: number[]; daemon: DaemonProcess }> {
+  const d1 = await host.startDaemon();
+  for (const [id, opName] of reqs) host.submit(key, id, opName, { go: goFile(id) });
+  const pids: number[] = [];
+  for (const [id] of reqs) {
+    await host.waitResult(id, ['running']);
+    pids.push(trackGroup(await host.runPid(id)));
+    await eventually(`${id} to have started`, () => (runs(id) === 1 ? true : undefined));
+  }
+  await d1.kill9();
+  const daemon = await host.startDaemon();
+  for (const [id] of reqs) await eventually(`${id} to be orphaned`, () => (host.result(id)?.orphaned ? true : undefined));
+  return { pids, daemon };
+}
+
+interface Status {
+  running: { id: string; orphaned: boolean; pid: number }[];
+  uncertain: { id: string }[];
+}
+const status = () => JSON.parse(host.cli(['status', '--json']).stdout) as Status;
+
+describe('a run whose processes outlive a SIGKILL of the daemon', () => {
+  it('is shown running and orphaned, keeps its slot, cannot be resolved, and is ended by a cancel', async () => {
+    const { pids: [pid] } = await orphaned([['orph-1', 'sleeper']]);
+    expect(host.result('orph-1')).toMatchObject({ state: 'running', orphaned: true });
+    expect(status().running).toEqual([expect.objectContaining({ id: 'orph-1', orphaned: true, pid })]);
+    expect(host.cli(['status']).stdout).toContain('ORPHANED');
+    expect(host.audit('orph-1', 'orphaned')[0]?.message).toContain(`process group ${pid}`);
+
+    // It holds the one slot of its operation: a second request waits (the sentinel's pass has ended).
+    writeFileSync(goFile('next'), '');
+    host.submit(key, 'next', 'sleeper', { go: goFile('next') });
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+    expect(host.result('next')?.state).toBe('queued');
+
+    const refused = host.cli(['resolve', 'orph-1', '--failed']);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(`is still running (process group ${pid}): cancel it`);
+    expect(refused.stderr).toContain('--force');
+    expect(groupRunning(pid!)).toBe(true);
+
+    expect(host.cli(['cancel', 'orph-1']).status).toBe(0);
+    const r = await host.waitResult('orph-1', ['cancelled', 'uncertain', 'succeeded', 'failed']);
+    expect(r).toMatchObject({ state: 'cancelled', cancelled_by: expect.stringMatching(/^cli:/) });
+    expect(r.orphaned).toBeUndefined();
+    expect(groupRunning(pid!)).toBe(false);
+    expect(existsSync(goFile('orph-1'))).toBe(false); // it was ended, not let go
+    // Its slot is free again.
+    expect((await host.waitResult('next')).state).toBe('succeeded');
+    expect(runs('orph-1')).toBe(1);
+  });
+
+  it('takes a forced verdict while it runs, and the daemon then ends its processes', async () => {
+    const { pids: [pid] } = await orphaned([['orph-force', 'sleeper']]);
+    const forced = host.cli(['resolve', 'orph-force', '--succeeded', '--force', '--note', 'checked the deploy by hand']);
+    expect(forced.status).toBe(0);
+    expect(forced.stdout).toContain(`The host is ending its processes (process group ${pid})`);
+    expect(await host.waitResult('orph-force', ['succeeded'])).toMatchObject({ resolved_by: 'human', note: 'checked the deploy by hand' });
+    expect(host.result('orph-force')?.orphaned).toBeUndefined();
+    await eventually('its processes to be ended', () => (groupRunning(pid!) ? undefined : true));
+    await eventually('the end of its processes in the audit log', () => (host.audit('orph-force', 'orphan_ended')[0] ? true : undefined));
+    expect(existsSync(goFile('orph-force'))).toBe(false);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('is reconciled once it ends by itself, or left uncertain without a reconcile command', async () => {
+    await orphaned([
+      ['orph-checked', 'checked'],
+      ['orph-plain', 'other'],
+    ]);
+    writeFileSync(goFile('orph-checked'), '');
+    writeFileSync(goFile('orph-plain'), '');
+    // Uncertain first (a crash during the check leaves it so), then as its reconcile command says.
+    expect(await host.waitResult('orph-checked', ['succeeded', 'failed'])).toMatchObject({
+      state: 'succeeded',
+      resolved_by: 'reconcile',
+      reconcile: { verdict: 'applied', by: 'daemon (orphan ended)' },
+    });
+    const plain = await host.waitResult('orph-plain', ['succeeded', 'failed', 'uncertain']);
+    expect(plain).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' } });
+    expect(plain.error!.message).toContain('outlived it and have ended since');
+    expect(plain.orphaned).toBeUndefined();
+    expect(host.cli(['resolve', 'orph-plain', '--failed']).status).toBe(0);
+    expect(runs('orph-checked') + runs('orph-plain')).toBe(2);
+  });
+
+  it("is ended by the agent's dumbwaiter.cancel", async () => {
+    const { pids: [pid] } = await orphaned([['orph-agent', 'sleeper']]);
+    host.submit(key, 'cancel-orph', 'dumbwaiter.cancel', { target: 'orph-agent' });
+    expect(await host.waitResult('cancel-orph')).toMatchObject({ state: 'succeeded', stdout: expect.stringContaining('orph-agent is running') });
+    expect(await host.waitResult('orph-agent', ['cancelled', 'uncertain'])).toMatchObject({ state: 'cancelled', cancelled_by: `key ${key.key_id} (dumbwaiter.cancel)` });
+    expect(groupRunning(pid!)).toBe(false);
+  });
+
+  it('is ended by a clean stop of the daemon and left uncertain, as a run is', async () => {
+    const { pids: [pid], daemon } = await orphaned([['orph-stop', 'sleeper']]);
+    expect((await daemon.stop()).code).toBe(0);
+    expect(groupRunning(pid!)).toBe(false);
+    expect(host.result('orph-stop')).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' } });
+    expect(host.result('orph-stop')?.error?.message).toContain('terminated because the host was stopping');
+  });
+
+  it('is found by its marker after it left its process group, and a cancel ends it there too', async () => {
+    const d1 = await host.startDaemon();
+    host.submit(key, 'orph-setsid', 'escaper', { go: goFile('orph-setsid') });
+    const main = trackGroup(await host.runPid('orph-setsid'));
+    const escaped = await eventually('the escaped pid', () => {
+      const text = existsSync(`${goFile('orph-setsid')}.pid`) ? readFileSync(`${goFile('orph-setsid')}.pid`, 'utf8') : '';
+      return /^\d+\n$/.test(text) ? trackGroup(Number(text)) : undefined;
+    });
+    await d1.kill9();
+    // Only the process that left the group is left: its group is gone, its marker is all there is.
+    process.kill(main, 'SIGKILL');
+    await eventually('the main process to end', () => (groupRunning(main) ? undefined : true));
+    expect(groupRunning(escaped)).toBe(true);
+    await host.startDaemon();
+    expect(await host.waitResult('orph-setsid', ['running', 'uncertain'])).toMatchObject({ state: 'running' });
+    await eventually('it to be orphaned', () => (host.result('orph-setsid')?.orphaned ? true : undefined));
+    expect(host.cli(['cancel', 'orph-setsid']).status).toBe(0);
+    expect(await host.waitResult('orph-setsid', ['cancelled', 'uncertain'])).toMatchObject({ state: 'cancelled' });
+    expect(groupRunning(escaped)).toBe(false);
+  });
+
+  it('refuses a verdict while no daemon watches it', async () => {
+    const d1 = await host.startDaemon();
+    host.submit(key, 'orph-down', 'sleeper', { go: goFile('orph-down') });
+    await host.waitResult('orph-down', ['running']);
+    trackGroup(await host.runPid('orph-down'));
+    await d1.kill9();
+    const refused = host.cli(['resolve', 'orph-down', '--failed', '--force']);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('no host runs now: start it');
+    expect(host.service((s) => s.requests.get('orph-down')?.state)).toBe('running');
+  });
+});
