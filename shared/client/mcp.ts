@@ -1,6 +1,6 @@
 // `dw mcp`: a Model Context Protocol server on stdio. Each operation of the host's catalog is a tool
-// whose input schema is its args_schema plus `dumbwaiter_intent`; three more tools check on, wait for and
-// cancel a request. A call returns within the wait limit, or, when it carries a progressToken, waits until
+// whose input schema is its args_schema plus `dumbwaiter_intent` and `dumbwaiter_plan_id`; three more
+// tools check on, wait for and cancel a request, and `dumbwaiter_plan` proposes a plan for one approval. A call returns within the wait limit, or, when it carries a progressToken, waits until
 // the request is settled and reports progress meanwhile (the client's own timeout governs then).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -12,14 +12,19 @@ import {
   type ServerNotification,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MAX_INTENT_CHARS, type CatalogOperation } from '../protocol/types';
-import { BadRequestIdError, checkRequestId, isResult, isSettled, logCheckNote, type SpoolClient, type Status } from './spoolClient';
+import { MAX_INTENT_CHARS, type CatalogOperation, type ResultDoc } from '../protocol/types';
+import { REQUEST_ID, isRequestId } from '../protocol/ids';
+import { BadRequestIdError, RequestTooLargeError, checkRequestId, isResult, isSettled, logCheckNote, type SpoolClient, type Status, type SubmitRequest } from './spoolClient';
 import { checkArgs, ArgError } from './typedArgs';
+import { DEFAULT_PLAN_EXPIRES_S, MAX_PLAN_EXPIRES_S, MAX_PLAN_STEPS, PLAN_OP, PlanError, checkPlanSteps, planStepsOf } from './plans';
+import { runNotes } from './runNotes';
 import { APP_VERSION } from './version';
 import { DEFAULT_WAIT_S } from './limits';
 
-/** The reserved input of every operation tool (the allowlist refuses arguments named dumbwaiter_*). */
+/** The reserved inputs of every operation tool (the allowlist refuses arguments named dumbwaiter_*). */
 const INTENT_INPUT = 'dumbwaiter_intent';
+const PLAN_ID_INPUT = 'dumbwaiter_plan_id';
+const PLAN_TOOL = 'dumbwaiter_plan';
 const CATALOG_POLL_MS = 2000;
 /** Progress: live output at most about once a second, and something at least every 10 s, so that a
  *  client that resets its timeout on progress never times out while a request waits. */
@@ -40,6 +45,43 @@ const INTENT_SCHEMA = {
   type: 'string',
   maxLength: MAX_INTENT_CHARS,
   description: 'why you ask: shown to the human who approves',
+};
+
+const PLAN_ID_SCHEMA = {
+  type: 'string',
+  pattern: REQUEST_ID.source,
+  description: `the plan_id ${PLAN_TOOL} returned, when this call is a step of that approved plan: with the same arguments as the step it then runs without asking again (each step once)`,
+};
+
+const PLAN_TOOL_DEF: Tool = {
+  name: PLAN_TOOL,
+  description:
+    'Propose a plan: the operations (tools) you will call, with their exact arguments, for a human to approve at once before any of them runs. ' +
+    `Waits for the decision like an operation tool. Once approved, call each step's tool with the step's arguments and ${PLAN_ID_INPUT} set to the plan_id: it runs without asking again (each step once, until the plan expires).`,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      steps: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_PLAN_STEPS,
+        items: {
+          type: 'object',
+          properties: {
+            op: { type: 'string', description: 'the operation: the name of its tool' },
+            args: { type: 'object', description: "the tool's arguments, exactly as you will pass them (without the dumbwaiter_* inputs)" },
+          },
+          required: ['op'],
+          additionalProperties: false,
+        },
+      },
+      intent: { ...INTENT_SCHEMA, description: 'what the plan is for: shown to the human who approves it' },
+      expires_in_s: { type: 'number', minimum: 1, maximum: MAX_PLAN_EXPIRES_S, description: `how long the approved plan may be used, in seconds (default ${DEFAULT_PLAN_EXPIRES_S})` },
+    },
+    required: ['steps', 'intent'],
+    additionalProperties: false,
+  },
+  annotations: { title: 'Propose a plan for approval', readOnlyHint: false, destructiveHint: false, openWorldHint: false },
 };
 
 const OWN_TOOLS: Tool[] = [
@@ -78,7 +120,7 @@ function toolOf(op: CatalogOperation): Tool {
   return {
     name: op.name,
     description: `${op.description}${op.approval === 'always' ? ' (a human approves each call)' : ''}`,
-    inputSchema: { ...schema, properties: { ...(schema.properties ?? {}), [INTENT_INPUT]: INTENT_SCHEMA } },
+    inputSchema: { ...schema, properties: { ...(schema.properties ?? {}), [INTENT_INPUT]: INTENT_SCHEMA, [PLAN_ID_INPUT]: PLAN_ID_SCHEMA } },
     // Write operations change things on the host; what any operation's program reaches is the allowlist
     // author's business, so none claims a closed world.
     annotations: { title: titleOf(op), readOnlyHint: op.scope === 'read', destructiveHint: op.scope === 'write', openWorldHint: true },
@@ -99,9 +141,9 @@ function describe(s: Status): string {
     case 'queued':
       return `request ${s.id} is queued: the host runs it when a slot is free`;
     case 'awaiting_approval':
-      return `request ${s.id} waits for a human to approve it`;
+      return `${isResult(s) && s.op === PLAN_OP ? 'plan' : 'request'} ${s.id} waits for a human to approve it`;
     case 'running':
-      return `request ${s.id} is running`;
+      return isResult(s) && s.orphaned ? `request ${s.id} is still running after the host restarted: the host watches it` : `request ${s.id} is running`;
     case 'uncertain':
       return `request ${s.id} is uncertain: the host lost track of its run, and a human must settle it`;
     default:
@@ -124,19 +166,89 @@ function resultOf(s: Status, client: SpoolClient): CallToolResult {
       true,
     );
   }
+  if (isResult(s) && s.op === PLAN_OP) return planResultOf(s, client);
   if (!isResult(s) || !isSettled(s)) {
     const host = client.hostState();
     return text({
       id: s.id,
       state: s.state,
       note: `${describe(s)}; not finished yet: call dumbwaiter_wait or dumbwaiter_status with id "${s.id}"`,
+      ...afterRestart(s),
       ...(host.running && !host.paused ? {} : { host: host.text }),
     });
   }
   return text(
-    { id: s.id, state: s.state, exit_code: s.exit_code, stdout: s.stdout, stderr: s.stderr, error: s.error, ...(s.approval ? { approval: s.approval } : {}) },
+    { id: s.id, state: s.state, exit_code: s.exit_code, stdout: s.stdout, stderr: s.stderr, error: s.error, ...(s.approval ? { approval: s.approval } : {}), ...afterRestart(s) },
     s.state !== 'succeeded',
   );
+}
+
+/** A run the host lost sight of: whether it outlived a restart, what the reconcile check said, who settled it. */
+function afterRestart(s: Status): Record<string, unknown> {
+  if (!isResult(s)) return {};
+  const notes = runNotes(s);
+  return {
+    ...(s.orphaned ? { orphaned: true } : {}),
+    ...(s.resolved_by ? { resolved_by: s.resolved_by } : {}),
+    ...(s.reconcile ? { reconcile: s.reconcile } : {}),
+    ...(notes.length ? { notes } : {}),
+  };
+}
+
+/** A plan as a tool result: its decision, its steps (as the host will run them, and the requests that
+ *  used them), and once approved how to use it. */
+function planResultOf(s: ResultDoc, client: SpoolClient): CallToolResult {
+  const settled = isSettled(s);
+  const host = client.hostState();
+  const note =
+    s.state === 'succeeded'
+      ? `approved: call each step's tool with the step's arguments and ${PLAN_ID_INPUT} "${s.id}"; it then runs without asking again (each step once, until ${s.plan?.expires_at ?? 'the plan expires'})`
+      : settled
+        ? `the plan was not approved (${s.state}): nothing of it runs without its own approval`
+        : `${describe(s)}; not decided yet: call dumbwaiter_wait or dumbwaiter_status with id "${s.id}"`;
+  return text(
+    {
+      plan_id: s.id,
+      state: s.state === 'succeeded' ? 'approved' : s.state,
+      ...(s.plan ? { expires_at: s.plan.expires_at } : {}),
+      ...(s.approval?.decided_by ? { decided_by: s.approval.decided_by } : {}),
+      steps: planStepsOf(s) ?? [],
+      error: s.error,
+      note,
+      ...(settled || (host.running && !host.paused) ? {} : { host: host.text }),
+    },
+    settled && s.state !== 'succeeded',
+  );
+}
+
+/** Writes a request for a tool call; the id, or the error result saying why nothing was written. */
+function submitted(client: SpoolClient, r: SubmitRequest): string | CallToolResult {
+  try {
+    return client.submit(r);
+  } catch (e) {
+    if (e instanceof RequestTooLargeError || e instanceof BadRequestIdError) return text(`${r.op}: ${e.message}`, true);
+    throw e;
+  }
+}
+
+/** The input of dumbwaiter_plan as a request, or the error result saying what does not fit. */
+function planRequest(input: Record<string, unknown>, client: SpoolClient): SubmitRequest | CallToolResult {
+  const { steps, intent, expires_in_s: expiresIn = DEFAULT_PLAN_EXPIRES_S, ...rest } = input;
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined) return text(`${PLAN_TOOL}: unknown input "${extra}" (it takes steps, intent and expires_in_s)`, true);
+  if (typeof intent !== 'string' || intent.trim() === '' || [...intent].length > MAX_INTENT_CHARS) {
+    return text(`${PLAN_TOOL}: intent must say what the plan is for, in at most ${MAX_INTENT_CHARS} characters`, true);
+  }
+  if (typeof expiresIn !== 'number' || !(expiresIn >= 1 && expiresIn <= MAX_PLAN_EXPIRES_S)) {
+    return text(`${PLAN_TOOL}: expires_in_s must be a number of seconds from 1 to ${MAX_PLAN_EXPIRES_S}`, true);
+  }
+  try {
+    const checked = checkPlanSteps({ steps }, client.catalog());
+    return { op: PLAN_OP, args: { steps: checked }, intent, expiresAt: new Date(Date.now() + expiresIn * 1000) };
+  } catch (e) {
+    if (e instanceof PlanError) return text(`${PLAN_TOOL}: ${e.message}`, true);
+    throw e;
+  }
 }
 
 type Send = (n: ServerNotification) => Promise<void>;
@@ -239,7 +351,7 @@ export async function serveMcp(client: SpoolClient, waitMs = DEFAULT_WAIT_S * 10
     }
   }
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...operations().map(toolOf), ...OWN_TOOLS] }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...operations().map(toolOf), PLAN_TOOL_DEF, ...OWN_TOOLS] }));
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const name = req.params.name;
@@ -259,11 +371,21 @@ export async function serveMcp(client: SpoolClient, waitMs = DEFAULT_WAIT_S * 10
       const s = await client.wait(cancel, { timeoutMs: waitMs, signal: extra.signal });
       return isResult(s) && s.state === 'succeeded' ? text(s.stdout.trim()) : resultOf(s, client);
     }
+    if (name === PLAN_TOOL) {
+      const r = planRequest(input, client);
+      if ('content' in r) return r;
+      const id = submitted(client, r);
+      if (typeof id !== 'string') return id;
+      return settle(id, extra, `plan ${id} was submitted for a human to approve; if this call ends before it is decided, ask dumbwaiter_wait or dumbwaiter_status with id "${id}"`);
+    }
     const op = operations().find((o) => o.name === name);
     if (!op) return text(`the host offers no tool "${name}"`, true);
-    const { [INTENT_INPUT]: intent, ...args } = input;
+    const { [INTENT_INPUT]: intent, [PLAN_ID_INPUT]: planId, ...args } = input;
     if (intent !== undefined && (typeof intent !== 'string' || [...intent].length > MAX_INTENT_CHARS)) {
       return text(`${name}: ${INTENT_INPUT} must be a string of at most ${MAX_INTENT_CHARS} characters`, true);
+    }
+    if (planId !== undefined && (typeof planId !== 'string' || !isRequestId(planId))) {
+      return text(`${name}: ${PLAN_ID_INPUT} must be the plan_id ${PLAN_TOOL} returned`, true);
     }
     try {
       checkArgs(op.args_schema, args);
@@ -271,7 +393,8 @@ export async function serveMcp(client: SpoolClient, waitMs = DEFAULT_WAIT_S * 10
       if (e instanceof ArgError) return text(`${name}: ${e.message}`, true);
       throw e;
     }
-    const id = client.submit({ op: name, args, ...(intent ? { intent } : {}) });
+    const id = submitted(client, { op: name, args, ...(intent ? { intent } : {}), ...(planId !== undefined ? { plan_id: planId } : {}) });
+    if (typeof id !== 'string') return id;
     return settle(id, extra, `request ${id} (${name}) was submitted; if this call ends before it does, ask dumbwaiter_wait or dumbwaiter_status with id "${id}"`);
   });
 
