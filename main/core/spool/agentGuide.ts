@@ -86,6 +86,8 @@ ${DW} inbox                        # messages from the host (conflicts, a revoke
 Arguments are typed by the catalog: \`count=5\` is an integer where the operation says so, a list takes the
 argument several times (\`files=a.ts files=b.ts\`); \`--args-json '{"count": 5}'\` gives them all at once.
 Add \`--json\` to \`ops\`, \`status\` and \`wait\` for the exact state.
+\`--timeout S\` and \`--max-output BYTES\` on \`run\` or \`submit\` tighten one request's limits (at most the
+operation's: more is rejected, \`bad_args\`); \`--wait-s S\` bounds how long \`run\` waits (exit 85 after).
 
 ## Operations
 
@@ -109,6 +111,17 @@ the same id with the same operation and arguments is a replay, answered with the
 never run twice. The same id with other arguments is a conflict (exit 87), and nothing runs: use a new id
 for a different request. After exit 85 (still pending) or a lost connection, \`dw wait ID\` again rather
 than submitting anew.
+
+## Plans
+
+When a task needs several operations a human must approve, propose them at once:
+\`${DW} plan plan.json --intent "why"\`, where \`plan.json\` (or \`-\` for stdin) holds
+\`{"steps": [{"op": "OP", "args": {...}}, ...]}\` (at most 50 steps, \`--expires 2h\` for how long it may be
+used: 1 h by default, 24 h at most). The human sees every step's exact command before approving;
+\`dw plan\` waits for the decision and prints the plan id (exit 0 approved, 81 denied). Then run each step
+with \`${DW} run OP name=value ... --plan PLAN_ID\` and exactly the step's arguments: it runs without
+asking again, each step once. Anything else (other arguments, a step used twice, a denied or expired
+plan) goes through the usual approval. Over MCP: the tool \`dumbwaiter_plan\`, then \`dumbwaiter_plan_id\` on each call.
 
 ## Intent
 
