@@ -18,6 +18,7 @@ import { STATES, type ReconcileAttempt } from '../../shared/protocol/types';
 import { isInside } from '../core/allowlist/pathArg';
 import { parseSettingValue } from '../core/settings';
 import { parseDuration } from '../core/duration';
+import { PLAN_OP } from '../core/policy/plans';
 
 const HELP = `dumbwaiter ${APP_VERSION}: run allowlisted operations for a sandboxed agent, through a spool folder
 
@@ -183,12 +184,18 @@ function cmdKeys(argv: string[]): void {
 
 /** One request waiting for a human: what the sandbox wrote (intent, arguments in argv) is escaped, so
  *  it can neither redraw the lines above it nor pass for a line of its own. */
-function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]): string {
+function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number], expiresAt: string | null): string {
   const a = p.approval;
+  // A plan runs nothing itself: what it would let run is its steps, each in full.
+  const what = a.steps
+    ? [
+        `    a plan of ${a.steps.length} step(s); once approved each may run once, without asking, until ${expiresAt ?? '?'}:`,
+        ...a.steps.flatMap((st, i) => [`    ${i + 1}. ${visible(st.op)} (${st.scope})`, `       argv: ${visibleJson(JSON.stringify(st.argv))}`, `       cwd:  ${visible(st.cwd)}`]),
+      ]
+    : [`    argv: ${visibleJson(JSON.stringify(a.argv))}`, `    cwd:  ${visible(a.cwd)}`];
   return [
     `${p.id}  ${visible(a.operation)}  (key ${visible(a.key_name)} / ${a.key_id}, waiting since ${p.waiting_since}, denied at ${a.timeout_at} if undecided)`,
-    `    argv: ${visibleJson(JSON.stringify(a.argv))}`,
-    `    cwd:  ${visible(a.cwd)}`,
+    ...what,
     ...(a.intent ? [`    intent: ${visible(a.intent)}`] : []),
     ...(a.ceiling ? [`    would cross ${visible(a.ceiling)}`] : []),
     ...(a.shared_with_sandbox?.length ? [`    works on folders the sandbox can write: ${a.shared_with_sandbox.map((r) => visible(r)).join(', ')}`] : []),
@@ -212,14 +219,14 @@ function cmdApprovals(argv: string[]): void {
         const pending = svc.pendingApprovals();
         if (values.json) return printJson(pending);
         if (pending.length === 0) return say('Nothing is waiting for approval.');
-        return say(pending.map(describeApproval).join('\n'));
+        return say(pending.map((p) => describeApproval(p, svc.requests.get(p.id)?.expires_at ?? null)).join('\n'));
       }
       case 'approve': {
         if (!id) throw new UsageError('usage: dumbwaiter approvals approve ID [--for DURATION]');
         const seconds = values.for === undefined ? undefined : parseDuration(values.for);
         const r = svc.approve(id, actor, seconds);
         if (values.json) return printJson({ id, state: r.row.state, grant: r.grant, also_approved: r.alsoApproved.map((x) => x.id) });
-        say(`Approved ${id}.`);
+        say(r.row.op === PLAN_OP ? `Approved plan ${id}: each of its steps may run once, without asking, until ${r.row.expires_at}.` : `Approved ${id}.`);
         if (r.grant) say(`Grant ${r.grant.id}: key ${r.grant.key_id} may call ${r.grant.op} without asking until ${r.grant.expires_at}${r.alsoApproved.length ? `; also approved ${r.alsoApproved.map((x) => x.id).join(', ')}` : ''}. Revoke it with: dumbwaiter approvals revoke-grant ${r.grant.id}`);
         return;
       }

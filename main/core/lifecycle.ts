@@ -5,6 +5,7 @@ import type { Db } from './ledger/db';
 import type { AuditEntry, AuditLog } from './ledger/audit';
 import type { RequestPatch, RequestRow, Requests } from './ledger/requests';
 import type { ErrorCode, RequestState } from '../../shared/protocol/types';
+import { stepsWith } from './policy/plans';
 
 /**
  * The states a request is recorded in when intake first records it (an authenticated request binds
@@ -83,21 +84,37 @@ export class Lifecycle {
    */
   move(row: RequestRow, to: RequestState, patch: RequestPatch, note: MoveNote | null, from: readonly RequestState[] = [row.state]): RequestRow | null {
     for (const f of from) if (!mayMove(f, to)) throw new Error(`no transition from ${f} to ${to} (lifecycle.ts)`);
-    const next = this.db.transaction(() => {
+    const [next, plan] = this.db.transaction(() => {
       const n = this.requests.transition(row.id, from, { ...patch, state: to });
       if (n && note) this.audit.record({ ...note, request_id: row.id, key_id: row.key_id, op: row.op });
-      return n;
+      return [n, n && this.followPlan(n)] as const;
     })();
     if (next) this.publish(next);
+    if (plan) this.publish(plan);
     return next;
   }
 
   /** queued -> running, unless the host was paused or the key revoked meanwhile (Requests.start). The
    *  `started` entry follows once the process exists (with its pid). */
   start(row: RequestRow, patch: RequestPatch): RequestRow | null {
-    const next = this.requests.start(row.id, patch);
+    const [next, plan] = this.db.transaction(() => {
+      const n = this.requests.start(row.id, patch);
+      return [n, n && this.followPlan(n)] as const;
+    })();
     if (next) this.publish(next);
+    if (plan) this.publish(plan);
     return next;
+  }
+
+  /**
+   * The plan hook, kept this small on purpose: a request that took a step of a plan (policy/plans.ts)
+   * has moved, so that step of the plan's row takes its new state, in the same commit (the plan's
+   * result lists its steps' states). Returns the plan's changed row, to publish; null for any other row.
+   */
+  private followPlan(row: RequestRow): RequestRow | null {
+    const plan = row.plan_id ? this.requests.get(row.plan_id) : null;
+    const steps = plan && stepsWith(plan, row.id, row.state);
+    return plan && steps ? this.requests.transition(plan.id, [plan.state], { steps_json: steps }) : null;
   }
 
   /** Refused (rejected, expired or failed) from where it is, with the audit kind that says why. */

@@ -8,6 +8,7 @@ import { writeFileAtomic } from '../fs/atomicWrite';
 import { signHostDoc, type HostDocKey } from '../../../shared/protocol/hostAuth';
 import { approvalOf, type RequestRow, type Requests } from '../ledger/requests';
 import type { ErrorCode, ReconcileAttempt, ResultDoc } from '../../../shared/protocol/types';
+import { planDocOf } from '../policy/plans';
 import { nowIso } from '../time';
 import type { SpoolPaths } from './layout';
 import type { SpoolHealth } from './health';
@@ -51,6 +52,8 @@ export function resultDocOf(row: RequestRow): ResultDoc {
   if (approval) {
     doc.approval = row.decided_by ? { ...approval, decided_by: row.decided_by, decided_at: row.decided_at ?? undefined } : approval;
   }
+  const plan = planDocOf(row);
+  if (plan) doc.plan = plan;
   if (row.state === 'cancelled' && row.cancel_requested_by) doc.cancelled_by = row.cancel_requested_by;
   if (row.log_bytes !== null && row.log_sha256 !== null) {
     doc.log_bytes = row.log_bytes;
