@@ -137,7 +137,8 @@ describe('dw mcp', () => {
     const client = new Client({ name: 'restart-clients-test', version: '1' });
     await client.connect(transport);
     try {
-      const body = async (name: string, id: string) => JSON.parse(((await client.callTool({ name, arguments: { id } })) as CallToolResult).content[0]!.text as string) as Record<string, unknown>;
+      const body = async (name: string, id: string) =>
+        JSON.parse((((await client.callTool({ name, arguments: { id } })) as CallToolResult).content[0] as { text: string }).text) as Record<string, unknown>;
       expect(await body('dumbwaiter_status', ORPHAN)).toMatchObject({ state: 'running', orphaned: true, notes: [STILL_RUNNING] });
       expect(await body('dumbwaiter_wait', ORPHAN)).toMatchObject({ state: 'running', orphaned: true, notes: [STILL_RUNNING] });
       expect(await body('dumbwaiter_status', 'rs-not-applied')).toMatchObject({
