@@ -175,11 +175,15 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     expect(groupRunning(escaped)).toBe(false);
   });
 
-  it('refuses a verdict while no daemon watches it', async () => {
+  it('refuses a verdict on a run of the live daemon, and on one while no daemon watches it', async () => {
     const d1 = await host.startDaemon();
     host.submit(key, 'orph-down', 'sleeper', { go: goFile('orph-down') });
     await host.waitResult('orph-down', ['running']);
     trackGroup(await host.runPid('orph-down'));
+    // A run of the live daemon is no orphan: no verdict, forced or not.
+    const live = host.cli(['resolve', 'orph-down', '--failed', '--force']);
+    expect(live.status).toBe(1);
+    expect(live.stderr).toContain('is running, not uncertain: nothing to resolve (to end it: dumbwaiter cancel orph-down)');
     await d1.kill9();
     const refused = host.cli(['resolve', 'orph-down', '--failed', '--force']);
     expect(refused.status).toBe(1);
