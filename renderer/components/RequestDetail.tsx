@@ -116,8 +116,8 @@ export function RequestDetail({ id }: { id: string }) {
         <div className="callout callout-warn" role="note">
           <span className="badge badge-warn">Outlived a host restart: still running, watched</span>
           <p>
-            The host that started this run stopped without ending it, and the host running now watches it. Kill ends every process it started;
-            once it ends, the host checks whether it took effect (or asks you).
+            The host that started this run stopped without ending it, and the host running now watches it; what the run wrote since then is
+            not shown. Kill ends every process it started; once it ends, the host checks whether it took effect (or asks you).
           </p>
         </div>
       ) : null}

@@ -4,7 +4,7 @@
 // by a human, a run that outlives a killed daemon (orphaned: shown as such, and killed from the screen),
 // an uncertain run whose reconcile check is shown and run again, and live output that stops being
 // asked for once the run ends.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -298,6 +298,8 @@ describe('the Activity screen', () => {
 
   it('a run that outlived a killed daemon is shown running, marked as outliving the restart, and Kill kills it', async () => {
     ui.host.submit(bob, 'orph-1', 'lingering', {}, { intent: 'Index the archive' });
+    // Its output reaches the log through the host that started it: what it writes after that host is gone is lost.
+    await eventually('its first output', () => (existsSync(path.join(ui.host.spool, 'results', 'orph-1.log')) && ui.host.logOf('orph-1') === 'working\n' ? true : undefined));
     const [pid] = await crashDaemon(['orph-1'], true);
     await expect.poll(() => ui.svc.requests.get('orph-1')?.orphaned, { timeout: 15_000 }).toBe(1);
     expect(groupRunning(pid!)).toBe(true);

@@ -55,7 +55,10 @@ export function RunningCard({
       {orphaned ? (
         <div className="run-orphan-note">
           <span className="badge badge-warn">Outlived a host restart: still running, watched</span>{' '}
-          <span className="muted">The host that started it stopped without ending it. Kill ends it; once it ends, the host checks whether it took effect.</span>
+          <span className="muted">
+            The host that started it stopped without ending it, and what it wrote since is not shown. Kill ends it; once it ends, the host checks
+            whether it took effect.
+          </span>
         </div>
       ) : null}
       {run.intent ? <div className="run-intent muted">{run.intent}</div> : null}
