@@ -28,7 +28,7 @@ const approval = (id: string, ceiling: string | null = null): PendingApprovalVie
   waiting_since: '2026-11-29T08:00:00Z',
   approval: { operation: 'deploy', argv: ['echo'], cwd: '/', key_id: 'k_1', key_name: 'laptop', intent: null, requested_at: '', timeout_at: '', ceiling },
 });
-const run = { id: 'r1', op: 'echo', key_id: 'k_1', started_at: null };
+const run = { id: 'r1', op: 'echo', key_id: 'k_1', started_at: null, orphaned: false };
 const ids = (items: TrayMenuItem[]): string[] => items.flatMap((i) => [i.id, ...ids(i.submenu ?? [])]).filter(Boolean);
 
 describe('trayState', () => {
@@ -60,7 +60,7 @@ describe('trayState', () => {
   });
 
   it.each([
-    ['uncertain runs', { uncertain: [{ ...run, error_message: null }] }, '1 uncertain run to resolve'],
+    ['uncertain runs', { uncertain: [{ id: run.id, op: run.op, key_id: run.key_id, started_at: run.started_at, error_message: null, reconcile: null, reconcilable: false }] }, '1 uncertain run to resolve'],
     ['an invalid allowlist', { allowlist: { ok: false, operations: [], error: 'line 3' } }, 'the allowlist is invalid'],
     ['the host paused', { paused: true }, 'paused'],
     ['the host not running', { daemon: { running: false, heartbeat_at: null } }, 'the host is not running'],
