@@ -179,6 +179,8 @@ export interface RequestSummaryView {
   error_code: string | null;
   error_message: string | null;
   updated_at: string;
+  /** Who settled an interrupted run: a human, or its operation's reconcile command. */
+  resolved_by: string | null;
 }
 
 /** Part of a running request's live output; ask again from `next` for more. */

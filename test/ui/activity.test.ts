@@ -386,6 +386,7 @@ describe('the Activity screen', () => {
     const failed = await ui.host.waitResult('pub-2', ['failed']);
     expect(failed.error?.code).toBe('not_applied');
     await section('Recent results').getByRole('row').filter({ hasText: 'pub-2' }).getByText('reconciled: did not take effect').waitFor();
+    await section('Recent results').getByRole('row').filter({ hasText: 'pub-1' }).getByText('reconciled: took effect').waitFor();
 
     // Its page: who settled it, and the check that did.
     await ui.open('/requests/pub-1');

@@ -73,7 +73,7 @@ export interface RequestFilter {
 /** A request as the app lists it: no output, no arguments. */
 export type RequestSummary = Pick<
   RequestRow,
-  'id' | 'key_id' | 'op' | 'state' | 'intent' | 'claimed_at' | 'started_at' | 'finished_at' | 'duration_ms' | 'exit_code' | 'error_code' | 'error_message' | 'updated_at'
+  'id' | 'key_id' | 'op' | 'state' | 'intent' | 'claimed_at' | 'started_at' | 'finished_at' | 'duration_ms' | 'exit_code' | 'error_code' | 'error_message' | 'updated_at' | 'resolved_by'
 > & { seq: number };
 
 export type NewRequest = Pick<
@@ -259,7 +259,7 @@ export class Requests {
     return this.db
       .prepare(
         `SELECT rowid AS seq, id, key_id, op, state, intent, claimed_at, started_at, finished_at, duration_ms, exit_code,
-                error_code, error_message, updated_at
+                error_code, error_message, updated_at, resolved_by
          FROM requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY rowid DESC LIMIT @limit`,
       )
       .all(params) as RequestSummary[];

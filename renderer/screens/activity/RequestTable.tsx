@@ -61,7 +61,7 @@ export function RequestTable({
             <td>{keyName(r.key_id) ?? <code className="muted">{r.key_id}</code>}</td>
             <td>
               <StateBadge state={r.state} />
-              {r.error_code === 'not_applied' ? <span className="act-reconciled muted"> reconciled: did not take effect</span> : null}
+              {r.resolved_by === 'reconcile' ? <span className="act-reconciled muted"> reconciled: {r.state === 'succeeded' ? 'took effect' : 'did not take effect'}</span> : null}
               {r.exit_code !== null && r.exit_code !== 0 ? <span className="muted act-exit"> exit {r.exit_code}</span> : null}
             </td>
             <td>
