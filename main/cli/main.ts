@@ -184,12 +184,12 @@ function cmdKeys(argv: string[]): void {
 
 /** One request waiting for a human: what the sandbox wrote (intent, arguments in argv) is escaped, so
  *  it can neither redraw the lines above it nor pass for a line of its own. */
-function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number], expiresAt: string | null): string {
+function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]): string {
   const a = p.approval;
   // A plan runs nothing itself: what it would let run is its steps, each in full.
   const what = a.steps
     ? [
-        `    a plan of ${a.steps.length} step(s); once approved each may run once, without asking, until ${expiresAt ?? '?'}:`,
+        `    a plan of ${a.steps.length} step(s); once approved each may run once, without asking, until ${p.expires_at ?? '?'}:`,
         ...a.steps.flatMap((st, i) => [`    ${i + 1}. ${visible(st.op)} (${st.scope})`, `       argv: ${visibleJson(JSON.stringify(st.argv))}`, `       cwd:  ${visible(st.cwd)}`]),
       ]
     : [`    argv: ${visibleJson(JSON.stringify(a.argv))}`, `    cwd:  ${visible(a.cwd)}`];
@@ -219,7 +219,7 @@ function cmdApprovals(argv: string[]): void {
         const pending = svc.pendingApprovals();
         if (values.json) return printJson(pending);
         if (pending.length === 0) return say('Nothing is waiting for approval.');
-        return say(pending.map((p) => describeApproval(p, svc.requests.get(p.id)?.expires_at ?? null)).join('\n'));
+        return say(pending.map(describeApproval).join('\n'));
       }
       case 'approve': {
         if (!id) throw new UsageError('usage: dumbwaiter approvals approve ID [--for DURATION]');

@@ -60,6 +60,8 @@ export interface PendingApproval {
   op: string;
   key_id: string;
   waiting_since: string;
+  /** The request's own expiry: for a plan, until when its steps may be used once approved. */
+  expires_at: string | null;
   approval: ApprovalInfo;
 }
 
@@ -385,6 +387,7 @@ export class HostService {
       op: r.op,
       key_id: r.key_id,
       waiting_since: r.updated_at,
+      expires_at: r.expires_at,
       approval: approvalOf(r)!,
     }));
   }

@@ -32,6 +32,8 @@ export interface PendingApprovalView {
   op: string;
   key_id: string;
   waiting_since: string;
+  /** The request's own expiry: for a plan, until when its steps may be used once approved. */
+  expires_at: string | null;
   approval: ApprovalInfo;
 }
 

@@ -364,6 +364,7 @@ describe('a plan', () => {
     await stepBox().evaluate((el) => void (el.scrollTop = 0));
     await scrollThroughSteps();
     await expect.poll(() => card().textContent()).toContain('(all 31 shown)');
+    expect(await card().textContent()).toContain('each step once, without asking again until'); // the plan's own expiry
     await expect.poll(armed).toBe(true);
     await card().evaluate((el) => Promise.all(el.getAnimations().map((x) => x.finished)));
     await stepBox().evaluate((el) => void (el.scrollTop = 0));

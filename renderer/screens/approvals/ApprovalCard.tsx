@@ -169,7 +169,13 @@ export function ApprovalCard({
       {steps ? (
         <div className="approval-command approval-plan">
           <div className="approval-label">
-            {compact ? 'Steps' : 'What it lets run, each step once, without asking again'}{' '}
+            {compact ? 'Steps' : 'What it lets run, each step once, without asking again'}
+            {pending.expires_at ? (
+              <>
+                {' '}
+                until <Time iso={pending.expires_at} />
+              </>
+            ) : null}{' '}
             <span className="muted" id={unseenId}>
               {allShown ? `(all ${steps.length} shown)` : `(${stepsSeen} of ${steps.length} shown: scroll through every step to approve)`}
             </span>

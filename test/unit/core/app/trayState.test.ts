@@ -26,6 +26,7 @@ const approval = (id: string, ceiling: string | null = null): PendingApprovalVie
   op: 'deploy',
   key_id: 'k_1',
   waiting_since: '2026-11-29T08:00:00Z',
+  expires_at: null,
   approval: { operation: 'deploy', argv: ['echo'], cwd: '/', key_id: 'k_1', key_name: 'laptop', intent: null, requested_at: '', timeout_at: '', ceiling },
 });
 const run = { id: 'r1', op: 'echo', key_id: 'k_1', started_at: null, orphaned: false };
