@@ -156,6 +156,35 @@ describe('a run interrupted by a SIGKILL of the daemon, once its processes are g
   });
 });
 
+describe('an interrupted run a stop left unchecked', () => {
+  it('is checked at the next start: a run the clean stop ended, and a check the stop cut short', async () => {
+    expect(host.cli(['config', 'set', 'shutdown_grace_s', '1']).status).toBe(0);
+    const d1 = await host.startDaemon();
+    host.submit(key, 'rc-stopped', 'deploy', { go: goFile('rc-stopped') });
+    await host.waitResult('rc-stopped', ['running']);
+    trackGroup(await host.runPid('rc-stopped'));
+    await d1.stop(); // the grace period passes: the run is ended, uncertain
+    expect(host.result('rc-stopped')).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' } });
+    expect(host.result('rc-stopped')?.reconcile).toBeUndefined();
+
+    // The next start (the one `interrupted` makes; or, should its SIGKILL come first, the one after) checks it.
+    writeFileSync(path.join(answers, 'rc-stopped'), '1');
+    await interrupted([['rc-cut', 'gated-check']]);
+    const d2 = await host.startDaemon();
+    expect(await host.waitResult('rc-stopped', ['failed'])).toMatchObject({ resolved_by: 'reconcile', error: { code: 'not_applied' }, reconcile: { by: 'daemon (restart)' } });
+    await host.waitResult('rc-cut', ['uncertain']);
+    await eventually('the gated check to be going', () => (host.audit('rc-cut').length > 0 && !host.result('rc-cut')?.reconcile ? true : undefined));
+    await d2.stop(); // cuts the gated check short
+    expect(host.result('rc-cut')?.reconcile?.error).toBe('the check was ended because the host was stopping');
+
+    writeFileSync(path.join(host.root, 'check-go'), '');
+    await host.startDaemon();
+    expect(await host.waitResult('rc-cut', ['succeeded'])).toMatchObject({ resolved_by: 'reconcile', reconcile: { verdict: 'applied', by: 'daemon (restart)' } });
+    expect(runs('rc-cut')).toBe(1);
+    expect(runs('rc-stopped')).toBe(1);
+  });
+});
+
 describe('dumbwaiter resolve --check', () => {
   it('asks the reconcile command again, and the request moves as it now says', async () => {
     await interrupted([['rc-later', 'deploy']]);

@@ -148,9 +148,20 @@ export class Reconciler {
   }
 }
 
+/** A check ended by a stop of the host: it said nothing, so the next start checks again. */
+const CUT_SHORT = 'the check was ended because the host was stopping';
+
+/** An interrupted run whose effect its reconcile command has not yet been able to look up: never
+ *  checked (a crash before or during the check, a clean stop that ended the run), or checked only by
+ *  a check a stop cut short. */
+export function uncheckedInterruption(row: RequestRow): boolean {
+  if (row.state !== 'uncertain' || row.error_code !== 'interrupted') return false;
+  return row.reconcile_json === null || (JSON.parse(row.reconcile_json) as ReconcileAttempt).error === CUT_SHORT;
+}
+
 function attemptOf(at: string, argv: string[], o: RunOutcome, by: string): ReconcileAttempt {
   // A check ended by a stop says nothing, whatever it exited with.
-  const error = o.error?.message ?? (o.terminated ? 'the check was ended because the host was stopping' : null);
+  const error = o.error?.message ?? (o.terminated ? CUT_SHORT : null);
   const verdict = o.terminated ? 'unknown' : reconcileVerdict(o);
   return { at, argv, exit_code: o.exit_code, signal: o.signal, stdout: o.stdout, stderr: o.stderr, error, verdict, by };
 }

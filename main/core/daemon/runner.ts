@@ -22,7 +22,7 @@ import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
 import { faultPoint } from '../faults';
 import { Orphan, type OrphanEnd } from './orphans';
-import { Reconciler, settleHint } from './reconciler';
+import { Reconciler, settleHint, uncheckedInterruption } from './reconciler';
 
 export interface RunnerDeps {
   db: Db;
@@ -82,6 +82,11 @@ export class Runner {
         this.d.log.error(`${row.id}: could not look for its processes: ${(e as Error).message}`);
       }
       this.d.safely(row.id, () => (orphan ? this.adopt(row, orphan) : this.interrupted(row, false)));
+    }
+    // Those an earlier start left uncertain before its check could say anything: a crash during the
+    // check, or a clean stop (which ends runs, and checks in progress).
+    for (const row of this.d.requests.inState('uncertain')) {
+      if (uncheckedInterruption(row) && this.reconciler.reconcilable(row.op)) this.reconciler.enqueue(row, 'daemon (restart)');
     }
   }
 
