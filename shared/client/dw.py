@@ -8,8 +8,8 @@ folder, and reads their results back (protocol v1; docs/SANDBOX.md describes the
     dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S] [LIMITS]
     dw status ID [--json]
     dw wait ID [--timeout S] [--json]
-    dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--wait-s S] [LIMITS]
-    dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--wait-s S] [--json]
+    dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S] [LIMITS]
+    dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--timeout S] [--json]
     dw cancel ID
     dw inbox [--json]
     dw doctor
@@ -1395,11 +1395,11 @@ class Opts(object):
 # Flags of each command: name -> takes a value.
 COMMANDS = {
     "ops": ({"--json": False}, 0, 0),
-    "submit": ({"--args-json": True, "--id": True, "--intent": True, "--expires-in": True, "--plan": True, "--timeout": True, "--max-output": True}, 1, None),
+    "submit": ({"--args-json": True, "--id": True, "--intent": True, "--expires-in": True, "--plan": True, "--time-limit": True, "--max-output": True}, 1, None),
     "status": ({"--json": False}, 1, 1),
     "wait": ({"--timeout": True, "--json": False}, 1, 1),
-    "run": ({"--args-json": True, "--id": True, "--intent": True, "--wait-s": True, "--plan": True, "--timeout": True, "--max-output": True}, 1, None),
-    "plan": ({"--intent": True, "--expires": True, "--id": True, "--wait-s": True, "--json": False}, 1, 1),
+    "run": ({"--args-json": True, "--id": True, "--intent": True, "--timeout": True, "--plan": True, "--time-limit": True, "--max-output": True}, 1, None),
+    "plan": ({"--intent": True, "--expires": True, "--id": True, "--timeout": True, "--json": False}, 1, 1),
     "cancel": ({}, 1, 1),
     "inbox": ({"--json": False}, 0, 0),
     "doctor": ({}, 0, 0),
@@ -1418,9 +1418,9 @@ commands:
   dw status ID [--json]           the request's state (unclaimed, queued, running, succeeded, ...)
   dw wait ID [--timeout S] [--json]
                                   wait for a final state, print the output, exit as below
-  dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--wait-s S] [LIMITS]
+  dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S] [LIMITS]
                                   submit, print the id on stderr, stream the output, exit as below
-  dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--wait-s S] [--json]
+  dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--timeout S] [--json]
                                   propose steps for one human approval, wait for it, print the plan
   dw cancel ID                    ask the host to cancel a request
   dw inbox [--json]               messages from the host
@@ -1429,9 +1429,9 @@ commands:
 Arguments are typed by the host's catalog: workers=4, verbose=true, files=a.ts files=b.ts or
 files='["a.ts","b.ts"]'. --args-json gives all arguments as one JSON object.
 
-LIMITS of one request, at most the operation's (larger is rejected, bad_args): --timeout S (its run
-is stopped after S seconds), --max-output BYTES; --plan ID runs it as a step of that approved plan.
-dw wait --timeout S and dw run --wait-s S stop waiting after S seconds (85; the request goes on).
+LIMITS of one request, at most the operation's (larger is rejected, bad_args): --time-limit S (its
+run is stopped after S seconds), --max-output BYTES; --plan ID runs it as a step of that approved plan.
+--timeout S on dw wait, run and plan stops waiting after S seconds (85; the request goes on).
 dw plan: FILE (or - for stdin) holds {"steps": [{"op": OP, "args": {...}}, ...]} (at most 50 steps);
 it waits for a human's decision (an approved plan is usable for --expires, default 1h, at most 24h).
 
@@ -1443,7 +1443,7 @@ exit codes:
   0 succeeded; 1-255 the operation's own exit code; 64 usage; 65 bad arguments (nothing written);
   66 no valid key file; 69 spool or host unavailable (doctor: a check failed); 77 permission denied;
   80 rejected (also a refusal the host could not sign); 81 denied; 82 expired; 83 cancelled;
-  84 uncertain; 85 still pending when the wait ended (dw wait --timeout, dw run --wait-s; dw wait ID
+  84 uncertain; 85 still pending after --timeout (how long dw wait, run or plan waits; dw wait ID
   again); 86 failed without an exit code (could not start, timeout, signal, or not_applied: the host
   checked that an interrupted run did not take effect, safe to retry with a new id); 87 the id is
   bound to another request: nothing ran, use a new id
@@ -1454,11 +1454,11 @@ is ignored (and said on stderr).
 
 COMMAND_HELP = {
     "ops": "usage: dw ops [--json]\n\nLists the host's operations with their arguments (type, constraints, required or default).\n--json prints the catalog's operations as JSON.\n",
-    "submit": "usage: dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]\n                 [--plan ID] [--timeout S] [--max-output BYTES]\n\nWrites a signed request and prints its id. Arguments are typed and checked against the catalog\nbefore anything is written (exit 65 when they do not fit). --id chooses the id (a retry with the\nsame id and arguments never runs twice); --expires-in S: the request must not start after S seconds.\n--plan, --timeout and --max-output as for dw run.\n",
+    "submit": "usage: dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]\n                 [--plan ID] [--time-limit S] [--max-output BYTES]\n\nWrites a signed request and prints its id. Arguments are typed and checked against the catalog\nbefore anything is written (exit 65 when they do not fit). --id chooses the id (a retry with the\nsame id and arguments never runs twice); --expires-in S: the request must not start after S seconds.\n--plan, --time-limit and --max-output as for dw run.\n",
     "status": "usage: dw status ID [--json]\n\nThe request's state: unclaimed (still in queue/), queued, awaiting_approval, running, succeeded,\nfailed, rejected, denied, expired, cancelled, uncertain, conflict (the id is bound to another\nrequest), or unknown (no trace of it).\n",
     "wait": "usage: dw wait ID [--timeout S] [--json]\n\nWaits for a final state (or uncertain), prints the output (stdout to stdout, stderr to stderr)\nand exits with the operation's exit code, or 80-87. --json prints the result document instead.\n",
-    "run": "usage: dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--wait-s S]\n              [--plan ID] [--timeout S] [--max-output BYTES]\n\nSubmits a request, prints its id on stderr at once, streams its live output to stdout, and exits\nwith the operation's exit code (or 80-87). With --wait-s S it stops waiting after S seconds (85).\n--timeout S stops the run itself after S seconds and --max-output BYTES keeps that much of its\noutput, at most the operation's own limits (a larger one is rejected, 80: bad_args). --plan ID runs it\nas a step of that approved plan (dw plan): with the step's operation and arguments it runs without asking.\n",
-    "plan": "usage: dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--wait-s S] [--json]\n\nProposes a plan: the steps FILE (or stdin, -) holds, {\"steps\": [{\"op\": OP, \"args\": {...}}, ...]} or just\nthat list, at most 50, each checked against the catalog before anything is written (65). A human\napproves or denies the whole plan; dw waits for that (--wait-s S: at most S seconds, 85), prints\nthe plan id on stderr at once, then each step as the host will run it, and exits 0 when approved\n(81 denied, 82 expired, ...). Each step then runs without asking, once, with\n`dw run OP name=value ... --plan PLAN_ID`, until the plan expires (--expires: 45s, 30m, 2h or 1h30m;\ndefault 1h, at most 24h).\n",
+    "run": "usage: dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]\n              [--plan ID] [--time-limit S] [--max-output BYTES]\n\nSubmits a request, prints its id on stderr at once, streams its live output to stdout, and exits\nwith the operation's exit code (or 80-87). With --timeout S it stops waiting after S seconds (85).\n--time-limit S stops the run itself after S seconds and --max-output BYTES keeps that much of its\noutput, at most the operation's own limits (a larger one is rejected, 80: bad_args). --plan ID runs it\nas a step of that approved plan (dw plan): with the step's operation and arguments it runs without asking.\n",
+    "plan": "usage: dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--timeout S] [--json]\n\nProposes a plan: the steps FILE (or stdin, -) holds, {\"steps\": [{\"op\": OP, \"args\": {...}}, ...]} or just\nthat list, at most 50, each checked against the catalog before anything is written (65). A human\napproves or denies the whole plan; dw waits for that (--timeout S: at most S seconds, 85), prints\nthe plan id on stderr at once, then each step as the host will run it, and exits 0 when approved\n(81 denied, 82 expired, ...). Each step then runs without asking, once, with\n`dw run OP name=value ... --plan PLAN_ID`, until the plan expires (--expires: 45s, 30m, 2h or 1h30m;\ndefault 1h, at most 24h).\n",
     "cancel": "usage: dw cancel ID\n\nAsks the host to cancel a request (a signed dumbwaiter.cancel) and prints its answer.\n",
     "inbox": "usage: dw inbox [--json]\n\nMessages from the host (conflicts, revoked keys, notices), oldest first.\n",
     "doctor": "usage: dw doctor\n\nChecks that the spool is there, the key file is valid, the host is running (heartbeat, up), the\nclocks are in step, the key is accepted (a signed dumbwaiter.ping) and the answer is signed for it.\nExit 0 when all pass, 77 when the spool denies this uid, else 69.\n",
@@ -1494,7 +1494,7 @@ def parse_argv(argv):
             if o.command:
                 known.update(COMMANDS[o.command][0])
             if name not in known:
-                if o.command is None and name in ("--json", "--timeout", "--id", "--intent", "--args-json", "--expires-in", "--expires", "--wait-s", "--plan", "--max-output"):
+                if o.command is None and name in ("--json", "--timeout", "--id", "--intent", "--args-json", "--expires-in", "--expires", "--time-limit", "--plan", "--max-output"):
                     raise Usage("%s goes after the command" % name)
                 raise Usage("unknown option %s%s" % (name, " for dw " + o.command if o.command else ""))
             if known[name]:
@@ -1550,7 +1550,7 @@ def _seconds(o, flag, allow_zero=True):
 
 
 def positive_int(o, flag, unit):
-    """--timeout S, --max-output BYTES: a whole number from 1 to MAX_LIMIT (else a usage error)."""
+    """--time-limit S, --max-output BYTES: a whole number from 1 to MAX_LIMIT (else a usage error)."""
     v = o.flags.get(flag)
     if v is None:
         return None
@@ -1575,9 +1575,9 @@ def duration_seconds(text, flag, most):
 
 
 def _request_fields(o):
-    """The payload fields of --plan, --timeout and --max-output, checked before anything is written."""
+    """The payload fields of --plan, --time-limit and --max-output, checked before anything is written."""
     fields = {}
-    for flag, name, unit in (("--timeout", "timeout_s", "seconds"), ("--max-output", "max_output_bytes", "bytes")):
+    for flag, name, unit in (("--time-limit", "timeout_s", "seconds"), ("--max-output", "max_output_bytes", "bytes")):
         n = positive_int(o, flag, unit)
         if n is not None:
             fields[name] = n
@@ -1718,7 +1718,7 @@ def _read_log(path, offset, limit):
 
 
 def cmd_run(o):
-    timeout = _seconds(o, "--wait-s")
+    timeout = _seconds(o, "--timeout")
     fields = _request_fields(o)
     spool, key, rid, op, args, intent = _prepare_request(o)
     answers = Answers(spool, key)
@@ -1817,7 +1817,7 @@ def _waited(o, rid, waiter, res, timeout):
 
 
 def cmd_plan(o):
-    wait = _seconds(o, "--wait-s")
+    timeout = _seconds(o, "--timeout")
     expires = o.flags.get("--expires")
     expires_in = DEFAULT_PLAN_EXPIRES_S if expires is None else duration_seconds(expires, "--expires", MAX_PLAN_EXPIRES_S)
     rid = o.flags.get("--id")
@@ -1837,12 +1837,12 @@ def cmd_plan(o):
     rid = submit_request(answers, PLAN_OP, {"steps": steps}, rid, intent, expires_in)
     err(rid)
     note = "plan %s waits for a human to approve its %d step%s" % (rid, len(steps), "" if len(steps) == 1 else "s")
-    waiter = Waiter(answers, rid, wait, fresh=True, approval_note=note)
+    waiter = Waiter(answers, rid, timeout, fresh=True, approval_note=note)
     try:
         res = waiter.run()
     except KeyboardInterrupt:
         return _interrupted(rid)
-    return _waited(o, rid, waiter, res, wait)
+    return _waited(o, rid, waiter, res, timeout)
 
 
 def cmd_status(o):

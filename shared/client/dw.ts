@@ -28,17 +28,17 @@ const HELP = `dw: ask the Dumbwaiter host to run an allowlisted operation
   dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S] [LIMITS]
   dw status ID [--json]
   dw wait ID [--timeout S] [--json]
-  dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--wait-s S] [LIMITS]
-  dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--wait-s S] [--json]
+  dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S] [LIMITS]
+  dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--timeout S] [--json]
   dw cancel ID
   dw inbox [--json]
   dw doctor
   dw mcp [--wait-s S]                 (Node only) an MCP server on stdio
 
 Options: --spool DIR (else $DUMBWAITER_SPOOL), --key-file FILE (else $DUMBWAITER_KEY_FILE).
-LIMITS of one request, at most the operation's (larger is rejected, bad_args): --timeout S (its run
-is stopped after S seconds), --max-output BYTES; --plan ID runs it as a step of that approved plan.
-dw wait --timeout S and dw run --wait-s S stop waiting after S seconds (85; the request goes on).
+LIMITS of one request, at most the operation's (larger is rejected, bad_args): --time-limit S (its
+run is stopped after S seconds), --max-output BYTES; --plan ID runs it as a step of that approved plan.
+--timeout S on dw wait, run and plan stops waiting after S seconds (85; the request goes on).
 dw plan: FILE (or - for stdin) holds {"steps": [{"op": OP, "args": {...}}, ...]} (at most 50 steps);
 it waits for a human's decision (an approved plan is usable for --expires, default 1h, at most 24h).
 Exit codes:
@@ -54,9 +54,10 @@ const OPTIONS = {
   'expires-in': { type: 'string' },
   expires: { type: 'string' },
   timeout: { type: 'string' },
+  'time-limit': { type: 'string' },
   'max-output': { type: 'string' },
   plan: { type: 'string' },
-  'wait-s': { type: 'string' },
+  'wait-s': { type: 'string' }, // dw mcp's only: how long a tool call waits before it returns the id
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -161,7 +162,7 @@ function submitFrom(c: SpoolClient, positionals: string[], v: Values): string {
   const [op, ...pairs] = positionals;
   if (!op) throw new Exit(EXIT.usage, 'which operation? (see: dw ops)');
   const expiresIn = seconds(v['expires-in'], '--expires-in');
-  const timeoutS = flag(() => positiveInteger(v.timeout, '--timeout', 'seconds'));
+  const timeLimit = flag(() => positiveInteger(v['time-limit'], '--time-limit', 'seconds'));
   const maxOutput = flag(() => positiveInteger(v['max-output'], '--max-output', 'bytes'));
   if (v.plan !== undefined && !isRequestId(v.plan)) throw new Exit(EXIT.usage, `--plan takes the id of an approved plan (as dw plan printed it), not "${visible(v.plan)}"`);
   const args = requestArgs(c, op, pairs, v);
@@ -172,7 +173,7 @@ function submitFrom(c: SpoolClient, positionals: string[], v: Values): string {
     intent: v.intent,
     expiresAt: expiresIn === undefined ? undefined : new Date(Date.now() + expiresIn * 1000),
     ...(v.plan !== undefined ? { plan_id: v.plan } : {}),
-    ...(timeoutS !== undefined ? { timeout_s: timeoutS } : {}),
+    ...(timeLimit !== undefined ? { timeout_s: timeLimit } : {}),
     ...(maxOutput !== undefined ? { max_output_bytes: maxOutput } : {}),
   });
 }
@@ -302,7 +303,7 @@ async function main(argv: string[]): Promise<number> {
       const c = clientOf(v);
       const id = submitFrom(c, rest, v);
       process.stderr.write(`${id}\n`);
-      const s = await c.follow(id, (chunk) => process.stdout.write(chunk), { timeoutMs: waitMs(v) });
+      const s = await c.follow(id, (chunk) => process.stdout.write(chunk), { timeoutMs: timeoutMs(v) });
       reportRun(c, s);
       return exitCodeOf(s);
     }
@@ -314,7 +315,7 @@ async function main(argv: string[]): Promise<number> {
       const id = submit(c, { op: PLAN_OP, args: { steps }, id: v.id, intent: v.intent, expiresAt: new Date(Date.now() + expiresS * 1000) });
       process.stderr.write(`${id}\n`);
       const onChange = (st: Status) => st.state === 'awaiting_approval' && notice(`plan ${id} waits for a human to approve its ${steps.length} step${steps.length === 1 ? '' : 's'}`);
-      const s = await c.wait(id, { timeoutMs: waitMs(v), onChange });
+      const s = await c.wait(id, { timeoutMs: timeoutMs(v), onChange });
       if (v.json) print(s);
       else report(c, s, true);
       return exitCodeOf(s);
@@ -363,14 +364,9 @@ function requestId(x: string | undefined, usage: string): string {
   }
 }
 
+/** How long dw wait, run and plan wait (`--timeout S`; a run's own limit is `--time-limit S`). */
 function timeoutMs(v: Values): number | undefined {
   const s = seconds(v.timeout, '--timeout');
-  return s === undefined ? undefined : s * 1000;
-}
-
-/** How long dw run and dw plan wait (their --timeout is the run's own limit). */
-function waitMs(v: Values): number | undefined {
-  const s = seconds(v['wait-s'], '--wait-s');
   return s === undefined ? undefined : s * 1000;
 }
 

@@ -32,7 +32,7 @@ export const EXIT_MEANINGS: readonly { code: string; meaning: string }[] = [
   { code: `${EXIT.expired}`, meaning: 'expired before it started' },
   { code: `${EXIT.cancelled}`, meaning: 'cancelled' },
   { code: `${EXIT.uncertain}`, meaning: 'uncertain: the host stopped while it ran; a human will settle it. Do not run it again on your own' },
-  { code: `${EXIT.waitTimeout}`, meaning: 'still pending when the wait ended (`dw wait --timeout`, `dw run --wait-s`): it may still run; `dw wait ID` again (never resubmit with a new id)' },
+  { code: `${EXIT.waitTimeout}`, meaning: 'still pending after `--timeout` (how long `dw wait`, `dw run` or `dw plan` waits): it may still run; `dw wait ID` again (never resubmit with a new id)' },
   { code: `${EXIT.failedNoCode}`, meaning: 'failed without an exit code: could not start, killed by its timeout or a signal, or `not_applied` (the host checked that an interrupted run did not take effect: safe to retry with a new id)' },
   { code: `${EXIT.conflict}`, meaning: 'conflict: this id is already bound to another request; nothing ran. Use a new id' },
 ];

@@ -6,7 +6,7 @@ export class FlagError extends Error {}
 /** What the host takes as a per-request limit (shared/protocol/envelope.ts): a whole number, 1 to 2^31 - 1. */
 export const MAX_LIMIT = 2 ** 31 - 1;
 
-/** `--timeout S`, `--max-output BYTES`: a positive whole number. */
+/** `--time-limit S`, `--max-output BYTES`: a positive whole number. */
 export function positiveInteger(text: string | undefined, flag: string, unit: string): number | undefined {
   if (text === undefined) return undefined;
   const n = /^\d+$/.test(text) ? Number(text) : NaN;

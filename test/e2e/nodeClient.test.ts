@@ -482,10 +482,10 @@ describe('dw believes only what the host signed for its key', () => {
     expectAlive();
   });
 
-  it('a sparse 100 GiB log planted once the run started neither hangs dw run nor fills its memory: --wait-s ends it (85), nothing past 64 MiB is shown, and at the end the signed output follows', async () => {
+  it('a sparse 100 GiB log planted once the run started neither hangs dw run nor fills its memory: --timeout ends it (85), nothing past 64 MiB is shown, and at the end the signed output follows', async () => {
     const go = path.join(host.work, 'go-huge-log');
     const log = path.join(host.spool, 'results', 'huge-log.log');
-    const first = dwCounted(['run', 'gated', `go=${go}`, '--id', 'huge-log', '--wait-s', '10']);
+    const first = dwCounted(['run', 'gated', `go=${go}`, '--id', 'huge-log', '--timeout', '10']);
     await eventually('the live output', () => (first.head.startsWith('started\n') ? true : undefined));
     truncateSync(log, 100 * 1024 ** 3); // the host writes on at the end of the file, after the hole
     expect(await first.exited).toBe(85);
@@ -544,9 +544,9 @@ describe('dw believes only what the host signed for its key', () => {
     expectAlive();
   });
 
-  it('with the host stopped, dw run says so at once and exits 85 on --wait-s, saying so again', async () => {
+  it('with the host stopped, dw run says so at once and exits 85 on --timeout, saying so again', async () => {
     await daemon.stop();
-    const r = dw(['run', 'echo', 'msg=later', '--id', 'host-down-1', '--wait-s', '3']);
+    const r = dw(['run', 'echo', 'msg=later', '--id', 'host-down-1', '--timeout', '3']);
     expect(r.status).toBe(85);
     expect(r.stderr).toMatch(/dw: the host is not running \(since \d\d:\d\d:\d\d, per host\.json\); the request waits in queue\/ until it is back/);
     expect(r.stderr).toMatch(/host-down-1 is still unclaimed: the host is not running/);

@@ -2,7 +2,8 @@
 // bundled dw.cjs and dw.py, copied out of the spool and run with nothing else) waits for the human's
 // decision and prints the plan id and each step's argv; an approved plan's steps then run with
 // `dw run ... --plan ID` without asking, each once; a denied plan exits 81 and lets nothing through;
-// `--timeout`/`--max-output` tighten one run, and are refused when larger than the operation allows.
+// `--time-limit`/`--max-output` tighten one run, and are refused when larger than the operation allows;
+// `--timeout` on `dw run` and `dw plan` is how long dw waits, as it always was, never the run's limit.
 // `dw mcp` through the SDK's own client: the dumbwaiter_plan tool and dumbwaiter_plan_id.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
@@ -12,7 +13,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { TestHost, eventually } from '../helpers/host';
+import { GATED_OP, TestHost, eventually } from '../helpers/host';
 import { track } from '../helpers/processes';
 import type { PlanStep } from '../../shared/protocol/types';
 
@@ -48,7 +49,7 @@ operations:
     approval: never
     timeout_s: 30
     concurrency: 4
-`);
+${GATED_OP}`);
   // A sandbox with nothing but copies of the spool's clients and a key file.
   sandbox = mkdtempSync(path.join(os.tmpdir(), 'dw-plan-sandbox-'));
   const keyFile = path.join(sandbox, 'key.json');
@@ -182,26 +183,49 @@ describe.each(['dw.cjs', 'dw.py'] as const)('%s', (dw) => {
     expectAlive(dw);
   });
 
-  it('--timeout 1 ends the run with timeout; more than the operation allows is refused bad_args (80); not a whole number is a usage error with nothing written', async () => {
-    const r = run(dw, ['run', 'slow', '--timeout', '1']);
+  it('--time-limit 1 ends the run with timeout; more than the operation allows is refused bad_args (80); not a whole number is a usage error with nothing written', async () => {
+    const r = run(dw, ['run', 'slow', '--time-limit', '1']);
     expect(r.status).toBe(86);
     const id = firstLine(r.stderr);
     expect(host.result(id)).toMatchObject({ state: 'failed', error: { code: 'timeout' } });
     expect(r.stderr).toContain(`${id}`);
     expect(r.stderr).toContain('timeout');
 
-    const more = run(dw, ['run', 'slow', '--timeout', '31']);
+    const more = run(dw, ['run', 'slow', '--time-limit', '31']);
     expect(more.status).toBe(80);
     expect(more.stderr).toContain('bad_args');
     expect(host.result(firstLine(more.stderr))).toMatchObject({ state: 'rejected', started_at: null });
 
     const before = spoolFiles();
-    for (const args of [['--timeout', '0'], ['--timeout', '1.5'], ['--max-output', 'lots'], ['--plan', '../results/x']]) {
+    for (const args of [['--time-limit', '0'], ['--time-limit', '1.5'], ['--max-output', 'lots'], ['--plan', '../results/x']]) {
       const bad = run(dw, ['run', 'echo', 'msg=x', ...args]);
       expect(bad.status, args.join(' ')).toBe(64);
       expect(bad.stderr).toContain(args[0]);
     }
     expect(spoolFiles()).toEqual(before);
+    expectAlive(dw);
+  });
+
+  it('--timeout on dw run and dw plan is how long dw waits (85, the request goes on and succeeds), not a limit sent with the request', async () => {
+    // The run waits for a file the test writes only once dw has given up waiting: exit 85 whatever the machine's pace.
+    const go = path.join(sandbox, `go-wait-${dw}`);
+    const r = run(dw, ['run', 'gated', `go=${go}`, '--timeout', '1']);
+    expect(r.status).toBe(85);
+    const id = firstLine(r.stderr);
+    expect(r.stderr).toContain(`dw wait ${id}`);
+    await host.waitResult(id, ['running']);
+    // Sent as the run's own limit, it would be in the ledger and would have ended the run (failed, timeout).
+    expect(host.service((s) => s.requests.get(id)!.limits_json)).toBeNull();
+    writeFileSync(go, '');
+    expect(await host.waitResult(id)).toMatchObject({ state: 'succeeded', stdout: 'started\ndone\n', error: null });
+
+    const p = run(dw, ['plan', planFile(`wait-${dw}.json`, [{ op: 'deploy', args: { target: 'qa' } }]), '--timeout', '1']);
+    expect(p.status).toBe(85);
+    const planId = firstLine(p.stderr);
+    expect(p.stderr).toContain(`dw wait ${planId}`);
+    expect((await host.waitResult(planId, ['awaiting_approval'])).state).toBe('awaiting_approval');
+    cli(['approvals', 'deny', planId]);
+    expect((await host.waitResult(planId)).state).toBe('denied');
     expectAlive(dw);
   });
 

@@ -630,7 +630,7 @@ describe('against the running host', () => {
     expect(dw(['cancel', 'bad/id']).status).toBe(64);
   });
 
-  it('exits 85 when the wait passes first (wait --timeout, run --wait-s); the request goes on', async () => {
+  it('exits 85 when --timeout passes first (run and wait); the request goes on', async () => {
     const s = dw(['submit', 'slow', '--id', 'py-timeout-1']);
     expect(s.status).toBe(0);
     await host.waitResult('py-timeout-1', ['running']);
@@ -641,7 +641,7 @@ describe('against the running host', () => {
     const wj = dw(['wait', 'py-timeout-1', '--timeout', '0.2', '--json']);
     expect(wj.status).toBe(85);
     expect(JSON.parse(wj.stdout)).toMatchObject({ id: 'py-timeout-1', state: 'running' });
-    const r = dw(['run', 'slow', '--wait-s', '1', '--id', 'py-timeout-2']);
+    const r = dw(['run', 'slow', '--timeout', '1', '--id', 'py-timeout-2']);
     expect(r.status).toBe(85);
     expect(r.stderr.split('\n')[0]).toBe('py-timeout-2');
     expect(host.result('py-timeout-1')?.state).toBe('running');
@@ -723,9 +723,9 @@ describe('against the running host', () => {
     expect(JSON.parse(r.stdout)).toEqual(['back again']);
   });
 
-  it('--wait-s with the host stopped exits 85 saying the host is not running', async () => {
+  it('--timeout with the host stopped exits 85 saying the host is not running', async () => {
     await daemon.stop();
-    const r = dw(['run', 'echo', 'msg=later', '--id', 'py-down-2', '--wait-s', '1']);
+    const r = dw(['run', 'echo', 'msg=later', '--id', 'py-down-2', '--timeout', '1']);
     expect(r.status).toBe(85);
     expect(r.stderr).toMatch(/py-down-2 is still unclaimed after 1 s: the host is not running \(since [\d:]+, per host.json\); the request waits in queue\/ until it is back; check again with: dw wait py-down-2/);
     daemon = await host.startDaemon();
@@ -773,7 +773,7 @@ describe('what a writer of the spool can no longer make dw.py do', () => {
     expect((await host.sentinel(key)).state).toBe('succeeded');
   }, 180_000); // 64 MiB through a pipe on a loaded machine
 
-  it('--wait-s still ends dw run while a huge sparse log is planted (85), having streamed no more than 64 MiB of it', async () => {
+  it('--timeout still ends dw run while a huge sparse log is planted (85), having streamed no more than 64 MiB of it', async () => {
     // The run waits for its go file and the log is planted before dw run (a replay that follows the
     // run) starts, so its --timeout can only fire with the huge log there.
     const id = 'py-huge-log-2';
@@ -782,7 +782,7 @@ describe('what a writer of the spool can no longer make dw.py do', () => {
     await host.waitResult(id, ['running']);
     plantSparse(`results/${id}.log`, 100 * 1024 * MIB);
     const outFile = path.join(clientDir, 'huge-log-2.out');
-    const p = dwToFile(['run', 'gated', `go=${go}`, '--id', id, '--wait-s', '8'], outFile);
+    const p = dwToFile(['run', 'gated', `go=${go}`, '--id', id, '--timeout', '8'], outFile);
     expect(await p.done).toBe(85);
     expect(p.stderr()).toMatch(/py-huge-log-2 is still running after 8 s; check again with: dw wait py-huge-log-2/);
     const streamed = statSync(outFile).size;
@@ -1013,8 +1013,8 @@ print(json.dumps({"state": res["state"], "error": res.get("error")}))
     mkdirSync(planted, { recursive: true });
     writeFileSync(path.join(planted, 'py-claimed-1.json'), '{}');
     try {
-      // --wait-s only bounds the failure: dw.py before the fix said 85 ("still unclaimed") here.
-      const r = dw(['run', 'echo', 'msg=hi', '--id', 'py-claimed-1', '--wait-s', '30']);
+      // --timeout only bounds the failure: dw.py before the fix said 85 ("still unclaimed") here.
+      const r = dw(['run', 'echo', 'msg=hi', '--id', 'py-claimed-1', '--timeout', '30']);
       expect(r.stderr).not.toContain('still');
       expect(r.status).toBe(0);
       expect(r.stdout).toBe('["hi"]\n');

@@ -86,8 +86,8 @@ ${DW} inbox                        # messages from the host (conflicts, a revoke
 Arguments are typed by the catalog: \`count=5\` is an integer where the operation says so, a list takes the
 argument several times (\`files=a.ts files=b.ts\`); \`--args-json '{"count": 5}'\` gives them all at once.
 Add \`--json\` to \`ops\`, \`status\` and \`wait\` for the exact state.
-\`--timeout S\` and \`--max-output BYTES\` on \`run\` or \`submit\` tighten one request's limits (at most the
-operation's: more is rejected, \`bad_args\`); \`--wait-s S\` bounds how long \`run\` waits (exit 85 after).
+\`--time-limit S\` and \`--max-output BYTES\` on \`run\` or \`submit\` tighten one request's limits (at most the
+operation's: more is rejected, \`bad_args\`); \`--timeout S\` bounds how long \`wait\`, \`run\` or \`plan\` waits (exit 85 after).
 
 ## Operations
 
@@ -142,7 +142,7 @@ the host is not running, the request waits in \`queue/\` until it is back: wait,
 
 \`${DW} mcp\` is a stdio MCP server (with the same two environment variables). Each operation is a tool
 whose input is its arguments, plus an optional \`dumbwaiter_intent\` (the intent, as above). A call
-without a progress token waits for the result up to ${DEFAULT_WAIT_S} s (unless \`--wait-s\` says otherwise);
+without a progress token waits for the result up to ${DEFAULT_WAIT_S} s (unless \`dw mcp --wait-s S\` says otherwise);
 past that it returns the request's id and state: call \`dumbwaiter_wait\` with that id (again, as often
 as needed), \`dumbwaiter_status\` to check without waiting, or \`dumbwaiter_cancel\` to cancel. Never call
 the operation again to get the result. A call with a progress token waits until the request is settled

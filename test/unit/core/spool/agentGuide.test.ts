@@ -111,12 +111,20 @@ describe('agentGuide', () => {
       'dumbwaiter_intent',
       'dumbwaiter_wait',
       'progress',
-      `up to ${DEFAULT_WAIT_S} s (unless \`--wait-s\` says otherwise)`,
+      `up to ${DEFAULT_WAIT_S} s (unless \`dw mcp --wait-s S\` says otherwise)`,
       'signs every result of a request it could authenticate, and every inbox message',
       'cannot be signed',
     ]) {
       expect(guide.agents, s).toContain(s);
     }
+  });
+
+  it('names --timeout for how long wait, run and plan wait (exit 85), and --time-limit for a run\'s own limit', () => {
+    expect(guide.agents).toContain('`--time-limit S` and `--max-output BYTES` on `run` or `submit` tighten one request\'s limits');
+    expect(guide.agents).toContain('`--timeout S` bounds how long `wait`, `run` or `plan` waits (exit 85 after)');
+    const row85 = guide.agents.split('\n').find((l) => l.startsWith('| 85 |'))!;
+    expect(row85).toContain('`--timeout`');
+    expect(row85).not.toContain('--wait-s');
   });
 
   it('has every exit code the clients use, the operation\'s own among them, with 77 (permission denied) and 87 (conflict)', () => {

@@ -137,12 +137,12 @@ const DURATIONS: [string, number][] = [['90', 90], ['45s', 45], ['30m', 1800], [
 const BAD_DURATIONS = ['', '0', '0s', '1h30', 'h', '1d', '-1h', '1.5h', 'm30', '٥s'];
 
 describe("dw's flags that go into a request", () => {
-  it('--timeout and --max-output: a whole number from 1 up', () => {
-    expect(positiveInteger(undefined, '--timeout', 'seconds')).toBeUndefined();
-    expect(positiveInteger('5', '--timeout', 'seconds')).toBe(5);
+  it('--time-limit and --max-output: a whole number from 1 up', () => {
+    expect(positiveInteger(undefined, '--time-limit', 'seconds')).toBeUndefined();
+    expect(positiveInteger('5', '--time-limit', 'seconds')).toBe(5);
     expect(positiveInteger(String(MAX_LIMIT), '--max-output', 'bytes')).toBe(MAX_LIMIT);
     for (const bad of BAD_WHOLE) {
-      expect(() => positiveInteger(bad, '--timeout', 'seconds')).toThrow(new FlagError(`--timeout takes a whole number of seconds from 1 to ${MAX_LIMIT}, not "${bad}"`));
+      expect(() => positiveInteger(bad, '--time-limit', 'seconds')).toThrow(new FlagError(`--time-limit takes a whole number of seconds from 1 to ${MAX_LIMIT}, not "${bad}"`));
     }
   });
 
@@ -240,11 +240,11 @@ describe('dw.py says the same', () => {
     refused.forEach((r, i) => expect(r.error, REFUSED[i]![0]).toContain(REFUSED[i]![2]));
   });
 
-  it('of --timeout, --max-output and --expires', () => {
+  it('of --time-limit, --max-output and --expires', () => {
     const cases = [
-      ['whole', '--timeout', '5', 'seconds'],
+      ['whole', '--time-limit', '5', 'seconds'],
       ['whole', '--max-output', String(MAX_LIMIT), 'bytes'],
-      ...BAD_WHOLE.map((bad) => ['whole', '--timeout', bad, 'seconds']),
+      ...BAD_WHOLE.map((bad) => ['whole', '--time-limit', bad, 'seconds']),
       ...[...DURATIONS.map(([text]) => text), ...BAD_DURATIONS, '25h'].map((text) => ['duration', text, '--expires', DAY]),
     ];
     const ts = cases.map((c) => {
