@@ -20,6 +20,7 @@ import { AttemptView, CheckAgain } from './ReconcileCheck';
 import { StateBadge } from './StateBadge';
 import { Time } from './Time';
 import { EmptyState } from './EmptyState';
+import { ORPHAN_ENDS_BY_ITSELF, OrphanBadge } from './OrphanBadge';
 
 export function RequestDetail({ id }: { id: string }) {
   // Reload whenever the host's state changes, so the page follows the request through its life.
@@ -114,10 +115,10 @@ export function RequestDetail({ id }: { id: string }) {
       </dl>
       {orphan ? (
         <div className="callout callout-warn" role="note">
-          <span className="badge badge-warn">Outlived a host restart: still running, watched</span>
+          <OrphanBadge />
           <p>
             The host that started this run stopped without ending it, and the host running now watches it; what the run wrote since then is
-            not shown. Kill ends every process it started; once it ends, the host checks whether it took effect (or asks you).
+            not shown. Kill ends every process it started; {ORPHAN_ENDS_BY_ITSELF}.
           </p>
         </div>
       ) : null}

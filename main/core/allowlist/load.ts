@@ -330,7 +330,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
           if (an === '__proto__') continue; // assigning it would replace the object's prototype
         } else if (an.startsWith('dumbwaiter_')) {
           // The MCP server adds dumbwaiter_intent (and may add more) to every operation's inputs.
-          c.add([...p, 'args', an], 'argument names starting with "dumbwaiter_" are reserved for the MCP server\'s own inputs (dumbwaiter_intent)');
+          c.add([...p, 'args', an], 'argument names starting with "dumbwaiter_" are reserved for the MCP server\'s own inputs (dumbwaiter_intent, dumbwaiter_plan_id)');
         }
         const s = argSpec(c, [...p, 'args', an], spec, cwd);
         if (s) {

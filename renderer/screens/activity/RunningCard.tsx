@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { RequestSummaryView } from '../../../shared/ipc/views';
 import { formatDuration, formatTime } from '../../lib/format';
 import { useLiveOutput } from '../../lib/useLiveOutput';
+import { ORPHAN_ENDS_BY_ITSELF, OrphanBadge } from '../../components/OrphanBadge';
 
 /** Enough to see what it is doing; the detail shows the rest. */
 const TAIL_LINES = 14;
@@ -54,10 +55,9 @@ export function RunningCard({
       </div>
       {orphaned ? (
         <div className="run-orphan-note">
-          <span className="badge badge-warn">Outlived a host restart: still running, watched</span>{' '}
+          <OrphanBadge />{' '}
           <span className="muted">
-            The host that started it stopped without ending it, and what it wrote since is not shown. Kill ends it; once it ends, the host checks
-            whether it took effect.
+            The host that started it stopped without ending it, and what it wrote since is not shown. Kill ends it; {ORPHAN_ENDS_BY_ITSELF}.
           </span>
         </div>
       ) : null}

@@ -198,10 +198,10 @@ describe('parseAllowlist errors', () => {
     expect(onlyOp(lines('version: 1', 'operations:', '  - name: my-dumbwaiter', '    command: [echo]')).name).toBe('my-dumbwaiter');
   });
 
-  it('argument names starting with "dumbwaiter_" are reserved for the MCP server\'s inputs (dumbwaiter_intent)', () => {
-    for (const arg of ['dumbwaiter_intent', 'dumbwaiter_x']) {
+  it('argument names starting with "dumbwaiter_" are reserved for the MCP server\'s inputs (dumbwaiter_intent, dumbwaiter_plan_id)', () => {
+    for (const arg of ['dumbwaiter_intent', 'dumbwaiter_plan_id', 'dumbwaiter_x']) {
       const text = lines('version: 1', 'operations:', '  - name: a', `    command: [echo, "{${arg}}"]`, '    args:', `      ${arg}: {type: string}`);
-      expectOneProblem(text, 6, `operations[0].args.${arg}`, /"dumbwaiter_" are reserved for the MCP server's own inputs \(dumbwaiter_intent\)/);
+      expectOneProblem(text, 6, `operations[0].args.${arg}`, /"dumbwaiter_" are reserved for the MCP server's own inputs \(dumbwaiter_intent, dumbwaiter_plan_id\)/);
     }
     const op = onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [echo, "{intent}", "{dumbwaiterish}"]', '    args:', '      intent: {type: string}', '      dumbwaiterish: {type: string}'));
     expect(Object.keys(op.args)).toEqual(['intent', 'dumbwaiterish']);
