@@ -70,11 +70,12 @@ MAX_SAFE_INTEGER = 2 ** 53 - 1
 OP_NAME_RE = re.compile(r"[a-z][a-z0-9._-]{0,63}")
 WHOLE_RE = re.compile(r"[0-9]+")
 DURATION_RE = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
-MAX_LIMIT = 2 ** 31 - 1  # what the host takes as a per-request limit (timeout_s, max_output_bytes)
+# Copies of shared/protocol/envelope.ts and plan.ts (this file imports nothing of ours); a test holds them equal.
+MAX_REQUEST_LIMIT = 2 ** 31 - 1  # what the host takes as a per-request limit (timeout_s, max_output_bytes)
 PLAN_OP = "dumbwaiter.plan"
 MAX_PLAN_STEPS = 50
-DEFAULT_PLAN_EXPIRES_S = 3600  # how long an approved plan may be used; the host refuses more than 24 h
-MAX_PLAN_EXPIRES_S = 24 * 3600
+MAX_PLAN_LIFETIME_S = 24 * 3600  # the host refuses a plan's expiry further ahead
+DEFAULT_PLAN_EXPIRES_S = 3600  # how long an approved plan may be used unless the agent says
 
 FINAL_STATES = ("succeeded", "failed", "rejected", "denied", "expired", "cancelled")
 TERMINAL_STATES = FINAL_STATES + ("uncertain",)
@@ -884,17 +885,20 @@ def typed_args(op_name, pairs, base, catalog_ops):
 # a plan the host answered.
 
 
-def check_plan_steps(value, catalog_ops):
-    """The steps of {"steps": [...]} or the bare list: 1 to 50 {"op", "args"} (args may be left out),
-    no built-in, and when the catalog could be read (catalog_ops not None) ops it offers with fitting args."""
-    steps = value
-    if isinstance(value, dict):
-        extra = [k for k in value if k != "steps"]
-        if extra:
-            raise DwError(EXIT_BAD_ARGS, 'a plan has only "steps", not "%s"' % _plain(extra[0]))
-        steps = value.get("steps")
-    if not isinstance(steps, list):
+def check_plan_shape(value):
+    """The steps of {"steps": [...]} or the bare list, checked for the shape every plan has, in the words
+    of shared/protocol/plan.ts (which the host uses): 1 to 50 {"op", "args"} (args may be left out),
+    nothing else, no built-in."""
+    if isinstance(value, list):
+        value = {"steps": value}
+    if not isinstance(value, dict):
         raise DwError(EXIT_BAD_ARGS, 'a plan is {"steps": [{"op": ..., "args": {...}}, ...]} or just that list')
+    extra = [k for k in value if k != "steps"]
+    if extra:
+        raise DwError(EXIT_BAD_ARGS, 'a plan has only "steps", not "%s"' % _plain(extra[0]))
+    steps = value.get("steps")
+    if not isinstance(steps, list):
+        raise DwError(EXIT_BAD_ARGS, 'a plan is {"steps": [{"op": ..., "args": {...}}, ...]}')
     if not steps:
         raise DwError(EXIT_BAD_ARGS, "a plan needs at least one step")
     if len(steps) > MAX_PLAN_STEPS:
@@ -909,19 +913,29 @@ def check_plan_steps(value, catalog_ops):
             raise DwError(EXIT_BAD_ARGS, '%s has only "op" and "args", not "%s"' % (at, _plain(extra[0])))
         op, args = step.get("op"), step.get("args", {})
         if not isinstance(op, str) or not OP_NAME_RE.fullmatch(op):
-            raise DwError(EXIT_BAD_ARGS, "%s.op must be an operation name (see: dw ops)" % at)
+            raise DwError(EXIT_BAD_ARGS, "%s.op must be an operation name" % at)
         if op.startswith("dumbwaiter."):
             raise DwError(EXIT_BAD_ARGS, "%s: %s is built in, not an operation a plan can hold" % (at, op))
         if not isinstance(args, dict):
             raise DwError(EXIT_BAD_ARGS, "%s.args must be an object" % at)
-        if catalog_ops is not None:
-            if not any(o.get("name") == op for o in catalog_ops):
-                raise DwError(EXIT_BAD_ARGS, '%s: the host offers no operation "%s" (it offers: %s)' % (at, op, ", ".join(o["name"] for o in catalog_ops) or "none"))
-            try:
-                args = typed_args(op, [], args, catalog_ops)
-            except DwError as e:
-                raise DwError(EXIT_BAD_ARGS, "%s (%s): %s" % (at, op, e.message))
         checked.append({"op": op, "args": args})
+    return checked
+
+
+def check_plan_steps(value, catalog_ops):
+    """The steps of a plan of the right shape (check_plan_shape) and, when the catalog could be read
+    (catalog_ops not None), each op one it offers with args that fit."""
+    checked = check_plan_shape(value)
+    if catalog_ops is None:
+        return checked
+    for i, step in enumerate(checked):
+        at, op = "steps[%d]" % i, step["op"]
+        if not any(o.get("name") == op for o in catalog_ops):
+            raise DwError(EXIT_BAD_ARGS, '%s: the host offers no operation "%s" (it offers: %s)' % (at, op, ", ".join(o["name"] for o in catalog_ops) or "none"))
+        try:
+            step["args"] = typed_args(op, [], step["args"], catalog_ops)
+        except DwError as e:
+            raise DwError(EXIT_BAD_ARGS, "%s (%s): %s" % (at, op, e.message))
     return checked
 
 
@@ -1550,13 +1564,13 @@ def _seconds(o, flag, allow_zero=True):
 
 
 def positive_int(o, flag, unit):
-    """--time-limit S, --max-output BYTES: a whole number from 1 to MAX_LIMIT (else a usage error)."""
+    """--time-limit S, --max-output BYTES: a whole number from 1 to MAX_REQUEST_LIMIT (else a usage error)."""
     v = o.flags.get(flag)
     if v is None:
         return None
     n = int(v) if WHOLE_RE.fullmatch(v) else 0
-    if not 1 <= n <= MAX_LIMIT:
-        raise Usage('%s takes a whole number of %s from 1 to %d, not "%s"' % (flag, unit, MAX_LIMIT, v))
+    if not 1 <= n <= MAX_REQUEST_LIMIT:
+        raise Usage('%s takes a whole number of %s from 1 to %d, not "%s"' % (flag, unit, MAX_REQUEST_LIMIT, v))
     return n
 
 
@@ -1609,6 +1623,17 @@ def _request_id_arg(value, what=None):
     return value
 
 
+def _id_and_intent(o):
+    """A new request's --id and --intent, checked before anything is written (65): (rid, intent), each None if not given."""
+    rid = o.flags.get("--id")
+    if rid is not None:
+        _request_id_arg(rid, "--id")
+    intent = o.flags.get("--intent")
+    if intent is not None and len(intent) > MAX_INTENT_CHARS:
+        raise DwError(EXIT_BAD_ARGS, "--intent is longer than %d characters" % MAX_INTENT_CHARS)
+    return rid, intent
+
+
 def _prepare_request(o):
     """Everything a request needs, checked before anything is written: (spool, key, rid, op, args, intent)."""
     op = o.positional[0]
@@ -1618,12 +1643,7 @@ def _prepare_request(o):
         if not eq or not name:
             raise DwError(EXIT_BAD_ARGS, 'expected name=value, got "%s"' % tok)
         pairs.append((name, value))
-    rid = o.flags.get("--id")
-    if rid is not None:
-        _request_id_arg(rid, "--id")
-    intent = o.flags.get("--intent")
-    if intent is not None and len(intent) > MAX_INTENT_CHARS:
-        raise DwError(EXIT_BAD_ARGS, "--intent is longer than %d characters" % MAX_INTENT_CHARS)
+    rid, intent = _id_and_intent(o)
     spool = _spool_of(o, ("tmp", "queue", "results"))
     key = _key_of(o)
     catalog_ops = [] if op.startswith("dumbwaiter.") else spool.catalog()
@@ -1819,13 +1839,8 @@ def _waited(o, rid, waiter, res, timeout):
 def cmd_plan(o):
     timeout = _seconds(o, "--timeout")
     expires = o.flags.get("--expires")
-    expires_in = DEFAULT_PLAN_EXPIRES_S if expires is None else duration_seconds(expires, "--expires", MAX_PLAN_EXPIRES_S)
-    rid = o.flags.get("--id")
-    if rid is not None:
-        _request_id_arg(rid, "--id")
-    intent = o.flags.get("--intent")
-    if intent is not None and len(intent) > MAX_INTENT_CHARS:
-        raise DwError(EXIT_BAD_ARGS, "--intent is longer than %d characters" % MAX_INTENT_CHARS)
+    expires_in = DEFAULT_PLAN_EXPIRES_S if expires is None else duration_seconds(expires, "--expires", MAX_PLAN_LIFETIME_S)
+    rid, intent = _id_and_intent(o)
     spool = _spool_of(o, ("tmp", "queue", "results", "inbox"))
     key = _key_of(o)
     try:

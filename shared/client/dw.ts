@@ -6,7 +6,8 @@ import { BadRequestIdError, RequestTooLargeError, SpoolClient, checkRequestId, h
 import { argsFromPairs, checkArgs, describeArgs, ArgError } from './typedArgs';
 import { EXIT, EXIT_MEANINGS, exitCodeOf } from './exitCodes';
 import { checkSpool, NotASpoolError, SpoolPermissionError } from './spoolAccess';
-import { DEFAULT_PLAN_EXPIRES_S, MAX_PLAN_EXPIRES_S, PLAN_OP, PlanError, parsePlanText, planBody, planHead, type ProposedStep } from './plans';
+import { DEFAULT_PLAN_EXPIRES_S, PlanError, parsePlanText, planBody, planHead } from './plans';
+import { MAX_PLAN_LIFETIME_S, PLAN_OP, type ProposedStep } from '../protocol/plan';
 import { FlagError, durationSeconds, positiveInteger } from './flagValues';
 import { runNotes } from './runNotes';
 import { MAX_INTENT_CHARS, MAX_REQUEST_BYTES } from '../protocol/types';
@@ -309,7 +310,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'plan': {
       if (rest.length !== 1) throw new Exit(EXIT.usage, 'usage: dw plan FILE|- [--intent TEXT] [--expires DURATION]');
-      const expiresS = v.expires === undefined ? DEFAULT_PLAN_EXPIRES_S : flag(() => durationSeconds(v.expires!, '--expires', MAX_PLAN_EXPIRES_S));
+      const expiresS = v.expires === undefined ? DEFAULT_PLAN_EXPIRES_S : flag(() => durationSeconds(v.expires!, '--expires', MAX_PLAN_LIFETIME_S));
       const c = clientOf(v);
       const steps = planSteps(c, rest[0]!);
       const id = submit(c, { op: PLAN_OP, args: { steps }, id: v.id, intent: v.intent, expiresAt: new Date(Date.now() + expiresS * 1000) });

@@ -1,16 +1,14 @@
 // Values of dw's own flags that go into a request: checked before anything is written, with a message
 // that names the flag (a usage error, 64).
+import { MAX_REQUEST_LIMIT } from '../protocol/envelope';
 
 export class FlagError extends Error {}
 
-/** What the host takes as a per-request limit (shared/protocol/envelope.ts): a whole number, 1 to 2^31 - 1. */
-export const MAX_LIMIT = 2 ** 31 - 1;
-
-/** `--time-limit S`, `--max-output BYTES`: a positive whole number. */
+/** `--time-limit S`, `--max-output BYTES`: a whole number the host takes as a per-request limit. */
 export function positiveInteger(text: string | undefined, flag: string, unit: string): number | undefined {
   if (text === undefined) return undefined;
   const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(n >= 1 && n <= MAX_LIMIT)) throw new FlagError(`${flag} takes a whole number of ${unit} from 1 to ${MAX_LIMIT}, not "${text}"`);
+  if (!(n >= 1 && n <= MAX_REQUEST_LIMIT)) throw new FlagError(`${flag} takes a whole number of ${unit} from 1 to ${MAX_REQUEST_LIMIT}, not "${text}"`);
   return n;
 }
 

@@ -16,7 +16,8 @@ import { MAX_INTENT_CHARS, type CatalogOperation, type ResultDoc } from '../prot
 import { REQUEST_ID, isRequestId } from '../protocol/ids';
 import { BadRequestIdError, RequestTooLargeError, checkRequestId, isResult, isSettled, logCheckNote, type SpoolClient, type Status, type SubmitRequest } from './spoolClient';
 import { checkArgs, ArgError } from './typedArgs';
-import { DEFAULT_PLAN_EXPIRES_S, MAX_PLAN_EXPIRES_S, MAX_PLAN_STEPS, PLAN_OP, PlanError, checkPlanSteps, planStepsOf } from './plans';
+import { DEFAULT_PLAN_EXPIRES_S, PlanError, checkPlanSteps, planStepsOf } from './plans';
+import { MAX_PLAN_LIFETIME_S, MAX_PLAN_STEPS, PLAN_OP } from '../protocol/plan';
 import { runNotes } from './runNotes';
 import { APP_VERSION } from './version';
 import { DEFAULT_WAIT_S } from './limits';
@@ -76,7 +77,7 @@ const PLAN_TOOL_DEF: Tool = {
         },
       },
       intent: { ...INTENT_SCHEMA, description: 'what the plan is for: shown to the human who approves it' },
-      expires_in_s: { type: 'number', minimum: 1, maximum: MAX_PLAN_EXPIRES_S, description: `how long the approved plan may be used, in seconds (default ${DEFAULT_PLAN_EXPIRES_S})` },
+      expires_in_s: { type: 'number', minimum: 1, maximum: MAX_PLAN_LIFETIME_S, description: `how long the approved plan may be used, in seconds (default ${DEFAULT_PLAN_EXPIRES_S})` },
     },
     required: ['steps', 'intent'],
     additionalProperties: false,
@@ -239,8 +240,8 @@ function planRequest(input: Record<string, unknown>, client: SpoolClient): Submi
   if (typeof intent !== 'string' || intent.trim() === '' || [...intent].length > MAX_INTENT_CHARS) {
     return text(`${PLAN_TOOL}: intent must say what the plan is for, in at most ${MAX_INTENT_CHARS} characters`, true);
   }
-  if (typeof expiresIn !== 'number' || !(expiresIn >= 1 && expiresIn <= MAX_PLAN_EXPIRES_S)) {
-    return text(`${PLAN_TOOL}: expires_in_s must be a number of seconds from 1 to ${MAX_PLAN_EXPIRES_S}`, true);
+  if (typeof expiresIn !== 'number' || !(expiresIn >= 1 && expiresIn <= MAX_PLAN_LIFETIME_S)) {
+    return text(`${PLAN_TOOL}: expires_in_s must be a number of seconds from 1 to ${MAX_PLAN_LIFETIME_S}`, true);
   }
   try {
     const checked = checkPlanSteps({ steps }, client.catalog());

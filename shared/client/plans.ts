@@ -2,69 +2,40 @@
 // MCP tool dumbwaiter_plan), checked here for shape so that a mistake is named before anything is
 // written (the host checks every step again, against its allowlist and the key's scope), and the words
 // for a plan the host answered: each step as it will run, and the request that used it.
-import { OP_NAME } from '../protocol/ids';
+import { checkPlanShape, type ProposedStep } from '../protocol/plan';
 import type { CatalogDoc, PlanStep, ResultDoc } from '../protocol/types';
 import { visible } from '../text/visible';
 import { checkArgs, ArgError } from './typedArgs';
 
-export const PLAN_OP = 'dumbwaiter.plan';
-export const MAX_PLAN_STEPS = 50;
-/** How long an approved plan may be used: the host refuses an expiry more than 24 h ahead. */
+/** How long an approved plan may be used unless the agent says (at most MAX_PLAN_LIFETIME_S). */
 export const DEFAULT_PLAN_EXPIRES_S = 3600;
-export const MAX_PLAN_EXPIRES_S = 24 * 3600;
-
-export interface ProposedStep {
-  op: string;
-  args: Record<string, unknown>;
-}
 
 export class PlanError extends Error {}
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function extraKey(o: Record<string, unknown>, allowed: string[]): string | undefined {
-  return Object.keys(o).find((k) => !allowed.includes(k));
-}
-
 /**
- * The steps of a plan, from `{"steps": [...]}` or the bare array: 1 to MAX_PLAN_STEPS of
- * `{"op": ..., "args": {...}}` (args may be left out), no built-in operation, and, when the catalog
- * could be read, each op one it offers with arguments that fit its schema.
+ * The steps of a plan, from `{"steps": [...]}` or the bare array, of the shape every plan has
+ * (checkPlanShape), and, when the catalog could be read, each op one it offers with arguments that
+ * fit its schema.
  */
 export function checkPlanSteps(value: unknown, catalog: CatalogDoc | null): ProposedStep[] {
-  let steps = value;
-  if (isObject(value)) {
-    const extra = extraKey(value, ['steps']);
-    if (extra !== undefined) throw new PlanError(`a plan has only "steps", not "${visible(extra)}"`);
-    steps = value.steps;
-  }
-  if (!Array.isArray(steps)) throw new PlanError('a plan is {"steps": [{"op": ..., "args": {...}}, ...]} or just that list');
-  if (steps.length === 0) throw new PlanError('a plan needs at least one step');
-  if (steps.length > MAX_PLAN_STEPS) throw new PlanError(`a plan has at most ${MAX_PLAN_STEPS} steps, this one has ${steps.length}`);
+  const args = Array.isArray(value) ? { steps: value } : value;
+  if (typeof args !== 'object' || args === null) throw new PlanError('a plan is {"steps": [{"op": ..., "args": {...}}, ...]} or just that list');
+  const shape = checkPlanShape(args as Record<string, unknown>);
+  if (!shape.ok) throw new PlanError(shape.message);
   const offered = catalog?.operations ?? null;
-  return steps.map((step: unknown, i) => {
+  if (!offered) return shape.steps;
+  for (const [i, { op, args: stepArgs }] of shape.steps.entries()) {
     const at = `steps[${i}]`;
-    if (!isObject(step)) throw new PlanError(`${at} must be an object {"op": ..., "args": {...}}`);
-    const extra = extraKey(step, ['op', 'args']);
-    if (extra !== undefined) throw new PlanError(`${at} has only "op" and "args", not "${visible(extra)}"`);
-    const { op, args = {} } = step;
-    if (typeof op !== 'string' || !OP_NAME.test(op)) throw new PlanError(`${at}.op must be an operation name (see: dw ops)`);
-    if (op.startsWith('dumbwaiter.')) throw new PlanError(`${at}: ${op} is built in, not an operation a plan can hold`);
-    if (!isObject(args)) throw new PlanError(`${at}.args must be an object`);
-    if (offered) {
-      const entry = offered.find((o) => o.name === op);
-      if (!entry) throw new PlanError(`${at}: the host offers no operation "${op}" (it offers: ${offered.map((o) => o.name).join(', ') || 'none'})`);
-      try {
-        checkArgs(entry.args_schema, args);
-      } catch (e) {
-        if (e instanceof ArgError) throw new PlanError(`${at} (${op}): ${e.message}`);
-        throw e;
-      }
+    const entry = offered.find((o) => o.name === op);
+    if (!entry) throw new PlanError(`${at}: the host offers no operation "${op}" (it offers: ${offered.map((o) => o.name).join(', ') || 'none'})`);
+    try {
+      checkArgs(entry.args_schema, stepArgs);
+    } catch (e) {
+      if (e instanceof ArgError) throw new PlanError(`${at} (${op}): ${e.message}`);
+      throw e;
     }
-    return { op, args };
-  });
+  }
+  return shape.steps;
 }
 
 /** The steps of a plan file's text (JSON). */

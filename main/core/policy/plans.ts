@@ -8,12 +8,11 @@ import type { KeyInfo } from '../keys/keyStore';
 import type { RequestRow } from '../ledger/requests';
 import { samePlan, scopeProblem } from './gate';
 import { canonicalJson } from '../../../shared/protocol/canonicalJson';
+import { MAX_PLAN_LIFETIME_S, PLAN_OP, checkPlanShape } from '../../../shared/protocol/plan';
 import type { ApprovalInfo, ErrorCode, PlanDoc, PlanStep, RequestState } from '../../../shared/protocol/types';
 
-export const PLAN_OP = 'dumbwaiter.plan';
-export const MAX_PLAN_STEPS = 50;
-/** How far ahead a plan's `expires_at` may be: an approval is not meant to outlive a working day. */
-export const MAX_PLAN_LIFETIME_MS = 24 * 3600 * 1000;
+// For the host modules that ask this one about plans; the plan rules themselves are shared with the clients.
+export { PLAN_OP };
 
 /**
  * A step as the plan's row keeps it (steps_json): what the wire shows, and what else must be unchanged
@@ -37,7 +36,6 @@ export interface ProposalInput {
   now: Date;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const badArgs = (message: string): PlanProposal => ({ ok: false, code: 'bad_args', message });
 
 /** What the wire shows of a kept step (the approval card, the plan's result). */
@@ -50,36 +48,25 @@ function expiryProblem(expiresAt: string | undefined, now: Date): string | null 
   if (expiresAt === undefined) return `a plan needs the payload's expires_at: until when its steps may be used (at most 24 h ahead)`;
   const at = Date.parse(expiresAt);
   if (at <= now.getTime()) return `the plan's expires_at ${expiresAt} has passed`;
-  if (at - now.getTime() > MAX_PLAN_LIFETIME_MS) return `the plan's expires_at ${expiresAt} is more than 24 h ahead: a plan may be used for at most 24 hours`;
+  if (at - now.getTime() > MAX_PLAN_LIFETIME_S * 1000) return `the plan's expires_at ${expiresAt} is more than 24 h ahead: a plan may be used for at most 24 hours`;
   return null;
 }
 
 /**
- * A proposed plan checked as a whole: `{"steps": [{"op", "args"}, ...]}` and nothing else, 1 to
- * MAX_PLAN_STEPS steps, each an operation of the allowlist (not a built-in) with valid arguments that
- * this key may call now. The approval card shows every step as it would run.
+ * A proposed plan checked as a whole: of the shape every plan has (checkPlanShape), each step an
+ * operation of the allowlist with valid arguments that this key may call now. The approval card shows
+ * every step as it would run.
  */
 export function proposePlan(i: ProposalInput): PlanProposal {
   const expiry = expiryProblem(i.expiresAt, i.now);
   if (expiry) return badArgs(expiry);
-  const extra = Object.keys(i.args).find((k) => k !== 'steps');
-  if (extra !== undefined) return badArgs(`${PLAN_OP} takes only "steps", not "${extra}"`);
-  const proposed = i.args.steps;
-  if (!Array.isArray(proposed)) return badArgs(`${PLAN_OP} takes {"steps": [{"op": ..., "args": {...}}, ...]}`);
-  if (proposed.length === 0) return badArgs('a plan needs at least one step');
-  if (proposed.length > MAX_PLAN_STEPS) return badArgs(`a plan has at most ${MAX_PLAN_STEPS} steps, this one has ${proposed.length}`);
+  const shape = checkPlanShape(i.args);
+  if (!shape.ok) return badArgs(shape.message);
 
   const steps: KeptStep[] = [];
   const shared = new Set<string>();
-  for (const [n, step] of proposed.entries()) {
+  for (const [n, { op, args }] of shape.steps.entries()) {
     const at = `steps[${n}]`;
-    if (!isObject(step)) return badArgs(`${at} must be an object {"op": ..., "args": {...}}`);
-    const stray = Object.keys(step).find((k) => k !== 'op' && k !== 'args');
-    if (stray !== undefined) return badArgs(`${at} has only "op" and "args", not "${stray}"`);
-    const { op, args = {} } = step;
-    if (typeof op !== 'string') return badArgs(`${at}.op must be an operation name`);
-    if (op.startsWith('dumbwaiter.')) return badArgs(`${at}: ${op} is built in, not an operation a plan can hold`);
-    if (!isObject(args)) return badArgs(`${at}.args must be an object`);
     const planned = planRun(i.allowlist, op, args);
     if (!planned.ok) return { ok: false, code: planned.code, message: `${at} (${op}): ${planned.message}` };
     const plan = planned.plan;

@@ -3,7 +3,8 @@
 // (same key, approved, unexpired, an unused step with equal op and args that would run as approved).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllowlist } from '../../../../main/core/allowlist/load';
-import { MAX_PLAN_STEPS, PLAN_OP, keptSteps, matchStep, planDocOf, proposePlan, stepsWith, type ProposalInput } from '../../../../main/core/policy/plans';
+import { PLAN_OP, keptSteps, matchStep, planDocOf, proposePlan, stepsWith, type ProposalInput } from '../../../../main/core/policy/plans';
+import { MAX_PLAN_STEPS } from '../../../../shared/protocol/plan';
 import type { KeyInfo } from '../../../../main/core/keys/keyStore';
 import type { RequestRow } from '../../../../main/core/ledger/requests';
 import { TestLedger } from '../../../helpers/ledger';
@@ -75,11 +76,12 @@ describe('proposing a plan', () => {
   });
 
   it('refuses any other shape, naming what is wrong', () => {
-    expect(propose({ steps: twoSteps.steps, note: 'x' })).toMatchObject({ code: 'bad_args', message: 'dumbwaiter.plan takes only "steps", not "note"' });
-    expect(propose({ steps: 'greet' })).toMatchObject({ code: 'bad_args', message: expect.stringContaining('takes {"steps"') });
+    expect(propose({ steps: twoSteps.steps, note: 'x' })).toMatchObject({ code: 'bad_args', message: 'a plan has only "steps", not "note"' });
+    expect(propose({ steps: 'greet' })).toMatchObject({ code: 'bad_args', message: 'a plan is {"steps": [{"op": ..., "args": {...}}, ...]}' });
     expect(propose({ steps: [twoSteps.steps[0], 'deploy'] })).toMatchObject({ code: 'bad_args', message: expect.stringMatching(/^steps\[1\] must be an object/) });
     expect(propose({ steps: [{ op: 'greet', args: {}, why: 'x' }] })).toMatchObject({ code: 'bad_args', message: 'steps[0] has only "op" and "args", not "why"' });
     expect(propose({ steps: [{ op: 'deploy', args: ['staging'] }] })).toMatchObject({ code: 'bad_args', message: 'steps[0].args must be an object' });
+    expect(propose({ steps: [{ op: '../deploy', args: {} }] })).toMatchObject({ code: 'bad_args', message: 'steps[0].op must be an operation name' });
   });
 
   it('refuses a step of an operation the allowlist does not have', () => {

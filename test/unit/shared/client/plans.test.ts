@@ -4,8 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { MAX_PLAN_STEPS, PlanError, checkPlanSteps, parsePlanText, planBody, planHead } from '../../../../shared/client/plans';
-import { FlagError, MAX_LIMIT, durationSeconds, positiveInteger } from '../../../../shared/client/flagValues';
+import { PlanError, checkPlanSteps, parsePlanText, planBody, planHead } from '../../../../shared/client/plans';
+import { FlagError, durationSeconds, positiveInteger } from '../../../../shared/client/flagValues';
+import { MAX_PLAN_LIFETIME_S, MAX_PLAN_STEPS, PLAN_OP } from '../../../../shared/protocol/plan';
+import { MAX_REQUEST_LIMIT } from '../../../../shared/protocol/envelope';
 import { runNotes } from '../../../../shared/client/runNotes';
 import type { CatalogDoc, PlanStep, ResultDoc } from '../../../../shared/protocol/types';
 
@@ -37,6 +39,8 @@ const REFUSED: [string, string, string][] = [
   ['not JSON', '{"steps": [', 'the plan is not valid JSON'],
   ['a string', '"echo"', 'a plan is {"steps": [{"op": ..., "args": {...}}, ...]} or just that list'],
   ['another key', '{"steps": [], "intent": "x"}', 'a plan has only "steps", not "intent"'],
+  ['another key that would act on a terminal', '{"steps": [], "\u202ex": 1}', 'a plan has only "steps", not "\\u202ex"'],
+  ['steps that are not a list', '{"steps": {"op": "echo"}}', 'a plan is {"steps": [{"op": ..., "args": {...}}, ...]}'],
   ['no steps', '{"steps": []}', 'a plan needs at least one step'],
   ['a step that is not an object', '[["echo"]]', 'steps[0] must be an object'],
   ['a misspelt field', '[{"op": "echo", "arg": {}}]', 'steps[0] has only "op" and "args", not "arg"'],
@@ -44,6 +48,7 @@ const REFUSED: [string, string, string][] = [
   ['an op that is not a name', '[{"op": "../echo"}]', 'steps[0].op must be an operation name'],
   ['args that are a list', '[{"op": "echo", "args": ["hi"]}]', 'steps[0].args must be an object'],
   ['a built-in', '[{"op": "echo", "args": {"msg": "a"}}, {"op": "dumbwaiter.cancel", "args": {"target": "x"}}]', 'steps[1]: dumbwaiter.cancel is built in'],
+  ['a shape mistake after an op the host does not offer (the shape first, as the host checks it)', '[{"op": "rm"}, {"op": "echo", "args": 1}]', 'steps[1].args must be an object'],
   ['an op the host does not offer', '[{"op": "rm"}]', 'steps[0]: the host offers no operation "rm" (it offers: echo, deploy)'],
   ['args that do not fit', '[{"op": "deploy", "args": {"count": 9}}]', 'steps[0] (deploy): argument "count" must be at most 3'],
   ['a required argument missing', '[{"op": "echo"}]', 'steps[0] (echo): missing required argument "msg"'],
@@ -132,7 +137,7 @@ describe('a plan the host answered', () => {
 });
 
 const DAY = 24 * 3600;
-const BAD_WHOLE = ['0', '-1', '2.5', '1e3', '', ' 5', '0x10', String(MAX_LIMIT + 1), '٥'];
+const BAD_WHOLE = ['0', '-1', '2.5', '1e3', '', ' 5', '0x10', String(MAX_REQUEST_LIMIT + 1), '٥'];
 const DURATIONS: [string, number][] = [['90', 90], ['45s', 45], ['30m', 1800], ['2h', 7200], ['1h30m', 5400], ['24h', DAY]];
 const BAD_DURATIONS = ['', '0', '0s', '1h30', 'h', '1d', '-1h', '1.5h', 'm30', '٥s'];
 
@@ -140,9 +145,9 @@ describe("dw's flags that go into a request", () => {
   it('--time-limit and --max-output: a whole number from 1 up', () => {
     expect(positiveInteger(undefined, '--time-limit', 'seconds')).toBeUndefined();
     expect(positiveInteger('5', '--time-limit', 'seconds')).toBe(5);
-    expect(positiveInteger(String(MAX_LIMIT), '--max-output', 'bytes')).toBe(MAX_LIMIT);
+    expect(positiveInteger(String(MAX_REQUEST_LIMIT), '--max-output', 'bytes')).toBe(MAX_REQUEST_LIMIT);
     for (const bad of BAD_WHOLE) {
-      expect(() => positiveInteger(bad, '--time-limit', 'seconds')).toThrow(new FlagError(`--time-limit takes a whole number of seconds from 1 to ${MAX_LIMIT}, not "${bad}"`));
+      expect(() => positiveInteger(bad, '--time-limit', 'seconds')).toThrow(new FlagError(`--time-limit takes a whole number of seconds from 1 to ${MAX_REQUEST_LIMIT}, not "${bad}"`));
     }
   });
 
@@ -207,6 +212,8 @@ def call(c):
             return {"ok": dw.positive_int(o, c[1], c[3])}
         if c[0] == "duration":
             return {"ok": dw.duration_seconds(c[1], c[2], c[3])}
+        if c[0] == "constants":
+            return {"ok": [dw.PLAN_OP, dw.MAX_PLAN_STEPS, dw.MAX_PLAN_LIFETIME_S, dw.MAX_REQUEST_LIMIT]}
         if c[0] == "plan_lines":
             return {"ok": [dw.plan_head(c[1])] + dw.plan_body(c[1])}
         return {"ok": dw.run_notes(c[1])}
@@ -240,10 +247,14 @@ describe('dw.py says the same', () => {
     refused.forEach((r, i) => expect(r.error, REFUSED[i]![0]).toContain(REFUSED[i]![2]));
   });
 
+  it("of the protocol's plan and limit rules it keeps a copy of", () => {
+    expect(dwPy([['constants']])[0]!.ok).toEqual([PLAN_OP, MAX_PLAN_STEPS, MAX_PLAN_LIFETIME_S, MAX_REQUEST_LIMIT]);
+  });
+
   it('of --time-limit, --max-output and --expires', () => {
     const cases = [
       ['whole', '--time-limit', '5', 'seconds'],
-      ['whole', '--max-output', String(MAX_LIMIT), 'bytes'],
+      ['whole', '--max-output', String(MAX_REQUEST_LIMIT), 'bytes'],
       ...BAD_WHOLE.map((bad) => ['whole', '--time-limit', bad, 'seconds']),
       ...[...DURATIONS.map(([text]) => text), ...BAD_DURATIONS, '25h'].map((text) => ['duration', text, '--expires', DAY]),
     ];
