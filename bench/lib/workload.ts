@@ -103,7 +103,7 @@ export class HistoryGenerator {
       message: `${op.name} ${state} (${signal ? `signal ${signal}` : `exit code ${exit}`}, ${ms} ms)${error ? `: ${error.message}` : ''}`,
       details: { state, exit_code: exit, signal, duration_ms: ms, ...(error ? { code: error.code } : {}) },
     });
-    const rejected = (kind: string, code: string, message: string, keyKnown = true): AuditEntry => ({
+    const rejected = (kind: AuditEntry['kind'], code: string, message: string, keyKnown = true): AuditEntry => ({
       request_id: id,
       key_id: keyKnown ? keyId : `k_${hex(r, 10)}`,
       op: code === 'bad_envelope' ? null : op.name,

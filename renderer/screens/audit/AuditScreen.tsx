@@ -10,7 +10,7 @@ import { useHostVersion, useStatus } from '../../stores/status';
 import { useKeys } from '../../stores/keys';
 import { AuditTable } from './AuditTable';
 import { EntryDetail } from './EntryDetail';
-import { isFiltered, isoToLocalInput, KNOWN_KINDS, kindLabel, RANGES, rangeError, type Filters, type RangePreset } from './query';
+import { isFiltered, isoToLocalInput, KNOWN_KINDS, kindAbout, kindLabel, RANGES, rangeError, type Filters, type RangePreset } from './query';
 import {
   cancelExport,
   clearFilters,
@@ -254,7 +254,7 @@ function FilterBar() {
           <select value={filters.kind} onChange={(e) => setFilters({ kind: e.target.value })}>
             <option value="">Any kind</option>
             {kinds.map((k) => (
-              <option key={k} value={k}>
+              <option key={k} value={k} title={kindAbout(k) ?? undefined}>
                 {kindLabel(k)}
               </option>
             ))}

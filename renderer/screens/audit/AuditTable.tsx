@@ -7,7 +7,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState, type Keyboar
 import type { AuditView } from '../../../shared/ipc/views';
 import { Time } from '../../components/Time';
 import { formatTime } from '../../lib/format';
-import { kindLabel, kindTone } from './query';
+import { kindAbout, kindLabel, kindTone } from './query';
 import { loadMore, openEntry, rememberScroll, savedScrollTop, selectEntry, useHasMore, useLoading, useMoreError, useSearchCount, useSelectedSeq } from './store';
 
 const ROW_H = 34;
@@ -199,7 +199,9 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
                 <EntryTime iso={e.at} />
               </td>
               <td>
-                <span className={`badge badge-${tone(e)}`}>{kindLabel(e.kind)}</span>
+                <span className={`badge badge-${tone(e)}`} title={kindAbout(e.kind) ?? undefined}>
+                  {kindLabel(e.kind)}
+                </span>
               </td>
               {compact ? null : (
                 <>

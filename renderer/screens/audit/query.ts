@@ -1,5 +1,6 @@
 // The audit screen's filters and the search they make (pure: no React, no IPC).
 import type { RequestState } from '../../../shared/protocol/types';
+import { AUDIT_KINDS, type AuditKind } from '../../../shared/audit/kinds';
 
 export const RANGES = [
   { value: 'any', label: 'Any time', ms: 0 },
@@ -109,14 +110,12 @@ export function isoToLocalInput(iso: string): string {
 }
 
 /** Every kind of entry the host writes, for the kind filter (with what appears in results added). */
-export const KNOWN_KINDS = [
-  'allowlist_invalid', 'allowlist_loaded', 'allowlist_saved', 'approval_requested', 'approval_timeout', 'approved',
-  'cancel_requested', 'cancelled', 'ceiling_hit', 'claim_recovered', 'claimed', 'conflict', 'daemon_started',
-  'daemon_stopped', 'denied', 'disk_full', 'disk_ok', 'dry_run', 'expired', 'finished', 'grant_created',
-  'grant_revoked', 'internal_error', 'key_created', 'key_revoked', 'key_rotated', 'keys_sealed', 'notice_sent', 'orphan_ended', 'orphaned',
-  'paused', 'plan_step_unmatched', 'plan_step_used', 'reaped', 'reconcile', 'reconciled', 'rejected', 'replay', 'resolved',
-  'result_repaired', 'resumed', 'settings_changed', 'settings_invalid', 'spool_replaced', 'spool_ok', 'spool_unsafe', 'started', 'uncertain',
-];
+export const KNOWN_KINDS: readonly string[] = AUDIT_KINDS.map((k) => k.kind);
+
+/** What an entry of a kind records, for the kind filter's options (null: a kind this app does not know). */
+export function kindAbout(kind: string): string | null {
+  return AUDIT_KINDS.find((k) => k.kind === kind)?.about ?? null;
+}
 
 /** "approval_requested" -> "Approval requested". */
 export function kindLabel(kind: string): string {
@@ -124,10 +123,61 @@ export function kindLabel(kind: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
-const BAD = new Set(['allowlist_invalid', 'approval_timeout', 'ceiling_hit', 'conflict', 'denied', 'disk_full', 'internal_error', 'rejected', 'replay', 'result_repaired', 'settings_invalid', 'spool_unsafe', 'uncertain']);
-const WARN = new Set(['approval_requested', 'cancel_requested', 'claim_recovered', 'key_revoked', 'key_rotated', 'orphaned', 'paused', 'plan_step_unmatched', 'reaped', 'spool_replaced', 'expired', 'grant_revoked']);
-const GOOD = new Set(['approved', 'resolved', 'reconciled', 'disk_ok', 'resumed', 'grant_created']);
+type Tone = 'bad' | 'warn' | 'good' | 'neutral';
 
-export function kindTone(kind: string): 'bad' | 'warn' | 'good' | 'neutral' {
-  return BAD.has(kind) ? 'bad' : WARN.has(kind) ? 'warn' : GOOD.has(kind) ? 'good' : 'neutral';
+/** Every kind's colour: a kind added to AUDIT_KINDS needs one here. */
+const TONES: Record<AuditKind, Tone> = {
+  allowlist_invalid: 'bad',
+  allowlist_loaded: 'neutral',
+  allowlist_saved: 'neutral',
+  approval_requested: 'warn',
+  approval_timeout: 'bad',
+  approved: 'good',
+  cancel_requested: 'warn',
+  cancelled: 'neutral',
+  ceiling_hit: 'bad',
+  claim_recovered: 'warn',
+  claimed: 'neutral',
+  conflict: 'bad',
+  daemon_started: 'neutral',
+  daemon_stopped: 'neutral',
+  denied: 'bad',
+  disk_full: 'bad',
+  disk_ok: 'good',
+  dry_run: 'neutral',
+  expired: 'warn',
+  finished: 'neutral', // the table colours it by the run's state
+  grant_created: 'good',
+  grant_revoked: 'warn',
+  internal_error: 'bad',
+  key_created: 'neutral',
+  key_revoked: 'warn',
+  key_rotated: 'warn',
+  keys_sealed: 'neutral',
+  notice_sent: 'neutral',
+  orphan_ended: 'neutral',
+  orphaned: 'warn',
+  paused: 'warn',
+  plan_step_unmatched: 'warn',
+  plan_step_used: 'neutral',
+  reaped: 'warn',
+  reconcile: 'neutral',
+  reconciled: 'good',
+  rejected: 'bad',
+  replay: 'bad',
+  resolved: 'good',
+  result_repaired: 'bad',
+  resumed: 'good',
+  settings_changed: 'neutral',
+  settings_invalid: 'bad',
+  spool_ok: 'neutral',
+  spool_replaced: 'warn',
+  spool_unsafe: 'bad',
+  started: 'neutral',
+  uncertain: 'bad',
+};
+
+/** A kind's colour; one this app does not know (an older or newer host's) is neutral. */
+export function kindTone(kind: string): Tone {
+  return Object.hasOwn(TONES, kind) ? TONES[kind as AuditKind] : 'neutral';
 }

@@ -52,7 +52,7 @@ describe('a move', () => {
 
   it('refuses a transition the table does not have, before touching anything', () => {
     const row = l.add('r1', { state: 'succeeded' });
-    expect(() => lifecycle.move(row, 'running', {}, { kind: 'x', message: 'x' })).toThrow('no transition from succeeded to running');
+    expect(() => lifecycle.move(row, 'running', {}, { kind: 'started', message: 'x' })).toThrow('no transition from succeeded to running');
     expect(l.requests.get('r1')!.state).toBe('succeeded');
     expect(published).toEqual([]);
   });

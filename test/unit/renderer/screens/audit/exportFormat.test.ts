@@ -1,11 +1,9 @@
 // The audit screen's pure parts in Node: CSV cells (quoting, formula injection), the filters' search,
-// relative ranges brought up to the clock, the custom range's validation, and the list of known kinds
-// checked against every kind the host's code writes.
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+// relative ranges brought up to the clock, the custom range's validation, and how kinds are coloured
+// and described.
 import { describe, expect, it } from 'vitest';
 import { csvCell, exportFile, exportFileName } from '../../../../../renderer/screens/audit/exportFormat';
-import { inRange, isoToLocalInput, KNOWN_KINDS, moveOn, NO_FILTERS, rangeError, toQuery, type Filters } from '../../../../../renderer/screens/audit/query';
+import { inRange, isoToLocalInput, kindAbout, kindTone, moveOn, NO_FILTERS, rangeError, toQuery, type Filters } from '../../../../../renderer/screens/audit/query';
 import type { AuditView } from '../../../../../shared/ipc/views';
 
 const f = (patch: Partial<Filters>): Filters => ({ ...NO_FILTERS, ...patch });
@@ -133,17 +131,18 @@ describe('isoToLocalInput', () => {
   });
 });
 
-describe('KNOWN_KINDS', () => {
-  it('holds every kind of audit entry the host writes', () => {
-    // Every `kind: '…'` literal in main/, less the result kinds of functions that are not audit entries.
-    const NOT_AUDIT = new Set(['ask', 'go', 'refuse', 'gone', 'recorded', 'refused', 'duplicate_claim']);
-    const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(path.join(dir, d.name)) : d.name.endsWith('.ts') ? [path.join(dir, d.name)] : []));
-    const written = new Set<string>();
-    for (const file of files('main')) for (const m of readFileSync(file, 'utf8').matchAll(/kind: '([a-z_]+)'/g)) if (!NOT_AUDIT.has(m[1]!)) written.add(m[1]!);
-    // Kinds chosen at run time, written from a variable.
-    for (const k of ['expired', 'ceiling_hit', 'rejected', 'approval_requested', 'claimed', 'paused', 'resumed', 'key_revoked', 'key_rotated']) written.add(k);
-    expect(written.size).toBeGreaterThan(30);
-    expect([...written].filter((k) => !KNOWN_KINDS.includes(k))).toEqual([]);
-    expect(KNOWN_KINDS).toContain('keys_sealed');
+describe('kindTone and kindAbout', () => {
+  it('colour and describe the kinds this host writes', () => {
+    expect(kindTone('reconciled')).toBe('good');
+    expect(kindTone('uncertain')).toBe('bad');
+    expect(kindTone('orphaned')).toBe('warn');
+    expect(kindAbout('orphaned')).toMatch(/outlived the host/);
+  });
+
+  it('leave a kind this app does not know neutral and undescribed, even a name of Object.prototype', () => {
+    for (const kind of ['from_a_newer_host', 'constructor', '__proto__', 'toString']) {
+      expect(kindTone(kind)).toBe('neutral');
+      expect(kindAbout(kind)).toBeNull();
+    }
   });
 });
