@@ -2,9 +2,10 @@
 // ended, when and by whom; its output, in full or a few lines), and Check again, which runs it once
 // more and says what it found.
 import { useState } from 'react';
+import { attemptEnd } from '../../shared/protocol/reconcileText';
 import type { ReconcileAttempt } from '../../shared/protocol/types';
 import { api, errorText } from '../api';
-import { VERDICTS, attemptEnd, outputExcerpt } from '../lib/reconcile';
+import { VERDICTS, outputExcerpt } from '../lib/reconcile';
 import { toast } from '../stores/toasts';
 import { Argv } from './Argv';
 import { stateLabel } from './StateBadge';

@@ -12,7 +12,7 @@ import { useLiveOutput } from '../lib/useLiveOutput';
 import { navigate } from '../stores/route';
 import { toast } from '../stores/toasts';
 import { useHostVersion, useStatus } from '../stores/status';
-import { stepsUsed } from '../lib/reconcile';
+import { stepsUsed } from '../lib/plans';
 import { ArgsTable } from './ArgsTable';
 import { Argv } from './Argv';
 import { PlanSteps } from './PlanSteps';

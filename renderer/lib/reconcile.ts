@@ -1,21 +1,18 @@
-// How the app words a reconcile attempt (the operation's look-up of whether an interrupted run took
-// effect) and a plan's progress. Pure: no DOM, no IPC.
-import type { PlanStep, ReconcileAttempt } from '../../shared/protocol/types';
+// How the app shows a reconcile attempt (the operation's look-up of whether an interrupted run took
+// effect), in the words of shared/protocol/reconcileText.ts. Pure: no DOM, no IPC.
+import { verdictText } from '../../shared/protocol/reconcileText';
+import type { ReconcileAttempt } from '../../shared/protocol/types';
 import { visibleLines } from '../../shared/text/visible';
 
-export const VERDICTS: Record<ReconcileAttempt['verdict'], { label: string; tone: 'good' | 'bad' | 'warn' }> = {
-  applied: { label: 'Took effect', tone: 'good' },
-  not_applied: { label: 'Did not take effect', tone: 'bad' },
-  unknown: { label: 'Could not tell', tone: 'warn' },
-};
+type Verdict = ReconcileAttempt['verdict'];
+const badge = (v: Verdict, tone: 'good' | 'bad' | 'warn') => ({ label: verdictText(v).replace(/^./, (c) => c.toUpperCase()), tone });
 
-/** How the look-up ended: "exit 0", "killed by SIGTERM", or why it gave no verdict. */
-export function attemptEnd(a: Pick<ReconcileAttempt, 'exit_code' | 'signal' | 'error'>): string {
-  if (a.error) return a.error;
-  if (a.exit_code !== null) return `exit ${a.exit_code}`;
-  if (a.signal) return `killed by ${a.signal}`;
-  return 'no exit code';
-}
+/** A verdict's badge: "Took effect", "Did not take effect", "Could not tell". */
+export const VERDICTS: Record<Verdict, { label: string; tone: 'good' | 'bad' | 'warn' }> = {
+  applied: badge('applied', 'good'),
+  not_applied: badge('not_applied', 'bad'),
+  unknown: badge('unknown', 'warn'),
+};
 
 /** Lines of output kept in a list row; the request's page shows it all. */
 export const EXCERPT_LINES = 4;
@@ -30,9 +27,4 @@ export function outputExcerpt(a: Pick<ReconcileAttempt, 'stdout' | 'stderr'>, li
   let text = all.split('\n').slice(0, lines).join('\n');
   if (text.length > chars) text = text.slice(0, chars);
   return { text: visibleLines(text), cut: text.length < all.length };
-}
-
-/** How far a plan has got: how many of its steps a request has used. */
-export function stepsUsed(steps: PlanStep[]): number {
-  return steps.filter((s) => s.request_id !== null).length;
 }

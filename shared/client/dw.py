@@ -1008,16 +1008,14 @@ def run_notes(res):
         lines.append("%s is still running after the host restarted: the host watches it until it ends (dw cancel %s ends it)" % (rid, rid))
     r = res.get("reconcile") if isinstance(res.get("reconcile"), dict) else None
     if r is not None:
-        code, sig = r.get("exit_code"), r.get("signal")
-        how = "exit %s" % code if code is not None else "signal %s" % sig if sig else "no exit code"
-        if r.get("verdict") == "applied":
-            lines.append("%s: the host's reconcile check says its effect happened (%s)" % (rid, how))
-        elif r.get("verdict") == "not_applied":
-            lines.append("%s: the host's reconcile check says its effect did not happen (%s): safe to retry with a new id" % (rid, how))
-        elif r.get("error") is not None:
-            lines.append("%s: the host could not check whether its effect happened: %s" % (rid, r.get("error")))
+        # In the words of shared/protocol/reconcileText.ts.
+        code, sig, error, verdict = r.get("exit_code"), r.get("signal"), r.get("error"), r.get("verdict")
+        how = error if error else "exit code %s" % code if code is not None else "signal %s" % sig if sig else "no exit code"
+        said = {"applied": "took effect", "not_applied": "did not take effect"}.get(verdict, "could not tell")
+        if said == "could not tell" and error is not None:
+            lines.append("%s: the host could not check whether its effect happened: %s" % (rid, error))
         else:
-            lines.append("%s: the host's reconcile check could not tell (%s)" % (rid, how))
+            lines.append("%s: the host's reconcile check says it %s (%s)%s" % (rid, said, how, ": safe to retry with a new id" if verdict == "not_applied" else ""))
     elif res.get("resolved_by") == "reconcile":
         lines.append("%s was settled by the host's reconcile check" % rid)
     if res.get("resolved_by") == "human":

@@ -1,25 +1,14 @@
 // What a result says about a run the host lost sight of, one line each, for dw and dw mcp: a run that
 // outlived a restart of the host (orphaned), the host's reconcile check of an interrupted run (did its
 // effect happen?), and who settled it.
+import { attemptEnd, verdictText } from '../protocol/reconcileText';
 import type { ReconcileAttempt, ResultDoc } from '../protocol/types';
 import { visible } from '../text/visible';
 
-function howItEnded(r: ReconcileAttempt): string {
-  if (r.exit_code !== null) return `exit ${r.exit_code}`;
-  return r.signal ? `signal ${r.signal}` : 'no exit code';
-}
-
 function reconcileLine(id: string, r: ReconcileAttempt): string {
-  switch (r.verdict) {
-    case 'applied':
-      return `${id}: the host's reconcile check says its effect happened (${howItEnded(r)})`;
-    case 'not_applied':
-      return `${id}: the host's reconcile check says its effect did not happen (${howItEnded(r)}): safe to retry with a new id`;
-    default:
-      return r.error !== null
-        ? `${id}: the host could not check whether its effect happened: ${r.error}`
-        : `${id}: the host's reconcile check could not tell (${howItEnded(r)})`;
-  }
+  if (r.verdict === 'unknown' && r.error !== null) return `${id}: the host could not check whether its effect happened: ${r.error}`;
+  const said = `${id}: the host's reconcile check says it ${verdictText(r.verdict)} (${attemptEnd(r)})`;
+  return r.verdict === 'not_applied' ? `${said}: safe to retry with a new id` : said;
 }
 
 /** The lines, in the order they happened; none for a run the host saw through. */

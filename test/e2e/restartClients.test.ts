@@ -98,9 +98,9 @@ function dw(client: Dw, args: string[]) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const APPLIED = "rs-applied: the host's reconcile check says its effect happened (exit 0)";
-const NOT_APPLIED = "rs-not-applied: the host's reconcile check says its effect did not happen (exit 1): safe to retry with a new id";
-const UNKNOWN = "rs-unknown: the host's reconcile check could not tell (exit 3)";
+const APPLIED = "rs-applied: the host's reconcile check says it took effect (exit code 0)";
+const NOT_APPLIED = "rs-not-applied: the host's reconcile check says it did not take effect (exit code 1): safe to retry with a new id";
+const UNKNOWN = "rs-unknown: the host's reconcile check says it could not tell (exit code 3)";
 const STILL_RUNNING = `${ORPHAN} is still running after the host restarted: the host watches it until it ends (dw cancel ${ORPHAN} ends it)`;
 
 describe.each(['dw.cjs', 'dw.py'] as const)('%s', (client) => {

@@ -346,7 +346,7 @@ describe('the Activity screen', () => {
     const row = (id: string) => uncertain.getByRole('row').filter({ hasText: id });
     const attempt = row('pub-1').getByRole('group', { name: 'Last reconcile check' });
     await attempt.getByText('Could not tell').waitFor();
-    await expect.poll(() => attempt.textContent()).toMatch(/exit 3 · checked .* by daemon/);
+    await expect.poll(() => attempt.textContent()).toMatch(/exit code 3 · checked .* by daemon/);
     expect(await attempt.getByLabel('Reconcile check output').textContent()).toBe('looked up pub-1\nthe registry did not answer');
     // An uncertain run of an operation without a reconcile check offers none (unc-2, from above).
     await row('unc-2').waitFor();
@@ -377,7 +377,7 @@ describe('the Activity screen', () => {
     await ui.page.evaluate(() => (window as unknown as { __release: () => void }).__release());
     const settled = await ui.host.waitResult('pub-1', ['succeeded']);
     expect([settled.resolved_by, settled.reconcile?.verdict, settled.reconcile?.by]).toEqual(['reconcile', 'applied', 'app']);
-    await ui.page.getByText('Checked again. Took effect (exit 0): pub-1 is succeeded').waitFor();
+    await ui.page.getByText('Checked again. Took effect (exit code 0): pub-1 is succeeded').waitFor();
     await expect.poll(() => row('pub-1').count()).toBe(0);
 
     // Not applied: failed as not_applied, marked so among the results.

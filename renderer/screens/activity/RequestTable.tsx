@@ -3,6 +3,7 @@
 // A run settled by its operation's reconcile check says so.
 import type { ReactNode } from 'react';
 import type { RequestSummaryView } from '../../../shared/ipc/views';
+import { verdictText } from '../../../shared/protocol/reconcileText';
 import { StateBadge } from '../../components/StateBadge';
 import { Time } from '../../components/Time';
 import { formatDuration } from '../../lib/format';
@@ -61,7 +62,7 @@ export function RequestTable({
             <td>{keyName(r.key_id) ?? <code className="muted">{r.key_id}</code>}</td>
             <td>
               <StateBadge state={r.state} />
-              {r.resolved_by === 'reconcile' ? <span className="act-reconciled muted"> reconciled: {r.state === 'succeeded' ? 'took effect' : 'did not take effect'}</span> : null}
+              {r.resolved_by === 'reconcile' ? <span className="act-reconciled muted"> reconciled: {verdictText(r.state === 'succeeded' ? 'applied' : 'not_applied')}</span> : null}
               {r.exit_code !== null && r.exit_code !== 0 ? <span className="muted act-exit"> exit {r.exit_code}</span> : null}
             </td>
             <td>

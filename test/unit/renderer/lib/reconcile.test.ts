@@ -1,23 +1,15 @@
-// How the app words a reconcile check and a plan's progress, in Node: how a look-up ended, the first
-// lines of its output (escaped: it may echo what the sandbox sent), and how many steps were used.
+// How the app shows a reconcile check, in Node: a verdict's badge, and the first lines of the look-up's
+// output (escaped: it may echo what the sandbox sent).
 import { describe, expect, it } from 'vitest';
-import { EXCERPT_CHARS, EXCERPT_LINES, VERDICTS, attemptEnd, outputExcerpt, stepsUsed } from '../../../../renderer/lib/reconcile';
-import type { PlanStep } from '../../../../shared/protocol/types';
+import { EXCERPT_CHARS, EXCERPT_LINES, VERDICTS, outputExcerpt } from '../../../../renderer/lib/reconcile';
 
-describe('attemptEnd', () => {
-  it('says why there was no verdict first, else the exit code, else the signal', () => {
-    expect(attemptEnd({ exit_code: 0, signal: null, error: null })).toBe('exit 0');
-    expect(attemptEnd({ exit_code: 3, signal: null, error: null })).toBe('exit 3');
-    expect(attemptEnd({ exit_code: null, signal: 'SIGKILL', error: null })).toBe('killed by SIGKILL');
-    expect(attemptEnd({ exit_code: null, signal: 'SIGTERM', error: 'timed out after 30 s' })).toBe('timed out after 30 s');
-    expect(attemptEnd({ exit_code: null, signal: null, error: null })).toBe('no exit code');
-  });
-
-  it('has a label and a tone for every verdict', () => {
-    expect(Object.keys(VERDICTS).sort()).toEqual(['applied', 'not_applied', 'unknown']);
-    expect(VERDICTS.applied.tone).toBe('good');
-    expect(VERDICTS.not_applied.tone).toBe('bad');
-    expect(VERDICTS.unknown.tone).toBe('warn');
+describe('VERDICTS', () => {
+  it('gives every verdict a badge in the shared words, and a tone', () => {
+    expect(VERDICTS).toEqual({
+      applied: { label: 'Took effect', tone: 'good' },
+      not_applied: { label: 'Did not take effect', tone: 'bad' },
+      unknown: { label: 'Could not tell', tone: 'warn' },
+    });
   });
 });
 
@@ -42,13 +34,5 @@ describe('outputExcerpt', () => {
     const r = outputExcerpt({ stdout: 'release \u202egpj.exe\x1b[2A\x1b[2K exists\n', stderr: '' });
     expect(r.text).toBe('release \\u202egpj.exe\\x1b[2A\\x1b[2K exists');
     expect(r.text.includes('\u202e') || r.text.includes('\x1b')).toBe(false);
-  });
-});
-
-describe('stepsUsed', () => {
-  const step = (request_id: string | null): PlanStep => ({ op: 'x', args: {}, argv: ['/bin/true'], cwd: '/tmp', scope: 'read', request_id, state: request_id ? 'succeeded' : null });
-  it('counts the steps a request has used', () => {
-    expect(stepsUsed([])).toBe(0);
-    expect(stepsUsed([step(null), step('r1'), step(null), step('r2')])).toBe(2);
   });
 });

@@ -165,14 +165,14 @@ const run = (over: Partial<ResultDoc>) => result({ id: 'r-1', op: 'deploy', ...o
 const NOTES: [string, ResultDoc, string[]][] = [
   ['an orphaned run', run({ state: 'running', orphaned: true }), ['r-1 is still running after the host restarted: the host watches it until it ends (dw cancel r-1 ends it)']],
   ['an orphan, once it ended (said only while it runs)', run({ state: 'cancelled', orphaned: true }), []],
-  ['reconciled: applied', run({ state: 'succeeded', resolved_by: 'reconcile', reconcile: { ...attempt, exit_code: 0, error: null, verdict: 'applied' } }), ["r-1: the host's reconcile check says its effect happened (exit 0)"]],
+  ['reconciled: applied', run({ state: 'succeeded', resolved_by: 'reconcile', reconcile: { ...attempt, exit_code: 0, error: null, verdict: 'applied' } }), ["r-1: the host's reconcile check says it took effect (exit code 0)"]],
   [
     'reconciled: not applied',
     run({ state: 'failed', resolved_by: 'reconcile', reconcile: { ...attempt, exit_code: 1, error: null, verdict: 'not_applied' } }),
-    ["r-1: the host's reconcile check says its effect did not happen (exit 1): safe to retry with a new id"],
+    ["r-1: the host's reconcile check says it did not take effect (exit code 1): safe to retry with a new id"],
   ],
-  ['a check that could not tell', run({ state: 'uncertain', reconcile: { ...attempt, exit_code: 3, error: null, verdict: 'unknown' } }), ["r-1: the host's reconcile check could not tell (exit 3)"]],
-  ['a check killed by a signal', run({ state: 'uncertain', reconcile: { ...attempt, exit_code: null, signal: 'SIGKILL', error: null, verdict: 'unknown' } }), ["r-1: the host's reconcile check could not tell (signal SIGKILL)"]],
+  ['a check that could not tell', run({ state: 'uncertain', reconcile: { ...attempt, exit_code: 3, error: null, verdict: 'unknown' } }), ["r-1: the host's reconcile check says it could not tell (exit code 3)"]],
+  ['a check killed by a signal', run({ state: 'uncertain', reconcile: { ...attempt, exit_code: null, signal: 'SIGKILL', error: null, verdict: 'unknown' } }), ["r-1: the host's reconcile check says it could not tell (signal SIGKILL)"]],
   [
     'a check that could not run',
     run({ state: 'uncertain', reconcile: { ...attempt, exit_code: null, error: 'timeout after 30 s', verdict: 'unknown' } }),
@@ -181,7 +181,7 @@ const NOTES: [string, ResultDoc, string[]][] = [
   [
     'settled by a human after the check',
     run({ state: 'succeeded', resolved_by: 'human', note: 'checked by hand', reconcile: { ...attempt, exit_code: 3, error: null, verdict: 'unknown' } }),
-    ["r-1: the host's reconcile check could not tell (exit 3)", 'r-1 was settled by a human: checked by hand'],
+    ["r-1: the host's reconcile check says it could not tell (exit code 3)", 'r-1 was settled by a human: checked by hand'],
   ],
   ['settled by reconcile, the attempt not given', run({ state: 'succeeded', resolved_by: 'reconcile' }), ["r-1 was settled by the host's reconcile check"]],
   ['a run the host saw through', run({ state: 'succeeded' }), []],
