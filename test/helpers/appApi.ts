@@ -1,10 +1,10 @@
 // The preload API wired to main's handlers on a service, exactly as the app wires them (minus
 // Electron): the registration's sender check and schema validation, calls from the main window.
-import { bindIpc, trustWindows, type IpcEventLike } from '../../../../main/core/ipc/bind';
-import { createIpcHandlers, type AppEdges } from '../../../../main/core/ipc/handlers';
-import { createApi, type DumbwaiterApi } from '../../../../preload/api';
-import type { HostService } from '../../../../main/core/service';
-import { scopedLogger } from '../../../../main/core/log';
+import { bindIpc, trustWindows, type IpcEventLike } from '../../main/core/ipc/bind';
+import { createIpcHandlers, type AppEdges } from '../../main/core/ipc/handlers';
+import { createApi, type DumbwaiterApi } from '../../preload/api';
+import type { HostService } from '../../main/core/service';
+import { scopedLogger } from '../../main/core/log';
 
 const ORIGIN = 'app://dumbwaiter';
 /** Web contents ids of the app's two windows, as the Electron layer tells them apart. */
