@@ -4,18 +4,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { AllowlistError, parseAllowlist } from './load';
 import { planReconcile, planRun, reconcileVerdict, type RunPlan } from './plan';
 import type { AllowlistContext } from './roots';
 import type { Allowlist } from './types';
 import { startRun, type RunOutcome } from '../exec/executor';
+import { DRY_RUN_REQUEST_ID } from '../../../shared/ipc/dryRun';
 import type { ReconcileAttempt } from '../../../shared/protocol/types';
 
 export type PreviewResult = { ok: true; plan: RunPlan } | { ok: false; message: string };
 
-/** The request id a reconcile command is tried with from the editor: a stand-in, no request is asked about. */
-export const DRY_RUN_REQUEST_ID = 'dry-run';
+export { DRY_RUN_REQUEST_ID };
 
 function parsed(text: string, file: string, ctx: AllowlistContext): Allowlist | { ok: false; message: string } {
   try {
@@ -45,27 +44,31 @@ export function previewReconcile(text: string, file: string, op: string, args: R
 export type DryRunResult = { ok: true; plan: RunPlan; run: RunOutcome } | { ok: false; message: string };
 export type DryReconcileResult = { ok: true; plan: RunPlan; run: RunOutcome; verdict: ReconcileAttempt['verdict'] } | { ok: false; message: string };
 
-/** Runs a plan once, as the daemon would (no shell, own process group, its timeout and limits). */
-async function runOnce(plan: RunPlan, killGraceMs: number): Promise<RunOutcome> {
+/**
+ * Runs a plan once, as the daemon would (no shell, own process group, its timeout and limits), as
+ * request `requestId` (its DUMBWAITER_REQUEST_ID): for a reconcile command, the id its {request_id} was
+ * given, as a real check uses the request's id for both.
+ */
+async function runOnce(plan: RunPlan, requestId: string, killGraceMs: number): Promise<RunOutcome> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dumbwaiter-dry-run-'));
   try {
-    return await startRun(`dry-run-${randomUUID()}`, plan, path.join(dir, 'output.log'), killGraceMs).done;
+    return await startRun(requestId, plan, path.join(dir, 'output.log'), killGraceMs).done;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** Runs the operation once. */
+/** Runs the operation once, as the stand-in request its reconcile command is then tried for. */
 export async function dryRun(text: string, file: string, op: string, args: Record<string, unknown>, ctx: AllowlistContext, killGraceMs: number): Promise<DryRunResult> {
   const preview = previewRun(text, file, op, args, ctx);
   if (!preview.ok) return preview;
-  return { ok: true, plan: preview.plan, run: await runOnce(preview.plan, killGraceMs) };
+  return { ok: true, plan: preview.plan, run: await runOnce(preview.plan, DRY_RUN_REQUEST_ID, killGraceMs) };
 }
 
 /** Runs the operation's reconcile command once, for the stand-in request id, and says what its answer would mean. */
 export async function dryRunReconcile(text: string, file: string, op: string, args: Record<string, unknown>, ctx: AllowlistContext, killGraceMs: number): Promise<DryReconcileResult> {
   const preview = previewReconcile(text, file, op, args, ctx);
   if (!preview.ok) return preview;
-  const run = await runOnce(preview.plan, killGraceMs);
+  const run = await runOnce(preview.plan, DRY_RUN_REQUEST_ID, killGraceMs);
   return { ok: true, plan: preview.plan, run, verdict: reconcileVerdict(run) };
 }

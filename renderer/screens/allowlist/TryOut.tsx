@@ -4,6 +4,7 @@
 // The same for its reconcile check, whose result also says what its answer would mean.
 // Mounted once per operation (keyed by the store's operation serial): nothing carries over to another.
 import { useEffect, useId, useRef, useState } from 'react';
+import { DRY_RUN_REQUEST_ID } from '../../../shared/ipc/dryRun';
 import type { DryRunView, PreviewView, ReconcileDryRunView } from '../../../shared/ipc/views';
 import { OP_NAME } from '../../../shared/protocol/ids';
 import { api, errorText } from '../../api';
@@ -205,7 +206,7 @@ export function TryOut({ text, form }: { text: string; form: OpForm }) {
             </button>
             <div className="dry-run-notes">
               <span id="reconcile-try-warning" className="warn-text">
-                ⚠ This really runs the reconcile command now, with these arguments and the stand-in request id <code>dry-run</code>. You confirm the exact
+                ⚠ This really runs the reconcile command now, with these arguments and the stand-in request id <code>{DRY_RUN_REQUEST_ID}</code>. You confirm the exact
                 command first.
               </span>
             </div>

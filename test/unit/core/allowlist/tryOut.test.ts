@@ -1,10 +1,11 @@
 // The editor's dry run of a reconcile command: it really runs the lookup once, for the stand-in request
-// id, through the executor, and says what its exit would mean.
+// id (in its argv and its environment, as a real check has the request's id in both), through the
+// executor, and says what its exit would mean; the operation's own dry run runs as that stand-in too.
 import { describe, expect, it } from 'vitest';
-import { DRY_RUN_REQUEST_ID, dryRunReconcile, previewReconcile } from '../../../../main/core/allowlist/tryOut';
+import { DRY_RUN_REQUEST_ID, dryRun, dryRunReconcile, previewReconcile } from '../../../../main/core/allowlist/tryOut';
 import { NO_CONTEXT } from '../../../../main/core/allowlist/roots';
 
-// The lookup prints the id it was asked about and exits with the code the sample request asks for.
+// The lookup prints the id it was asked about, and the one it runs as, and exits with the code the sample request asks for.
 const ALLOWLIST = [
   'version: 1',
   'operations:',
@@ -14,23 +15,31 @@ const ALLOWLIST = [
   '    args:',
   '      code: {type: integer, min: 0, max: 255}',
   '    reconcile:',
-  '      command: [/bin/sh, -c, \'echo "asked about $1"; exit "$2"\', lookup, "{request_id}", "{code}"]',
+  '      command: [/bin/sh, -c, \'echo "asked about $1 as $DUMBWAITER_REQUEST_ID"; exit "$2"\', lookup, "{request_id}", "{code}"]',
   '      timeout_s: 1',
   '  - name: slow',
   '    command: [/bin/true]',
   '    reconcile: {command: [/bin/sleep, "30"], timeout_s: 1}',
   '  - name: plain',
   '    command: [/bin/true]',
+  '  - name: whoami',
+  '    command: [/bin/sh, -c, \'echo "$DUMBWAITER_REQUEST_ID"\']',
   '',
 ].join('\n');
 
 const dry = (op: string, args: Record<string, unknown>) => dryRunReconcile(ALLOWLIST, 'allowlist.yaml', op, args, NO_CONTEXT, 100);
 
 describe('dryRunReconcile', () => {
-  it('runs the lookup once with the stand-in request id: exit 0 is applied', async () => {
+  it('runs the lookup once as the stand-in request, the id it is asked about: exit 0 is applied', async () => {
     const r = await dry('publish', { code: 0 });
     expect(r).toMatchObject({ ok: true, verdict: 'applied', plan: { argv: expect.arrayContaining([DRY_RUN_REQUEST_ID, '0']), cwd: '/tmp', timeout_s: 1 } });
-    expect(r.ok && r.run.stdout).toBe(`asked about ${DRY_RUN_REQUEST_ID}\n`);
+    expect(DRY_RUN_REQUEST_ID).toBe('dry-run');
+    expect(r.ok && r.run.stdout).toBe('asked about dry-run as dry-run\n');
+  });
+
+  it("the operation's own dry run runs as that stand-in request too", async () => {
+    const r = await dryRun(ALLOWLIST, 'allowlist.yaml', 'whoami', {}, NO_CONTEXT, 100);
+    expect(r.ok && r.run.stdout).toBe('dry-run\n');
   });
 
   it('exit 1 is not_applied, any other exit unknown', async () => {
