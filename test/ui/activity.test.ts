@@ -233,17 +233,7 @@ describe('the Activity screen', () => {
     await expect.poll(() => [state('two-1'), state('two-2')], { timeout: 15_000 }).toEqual(['running', 'running']);
     await ui.open('/activity');
     // The host answers cancels only when the test lets it: both are in flight together.
-    await ui.page.evaluate(() => {
-      const w = window as unknown as { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; __release: () => void };
-      const invoke = w.__dwInvoke;
-      let open!: () => void;
-      const gate = new Promise<void>((resolve) => (open = resolve));
-      w.__release = open;
-      w.__dwInvoke = async (c, a) => {
-        if (c.endsWith('requests.cancel')) await gate;
-        return invoke(c, a);
-      };
-    });
+    const release = await ui.holdChannel('requests.cancel');
     const running = section(/^Running/);
     const button = (id: string) => running.getByRole('button', { name: `Cancel ${id}` });
     for (const id of ['two-1', 'two-2']) {
@@ -254,7 +244,7 @@ describe('the Activity screen', () => {
     expect([await button('two-1').isDisabled(), await button('two-2').isDisabled()]).toEqual([true, true]);
     expect([state('two-1'), state('two-2')]).toEqual(['running', 'running']);
 
-    await ui.page.evaluate(() => (window as unknown as { __release: () => void }).__release());
+    await release();
     expect((await ui.host.waitResult('two-1', ['cancelled'])).state).toBe('cancelled');
     expect((await ui.host.waitResult('two-2', ['cancelled'])).state).toBe('cancelled');
     await running.getByText('No run in progress').waitFor();
@@ -356,17 +346,7 @@ describe('the Activity screen', () => {
     await ui.page.setViewportSize({ width: 1200, height: 800 });
 
     // The host answers the check only when the test lets it: the button says it is checking meanwhile.
-    await ui.page.evaluate(() => {
-      const w = window as unknown as { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; __release: () => void };
-      const invoke = w.__dwInvoke;
-      let open!: () => void;
-      const gate = new Promise<void>((resolve) => (open = resolve));
-      w.__release = open;
-      w.__dwInvoke = async (c, a) => {
-        if (c.endsWith('requests.checkReconcile')) await gate;
-        return invoke(c, a);
-      };
-    });
+    const release = await ui.holdChannel('requests.checkReconcile');
     writeFileSync(path.join(PUBLISHED, 'pub-1.published'), '');
     const again = row('pub-1').getByRole('button', { name: 'Check pub-1 again' });
     await again.click();
@@ -374,7 +354,7 @@ describe('the Activity screen', () => {
     expect(await again.isDisabled()).toBe(true);
     await row('pub-1').getByRole('status').getByText('Running the reconcile check…').waitFor();
     expect(state('pub-1')).toBe('uncertain');
-    await ui.page.evaluate(() => (window as unknown as { __release: () => void }).__release());
+    await release();
     const settled = await ui.host.waitResult('pub-1', ['succeeded']);
     expect([settled.resolved_by, settled.reconcile?.verdict, settled.reconcile?.by]).toEqual(['reconcile', 'applied', 'app']);
     await ui.page.getByText('Checked again. Took effect (exit code 0): pub-1 is succeeded').waitFor();
@@ -387,6 +367,8 @@ describe('the Activity screen', () => {
     expect(failed.error?.code).toBe('not_applied');
     await section('Recent results').getByRole('row').filter({ hasText: 'pub-2' }).getByText('reconciled: did not take effect').waitFor();
     await section('Recent results').getByRole('row').filter({ hasText: 'pub-1' }).getByText('reconciled: took effect').waitFor();
+    await section('Recent results').getByRole('row').filter({ hasText: 'pub-2' }).scrollIntoViewIfNeeded();
+    await ui.screenshots('activity-reconciled');
 
     // Its page: who settled it, and the check that did.
     await ui.open('/requests/pub-1');

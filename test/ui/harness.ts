@@ -17,7 +17,7 @@ import { HostService } from '../../main/core/service';
 import { StatusFeed } from '../../main/core/app/statusFeed';
 import { scopedLogger } from '../../main/core/log';
 import { eventChannel } from '../../preload/api';
-import type { EventName, IpcEvents } from '../../shared/ipc/contract';
+import { IPC_PREFIX, type ChannelName, type EventName, type IpcEvents } from '../../shared/ipc/contract';
 import { TestHost, type DaemonProcess } from '../helpers/host';
 import { testBrowser } from './browser';
 
@@ -165,6 +165,24 @@ export class Ui {
   /** Sends one of the contract's events to the page, as main does. */
   async emit<E extends EventName>(event: E, payload: IpcEvents[E]): Promise<void> {
     await this.page.evaluate(([c, p]) => window.__dwEmit(c as string, p), [eventChannel(event), payload] as const);
+  }
+
+  /** Holds the page's calls of `name` until the returned release() lets them through, so that a test
+   *  sees what the page shows while the host has not answered yet. Lasts until the page loads again. */
+  async holdChannel(name: ChannelName): Promise<() => Promise<void>> {
+    const channel = IPC_PREFIX + name;
+    await this.page.evaluate((held) => {
+      const w = window as unknown as { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; __dwRelease?: Record<string, () => void> };
+      const invoke = w.__dwInvoke;
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      (w.__dwRelease ??= {})[held] = open;
+      w.__dwInvoke = async (c, a) => {
+        if (c === held) await gate;
+        return invoke(c, a);
+      };
+    }, channel);
+    return () => this.page.evaluate((held) => (window as unknown as { __dwRelease: Record<string, () => void> }).__dwRelease[held]!(), channel);
   }
 
   /** Opens the main window at a route (e.g. '/keys'), or another page ('approval.html#<id>'). */
