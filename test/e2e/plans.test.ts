@@ -145,9 +145,11 @@ describe('a plan', () => {
     await host.waitResult('st-denied', ['awaiting_approval']);
     expect(unmatched('st-denied')).toEqual([expect.stringContaining('plan pl-denied is denied, not approved')]);
 
-    const soon = Date.now() + 4000;
+    // A short plan, approved in-process the moment it lands (no CLI to start): its expiry leaves a wide
+    // margin for the proposal on a busy machine, and the test waits for the clock to pass it.
+    const soon = Date.now() + 10_000;
     await propose('pl-short', [alpha], new Date(soon).toISOString());
-    approve('pl-short');
+    host.service((s) => s.approve('pl-short', 'test'));
     await host.waitResult('pl-short', ['succeeded']);
     await clockPast(soon);
     step('st-late', alpha.args, 'pl-short');
