@@ -182,7 +182,7 @@ export interface RequestSummaryView {
   error_message: string | null;
   updated_at: string;
   /** Who settled an interrupted run: a human, or its operation's reconcile command. */
-  resolved_by: string | null;
+  resolved_by: 'human' | 'reconcile' | null;
 }
 
 /** Part of a running request's live output; ask again from `next` for more. */

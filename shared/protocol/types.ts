@@ -69,11 +69,12 @@ export interface ReconcileAttempt {
   signal: string | null;
   stdout: string;
   stderr: string;
-  /** Why it gave no verdict: a timeout, it could not start, no reconcile declared. */
+  /** Why it gave no verdict: a timeout, it could not start, or a stop of the host ended it. (An
+   *  operation without reconcile is never checked: that gives no attempt.) */
   error: string | null;
   /** exit 0: applied; exit 1: not applied; anything else: unknown. */
   verdict: 'applied' | 'not_applied' | 'unknown';
-  /** Who ran it: "daemon (restart)", "cli (user)", the app's actor. */
+  /** Who ran it: "daemon (restart)", "daemon (orphan ended)", "cli:<user>" (resolve --check), or the app's actor. */
   by: string;
 }
 
