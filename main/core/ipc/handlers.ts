@@ -4,9 +4,8 @@ import type { PlanView, RequestView, StatusView } from '../../../shared/ipc/view
 import type { RunPlan } from '../allowlist/plan';
 import { DRY_RUN_REQUEST_ID, previewReconcile, type DryRunResult } from '../allowlist/tryOut';
 import { keyFileOf } from '../keys/keyStore';
-import { approvalOf, type RequestRow } from '../ledger/requests';
+import { approvalOf, reconcileOf } from '../ledger/requests';
 import { planDocOf } from '../policy/plans';
-import type { ReconcileAttempt } from '../../../shared/protocol/types';
 import type { HostService } from '../service';
 import { withSetting, type Ceiling } from '../settings';
 import { spoolRefusal } from '../spool/layout';
@@ -34,8 +33,6 @@ function ranView({ plan, run }: Extract<DryRunResult, { ok: true }>) {
   const { exit_code, signal, stdout, stderr, duration_ms, error } = run;
   return { ok: true as const, plan: planView(plan), exit_code, signal, stdout, stderr, duration_ms, error };
 }
-
-const reconcileOf = (r: RequestRow): ReconcileAttempt | null => (r.reconcile_json ? (JSON.parse(r.reconcile_json) as ReconcileAttempt) : null);
 
 export type IpcHandlers = { [C in ChannelName]: (req: ParsedRequestOf<C>) => ResponseOf<C> | Promise<ResponseOf<C>> };
 

@@ -2,7 +2,7 @@
 // `synced` in the same transaction; the result file is written after, and a crash in between is
 // repaired at the next start by rewriting every unsynced result.
 import type { Db } from './db';
-import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type RequestState } from '../../../shared/protocol/types';
+import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type ReconcileAttempt, type RequestState } from '../../../shared/protocol/types';
 import type { RunPlan } from '../allowlist/plan';
 import { nowIso } from '../time';
 
@@ -74,12 +74,14 @@ export interface RequestFilter {
 export type RequestSummary = Pick<
   RequestRow,
   'id' | 'key_id' | 'op' | 'state' | 'intent' | 'claimed_at' | 'started_at' | 'finished_at' | 'duration_ms' | 'exit_code' | 'error_code' | 'error_message' | 'updated_at' | 'resolved_by'
-> & { seq: number };
+> & { seq: number; resolved_by: 'human' | 'reconcile' | null };
 
 export type NewRequest = Pick<
   RequestRow,
   'id' | 'key_id' | 'op' | 'args_json' | 'binding_hash' | 'mac' | 'intent' | 'created_at' | 'expires_at' | 'state'
-> & Partial<Pick<RequestRow, 'plan_id' | 'limits_json' | 'steps_json'>> & {
+> & Partial<Pick<RequestRow, 'plan_id' | 'limits_json' | 'steps_json'>>
+  // A built-in the host answered itself enters finished, with its output, in the one insert.
+  & Partial<Pick<RequestRow, 'stdout' | 'exit_code' | 'started_at' | 'finished_at' | 'duration_ms'>> & {
   plan: RunPlan | null;
   error_code?: ErrorCode | null;
   error_message?: string | null;
@@ -101,6 +103,11 @@ export function approvalOf(row: RequestRow): ApprovalInfo | null {
   return row.approval_json ? (JSON.parse(row.approval_json) as ApprovalInfo) : null;
 }
 
+/** The last reconcile attempt recorded on `row`, if any. */
+export function reconcileOf(row: RequestRow): ReconcileAttempt | null {
+  return row.reconcile_json ? (JSON.parse(row.reconcile_json) as ReconcileAttempt) : null;
+}
+
 export class Requests {
   private readonly byId;
   private readonly insertStmt;
@@ -112,10 +119,10 @@ export class Requests {
     this.insertStmt = db.prepare(
       `INSERT INTO requests (id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
                              state, plan_json, error_code, error_message, approval_json, decided_by, decided_at, updated_at,
-                             plan_id, limits_json, steps_json)
+                             plan_id, limits_json, steps_json, stdout, exit_code, started_at, finished_at, duration_ms)
        VALUES (@id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
                @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at,
-               @plan_id, @limits_json, @steps_json)`,
+               @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms)`,
     );
   }
 
@@ -137,6 +144,11 @@ export class Requests {
       plan_id: r.plan_id ?? null,
       limits_json: r.limits_json ?? null,
       steps_json: r.steps_json ?? null,
+      stdout: r.stdout ?? '',
+      exit_code: r.exit_code ?? null,
+      started_at: r.started_at ?? null,
+      finished_at: r.finished_at ?? null,
+      duration_ms: r.duration_ms ?? null,
       claimed_at: at,
       updated_at: at,
     });

@@ -6,8 +6,8 @@ import { quarantine } from './claim';
 import { scopedLogger } from '../log';
 import { writeFileAtomic } from '../fs/atomicWrite';
 import { signHostDoc, type HostDocKey } from '../../../shared/protocol/hostAuth';
-import { approvalOf, type RequestRow, type Requests } from '../ledger/requests';
-import type { ErrorCode, ReconcileAttempt, ResultDoc } from '../../../shared/protocol/types';
+import { approvalOf, reconcileOf, type RequestRow, type Requests } from '../ledger/requests';
+import type { ErrorCode, ResultDoc } from '../../../shared/protocol/types';
 import { planDocOf } from '../policy/plans';
 import { nowIso } from '../time';
 import type { SpoolPaths } from './layout';
@@ -47,7 +47,8 @@ export function resultDocOf(row: RequestRow): ResultDoc {
     doc.note = row.note ?? '';
   } else if (row.resolved_by === 'reconcile') doc.resolved_by = 'reconcile';
   if (row.state === 'running' && row.orphaned === 1) doc.orphaned = true;
-  if (row.reconcile_json) doc.reconcile = JSON.parse(row.reconcile_json) as ReconcileAttempt;
+  const reconcile = reconcileOf(row);
+  if (reconcile) doc.reconcile = reconcile;
   const approval = approvalOf(row);
   if (approval) {
     doc.approval = row.decided_by ? { ...approval, decided_by: row.decided_by, decided_at: row.decided_at ?? undefined } : approval;
