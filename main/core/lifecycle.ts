@@ -1,11 +1,14 @@
-// Every state a request can be in, and how it gets there: the one table of transitions, and the one
-// way to make one (the guarded ledger change and its audit entry in one commit, then its result file).
-// Intake, the runner, decisions, the service and reconcile all move requests through here.
+// Every state a request can be in, and how it gets there: the one table of transitions, and the only
+// way to change a request's state. enter() records a new request in an entry state; move() (start() for
+// the runner's queued -> running) changes one that is still where it was read. Each commits the ledger
+// change, its audit entries and, for a step of a plan, that plan's steps in one transaction, and then
+// writes the result files. Intake, the runner, decisions, the service and reconcile all go through here.
 import type { Db } from './ledger/db';
 import type { AuditEntry, AuditLog } from './ledger/audit';
-import type { RequestPatch, RequestRow, Requests } from './ledger/requests';
+import type { NewRequest, RequestPatch, RequestRow, Requests } from './ledger/requests';
 import type { ErrorCode, RequestState } from '../../shared/protocol/types';
 import { stepsWith } from './policy/plans';
+import { faultPoint } from './faults';
 
 /**
  * The states a request is recorded in when intake first records it (an authenticated request binds
@@ -17,6 +20,7 @@ import { stepsWith } from './policy/plans';
  * - `succeeded`: a built-in the host answered itself (`dumbwaiter.ping`, `dumbwaiter.cancel`).
  */
 export const ENTRY_STATES = ['queued', 'awaiting_approval', 'rejected', 'expired', 'succeeded'] as const satisfies readonly RequestState[];
+export type EntryState = (typeof ENTRY_STATES)[number];
 
 /**
  * From each state, where it may go, and who takes it there. A state may also be "moved" to itself to
@@ -61,12 +65,23 @@ export function mayMove(from: RequestState, to: RequestState): boolean {
 }
 
 /** The audit kind of a refusal: expiry and ceilings have their own, to be found. */
-export function refusalKind(state: RequestState, code: ErrorCode): string {
+export function refusalKind(state: RequestState, code: ErrorCode): AuditEntry['kind'] {
   return state === 'expired' ? 'expired' : code === 'spend_ceiling' ? 'ceiling_hit' : 'rejected';
 }
 
 /** What the audit log says about a move; the request's id, key and operation are added. */
 export type MoveNote = Omit<AuditEntry, 'request_id' | 'key_id' | 'op'>;
+/** A move's entries, recorded in this order (several: a reconcile attempt, then the verdict it led to). */
+export type MoveNotes = MoveNote | readonly MoveNote[];
+
+/** What else commits with a new request's insert. */
+export interface EntryWork {
+  /** The step (index) of its plan (`plan_id`) it takes (policy/plans.ts matchStep): taken in the same
+   *  commit as the insert, so never by two requests and never lost. */
+  takesStep?: number;
+  /** Other changes that stand or fall with the insert (the key's last use, a grant's use). */
+  alsoInCommit?: (row: RequestRow) => void;
+}
 
 export class Lifecycle {
   constructor(
@@ -78,43 +93,38 @@ export class Lifecycle {
   ) {}
 
   /**
+   * Records a new request in one of ENTRY_STATES with its entries, the step of a plan it takes and
+   * `work.alsoInCommit`, in one IMMEDIATE transaction (the plan's row is read again under the write
+   * lock); then writes its result file, and its plan's when it took a step.
+   */
+  enter(r: NewRequest & { state: EntryState }, notes: MoveNotes, work: EntryWork = {}): RequestRow {
+    if (!(ENTRY_STATES as readonly RequestState[]).includes(r.state)) throw new Error(`a request cannot enter as ${r.state} (lifecycle.ts)`);
+    const [row, plan] = this.db.transaction(() => {
+      const inserted = this.requests.insert(r);
+      work.alsoInCommit?.(inserted);
+      const taken = work.takesStep === undefined ? null : this.takeStep(inserted, work.takesStep);
+      this.note(inserted, notes);
+      return [inserted, taken] as const;
+    }).immediate();
+    faultPoint('after_ledger_insert'); // in the ledger, nothing published: the crash tests stop here
+    this.publishBoth(row, plan);
+    return row;
+  }
+
+  /**
    * Moves `row` to `to` if it is still in one of `from` (by default the state it was read in), with
-   * `patch`; the change and `note` are one commit, and the result file follows. Returns the new row, or
+   * `patch`; the change and `notes` are one commit, and the result file follows. Returns the new row, or
    * null when it had moved on (a racing decider won: nothing was changed or recorded).
    */
-  move(row: RequestRow, to: RequestState, patch: RequestPatch, note: MoveNote | null, from: readonly RequestState[] = [row.state]): RequestRow | null {
+  move(row: RequestRow, to: RequestState, patch: RequestPatch, notes: MoveNotes, from: readonly RequestState[] = [row.state]): RequestRow | null {
     for (const f of from) if (!mayMove(f, to)) throw new Error(`no transition from ${f} to ${to} (lifecycle.ts)`);
-    const [next, plan] = this.db.transaction(() => {
-      const n = this.requests.transition(row.id, from, { ...patch, state: to });
-      if (n && note) this.audit.record({ ...note, request_id: row.id, key_id: row.key_id, op: row.op });
-      return [n, n && this.followPlan(n)] as const;
-    })();
-    if (next) this.publish(next);
-    if (plan) this.publish(plan);
-    return next;
+    return this.commit(() => this.requests.transition(row.id, from, { ...patch, state: to }), notes);
   }
 
   /** queued -> running, unless the host was paused or the key revoked meanwhile (Requests.start). The
    *  `started` entry follows once the process exists (with its pid). */
   start(row: RequestRow, patch: RequestPatch): RequestRow | null {
-    const [next, plan] = this.db.transaction(() => {
-      const n = this.requests.start(row.id, patch);
-      return [n, n && this.followPlan(n)] as const;
-    })();
-    if (next) this.publish(next);
-    if (plan) this.publish(plan);
-    return next;
-  }
-
-  /**
-   * The plan hook, kept this small on purpose: a request that took a step of a plan (policy/plans.ts)
-   * has moved, so that step of the plan's row takes its new state, in the same commit (the plan's
-   * result lists its steps' states). Returns the plan's changed row, to publish; null for any other row.
-   */
-  private followPlan(row: RequestRow): RequestRow | null {
-    const plan = row.plan_id ? this.requests.get(row.plan_id) : null;
-    const steps = plan && stepsWith(plan, row.id, row.state);
-    return plan && steps ? this.requests.transition(plan.id, [plan.state], { steps_json: steps }) : null;
+    return this.commit(() => this.requests.start(row.id, patch), []);
   }
 
   /** Refused (rejected, expired or failed) from where it is, with the audit kind that says why. */
@@ -122,8 +132,47 @@ export class Lifecycle {
     return this.move(row, state, { error_code: code, error_message: message }, { kind: refusalKind(state, code), message: `${code}: ${message}`, ...(actor ? { actor } : {}) });
   }
 
-  /** Writes a request's result again (its row changed in a way that is not a move, e.g. a plan's steps). */
-  republish(row: RequestRow): void {
+  /** A guarded change (null: it had moved on), its entries and its plan step in one commit; then the results. */
+  private commit(change: () => RequestRow | null, notes: MoveNotes): RequestRow | null {
+    const [next, plan] = this.db.transaction(() => {
+      const n = change();
+      if (n) this.note(n, notes);
+      return [n, n && this.followPlan(n)] as const;
+    })();
+    if (next) this.publishBoth(next, plan);
+    return next;
+  }
+
+  private note(row: RequestRow, notes: MoveNotes): void {
+    const list = (Array.isArray(notes) ? notes : [notes]) as readonly MoveNote[];
+    for (const note of list) this.audit.record({ ...note, request_id: row.id, key_id: row.key_id, op: row.op });
+  }
+
+  private publishBoth(row: RequestRow, plan: RequestRow | null): void {
     this.publish(row);
+    if (plan) this.publish(plan);
+  }
+
+  /**
+   * The plan hook, kept this small on purpose, and the one place a plan's steps are written: the step
+   * of `row`'s plan that `row` took (with `index`: takes now) gets its id and new state, in the
+   * caller's commit (the plan's result lists its steps' states). Returns the plan's changed row, to
+   * publish; null when there is nothing to change (no plan, or no step of it is this request's).
+   */
+  private followPlan(row: RequestRow, index?: number): RequestRow | null {
+    const plan = row.plan_id ? this.requests.get(row.plan_id) : null;
+    const steps = plan && stepsWith(plan, row.id, row.state, index);
+    return plan && steps ? this.requests.transition(plan.id, [plan.state], { steps_json: steps }) : null;
+  }
+
+  /** The new request `row` takes step `index` of its approved plan, recorded on both. */
+  private takeStep(row: RequestRow, index: number): RequestRow {
+    const plan = this.followPlan(row, index);
+    if (!plan) throw new Error(`${row.id} could not take step ${index + 1} of plan ${row.plan_id}: no such plan or step`);
+    const message = `${row.id} took step ${index + 1} of plan ${plan.id} (${row.op}): it runs without asking again`;
+    const details = { plan_id: plan.id, step: index + 1, step_request_id: row.id };
+    this.audit.record({ kind: 'plan_step_used', request_id: row.id, key_id: row.key_id, op: row.op, message, details });
+    this.audit.record({ kind: 'plan_step_used', request_id: plan.id, key_id: plan.key_id, op: plan.op, message, details });
+    return plan;
   }
 }

@@ -129,6 +129,7 @@ export class Daemon {
       keys,
       requests,
       audit,
+      lifecycle: this.lifecycle,
       results,
       grants: this.grants,
       decisions: this.decisions,

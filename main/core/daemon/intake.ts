@@ -1,5 +1,6 @@
 // What happens to one claimed file, in the order protocol-v1 section 3 prescribes: envelope, key, MAC,
-// id, clock, idempotency, policy. The request is in the ledger before anything can run.
+// id, clock, idempotency, policy. The request is in the ledger before anything can run, recorded by the
+// lifecycle (Lifecycle.enter) with its audit entries and whatever else must commit with it.
 import { existsSync, unlinkSync } from 'node:fs';
 import { authenticate } from './authenticate';
 import type { ApprovalInfo, ErrorCode, Payload, RequestState } from '../../../shared/protocol/types';
@@ -10,14 +11,14 @@ import type { Grant, Grants } from '../ledger/grants';
 import type { Decisions } from '../decisions';
 import type { Settings } from '../settings';
 import { runBuiltin } from './builtins';
-import { PLAN_OP, matchStep, proposePlan, stepsWith, type KeptStep, type StepMatch } from '../policy/plans';
+import { PLAN_OP, matchStep, proposePlan, type KeptStep, type StepMatch } from '../policy/plans';
 import { clockProblem } from '../policy/clock';
-import { refusalKind, type ENTRY_STATES } from '../lifecycle';
+import { refusalKind, type EntryState, type Lifecycle, type MoveNote } from '../lifecycle';
 import { faultPoint } from '../faults';
 import type { Allowlist } from '../allowlist/types';
 import type { AuditLog } from '../ledger/audit';
 import type { KeyStore } from '../keys/keyStore';
-import type { RequestRow, Requests } from '../ledger/requests';
+import type { NewRequest, RequestRow, Requests } from '../ledger/requests';
 import type { ResultWriter } from '../spool/results';
 import { quarantine, readClaimed } from '../spool/claim';
 import type { SpoolPaths } from '../spool/layout';
@@ -33,6 +34,8 @@ export interface IntakeDeps {
   keys: KeyStore;
   requests: Requests;
   audit: AuditLog;
+  /** Records the request (its insert, entries and result): the one way its state is written. */
+  lifecycle: Lifecycle;
   results: ResultWriter;
   log: Logger;
   grants: Grants;
@@ -55,22 +58,6 @@ export type IntakeOutcome =
 function limitsOf(p: Payload): RequestLimits | null {
   const limits = { ...(p.timeout_s !== undefined ? { timeout_s: p.timeout_s } : {}), ...(p.max_output_bytes !== undefined ? { max_output_bytes: p.max_output_bytes } : {}) };
   return Object.keys(limits).length ? limits : null;
-}
-
-/**
- * Marks step `index` of plan `planId` used by the just-inserted `row` (inside intake's transaction, so
- * the step is taken in the same commit as the request: never by two, never lost), and records it on
- * both. Returns the plan's changed row, whose result must be written too.
- */
-function takeStep(d: IntakeDeps, planId: string, index: number, row: RequestRow): RequestRow {
-  const planRow = d.requests.get(planId)!; // read again under the write lock
-  const taken = d.requests.transition(planId, [planRow.state], { steps_json: stepsWith(planRow, row.id, row.state, index)! });
-  if (!taken) throw new Error(`plan ${planId} changed while step ${index + 1} was being taken`);
-  const message = `${row.id} took step ${index + 1} of plan ${planId} (${row.op}): it runs without asking again`;
-  const details = { plan_id: planId, step: index + 1, step_request_id: row.id };
-  d.audit.record({ kind: 'plan_step_used', request_id: row.id, key_id: row.key_id, op: row.op, message, details });
-  d.audit.record({ kind: 'plan_step_used', request_id: planId, key_id: planRow.key_id, op: planRow.op, message, details });
-  return taken;
 }
 
 /** `recovering`: the file was found in claimed/ at start, so it may be our own, already recorded. */
@@ -161,12 +148,14 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
 
   // Clock, then the built-ins or the policy gate (operation, arguments, scope, spend, approval).
   const limits = limitsOf(p);
-  let state: (typeof ENTRY_STATES)[number] = 'queued';
+  let state: EntryState = 'queued';
   let error: { code: ErrorCode; message: string } | null = null;
   let plan: RunPlan | null = null;
   let approval: ApprovalInfo | null = null;
   let grant: Grant | null = null;
-  let builtinOutput: string | null = null;
+  /** A built-in's answer: it enters finished, with its output. */
+  let answered: Pick<NewRequest, 'stdout' | 'exit_code' | 'started_at' | 'finished_at' | 'duration_ms'> | null = null;
+  /** Another request a built-in changed (the target of a cancel), whose result is written again. */
   let alsoChanged: RequestRow | null = null;
   let steps: KeptStep[] | null = null;
   /** The plan step this request claims (payload plan_id): matched, or why not. */
@@ -188,8 +177,9 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   } else if (p.op.startsWith('dumbwaiter.')) {
     const r = runBuiltin({ requests: d.requests, decisions: d.decisions, hostId: d.settings().host_id }, key, p.op, p.args);
     if (r.ok) {
+      const at = new Date().toISOString();
       state = 'succeeded';
-      builtinOutput = r.stdout;
+      answered = { stdout: r.stdout, exit_code: 0, started_at: at, finished_at: at, duration_ms: 0 };
       alsoChanged = r.changed ?? null;
     } else {
       state = 'rejected';
@@ -216,9 +206,19 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   /** The step this request takes: only one that matched and may go now (a ceiling still asks a human). */
   const taken = step?.ok && state === 'queued' ? step : null;
 
-  const row = d.db.transaction(() => {
-    touchKey();
-    let r = d.requests.insert({
+  const notes: MoveNote[] = [];
+  if (step && !step.ok) {
+    notes.push({ kind: 'plan_step_unmatched', message: `not a step of plan ${p.plan_id}: ${step.reason}; the usual policy applies`, details: { plan_id: p.plan_id, reason: step.reason } });
+  }
+  notes.push({
+    kind: error ? refusalKind(state, error.code) : state === 'awaiting_approval' ? 'approval_requested' : 'claimed',
+    message: error
+      ? `${error.code}: ${error.message}`
+      : `claimed ${id}: ${p.op} -> ${state}${grant ? ` (approved by grant ${grant.id})` : ''}${taken ? ` (step ${taken.index + 1} of approved plan ${p.plan_id})` : ''}${approval?.ceiling ? ` (would cross ${approval.ceiling}${step?.ok ? `, though it is step ${step.index + 1} of plan ${p.plan_id}` : ''})` : ''}`,
+    details: { state, ...(error ? { code: error.code } : {}), ...(plan ? { argv: plan.argv } : {}), ...(p.intent ? { intent: p.intent } : {}) },
+  });
+  d.lifecycle.enter(
+    {
       id,
       key_id: keyId,
       op: p.op,
@@ -237,32 +237,18 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       plan_id: p.plan_id ?? null,
       limits_json: limits ? JSON.stringify(limits) : null,
       steps_json: steps ? JSON.stringify(steps) : null,
-    });
-    if (builtinOutput !== null) {
-      const at = new Date().toISOString();
-      r = d.requests.transition(id, ['succeeded'], { stdout: builtinOutput, exit_code: 0, started_at: at, finished_at: at, duration_ms: 0 })!;
-    }
-    if (grant) d.grants.use(grant.id);
-    if (taken) alsoChanged = takeStep(d, p.plan_id!, taken.index, r);
-    else if (step && !step.ok) {
-      d.audit.record({ kind: 'plan_step_unmatched', request_id: id, key_id: keyId, op: p.op, message: `not a step of plan ${p.plan_id}: ${step.reason}; the usual policy applies`, details: { plan_id: p.plan_id, reason: step.reason } });
-    }
-    const kind = error ? refusalKind(state, error.code) : state === 'awaiting_approval' ? 'approval_requested' : 'claimed';
-    d.audit.record({
-      kind,
-      request_id: id,
-      key_id: keyId,
-      op: p.op,
-      message: error
-        ? `${error.code}: ${error.message}`
-        : `claimed ${id}: ${p.op} -> ${state}${grant ? ` (approved by grant ${grant.id})` : ''}${taken ? ` (step ${taken.index + 1} of approved plan ${p.plan_id})` : ''}${approval?.ceiling ? ` (would cross ${approval.ceiling}${step?.ok ? `, though it is step ${step.index + 1} of plan ${p.plan_id}` : ''})` : ''}`,
-      details: { state, ...(error ? { code: error.code } : {}), ...(plan ? { argv: plan.argv } : {}), ...(p.intent ? { intent: p.intent } : {}) },
-    });
-    return r;
-  }).immediate();
-  faultPoint('after_ledger_insert');
+      ...answered,
+    },
+    notes,
+    {
+      ...(taken ? { takesStep: taken.index } : {}),
+      alsoInCommit: () => {
+        touchKey();
+        if (grant) d.grants.use(grant.id);
+      },
+    },
+  );
   done(); // only now: until the ledger has it, the claimed file is the request's only copy
-  d.results.publish(row);
   if (state === 'awaiting_approval') faultPoint('during_approval_wait');
   if (alsoChanged) d.results.publish(alsoChanged);
   if (error) d.log.warn(`${id}: ${state}: ${error.code}: ${error.message}`);

@@ -6,8 +6,8 @@
 // (HostService.checkReconcile), with or without a daemon.
 import type { Allowlist } from '../allowlist/types';
 import type { AuditLog } from '../ledger/audit';
-import type { RequestRow, Requests } from '../ledger/requests';
-import type { Lifecycle } from '../lifecycle';
+import { reconcileOf, type RequestRow, type Requests } from '../ledger/requests';
+import type { Lifecycle, MoveNote } from '../lifecycle';
 import type { Logger } from '../log';
 import type { ReconcileAttempt } from '../../../shared/protocol/types';
 import { planReconcile, reconcileVerdict } from '../allowlist/plan';
@@ -119,32 +119,35 @@ export class Reconciler {
     }
   }
 
-  /** The attempt's audit entry, then the move its verdict calls for. Null: the request had moved on. */
+  /** The move the attempt's verdict calls for, with the attempt's audit entry in its commit (and the
+   *  verdict's, when it had one). Null: the request had moved on; the attempt is then recorded alone. */
   private record(row: RequestRow, a: ReconcileAttempt): RequestRow | null {
     const said = what(a);
-    const { lifecycle } = this.d;
-    this.d.audit.record({
+    const attempt: MoveNote = {
       kind: 'reconcile',
       actor: a.by,
-      request_id: row.id,
-      key_id: row.key_id,
-      op: row.op,
       message: `reconcile check by ${a.by}: ${said}: ${a.verdict === 'applied' ? 'it took effect' : a.verdict === 'not_applied' ? 'it did not take effect' : 'it cannot tell'}`,
       details: { argv: a.argv, exit_code: a.exit_code, signal: a.signal, verdict: a.verdict, by: a.by, ...(a.error ? { error: a.error } : {}) },
-    });
+    };
     const reconcile_json = JSON.stringify(a);
+    let next: RequestRow | null;
     if (a.verdict === 'unknown') {
       const message = `the run was interrupted: it may or may not have taken effect and will not be re-run; its reconcile command could not tell (${said}). ${settleHint(row.id, true)}`;
-      return lifecycle.move(row, 'uncertain', { reconcile_json, error_message: message }, null);
+      next = this.d.lifecycle.move(row, 'uncertain', { reconcile_json, error_message: message }, attempt);
+    } else {
+      const applied = a.verdict === 'applied';
+      const error = applied ? null : `its reconcile command says it did not take effect (${said}): it is safe to retry with a new request id`;
+      next = this.d.lifecycle.move(row, applied ? 'succeeded' : 'failed', { resolved_by: 'reconcile', reconcile_json, error_code: applied ? null : 'not_applied', error_message: error }, [
+        attempt,
+        { kind: 'reconciled', actor: a.by, message: `reconciled as ${applied ? 'succeeded: its reconcile command says it took effect' : 'failed: its reconcile command says it did not take effect'} (${said})` },
+      ]);
     }
-    const applied = a.verdict === 'applied';
-    const error = applied ? null : `its reconcile command says it did not take effect (${said}): it is safe to retry with a new request id`;
-    return lifecycle.move(
-      row,
-      applied ? 'succeeded' : 'failed',
-      { resolved_by: 'reconcile', reconcile_json, error_code: applied ? null : 'not_applied', error_message: error },
-      { kind: 'reconciled', actor: a.by, message: `reconciled as ${applied ? 'succeeded: its reconcile command says it took effect' : 'failed: its reconcile command says it did not take effect'} (${said})` },
-    );
+    if (!next) {
+      // A command ran on the host: the log keeps it even though the request was settled meanwhile.
+      const now = this.d.requests.get(row.id)?.state;
+      this.d.audit.record({ ...attempt, message: `${attempt.message} (not applied: the request is ${now} now)`, request_id: row.id, key_id: row.key_id, op: row.op });
+    }
+    return next;
   }
 }
 
@@ -156,7 +159,8 @@ const CUT_SHORT = 'the check was ended because the host was stopping';
  *  a check a stop cut short. */
 export function uncheckedInterruption(row: RequestRow): boolean {
   if (row.state !== 'uncertain' || row.error_code !== 'interrupted') return false;
-  return row.reconcile_json === null || (JSON.parse(row.reconcile_json) as ReconcileAttempt).error === CUT_SHORT;
+  const last = reconcileOf(row);
+  return last === null || last.error === CUT_SHORT;
 }
 
 function attemptOf(at: string, argv: string[], o: RunOutcome, by: string): ReconcileAttempt {

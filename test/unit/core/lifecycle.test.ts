@@ -1,11 +1,12 @@
-// The request lifecycle: only the table's transitions can be made; a move is one commit with its audit
-// entry and is published after; a move that lost a race changes and records nothing.
+// The request lifecycle: a new request enters only in an entry state; only the table's transitions can
+// be made; an entry or a move is one commit with its audit entries (and a plan's step) and is published
+// after; a move that lost a race changes and records nothing.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ENTRY_STATES, Lifecycle, TRANSITIONS, mayMove, refusalKind } from '../../../main/core/lifecycle';
-import { FINAL_STATES, STATES } from '../../../shared/protocol/types';
-import type { RequestRow } from '../../../main/core/ledger/requests';
+import { ENTRY_STATES, Lifecycle, TRANSITIONS, mayMove, refusalKind, type EntryState } from '../../../main/core/lifecycle';
+import { FINAL_STATES, STATES, type RequestState } from '../../../shared/protocol/types';
+import type { NewRequest, RequestRow } from '../../../main/core/ledger/requests';
 import { TestLedger } from '../../helpers/ledger';
 
 let l: TestLedger;
@@ -41,6 +42,69 @@ describe('the transition table', () => {
   });
 });
 
+/** A new request as intake would record it, in `state`. */
+const fresh = <S extends RequestState>(id: string, state: S, fields: Partial<NewRequest> = {}): NewRequest & { state: S } => ({
+  id,
+  key_id: 'k_test',
+  op: 'deploy',
+  args_json: '{}',
+  binding_hash: `hash-${id}`,
+  mac: `mac-${id}`,
+  intent: null,
+  created_at: new Date().toISOString(),
+  expires_at: null,
+  plan: null,
+  ...fields,
+  state,
+});
+
+describe('a new request', () => {
+  it('is inserted with its audit entries, in the order given, in one commit, then published', () => {
+    const row = lifecycle.enter(fresh('r1', 'queued'), [
+      { kind: 'plan_step_unmatched', message: 'not a step' },
+      { kind: 'claimed', message: 'claimed r1' },
+    ]);
+    expect(row).toMatchObject({ id: 'r1', state: 'queued', version: 1 });
+    expect(l.requests.get('r1')).toEqual(row);
+    expect(l.audit.search({ requestId: 'r1' }).reverse()).toMatchObject([
+      { kind: 'plan_step_unmatched', key_id: 'k_test', op: 'deploy' },
+      { kind: 'claimed', key_id: 'k_test', op: 'deploy', message: 'claimed r1' },
+    ]);
+    expect(published).toEqual([row]);
+  });
+
+  it.each(STATES.filter((s) => !(ENTRY_STATES as readonly string[]).includes(s)))('never enters as %s: nothing is recorded', (state) => {
+    expect(() => lifecycle.enter(fresh('r1', state as EntryState), { kind: 'claimed', message: 'x' })).toThrow(`a request cannot enter as ${state}`);
+    expect(l.requests.get('r1')).toBeNull();
+    expect(l.audit.search({})).toEqual([]);
+    expect(published).toEqual([]);
+  });
+
+  it('commits what else it was given with the insert: when that fails, neither the request nor its entry is recorded', () => {
+    const key = l.keys.create('agent', 'read');
+    const touched = () => l.keys.get(key.key_id)!.last_used_at;
+    lifecycle.enter(fresh('r1', 'queued', { key_id: key.key_id }), { kind: 'claimed', message: 'r1' }, { alsoInCommit: () => l.keys.touch(key.key_id, '2030-01-01T00:00:00.000Z') });
+    expect(touched()).toBe('2030-01-01T00:00:00.000Z');
+    expect(() =>
+      lifecycle.enter(fresh('r2', 'queued'), { kind: 'claimed', message: 'r2' }, {
+        alsoInCommit: () => {
+          throw new Error('the grant is gone');
+        },
+      }),
+    ).toThrow('the grant is gone');
+    expect(l.requests.get('r2')).toBeNull();
+    expect(l.audit.search({ requestId: 'r2' })).toEqual([]);
+    expect(published.map((r) => r.id)).toEqual(['r1']);
+  });
+
+  it("of a built-in enters finished, with its output, in the one insert", () => {
+    const at = new Date().toISOString();
+    const row = lifecycle.enter(fresh('p1', 'succeeded', { op: 'dumbwaiter.ping', stdout: 'pong\n', exit_code: 0, started_at: at, finished_at: at, duration_ms: 0 }), { kind: 'claimed', message: 'p1' });
+    expect(row).toMatchObject({ state: 'succeeded', stdout: 'pong\n', exit_code: 0, started_at: at, finished_at: at, duration_ms: 0, version: 1 });
+    expect(published).toEqual([row]);
+  });
+});
+
 describe('a move', () => {
   it('changes the row and records its audit entry in one commit, then publishes it', () => {
     const row = l.add('r1', { state: 'running' });
@@ -67,6 +131,15 @@ describe('a move', () => {
     expect(published).toEqual([]);
   });
 
+  it('records several entries in the order given, in its commit', () => {
+    const row = l.add('r1', { state: 'uncertain' });
+    lifecycle.move(row, 'succeeded', { resolved_by: 'reconcile' }, [
+      { kind: 'reconcile', message: 'exit 0' },
+      { kind: 'reconciled', message: 'it took effect' },
+    ]);
+    expect(l.audit.search({ requestId: 'r1' }).reverse().map((e) => e.kind)).toEqual(['reconcile', 'reconciled']);
+  });
+
   it('refuse() records the refusal with its code and kind', () => {
     const row = l.add('r1', { state: 'queued' });
     expect(lifecycle.refuse(row, 'expired', 'expired', 'too old')).toMatchObject({ state: 'expired', error_code: 'expired', error_message: 'too old' });
@@ -90,6 +163,26 @@ describe('a step of a plan', () => {
     expect(stepOf()).toMatchObject({ request_id: 'r1', state: 'succeeded' });
     expect(published.map((r) => r.id)).toEqual(['r1', 'plan-1', 'r1', 'plan-1']);
     expect(l.requests.get('plan-1')).toMatchObject({ state: 'succeeded', version: plan.version + 2 });
+  });
+
+  it('is taken by a new request in the commit that records it, said on both, and both results are published', () => {
+    const plan = planWith(null);
+    const row = lifecycle.enter(fresh('r1', 'queued', { plan_id: 'plan-1', decided_by: 'plan plan-1' }), { kind: 'claimed', message: 'r1' }, { takesStep: 0 });
+    expect(stepOf()).toMatchObject({ request_id: 'r1', state: 'queued' });
+    expect(l.requests.get('plan-1')).toMatchObject({ state: 'succeeded', version: plan.version + 1 });
+    const used = { kind: 'plan_step_used', message: 'r1 took step 1 of plan plan-1 (deploy): it runs without asking again', details: { plan_id: 'plan-1', step: 1, step_request_id: 'r1' } };
+    expect(l.audit.search({ requestId: 'r1' }).reverse()).toMatchObject([used, { kind: 'claimed' }]);
+    expect(l.audit.search({ requestId: 'plan-1' })).toMatchObject([{ ...used, op: 'dumbwaiter.plan' }]);
+    expect(published.map((r) => r.id)).toEqual([row.id, 'plan-1']);
+  });
+
+  it('already used is never taken again: the request that tried is not recorded either', () => {
+    const plan = planWith('r0');
+    expect(() => lifecycle.enter(fresh('r1', 'queued', { plan_id: 'plan-1' }), { kind: 'claimed', message: 'r1' }, { takesStep: 0 })).toThrow('step 1 of plan plan-1 was already used by r0');
+    expect(l.requests.get('r1')).toBeNull();
+    expect(l.requests.get('plan-1')).toEqual(plan);
+    expect(l.audit.search({})).toEqual([]);
+    expect(published).toEqual([]);
   });
 
   it('leaves the plan alone for a request that names it but took no step of it', () => {

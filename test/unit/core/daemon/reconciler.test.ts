@@ -3,7 +3,7 @@
 // the audit log, a request that is not uncertain or an operation without reconcile is refused, and a
 // stop ends a check in progress, which then says so.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Reconciler } from '../../../../main/core/daemon/reconciler';
@@ -36,6 +36,11 @@ operations:
     scope: read
     reconcile:
       command: [/bin/sh, -c, 'echo $$ > "$0"; exec sleep 300', "${path.join(dir, 'pid')}"]
+  - name: gated
+    command: [/bin/true]
+    scope: read
+    reconcile:
+      command: [/bin/sh, -c, 'echo $$ > "$0"; while [ ! -e "$1" ]; do sleep 0.05; done', "${path.join(dir, 'gated-pid')}", "${path.join(dir, 'go')}"]
   - name: plain
     command: [/bin/true]
     scope: read
@@ -83,6 +88,22 @@ describe('Reconciler.check', () => {
     await reconciler.check('r3', 'cli:bob');
     expect(attemptOf('r3').by).toBe('cli:bob');
     expect(kinds('r3')).toEqual(['reconcile', 'reconcile']);
+  });
+
+  it('a request a human settled while the check ran keeps that verdict; the attempt is still in the log, saying so', async () => {
+    uncertain('g1', 'gated');
+    const checking = reconciler.check('g1', 'cli:alice');
+    const pidFile = path.join(dir, 'gated-pid');
+    await eventually('the check to start', () => (existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n') ? true : undefined));
+    l.lifecycle.move(l.requests.get('g1')!, 'failed', { resolved_by: 'human', error_code: null, error_message: null }, { kind: 'resolved', message: 'settled by hand' });
+    writeFileSync(path.join(dir, 'go'), '');
+    expect(await checking).toMatchObject({ state: 'failed', resolved_by: 'human', reconcile_json: null });
+    expect(kinds('g1')).toEqual(['resolved', 'reconcile']);
+    expect(l.audit.search({ requestId: 'g1', kind: 'reconcile' })[0]).toMatchObject({
+      actor: 'cli:alice',
+      message: 'reconcile check by cli:alice: exit code 0: it took effect (not applied: the request is failed now)',
+      details: { verdict: 'applied', exit_code: 0 },
+    });
   });
 
   it('arguments its command no longer accepts: an attempt that says why, still uncertain', async () => {
