@@ -100,17 +100,21 @@ export class Decisions {
     return next;
   }
 
-  /** Denies every approval that waited longer than `timeoutS` (by the host, on the human's behalf). */
+  /**
+   * Denies, on the human's behalf, every approval that waited longer than `timeoutS`, and every plan
+   * still waiting once its own expiry has passed (approvePlan refuses it then: it could let nothing run).
+   */
   timeOut(timeoutS: number, now = new Date()): RequestRow[] {
     const cutoff = new Date(now.getTime() - timeoutS * 1000).toISOString();
     const out: RequestRow[] = [];
     for (const row of this.requests.inState('awaiting_approval')) {
-      if (row.updated_at > cutoff) continue;
-      const message = `no decision within the approval timeout of ${timeoutS} s`;
+      const lapsed = row.op === PLAN_OP && row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime();
+      if (!lapsed && row.updated_at > cutoff) continue;
+      const message = lapsed ? `the plan expired at ${row.expires_at} before anyone approved it` : `no decision within the approval timeout of ${timeoutS} s`;
       const next = this.lifecycle.move(
         row,
         'denied',
-        { decided_by: 'host (approval timeout)', decided_at: now.toISOString(), error_code: 'approval_timeout', error_message: message },
+        { decided_by: lapsed ? 'host (plan expired)' : 'host (approval timeout)', decided_at: now.toISOString(), error_code: 'approval_timeout', error_message: message },
         { kind: 'approval_timeout', actor: 'daemon', message: `denied: ${message}` },
       );
       if (next) out.push(next);

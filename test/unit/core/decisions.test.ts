@@ -162,6 +162,20 @@ describe('timeOut', () => {
     expect(auditOf('r1')).toMatchObject([{ kind: 'approval_timeout', actor: 'daemon', message: 'denied: no decision within the approval timeout of 60 s' }]);
   });
 
+  it("denies a plan still waiting once its own expiry has passed, before the approval timeout", () => {
+    const expiresAt = new Date(Date.now() + 60_000);
+    l.add('p1', { op: PLAN_OP, state: 'awaiting_approval', expires_at: expiresAt.toISOString(), approval: l.approval('k_test'), steps_json: '[]' });
+    waiting('r1'); // an ordinary request waits on: it has the whole approval timeout
+    expect(l.decisions.timeOut(3600, new Date(expiresAt.getTime() - 1))).toEqual([]);
+    const [denied, ...others] = l.decisions.timeOut(3600, expiresAt);
+    expect(others).toEqual([]);
+    const message = `the plan expired at ${expiresAt.toISOString()} before anyone approved it`;
+    expect(denied).toMatchObject({ id: 'p1', state: 'denied', decided_by: 'host (plan expired)', error_code: 'approval_timeout', error_message: message });
+    expect(auditOf('p1')).toMatchObject([{ kind: 'approval_timeout', actor: 'daemon', message: `denied: ${message}` }]);
+    expect(state('r1')).toBe('awaiting_approval');
+    expect(() => l.decisions.approve('p1', 'cli:alice')).toThrow(/p1 is denied, not awaiting approval/);
+  });
+
   it('touches only waiting requests', () => {
     l.add('q', { state: 'queued' });
     l.add('run', { state: 'running' });
