@@ -1,12 +1,17 @@
 // Orphaned runs with the real daemon killed by SIGKILL mid-run: the restarted daemon finds the run's
 // processes still running, shows it running and orphaned (result file, status), keeps its slot,
 // refuses a verdict on it unless forced, ends it on a cancel (the human's or the agent's), and once it
-// ends by itself reconciles it or leaves it uncertain; a clean stop ends it as it ends a run.
+// ends by itself reconciles it or leaves it uncertain; a clean stop ends it as it ends a run. Once its
+// main process has exited, what it left is ended as a run's is; a forced verdict given before any
+// daemon ended its processes is carried out by the next start; and a row recorded without its start
+// time is never taken for a living run, whoever holds its pid now.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
-import { groupRunning, stopGroups, trackGroup } from '../helpers/processes';
+import { alive, groupRunning, stopGroups, track, trackGroup } from '../helpers/processes';
+import { acquireHomeLock } from '../../main/core/daemon/lock';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -38,6 +43,13 @@ ${op('other', '    concurrency: 4\n')}
       go: {type: string, max_length: 500}
     scope: read
     approval: never
+  - name: leaver
+    command: [/bin/sh, -c, 'sleep 300 & echo $! > "$0.child"; while [ ! -e "$0" ]; do sleep 0.05; done', "{go}"]
+    args:
+      go: {type: string, max_length: 500}
+    scope: read
+    approval: never
+    concurrency: 1
 `);
   key = host.createKey('orphans', 'read');
 });
@@ -154,25 +166,117 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     expect(host.result('orph-stop')?.error?.message).toContain('terminated because the host was stopping');
   });
 
-  it('is found by its marker after it left its process group, and a cancel ends it there too', async () => {
+  /** Starts an escaper run (one process leaves its group with setsid), kills the daemon with SIGKILL. */
+  async function escaperLeft(id: string): Promise<{ main: number; escaped: number }> {
     const d1 = await host.startDaemon();
-    host.submit(key, 'orph-setsid', 'escaper', { go: goFile('orph-setsid') });
-    const main = trackGroup(await host.runPid('orph-setsid'));
+    host.submit(key, id, 'escaper', { go: goFile(id) });
+    const main = trackGroup(await host.runPid(id));
     const escaped = await eventually('the escaped pid', () => {
-      const text = existsSync(`${goFile('orph-setsid')}.pid`) ? readFileSync(`${goFile('orph-setsid')}.pid`, 'utf8') : '';
+      const text = existsSync(`${goFile(id)}.pid`) ? readFileSync(`${goFile(id)}.pid`, 'utf8') : '';
       return /^\d+\n$/.test(text) ? trackGroup(Number(text)) : undefined;
     });
     await d1.kill9();
+    return { main, escaped };
+  }
+
+  it('is found by its marker after a process left its process group, and a cancel ends that one too', async () => {
+    const { main, escaped } = await escaperLeft('orph-setsid');
+    await host.startDaemon();
+    await eventually('it to be orphaned', () => (host.result('orph-setsid')?.orphaned ? true : undefined));
+    expect(host.cli(['cancel', 'orph-setsid']).status).toBe(0);
+    expect(await host.waitResult('orph-setsid', ['cancelled', 'uncertain'])).toMatchObject({ state: 'cancelled' });
+    expect(groupRunning(main)).toBe(false);
+    expect(groupRunning(escaped)).toBe(false);
+  });
+
+  it('is not adopted once its main process has exited: what it left (found by its marker outside its group) is ended at start', async () => {
+    const { main, escaped } = await escaperLeft('orph-left');
     // Only the process that left the group is left: its group is gone, its marker is all there is.
     process.kill(main, 'SIGKILL');
     await eventually('the main process to end', () => (groupRunning(main) ? undefined : true));
     expect(groupRunning(escaped)).toBe(true);
     await host.startDaemon();
-    expect(await host.waitResult('orph-setsid', ['running', 'uncertain'])).toMatchObject({ state: 'running' });
-    await eventually('it to be orphaned', () => (host.result('orph-setsid')?.orphaned ? true : undefined));
-    expect(host.cli(['cancel', 'orph-setsid']).status).toBe(0);
-    expect(await host.waitResult('orph-setsid', ['cancelled', 'uncertain'])).toMatchObject({ state: 'cancelled' });
+    const r = await host.waitResult('orph-left', ['uncertain', 'cancelled', 'succeeded', 'failed']);
+    expect(r).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' } });
+    // The escaped shell, and its sleep when it is caught between two.
+    expect(r.error!.message).toMatch(/; its main process had ended, and [12] process(es)? left behind by the run (was|were) ended;/);
+    expect(host.audit('orph-left', 'orphaned')).toHaveLength(0);
     expect(groupRunning(escaped)).toBe(false);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it('once its main process exits while watched, has what it left ended and frees its slot, as a run does', async () => {
+    const d1 = await host.startDaemon();
+    host.submit(key, 'orph-leaver', 'leaver', { go: goFile('orph-leaver') });
+    const pid = trackGroup(await host.runPid('orph-leaver'));
+    const child = await eventually('the child pid', () => {
+      const text = existsSync(`${goFile('orph-leaver')}.child`) ? readFileSync(`${goFile('orph-leaver')}.child`, 'utf8') : '';
+      return /^\d+\n$/.test(text) ? Number(text) : undefined;
+    });
+    await d1.kill9();
+    await host.startDaemon();
+    await eventually('it to be orphaned', () => (host.result('orph-leaver')?.orphaned ? true : undefined));
+    // Another run of its operation (concurrency 1) waits for the slot.
+    writeFileSync(goFile('after-leaver'), '');
+    host.submit(key, 'after-leaver', 'leaver', { go: goFile('after-leaver') });
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+    expect(host.result('after-leaver')?.state).toBe('queued');
+
+    writeFileSync(goFile('orph-leaver'), ''); // its main process exits; its child would run on
+    const r = await host.waitResult('orph-leaver', ['uncertain', 'cancelled', 'succeeded', 'failed']);
+    expect(r).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' } });
+    expect(r.error!.message).toContain(`its main process (pid ${pid}) outlived it and has ended since; 1 process left behind by the run was ended`);
+    expect(alive(child)).toBe(false);
+    expect(groupRunning(pid)).toBe(false);
+    expect((await host.waitResult('after-leaver')).state).toBe('succeeded');
+  });
+
+  it('has its processes ended by the next start after a forced verdict given before a daemon adopted it (a daemon starting)', async () => {
+    const { pids: [pid], daemon } = await orphaned([['orph-race', 'sleeper']]);
+    await daemon.kill9();
+    expect(host.service((s) => s.requests.get('orph-race')?.orphaned)).toBe(1);
+    // A new daemon has taken the lock and not yet adopted the run: the verdict is accepted then.
+    const starting = acquireHomeLock(path.join(host.home, 'daemon.lock'), path.join(host.home, 'daemon.json'), 'a daemon starting');
+    let forced;
+    try {
+      forced = host.cli(['resolve', 'orph-race', '--succeeded', '--force', '--note', 'seen by hand']);
+    } finally {
+      starting.release();
+    }
+    expect(forced.status).toBe(0);
+    expect(host.result('orph-race')).toMatchObject({ state: 'succeeded', resolved_by: 'human' });
+    expect(groupRunning(pid!)).toBe(true);
+
+    await host.startDaemon();
+    const ended = await eventually('the end of its processes in the audit log', () => host.audit('orph-race', 'orphan_ended')[0]);
+    expect(ended.message).toMatch(/^orphaned run resolved as succeeded by a human while it ran: its processes were ended at the host's start \([12] process(es)? left behind by the run (was|were) ended\)$/);
+    expect(groupRunning(pid!)).toBe(false);
+    expect(existsSync(goFile('orph-race'))).toBe(false); // ended, not let go
+    expect(host.service((s) => s.requests.get('orph-race'))).toMatchObject({ state: 'succeeded', orphaned: 0 });
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it("is never adopted from a row without its start time (an earlier version's), whose pid now holds another program", async () => {
+    const d1 = await host.startDaemon();
+    host.submit(key, 'old-run', 'sleeper', { go: goFile('old-run') });
+    const runPid = trackGroup(await host.runPid('old-run'));
+    await d1.kill9();
+    // A reboot, say: the run is gone and its pid went to another program, in a process group of its own.
+    process.kill(-runPid, 'SIGKILL');
+    await eventually('the run to end', () => (groupRunning(runPid) ? undefined : true));
+    const victim = trackGroup(track(spawn('/bin/sleep', ['300'], { detached: true, stdio: 'ignore' })).pid!);
+    // The row as the previous version left it: a pid, no marker, no start time.
+    host.service((s) => s.requests.setProcesses('old-run', victim, null, null));
+    await host.startDaemon();
+    const r = await host.waitResult('old-run', ['uncertain', 'cancelled', 'succeeded', 'failed']);
+    expect(r).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' } });
+    expect(r.orphaned).toBeUndefined();
+    // The agent cancels its request: nothing runs to end, and the other program lives.
+    host.submit(key, 'cancel-old', 'dumbwaiter.cancel', { target: 'old-run' });
+    await host.waitResult('cancel-old');
+    expect(host.result('old-run')?.state).toBe('uncertain');
+    expect(alive(victim)).toBe(true);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
   it('refuses a verdict on a run of the live daemon, and on one while no daemon watches it', async () => {

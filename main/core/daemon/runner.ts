@@ -1,7 +1,8 @@
 // Running what is queued: the gate again just before a run, a free slot per operation, the run, and
 // its end recorded; and at start, the runs a stopped host left behind: those still running are watched
 // as orphans (orphans.ts) and hold their slots, the others become uncertain and are reconciled
-// (reconciler.ts) where their operation says how.
+// (reconciler.ts) where their operation says how; and the processes of orphans a human gave a verdict
+// that no host ended yet are ended.
 import { existsSync } from 'node:fs';
 import type { Db } from '../ledger/db';
 import type { AuditLog } from '../ledger/audit';
@@ -21,7 +22,7 @@ import { clockProblem } from '../policy/clock';
 import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
 import { faultPoint } from '../faults';
-import { Orphan, type OrphanEnd } from './orphans';
+import { Orphan, type OrphanEnd, type OrphanWatch, type Remains } from './orphans';
 import { Reconciler, settleHint, uncheckedInterruption } from './reconciler';
 
 export interface RunnerDeps {
@@ -75,19 +76,43 @@ export class Runner {
    */
   async recoverInterrupted(): Promise<void> {
     for (const row of this.d.requests.inState('running')) {
-      let orphan: Orphan | null = null;
+      let remains: Remains = null;
       try {
-        orphan = await Orphan.find(row, { killGraceMs: this.d.settings().kill_grace_s * 1000, stillRunning: () => this.d.requests.get(row.id)?.state === 'running', log: this.d.log });
+        remains = await Orphan.find(row, this.watch(row.id));
       } catch (e) {
         this.d.log.error(`${row.id}: could not look for its processes: ${(e as Error).message}`);
       }
-      this.d.safely(row.id, () => (orphan ? this.adopt(row, orphan) : this.interrupted(row, false)));
+      this.d.safely(row.id, () => {
+        if (remains === null) this.interrupted(row, false, null);
+        else if ('orphan' in remains) this.adopt(row, remains.orphan);
+        // Its main process had exited: what it left holds the slot until it is ended, as in a run.
+        else this.hold(row.id, row.op, () => {}, remains.leftovers, (note) => this.interrupted(row, false, note));
+      });
+    }
+    // After the running ones: a verdict given meanwhile (before this host adopted the run) is found here.
+    for (const row of this.verdictsOnOrphans()) {
+      if (this.running.has(row.id)) continue; // adopted above: its watch ends it
+      const ending = Orphan.endRemains(row, this.watch(row.id));
+      this.hold(row.id, row.op, () => {}, ending, (note) => this.orphanEnded(row.id, `its processes were ended at the host's start${note ? ` (${note})` : ''}`));
     }
     // Those an earlier start left uncertain before its check could say anything: a crash during the
     // check, or a clean stop (which ends runs, and checks in progress).
     for (const row of this.d.requests.inState('uncertain')) {
       if (uncheckedInterruption(row) && this.reconciler.reconcilable(row.op)) this.reconciler.enqueue(row, 'daemon (restart)');
     }
+  }
+
+  private watch(id: string): OrphanWatch {
+    return { killGraceMs: this.d.settings().kill_grace_s * 1000, stillRunning: () => this.d.requests.get(id)?.state === 'running', log: this.d.log };
+  }
+
+  /**
+   * Requests given a human's forced verdict while orphaned, whose processes no host has ended yet:
+   * `orphaned` stays 1 until one has (service.ts resolve). The host that watched them may have stopped
+   * first, or the verdict came once this host held the lock but before it adopted the run.
+   */
+  private verdictsOnOrphans(): RequestRow[] {
+    return this.d.db.prepare("SELECT * FROM requests WHERE orphaned = 1 AND state <> 'running'").all() as RequestRow[];
   }
 
   /** Once the host is up: the checks of what recovery left uncertain (never before the first request). */
@@ -228,15 +253,11 @@ export class Runner {
   }
 
   /** An orphan's end: by itself, uncertain (and checked); cancelled; stopped with the host, uncertain;
-   *  or after a human's forced verdict (already recorded), only noted. */
+   *  or after a human's forced verdict (already recorded, maybe while a cancel or a stop ended it), only noted. */
   private finishOrphan(row: RequestRow, end: OrphanEnd): void {
-    const ended = end.by === 'terminate' && end.note ? ` (${end.note})` : '';
-    if (end.by === 'itself') return this.interrupted(row, true);
-    if (end.reason === 'resolved') {
-      const message = `the processes of the orphaned run were ended after a human's forced verdict (${this.d.requests.get(row.id)?.state})${ended}`;
-      this.d.audit.record({ kind: 'orphan_ended', request_id: row.id, key_id: row.key_id, op: row.op, message });
-      return this.d.log.info(`${row.id}: ${message}`);
-    }
+    const ended = end.note ? ` (${end.note})` : '';
+    if (end.by === 'itself') return this.interrupted(row, true, end.note);
+    if (end.reason === 'resolved') return this.orphanEnded(row.id, `its processes were ended${ended}`);
     const finished_at = new Date().toISOString();
     const duration_ms = row.started_at ? Date.now() - Date.parse(row.started_at) : null;
     const cancelled = end.reason === 'cancel';
@@ -251,17 +272,30 @@ export class Runner {
       ['running'],
     );
     if (next) this.d.log.info(`${row.id}: ${next.state} (orphaned)`);
+    else this.orphanEnded(row.id, `its processes were ended${ended}`);
   }
 
-  /** A run cut short by a stopped host whose processes are gone: uncertain, then checked where its
-   *  operation declares a reconcile command (the move comes first, so a crash during the check
-   *  leaves it uncertain). */
-  private interrupted(row: RequestRow, orphanEnded: boolean): void {
+  /** The processes of an orphan given a human's verdict have ended (`what`: how): recorded, and the
+   *  request no longer has processes to end (`orphaned` 0, in the same commit). */
+  private orphanEnded(id: string, what: string): void {
+    const row = this.d.requests.get(id);
+    if (!row || row.orphaned !== 1 || row.state === 'running') return;
+    const message = `orphaned run resolved as ${row.state} by a human while it ran: ${what}`;
+    if (this.d.lifecycle.move(row, row.state, { orphaned: 0 }, { kind: 'orphan_ended', message })) this.d.log.info(`${id}: ${message}`);
+  }
+
+  /** A run cut short by a stopped host whose main process is gone (`left`: what ending what it left
+   *  behind found): uncertain, then checked where its operation declares a reconcile command (the
+   *  move comes first, so a crash during the check leaves it uncertain). */
+  private interrupted(row: RequestRow, orphanEnded: boolean, left: string | null): void {
     const reconcilable = this.reconciler.reconcilable(row.op);
-    const how = orphanEnded ? `, and its processes (process group ${row.pid}) outlived it and have ended since` : row.pid ? ` (process group ${row.pid})` : '';
+    const group = row.pid ? ` (process group ${row.pid})` : '';
+    let how = group;
+    if (orphanEnded) how = left ? `, and its main process (pid ${row.pid}) outlived it and has ended since; ${left}` : `, and its processes${group} outlived it and have ended since`;
+    else if (left) how = `${group}; its main process had ended, and ${left}`;
     const message = `the host stopped while this ran${how}; it may or may not have taken effect and will not be re-run. ${settleHint(row.id, reconcilable)}`;
     const next = this.d.lifecycle.move(row, 'uncertain', { error_code: 'interrupted', error_message: message, orphaned: 0 }, { kind: 'uncertain', message }, ['running']);
-    if (!next) return;
+    if (!next) return this.orphanEnded(row.id, `its processes have ended${left ? ` (${left})` : ''}`);
     this.d.log.warn(`${row.id}: uncertain: ${message}`);
     if (reconcilable) this.reconciler.enqueue(next, orphanEnded ? 'daemon (orphan ended)' : 'daemon (restart)');
   }

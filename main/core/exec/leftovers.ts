@@ -27,7 +27,7 @@ const pause = () => new Promise<void>((r) => setTimeout(r, POLL_MS));
 
 /** The processes of a run as the executor reaches them: an operation that leaves processes running on
  *  purpose (a service it starts) by its process group only, and only while its main process runs. */
-export function runProcessesOf(pid: number, plan: Pick<RunPlan, 'leaves_processes'>, marker: string | null, since?: number | null): RunProcesses {
+export function runProcessesOf(pid: number, plan: Pick<RunPlan, 'leaves_processes'>, marker: string | null, since?: number): RunProcesses {
   return new RunProcesses(pid, plan.leaves_processes ? null : marker, since);
 }
 
@@ -41,12 +41,13 @@ export class RunProcesses {
 
   /** Made right after the spawn of the main process `pgid`, before the event loop turns: until then
    *  it is not reaped, so its start time can be read even if it has already exited; or later with
-   *  `since`, its start time as recorded then. `marker`: the run's marker, or null to reach its
-   *  process group only (an operation that leaves processes running on purpose). */
+   *  `since`, its start time as recorded then (never read anew: by then the pid may be anyone's).
+   *  `marker`: the run's marker, or null to reach its process group only (an operation that leaves
+   *  processes running on purpose). */
   constructor(
-    private readonly pgid: number,
+    readonly pgid: number,
     marker: string | null,
-    since?: number | null,
+    since?: number,
   ) {
     this.entry = marker === null ? null : `${RUN_MARKER_VAR}=${marker}`;
     // Should its start time be unreadable after all, the daemon's own is a bound that leaves out no

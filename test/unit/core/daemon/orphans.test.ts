@@ -1,5 +1,6 @@
 // Watching a run that outlived its host, with real processes and a real ledger: found by what was
-// recorded when it started, or not at all once it is gone; its end by itself noticed; ended on
+// recorded when it started, or not at all once it is gone or was recorded without its start time; its
+// main process watched, and what it left ended once that ends, as for a run of the host; ended on
 // terminate (a cancel, a stop) and once its request was given a verdict; for an operation that leaves
 // processes running, its main process is the run.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -43,6 +44,12 @@ function runLeft(id: string, script: string, leaves = false): number {
 
 const watch = (id: string): OrphanWatch => ({ killGraceMs: 200, stillRunning: () => l.requests.get(id)?.state === 'running', log: scopedLogger('test') });
 const find = (id: string) => Orphan.find(l.requests.get(id)!, watch(id));
+/** The watched orphan that find() must have returned. */
+async function orphanOf(id: string): Promise<Orphan> {
+  const found = await find(id);
+  if (found === null || !('orphan' in found)) throw new Error(`${id}: not watched (${JSON.stringify(found)})`);
+  return found.orphan;
+}
 const go = (name = 'go') => path.join(dir, name);
 
 describe.runIf(process.platform === 'linux')('Orphan', () => {
@@ -59,38 +66,71 @@ describe.runIf(process.platform === 'linux')('Orphan', () => {
 
   it('is watched while it runs and ends by itself', async () => {
     runLeft('r2', `while [ ! -e "${go()}" ]; do sleep 0.05; done`);
-    const o = await find('r2');
-    expect(o).not.toBeNull();
+    const o = await orphanOf('r2');
     writeFileSync(go(), '');
-    expect(await o!.done).toEqual({ by: 'itself' });
+    expect(await o.done).toEqual({ by: 'itself', note: null });
   });
 
-  it('is found by its marker when only a process that left its group is left', async () => {
+  it('is not watched when its main process has exited: what it left, found by its marker outside its group, is ended', async () => {
     const pidFile = path.join(dir, 'escaped');
     const pid = runLeft('r3', `setsid sh -c 'echo $$ > "$0"; exec sleep 300' "${pidFile}" >/dev/null 2>&1 & while [ ! -s "${pidFile}" ]; do sleep 0.01; done`);
     await eventually('the main process to end', () => (groupRunning(pid) ? undefined : true));
     const escaped = trackGroup(Number(readFileSync(pidFile, 'utf8')));
-    const o = await find('r3');
-    expect(o).not.toBeNull();
-    o!.terminate('cancel');
-    expect(await o!.done).toEqual({ by: 'terminate', reason: 'cancel', note: '1 process left behind by the run was ended' });
+    const found = await find('r3');
+    expect(found).toEqual({ leftovers: expect.any(Promise) });
+    expect(await (found as { leftovers: Promise<string | null> }).leftovers).toBe('1 process left behind by the run was ended');
     expect(alive(escaped)).toBe(false);
+  });
+
+  it('ends what its main process left once that exits while watched, and says so', async () => {
+    const childFile = path.join(dir, 'child');
+    runLeft('r3b', `sleep 300 & echo $! > "${childFile}"; while [ ! -e "${go()}" ]; do sleep 0.05; done`);
+    const child = await eventually('the child to start', () => (existsSync(childFile) && readFileSync(childFile, 'utf8').endsWith('\n') ? Number(readFileSync(childFile, 'utf8')) : undefined));
+    const o = await orphanOf('r3b');
+    writeFileSync(go(), '');
+    expect(await o.done).toEqual({ by: 'itself', note: '1 process left behind by the run was ended' });
+    expect(alive(child)).toBe(false);
+  });
+
+  it("is not looked for when its row has no start time (an earlier version's), whoever holds its pid now", async () => {
+    // Another program's process group, in the pid the old row names.
+    const victim = trackGroup(track(spawn('/bin/sleep', ['300'], { detached: true, stdio: 'ignore' })).pid!);
+    l.add('r-old', { state: 'running', plan: plan() });
+    l.requests.setProcesses('r-old', victim, null, null);
+    expect(await find('r-old')).toBeNull();
+    l.requests.setProcesses('r-old', victim, MARKER, null);
+    expect(await find('r-old')).toBeNull();
+    // Nor does the ending of what is left after a verdict.
+    expect(await Orphan.endRemains(l.requests.get('r-old')!, watch('r-old'))).toContain('could not be looked for');
+    expect(alive(victim)).toBe(true);
+  });
+
+  it('ends what is left of a run given a verdict while it ran (endRemains), and nothing of a pid now held by another program', async () => {
+    const pid = runLeft('r-verdict', 'exec sleep 300');
+    l.lifecycle.move(l.requests.get('r-verdict')!, 'succeeded', { resolved_by: 'human' }, { kind: 'resolved', message: 'a forced verdict' });
+    expect(await Orphan.endRemains(l.requests.get('r-verdict')!, watch('r-verdict'))).toBe('1 process left behind by the run was ended');
+    expect(groupRunning(pid)).toBe(false);
+    // The same row, its pid now another program's (a start time other than the one recorded).
+    const other = trackGroup(track(spawn('/bin/sleep', ['300'], { detached: true, stdio: 'ignore' })).pid!);
+    l.requests.setProcesses('r-verdict', other, MARKER, procStat(other)!.started - 1);
+    expect(await Orphan.endRemains(l.requests.get('r-verdict')!, watch('r-verdict'))).toBeNull();
+    expect(alive(other)).toBe(true);
   });
 
   it('ends its processes on terminate, KILL after the grace period for one that ignores TERM', async () => {
     const pid = runLeft('r4', `trap "" TERM; while :; do sleep 300 & wait; done`);
-    const o = await find('r4');
-    o!.terminate('shutdown');
-    const end = await o!.done;
+    const o = await orphanOf('r4');
+    o.terminate('shutdown');
+    const end = await o.done;
     expect(end).toMatchObject({ by: 'terminate', reason: 'shutdown' });
     expect(groupRunning(pid)).toBe(false);
   });
 
   it('ends its processes once its request is no longer running (a forced verdict)', async () => {
     const pid = runLeft('r5', 'exec sleep 300');
-    const o = await find('r5');
-    l.lifecycle.move(l.requests.get('r5')!, 'failed', { resolved_by: 'human' }, null);
-    expect(await o!.done).toMatchObject({ by: 'terminate', reason: 'resolved' });
+    const o = await orphanOf('r5');
+    l.lifecycle.move(l.requests.get('r5')!, 'failed', { resolved_by: 'human' }, { kind: 'resolved', message: 'a forced verdict' });
+    expect(await o.done).toMatchObject({ by: 'terminate', reason: 'resolved' });
     expect(groupRunning(pid)).toBe(false);
   });
 
@@ -98,10 +138,12 @@ describe.runIf(process.platform === 'linux')('Orphan', () => {
     const child = path.join(dir, 'service');
     runLeft('r6', `sleep 300 & echo $! > "${child}"; while [ ! -e "${go()}" ]; do sleep 0.05; done`, true);
     const service = await eventually('the service to start', () => (existsSync(child) && readFileSync(child, 'utf8').endsWith('\n') ? Number(readFileSync(child, 'utf8')) : undefined));
-    const o = await find('r6');
-    expect(o).not.toBeNull();
+    const o = await orphanOf('r6');
     writeFileSync(go(), '');
-    expect(await o!.done).toEqual({ by: 'itself' });
+    expect(await o.done).toEqual({ by: 'itself', note: null });
     expect(alive(service)).toBe(true); // left running on purpose, as the operation says
+    // Given a verdict afterwards, its service is still left alone: the run was its main process.
+    expect(await Orphan.endRemains(l.requests.get('r6')!, watch('r6'))).toBeNull();
+    expect(alive(service)).toBe(true);
   });
 });
