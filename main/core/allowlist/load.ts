@@ -6,7 +6,7 @@ import { RE2JS } from 're2js';
 import { OP_NAME } from '../../../shared/protocol/ids';
 import { HOST_VARS } from '../exec/baseEnv';
 import { expandTilde } from '../home';
-import { REQUEST_ID_PLACEHOLDER, REQUEST_ID_SPEC, parseElement, placeholders, wholeArg } from './template';
+import { REQUEST_ID_PLACEHOLDER, REQUEST_ID_SPEC, leadingArgs, parseElement, placeholders, wholeArg } from './template';
 import { NO_CONTEXT, rootProblem, type AllowlistContext } from './roots';
 import { DEFAULT_CWD } from './defaultCwd';
 import type { Allowlist, ArgSpec, ArgType, Operation, Reconcile, ScalarArg, TemplateElement } from './types';
@@ -247,17 +247,32 @@ function placeholderSpec(args: Record<string, ArgSpec>, rawArgs: unknown, a: str
   return isObj(rawArgs) && Object.hasOwn(rawArgs, a) ? null : undeclared;
 }
 
+/** Whether a value of `s` may start with "-" (allow_dash: true, for a string or an array's strings). */
+function allowsDash(s: ArgSpec): boolean {
+  const scalar = s.type === 'array' ? s.items : s;
+  return scalar.type === 'string' && scalar.allow_dash;
+}
+
 /**
  * An argv template (`command`, or reconcile's): a non-empty list, the program first and never from a
  * request, each placeholder one that `spec` accepts, arrays and flags only as whole elements.
+ * `dashesNeedEnd`: an allow_dash argument may start an element only after a literal "--" (reconcile:
+ * the author allowed a leading "-" for the command, not for this other program's options).
  */
-function argvTemplate(c: Checker, p: YPath, raw: unknown, spec: (name: string) => ArgSpec | string | null): { command: string[]; template: TemplateElement[] } {
+function argvTemplate(
+  c: Checker,
+  p: YPath,
+  raw: unknown,
+  spec: (name: string) => ArgSpec | string | null,
+  dashesNeedEnd = false,
+): { command: string[]; template: TemplateElement[] } {
   const template: TemplateElement[] = [];
   const command: string[] = [];
   if (!Array.isArray(raw) || raw.length === 0) {
     c.add(p, 'must be a non-empty list: the program, then its arguments (never a shell string)');
     return { command, template };
   }
+  let optionsEnded = false;
   raw.forEach((el, i) => {
     const ep = [...p, i];
     if (typeof el !== 'string' && typeof el !== 'number') return c.add(ep, 'each element must be a string');
@@ -278,7 +293,11 @@ function argvTemplate(c: Checker, p: YPath, raw: unknown, spec: (name: string) =
       if (s === null || typeof s === 'string') continue;
       if (wholeArg(parsed) === null && s.type === 'array') c.add(ep, `array argument {${a}} must be a whole element on its own`);
       if (wholeArg(parsed) === null && s.type === 'boolean' && s.flag !== null) c.add(ep, `flag argument {${a}} must be a whole element on its own`);
+      if (dashesNeedEnd && !optionsEnded && allowsDash(s) && leadingArgs(parsed).includes(a)) {
+        c.add(ep, `{${a}} may start with "-" (allow_dash: true) and starts this argument, where the program would read it as an option: put a "--" element before it (if the program takes one), or drop allow_dash`);
+      }
     }
+    if (text === '--') optionsEnded = true;
     command.push(text);
     template.push(parsed);
   });
@@ -295,8 +314,12 @@ function reconcile(c: Checker, p: YPath, raw: unknown, args: Record<string, ArgS
   unknownFields(c, p, raw, ['command', 'timeout_s']);
   // {request_id} is the request's id: an argument of that name would make it mean two things.
   if (Object.hasOwn(args, REQUEST_ID_PLACEHOLDER)) c.add([...p.slice(0, -1), 'args', REQUEST_ID_PLACEHOLDER], `is the name reconcile gives the request's id ({${REQUEST_ID_PLACEHOLDER}}): rename the argument`);
-  const { command, template } = argvTemplate(c, [...p, 'command'], raw.command, (a) =>
-    a === REQUEST_ID_PLACEHOLDER ? REQUEST_ID_SPEC : placeholderSpec(args, rawArgs, a, `uses {${a}}, which is neither an argument of the operation nor {${REQUEST_ID_PLACEHOLDER}}`),
+  const { command, template } = argvTemplate(
+    c,
+    [...p, 'command'],
+    raw.command,
+    (a) => (a === REQUEST_ID_PLACEHOLDER ? REQUEST_ID_SPEC : placeholderSpec(args, rawArgs, a, `uses {${a}}, which is neither an argument of the operation nor {${REQUEST_ID_PLACEHOLDER}}`)),
+    true,
   );
   return { command, template, timeout_s: int(c, [...p, 'timeout_s'], raw.timeout_s, 1, 3600, 30) };
 }

@@ -49,6 +49,17 @@ export function placeholders(el: TemplateElement): string[] {
   return el.flatMap((p) => ('arg' in p ? [p.arg] : []));
 }
 
+/** The arguments whose value can start the element: before any literal text in it ("{x}.txt" with
+ *  x = "-rf" gives "-rf.txt", as much an option as "-rf"). */
+export function leadingArgs(el: TemplateElement): string[] {
+  const leading: string[] = [];
+  for (const part of el) {
+    if ('lit' in part) break;
+    leading.push(part.arg);
+  }
+  return leading;
+}
+
 function scalarText(v: unknown): string {
   return typeof v === 'string' ? v : String(v);
 }

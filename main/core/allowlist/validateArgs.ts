@@ -1,6 +1,7 @@
 // Checks a request's `args` against an operation's declared arguments (the `bad_args` rule).
 import { checkPath } from './pathArg';
-import type { ArgSpec, Operation, ScalarArg, TemplateElement } from './types';
+import { leadingArgs } from './template';
+import type { ArgSpec, Operation, ScalarArg } from './types';
 
 export type ArgsCheck = { ok: true; values: Record<string, unknown> } | { ok: false; message: string };
 
@@ -48,19 +49,6 @@ function checkOne(spec: ArgSpec, v: unknown, name: string, op: Operation, starts
   return v.map((item, i) => checkScalar(spec.items, item, `argument "${name}"[${i}]`, op, true));
 }
 
-/** Arguments whose value can start an argv element: a whole element, or before any literal text in
- *  one ("{x}.txt" with x = "-rf" gives "-rf.txt", as much an option as "-rf"). */
-function leadingArgs(template: TemplateElement[]): Set<string> {
-  const leading = new Set<string>();
-  for (const el of template) {
-    for (const part of el) {
-      if ('lit' in part) break;
-      leading.add(part.arg);
-    }
-  }
-  return leading;
-}
-
 /** The values to render: validated, with defaults filled in; absent optional arguments left out. */
 export function validateArgs(op: Operation, args: Record<string, unknown>): ArgsCheck {
   try {
@@ -71,7 +59,7 @@ export function validateArgs(op: Operation, args: Record<string, unknown>): Args
       }
     }
     // Reconcile's template too: a value checked here is rendered there as well, where it may lead an element.
-    const leading = leadingArgs([...op.template, ...(op.reconcile?.template ?? [])]);
+    const leading = new Set([...op.template, ...(op.reconcile?.template ?? [])].flatMap(leadingArgs));
     const values: Record<string, unknown> = {};
     for (const [name, spec] of Object.entries(op.args)) {
       if (Object.hasOwn(args, name)) values[name] = checkOne(spec, args[name], name, op, leading.has(name));

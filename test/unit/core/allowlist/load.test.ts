@@ -516,6 +516,28 @@ describe('reconcile', () => {
     expectOneProblem(lines(...base, '    reconcile: {command: [/bin/echo, "{request_id}"]}'), 6, 'operations[0].args.request_id', /rename the argument/);
   });
 
+  it('refuses an allow_dash argument that starts an element of reconcile before a "--": the lookup would read it as an option', () => {
+    const tag = (arg: string, reconcile: string) =>
+      lines('version: 1', 'operations:', '  - name: tag', '    command: [/usr/bin/git, tag, --, "{name}"]', '    args:', `      name: ${arg}`, `    reconcile: {command: ${reconcile}}`);
+    const dashed = '{type: string, max_length: 100, allow_dash: true}';
+    const refused = /\{name\} may start with "-" \(allow_dash: true\) and starts this argument, where the program would read it as an option: put a "--" element before it/;
+    // The review's operation: name "--output=/tmp/x" is fine for git tag after its "--", not for rev-parse.
+    expectOneProblem(tag(dashed, '[/usr/bin/git, rev-parse, "{name}", "{request_id}"]'), 7, 'operations[0].reconcile.command[2]', refused);
+    // Before any literal text, it still starts the element; an array's items alike.
+    expectOneProblem(tag(dashed, '[/usr/bin/git, rev-parse, "{name}^{{commit}}"]'), 7, 'operations[0].reconcile.command[2]', refused);
+    expectOneProblem(
+      lines('version: 1', 'operations:', '  - name: tag', '    command: [/usr/bin/git, tag, --, "{names}"]', '    args:', '      names: {type: array, items: {type: string, allow_dash: true}}', '    reconcile: {command: [/usr/bin/git, rev-parse, "{names}"]}'),
+      7,
+      'operations[0].reconcile.command[2]',
+      /\{names\} may start with "-"/,
+    );
+    // A "--" after it does not help; one before it does, as does literal text in front or no allow_dash.
+    expectOneProblem(tag(dashed, '[/usr/bin/git, rev-parse, "{name}", --]'), 7, 'operations[0].reconcile.command[2]', refused);
+    expect(onlyOp(tag(dashed, '[/usr/bin/git, rev-parse, --verify, --, "{name}"]')).reconcile!.command).toEqual(['/usr/bin/git', 'rev-parse', '--verify', '--', '{name}']);
+    expect(onlyOp(tag(dashed, '[/usr/bin/git, rev-parse, "refs/tags/{name}"]')).reconcile).not.toBeNull();
+    expect(onlyOp(tag('{type: string, max_length: 100}', '[/usr/bin/git, rev-parse, "{name}"]')).reconcile).not.toBeNull();
+  });
+
   it('an argument only reconcile uses is still refused as unused by command', () => {
     expectOneProblem(
       lines('version: 1', 'operations:', '  - name: a', '    command: [echo]', '    args:', '      x: {type: string}', '    reconcile: {command: [/bin/echo, "{x}"]}'),

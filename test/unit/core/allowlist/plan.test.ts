@@ -22,7 +22,8 @@ const allowlist = parseAllowlist(
     '    cost: 5',
     '    leaves_processes: true',
     '    reconcile:',
-    '      command: [/usr/bin/gh, release, view, "v{version}", "--json=id", "{request_id}", "{title}"]',
+    // {title} may start with "-": after a "--" only (load.ts).
+    '      command: [/usr/bin/gh, release, view, "v{version}", "--json=id", "{request_id}", --, "{title}"]',
     '      timeout_s: 20',
     '  - name: plain',
     '    command: [echo, hi]',
@@ -64,7 +65,7 @@ describe('planReconcile', () => {
       ok: true,
       plan: {
         op: 'release',
-        argv: ['/usr/bin/gh', 'release', 'view', 'v1.2', '--json=id', 'req-7.a_b', '-'],
+        argv: ['/usr/bin/gh', 'release', 'view', 'v1.2', '--json=id', 'req-7.a_b', '--', '-'],
         paths: [],
         cwd: '/tmp',
         env: { GH_PROMPT_DISABLED: '1' },
