@@ -14,7 +14,9 @@ import { ago, endQuietlyOnClosedPipe, printJson, printTable, say, warn } from '.
 import { visible, visibleJson } from '../../shared/text/visible';
 import { commandName, shellWord } from './invocation';
 import type { Scope } from '../core/keys/keyStore';
-import { STATES, type ReconcileAttempt } from '../../shared/protocol/types';
+import { STATES } from '../../shared/protocol/types';
+import { attemptEnd, verdictText } from '../../shared/protocol/reconcileText';
+import { reconcileOf } from '../core/ledger/requests';
 import { isInside } from '../core/allowlist/pathArg';
 import { parseSettingValue } from '../core/settings';
 import { parseDuration } from '../core/duration';
@@ -342,11 +344,11 @@ async function checkReconcile(values: { home?: string; spool?: string; json?: bo
   const svc = service(values);
   try {
     const row = await svc.checkReconcile(id, cliActor());
-    const attempt = row.reconcile_json ? (JSON.parse(row.reconcile_json) as ReconcileAttempt) : null;
+    const attempt = reconcileOf(row);
     if (values.json) return printJson({ id, state: row.state, resolved_by: row.resolved_by, reconcile: attempt });
-    const said = attempt?.verdict === 'applied' ? 'it took effect' : attempt?.verdict === 'not_applied' ? 'it did not take effect' : 'it cannot tell';
-    const how = attempt ? (attempt.error ?? (attempt.signal ? `signal ${attempt.signal}` : `exit code ${attempt.exit_code}`)) : '';
-    say(`${id}: its reconcile command says ${said} (${visible(how)}); it is now ${row.state}.`);
+    const said = verdictText(attempt?.verdict ?? 'unknown');
+    const how = attempt ? attemptEnd(attempt) : '';
+    say(`${id}: its reconcile command says it ${said} (${visible(how)}); it is now ${row.state}.`);
     if (row.state === 'uncertain' && row.error_message) say(visible(row.error_message));
     if (row.error_code === 'not_applied') say('It is safe to retry with a new request id.');
   } finally {

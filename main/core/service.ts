@@ -6,7 +6,7 @@ import { homePaths, type HomePaths } from './home';
 import { UserError } from './errors';
 import { openLedger, type Db } from './ledger/db';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
-import { Requests, approvalOf, type RequestRow } from './ledger/requests';
+import { Requests, approvalOf, reconcileOf, type RequestRow } from './ledger/requests';
 import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
 import { readSettings, writeSettings, withSetting, type Settings } from './settings';
 import { Decisions, type CancelOutcome } from './decisions';
@@ -215,10 +215,12 @@ export class HostService {
     }
     if (row.orphaned !== 1) throw new UserError(`request ${id} is running, not uncertain: nothing to resolve (to end it: dumbwaiter cancel ${id})`);
     if (!force) throw new UserError(`request ${id} is still running (process group ${pid}): cancel it (dumbwaiter cancel ${id}), or give your verdict anyway with --force`);
+    // `orphaned` stays 1 until a host has ended its processes: the one watching it, or, should that one
+    // stop first (or not have adopted it yet, as it was starting), the next one at its start.
     const next = this.lifecycle.move(
       row,
       outcome,
-      { resolved_by: 'human', note, error_code: null, error_message: null, orphaned: 0, finished_at: new Date().toISOString() },
+      { resolved_by: 'human', note, error_code: null, error_message: null, finished_at: new Date().toISOString() },
       {
         kind: 'resolved',
         actor,
@@ -481,14 +483,14 @@ export class HostService {
       allowlist,
       requests: counts,
       running: this.requests.inState('running').map(({ id, op, key_id, started_at, pid, orphaned }) => ({ id, op, key_id, started_at, pid, orphaned: orphaned === 1 })),
-      uncertain: this.requests.inState('uncertain').map(({ id, op, key_id, started_at, error_message, reconcile_json }) => ({
-        id,
-        op,
-        key_id,
-        started_at,
-        error_message,
-        reconcile: reconcile_json ? (JSON.parse(reconcile_json) as ReconcileAttempt) : null,
-        reconcilable: Boolean(ops.get(op)?.reconcile),
+      uncertain: this.requests.inState('uncertain').map((r) => ({
+        id: r.id,
+        op: r.op,
+        key_id: r.key_id,
+        started_at: r.started_at,
+        error_message: r.error_message,
+        reconcile: reconcileOf(r),
+        reconcilable: Boolean(ops.get(r.op)?.reconcile),
       })),
       keys: { active: keys.filter((k) => !k.revoked_at).length, revoked: keys.filter((k) => k.revoked_at).length },
       paused: this.flags.paused,

@@ -4,9 +4,10 @@ import type { Db } from './db';
 import type { AuditView } from '../../../shared/ipc/views';
 import { nowIso } from '../time';
 import type { RequestState } from '../../../shared/protocol/types';
+import type { AuditKind } from '../../../shared/audit/kinds';
 
 export interface AuditEntry {
-  kind: string;
+  kind: AuditKind;
   message: string;
   actor?: string;
   request_id?: string | null;
@@ -119,13 +120,14 @@ export class AuditLog {
     return (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM audit').get() as { seq: number }).seq;
   }
 
-  /** Runs of allowlisted operations that ended (or were settled by a human) in entries after `seq`, in
-   *  the order recorded. The seq, not a time stamp: it grows in commit order whichever process writes. */
+  /** Runs of allowlisted operations that ended, or were settled (by a human, or by their reconcile
+   *  check), in entries after `seq`, in the order recorded. The seq, not a time stamp: it grows in
+   *  commit order whichever process writes. */
   endedRunsAfter(seq: number, limit = 1000): { seq: number; id: string; op: string; state: RequestState }[] {
     return this.db
       .prepare(
         `SELECT a.seq, r.id, r.op, r.state FROM audit a JOIN requests r ON r.id = a.request_id
-         WHERE a.seq > ? AND a.kind IN ('finished', 'uncertain', 'resolved') AND r.op NOT LIKE 'dumbwaiter.%'
+         WHERE a.seq > ? AND a.kind IN ('finished', 'uncertain', 'resolved', 'reconciled') AND r.op NOT LIKE 'dumbwaiter.%'
          ORDER BY a.seq LIMIT ?`,
       )
       .all(seq, limit) as { seq: number; id: string; op: string; state: RequestState }[];

@@ -1,19 +1,26 @@
 // The app's live feed on a real daemon: every run that ends is reported once, even one that starts and
-// ends between two polls (the app polls every second; a quick run takes milliseconds).
+// ends between two polls (the app polls every second; a quick run takes milliseconds); so is every
+// verdict on an interrupted run, a human's or its reconcile check's.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StatusFeed } from '../../../../main/core/app/statusFeed';
 import { HostService } from '../../../../main/core/service';
 import type { EventName } from '../../../../shared/ipc/contract';
 import type { KeyFile } from '../../../../shared/protocol/types';
-import { TestHost, type DaemonProcess } from '../../../helpers/host';
+import { TestHost, eventually, type DaemonProcess } from '../../../helpers/host';
 
 let host: TestHost;
 let key: KeyFile;
 let svc: HostService;
 let daemon: DaemonProcess;
+/** Once it exists, the reconcile command of `checked` says the run took effect; until then it cannot tell. */
+let tookEffect: string;
 
 beforeAll(async () => {
-  host = new TestHost(`version: 1
+  host = new TestHost('version: 1\noperations: []\n');
+  tookEffect = path.join(host.root, 'took-effect');
+  host.writeAllowlist(`version: 1
 operations:
   - name: quick
     command: ["true"]
@@ -27,6 +34,12 @@ operations:
     command: [sleep, "300"]
     scope: read
     approval: never
+  - name: checked
+    command: [sleep, "300"]
+    scope: read
+    approval: never
+    reconcile:
+      command: [/bin/sh, -c, 'test -e "$0" && exit 0; exit 2', "${tookEffect}"]
 `);
   key = host.createKey();
   daemon = await host.startDaemon();
@@ -76,5 +89,22 @@ describe('status feed', () => {
     expect(feed.poll().changes.finished).toEqual([{ id: 'cut-1', op: 'held', state: 'uncertain' }]);
     svc.resolve('cut-1', 'failed', 'checked by hand', 'test');
     expect(feed.poll().changes.finished).toEqual([{ id: 'cut-1', op: 'held', state: 'failed' }]);
+  });
+
+  it("reports an interrupted run again once its reconcile check settles it", async () => {
+    const feed = new StatusFeed(svc, () => {});
+    feed.poll();
+    host.submit(key, 'cut-2', 'checked');
+    await host.waitResult('cut-2', ['running']);
+    const pid = await host.runPid('cut-2');
+    await daemon.kill9();
+    process.kill(-pid, 'SIGKILL');
+    daemon = await host.startDaemon();
+    // The restarted daemon's own check cannot tell yet: uncertain, with its attempt.
+    await eventually("the daemon's check", () => (host.result('cut-2')?.reconcile ? true : undefined));
+    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-2', op: 'checked', state: 'uncertain' }]);
+    writeFileSync(tookEffect, '');
+    expect(await svc.checkReconcile('cut-2', 'test')).toMatchObject({ state: 'succeeded', resolved_by: 'reconcile' });
+    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-2', op: 'checked', state: 'succeeded' }]);
   });
 });
