@@ -143,8 +143,22 @@ export class Decisions {
       this.audit.record({ kind: 'cancel_requested', actor: by, request_id: id, key_id: row.key_id, op: row.op, message: `${by} asked to cancel the running ${row.op}; its process group will be terminated` });
       return { changed: true, state: 'running', message: `${id} is running: its process group is being terminated`, row: next };
     }
+    if (row.op === PLAN_OP && row.state === 'succeeded') return this.withdrawPlan(row, by);
     const what = isFinalState(row.state) ? 'already finished' : 'not cancellable';
     return { changed: false, state: row.state, message: `${id} is ${what} (${row.state}): nothing changed`, row };
+  }
+
+  /**
+   * Cancelling an approved plan withdraws it: its expiry becomes now, so no unused step matches any
+   * more, and a step request still queued goes back to a human before it starts (runner.ts). What ran
+   * or runs already is not touched (cancel those one by one).
+   */
+  private withdrawPlan(row: RequestRow, by: string): CancelOutcome {
+    const now = new Date().toISOString();
+    if (!row.expires_at || row.expires_at <= now) return { changed: false, state: row.state, message: `plan ${row.id} has expired already: nothing changed`, row };
+    const message = `plan ${row.id} withdrawn by ${by}: its unused steps can no longer run without asking`;
+    const next = this.lifecycle.move(row, 'succeeded', { expires_at: now, cancel_requested_by: by }, { kind: 'plan_withdrawn', actor: by, message });
+    return next ? { changed: true, state: 'succeeded', message, row: next } : this.cancel(row.id, by);
   }
 
   /** A revoked key's requests that have not started are rejected. */

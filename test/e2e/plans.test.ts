@@ -159,6 +159,37 @@ describe('a plan', () => {
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
+  it('is withdrawn by a cancel (the human\'s, or its agent\'s dumbwaiter.cancel): its unused steps ask again, a queued one too', async () => {
+    await setup();
+    await propose('pl-wd', [alpha, beta]);
+    approve('pl-wd');
+    await host.waitResult('pl-wd', ['succeeded']);
+    // A step taken while the host is paused waits queued; the withdrawal sends it back to a human.
+    expect(host.cli(['pause']).status).toBe(0);
+    step('st-queued', alpha.args, 'pl-wd');
+    await host.waitResult('st-queued', ['queued']);
+    const cancel = host.cli(['cancel', 'pl-wd']);
+    expect([cancel.status, cancel.stdout]).toEqual([0, expect.stringContaining('plan pl-wd withdrawn by')]);
+    expect(host.audit('pl-wd', 'plan_withdrawn')).toHaveLength(1);
+    expect(host.cli(['resume']).status).toBe(0);
+    const back = await host.waitResult('st-queued', ['awaiting_approval']);
+    expect(back.approval?.argv).toBeDefined();
+    step('st-after', beta.args, 'pl-wd');
+    await host.waitResult('st-after', ['awaiting_approval']);
+    expect(unmatched('st-after')).toEqual([expect.stringContaining('plan pl-wd expired at')]);
+
+    // The agent withdraws its own plan.
+    await propose('pl-agent', [alpha]);
+    approve('pl-agent');
+    await host.waitResult('pl-agent', ['succeeded']);
+    host.submit(key, 'wd-agent', 'dumbwaiter.cancel', { target: 'pl-agent' });
+    expect((await host.waitResult('wd-agent', ['succeeded'])).stdout).toContain('plan pl-agent withdrawn');
+    step('st-agent', alpha.args, 'pl-agent');
+    await host.waitResult('st-agent', ['awaiting_approval']);
+    expect(runs()).toEqual([]);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
   it('no longer covers a step whose command changed since the approval: a human is asked again', async () => {
     await setup();
     await propose('pl-old', [alpha]);

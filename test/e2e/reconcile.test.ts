@@ -120,7 +120,7 @@ describe('a run interrupted by a SIGKILL of the daemon, once its processes are g
     const slow = await eventually('the timed-out attempt', () => (host.result('rc-timeout')?.reconcile ? host.result('rc-timeout') : undefined));
     expect(slow).toMatchObject({ state: 'uncertain', reconcile: { verdict: 'unknown', exit_code: null, argv: ['/bin/sleep', '30'] } });
     expect(slow.reconcile!.error).toContain('timeout of 1 s');
-    expect(reconcileAudit('rc-timeout')[0]?.message).toContain('it cannot tell');
+    expect(reconcileAudit('rc-timeout')[0]?.message).toContain('it could not tell');
     const status = JSON.parse(host.cli(['status', '--json']).stdout) as { uncertain: { id: string; reconcilable: boolean; reconcile: ReconcileAttempt | null }[] };
     expect(status.uncertain.find((u) => u.id === 'rc-three')).toMatchObject({ reconcilable: true, reconcile: { exit_code: 3, verdict: 'unknown' } });
     expect((await host.sentinel(key)).state).toBe('succeeded');

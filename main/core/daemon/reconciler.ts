@@ -13,6 +13,7 @@ import type { ReconcileAttempt } from '../../../shared/protocol/types';
 import { planReconcile, reconcileVerdict } from '../allowlist/plan';
 import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
 import { UserError } from '../errors';
+import { attemptEnd, verdictText } from '../../../shared/protocol/reconcileText';
 
 export interface ReconcilerDeps {
   requests: Requests;
@@ -126,7 +127,7 @@ export class Reconciler {
     const attempt: MoveNote = {
       kind: 'reconcile',
       actor: a.by,
-      message: `reconcile check by ${a.by}: ${said}: ${a.verdict === 'applied' ? 'it took effect' : a.verdict === 'not_applied' ? 'it did not take effect' : 'it cannot tell'}`,
+      message: `reconcile check by ${a.by}: ${said}: it ${verdictText(a.verdict)}`,
       details: { argv: a.argv, exit_code: a.exit_code, signal: a.signal, verdict: a.verdict, by: a.by, ...(a.error ? { error: a.error } : {}) },
     };
     const reconcile_json = JSON.stringify(a);
@@ -172,7 +173,7 @@ function attemptOf(at: string, argv: string[], o: RunOutcome, by: string): Recon
 
 /** What a check said, in a few words: how it ended, and its output's last line. */
 function what(a: ReconcileAttempt): string {
-  const end = a.error ?? (a.signal ? `signal ${a.signal}` : `exit code ${a.exit_code}`);
+  const end = attemptEnd(a);
   const last = (a.stderr.trim() || a.stdout.trim()).split('\n').pop()?.trim() ?? '';
   // JSON quoting: a control character in the output reaches no terminal as it is.
   return last ? `${end}: ${JSON.stringify(last.slice(0, EXCERPT_CHARS))}` : end;

@@ -168,7 +168,8 @@ export class Runner {
     if (clock?.state === 'expired') return void lifecycle.refuse(row, 'expired', 'expired', `${clock.message}, before it could start`);
     const key = this.d.keys.get(row.key_id);
     if (!key || key.revoked_at) return void lifecycle.refuse(row, 'rejected', 'revoked_key', `key ${row.key_id} was revoked before this request started`);
-    // The gate again, just before it runs: the allowlist, a path on disk, the spend or a grant may have changed.
+    // The gate again, just before it runs: the allowlist, a path on disk, the spend, a grant or a plan may have changed.
+    const approved = this.stillApproved(row);
     const g = gate({
       allowlist: this.d.allowlist(),
       settings,
@@ -179,11 +180,15 @@ export class Runner {
       args: JSON.parse(row.args_json) as Record<string, unknown>,
       limits: row.limits_json ? (JSON.parse(row.limits_json) as RequestLimits) : null,
       intent: row.intent,
-      approved: this.stillApproved(row) ? { plan: row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null, ceilingOverride: row.ceiling_override === 1 } : null,
+      approved: approved ? { plan: row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null, ceilingOverride: row.ceiling_override === 1 } : null,
     });
     if (g.kind === 'refuse') return void lifecycle.refuse(row, 'rejected', g.code, `${g.message} (checked again before starting)`);
     if (g.kind === 'ask') {
-      const why = g.approval.ceiling ? `it would cross ${g.approval.ceiling}` : 'what it would run changed since it was approved';
+      const why = g.approval.ceiling
+        ? `it would cross ${g.approval.ceiling}`
+        : row.decided_by && !approved
+          ? `its approval (${row.decided_by}) no longer holds`
+          : 'what it would run changed since it was approved';
       lifecycle.move(
         row,
         'awaiting_approval',
@@ -300,12 +305,16 @@ export class Runner {
     if (reconcilable) this.reconciler.enqueue(next, orphanEnded ? 'daemon (orphan ended)' : 'daemon (restart)');
   }
 
-  /** A human's approval stands, and a plan's (`plan <id>`: the plan was approved for this very run);
-   *  one by a grant only while the grant is still active. */
+  /** A human's approval stands; a plan's (`plan <id>`) while the plan has not expired or been
+   *  withdrawn; a grant's while the grant is still active. */
   private stillApproved(row: RequestRow): boolean {
     if (!row.decided_by) return false;
     const grant = /^grant (\S+)$/.exec(row.decided_by);
-    return grant === null || this.d.grants.isActive(grant[1]!);
+    if (grant) return this.d.grants.isActive(grant[1]!);
+    // A plan's approval holds until the plan expires or is withdrawn (its expiry is then the withdrawal).
+    const plan = /^plan (\S+)$/.exec(row.decided_by);
+    const expires = plan ? this.d.requests.get(plan[1]!)?.expires_at : null;
+    return plan === null || (expires != null && Date.parse(expires) > Date.now());
   }
 
   private finishRow(row: RequestRow, o: RunOutcome): void {

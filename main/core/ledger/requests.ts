@@ -95,7 +95,7 @@ export type RequestPatch = Partial<
     | 'state' | 'error_code' | 'error_message' | 'exit_code' | 'signal' | 'stdout' | 'stderr' | 'stdout_truncated'
     | 'stderr_truncated' | 'started_at' | 'finished_at' | 'duration_ms' | 'pid' | 'resolved_by' | 'note' | 'plan_json'
     | 'approval_json' | 'decided_by' | 'decided_at' | 'ceiling_override' | 'cancel_requested_by' | 'cost'
-    | 'log_bytes' | 'log_sha256' | 'steps_json' | 'orphaned' | 'run_marker' | 'run_since' | 'reconcile_json'
+    | 'log_bytes' | 'log_sha256' | 'expires_at' | 'steps_json' | 'orphaned' | 'run_marker' | 'run_since' | 'reconcile_json'
   >
 >;
 

@@ -158,6 +158,7 @@ const TONES: Record<AuditKind, Tone> = {
   orphan_ended: 'neutral',
   orphaned: 'warn',
   paused: 'warn',
+  plan_withdrawn: 'warn',
   plan_step_unmatched: 'warn',
   plan_step_used: 'neutral',
   reaped: 'warn',
