@@ -223,7 +223,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string | nul
       const finishedAt = Date.now();
       let error: RunOutcome['error'] = null;
       if (spawnError) error = spawnFailed(program!, spawnError);
-      else if (timedOut) error = { code: 'timeout', message: `killed after the operation's timeout of ${plan.timeout_s} s` };
+      else if (timedOut) error = { code: 'timeout', message: `killed after its timeout of ${plan.timeout_s} s` };
       resolve({
         exit_code: exitCode,
         signal,

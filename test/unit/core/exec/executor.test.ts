@@ -90,7 +90,7 @@ describe('process groups', () => {
     const h = startTree({ timeout_s: 2 });
     const { parent, child } = await treePids();
     const o = await h.done;
-    expect(o.error).toEqual({ code: 'timeout', message: "killed after the operation's timeout of 2 s" });
+    expect(o.error).toEqual({ code: 'timeout', message: 'killed after its timeout of 2 s' });
     expect(o).toMatchObject({ exit_code: null, signal: 'SIGTERM', terminated: null });
     await gone([parent, child]);
   });
