@@ -1,14 +1,14 @@
 // Built-in operations (`dumbwaiter.*`): answered by the host itself, signed and bound like any request.
 import type { KeyInfo } from '../keys/keyStore';
 import type { Decisions } from '../decisions';
-import type { RequestRow, Requests } from '../ledger/requests';
+import type { Requests } from '../ledger/requests';
 import { isRequestId } from '../../../shared/protocol/ids';
 import type { ErrorCode } from '../../../shared/protocol/types';
 import { APP_VERSION } from '../version';
 import { PLAN_OP } from '../policy/plans';
 
-/** `changed`: another request this one changed (the target of a cancel), to publish too. */
-export type BuiltinResult = { ok: true; stdout: string; changed?: RequestRow } | { ok: false; code: Extract<ErrorCode, 'unknown_op' | 'bad_args' | 'scope_denied'>; message: string };
+/** A cancel's target, when it changes, is moved (and its result written) through the lifecycle. */
+export type BuiltinResult = { ok: true; stdout: string } | { ok: false; code: Extract<ErrorCode, 'unknown_op' | 'bad_args' | 'scope_denied'>; message: string };
 
 export interface BuiltinDeps {
   requests: Requests;
@@ -35,7 +35,7 @@ export function runBuiltin(d: BuiltinDeps, key: KeyInfo, op: string, args: Recor
       if (!row) return { ok: false, code: 'bad_args', message: `no request ${target} on this host` };
       if (row.key_id !== key.key_id) return { ok: false, code: 'scope_denied', message: `key ${key.key_id} may only cancel its own requests` };
       const out = d.decisions.cancel(target, `key ${key.key_id} (dumbwaiter.cancel)`);
-      return { ok: true, stdout: out.message + '\n', ...(out.changed ? { changed: out.row } : {}) };
+      return { ok: true, stdout: out.message + '\n' };
     }
     default:
       return { ok: false, code: 'unknown_op', message: `no built-in operation "${op}" (built-ins: ${BUILTIN_OPS.join(', ')})` };

@@ -18,7 +18,7 @@ import { faultPoint } from '../faults';
 import type { Allowlist } from '../allowlist/types';
 import type { AuditLog } from '../ledger/audit';
 import type { KeyStore } from '../keys/keyStore';
-import type { NewRequest, RequestRow, Requests } from '../ledger/requests';
+import type { NewRequest, Requests } from '../ledger/requests';
 import type { ResultWriter } from '../spool/results';
 import { quarantine, readClaimed } from '../spool/claim';
 import type { SpoolPaths } from '../spool/layout';
@@ -155,8 +155,6 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   let grant: Grant | null = null;
   /** A built-in's answer: it enters finished, with its output. */
   let answered: Pick<NewRequest, 'stdout' | 'exit_code' | 'started_at' | 'finished_at' | 'duration_ms'> | null = null;
-  /** Another request a built-in changed (the target of a cancel), whose result is written again. */
-  let alsoChanged: RequestRow | null = null;
   let steps: KeptStep[] | null = null;
   /** The plan step this request claims (payload plan_id): matched, or why not. */
   let step: StepMatch | null = null;
@@ -180,7 +178,6 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       const at = new Date().toISOString();
       state = 'succeeded';
       answered = { stdout: r.stdout, exit_code: 0, started_at: at, finished_at: at, duration_ms: 0 };
-      alsoChanged = r.changed ?? null;
     } else {
       state = 'rejected';
       error = { code: r.code, message: r.message };
@@ -250,7 +247,6 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   );
   done(); // only now: until the ledger has it, the claimed file is the request's only copy
   if (state === 'awaiting_approval') faultPoint('during_approval_wait');
-  if (alsoChanged) d.results.publish(alsoChanged);
   if (error) d.log.warn(`${id}: ${state}: ${error.code}: ${error.message}`);
   else d.log.info(`${id}: ${p.op} ${state}`);
   return error ? { kind: 'refused', code: error.code } : { kind: 'recorded', state };
