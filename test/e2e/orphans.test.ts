@@ -12,31 +12,21 @@ import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { alive, groupRunning, stopGroups, track, trackGroup } from '../helpers/processes';
 import { acquireHomeLock } from '../../main/core/daemon/lock';
+import { GatedRuns } from '../helpers/gatedRuns';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
 let key: KeyFile;
-let runsFile: string;
-
-/** A run that records itself, then waits until the file named by its `go` argument exists. It writes
- *  nothing to its output, whose pipe dies with the daemon. */
-const op = (name: string, extra = '') => `
-  - name: ${name}
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; while [ ! -e "$1" ]; do sleep 0.05; done', "${runsFile}", "{go}"]
-    args:
-      go: {type: string, max_length: 500}
-    scope: read
-    approval: never
-${extra}`;
+let gated: GatedRuns;
 
 beforeEach(() => {
   host = new TestHost('version: 1\noperations: []\n');
-  runsFile = path.join(host.root, 'runs.txt');
+  gated = new GatedRuns(host);
   host.writeAllowlist(`version: 1
 operations:
-${op('sleeper', '    concurrency: 1\n')}
-${op('checked', '    concurrency: 4\n    reconcile:\n      command: ["true"]\n')}
-${op('other', '    concurrency: 4\n')}
+${gated.op('sleeper', '    concurrency: 1\n')}
+${gated.op('checked', '    concurrency: 4\n    reconcile:\n      command: ["true"]\n')}
+${gated.op('other', '    concurrency: 4\n')}
   - name: escaper
     command: [/bin/sh, -c, 'setsid /bin/sh -c "echo \\$\\$ > \\"\\$0.pid\\"; while [ ! -e \\"\\$0\\" ]; do sleep 0.05; done" "$0" & wait', "{go}"]
     args:
@@ -59,21 +49,13 @@ afterEach(async () => {
   stopGroups();
 });
 
-const goFile = (id: string) => path.join(host.root, `go-${id}`);
-const runs = (id: string) => (existsSync(runsFile) ? readFileSync(runsFile, 'utf8').split('\n').filter((x) => x === id).length : 0);
+const goFile = (id: string) => gated.goFile(id);
+const runs = (id: string) => gated.runs(id);
 
 /** Starts each request, kills the daemon with SIGKILL while they run, and starts another, which finds
  *  them still running. Returns their process groups and the new daemon. */
 async function orphaned(reqs: [id: string, op: string][]): Promise<{ pids: number[]; daemon: DaemonProcess }> {
-  const d1 = await host.startDaemon();
-  for (const [id, opName] of reqs) host.submit(key, id, opName, { go: goFile(id) });
-  const pids: number[] = [];
-  for (const [id] of reqs) {
-    await host.waitResult(id, ['running']);
-    pids.push(trackGroup(await host.runPid(id)));
-    await eventually(`${id} to have started`, () => (runs(id) === 1 ? true : undefined));
-  }
-  await d1.kill9();
+  const pids = await gated.startThenKill9(key, reqs);
   const daemon = await host.startDaemon();
   for (const [id] of reqs) await eventually(`${id} to be orphaned`, () => (host.result(id)?.orphaned ? true : undefined));
   return { pids, daemon };

@@ -3,33 +3,24 @@
 // succeeded (resolved_by reconcile); exit 1: failed, not_applied; anything else or a timeout:
 // uncertain with the attempt attached; no reconcile: uncertain as before. `resolve --check` asks again.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually } from '../helpers/host';
+import { GatedRuns } from '../helpers/gatedRuns';
 import { stopGroups, trackGroup } from '../helpers/processes';
 import type { KeyFile, ReconcileAttempt } from '../../shared/protocol/types';
 
 let host: TestHost;
 let key: KeyFile;
-/** Each run appends its request id here: a second run of anything would show. */
-let runsFile: string;
+let gated: GatedRuns;
 /** answers/<request id>: the exit code the reconcile command of `deploy` gives for that request. */
 let answers: string;
 
-/** A run that records itself, then waits until the file named by its `go` argument exists. */
-const op = (name: string, reconcile: string) => `
-  - name: ${name}
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; while [ ! -e "$1" ]; do sleep 0.05; done', "${runsFile}", "{go}"]
-    args:
-      go: {type: string, max_length: 500}
-    scope: read
-    approval: never
-    concurrency: 8
-${reconcile}`;
+const op = (name: string, reconcile: string) => gated.op(name, `    concurrency: 8\n${reconcile}`);
 
 beforeEach(() => {
   host = new TestHost('version: 1\noperations: []\n', { max_concurrent_runs: 8 });
-  runsFile = path.join(host.root, 'runs.txt');
+  gated = new GatedRuns(host);
   answers = path.join(host.root, 'answers');
   mkdirSync(answers);
   const gate = path.join(host.root, 'check-go');
@@ -56,22 +47,15 @@ afterEach(async () => {
   stopGroups();
 });
 
-const goFile = (id: string) => path.join(host.root, `go-${id}`);
-const runs = (id: string) => (existsSync(runsFile) ? readFileSync(runsFile, 'utf8').split('\n').filter((x) => x === id).length : 0);
+const goFile = (id: string) => gated.goFile(id);
+const runs = (id: string) => gated.runs(id);
 
 /**
  * Starts a daemon, starts each request, kills the daemon with SIGKILL while they run, then lets them
  * end (so that their processes are gone before the next start, and they are not orphans).
  */
 async function interrupted(reqs: [id: string, op: string][]): Promise<void> {
-  const d1 = await host.startDaemon();
-  for (const [id, opName] of reqs) host.submit(key, id, opName, { go: goFile(id) });
-  for (const [id] of reqs) {
-    await host.waitResult(id, ['running']);
-    trackGroup(await host.runPid(id));
-    await eventually(`${id} to have started`, () => (runs(id) === 1 ? true : undefined));
-  }
-  await d1.kill9();
+  await gated.startThenKill9(key, reqs);
   for (const [id] of reqs) writeFileSync(goFile(id), '');
   for (const [id] of reqs) await host.runGone(id);
 }
