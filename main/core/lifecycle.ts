@@ -24,12 +24,13 @@ export type EntryState = (typeof ENTRY_STATES)[number];
 
 /**
  * From each state, where it may go, and who takes it there. A state may also be "moved" to itself to
- * record something about it (a run's orphan flag, a reconcile attempt) with the same guard.
+ * record something about it (a run's orphan flag, a reconcile attempt, a plan's withdrawal) with the
+ * same guard.
  */
 export const TRANSITIONS = {
   queued: [
     'running', // the runner starts it (the gate passed again, a slot is free, the host is not paused)
-    'awaiting_approval', // checked again before starting: a ceiling would now be crossed, or the plan changed since approval
+    'awaiting_approval', // checked again before starting: a ceiling would be crossed, what it runs changed since its approval, or that approval (a grant, a plan) no longer holds
     'rejected', // checked again before starting: the key was revoked, the allowlist or a path changed
     'expired', // it waited past its expiry or the host's maximum age
     'failed', // its working folder is gone
