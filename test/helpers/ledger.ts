@@ -24,9 +24,9 @@ export class TestLedger {
   readonly lifecycle = new Lifecycle(this.db, this.requests, this.audit, () => {});
   readonly decisions = new Decisions(this.requests, this.lifecycle, this.audit, this.grants);
 
-  /** Inserts a request as intake would have left it (any state). */
-  add(id: string, fields: Partial<NewRequest> = {}): RequestRow {
-    return this.requests.insert({
+  /** A request as intake would record it (queued unless `fields` say otherwise). */
+  newRequest(id: string, fields: Partial<NewRequest> = {}): NewRequest {
+    return {
       id,
       key_id: 'k_test',
       op: 'deploy',
@@ -39,7 +39,12 @@ export class TestLedger {
       state: 'queued',
       plan: null,
       ...fields,
-    });
+    };
+  }
+
+  /** Inserts a request as intake would have left it (any state). */
+  add(id: string, fields: Partial<NewRequest> = {}): RequestRow {
+    return this.requests.insert(this.newRequest(id, fields));
   }
 
   /** What a request waiting for a human carries; `ceiling` when a spend ceiling is why. */

@@ -43,20 +43,7 @@ describe('the transition table', () => {
 });
 
 /** A new request as intake would record it, in `state`. */
-const fresh = <S extends RequestState>(id: string, state: S, fields: Partial<NewRequest> = {}): NewRequest & { state: S } => ({
-  id,
-  key_id: 'k_test',
-  op: 'deploy',
-  args_json: '{}',
-  binding_hash: `hash-${id}`,
-  mac: `mac-${id}`,
-  intent: null,
-  created_at: new Date().toISOString(),
-  expires_at: null,
-  plan: null,
-  ...fields,
-  state,
-});
+const fresh = <S extends RequestState>(id: string, state: S, fields: Partial<NewRequest> = {}): NewRequest & { state: S } => ({ ...l.newRequest(id, fields), state });
 
 describe('a new request', () => {
   it('is inserted with its audit entries, in the order given, in one commit, then published', () => {
