@@ -90,7 +90,7 @@ export class Runner {
       });
     }
     // After the running ones: a verdict given meanwhile (before this host adopted the run) is found here.
-    for (const row of this.verdictsOnOrphans()) {
+    for (const row of this.d.requests.endedOrphans()) {
       if (this.running.has(row.id)) continue; // adopted above: its watch ends it
       const ending = Orphan.endRemains(row, this.watch(row.id));
       this.hold(row.id, row.op, () => {}, ending, (note) => this.orphanEnded(row.id, `its processes were ended at the host's start${note ? ` (${note})` : ''}`));
@@ -104,15 +104,6 @@ export class Runner {
 
   private watch(id: string): OrphanWatch {
     return { killGraceMs: this.d.settings().kill_grace_s * 1000, stillRunning: () => this.d.requests.get(id)?.state === 'running', log: this.d.log };
-  }
-
-  /**
-   * Requests given a human's forced verdict while orphaned, whose processes no host has ended yet:
-   * `orphaned` stays 1 until one has (service.ts resolve). The host that watched them may have stopped
-   * first, or the verdict came once this host held the lock but before it adopted the run.
-   */
-  private verdictsOnOrphans(): RequestRow[] {
-    return this.d.db.prepare("SELECT * FROM requests WHERE orphaned = 1 AND state <> 'running'").all() as RequestRow[];
   }
 
   /** Once the host is up: the checks of what recovery left uncertain (never before the first request). */

@@ -228,6 +228,15 @@ export class Requests {
       .all(after, since, limit) as { rowid: number; id: string }[];
   }
 
+  /**
+   * Requests given a human's forced verdict while orphaned, whose processes no host has ended yet:
+   * `orphaned` stays 1 until one has (service.ts resolve). The host that watched them may have stopped
+   * first, or the verdict came once a new host held the lock but before it adopted the run.
+   */
+  endedOrphans(): RequestRow[] {
+    return this.db.prepare("SELECT * FROM requests WHERE orphaned = 1 AND state <> 'running'").all() as RequestRow[];
+  }
+
   inState(state: RequestState): RequestRow[] {
     return this.db.prepare('SELECT * FROM requests WHERE state = ? ORDER BY claimed_at, rowid').all(state) as RequestRow[];
   }
