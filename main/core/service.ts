@@ -30,6 +30,7 @@ import type { Allowlist } from './allowlist/types';
 import { writeJsonAtomic } from './fs/atomicWrite';
 import type { ApprovalInfo, CatalogDoc, InboxMessage, KeyFile, ReconcileAttempt, RequestState } from '../../shared/protocol/types';
 import { sha256Hex } from '../../shared/protocol/canonicalJson';
+import { attemptEnd } from '../../shared/protocol/reconcileText';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
 import type { AllowlistContext } from './allowlist/roots';
@@ -303,7 +304,7 @@ export class HostService {
   /** `verdict`: a reconcile command's (null for the operation itself). */
   private auditDryRun(actor: string, op: string, what: string, r: Extract<DryRunResult, { ok: true }>, verdict: string | null): void {
     const { argv, cwd } = r.plan;
-    const end = r.run.error ? r.run.error.message : `exit code ${r.run.exit_code ?? r.run.signal}`;
+    const end = attemptEnd({ exit_code: r.run.exit_code, signal: r.run.signal, error: r.run.error?.message ?? null });
     this.audit.record({
       kind: 'dry_run',
       actor,
