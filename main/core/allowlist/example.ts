@@ -53,6 +53,7 @@ operations:
   #   cost: 1                   # spend units charged per run
   #   leaves_processes: false   # true only for one that starts a service: otherwise whatever it
   #                             # leaves running is ended when it exits
+  #   spools: [default]         # only the agents of these spools see it (left out: every spool)
 
 # A task for a coding agent on this machine (Claude Code here: adapt to yours). It works with your
 # rights in its folder, so a human reads each task first; the request picks its budget, at most the

@@ -3,7 +3,22 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { RE2JS } from 're2js';
-import { OP_NAME } from '../../../shared/protocol/ids';
+import { OP_NAME, SPOOL_NAME } from '../../../shared/protocol/ids';
+import {
+  ARG_FIELDS,
+  ARG_NAME,
+  ARG_TYPES,
+  ARG_TYPE_FIELDS,
+  ENV_NAME,
+  FILE_FIELDS,
+  OPERATION_FIELDS,
+  RECONCILE_FIELDS,
+  SCOPES,
+  APPROVALS,
+  approvalDefault,
+  typeFieldNames,
+  type FieldType,
+} from '../../../shared/allowlist/schema';
 import { HOST_VARS } from '../exec/baseEnv';
 import { expandTilde } from '../home';
 import { REQUEST_ID_PLACEHOLDER, REQUEST_ID_SPEC, leadingArgs, parseElement, placeholders, wholeArg } from './template';
@@ -32,21 +47,7 @@ export class AllowlistError extends Error {
   }
 }
 
-const OP_FIELDS = new Set(['name', 'description', 'command', 'cwd', 'cwd_shared_with_sandbox', 'env', 'args', 'scope', 'approval', 'timeout_s', 'max_output_bytes', 'concurrency', 'cost', 'leaves_processes', 'reconcile']);
-const ARG_FIELDS: Record<string, string[]> = {
-  string: ['pattern', 'max_length', 'enum', 'allow_dash'],
-  integer: ['min', 'max'],
-  boolean: ['flag'],
-  path: ['within', 'must_exist', 'shared_with_sandbox'],
-  array: ['items', 'max_items'],
-};
-const COMMON_ARG_FIELDS = ['type', 'description', 'required', 'default'];
-/** The fields of one type; own keys only, so that `type: constructor` is just an unknown type. */
-function typeFields(type: unknown): string[] {
-  return typeof type === 'string' && Object.hasOwn(ARG_FIELDS, type) ? ARG_FIELDS[type]! : [];
-}
-const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const COMMON_ARG_FIELDS = Object.keys(ARG_FIELDS);
 
 class Checker {
   readonly problems: { path: YPath; message: string }[] = [];
@@ -64,11 +65,22 @@ function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function int(c: Checker, p: YPath, v: unknown, min: number, max: number, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    c.add(p, `must be a whole number from ${min} to ${max}`);
-    return dflt;
+/** A whole-number field of the schema: its value, or its default when absent (or wrong, reported). */
+function int(c: Checker, p: YPath, v: unknown, t: Extract<FieldType, { kind: 'whole' }>): number {
+  if (v === undefined) return t.default;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < t.min || v > t.max) {
+    c.add(p, `must be a whole number from ${t.min} to ${t.max}`);
+    return t.default;
+  }
+  return v;
+}
+
+/** A true-or-false field of the schema: its value, or its default when absent (or wrong, reported). */
+function flag(c: Checker, p: YPath, v: unknown, t: Extract<FieldType, { kind: 'flag' }>): boolean {
+  if (v === undefined) return t.default;
+  if (typeof v !== 'boolean') {
+    c.add(p, 'must be true or false');
+    return t.default;
   }
   return v;
 }
@@ -123,14 +135,14 @@ function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: str
           c.add([...p, 'enum'], 'must be a non-empty list of strings');
         } else en = raw.enum as string[];
       }
-      if (raw.allow_dash !== undefined && typeof raw.allow_dash !== 'boolean') c.add([...p, 'allow_dash'], 'must be true or false');
+      const fields = ARG_TYPE_FIELDS.string;
       return {
         type: 'string',
         pattern,
         patternSource: source,
-        max_length: int(c, [...p, 'max_length'], raw.max_length, 1, 1_000_000, 4096),
+        max_length: int(c, [...p, 'max_length'], raw.max_length, fields.max_length.type),
         enum: en,
-        allow_dash: raw.allow_dash === true,
+        allow_dash: flag(c, [...p, 'allow_dash'], raw.allow_dash, fields.allow_dash.type),
       };
     }
     case 'integer': {
@@ -160,18 +172,18 @@ function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: str
           c.add([...p, 'within'], 'must be a non-empty list of folders');
         } else within = raw.within.map((d, i) => absDir(c, [...p, 'within', i], d as string));
       }
-      if (raw.must_exist !== undefined && typeof raw.must_exist !== 'boolean') c.add([...p, 'must_exist'], 'must be true or false');
-      if (raw.shared_with_sandbox !== undefined && typeof raw.shared_with_sandbox !== 'boolean') c.add([...p, 'shared_with_sandbox'], 'must be true or false');
-      const shared = raw.shared_with_sandbox === true;
+      const fields = ARG_TYPE_FIELDS.path;
+      const mustExist = flag(c, [...p, 'must_exist'], raw.must_exist, fields.must_exist.type);
+      const shared = flag(c, [...p, 'shared_with_sandbox'], raw.shared_with_sandbox, fields.shared_with_sandbox.type);
       within.forEach((root, i) => {
         const problem = rootProblem(root, 'root', shared, c.ctx);
         // At the field (as the editor shows it), naming the folder as written: there may be several.
         if (problem) c.add(raw.within === undefined ? [...p, 'type'] : [...p, 'within'], raw.within === undefined ? `its folder, the operation's cwd ${root}, ${problem}` : `${String((raw.within as unknown[])[i])} ${problem}`);
       });
-      return { type: 'path', within, must_exist: raw.must_exist !== false, shared_with_sandbox: shared };
+      return { type: 'path', within, must_exist: mustExist, shared_with_sandbox: shared };
     }
     default:
-      c.add([...p, 'type'], `must be one of string, integer, boolean, path, array (got ${JSON.stringify(raw.type)})`);
+      c.add([...p, 'type'], `must be one of ${ARG_TYPES.join(', ')} (got ${JSON.stringify(raw.type)})`);
       return null;
   }
 }
@@ -187,10 +199,10 @@ function argType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string
     c.add([...p, 'items', 'type'], 'arrays of arrays are not supported');
     return null;
   }
-  unknownFields(c, [...p, 'items'], items, ['type', ...typeFields(items.type)]);
+  unknownFields(c, [...p, 'items'], items, ['type', ...typeFieldNames(items.type)]);
   const inner = scalarType(c, [...p, 'items'], items, cwd);
   if (inner?.type === 'boolean' && inner.flag !== null) c.add([...p, 'items', 'flag'], 'flags are not allowed in arrays');
-  return inner && { type: 'array', items: inner, max_items: int(c, [...p, 'max_items'], raw.max_items, 0, 10_000, 64) };
+  return inner && { type: 'array', items: inner, max_items: int(c, [...p, 'max_items'], raw.max_items, ARG_TYPE_FIELDS.array.max_items.type) };
 }
 
 function argSpec(c: Checker, p: YPath, raw: unknown, cwd: string): ArgSpec | null {
@@ -198,7 +210,7 @@ function argSpec(c: Checker, p: YPath, raw: unknown, cwd: string): ArgSpec | nul
     c.add(p, 'must be a mapping such as {type: string}');
     return null;
   }
-  unknownFields(c, p, raw, [...COMMON_ARG_FIELDS, ...typeFields(raw.type)]);
+  unknownFields(c, p, raw, [...COMMON_ARG_FIELDS, ...typeFieldNames(raw.type)]);
   const t = argType(c, p, raw, cwd);
   if (!t) return null;
   if (raw.required !== undefined && typeof raw.required !== 'boolean') c.add([...p, 'required'], 'must be true or false');
@@ -230,13 +242,6 @@ function defaultFits(spec: ArgSpec): boolean {
     }
   };
   return v === undefined || fits(spec, v);
-}
-
-/** Whether what the run starts may outlive its main process (a service it starts); default false:
- *  what it left behind is ended when the main process exits. */
-function leavesProcesses(c: Checker, p: YPath, v: unknown): boolean {
-  if (v !== undefined && typeof v !== 'boolean') c.add([...p, 'leaves_processes'], 'must be true or false');
-  return v === true;
 }
 
 /** An argument `a` of the operation as a placeholder may use it: its spec; a problem to report; or null
@@ -311,7 +316,7 @@ function reconcile(c: Checker, p: YPath, raw: unknown, args: Record<string, ArgS
     c.add(p, 'must be a mapping such as {command: [/usr/bin/gh, release, view, "v{version}"], timeout_s: 30}');
     return null;
   }
-  unknownFields(c, p, raw, ['command', 'timeout_s']);
+  unknownFields(c, p, raw, Object.keys(RECONCILE_FIELDS));
   // {request_id} is the request's id: an argument of that name would make it mean two things.
   if (Object.hasOwn(args, REQUEST_ID_PLACEHOLDER)) c.add([...p.slice(0, -1), 'args', REQUEST_ID_PLACEHOLDER], `is the name reconcile gives the request's id ({${REQUEST_ID_PLACEHOLDER}}): rename the argument`);
   const { command, template } = argvTemplate(
@@ -321,7 +326,34 @@ function reconcile(c: Checker, p: YPath, raw: unknown, args: Record<string, ArgS
     (a) => (a === REQUEST_ID_PLACEHOLDER ? REQUEST_ID_SPEC : placeholderSpec(args, rawArgs, a, `uses {${a}}, which is neither an argument of the operation nor {${REQUEST_ID_PLACEHOLDER}}`)),
     true,
   );
-  return { command, template, timeout_s: int(c, [...p, 'timeout_s'], raw.timeout_s, 1, 3600, 30) };
+  return { command, template, timeout_s: int(c, [...p, 'timeout_s'], raw.timeout_s, RECONCILE_FIELDS.timeout_s.type) };
+}
+
+/** One of `options`, or `dflt` when absent (or wrong, reported). */
+function oneOf<T extends string>(c: Checker, p: YPath, v: unknown, options: readonly T[], dflt: T): T {
+  if (v === undefined) return dflt;
+  if (typeof v === 'string' && (options as readonly string[]).includes(v)) return v as T;
+  c.add(p, `must be ${options.join(' or ')}`);
+  return dflt;
+}
+
+/**
+ * `spools: [name, ...]`: the spools whose agents see the operation (null: every spool). Each name must
+ * be one of the home's spools when they are known: a typo would hide the operation from every agent.
+ */
+function spools(c: Checker, p: YPath, v: unknown): string[] | null {
+  if (v === undefined) return null;
+  if (!Array.isArray(v) || v.length === 0) {
+    c.add(p, 'must be a non-empty list of spool names (leave it out for every spool)');
+    return null;
+  }
+  const known = c.ctx.spools.map((s) => s.name);
+  v.forEach((n: unknown, i) => {
+    if (typeof n !== 'string' || !SPOOL_NAME.test(n)) c.add([...p, i], `must be a spool name matching ${SPOOL_NAME.source} (got ${JSON.stringify(n)})`);
+    else if (v.indexOf(n) !== i) c.add([...p, i], `"${n}" is listed twice`);
+    else if (known.length > 0 && !known.includes(n)) c.add([...p, i], `"${n}" is not a spool of this home (its spools: ${known.join(', ')})`);
+  });
+  return v.filter((n): n is string => typeof n === 'string');
 }
 
 function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
@@ -329,7 +361,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
     c.add(p, 'each operation must be a mapping with at least name and command');
     return null;
   }
-  unknownFields(c, p, raw, OP_FIELDS);
+  unknownFields(c, p, raw, Object.keys(OPERATION_FIELDS));
   const name = str(c, [...p, 'name'], raw.name, null);
   // dumbwaiter.* are the built-in operations; dumbwaiter_* the MCP server's own tools (dw mcp).
   if (name === null) c.add([...p, 'name'], 'is required');
@@ -338,8 +370,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
 
   const cwdRaw = str(c, [...p, 'cwd'], raw.cwd, null);
   const cwd = cwdRaw === null ? DEFAULT_CWD : absDir(c, [...p, 'cwd'], cwdRaw);
-  if (raw.cwd_shared_with_sandbox !== undefined && typeof raw.cwd_shared_with_sandbox !== 'boolean') c.add([...p, 'cwd_shared_with_sandbox'], 'must be true or false');
-  const cwdShared = raw.cwd_shared_with_sandbox === true;
+  const cwdShared = flag(c, [...p, 'cwd_shared_with_sandbox'], raw.cwd_shared_with_sandbox, OPERATION_FIELDS.cwd_shared_with_sandbox.type);
   const cwdProblem = rootProblem(cwd, 'cwd', cwdShared, c.ctx);
   if (cwdProblem) c.add([...p, cwdRaw === null ? 'name' : 'cwd'], cwdRaw === null ? `its working folder (${DEFAULT_CWD}, as no cwd is given) ${cwdProblem}` : cwdProblem);
 
@@ -381,10 +412,8 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
       }
   }
 
-  const scope = raw.scope === undefined ? 'write' : raw.scope;
-  if (scope !== 'read' && scope !== 'write') c.add([...p, 'scope'], 'must be read or write');
-  const approval = raw.approval === undefined ? (scope === 'read' ? 'never' : 'always') : raw.approval;
-  if (approval !== 'never' && approval !== 'always') c.add([...p, 'approval'], 'must be never or always');
+  const scope = oneOf(c, [...p, 'scope'], raw.scope, SCOPES, OPERATION_FIELDS.scope.type.default);
+  const approval = oneOf(c, [...p, 'approval'], raw.approval, APPROVALS, approvalDefault(scope));
 
   return {
     name: name ?? '',
@@ -395,14 +424,16 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
     cwd_shared_with_sandbox: cwdShared,
     env,
     args,
-    scope: scope as Operation['scope'],
-    approval: approval as Operation['approval'],
-    timeout_s: int(c, [...p, 'timeout_s'], raw.timeout_s, 1, 7 * 86400, 600),
-    max_output_bytes: int(c, [...p, 'max_output_bytes'], raw.max_output_bytes, 1024, 64 * 1024 * 1024, 1024 * 1024),
-    concurrency: int(c, [...p, 'concurrency'], raw.concurrency, 1, 64, 1),
-    cost: int(c, [...p, 'cost'], raw.cost, 0, 1_000_000, 0),
-    leaves_processes: leavesProcesses(c, p, raw.leaves_processes),
+    scope,
+    approval,
+    timeout_s: int(c, [...p, 'timeout_s'], raw.timeout_s, OPERATION_FIELDS.timeout_s.type),
+    max_output_bytes: int(c, [...p, 'max_output_bytes'], raw.max_output_bytes, OPERATION_FIELDS.max_output_bytes.type),
+    concurrency: int(c, [...p, 'concurrency'], raw.concurrency, OPERATION_FIELDS.concurrency.type),
+    cost: int(c, [...p, 'cost'], raw.cost, OPERATION_FIELDS.cost.type),
+    // What the run starts may outlive its main process (a service it starts); else it is ended when that exits.
+    leaves_processes: flag(c, [...p, 'leaves_processes'], raw.leaves_processes, OPERATION_FIELDS.leaves_processes.type),
     reconcile: reconcile(c, [...p, 'reconcile'], raw.reconcile, args, raw.args),
+    spools: spools(c, [...p, 'spools'], raw.spools),
   };
 }
 
@@ -432,7 +463,7 @@ export function parseAllowlist(text: string, file = 'allowlist.yaml', ctx: Allow
   if (!isObj(raw)) {
     c.add([], 'the file must be a mapping with "version: 1" and "operations:"');
   } else {
-    unknownFields(c, [], raw, ['version', 'operations']);
+    unknownFields(c, [], raw, Object.keys(FILE_FIELDS));
     if (raw.version !== 1) c.add(['version'], 'must be 1');
     if (raw.operations !== undefined && raw.operations !== null && !Array.isArray(raw.operations)) {
       c.add(['operations'], 'must be a list of operations');

@@ -1,5 +1,5 @@
-// Which folders an operation may work on, given where the sandbox writes and where the host keeps its
-// secrets. A path root that contains the spool (or lies inside it) lets a request name what the sandbox
+// Which folders an operation may work on, given where the sandboxes write and where the host keeps its
+// secrets. A path root that contains a spool (or lies inside it) lets a request name what the sandbox
 // controls, and the sandbox can swap it under the program; the operation must say so
 // (`shared_with_sandbox: true`), and the human is warned. A root that overlaps Dumbwaiter's home, which
 // holds the ledger with the keys' secrets, is never allowed. A working folder is held to the same rules:
@@ -8,14 +8,16 @@ import { realpathSync } from 'node:fs';
 import { isInside } from './pathArg';
 import type { Operation } from './types';
 
-/** Where the host's spool and home are, for the checks made when an allowlist is loaded. */
+/** Where the home's spools and the home are, for the checks made when an allowlist is loaded. */
 export interface AllowlistContext {
-  spool: string | null;
+  /** Every spool of the home: a root overlapping any of them is refused, and `spools:` names one of them. */
+  spools: { name: string; dir: string }[];
   home: string | null;
 }
 
-/** No spool or home to check against: for parsing alone (tests, tools), never for what runs. */
-export const NO_CONTEXT: AllowlistContext = { spool: null, home: null };
+/** No spool or home to check against: for parsing alone (tests, tools, the editor's own reading), never
+ *  for what runs. `spools:` names are then checked for their form only. */
+export const NO_CONTEXT: AllowlistContext = { spools: [], home: null };
 
 /** The forms a folder may be compared in: as written (resolved) and, when it exists, its real path. */
 function forms(p: string): string[] {
@@ -40,13 +42,14 @@ export function rootProblem(root: string, what: 'root' | 'cwd', shared: boolean,
     }
     if (overlaps(home, root, isInside)) return `lies inside Dumbwaiter's home (${home}), which holds the ledger with the keys' secrets`;
   }
-  if (ctx.spool !== null && !shared) {
-    const spool = ctx.spool;
-    const why = 'which the sandbox writes: it could swap what the program works on for a link to elsewhere';
-    if (overlaps(root, spool, isInside)) {
-      return `contains the spool (${spool}), ${why}. Choose a narrower folder, or declare ${flag} if that is intended`;
+  if (shared) return null;
+  // Every spool, whichever the operation is offered to: any spool's sandbox can swap what is in its folder.
+  const why = 'which the sandbox writes: it could swap what the program works on for a link to elsewhere';
+  for (const { name, dir } of ctx.spools) {
+    if (overlaps(root, dir, isInside)) {
+      return `contains the spool "${name}" (${dir}), ${why}. Choose a narrower folder, or declare ${flag} if that is intended`;
     }
-    if (overlaps(spool, root, isInside)) return `lies inside the spool (${spool}), ${why}. Declare ${flag} if that is intended`;
+    if (overlaps(dir, root, isInside)) return `lies inside the spool "${name}" (${dir}), ${why}. Declare ${flag} if that is intended`;
   }
   return null;
 }

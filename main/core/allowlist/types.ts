@@ -1,5 +1,6 @@
 // The allowlist's model after validation: what the policy, the templating and the catalog work from.
 import type { RE2JS } from 're2js';
+import type { Approval, Scope } from '../../../shared/allowlist/schema';
 
 export interface StringArg {
   type: 'string';
@@ -63,8 +64,8 @@ export interface Operation {
   cwd_shared_with_sandbox: boolean;
   env: Record<string, string>;
   args: Record<string, ArgSpec>;
-  scope: 'read' | 'write';
-  approval: 'never' | 'always';
+  scope: Scope;
+  approval: Approval;
   timeout_s: number;
   max_output_bytes: number;
   concurrency: number;
@@ -73,6 +74,13 @@ export interface Operation {
   leaves_processes: boolean;
   /** How to find out whether a run whose end the host missed took effect (null: it cannot be asked). */
   reconcile: Reconcile | null;
+  /** The spools whose agents see it (null: every spool of the home). */
+  spools: string[] | null;
+}
+
+/** Whether the agents of `spool` see the operation: it is in their catalog and they may ask for it. */
+export function opVisibleTo(op: Pick<Operation, 'spools'>, spool: string): boolean {
+  return op.spools === null || op.spools.includes(spool);
 }
 
 /** A lookup command, templated like `command` from the op's args and `{request_id}`: exit 0 says the

@@ -1,4 +1,5 @@
-// The daemon's current allowlist: reloaded when the file changes; an invalid edit keeps the last good
+// The daemon's current allowlist: reloaded when the file changes, or when the home's spools do (a root
+// may now overlap a new spool, a `spools:` name may be gone); an invalid edit keeps the last good
 // version (also across restarts, via a copy in the home) and says so in the log and the audit log.
 import { existsSync, readFileSync } from 'node:fs';
 import { stampOf } from '../fs/stamp';
@@ -23,14 +24,17 @@ const EMPTY: Allowlist = { version: 1, operations: new Map() };
 export class AllowlistSource {
   private current: Allowlist = EMPTY;
   private lastHash: string | null = null;
+  /** The text's hash and the context it was checked against: either changing means checking again. */
+  private lastKey: string | null = null;
   private lastStamp = '';
   status: AllowlistStatus = { ok: false, error: 'not loaded yet', operations: 0, loaded_at: null };
 
   constructor(
     private readonly file: string,
     private readonly lastGoodFile: string,
-    /** Where the spool and the home are: roots that overlap them are refused (allowlist/roots.ts). */
-    private readonly ctx: AllowlistContext,
+    /** Where the spools and the home are: roots that overlap them are refused (allowlist/roots.ts).
+     *  A function when the spools can change while the daemon runs: asked at every poll. */
+    private readonly ctx: AllowlistContext | (() => AllowlistContext),
     private readonly audit: AuditLog,
     private readonly log: Logger,
     private readonly onChange: (a: Allowlist) => void,
@@ -40,12 +44,16 @@ export class AllowlistSource {
     return this.current;
   }
 
+  private context(): AllowlistContext {
+    return typeof this.ctx === 'function' ? this.ctx() : this.ctx;
+  }
+
   /** First load at start: the file, else the last good copy, else nothing allowed. */
   loadInitial(): void {
     if (this.reload(true)) return;
     if (existsSync(this.lastGoodFile)) {
       try {
-        this.current = parseAllowlist(readFileSync(this.lastGoodFile, 'utf8'), this.lastGoodFile, this.ctx);
+        this.current = parseAllowlist(readFileSync(this.lastGoodFile, 'utf8'), this.lastGoodFile, this.context());
         this.log.warn(`using the last good allowlist (${this.current.operations.size} operations) until ${this.file} is fixed`);
         this.onChange(this.current);
         return;
@@ -57,9 +65,13 @@ export class AllowlistSource {
     this.onChange(this.current);
   }
 
-  /** Cheap check on every tick (file events are hints only); reloads when the content changed. */
+  /** Cheap check on every tick (file events are hints only); reloads when the content or the context changed. */
   poll(): void {
-    if (stampOf(this.file) !== this.lastStamp) this.reload(false);
+    if (stampOf(this.file) !== this.lastStamp || (this.lastHash !== null && this.keyOf(this.lastHash) !== this.lastKey)) this.reload(false);
+  }
+
+  private keyOf(hash: string, ctx = this.context()): string {
+    return `${hash} ${JSON.stringify(ctx)}`;
   }
 
   /** Returns true when the file on disk is valid (and now in use). */
@@ -69,14 +81,17 @@ export class AllowlistSource {
     try {
       text = readFileSync(this.file, 'utf8');
     } catch (e) {
-      return this.fail(`cannot read ${this.file}: ${(e as Error).message}`, 'missing', initial);
+      return this.fail(`cannot read ${this.file}: ${(e as Error).message}`, 'missing', this.keyOf('missing'), initial);
     }
     const hash = sha256Hex(text);
-    if (hash === this.lastHash) return this.status.ok;
+    const ctx = this.context();
+    const key = this.keyOf(hash, ctx);
+    if (key === this.lastKey) return this.status.ok;
     try {
-      const next = parseAllowlist(text, this.file, this.ctx);
+      const next = parseAllowlist(text, this.file, ctx);
       this.current = next;
       this.lastHash = hash;
+      this.lastKey = key;
       this.status = { ok: true, error: null, operations: next.operations.size, loaded_at: new Date().toISOString() };
       writeFileAtomic(this.lastGoodFile, text);
       this.audit.record({
@@ -89,13 +104,14 @@ export class AllowlistSource {
       return true;
     } catch (e) {
       if (!(e instanceof AllowlistError)) throw e;
-      return this.fail(e.message, hash, initial);
+      return this.fail(e.message, hash, key, initial);
     }
   }
 
-  private fail(message: string, hash: string, initial: boolean): false {
-    if (hash === this.lastHash) return false; // already reported
+  private fail(message: string, hash: string, key: string, initial: boolean): false {
+    if (key === this.lastKey) return false; // already reported
     this.lastHash = hash;
+    this.lastKey = key;
     this.status = { ...this.status, ok: false, error: message, operations: this.current.operations.size };
     const keeping = initial ? 'the last good version will be used if there is one' : `keeping the last good allowlist (${this.current.operations.size} operations)`;
     this.log.error(`${message}\n${keeping}`);

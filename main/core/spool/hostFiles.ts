@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { writeJsonAtomic } from '../fs/atomicWrite';
 import { isMissing, readSpoolJson } from './safeRead';
 import { argsSchema } from '../allowlist/argsSchema';
-import type { Allowlist } from '../allowlist/types';
+import { opVisibleTo, type Allowlist } from '../allowlist/types';
+import { APPROVALS, SCOPES } from '../../../shared/allowlist/schema';
 import { MAX_HOST_JSON_BYTES, type CatalogDoc, type HostStatusDoc } from '../../../shared/protocol/types';
 import { nowIso } from '../time';
 
@@ -14,11 +15,12 @@ export function writeHostStatus(file: string, doc: Omit<HostStatusDoc, 'v' | 'pr
   writeJsonAtomic(file, full, 0o644);
 }
 
-export function catalogOf(allowlist: Allowlist): CatalogDoc {
+/** What the agents of `spool` may ask for: the operations it sees (`spools:` in the allowlist). */
+export function catalogOf(allowlist: Allowlist, spool: string): CatalogDoc {
   return {
     v: 1,
     updated_at: nowIso(),
-    operations: [...allowlist.operations.values()].map((op) => ({
+    operations: [...allowlist.operations.values()].filter((op) => opVisibleTo(op, spool)).map((op) => ({
       name: op.name,
       description: op.description,
       scope: op.scope,
@@ -53,14 +55,18 @@ const catalogSchema = z.object({
     z.object({
       name: z.string(),
       description: z.string(),
-      scope: z.enum(['read', 'write']),
-      approval: z.enum(['never', 'always']),
+      scope: z.enum(SCOPES),
+      approval: z.enum(APPROVALS),
       timeout_s: z.number(),
       args_schema: z.record(z.string(), z.unknown()),
       reconcile: z.literal(true).optional(),
     }),
   ),
 });
+/** The schema reads exactly a CatalogDoc: a field added to (or changed in) either alone fails to compile. */
+type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const catalogSchemaIsCatalogDoc: Exactly<z.infer<typeof catalogSchema>, CatalogDoc> & Exactly<keyof z.infer<typeof catalogSchema>['operations'][number], keyof CatalogDoc['operations'][number]> = true;
+void catalogSchemaIsCatalogDoc;
 
 /** catalog.json as the sandbox sees it, when it is a regular file of the catalog's shape; else null. */
 export function readCatalog(file: string): CatalogDoc | null {

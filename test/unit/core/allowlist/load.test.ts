@@ -550,7 +550,7 @@ describe('reconcile', () => {
 
 describe('EXAMPLE_ALLOWLIST', () => {
   it('parses, with its two operations, on a default install (its roots contain neither the default spool nor the home)', () => {
-    const list = parseAllowlist(EXAMPLE_ALLOWLIST, 'allowlist.yaml', { spool: defaultSpoolDir(), home: defaultHomeDir() });
+    const list = parseAllowlist(EXAMPLE_ALLOWLIST, 'allowlist.yaml', { spools: [{ name: 'default', dir: defaultSpoolDir() }], home: defaultHomeDir() });
     expect([...list.operations.keys()]).toEqual(['echo', 'list-documents']);
     expect(list.operations.get('echo')).toMatchObject({ command: ['echo', '{msg}'], scope: 'read', approval: 'never', timeout_s: 10, max_output_bytes: 65536 });
     const docs = path.join(os.homedir(), 'Documents');
@@ -566,7 +566,7 @@ describe('EXAMPLE_ALLOWLIST', () => {
 
   it('its commented-out operation parses once uncommented', () => {
     const list = parseAllowlist(uncommented());
-    expect(list.operations.get('test')).toMatchObject({ scope: 'read', concurrency: 1, cost: 1, cwd: path.join(os.homedir(), 'code', 'app') });
+    expect(list.operations.get('test')).toMatchObject({ scope: 'read', concurrency: 1, cost: 1, cwd: path.join(os.homedir(), 'code', 'app'), spools: ['default'] });
   });
 
   it('its commented agent task loads uncommented, its budget an integer capped by its max', () => {
@@ -682,5 +682,41 @@ describe('patterns: RE2 syntax, linear time', () => {
   it('a default must match with the same engine', () => {
     const text = lines('version: 1', 'operations:', '  - name: a', '    command: [p, "{s}"]', '    args:', '      s: {type: string, pattern: "[a-z]+", default: "A1"}');
     expectOneProblem(text, 6, 'operations[0].args.s.default', /does not fit/);
+  });
+});
+
+describe('spools: the spools that see an operation', () => {
+  const withSpools = (field: string) => lines('version: 1', 'operations:', '  - name: a', '    command: [/bin/true]', `    ${field}`);
+  const HOME_CTX = { spools: [{ name: 'default', dir: '/nonexistent/dw-spool-a' }, { name: 'ci', dir: '/nonexistent/dw-spool-b' }], home: null };
+  const problemsWith = (text: string, ctx: typeof HOME_CTX) => {
+    try {
+      parseAllowlist(text, 'allowlist.yaml', ctx);
+    } catch (e) {
+      if (e instanceof AllowlistError) return e.problems;
+      throw e;
+    }
+    return [];
+  };
+
+  it('absent means every spool (null); a list is kept as written', () => {
+    expect(onlyOp(lines('version: 1', 'operations:', '  - name: a', '    command: [/bin/true]')).spools).toBeNull();
+    expect(parseAllowlist(withSpools('spools: [ci, default]'), 'allowlist.yaml', HOME_CTX).operations.get('a')!.spools).toEqual(['ci', 'default']);
+  });
+
+  it('a name that is not a spool of the home is refused, naming the spools that exist', () => {
+    expect(problemsWith(withSpools('spools: [default, cl]'), HOME_CTX)).toEqual([{ line: 5, field: 'operations[0].spools[1]', message: '"cl" is not a spool of this home (its spools: default, ci)' }]);
+  });
+
+  it('without a context (the editor reading the file alone) any well-formed name is accepted', () => {
+    expect(onlyOp(withSpools('spools: [cl]')).spools).toEqual(['cl']);
+  });
+
+  it('refuses a badly formed name, a name listed twice, an empty list and a value that is not a list', () => {
+    expectOneProblem(withSpools('spools: [Dev]'), 5, 'operations[0].spools[0]', /^must be a spool name matching \^\[a-z0-9\]/);
+    expectOneProblem(withSpools('spools: [ci, 7]'), 5, 'operations[0].spools[1]', /must be a spool name .*\(got 7\)/);
+    expect(problemsWith(withSpools('spools: [ci, ci]'), HOME_CTX)).toEqual([{ line: 5, field: 'operations[0].spools[1]', message: '"ci" is listed twice' }]);
+    expectOneProblem(withSpools('spools: []'), 5, 'operations[0].spools', /^must be a non-empty list of spool names \(leave it out for every spool\)/);
+    expectOneProblem(withSpools('spools:'), 5, 'operations[0].spools', /^must be a non-empty list/);
+    expectOneProblem(withSpools('spools: ci'), 5, 'operations[0].spools', /^must be a non-empty list/);
   });
 });

@@ -9,12 +9,14 @@ import { sharedRoots, type AllowlistContext } from '../../../../main/core/allowl
 import { DEFAULT_CWD, ensureDefaultCwd } from '../../../../main/core/allowlist/defaultCwd';
 
 let base: string;
+let spool: string;
 let ctx: AllowlistContext;
 
 beforeAll(() => {
   base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'dw-roots-')));
-  ctx = { spool: path.join(base, 'share', 'spool'), home: path.join(base, 'config', 'Dumbwaiter') };
-  mkdirSync(path.join(ctx.spool!, 'results'), { recursive: true });
+  spool = path.join(base, 'share', 'spool');
+  ctx = { spools: [{ name: 'default', dir: spool }], home: path.join(base, 'config', 'Dumbwaiter') };
+  mkdirSync(path.join(spool, 'results'), { recursive: true });
   mkdirSync(ctx.home!, { recursive: true });
   mkdirSync(path.join(base, 'work'), { recursive: true });
   symlinkSync(path.join(base, 'share'), path.join(base, 'share-link'));
@@ -42,20 +44,20 @@ function problems(text: string): AllowlistProblem[] {
 describe('path roots and the spool', () => {
   it('refuses a root that contains the spool, naming the line and field, and says how to allow it', () => {
     expect(problems(yaml(within(path.join(base, 'share'))))).toEqual([
-      { line: 6, field: 'operations[0].args.p.within', message: expect.stringMatching(/^\S+\/share contains the spool \(.*\), which the sandbox writes.*declare shared_with_sandbox: true on the argument/) },
+      { line: 6, field: 'operations[0].args.p.within', message: expect.stringMatching(/^\S+\/share contains the spool "default" \(.*\), which the sandbox writes.*declare shared_with_sandbox: true on the argument/) },
     ]);
   });
 
   it('refuses the spool itself, a root inside it, and one reached through a symlink', () => {
-    for (const root of [ctx.spool!, path.join(ctx.spool!, 'results'), path.join(base, 'share-link', 'spool', 'results'), path.join(base, 'share-link')]) {
+    for (const root of [spool, path.join(spool, 'results'), path.join(base, 'share-link', 'spool', 'results'), path.join(base, 'share-link')]) {
       expect(problems(yaml(within(root))), root).toHaveLength(1);
     }
-    expect(problems(yaml(within(path.join(ctx.spool!, 'results'))))[0]!.message).toBe(`${path.join(ctx.spool!, 'results')} lies inside the spool (${ctx.spool}), which the sandbox writes: it could swap what the program works on for a link to elsewhere. Declare shared_with_sandbox: true on the argument if that is intended`);
+    expect(problems(yaml(within(path.join(spool, 'results'))))[0]!.message).toBe(`${path.join(spool, 'results')} lies inside the spool "default" (${spool}), which the sandbox writes: it could swap what the program works on for a link to elsewhere. Declare shared_with_sandbox: true on the argument if that is intended`);
   });
 
   it('allows a root that overlaps the spool when the argument declares it shared with the sandbox, and reports it as shared', () => {
-    const list = parseAllowlist(yaml(`${within(path.join(ctx.spool!, 'results'), path.join(base, 'work'))}, shared_with_sandbox: true`), 'allowlist.yaml', ctx);
-    expect(sharedRoots(list.operations.get('read')!)).toEqual([path.join(ctx.spool!, 'results'), path.join(base, 'work')]);
+    const list = parseAllowlist(yaml(`${within(path.join(spool, 'results'), path.join(base, 'work'))}, shared_with_sandbox: true`), 'allowlist.yaml', ctx);
+    expect(sharedRoots(list.operations.get('read')!)).toEqual([path.join(spool, 'results'), path.join(base, 'work')]);
   });
 
   it('allows a root beside the spool, and any root when no spool is known', () => {
@@ -65,12 +67,38 @@ describe('path roots and the spool', () => {
   });
 
   it('checks the roots of an array of paths, and the default root (the cwd) at the argument', () => {
-    const arr = ['version: 1', 'operations:', '  - name: read', '    command: [cat, "{p}"]', '    args:', `      p: {type: array, items: {type: path${within(ctx.spool!)}}}`, ''].join('\n');
+    const arr = ['version: 1', 'operations:', '  - name: read', '    command: [cat, "{p}"]', '    args:', `      p: {type: array, items: {type: path${within(spool)}}}`, ''].join('\n');
     expect(problems(arr)).toEqual([{ line: 6, field: 'operations[0].args.p.items.within', message: expect.stringMatching(/ contains the spool/) }]);
     expect(problems(yaml('', [`cwd: ${JSON.stringify(base)}`, 'cwd_shared_with_sandbox: true']))).toEqual([
       { line: 5, field: 'operations[0].cwd', message: expect.stringMatching(/^contains Dumbwaiter's home/) },
       { line: 8, field: 'operations[0].args.p.type', message: expect.stringMatching(/^its folder, the operation's cwd .*, contains/) },
     ]);
+  });
+});
+
+describe('path roots and several spools', () => {
+  it('refuses a root or cwd overlapping any spool of the home, naming that spool, and allows one beside all of them', () => {
+    const other = path.join(base, 'other-spool');
+    mkdirSync(other, { recursive: true });
+    const two: AllowlistContext = { spools: [{ name: 'default', dir: spool }, { name: 'ci', dir: other }], home: ctx.home };
+    const problemsIn = (text: string) => {
+      try {
+        parseAllowlist(text, 'allowlist.yaml', two);
+      } catch (e) {
+        if (e instanceof AllowlistError) return e.problems;
+        throw e;
+      }
+      return [];
+    };
+    expect(problemsIn(yaml(within(path.join(other, 'x'))))).toEqual([
+      { line: 6, field: 'operations[0].args.p.within', message: `${path.join(other, 'x')} lies inside the spool "ci" (${other}), which the sandbox writes: it could swap what the program works on for a link to elsewhere. Declare shared_with_sandbox: true on the argument if that is intended` },
+    ]);
+    expect(problemsIn(yaml(within(path.join(spool, 'results'))))).toEqual([{ line: 6, field: 'operations[0].args.p.within', message: expect.stringMatching(/lies inside the spool "default"/) }]);
+    // An operation offered to one spool only is still held to every spool's folder: the other sandbox writes there too.
+    expect(problemsIn(yaml(within(path.join(base, 'work')), [`cwd: ${JSON.stringify(other)}`, 'spools: [default]']))).toEqual([
+      { line: 5, field: 'operations[0].cwd', message: expect.stringMatching(/^contains the spool "ci" .*cwd_shared_with_sandbox: true on the operation/) },
+    ]);
+    expect(problemsIn(yaml(within(path.join(base, 'work'))))).toEqual([]);
   });
 });
 
@@ -88,7 +116,7 @@ describe('path roots and the host home', () => {
 
 describe('the working folder', () => {
   it('refuses a cwd inside the spool unless the operation declares it shared, and reports it then', () => {
-    const results = path.join(ctx.spool!, 'results');
+    const results = path.join(spool, 'results');
     const text = (shared: boolean) => yaml(within(path.join(base, 'work')), [`cwd: ${JSON.stringify(results)}`, ...(shared ? ['cwd_shared_with_sandbox: true'] : [])]);
     expect(problems(text(false))).toEqual([{ line: 5, field: 'operations[0].cwd', message: expect.stringMatching(/^lies inside the spool.*cwd_shared_with_sandbox: true on the operation/) }]);
     expect(sharedRoots(parseAllowlist(text(true), 'a', ctx).operations.get('read')!)).toEqual([results]);
