@@ -2,6 +2,7 @@
 // bounds, and a line saying what it does. The host's loader validates with it and takes its defaults
 // from it, the editor builds its form from it, and docs/PROTOCOL.md's field table is generated from it
 // (fieldTable.ts). Only data here: no file or YAML access, so every side may import it.
+import { OP_NAME } from '../protocol/ids';
 
 /** How a field's value is written, with its default (what an absent field means). */
 export type FieldType =
@@ -44,7 +45,7 @@ export const FILE_FIELDS = {
 } as const satisfies Record<string, FieldSpec>;
 
 export const OPERATION_FIELDS = {
-  name: { type: other('string, ^[a-z][a-z0-9._-]{0,63}$'), defaultText: 'required', about: 'What the agent asks for; may not start with "dumbwaiter".' },
+  name: { type: other(`string, ${OP_NAME.source}`), defaultText: 'required', about: 'What the agent asks for; may not start with "dumbwaiter".' },
   description: { type: other('string'), defaultText: '""', about: 'Tells the agent what it does and when to use it.' },
   command: { type: other('argv template: list of strings'), defaultText: 'required', about: 'The program, then its arguments, with {arg} placeholders; never a shell string.' },
   cwd: { type: other('absolute folder, or ~/...'), defaultText: 'an empty folder private to the host user', about: 'Where the program runs.' },
