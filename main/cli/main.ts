@@ -21,6 +21,8 @@ import { isInside } from '../core/allowlist/pathArg';
 import { parseSettingValue } from '../core/settings';
 import { parseDuration } from '../core/duration';
 import { PLAN_OP } from '../core/policy/plans';
+import type { SpoolInfo } from '../../shared/ipc/views';
+import { probeLines } from '../../shared/protocol/probe';
 
 const HELP = `dumbwaiter ${APP_VERSION}: run allowlisted operations for a sandboxed agent, through a spool folder
 
@@ -28,7 +30,11 @@ Usage: dumbwaiter COMMAND [options]
 
   init                                   create the home (allowlist, keys, ledger) and the spool
   daemon                                 run the host in the foreground until Ctrl-C / SIGTERM
+  spools list | spools add NAME DIR | spools remove NAME | spools check NAME
+                                         the home's spools, one folder per sandbox (check: probe
+                                         its mount: rename, fsync, file events, filesystem...)
   keys create NAME --out FILE [--scope read|write] [--ops a,b] [--force]
+                                         a key for one spool (--spool NAME, else default)
   keys list | keys revoke KEY_ID | keys rotate KEY_ID --out FILE [--force]
   approvals list                         requests waiting for a human, with what they would run
   approvals approve ID [--for DURATION]  approve (with --for 30m, 2h, 90s or minutes: also this key's
@@ -49,7 +55,9 @@ Usage: dumbwaiter COMMAND [options]
                                          search the audit log (every word must match)
 
 Every command takes --home DIR (else $DUMBWAITER_HOME, else the app's data folder) and
---spool DIR (else $DUMBWAITER_SPOOL, else the home's setting); commands that read state take --json.
+--spool NAME|DIR (else $DUMBWAITER_SPOOL): the spool a command acts on (else the one named
+default), and for daemon the only spool it serves (else every spool of the home). Commands that
+read state take --json.
 `;
 
 function service(values: { home?: string; spool?: string }): HostService {
@@ -90,9 +98,10 @@ async function cmdDaemon(argv: string[]): Promise<void> {
   // A terminal or pipe that went away (a closed `| tee`, a killed parent) must not take the host down
   // with it at its next log line, leaving its runs behind: the log file in the home keeps everything.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
-  const d = await Daemon.start({ homeDir: resolveHomeDir(values.home), spoolDir: spoolFlag(values), command: `dumbwaiter daemon (pid ${process.pid})` });
+  const d = await Daemon.start({ homeDir: resolveHomeDir(values.home), spool: spoolFlag(values), command: `dumbwaiter daemon (pid ${process.pid})` });
   const ops = d.allowlist.get().operations.size;
-  warn(`Dumbwaiter daemon running: spool ${d.spool.root}, ${ops} operation${ops === 1 ? '' : 's'}. Ctrl-C stops it.`);
+  const spools = [...d.spools.values()].map((s) => (d.spools.size === 1 ? s.plain.root : `${s.name} (${s.plain.root})`)).join(', ');
+  warn(`Dumbwaiter daemon running: ${d.spools.size === 1 ? 'spool' : 'spools'} ${spools}, ${ops} operation${ops === 1 ? '' : 's'}. Ctrl-C stops it.`);
   await new Promise<void>((resolve) => {
     let stopping = false;
     // A repeated signal (a second Ctrl-C, `kill` twice) must not end the process in the middle of the
@@ -113,8 +122,8 @@ async function cmdDaemon(argv: string[]): Promise<void> {
 
 function keyRows(keys: ReturnType<HostService['listKeys']>): string[][] {
   return [
-    ['KEY_ID', 'NAME', 'SCOPE', 'OPS', 'STATE', 'LAST USED'],
-    ...keys.map((k) => [k.key_id, k.name, k.scope, k.ops ? k.ops.join(',') : '(all)', k.revoked_at ? `revoked ${ago(k.revoked_at)}` : 'active', ago(k.last_used_at)]),
+    ['KEY_ID', 'NAME', 'SPOOL', 'SCOPE', 'OPS', 'STATE', 'LAST USED'],
+    ...keys.map((k) => [k.key_id, k.name, k.spool, k.scope, k.ops ? k.ops.join(',') : '(all)', k.revoked_at ? `revoked ${ago(k.revoked_at)}` : 'active', ago(k.last_used_at)]),
   ];
 }
 
@@ -123,9 +132,8 @@ function refuseOverwrite(file: string, force: boolean): void {
 }
 
 function warnIfInSpool(svc: HostService, file: string): void {
-  if (svc.spoolDir && isInside(svc.spoolDir, file)) {
-    warn(`note: ${file} is inside the spool: anything that can read the spool can use this key.`);
-  }
+  const spool = svc.settings.spools.find((s) => isInside(s.dir, file));
+  if (spool) warn(`note: ${file} is inside spool ${spool.name}: anything that can read that spool can use this key.`);
 }
 
 function cmdKeys(argv: string[]): void {
@@ -148,14 +156,14 @@ function cmdKeys(argv: string[]): void {
         const key = svc.createKey(name, values.scope as Scope, ops, actor);
         svc.writeKeyFile(key, out);
         warnIfInSpool(svc, out);
-        if (values.json) return printJson({ key_id: key.key_id, name: key.name, scope: key.scope, ops: key.ops, file: out });
-        say(`Created key ${key.key_id} ("${name}", ${key.scope}${ops ? `, ops ${ops.join(',')}` : ''}).`);
+        if (values.json) return printJson({ key_id: key.key_id, name: key.name, scope: key.scope, ops: key.ops, spool: key.spool, file: out });
+        say(`Created key ${key.key_id} ("${name}", ${key.scope}${ops ? `, ops ${ops.join(',')}` : ''}) for spool ${key.spool}: it works through that spool only.`);
         say(`Key file: ${out} (mode 0600). Give it to the sandbox; it is shown only this once.`);
-        say(svc.pasteLines(out));
+        say(svc.pasteLines(out, key.spool));
         return;
       }
       case 'list': {
-        const keys = svc.listKeys();
+        const keys = svc.listKeys(spoolFlag(values) === undefined ? undefined : svc.spool?.name);
         if (values.json) return printJson(keys);
         if (keys.length === 0) return say('No keys yet. Create one with: dumbwaiter keys create NAME --out FILE');
         return printTable(keyRows(keys));
@@ -175,8 +183,8 @@ function cmdKeys(argv: string[]): void {
         const fresh = svc.rotateKey(id, actor);
         svc.writeKeyFile(fresh, out);
         warnIfInSpool(svc, out);
-        if (values.json) return printJson({ old_key_id: id, key_id: fresh.key_id, file: out });
-        return say(`Rotated ${id} -> ${fresh.key_id} (the old key is revoked). New key file: ${out}`);
+        if (values.json) return printJson({ old_key_id: id, key_id: fresh.key_id, spool: fresh.spool, file: out });
+        return say(`Rotated ${id} -> ${fresh.key_id} (spool ${fresh.spool}; the old key is revoked). New key file: ${out}`);
       }
       default:
         throw new UsageError('usage: dumbwaiter keys create|list|revoke|rotate ...');
@@ -364,8 +372,11 @@ function cmdStatus(argv: string[]): void {
     const d = s.daemon;
     say(`Daemon:    ${d.running ? `running${d.holder ? ` (pid ${d.holder.pid}, since ${d.holder.started_at})` : ''}` : 'not running'}; last heartbeat ${d.heartbeat_problem ? `unknown: ${visible(d.heartbeat_problem)}` : ago(d.heartbeat_at)}`);
     say(`Home:      ${s.home}`);
-    say(`Spool:     ${s.spool ?? '(none set)'}`);
-    if (s.spool_problem) say(`SPOOL PROBLEM: ${visible(s.spool_problem)}`);
+    if (s.spools.length === 0) say('Spools:    none (dumbwaiter spools add NAME DIR)');
+    for (const sp of s.spools) {
+      say(`Spool:     ${sp.name}  ${sp.dir}  (${sp.keys} key${sp.keys === 1 ? '' : 's'}, ${sp.open} open${sp.probe ? `; ${visible(sp.probe.summary)}` : ''})`);
+      if (sp.problem) say(`  SPOOL PROBLEM: ${visible(sp.problem)}`);
+    }
     say(`Allowlist: ${s.allowlist.ok ? `ok, ${s.allowlist.operations.length} operations (${s.allowlist.operations.join(', ') || 'none'})` : `INVALID\n${s.allowlist.error}`}`);
     const c = s.requests;
     say(`Requests:  ${STATES.map((k) => `${k} ${c[k] ?? 0}`).join(', ')}`);
@@ -412,8 +423,64 @@ function cmdAudit(argv: string[]): void {
   });
 }
 
+function spoolRows(spools: SpoolInfo[]): string[][] {
+  return [
+    ['NAME', 'FOLDER', 'KEYS', 'OPEN', 'MOUNT', 'STATE'],
+    ...spools.map((s) => [s.name, s.dir, String(s.keys), String(s.open), s.probe ? `${s.probe.fs_type}: ${s.probe.verdict}` : '(not probed)', s.problem ? `PROBLEM: ${visible(s.problem)}` : 'ok']),
+  ];
+}
+
+const SPOOLS_USAGE = 'usage: dumbwaiter spools list | spools add NAME DIR | spools remove NAME | spools check NAME';
+
+async function cmdSpools(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  const { values, positionals } = parse(rest, {});
+  const [name, dir] = positionals;
+  const svc = service(values);
+  try {
+    const actor = cliActor();
+    switch (sub) {
+      case undefined:
+      case 'list': {
+        const spools = svc.listSpools();
+        if (values.json) return printJson(spools);
+        if (spools.length === 0) return say('No spools yet. Add one with: dumbwaiter spools add NAME DIR');
+        return printTable(spoolRows(spools));
+      }
+      case 'add': {
+        if (!name || !dir) throw new UsageError('usage: dumbwaiter spools add NAME DIR');
+        const s = svc.addSpool(name, path.resolve(dir), actor);
+        if (values.json) return printJson(s);
+        say(`Added spool ${s.name} at ${s.dir}: share this folder with one sandbox only.`);
+        say(`A running daemon serves it within a few seconds. Next: ${commandName()} keys create NAME --spool ${s.name} --out FILE`);
+        return;
+      }
+      case 'remove': {
+        if (!name) throw new UsageError('usage: dumbwaiter spools remove NAME');
+        const r = svc.removeSpool(name, actor);
+        if (values.json) return printJson(r);
+        say(`Removed spool ${r.name}. Its folder ${r.dir} was left as it is${r.keys ? `; its ${r.keys} key${r.keys === 1 ? '' : 's'} stay${r.keys === 1 ? 's' : ''} unusable until a spool of that name comes back (dumbwaiter keys revoke KEY_ID)` : ''}.`);
+        return;
+      }
+      case 'check': {
+        if (!name) throw new UsageError('usage: dumbwaiter spools check NAME');
+        const report = await svc.probeSpool(name);
+        if (values.json) return printJson(report);
+        for (const line of probeLines(report)) say(visible(line));
+        if (report.verdict === 'unusable') process.exitCode = 1;
+        return;
+      }
+      default:
+        throw new UsageError(SPOOLS_USAGE);
+    }
+  } finally {
+    svc.close();
+  }
+}
+
 const COMMANDS: Record<string, (argv: string[]) => void | Promise<void>> = {
   init: cmdInit,
+  spools: cmdSpools,
   daemon: cmdDaemon,
   keys: cmdKeys,
   resolve: cmdResolve,

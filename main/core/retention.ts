@@ -83,10 +83,12 @@ const QUARANTINE_NAME = /^\d{4}-\d{2}-\d{2}T\d{9}Z-[0-9a-f]{6}-./;
 const resultId = (name: string) => (RESULT_NAME.exec(name)?.[1] ?? null);
 const any = () => true;
 
-/** `spool`: the pinned paths, and only after the spool was checked safe. */
-export function reap(spool: SpoolPaths, db: Db, settings: Settings, now = Date.now()): ReapReport {
+export type SpoolReap = Omit<ReapReport, 'ledger_requests' | 'audit'>;
+export type LedgerReap = Pick<ReapReport, 'ledger_requests' | 'audit'>;
+
+/** What leaves one spool. `spool`: the pinned paths, and only after the spool was checked safe. */
+export function reapSpool(spool: SpoolPaths, db: Db, settings: Settings, now = Date.now()): SpoolReap {
   const spoolBefore = spoolCutoff(settings.retention_spool_days, now);
-  const ledgerCutoff = new Date(now - Math.max(settings.retention_ledger_days * DAY_MS, settings.max_request_age_s * 1000 + DAY_MS)).toISOString();
   const finals = FINAL_STATES.map((s) => `'${s}'`).join(', ');
 
   // A result file stays while its request is unfinished (or uncertain), whatever its age.
@@ -97,23 +99,31 @@ export function reap(spool: SpoolPaths, db: Db, settings: Settings, now = Date.n
   const ours = isHostMadeSpool(spool.root);
   const inSpool = (dir: string, cutoff: number, named: (name: string) => boolean, keep?: (name: string) => boolean) => (ours ? reapDir(dir, cutoff, named, keep) : 0);
 
-  const report: ReapReport = {
+  return {
     // tmp/ and queue/ are the sandbox's to write in: what is left there past the hour is a leftover.
     tmp: inSpool(spool.tmp, now - TMP_MAX_AGE_MS, any),
     queue_leftovers: inSpool(spool.queue, now - TMP_MAX_AGE_MS, isInProgressName),
     results: inSpool(spool.results, spoolBefore, (name) => isRequestId(resultId(name) ?? ''), (name) => unfinished.has(resultId(name)!)),
     inbox: inSpool(spool.inbox, spoolBefore, (name) => INBOX_MESSAGE_NAME.test(name)),
     quarantine: inSpool(spool.quarantine, spoolBefore, (name) => QUARANTINE_NAME.test(name)),
-    ledger_requests: db.prepare(`DELETE FROM requests WHERE state IN (${finals}) AND updated_at < ?`).run(ledgerCutoff).changes,
-    // A request still in the ledger (an old uncertain one, say) keeps its history.
-    audit: db
-      .prepare('DELETE FROM audit WHERE at < ? AND (request_id IS NULL OR request_id NOT IN (SELECT id FROM requests))')
-      .run(ledgerCutoff).changes,
   };
-  db.prepare('DELETE FROM grants WHERE expires_at < ?').run(ledgerCutoff);
+}
+
+/** What leaves the ledger: finished requests, their audit entries and grants past the ledger's age. */
+export function reapLedger(db: Db, settings: Settings, now = Date.now()): LedgerReap {
+  const cutoff = new Date(now - Math.max(settings.retention_ledger_days * DAY_MS, settings.max_request_age_s * 1000 + DAY_MS)).toISOString();
+  const finals = FINAL_STATES.map((s) => `'${s}'`).join(', ');
+  const report: LedgerReap = {
+    ledger_requests: db.prepare(`DELETE FROM requests WHERE state IN (${finals}) AND updated_at < ?`).run(cutoff).changes,
+    // A request still in the ledger (an old uncertain one, say) keeps its history.
+    audit: db.prepare('DELETE FROM audit WHERE at < ? AND (request_id IS NULL OR request_id NOT IN (SELECT id FROM requests))').run(cutoff).changes,
+  };
+  db.prepare('DELETE FROM grants WHERE expires_at < ?').run(cutoff);
   return report;
 }
 
-export function reapedAnything(r: ReapReport): boolean {
-  return Object.values(r).some((n) => n > 0);
+/** What a pass removed, in words ("3 results, 1 inbox"), or null when nothing. */
+export function reapedText(r: Partial<ReapReport>): string | null {
+  const parts = Object.entries(r).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace('_', ' ')}`);
+  return parts.length ? parts.join(', ') : null;
 }

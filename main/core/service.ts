@@ -8,7 +8,10 @@ import { openLedger, type Db } from './ledger/db';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
 import { Requests, approvalOf, reconcileOf, type RequestRow } from './ledger/requests';
 import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
-import { readSettings, writeSettings, withSetting, type Settings } from './settings';
+import { DEFAULT_SPOOL, readSettings, writeSettings, withSetting, type Settings, type SpoolEntry } from './settings';
+import { newSpoolProblem, resolveSpool, spoolForCommand, withoutSpool } from './spools';
+import { probeSpool } from './spool/probe';
+import type { ProbeReport } from '../../shared/protocol/probe';
 import { Decisions, type CancelOutcome } from './decisions';
 import { Lifecycle } from './lifecycle';
 import { Grants, type Grant } from './ledger/grants';
@@ -28,6 +31,7 @@ import { Reconciler } from './daemon/reconciler';
 import { scopedLogger } from './log';
 import type { Allowlist } from './allowlist/types';
 import { writeJsonAtomic } from './fs/atomicWrite';
+import type { SpoolInfo } from '../../shared/ipc/views';
 import type { ApprovalInfo, CatalogDoc, InboxMessage, KeyFile, ReconcileAttempt, RequestState } from '../../shared/protocol/types';
 import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { attemptEnd } from '../../shared/protocol/reconcileText';
@@ -37,18 +41,20 @@ import type { AllowlistContext } from './allowlist/roots';
 
 export interface StatusReport {
   home: string;
+  /** The folder of the spool commands act on (--spool, else `default`, else the only one). */
   spool: string | null;
+  spools: SpoolInfo[];
   /** `heartbeat_problem`: why host.json could not be read (a FIFO put there, say), when it could not. */
   daemon: { running: boolean; holder: LockHolder | null; heartbeat_at: string | null; heartbeat_problem: string | null };
-  /** Why the spool is not being served: the running daemon's word (it stopped touching it), else this
-   *  process's own check of the folder. Null when it is fine. */
+  /** Why a spool is not being served (each named): the running daemon's word (it stopped touching
+   *  it), else this process's own check of the folder. Null when every spool is fine. */
   spool_problem: string | null;
   allowlist: { ok: boolean; operations: string[]; error: string | null };
   requests: Record<RequestState, number>;
   /** `orphaned`: it outlived a host that stopped, and the daemon watches it (a cancel ends it). */
-  running: (Pick<RequestRow, 'id' | 'op' | 'key_id' | 'started_at' | 'pid'> & { orphaned: boolean })[];
+  running: (Pick<RequestRow, 'id' | 'op' | 'key_id' | 'spool' | 'started_at' | 'pid'> & { orphaned: boolean })[];
   /** `reconcile`: the last check of its effect; `reconcilable`: its operation declares a reconcile command. */
-  uncertain: (Pick<RequestRow, 'id' | 'op' | 'key_id' | 'started_at' | 'error_message'> & { reconcile: ReconcileAttempt | null; reconcilable: boolean })[];
+  uncertain: (Pick<RequestRow, 'id' | 'op' | 'key_id' | 'spool' | 'started_at' | 'error_message'> & { reconcile: ReconcileAttempt | null; reconcilable: boolean })[];
   keys: { active: number; revoked: number };
   paused: boolean;
   approvals: PendingApproval[];
@@ -60,6 +66,7 @@ export interface PendingApproval {
   id: string;
   op: string;
   key_id: string;
+  spool: string;
   waiting_since: string;
   /** The request's own expiry: for a plan, until when its steps may be used once approved. */
   expires_at: string | null;
@@ -69,7 +76,8 @@ export interface PendingApproval {
 export class HostService {
   readonly home: HomePaths;
   settings: Settings;
-  readonly spoolDir: string | null;
+  /** The spool commands act on (keys create, inbox, the spool folder's check): --spool, else `default`. */
+  readonly spool: SpoolEntry | null;
   private readonly db: Db;
   readonly keys: KeyStore;
   readonly requests: Requests;
@@ -78,8 +86,8 @@ export class HostService {
   readonly decisions: Decisions;
   readonly lifecycle: Lifecycle;
   readonly flags: HostFlags;
-  private spool: PinnedSpool | null = null;
-  private writer: ResultWriter | null = null;
+  /** Each spool's folders pinned, and its result writer, once it was found safe. */
+  private readonly pins = new Map<string, { pinned: PinnedSpool; writer: ResultWriter }>();
 
   constructor(homeDir: string, spoolFlag?: string, sealer: SecretSealer | null = null) {
     this.home = homePaths(homeDir);
@@ -87,57 +95,72 @@ export class HostService {
       throw new UserError(`${this.home.root} is not a Dumbwaiter home yet. Run: dumbwaiter init --home '${this.home.root}'`);
     }
     this.settings = readSettings(this.home.settings);
-    const spool = spoolFlag ?? this.settings.spool;
-    this.spoolDir = spool ? path.resolve(spool) : null;
+    this.spool = spoolForCommand(this.settings, spoolFlag);
     this.db = openLedger(this.home.ledger);
     this.keys = new KeyStore(this.db, sealer);
     this.requests = new Requests(this.db);
     this.audit = new AuditLog(this.db);
     this.grants = new Grants(this.db);
     // Result files are written now when the spool is reachable; a running daemon also does within a tick.
-    this.lifecycle = new Lifecycle(this.db, this.requests, this.audit, (row) => this.results?.publish(row));
+    this.lifecycle = new Lifecycle(this.db, this.requests, this.audit, (row) => this.pinnedSpool(row.spool)?.writer.publish(row));
     this.decisions = new Decisions(this.requests, this.lifecycle, this.audit, this.grants);
     this.flags = new HostFlags(this.db);
   }
 
   /**
-   * The spool, checked and pinned, when it is there and safe: only then do we write into it. Looked at
-   * again at each use, as the app's service lives long: a spool that was unsafe when it started is
-   * pinned once it is fixed, and folders replaced meanwhile are pinned anew (never used through old pins).
+   * A spool of the home, checked and pinned, when it is there and safe: only then do we write into it.
+   * Looked at again at each use, as the app's service lives long: a spool that was unsafe when it
+   * started is pinned once it is fixed, and folders replaced meanwhile are pinned anew (never used
+   * through old pins). Null for a spool no longer in the home: its results wait for it to come back.
    */
-  private get pinned(): PinnedSpool | null {
-    if (!this.spoolDir) return null;
-    if (this.spool && this.spool.replaced().length === 0) return this.spool;
+  private pinnedSpool(name: string): { pinned: PinnedSpool; writer: ResultWriter } | null {
+    const entry = this.settings.spools.find((s) => s.name === name);
+    if (!entry) return null;
+    const have = this.pins.get(name);
+    if (have && have.pinned.replaced().length === 0) return have;
     try {
-      const checked = checkSpool(this.spoolDir);
-      if (this.spool) this.spool.repin();
-      else this.spool = new PinnedSpool(checked);
-      return this.spool;
+      const checked = checkSpool(path.resolve(entry.dir));
+      if (have) {
+        have.pinned.repin();
+        return have;
+      }
+      const pinned = new PinnedSpool(checked);
+      // paths: updated in place by a repin
+      const made = { pinned, writer: new ResultWriter(name, pinned.paths, this.requests, (k) => this.keys.signer(k)) };
+      this.pins.set(name, made);
+      return made;
     } catch {
       return null; // unsafe or incomplete: the daemon reports it, and publishes once it is fixed
     }
   }
 
-  /** Where this host's spool and home are, for the allowlist's rules on roots (allowlist/roots.ts). */
-  private get allowlistContext(): AllowlistContext {
-    return { spool: this.spoolDir, home: this.home.root };
+  /** The spool commands act on, or why there is none. */
+  private requireSpool(): SpoolEntry {
+    if (this.spool) return this.spool;
+    throw new UserError(`this home has several spools and none named "${DEFAULT_SPOOL}": pass --spool NAME (dumbwaiter spools list)`);
   }
 
-  private get results(): ResultWriter | null {
-    const pinned = this.pinned;
-    if (!pinned) return null;
-    this.writer ??= new ResultWriter(pinned.paths, this.requests, (k) => this.keys.signer(k)); // paths: updated in place by a repin
-    return this.writer;
+  /** Where this host's spools and home are, for the allowlist's rules on roots (allowlist/roots.ts). */
+  get allowlistContext(): AllowlistContext {
+    return { spools: this.settings.spools, home: this.home.root };
   }
 
   close(): void {
     this.db.close();
-    this.spool?.close();
+    for (const p of this.pins.values()) p.pinned.close();
   }
 
-  createKey(name: string, scope: Scope, ops: string[] | null, actor: string): KeyWithSecret {
-    const key = this.keys.create(name, scope, ops);
-    this.audit.record({ kind: 'key_created', actor, key_id: key.key_id, message: `key ${key.key_id} "${name}" created (${scope}${ops ? `, ops ${ops.join(',')}` : ''})` });
+  /** A key for one spool (by default the one commands act on): requests through any other are `unknown_key`. */
+  createKey(name: string, scope: Scope, ops: string[] | null, actor: string, spool = this.requireSpool().name): KeyWithSecret {
+    resolveSpool(this.settings, spool);
+    const key = this.keys.create(name, scope, ops, spool);
+    this.audit.record({
+      kind: 'key_created',
+      actor,
+      key_id: key.key_id,
+      spool,
+      message: `key ${key.key_id} "${name}" created for spool ${spool} (${scope}${ops ? `, ops ${ops.join(',')}` : ''})`,
+    });
     return key;
   }
 
@@ -157,7 +180,8 @@ export class HostService {
   private afterRevoke(keyId: string, actor: string, kind: 'key_revoked' | 'key_rotated', message: string): void {
     this.audit.record({ kind, actor, key_id: keyId, message });
     const rejected = this.decisions.rejectPendingOfKey(keyId, actor);
-    const pinned = this.pinned;
+    const spool = this.keys.get(keyId)?.spool;
+    const pinned = spool ? this.pinnedSpool(spool)?.pinned : null;
     const to = this.keys.signer(keyId); // the revoked key: only its holder needs to know
     if (pinned && to) {
       const n = rejected.length;
@@ -171,9 +195,13 @@ export class HostService {
     }
   }
 
-  listKeys(): (KeyInfo & { requests: number })[] {
+  /** `spool`: only that spool's keys. */
+  listKeys(spool?: string): (KeyInfo & { requests: number })[] {
     const counts = this.requests.countByKey();
-    return this.keys.list().map((k) => ({ ...k, requests: counts.get(k.key_id) ?? 0 }));
+    return this.keys
+      .list()
+      .filter((k) => spool === undefined || k.spool === spool)
+      .map((k) => ({ ...k, requests: counts.get(k.key_id) ?? 0 }));
   }
 
   /** Writes a key file for the sandbox, readable by its owner only. */
@@ -316,12 +344,13 @@ export class HostService {
 
   /** New output of a running (or finished, while its log is kept) request, from byte `from`. */
   liveOutput(id: string, from: number): LiveLogChunk {
-    const pinned = this.pinned;
+    const spool = this.requests.get(id)?.spool;
+    const pinned = spool ? this.pinnedSpool(spool)?.pinned : null;
     return pinned ? readLiveLog(pinned.paths.results, id, from) : { text: '', next: from, skipped: 0 };
   }
 
-  /** Whether `dir` (by default the spool in use) is a safe, complete spool, and if not, why. */
-  checkSpoolFolder(dir = this.spoolDir): { path: string; ok: boolean; message: string } {
+  /** Whether `dir` (by default the spool commands act on) is a safe, complete spool, and if not, why. */
+  checkSpoolFolder(dir = this.spool?.dir ?? null): { path: string; ok: boolean; message: string } {
     if (!dir) return { path: '', ok: false, message: 'No spool folder is set: choose one.' };
     const abs = path.resolve(dir);
     try {
@@ -340,15 +369,16 @@ export class HostService {
   useSpool(dir: string, actor: string): { path: string; ok: boolean; message: string } {
     if (!path.isAbsolute(dir)) throw new UserError(`${dir} is a relative path: give the spool folder's full path`);
     const abs = path.resolve(dir);
-    initHome(this.home.root, abs, abs);
+    const name = this.spool?.name ?? DEFAULT_SPOOL;
+    initHome(this.home.root, abs, abs, name);
     this.settings = this.getSettings();
-    this.audit.record({ kind: 'settings_changed', actor, message: `${actor} moved the spool to ${abs} (used from the next start)` });
+    this.audit.record({ kind: 'settings_changed', actor, spool: name, message: `${actor} moved spool ${name} to ${abs} (used from the next start)` });
     return { ...this.checkSpoolFolder(abs), message: 'Ready. Dumbwaiter uses it from its next start: restart it, then share this folder with the sandbox.' };
   }
 
   /** What to paste into the sandbox (paths as the host sees them: adjust them to the sandbox's mounts). */
-  pasteLines(keyFile: string): string {
-    const spool = this.spoolDir ?? '/path/to/spool';
+  pasteLines(keyFile: string, spoolName = this.spool?.name): string {
+    const spool = this.settings.spools.find((s) => s.name === spoolName)?.dir ?? '/path/to/spool';
     return [
       '',
       'In the sandbox (with the spool and the key file mounted at these paths, or adjusted to where they are):',
@@ -368,19 +398,21 @@ export class HostService {
   }
 
   /** A message typed by the human, for the sandbox's inbox: one copy signed for each active key. */
-  sendNotice(text: string, actor: string): InboxMessage[] {
-    const pinned = this.pinned;
-    if (!pinned) throw new UserError('the spool is not reachable or not safe: no message can be written');
-    const to = this.keys.list().filter((k) => !k.revoked_at).map((k) => this.keys.signer(k.key_id)).filter((k) => k !== null);
-    if (to.length === 0) throw new UserError('no active key whose secret this process can open: nobody could read the message');
+  /** A message typed by the human, for a sandbox's inbox (by default the spool commands act on): one
+   *  copy signed for each of that spool's active keys. */
+  sendNotice(text: string, actor: string, spool = this.requireSpool().name): InboxMessage[] {
+    const pinned = this.pinnedSpool(spool)?.pinned;
+    if (!pinned) throw new UserError(`spool ${spool} is not reachable or not safe: no message can be written`);
+    const to = this.listKeys(spool).filter((k) => !k.revoked_at).map((k) => this.keys.signer(k.key_id)).filter((k) => k !== null);
+    if (to.length === 0) throw new UserError(`no active key of spool ${spool} whose secret this process can open: nobody could read the message`);
     const msgs = to.map((k) => writeInboxMessage(pinned.paths.inbox, k, 'notice', null, text));
-    this.audit.record({ kind: 'notice_sent', actor, message: `${actor} wrote to the sandbox (${to.length} key${to.length === 1 ? '' : 's'}): ${text.slice(0, 200)}` });
+    this.audit.record({ kind: 'notice_sent', actor, spool, message: `${actor} wrote to the sandbox of spool ${spool} (${to.length} key${to.length === 1 ? '' : 's'}): ${text.slice(0, 200)}` });
     return msgs;
   }
 
-  /** catalog.json as the sandbox sees it; null when it is not a regular file of the catalog's shape. */
-  catalog(): CatalogDoc | null {
-    const pinned = this.pinned;
+  /** A spool's catalog.json as its sandbox sees it; null when it is not a regular file of the catalog's shape. */
+  catalog(spool = this.spool?.name): CatalogDoc | null {
+    const pinned = spool ? this.pinnedSpool(spool)?.pinned : null;
     return pinned ? readCatalog(pinned.paths.catalogJson) : null;
   }
 
@@ -389,6 +421,7 @@ export class HostService {
       id: r.id,
       op: r.op,
       key_id: r.key_id,
+      spool: r.spool,
       waiting_since: r.updated_at,
       expires_at: r.expires_at,
       approval: approvalOf(r)!,
@@ -456,11 +489,83 @@ export class HostService {
 
   /** A running daemon's word (it stopped touching the spool, and why); else our own check of the folder,
    *  as a stopped daemon's word may be stale (it checks again when it starts). */
-  private spoolProblem(daemonRunning: boolean): string | null {
-    if (daemonRunning) return this.flags.spoolProblem;
-    if (!this.spoolDir) return null;
-    const c = this.checkSpoolFolder();
+  private spoolProblem(spool: SpoolEntry, daemonRunning: boolean): string | null {
+    if (daemonRunning) return this.flags.spoolProblem(spool.name);
+    const c = this.checkSpoolFolder(spool.dir);
     return c.ok ? null : c.message;
+  }
+
+  /** Every spool of the home, with its state. */
+  listSpools(daemonRunning = isLocked(this.home.lock)): SpoolInfo[] {
+    const keys = this.keys.list();
+    return this.settings.spools.map((s) => {
+      const pinned = this.pinnedSpool(s.name)?.pinned;
+      return {
+        name: s.name,
+        dir: s.dir,
+        problem: this.spoolProblem(s, daemonRunning),
+        probe: this.flags.probe(s.name),
+        keys: keys.filter((k) => k.spool === s.name && !k.revoked_at).length,
+        open: this.requests.openInSpool(s.name),
+        heartbeat_at: readHeartbeat((pinned?.paths ?? spoolPaths(s.dir)).hostJson).heartbeat_at,
+      };
+    });
+  }
+
+  /** A new spool for another sandbox: its folder created safely (new or empty, apart from the other
+   *  spools and the home), with its clients. A running daemon starts serving it within a tick. */
+  addSpool(name: string, dir: string, actor: string): SpoolInfo {
+    if (this.settings.spools.some((s) => s.name === name)) throw new UserError(`there is already a spool named "${name}" (${this.settings.spools.find((s) => s.name === name)!.dir})`);
+    const problem = newSpoolProblem(this.settings, this.home.root, name, dir);
+    if (problem) throw new UserError(problem);
+    initHome(this.home.root, path.resolve(dir), path.resolve(dir), name);
+    this.settings = this.getSettings();
+    this.audit.record({ kind: 'spool_added', actor, spool: name, message: `${actor} added spool ${name} at ${path.resolve(dir)}` });
+    return this.listSpools().find((s) => s.name === name)!;
+  }
+
+  /**
+   * Takes a spool out of the home: refused while it has open requests (they would have nowhere to
+   * answer) or while the allowlist names it. Its folder is left as it is, and its keys stay (unusable
+   * until a spool of that name comes back).
+   */
+  removeSpool(name: string, actor: string): { name: string; dir: string; keys: number } {
+    const entry = resolveSpool(this.settings, name);
+    const open = this.requests.openInSpool(name);
+    if (open > 0) throw new UserError(`spool ${name} has ${open} open request${open === 1 ? '' : 's'} (queued, waiting, running or uncertain): settle or cancel them first (dumbwaiter status)`);
+    const naming = this.allowlistNaming(name);
+    if (naming.length) throw new UserError(`the allowlist lists spool ${name} for ${naming.join(', ')}: remove it from their spools first`);
+    writeSettings(this.home.settings, withoutSpool(this.getSettings(), name));
+    this.settings = this.getSettings();
+    this.flags.forgetSpool(name);
+    this.pins.get(name)?.pinned.close();
+    this.pins.delete(name);
+    const keys = this.keys.list().filter((k) => k.spool === name && !k.revoked_at).length;
+    this.audit.record({ kind: 'spool_removed', actor, spool: name, message: `${actor} removed spool ${name} (${entry.dir}; the folder was left as it is)` });
+    return { name, dir: entry.dir, keys };
+  }
+
+  /** The operations whose `spools:` name this spool (read from the file as it is: a name the
+   *  context does not know would fail the load, so it is parsed without one). */
+  private allowlistNaming(spool: string): string[] {
+    try {
+      const ops = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist).operations;
+      return [...ops.values()].filter((op) => op.spools?.includes(spool)).map((op) => op.name);
+    } catch {
+      return []; // an allowlist that does not load names nothing the daemon uses
+    }
+  }
+
+  /** Probes a spool's mount now (spool/probe.ts) and keeps the verdict for `status` and the app. */
+  async probeSpool(name: string): Promise<ProbeReport> {
+    const entry = resolveSpool(this.settings, name);
+    const pinned = this.pinnedSpool(name)?.pinned;
+    const report = await probeSpool({ name, root: path.resolve(entry.dir), paths: pinned?.paths ?? spoolPaths(path.resolve(entry.dir)) }, {
+      rescanMs: this.settings.rescan_interval_ms,
+      ...(this.settings.file_events ? {} : { eventTimeoutMs: 0 }),
+    });
+    this.flags.setProbe(name, report);
+    return report;
   }
 
   status(): StatusReport {
@@ -473,21 +578,27 @@ export class HostService {
     } catch (e) {
       allowlist = { ok: false, operations: [], error: (e as Error).message };
     }
-    const heartbeat = this.spoolDir ? readHeartbeat(this.pinned?.paths.hostJson ?? spoolPaths(this.spoolDir).hostJson) : { heartbeat_at: null, problem: null };
+    const shown = this.spool ?? this.settings.spools[0] ?? null;
+    const pinned = shown ? this.pinnedSpool(shown.name)?.pinned : null;
+    const heartbeat = shown ? readHeartbeat((pinned?.paths ?? spoolPaths(shown.dir)).hostJson) : { heartbeat_at: null, problem: null };
     const running = isLocked(this.home.lock);
     const keys = this.keys.list();
+    const spools = this.listSpools(running);
+    const problems = spools.filter((s) => s.problem).map((s) => (spools.length === 1 ? s.problem! : `spool ${s.name}: ${s.problem}`));
     return {
       home: this.home.root,
-      spool: this.spoolDir,
+      spool: this.spool?.dir ?? null,
+      spools,
       daemon: { running, holder: running ? readHolder(this.home.lockInfo) : null, heartbeat_at: heartbeat.heartbeat_at, heartbeat_problem: heartbeat.problem },
-      spool_problem: this.spoolProblem(running),
+      spool_problem: problems.length ? problems.join('\n') : null,
       allowlist,
       requests: counts,
-      running: this.requests.inState('running').map(({ id, op, key_id, started_at, pid, orphaned }) => ({ id, op, key_id, started_at, pid, orphaned: orphaned === 1 })),
+      running: this.requests.inState('running').map(({ id, op, key_id, spool, started_at, pid, orphaned }) => ({ id, op, key_id, spool, started_at, pid, orphaned: orphaned === 1 })),
       uncertain: this.requests.inState('uncertain').map((r) => ({
         id: r.id,
         op: r.op,
         key_id: r.key_id,
+        spool: r.spool,
         started_at: r.started_at,
         error_message: r.error_message,
         reconcile: reconcileOf(r),

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic } from './fs/atomicWrite';
 import { UserError } from './errors';
+import { SPOOL_NAME } from '../../shared/protocol/ids';
 
 const DAY_S = 86400;
 
@@ -29,9 +30,25 @@ export const ceilingSchema = z
 
 export type Ceiling = z.infer<typeof ceilingSchema>;
 
+/** One spool: a folder shared with one sandbox. `dir` is absolute: a relative one would mean a
+ *  different folder for each process's working folder. */
+export const spoolEntrySchema = z.strictObject({
+  name: z.string().regex(SPOOL_NAME, 'a spool name is 1-32 lowercase letters, digits, _ or -, starting with a letter or digit'),
+  dir: z.string().min(1).refine((p) => path.isAbsolute(p), 'a spool folder must be an absolute path'),
+});
+export type SpoolEntry = z.infer<typeof spoolEntrySchema>;
+
+/** The spool an earlier version's single `spool` setting becomes, and the one keys belong to by default. */
+export const DEFAULT_SPOOL = 'default';
+
 export const settingsSchema = z.strictObject({
-  /** An absolute path: a relative one would mean a different folder for each process's working folder. */
-  spool: z.string().min(1).refine((p) => path.isAbsolute(p), 'the spool must be an absolute path').nullable().default(null),
+  /** Every spool this home serves, one per sandbox (names and folders unique). */
+  spools: z
+    .array(spoolEntrySchema)
+    .max(64)
+    .default([])
+    .refine((ss) => new Set(ss.map((s) => s.name)).size === ss.length, { message: 'spool names must be unique' })
+    .refine((ss) => new Set(ss.map((s) => path.resolve(s.dir))).size === ss.length, { message: 'two spools cannot share a folder' }),
   host_id: z.string().min(1).default(() => randomUUID()),
   /** Requests older than this when claimed, or when about to start, expire. */
   max_request_age_s: z.number().int().min(60).max(30 * 86400).default(86400),
@@ -75,18 +92,26 @@ export function readSettings(file: string): Settings {
   } catch (e) {
     throw new UserError(`${file} is not valid JSON: ${(e as Error).message}`);
   }
-  const parsed = settingsSchema.safeParse(raw);
+  const parsed = settingsSchema.safeParse(migrated(raw));
   if (!parsed.success) throw new UserError(`${file} is invalid:\n${z.prettifyError(parsed.error)}`);
   return parsed.data;
+}
+
+/** An earlier version's single `spool: DIR` is the spool named `default`. */
+function migrated(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || !('spool' in raw)) return raw;
+  const { spool, ...rest } = raw as Record<string, unknown>;
+  if ('spools' in rest) return raw; // both: let validation say that `spool` is unknown
+  return { ...rest, spools: typeof spool === 'string' ? [{ name: DEFAULT_SPOOL, dir: spool }] : [] };
 }
 
 export function writeSettings(file: string, settings: Settings): void {
   writeJsonAtomic(file, settingsSchema.parse(settings));
 }
 
-/** Settings a user may change with `config set` (the host's identity stays fixed; the spool moves only
- *  through HostService.useSpool, which checks the folder and, from the app, asks the person). */
-export const SETTABLE = Object.keys(settingsSchema.shape).filter((k) => k !== 'host_id' && k !== 'spool');
+/** Settings a user may change with `config set` (the host's identity stays fixed; spools change only
+ *  through `dumbwaiter spools` and HostService's spool calls, which check the folder). */
+export const SETTABLE = Object.keys(settingsSchema.shape).filter((k) => k !== 'host_id' && k !== 'spools');
 
 /** Parses a command-line value: JSON when it is JSON (numbers, booleans, arrays), else the text itself. */
 export function parseSettingValue(text: string): unknown {
@@ -99,8 +124,8 @@ export function parseSettingValue(text: string): unknown {
 
 /** A copy of `current` with one setting changed, validated as a whole. Throws a UserError saying why not. */
 export function withSetting(current: Settings, name: string, value: unknown): Settings {
-  if (name === 'spool') {
-    throw new UserError('the spool folder is not changed like other settings: choose it under Settings > Spool folder, or run `dumbwaiter config set spool DIR` (both take only a new or empty folder)');
+  if (name === 'spool' || name === 'spools') {
+    throw new UserError('spools are not changed like other settings: use `dumbwaiter spools add NAME DIR` / `spools remove NAME`, or Settings > Spools (a spool takes only a new or empty folder)');
   }
   if (!SETTABLE.includes(name)) throw new UserError(`unknown setting "${name}" (settable: ${SETTABLE.join(', ')})`);
   const parsed = settingsSchema.safeParse({ ...current, [name]: value });

@@ -3,13 +3,13 @@ import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { homePaths, type HomePaths } from './home';
 import { createSpool, type SpoolPaths } from './spool/layout';
-import { readSettings, writeSettings, type Settings } from './settings';
+import { DEFAULT_SPOOL, readSettings, writeSettings, type Settings } from './settings';
+import { findSpool, newSpoolProblem, withSpool } from './spools';
 import { openLedger } from './ledger/db';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { chmodPrivateDir, mkdirPrivate } from './fs/privateDir';
 import { EXAMPLE_ALLOWLIST } from './allowlist/example';
 import { UserError } from './errors';
-import { isInside } from './allowlist/pathArg';
 import { placeSandboxClients } from './sandboxClients';
 
 export interface InitResult {
@@ -32,20 +32,25 @@ function ensureHomeDir(dir: string, created: string[]): void {
   else if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new UserError(`${dir} is not owned by you`);
 }
 
-export function initHome(homeDir: string, spoolFlag: string | undefined, defaultSpool: string): InitResult {
+/**
+ * The home, and spool `spoolName` (by default `default`) at `spoolFlag` (a folder, or the name of a spool
+ * of this home), else where it already is, else at `defaultSpool`. A folder for an existing spool moves it.
+ */
+export function initHome(homeDir: string, spoolFlag: string | undefined, defaultSpool: string, spoolName = DEFAULT_SPOOL): InitResult {
   const home = homePaths(path.resolve(homeDir));
   const created: string[] = [];
   ensureHomeDir(home.root, created);
   ensureHomeDir(home.logs, created);
 
-  const settings = readSettings(home.settings);
-  const spoolDir = path.resolve(spoolFlag ?? settings.spool ?? defaultSpool);
-  if (isInside(home.root, spoolDir) || isInside(spoolDir, home.root)) {
-    throw new UserError(`the spool (${spoolDir}) and the home (${home.root}) must not contain each other: the home holds secrets`);
-  }
+  let settings = readSettings(home.settings);
+  const named = spoolFlag === undefined ? null : findSpool(settings, spoolFlag);
+  if (named) spoolName = named.name;
+  const spoolDir = path.resolve(named?.dir ?? spoolFlag ?? settings.spools.find((s) => s.name === spoolName)?.dir ?? defaultSpool);
+  const problem = newSpoolProblem(settings, home.root, spoolName, spoolDir);
+  if (problem) throw new UserError(problem);
   const spool = createSpool(spoolDir);
-  if (!existsSync(home.settings) || settings.spool !== spoolDir) {
-    settings.spool = spoolDir;
+  if (!existsSync(home.settings) || settings.spools.find((s) => s.name === spoolName)?.dir !== spoolDir) {
+    settings = withSpool(settings, spoolName, spoolDir);
     writeSettings(home.settings, settings);
     created.push(home.settings);
   }

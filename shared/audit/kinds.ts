@@ -49,6 +49,8 @@ export const AUDIT_KINDS = [
   { kind: 'settings_invalid', about: 'the settings file failed its check; the host keeps its current settings' },
   { kind: 'spool_ok', about: 'the spool is safe to use again' },
   { kind: 'spool_replaced', about: 'spool folders were replaced from outside' },
+  { kind: 'spool_added', about: 'a spool was added to the home' },
+  { kind: 'spool_removed', about: 'a spool was taken out of the home' },
   { kind: 'spool_unsafe', about: 'the spool is not safe: the host does not touch it' },
   { kind: 'started', about: 'a run started' },
   { kind: 'uncertain', about: 'a run was cut short by a stopped host: it may or may not have taken effect' },

@@ -1,22 +1,40 @@
 // What crosses IPC: plain data, no secrets except a new key's file (shown once).
 import type { ApprovalInfo, PlanStep, ReconcileAttempt, RequestState } from '../protocol/types';
+import type { ProbeReport } from '../protocol/probe';
+
+/** One spool of the home (a folder shared with one sandbox), with its state. */
+export interface SpoolInfo {
+  name: string;
+  dir: string;
+  /** Why it is not served now (the daemon stopped touching it, or the folder is unsafe), or null. */
+  problem: string | null;
+  /** The last probe of its mount, or null before one. */
+  probe: ProbeReport | null;
+  /** Its active keys, and its requests not finished (uncertain ones included). */
+  keys: number;
+  open: number;
+  heartbeat_at: string | null;
+}
 
 export interface StatusView {
   home: string;
+  /** The folder of the spool commands act on by default (`default`, or the only one). */
   spool: string | null;
+  spools: SpoolInfo[];
   daemon: { running: boolean; heartbeat_at: string | null };
-  /** Why the spool is not served (the daemon stopped touching it, or the folder is unsafe), or null. */
+  /** Why a spool is not served (each named when there are several), or null. */
   spool_problem: string | null;
   paused: boolean;
   allowlist: { ok: boolean; operations: string[]; error: string | null };
   requests: Partial<Record<RequestState, number>>;
   /** `orphaned`: the run outlived a host restart; the host watches it (cancel kills it). */
-  running: { id: string; op: string; key_id: string; started_at: string | null; orphaned: boolean }[];
+  running: { id: string; op: string; key_id: string; spool: string; started_at: string | null; orphaned: boolean }[];
   /** `reconcile`: the last look-up of its effect; `reconcilable`: its operation declares one (Check again). */
   uncertain: {
     id: string;
     op: string;
     key_id: string;
+    spool: string;
     started_at: string | null;
     error_message: string | null;
     reconcile: ReconcileAttempt | null;
@@ -31,6 +49,7 @@ export interface PendingApprovalView {
   id: string;
   op: string;
   key_id: string;
+  spool: string;
   waiting_since: string;
   /** The request's own expiry: for a plan, until when its steps may be used once approved. */
   expires_at: string | null;
@@ -74,6 +93,8 @@ export interface KeyView {
   revoked_at: string | null;
   rotated_to: string | null;
   last_used_at: string | null;
+  /** The one spool whose requests it signs. */
+  spool: string;
   /** Requests made with this key that are still in the ledger. */
   requests: number;
 }
@@ -90,7 +111,7 @@ export interface CeilingView {
 }
 
 export interface SettingsView {
-  spool: string | null;
+  spools: { name: string; dir: string }[];
   host_id: string;
   max_request_age_s: number;
   rescan_interval_ms: number;
@@ -127,6 +148,8 @@ export interface AuditView {
   request_id: string | null;
   key_id: string | null;
   op: string | null;
+  /** The spool it concerns (null: the host as a whole). */
+  spool: string | null;
   message: string;
   details: Record<string, unknown> | null;
 }
@@ -135,6 +158,8 @@ export interface RequestView {
   id: string;
   key_id: string;
   op: string;
+  /** The spool it came through. */
+  spool: string;
   args: Record<string, unknown>;
   intent: string | null;
   state: RequestState;
@@ -171,6 +196,7 @@ export interface RequestSummaryView {
   id: string;
   key_id: string;
   op: string;
+  spool: string;
   state: RequestState;
   intent: string | null;
   claimed_at: string;

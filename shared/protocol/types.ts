@@ -174,6 +174,10 @@ export interface HostStatusDoc {
   up?: boolean;
   /** Extension: present (true) while the spool's disk refuses writes. */
   disk_full?: boolean;
+  /** Extension: the name of this spool in the host's home (one host may serve several spools). */
+  spool?: string;
+  /** Extension: the host's probe of this spool's mount (events false: the host rescans on an interval only). */
+  probe?: { verdict: 'ok' | 'degraded' | 'unusable'; summary: string; events: boolean };
 }
 
 export interface CatalogOperation {

@@ -32,7 +32,8 @@ export function runBuiltin(d: BuiltinDeps, key: KeyInfo, op: string, args: Recor
       const target = args.target;
       if (typeof target !== 'string' || !isRequestId(target)) return { ok: false, code: 'bad_args', message: 'argument "target" must be a request id' };
       const row = d.requests.get(target);
-      if (!row) return { ok: false, code: 'bad_args', message: `no request ${target} on this host` };
+      // Another spool's request is, to this sandbox, none at all.
+      if (!row || row.spool !== key.spool) return { ok: false, code: 'bad_args', message: `no request ${target} on this host` };
       if (row.key_id !== key.key_id) return { ok: false, code: 'scope_denied', message: `key ${key.key_id} may only cancel its own requests` };
       const out = d.decisions.cancel(target, `key ${key.key_id} (dumbwaiter.cancel)`);
       return { ok: true, stdout: out.message + '\n' };

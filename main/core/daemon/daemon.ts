@@ -1,41 +1,31 @@
-// The host daemon's shell: starts and stops the parts (the scanner claims requests, intake records them,
-// the runner runs them; lifecycle.ts says how a request moves), keeps the spool checked, and wakes the
-// parts on timers and on changes made elsewhere. File events are only hints; a rescan on an interval
-// finds whatever they miss.
+// The host daemon's shell: starts and stops the parts (a SpoolServer per spool scans, claims and writes
+// results; intake records requests, the runner runs them; lifecycle.ts says how a request moves), and
+// wakes the parts on timers and on changes made elsewhere. File events are only hints; a rescan on an
+// interval finds whatever they miss.
 import { stampOf } from '../fs/stamp';
-import path from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { homePaths, type HomePaths } from '../home';
-import { Requests } from '../ledger/requests';
+import { Requests, type RequestRow } from '../ledger/requests';
 import { Lifecycle } from '../lifecycle';
 import { UserError } from '../errors';
 import { openLedger, type Db } from '../ledger/db';
 import { AuditLog } from '../ledger/audit';
 import { KeyStore, type SecretSealer } from '../keys/keyStore';
-import { checkPrivateDir, checkSpool, type SpoolPaths } from '../spool/layout';
-import { PinnedSpool } from '../spool/pinned';
-import { SpoolHealth } from '../spool/health';
-import { ResultWriter, WrittenResults } from '../spool/results';
-import { ResultRepair } from '../spool/resultRepair';
-import { catalogOf, writeCatalog, writeHostStatus } from '../spool/hostFiles';
-import type { Allowlist } from '../allowlist/types';
+import { checkSpool } from '../spool/layout';
 import { Grants } from '../ledger/grants';
 import { HostFlags } from '../ledger/meta';
 import { Decisions } from '../decisions';
-import { reap, reapedAnything } from '../retention';
-import { placeAgentGuide, placeSandboxClients } from '../sandboxClients';
+import { reapLedger, reapedText } from '../retention';
 import { readSettings, type Settings } from '../settings';
+import { selectSpools } from '../spools';
 import { configureLogging, scopedLogger } from '../log';
 import { APP_VERSION } from '../version';
 import { AllowlistSource } from './allowlistSource';
 import { acquireHomeLock, type HomeLock } from './lock';
-import { QueueWatch } from './queueWatch';
-import { ResultsWatch } from './resultsWatch';
-import { Refusals } from './refusals';
 import { Runner } from './runner';
-import { Scanner } from './scanner';
-import type { IntakeDeps } from './intake';
+import { SpoolServer, type SharedParts } from './spoolServer';
 
 const log = scopedLogger('daemon');
 const HEARTBEAT_MS = 5000;
@@ -45,8 +35,8 @@ const REAP_INTERVAL_MS = 10 * 60_000;
 
 export interface DaemonOptions {
   homeDir: string;
-  /** Overrides the home's setting (--spool / $DUMBWAITER_SPOOL). */
-  spoolDir?: string;
+  /** Serve only this spool (a name or a folder of the home's spools: --spool / $DUMBWAITER_SPOOL); else all. */
+  spool?: string;
   /** How it was started, for the lock's "who holds it". */
   command?: string;
   consoleLog?: 'info' | 'warn' | false;
@@ -54,17 +44,22 @@ export interface DaemonOptions {
   sealer?: SecretSealer | null;
 }
 
+/** Why `dir` cannot be served as a spool at all (a link, not ours, open to others), or null. */
+function rootProblem(dir: string): string | null {
+  try {
+    checkSpool(path.resolve(dir), { rootOnly: true });
+    return null;
+  } catch (e) {
+    if (e instanceof UserError) return e.message;
+    throw e;
+  }
+}
+
 export class Daemon {
   private timers: NodeJS.Timeout[] = [];
-  /** The allowlist file's watcher; queue/ has its own (queueWatch), null without file events. */
+  /** The allowlist file's watcher; each spool's queue/ has its own (queueWatch). */
   private watcher: FSWatcher | null = null;
-  private readonly queueWatch: QueueWatch | null;
-  /** Looks at result files and writes again those that are not what the host wrote. */
-  private readonly resultsWatch: ResultsWatch;
-  private readonly refusals: Refusals;
   private stopping = false;
-  /** The last heartbeat's failure, said once until one succeeds. */
-  private heartbeatError: string | null = null;
   private stopped: Promise<void> | null = null;
   /** Ends the stop's grace period early (see hurry()). */
   private endGrace: (() => void) | null = null;
@@ -77,41 +72,35 @@ export class Daemon {
   private readonly lifecycle: Lifecycle;
   private readonly decisions: Decisions;
   private readonly runner: Runner;
-  private readonly scanner: Scanner;
-  /** The spool's folders pinned (see spool/pinned.ts): every file operation goes through these. */
-  private readonly io: SpoolPaths;
+  /** The spools served, by name. */
+  readonly spools = new Map<string, SpoolServer>();
+  private readonly shared: SharedParts;
 
   private constructor(
     readonly home: HomePaths,
-    /** The spool's plain paths: for messages, the watcher and the safety check. */
-    readonly spool: SpoolPaths,
-    private readonly pinned: PinnedSpool,
     public settings: Settings,
+    spools: Settings['spools'],
+    /** --spool: the one spool served, whatever the home's list says later; else every spool, as it changes. */
+    private readonly onlySpool: string | undefined,
     private readonly db: Db,
     private readonly flags: HostFlags,
     private readonly lock: HomeLock,
     private readonly requests: Requests,
     private readonly audit: AuditLog,
     private readonly keys: KeyStore,
-    private readonly results: ResultWriter,
-    private readonly health: SpoolHealth,
-    written: WrittenResults,
   ) {
-    this.io = pinned.paths;
-    this.queueWatch = settings.file_events ? new QueueWatch(() => this.requestScan(), log) : null;
-    const repair = new ResultRepair(this.io, requests, results, written, (k) => keys.signer(k), audit, () => this.settings.retention_spool_days, scopedLogger('results'));
-    this.resultsWatch = new ResultsWatch(repair, written, requests, () => this.settings.retention_spool_days, () => this.spoolOk, settings.file_events, log);
-    this.refusals = new Refusals(audit, results, scopedLogger('intake'));
-    this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, { spool: spool.root, home: home.root }, audit, scopedLogger('allowlist'), (a) =>
-      this.publishCatalog(a),
+    this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, () => ({ spools: this.settings.spools, home: home.root }), audit, scopedLogger('allowlist'), (a) =>
+      this.spools.forEach((s) => s.publishCatalog(a)),
     );
     this.grants = new Grants(db);
-    this.lifecycle = new Lifecycle(db, requests, audit, (row) => results.publish(row));
+    // A request's result goes back to the spool it came through (none while that one is not served).
+    this.lifecycle = new Lifecycle(db, requests, audit, (row) => this.resultsOf(row));
     this.decisions = new Decisions(requests, this.lifecycle, audit, this.grants);
     const safely = (name: string, fn: () => void) => this.safely(name, fn);
     this.runner = new Runner({
       db,
-      io: this.io,
+      spools: () => [...this.spools.values()].filter((s) => s.ok).map((s) => s.name),
+      resultsDir: (spool) => (this.spools.get(spool)?.ok ? this.spools.get(spool)!.io.results : null),
       requests,
       audit,
       keys,
@@ -123,37 +112,25 @@ export class Daemon {
       log: scopedLogger('runner'),
       safely,
     });
-    const intake: IntakeDeps = {
+    this.shared = {
       db,
-      paths: this.io,
       keys,
       requests,
       audit,
+      flags,
       lifecycle: this.lifecycle,
-      results,
       grants: this.grants,
       decisions: this.decisions,
-      log: scopedLogger('intake'),
       allowlist: () => this.allowlist.get(),
       settings: () => this.settings,
       maxRequestAgeMs: () => this.settings.max_request_age_s * 1000,
-      refused: (r) => this.refusals.add(r),
-    };
-    this.scanner = new Scanner({
-      io: this.io,
-      claimedMine: () => pinned.claimedMine,
-      queueWatch: this.queueWatch,
-      refusals: this.refusals,
-      intake,
-      requests,
-      audit,
-      results,
-      log: scopedLogger('scan'),
-      spoolUsable: () => this.spoolUsable(),
-      beforePass: () => this.reloadSettings(),
+      paused: () => this.paused,
+      stopping: () => this.stopping,
+      reloadSettings: () => this.reloadSettings(),
       pump: () => this.runner.pump(),
       safely,
-    });
+    };
+    for (const entry of spools) this.spools.set(entry.name, new SpoolServer(entry, this.shared));
   }
 
   static async start(opts: DaemonOptions): Promise<Daemon> {
@@ -162,46 +139,49 @@ export class Daemon {
       throw new UserError(`${home.root} is not a Dumbwaiter home yet. Run: dumbwaiter init --home '${home.root}'`);
     }
     const settings = readSettings(home.settings);
-    const spoolDir = opts.spoolDir ?? settings.spool;
-    if (!spoolDir) throw new UserError('no spool folder: pass --spool DIR, set DUMBWAITER_SPOOL, or run dumbwaiter init --spool DIR');
-    // Only the folder a human chose is checked here: what is inside it, the sandbox can break at any
-    // time, and the daemon then starts anyway and waits for it to be fixed (see spoolUsable()).
-    const spool = checkSpool(path.resolve(spoolDir), { rootOnly: true });
+    const spools = selectSpools(settings, opts.spool);
+    if (spools.length === 0) throw new UserError(`no spool in ${home.root}: run dumbwaiter init, or dumbwaiter spools add NAME DIR`);
+    // Only the folders a human chose are checked here, and the start is refused only when none of them
+    // can be a spool: what is inside, the sandbox can break at any time, and a spool that cannot be
+    // used waits for its fix (said in the log, status and the app) while the others are served.
+    const refused = spools.map((s) => rootProblem(s.dir));
+    if (refused.every((r) => r !== null)) throw new UserError(refused.join('\n'));
     const lock = acquireHomeLock(home.lock, home.lockInfo, opts.command ?? 'dumbwaiter daemon');
     let db: Db | null = null;
-    let pinned: PinnedSpool | null = null;
+    let d: Daemon | null = null;
     try {
       configureLogging(home.logs, opts.consoleLog ?? 'info');
       db = openLedger(home.ledger);
-      pinned = new PinnedSpool(spool, { hostId: settings.host_id, later: true });
-      const requests = new Requests(db);
-      const audit = new AuditLog(db);
-      const flags = new HostFlags(db);
-      const health = new SpoolHealth(audit, scopedLogger('spool'), flags);
-      const keys = new KeyStore(db, opts.sealer ?? null);
-      const written = new WrittenResults();
-      const results = new ResultWriter(pinned.paths, requests, (k) => keys.signer(k), health, written);
-      const d = new Daemon(home, spool, pinned, settings, db, flags, lock, requests, audit, keys, results, health, written);
+      d = new Daemon(home, settings, spools, opts.spool, db, new HostFlags(db), lock, new Requests(db), new AuditLog(db), new KeyStore(db, opts.sealer ?? null));
       await d.boot();
       return d;
     } catch (e) {
       // A failed start leaves nothing held: the desktop app may try again in the same process.
-      pinned?.close();
+      d?.spools.forEach((s) => s.close());
       db?.close();
       lock.release();
       throw e;
     }
   }
 
+  private resultsOf(row: RequestRow): void {
+    this.spools.get(row.spool)?.results.publish(row);
+  }
+
   private async boot(): Promise<void> {
-    log.info(`starting: home ${this.home.root}, spool ${this.spool.root}, pid ${process.pid}`);
-    this.audit.record({ kind: 'daemon_started', message: `daemon started (pid ${process.pid}, version ${APP_VERSION})`, details: { spool: this.spool.root } });
+    const names = [...this.spools.values()].map((s) => `${s.name} (${s.plain.root})`).join(', ');
+    log.info(`starting: home ${this.home.root}, spools ${names}, pid ${process.pid}`);
+    this.audit.record({
+      kind: 'daemon_started',
+      message: `daemon started (pid ${process.pid}, version ${APP_VERSION}), serving ${this.spools.size === 1 ? 'spool' : 'spools'} ${[...this.spools.keys()].join(', ')}`,
+      details: { spools: Object.fromEntries([...this.spools.values()].map((s) => [s.name, s.plain.root])) },
+    });
     this.settingsStamp = stampOf(this.home.settings);
     this.paused = this.flags.paused;
     if (this.paused) log.warn('the host is paused: requests are claimed and recorded, nothing starts (dumbwaiter resume)');
     this.allowlist.loadInitial();
-    // Pins the spool's folders and writes what belongs there, or says why it cannot be touched now.
-    this.spoolUsable();
+    // Pins each spool's folders and writes what belongs there, or says why it cannot be touched now.
+    for (const s of this.spools.values()) s.usable();
     // Before the first start of a run: an orphan holds its slot.
     await this.runner.recoverInterrupted();
 
@@ -210,14 +190,26 @@ export class Daemon {
     this.watcher.on('error', (e) => log.warn(`file watcher: ${String(e)} (the periodic rescan goes on)`));
     this.tickTimer = setInterval(() => this.tick(), this.settings.rescan_interval_ms);
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS));
-    this.resultsWatch.start();
     this.timers.push(setInterval(() => this.safely('ledger', () => this.pollLedger()), LEDGER_POLL_MS));
     this.timers.push(setInterval(() => this.safely('retention', () => this.reapNow()), REAP_INTERVAL_MS));
+    for (const s of this.spools.values()) s.start();
     // Retention walks the whole spool: after the start, so it never delays the first request.
     setImmediate(() => !this.stopping && this.safely('retention', () => this.reapNow()));
-    this.requestScan();
     // Reconcile checks run commands: once the first scan has begun, as retention's walk.
     setImmediate(() => !this.stopping && this.runner.startReconciling());
+    // Each mount's probe waits for one file event: after the start, one spool at a time.
+    setImmediate(() => void this.probeAll());
+  }
+
+  private async probeAll(): Promise<void> {
+    for (const s of this.spools.values()) {
+      if (this.stopping) return;
+      try {
+        await s.runProbe();
+      } catch (e) {
+        log.error(`probe of spool ${s.name}: ${(e as Error).stack ?? String(e)}`);
+      }
+    }
   }
 
   private safely(name: string, fn: () => void): void {
@@ -236,7 +228,7 @@ export class Daemon {
       this.reloadSettings();
       this.allowlist.poll();
       this.decisions.timeOut(this.settings.approval_timeout_s);
-      if (this.spoolOk) this.results.repairAll(); // results held back by a full disk or a blocked file are retried
+      for (const s of this.spools.values()) s.repairResults(); // results held back by a full disk or a blocked file are retried
     });
     this.requestScan();
   }
@@ -258,7 +250,7 @@ export class Daemon {
       log.info(paused ? 'paused: nothing new starts' : 'resumed');
       this.heartbeat();
     }
-    if (this.spoolOk) this.results.repairAll(); // results of what they changed, if they could not write them
+    for (const s of this.spools.values()) s.repairResults(); // results of what they changed, if they could not write them
     this.runner.pump();
   }
 
@@ -275,11 +267,10 @@ export class Daemon {
       this.audit.record({ kind: 'settings_invalid', message: msg });
       return;
     }
-    if (next.spool !== this.settings.spool || next.file_events !== this.settings.file_events) {
-      log.warn('the spool and file_events settings take effect at the next start of the daemon');
-    }
+    if (next.file_events !== this.settings.file_events) log.warn('file_events takes effect at the next start of the daemon');
     const intervalChanged = next.rescan_interval_ms !== this.settings.rescan_interval_ms;
     this.settings = next;
+    this.syncSpools();
     if (intervalChanged && this.tickTimer) {
       clearInterval(this.tickTimer);
       this.tickTimer = setInterval(() => this.tick(), next.rescan_interval_ms);
@@ -288,100 +279,43 @@ export class Daemon {
     this.runner.pump(); // a higher limit may free slots
   }
 
+  /** Spools added to the home are served at once, and removed ones no longer (`spools remove` refuses
+   *  while one has open requests, so nothing of theirs runs). A moved spool is served at its new folder. */
+  private syncSpools(): void {
+    if (this.onlySpool !== undefined) return;
+    const wanted = new Map(this.settings.spools.map((e) => [e.name, e]));
+    for (const [name, server] of this.spools) {
+      const entry = wanted.get(name);
+      if (entry && path.resolve(entry.dir) === server.plain.root) continue;
+      this.spools.delete(name);
+      log.info(`no longer serving spool ${name} (${server.plain.root})`);
+      void server.stop().then(() => server.close());
+    }
+    for (const entry of wanted.values()) {
+      if (this.spools.has(entry.name)) continue;
+      const server = new SpoolServer(entry, this.shared);
+      this.spools.set(entry.name, server);
+      log.info(`serving spool ${entry.name} (${server.plain.root})`);
+      server.start();
+      void server.runProbe().catch((e: Error) => log.error(`probe of spool ${entry.name}: ${e.stack ?? String(e)}`));
+    }
+    this.allowlist.poll(); // its rules depend on where the spools are
+  }
+
   private reapNow(): void {
-    if (!this.spoolUsable()) return; // never delete through a folder the sandbox swapped
-    const r = reap(this.io, this.db, this.settings);
-    if (!reapedAnything(r)) return;
-    const what = Object.entries(r).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace('_', ' ')}`).join(', ');
-    log.info(`retention: removed ${what}`);
-    this.audit.record({ kind: 'reaped', message: `retention removed ${what}`, details: { ...r } });
+    for (const s of this.spools.values()) this.safely(`retention of spool ${s.name}`, () => s.reap());
+    const what = reapedText(reapLedger(this.db, this.settings));
+    if (!what) return;
+    log.info(`retention: removed ${what} from the ledger`);
+    this.audit.record({ kind: 'reaped', message: `retention removed ${what} from the ledger` });
   }
 
   requestScan(): void {
-    this.scanner.request();
-  }
-
-  /** Pinned and not known to be broken: results, host.json and the catalog may be written. */
-  private get spoolOk(): boolean {
-    return this.pinned.pinned && this.health.problem === null;
-  }
-
-  /**
-   * Whether the spool may be touched now: checked (safe, complete, ours to use) and pinned to what its
-   * names lead to now. Any problem, whatever the sandbox did (a symlink, chmod 000, a folder deleted),
-   * is said once, and the daemon waits for it to be fixed; nothing here throws.
-   */
-  private spoolUsable(): boolean {
-    const wasOk = this.spoolOk;
-    let replaced: string[];
-    try {
-      checkSpool(this.spool.root);
-      // Checked when it is there; a missing one is made by the repin below, through the pinned claimed/
-      // (made here by name, it would be made wherever a claimed/ swapped for a link meanwhile leads).
-      checkPrivateDir(path.join(this.spool.claimed, this.settings.host_id));
-      // A folder replaced by another real folder: safe, but our pins still lead to the old one.
-      replaced = this.pinned.replaced();
-      if (replaced.length || !this.pinned.pinned) {
-        this.pinned.repin();
-        this.queueWatch?.watch(this.io.queue); // the folder now pinned, not the one an old fd led to
-        this.resultsWatch.watch(this.io.results, true);
-      } else {
-        if (this.queueWatch && !this.queueWatch.watching) this.queueWatch.watch(this.io.queue); // lost to an error (queue/ made unreadable, since fixed)
-        if (!this.resultsWatch.watching) this.resultsWatch.watch(this.io.results, false);
-      }
-      if (replaced.length) {
-        log.warn(`spool folders were replaced: ${replaced.join(', ')}; using the new ones`);
-        this.audit.record({ kind: 'spool_replaced', message: `spool folders were replaced from outside: ${replaced.join(', ')}` });
-      }
-    } catch (e) {
-      this.health.setProblem((e as Error).message);
-      return false;
-    }
-    this.health.setProblem(null);
-    if (!wasOk || replaced.length) this.spoolBack();
-    return true;
-  }
-
-  /** The spool can be written again (or for the first time, or its folders are new): what could not
-   *  be written meanwhile, or went with a replaced folder. */
-  private spoolBack(): void {
-    this.safely('bin/', () => placeSandboxClients(this.io));
-    this.publishCatalog(this.allowlist.get());
-    this.safely('results', () => {
-      const repaired = this.results.repairAll();
-      if (repaired) log.info(`wrote ${repaired} result files that a crash or the spool's state had held back`);
-    });
-    this.resultsWatch.sweepNow(); // what events said while the spool could not be touched, and what changed meanwhile
-    this.heartbeat();
-  }
-
-  /** catalog.json, and the agent's guide made from it (bin/AGENTS.md, bin/SKILL.md). */
-  private publishCatalog(a: Allowlist): void {
-    if (!this.spoolOk) return;
-    const catalog = catalogOf(a);
-    this.safely('catalog.json', () => writeCatalog(this.io.catalogJson, catalog));
-    this.safely('bin/AGENTS.md', () => placeAgentGuide(this.io, catalog));
+    for (const s of this.spools.values()) s.requestScan();
   }
 
   private heartbeat(): void {
-    if (!this.pinned.pinned) return; // the ledger's spool problem says why
-    try {
-      writeHostStatus(this.io.hostJson, {
-        host_id: this.settings.host_id,
-        app_version: APP_VERSION,
-        paused: this.paused,
-        queue_depth: this.requests.countInState('queued') + this.scanner.unclaimed,
-        running: this.runner.size,
-        up: !this.stopping,
-        ...(this.health.full ? { disk_full: true } : {}),
-      });
-      this.health.succeeded();
-      this.heartbeatError = null;
-    } catch (e) {
-      const msg = (e as Error).message;
-      if (!this.health.failed(e, 'host.json') && msg !== this.heartbeatError) log.error(`cannot write host.json: ${msg}`);
-      this.heartbeatError = msg;
-    }
+    for (const s of this.spools.values()) s.heartbeat();
   }
 
   /** Clean stop: no new work; running work gets the grace period, then is terminated (and left uncertain). */
@@ -400,16 +334,13 @@ export class Daemon {
     this.stopping = true;
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
     await this.watcher?.close();
-    this.queueWatch?.close();
-    this.resultsWatch.close();
-    await this.scanner.stop();
+    await Promise.all([...this.spools.values()].map((s) => s.stop()));
     await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)));
     this.heartbeat();
     this.audit.record({ kind: 'daemon_stopped', message: 'daemon stopped cleanly' });
     log.info('stopped');
     this.db.close();
-    this.pinned.close();
+    this.spools.forEach((s) => s.close());
     this.lock.release();
   }
 }
-

@@ -30,6 +30,8 @@ import type { Refusal } from './refusals';
 
 export interface IntakeDeps {
   db: Db;
+  /** The spool the request came through, and its folders (pinned). */
+  spool: string;
   paths: SpoolPaths;
   keys: KeyStore;
   requests: Requests;
@@ -72,7 +74,8 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   };
 
   /** Refused before authentication: the id is not bound, so the result may be replaced later. */
-  const refuseUnbound = (code: ErrorCode, message: string, op: string | null = null, keyId: string | null = null): IntakeOutcome => {
+  /** `note`: for the host's records only (the result tells the sandbox `message`). */
+  const refuseUnbound = (code: ErrorCode, message: string, op: string | null = null, keyId: string | null = null, note = ''): IntakeOutcome => {
     const bound = d.requests.get(id) !== null;
     // Recorded with the rest of the scan's step (see refusals.ts): anyone can write such a file.
     d.refused({
@@ -81,10 +84,10 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
         request_id: id,
         key_id: keyId,
         op,
-        message: `${code}: ${message}${bound ? ' (the id is already bound: its result was left unchanged)' : ''}`,
+        message: `${code}: ${message}${note}${bound ? ' (the id is already bound: its result was left unchanged)' : ''}`,
         details: { code, bound },
       },
-      line: `rejected ${id}: ${code}: ${message}`,
+      line: `rejected ${id}: ${code}: ${message}${note}`,
       result: bound ? null : unboundRejection(id, op, code, message),
     });
     done();
@@ -96,8 +99,18 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     const movedTo = quarantine(d.paths, file, `${id}.json`);
     return refuseUnbound('bad_envelope', `the request file ${read.reason}${movedTo ? '; moved to quarantine' : ''}`);
   }
-  const auth = authenticate(read.bytes, id, (k) => d.keys.get(k));
-  if (!auth.ok) return refuseUnbound(auth.code, auth.message, auth.op, auth.keyId);
+  // A key belongs to one spool: through another it is unknown (to the sandbox, as any unknown key;
+  // the audit log names both spools).
+  let foreign: string | null = null;
+  const auth = authenticate(read.bytes, id, (k) => {
+    const key = d.keys.get(k);
+    if (key && key.spool !== d.spool) foreign = key.spool;
+    return key && key.spool === d.spool ? key : null;
+  });
+  if (!auth.ok) {
+    const note = foreign ? ` (key ${auth.keyId} belongs to spool "${foreign}"; the request came through spool "${d.spool}")` : '';
+    return refuseUnbound(auth.code, auth.message, auth.op, auth.keyId, note);
+  }
   const { key, payload: p, mac } = auth;
   const keyId = key.key_id;
 
@@ -109,14 +122,15 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   if (existing) {
     touchKey();
     done();
-    if (!existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
+    if (existing.spool === d.spool && !existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
     if (existing.binding_hash === hash) {
       if (recovering && existing.mac === mac) {
         // Our own claim, left behind by a crash between the ledger insert and the unlink.
-        d.audit.record({ kind: 'claim_recovered', request_id: id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
+        d.audit.record({ spool: d.spool, kind: 'claim_recovered', request_id: id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
         return { kind: 'duplicate_claim' };
       }
       d.audit.record({
+      spool: d.spool,
         kind: 'replay',
         request_id: id,
         key_id: keyId,
@@ -126,6 +140,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       return { kind: 'replay' };
     }
     d.audit.record({
+      spool: d.spool,
       kind: 'conflict',
       request_id: id,
       key_id: keyId,
@@ -217,6 +232,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   d.lifecycle.enter(
     {
       id,
+      spool: d.spool,
       key_id: keyId,
       op: p.op,
       args_json: JSON.stringify(p.args),

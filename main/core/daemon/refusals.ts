@@ -36,6 +36,8 @@ export class Refusals {
     private readonly audit: AuditLog,
     private readonly writer: ResultWriter,
     private readonly log: Logger,
+    /** The spool they came through (a refused entry may name another spool's key). */
+    private readonly spool: string,
   ) {}
 
   add(r: Refusal): void {
@@ -61,7 +63,7 @@ export class Refusals {
     if (this.counted.length) entries.push(this.summary(this.counted));
     this.pending = [];
     this.counted = [];
-    this.audit.recordAll(entries);
+    this.audit.recordAll(entries.map((e) => ({ ...e, spool: this.spool })));
   }
 
   /** End of a pass over the queue: one log line for what was only counted; the budgets start again. */

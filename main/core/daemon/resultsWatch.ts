@@ -138,7 +138,7 @@ export class ResultsWatch {
       }
       // A day past retention's age: a file rewritten later than its request's last change is younger.
       const since = new Date(spoolCutoff(this.spoolDays()) - DAY_MS).toISOString();
-      const page = this.requests.resultIdsAfter(this.sweep.after, since, STEP_MAX);
+      const page = this.requests.resultIdsAfter(this.repair.spool, this.sweep.after, since, STEP_MAX);
       if (page.length === 0) this.sweep = null;
       else this.sweep = { after: page[page.length - 1]!.rowid, page: page.map((r) => r.id).reverse() };
     }

@@ -15,9 +15,9 @@ import type { RequestLimits, RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
 import type { Settings } from '../settings';
 import type { Logger } from '../log';
-import type { SpoolPaths } from '../spool/layout';
 import { logPath } from '../spool/results';
 import { gate } from '../policy/gate';
+import { allowlistFor } from '../allowlist/forSpool';
 import { clockProblem } from '../policy/clock';
 import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
@@ -27,7 +27,9 @@ import { Reconciler, settleHint, uncheckedInterruption } from './reconciler';
 
 export interface RunnerDeps {
   db: Db;
-  io: SpoolPaths;
+  /** The spools whose requests may start now (served and usable), and where a run of one writes its log. */
+  spools: () => string[];
+  resultsDir: (spool: string) => string | null;
   requests: Requests;
   audit: AuditLog;
   keys: KeyStore;
@@ -116,7 +118,7 @@ export class Runner {
     // The pause flag is read from the ledger, not a cache: once `dumbwaiter pause` returns, nothing new starts.
     let last: string | null = null;
     while (!this.stopping && this.running.size < this.d.settings().max_concurrent_runs && !this.d.flags.paused) {
-      const row = this.d.requests.nextQueued(this.fullOps());
+      const row = this.d.requests.nextQueued(this.fullOps(), this.d.spools());
       if (!row || row.id === last) return; // nothing to start, or it could not start now: try again later
       last = row.id;
       this.d.safely(row.id, () => this.startRow(row));
@@ -162,7 +164,7 @@ export class Runner {
     // The gate again, just before it runs: the allowlist, a path on disk, the spend, a grant or a plan may have changed.
     const approved = this.stillApproved(row);
     const g = gate({
-      allowlist: this.d.allowlist(),
+      allowlist: allowlistFor(this.d.allowlist(), row.spool),
       settings,
       db: this.d.db,
       grants: this.d.grants,
@@ -202,7 +204,9 @@ export class Runner {
     faultPoint('after_mark_running');
     let handle: RunHandle;
     try {
-      handle = startRun(row.id, plan, logPath(this.d.io.results, row.id), settings.kill_grace_s * 1000);
+      const results = this.d.resultsDir(row.spool);
+      if (!results) throw new Error(`spool "${row.spool}" cannot be written now`);
+      handle = startRun(row.id, plan, logPath(results, row.id), settings.kill_grace_s * 1000);
     } catch (e) {
       // Recorded as running already: it must end as failed, never stay running with nothing behind it.
       const at = new Date().toISOString();

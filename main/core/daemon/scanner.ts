@@ -27,7 +27,8 @@ export interface ScannerDeps {
   /** The spool's folders, pinned (spool/pinned.ts), and this host's own claimed/ folder. */
   io: SpoolPaths;
   claimedMine: () => string;
-  queueWatch: QueueWatch | null;
+  /** Names the file events gave (null: none are watched). */
+  queueWatch: () => QueueWatch | null;
   refusals: Refusals;
   intake: IntakeDeps;
   requests: Requests;
@@ -162,7 +163,7 @@ export class Scanner {
     let n = 0;
     const more = () => n === 0 || (n < STEP_MAX && performance.now() < until);
     this.inStep(() =>
-      this.d.queueWatch?.takeNamed(more, (e) => {
+      this.d.queueWatch()?.takeNamed(more, (e) => {
         n++;
         this.d.safely(e.name, () => this.take(e));
       }),

@@ -129,7 +129,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       return r.ok ? ranView(r) : r;
     },
     'allowlist.dryRunReconcile': async ({ text, op, args }) => {
-      const preview = previewReconcile(text, svc.home.allowlist, op, args, { spool: svc.spoolDir, home: svc.home.root });
+      const preview = previewReconcile(text, svc.home.allowlist, op, args, svc.allowlistContext);
       if (!preview.ok) return preview;
       const { argv, cwd } = preview.plan;
       const yes = await confirmed({
@@ -198,6 +198,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         id: r.id,
         key_id: r.key_id,
         op: r.op,
+        spool: r.spool,
         args: JSON.parse(r.args_json) as Record<string, unknown>,
         intent: r.intent,
         state: r.state,

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../ledger/db';
 import { UserError } from '../errors';
 import { nowIso } from '../time';
-import { OP_NAME } from '../../../shared/protocol/ids';
+import { OP_NAME, SPOOL_NAME } from '../../../shared/protocol/ids';
 import type { KeyFile } from '../../../shared/protocol/types';
 import type { HostDocKey } from '../../../shared/protocol/hostAuth';
 import { decodeSecret } from '../../../shared/protocol/sign';
@@ -20,6 +20,8 @@ export interface KeyInfo {
   revoked_at: string | null;
   rotated_to: string | null;
   last_used_at: string | null;
+  /** The one spool whose requests it may sign (a request through another spool is `unknown_key`). */
+  spool: string;
 }
 
 export interface KeyWithSecret extends KeyInfo {
@@ -53,6 +55,7 @@ function toInfo(row: KeyRow): KeyInfo {
     revoked_at: row.revoked_at,
     rotated_to: row.rotated_to,
     last_used_at: row.last_used_at,
+    spool: row.spool,
   };
 }
 
@@ -61,8 +64,9 @@ export function keyFileOf(key: KeyWithSecret): KeyFile {
   return { v: 1, key_id: key.key_id, secret: key.secret };
 }
 
-function validateNew(name: string, scope: string, ops: string[] | null): void {
+function validateNew(name: string, scope: string, ops: string[] | null, spool: string): void {
   if (!/^\S.{0,99}$/u.test(name)) throw new UserError('a key name must be 1-100 characters and not start with a space');
+  if (!SPOOL_NAME.test(spool)) throw new UserError(`"${spool}" is not a spool name`);
   if (scope !== 'read' && scope !== 'write') throw new UserError(`scope must be read or write, not "${scope}"`);
   for (const op of ops ?? []) {
     if (!OP_NAME.test(op) && !op.startsWith('dumbwaiter.')) throw new UserError(`"${op}" is not a valid operation name`);
@@ -89,8 +93,8 @@ export class KeyStore {
     return rows.length;
   }
 
-  create(name: string, scope: Scope, ops: string[] | null = null): KeyWithSecret {
-    validateNew(name, scope, ops);
+  create(name: string, scope: Scope, ops: string[] | null = null, spool = 'default'): KeyWithSecret {
+    validateNew(name, scope, ops, spool);
     const secret = randomBytes(32).toString('base64url');
     const row: KeyRow = {
       key_id: `k_${randomBytes(9).toString('base64url')}`,
@@ -103,11 +107,12 @@ export class KeyStore {
       revoked_at: null,
       rotated_to: null,
       last_used_at: null,
+      spool,
     };
     this.db
       .prepare(
-        `INSERT INTO keys (key_id, name, scope, ops, secret, secret_format, created_at)
-         VALUES (@key_id, @name, @scope, @ops, @secret, @secret_format, @created_at)`,
+        `INSERT INTO keys (key_id, name, scope, ops, secret, secret_format, created_at, spool)
+         VALUES (@key_id, @name, @scope, @ops, @secret, @secret_format, @created_at, @spool)`,
       )
       .run(row);
     return { ...toInfo(row), secret };
@@ -143,12 +148,12 @@ export class KeyStore {
     return r.changes === 1;
   }
 
-  /** A new key with the same name, scope and operations; the old one is revoked at once. */
+  /** A new key with the same name, scope, operations and spool; the old one is revoked at once. */
   rotate(keyId: string): KeyWithSecret {
     const old = this.require(keyId);
     if (old.revoked_at) throw new UserError(`key ${keyId} is revoked; create a new key instead`);
     return this.db.transaction(() => {
-      const fresh = this.create(old.name, old.scope, old.ops);
+      const fresh = this.create(old.name, old.scope, old.ops, old.spool);
       this.db.prepare('UPDATE keys SET revoked_at = ?, rotated_to = ? WHERE key_id = ?').run(nowIso(), fresh.key_id, keyId);
       return fresh;
     }).immediate();

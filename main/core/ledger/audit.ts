@@ -13,6 +13,8 @@ export interface AuditEntry {
   request_id?: string | null;
   key_id?: string | null;
   op?: string | null;
+  /** The spool it concerns; by default the spool of its request, else of its key. */
+  spool?: string | null;
   details?: Record<string, unknown>;
 }
 
@@ -28,6 +30,7 @@ export interface AuditQuery {
   before?: number;
   op?: string;
   keyId?: string;
+  spool?: string;
   /** Only entries of requests now in this state. */
   state?: string;
   /** ISO times: entries at or after `since`, before `until`. */
@@ -59,8 +62,9 @@ export class AuditLog {
 
   constructor(private readonly db: Db) {
     this.insert = db.prepare(
-      `INSERT INTO audit (at, kind, actor, request_id, key_id, op, message, details)
-       VALUES (@at, @kind, @actor, @request_id, @key_id, @op, @message, @details)`,
+      `INSERT INTO audit (at, kind, actor, request_id, key_id, op, message, details, spool)
+       VALUES (@at, @kind, @actor, @request_id, @key_id, @op, @message, @details,
+               COALESCE(@spool, (SELECT spool FROM requests WHERE id = @request_id), (SELECT spool FROM keys WHERE key_id = @key_id)))`,
     );
   }
 
@@ -74,6 +78,7 @@ export class AuditLog {
       op: e.op ?? null,
       message: e.message,
       details: e.details ? JSON.stringify(e.details) : null,
+      spool: e.spool ?? null,
     });
   }
 
@@ -99,6 +104,7 @@ export class AuditLog {
       ['requestId', 'a.request_id = @requestId', q.requestId],
       ['op', 'a.op = @op', q.op],
       ['keyId', 'a.key_id = @keyId', q.keyId],
+      ['spool', 'a.spool = @spool', q.spool],
       ['state', 'a.request_id IN (SELECT id FROM requests WHERE state = @state)', q.state],
       ['since', 'a.at >= @since', iso(q.since)],
       ['until', 'a.at < @until', iso(q.until)],

@@ -120,6 +120,15 @@ const MIGRATIONS: string[] = [
    ALTER TABLE requests ADD COLUMN run_marker TEXT;
    ALTER TABLE requests ADD COLUMN run_since INTEGER;
    ALTER TABLE requests ADD COLUMN reconcile_json TEXT;`,
+  // Several spools per home: each request, key and audit entry belongs to one (an earlier single
+  // spool is 'default'). An audit entry of no spool in particular (the daemon's start) has NULL.
+  `ALTER TABLE requests ADD COLUMN spool TEXT NOT NULL DEFAULT 'default';
+   ALTER TABLE keys ADD COLUMN spool TEXT NOT NULL DEFAULT 'default';
+   ALTER TABLE audit ADD COLUMN spool TEXT;
+   UPDATE audit SET spool = 'default' WHERE request_id IS NOT NULL OR key_id IS NOT NULL;
+   CREATE INDEX audit_spool ON audit (spool, seq);
+   CREATE INDEX requests_spool ON requests (spool);
+   UPDATE meta SET k = 'spool_problem:default' WHERE k = 'spool_problem';`,
 ];
 
 export function openLedger(file: string): Db {

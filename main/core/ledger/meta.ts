@@ -1,5 +1,6 @@
 // Small host-wide flags kept in the ledger, so the command line can set them while a daemon runs.
 import type { Db } from './db';
+import type { ProbeReport } from '../../../shared/protocol/probe';
 
 export class HostFlags {
   constructor(private readonly db: Db) {}
@@ -15,13 +16,36 @@ export class HostFlags {
     return true;
   }
 
-  /** Why the daemon stopped touching the spool (unsafe, unreadable...), or null while it is fine. Kept
-   *  in the ledger so that `status` and the app can say it when host.json cannot be written. */
-  get spoolProblem(): string | null {
-    return (this.db.prepare("SELECT v FROM meta WHERE k = 'spool_problem'").get() as { v: string } | undefined)?.v || null;
+  private get(k: string): string | null {
+    return (this.db.prepare('SELECT v FROM meta WHERE k = ?').get(k) as { v: string } | undefined)?.v || null;
   }
 
-  setSpoolProblem(problem: string | null): void {
-    this.db.prepare("INSERT INTO meta (k, v) VALUES ('spool_problem', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v").run(problem ?? '');
+  private set(k: string, v: string | null): void {
+    this.db.prepare('INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v').run(k, v ?? '');
+  }
+
+  /** Why the daemon stopped touching a spool (unsafe, unreadable...), or null while it is fine. Kept
+   *  in the ledger so that `status` and the app can say it when host.json cannot be written. */
+  spoolProblem(spool: string): string | null {
+    return this.get(`spool_problem:${spool}`);
+  }
+
+  setSpoolProblem(spool: string, problem: string | null): void {
+    this.set(`spool_problem:${spool}`, problem);
+  }
+
+  /** The last probe of a spool's mount (spool/probe.ts), as the daemon or a `spools check` made it. */
+  probe(spool: string): ProbeReport | null {
+    const v = this.get(`spool_probe:${spool}`);
+    return v ? (JSON.parse(v) as ProbeReport) : null;
+  }
+
+  setProbe(spool: string, report: ProbeReport | null): void {
+    this.set(`spool_probe:${spool}`, report ? JSON.stringify(report) : null);
+  }
+
+  /** What the ledger keeps of a spool that is removed from the home. */
+  forgetSpool(spool: string): void {
+    this.db.prepare('DELETE FROM meta WHERE k IN (?, ?)').run(`spool_problem:${spool}`, `spool_probe:${spool}`);
   }
 }

@@ -58,6 +58,8 @@ export interface RequestRow {
   run_since: number | null;
   /** The last ReconcileAttempt (shared/protocol/types.ts). */
   reconcile_json: string | null;
+  /** The spool it came through: its result goes back there, and only that spool's keys see it. */
+  spool: string;
 }
 
 
@@ -66,6 +68,7 @@ export interface RequestFilter {
   states?: RequestState[];
   keyId?: string;
   op?: string;
+  spool?: string;
   limit?: number;
   before?: number;
 }
@@ -73,12 +76,12 @@ export interface RequestFilter {
 /** A request as the app lists it: no output, no arguments. */
 export type RequestSummary = Pick<
   RequestRow,
-  'id' | 'key_id' | 'op' | 'state' | 'intent' | 'claimed_at' | 'started_at' | 'finished_at' | 'duration_ms' | 'exit_code' | 'error_code' | 'error_message' | 'updated_at' | 'resolved_by'
+  'id' | 'key_id' | 'op' | 'spool' | 'state' | 'intent' | 'claimed_at' | 'started_at' | 'finished_at' | 'duration_ms' | 'exit_code' | 'error_code' | 'error_message' | 'updated_at' | 'resolved_by'
 > & { seq: number; resolved_by: 'human' | 'reconcile' | null };
 
 export type NewRequest = Pick<
   RequestRow,
-  'id' | 'key_id' | 'op' | 'args_json' | 'binding_hash' | 'mac' | 'intent' | 'created_at' | 'expires_at' | 'state'
+  'id' | 'key_id' | 'op' | 'args_json' | 'binding_hash' | 'mac' | 'intent' | 'created_at' | 'expires_at' | 'state' | 'spool'
 > & Partial<Pick<RequestRow, 'plan_id' | 'limits_json' | 'steps_json'>>
   // A built-in the host answered itself enters finished, with its output, in the one insert.
   & Partial<Pick<RequestRow, 'stdout' | 'exit_code' | 'started_at' | 'finished_at' | 'duration_ms'>> & {
@@ -119,10 +122,10 @@ export class Requests {
     this.insertStmt = db.prepare(
       `INSERT INTO requests (id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
                              state, plan_json, error_code, error_message, approval_json, decided_by, decided_at, updated_at,
-                             plan_id, limits_json, steps_json, stdout, exit_code, started_at, finished_at, duration_ms)
+                             plan_id, limits_json, steps_json, stdout, exit_code, started_at, finished_at, duration_ms, spool)
        VALUES (@id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
                @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at,
-               @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms)`,
+               @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms, @spool)`,
     );
   }
 
@@ -214,18 +217,19 @@ export class Requests {
     }
   }
 
-  unsynced(): RequestRow[] {
-    return this.db.prepare('SELECT * FROM requests WHERE synced = 0').all() as RequestRow[];
+  /** Rows whose result file may be behind, of one spool (each spool's writer writes only its own). */
+  unsynced(spool: string): RequestRow[] {
+    return this.db.prepare('SELECT * FROM requests WHERE synced = 0 AND spool = ?').all(spool) as RequestRow[];
   }
 
   /**
    * A page of the requests whose result file may be in the spool (changed since `since`, or not
    * finished), in rowid order after `after`: for the periodic look at result files.
    */
-  resultIdsAfter(after: number, since: string, limit: number): { rowid: number; id: string }[] {
+  resultIdsAfter(spool: string, after: number, since: string, limit: number): { rowid: number; id: string }[] {
     return this.db
-      .prepare(`SELECT rowid, id FROM requests WHERE rowid > ? AND (updated_at >= ? OR state NOT IN (${FINAL_STATES.map((s) => `'${s}'`).join(', ')})) ORDER BY rowid LIMIT ?`)
-      .all(after, since, limit) as { rowid: number; id: string }[];
+      .prepare(`SELECT rowid, id FROM requests WHERE rowid > ? AND spool = ? AND (updated_at >= ? OR state NOT IN (${FINAL_STATES.map((s) => `'${s}'`).join(', ')})) ORDER BY rowid LIMIT ?`)
+      .all(after, spool, since, limit) as { rowid: number; id: string }[];
   }
 
   /**
@@ -241,15 +245,23 @@ export class Requests {
     return this.db.prepare('SELECT * FROM requests WHERE state = ? ORDER BY claimed_at, rowid').all(state) as RequestRow[];
   }
 
-  /** The oldest queued request whose operation has a free slot. */
-  nextQueued(excludeOps: string[]): RequestRow | null {
+  /** The oldest queued request of one of `spools` (those this daemon serves) whose operation has a free slot. */
+  nextQueued(excludeOps: string[], spools: string[]): RequestRow | null {
+    if (spools.length === 0) return null;
     const not = excludeOps.length ? `AND op NOT IN (${excludeOps.map(() => '?').join(', ')})` : '';
-    const row = this.db.prepare(`SELECT * FROM requests WHERE state = 'queued' ${not} ORDER BY claimed_at, rowid LIMIT 1`).get(...excludeOps);
-    return (row as RequestRow | undefined) ?? null;
+    const sql = `SELECT * FROM requests WHERE state = 'queued' AND spool IN (${spools.map(() => '?').join(', ')}) ${not} ORDER BY claimed_at, rowid LIMIT 1`;
+    return (this.db.prepare(sql).get(...spools, ...excludeOps) as RequestRow | undefined) ?? null;
   }
 
-  countInState(state: RequestState): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM requests WHERE state = ?').get(state) as { n: number }).n;
+  countInState(state: RequestState, spool?: string): number {
+    const sql = `SELECT COUNT(*) AS n FROM requests WHERE state = ?${spool === undefined ? '' : ' AND spool = ?'}`;
+    return (this.db.prepare(sql).get(...(spool === undefined ? [state] : [state, spool])) as { n: number }).n;
+  }
+
+  /** Requests of a spool that are not finished (uncertain ones count: a human must still settle them). */
+  openInSpool(spool: string): number {
+    const finals = FINAL_STATES.map((s) => `'${s}'`).join(', ');
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM requests WHERE spool = ? AND state NOT IN (${finals})`).get(spool) as { n: number }).n;
   }
 
   /** What finds a run's processes after a crash (its process group, marker and main process's start
@@ -273,13 +285,17 @@ export class Requests {
       where.push('op = @op');
       params.op = f.op;
     }
+    if (f.spool) {
+      where.push('spool = @spool');
+      params.spool = f.spool;
+    }
     if (f.before !== undefined) {
       where.push('rowid < @before');
       params.before = f.before;
     }
     return this.db
       .prepare(
-        `SELECT rowid AS seq, id, key_id, op, state, intent, claimed_at, started_at, finished_at, duration_ms, exit_code,
+        `SELECT rowid AS seq, id, key_id, op, spool, state, intent, claimed_at, started_at, finished_at, duration_ms, exit_code,
                 error_code, error_message, updated_at, resolved_by
          FROM requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY rowid DESC LIMIT @limit`,
       )

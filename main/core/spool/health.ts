@@ -15,11 +15,13 @@ export class SpoolHealth {
   problem: string | null;
 
   constructor(
+    /** The spool's name, in what is said and recorded. */
+    private readonly spool: string,
     private readonly audit: AuditLog,
     private readonly log: Logger,
     private readonly flags: HostFlags,
   ) {
-    this.problem = flags.spoolProblem;
+    this.problem = flags.spoolProblem(spool);
   }
 
   /** Returns true when the error was the disk being full (already reported). */
@@ -28,9 +30,9 @@ export class SpoolHealth {
     if (!SPACE_ERRORS.has(code)) return false;
     if (!this.full) {
       this.full = true;
-      const msg = `the spool's disk is full (${code} while writing ${what}): requests are still recorded in the ledger, and their results are written when space returns`;
+      const msg = `the disk of spool "${this.spool}" is full (${code} while writing ${what}): requests are still recorded in the ledger, and their results are written when space returns`;
       this.log.error(msg);
-      this.audit.record({ kind: 'disk_full', message: msg });
+      this.audit.record({ kind: 'disk_full', spool: this.spool, message: msg });
     }
     return true;
   }
@@ -38,21 +40,21 @@ export class SpoolHealth {
   succeeded(): void {
     if (!this.full) return;
     this.full = false;
-    this.log.info('the spool has space again: writing the results that were held back');
-    this.audit.record({ kind: 'disk_ok', message: 'the spool has space again; held-back results are being written' });
+    this.log.info(`spool "${this.spool}" has space again: writing the results that were held back`);
+    this.audit.record({ kind: 'disk_ok', spool: this.spool, message: `spool "${this.spool}" has space again; held-back results are being written` });
   }
 
   /** Why the spool may not be touched (null: it may again). Says each change once. */
   setProblem(problem: string | null): void {
     if (problem === this.problem) return;
     if (problem) {
-      this.log.error(`${problem}; not touching the spool until it is fixed`);
-      this.audit.record({ kind: 'spool_unsafe', message: `${problem}; the host does not touch the spool until it is fixed` });
+      this.log.error(`spool "${this.spool}": ${problem}; not touching it until it is fixed (other spools go on)`);
+      this.audit.record({ kind: 'spool_unsafe', spool: this.spool, message: `spool "${this.spool}": ${problem}; the host does not touch it until it is fixed` });
     } else {
-      this.log.info('the spool is usable again; resuming');
-      this.audit.record({ kind: 'spool_ok', message: `the spool is usable again (it was: ${this.problem})` });
+      this.log.info(`spool "${this.spool}" is usable again; resuming`);
+      this.audit.record({ kind: 'spool_ok', spool: this.spool, message: `spool "${this.spool}" is usable again (it was: ${this.problem})` });
     }
     this.problem = problem;
-    this.flags.setSpoolProblem(problem);
+    this.flags.setSpoolProblem(this.spool, problem);
   }
 }

@@ -80,7 +80,9 @@ export class ResultRepair {
     const file = resultPath(this.paths.results, id);
     const st = lstatSync(file, { bigint: true, throwIfNoEntry: false });
     if (st && from !== 'change' && this.written.matches(id, st)) return this.leftAlone(id, from);
-    const row = this.requests.get(id);
+    const bound = this.requests.get(id);
+    // Another spool's request is none of this spool's business: its sandbox must not get it.
+    const row = bound && bound.spool === this.spool ? bound : null;
     // Unbound: the host's own unsigned refusals, or anything named like one; no key to sign for.
     if (!row) {
       this.written.forget(id);
@@ -105,6 +107,10 @@ export class ResultRepair {
     if (!this.writer.publish(now)) return false; // retried at the next look: the file is still not ours
     this.repaired(now, found, from);
     return true;
+  }
+
+  get spool(): string {
+    return this.writer.spool;
   }
 
   /** End of a step: what it repaired, in one commit. */

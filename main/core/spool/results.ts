@@ -124,6 +124,8 @@ export class ResultWriter {
   private readonly unsignable = new Set<string>();
 
   constructor(
+    /** The spool's name: only its own requests' results are written here. */
+    readonly spool: string,
     private readonly paths: SpoolPaths,
     private readonly requests: Requests,
     /** The key a result is signed for (KeyStore.signer); null: it cannot be signed in this process. */
@@ -142,6 +144,11 @@ export class ResultWriter {
    * the command line): the app's daemon, which can, writes it when it sees the ledger change.
    */
   publish(row: RequestRow): boolean {
+    // Each sandbox sees its own spool only: another spool's result here would be a leak.
+    if (row.spool !== this.spool) {
+      log.error(`results/${row.id}.json not written to spool "${this.spool}": the request came through spool "${row.spool}"`);
+      return false;
+    }
     for (let current: RequestRow | null = row; current; ) {
       const key = this.signer(current.key_id);
       if (!key) {
@@ -190,7 +197,7 @@ export class ResultWriter {
   /** After a crash: every row whose last change may not have reached its result file. */
   repairAll(): number {
     let n = 0;
-    for (const row of this.requests.unsynced()) if (this.publish(row)) n++;
+    for (const row of this.requests.unsynced(this.spool)) if (this.publish(row)) n++;
     return n;
   }
 }

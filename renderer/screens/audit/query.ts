@@ -173,6 +173,8 @@ const TONES: Record<AuditKind, Tone> = {
   settings_invalid: 'bad',
   spool_ok: 'neutral',
   spool_replaced: 'warn',
+  spool_added: 'neutral',
+  spool_removed: 'neutral',
   spool_unsafe: 'bad',
   started: 'neutral',
   uncertain: 'bad',

@@ -1,0 +1,260 @@
+// One spool as the daemon serves it: its folders pinned and checked, its queue scanned and claimed, its
+// results written and watched, its host.json, catalog and clients. Each spool has its own, so one that
+// is unsafe or unreadable waits for its fix without holding up the others; what spools share (the
+// ledger, the runner, the lifecycle, the allowlist) lives in the daemon.
+import path from 'node:path';
+import type { Requests } from '../ledger/requests';
+import type { AuditLog } from '../ledger/audit';
+import type { HostFlags } from '../ledger/meta';
+import type { KeyStore } from '../keys/keyStore';
+import type { Db } from '../ledger/db';
+import type { Settings } from '../settings';
+import type { SpoolEntry } from '../settings';
+import type { Allowlist } from '../allowlist/types';
+import { allowlistFor } from '../allowlist/forSpool';
+import { checkPrivateDir, checkSpool, spoolPaths, type SpoolPaths } from '../spool/layout';
+import { PinnedSpool } from '../spool/pinned';
+import { SpoolHealth } from '../spool/health';
+import { ResultWriter, WrittenResults } from '../spool/results';
+import { ResultRepair } from '../spool/resultRepair';
+import { catalogOf, writeCatalog, writeHostStatus } from '../spool/hostFiles';
+import { probeSpool } from '../spool/probe';
+import { reapSpool, reapedText } from '../retention';
+import { placeAgentGuide, placeSandboxClients } from '../sandboxClients';
+import { scopedLogger, type Logger } from '../log';
+import { APP_VERSION } from '../version';
+import type { ProbeReport } from '../../../shared/protocol/probe';
+import { QueueWatch } from './queueWatch';
+import { ResultsWatch } from './resultsWatch';
+import { Refusals } from './refusals';
+import { Scanner } from './scanner';
+import type { IntakeDeps } from './intake';
+
+/** What every spool's server uses of the daemon. */
+export interface SharedParts extends Omit<IntakeDeps, 'spool' | 'paths' | 'results' | 'refused' | 'log' | 'allowlist'> {
+  db: Db;
+  requests: Requests;
+  audit: AuditLog;
+  keys: KeyStore;
+  flags: HostFlags;
+  allowlist: () => Allowlist;
+  settings: () => Settings;
+  paused: () => boolean;
+  stopping: () => boolean;
+  reloadSettings: () => void;
+  pump: () => void;
+  safely: (name: string, fn: () => void) => void;
+}
+
+export class SpoolServer {
+  readonly name: string;
+  /** The spool's plain paths: for messages and the safety check. */
+  readonly plain: SpoolPaths;
+  /** Its folders pinned (spool/pinned.ts): every file operation goes through these. */
+  readonly io: SpoolPaths;
+  readonly results: ResultWriter;
+  private readonly pinned: PinnedSpool;
+  private readonly health: SpoolHealth;
+  private readonly log: Logger;
+  /** null without file events (the setting, or a mount the probe found delivers none). */
+  private queueWatch: QueueWatch | null;
+  private readonly resultsWatch: ResultsWatch;
+  private readonly scanner: Scanner;
+  private heartbeatError: string | null = null;
+  /** The last probe of its mount, once one ended. */
+  probe: ProbeReport | null = null;
+
+  constructor(
+    entry: SpoolEntry,
+    private readonly d: SharedParts,
+  ) {
+    this.name = entry.name;
+    this.plain = spoolPaths(path.resolve(entry.dir));
+    const settings = d.settings();
+    this.log = scopedLogger(`spool ${entry.name}`);
+    this.pinned = new PinnedSpool(this.plain, { hostId: settings.host_id, later: true });
+    this.io = this.pinned.paths;
+    this.health = new SpoolHealth(entry.name, d.audit, this.log, d.flags);
+    const written = new WrittenResults();
+    this.results = new ResultWriter(entry.name, this.io, d.requests, (k) => d.keys.signer(k), this.health, written);
+    this.queueWatch = settings.file_events ? new QueueWatch(() => this.requestScan(), this.log) : null;
+    const repair = new ResultRepair(this.io, d.requests, this.results, written, (k) => d.keys.signer(k), d.audit, () => d.settings().retention_spool_days, this.log);
+    this.resultsWatch = new ResultsWatch(repair, written, d.requests, () => d.settings().retention_spool_days, () => this.ok, settings.file_events, this.log);
+    const refusals = new Refusals(d.audit, this.results, this.log, entry.name);
+    const intake: IntakeDeps = {
+      ...d,
+      spool: entry.name,
+      paths: this.io,
+      results: this.results,
+      log: this.log,
+      allowlist: () => allowlistFor(d.allowlist(), entry.name),
+      refused: (r) => refusals.add(r),
+    };
+    this.scanner = new Scanner({
+      io: this.io,
+      claimedMine: () => this.pinned.claimedMine,
+      queueWatch: () => this.queueWatch,
+      refusals,
+      intake,
+      requests: d.requests,
+      audit: d.audit,
+      results: this.results,
+      log: this.log,
+      spoolUsable: () => this.usable(),
+      beforePass: () => d.reloadSettings(),
+      pump: () => d.pump(),
+      safely: d.safely,
+    });
+  }
+
+  /** Pins the folders and writes what belongs there, or says why it cannot be touched now. */
+  start(): void {
+    this.usable();
+    this.resultsWatch.start();
+    this.requestScan();
+  }
+
+  /** The mount's probe (a few file operations and one file event): its verdict is kept in the ledger
+   *  for `status` and the app, and a mount that delivers no file events is served by the rescan alone. */
+  async runProbe(): Promise<ProbeReport> {
+    const settings = this.d.settings();
+    const report = await probeSpool(
+      { name: this.name, root: this.plain.root, paths: this.ok ? this.io : this.plain },
+      { rescanMs: settings.rescan_interval_ms, ...(settings.file_events ? {} : { eventTimeoutMs: 0 }) },
+    );
+    this.probe = report;
+    this.d.flags.setProbe(this.name, report);
+    if (!report.events.delivered && this.queueWatch) {
+      this.queueWatch.close();
+      this.queueWatch = null;
+    }
+    const say = report.verdict === 'ok' ? this.log.info : this.log.warn;
+    say.call(this.log, `probe of ${this.plain.root}: ${report.summary}`);
+    this.heartbeat();
+    return report;
+  }
+
+  requestScan(): void {
+    this.scanner.request();
+  }
+
+  get unclaimed(): number {
+    return this.scanner.unclaimed;
+  }
+
+  /** Pinned and not known to be broken: results, host.json and the catalog may be written. */
+  get ok(): boolean {
+    return this.pinned.pinned && this.health.problem === null;
+  }
+
+  get problem(): string | null {
+    return this.health.problem;
+  }
+
+  /**
+   * Whether the spool may be touched now: checked (safe, complete, ours to use) and pinned to what its
+   * names lead to now. Any problem, whatever the sandbox did (a symlink, chmod 000, a folder deleted),
+   * is said once, and this spool waits for it to be fixed; nothing here throws.
+   */
+  usable(): boolean {
+    const wasOk = this.ok;
+    let replaced: string[];
+    try {
+      checkSpool(this.plain.root);
+      // Checked when it is there; a missing one is made by the repin below, through the pinned claimed/
+      // (made here by name, it would be made wherever a claimed/ swapped for a link meanwhile leads).
+      checkPrivateDir(path.join(this.plain.claimed, this.d.settings().host_id));
+      // A folder replaced by another real folder: safe, but our pins still lead to the old one.
+      replaced = this.pinned.replaced();
+      if (replaced.length || !this.pinned.pinned) {
+        this.pinned.repin();
+        this.queueWatch?.watch(this.io.queue); // the folder now pinned, not the one an old fd led to
+        this.resultsWatch.watch(this.io.results, true);
+      } else {
+        if (this.queueWatch && !this.queueWatch.watching) this.queueWatch.watch(this.io.queue); // lost to an error (queue/ made unreadable, since fixed)
+        if (!this.resultsWatch.watching) this.resultsWatch.watch(this.io.results, false);
+      }
+      if (replaced.length) {
+        this.log.warn(`spool folders were replaced: ${replaced.join(', ')}; using the new ones`);
+        this.d.audit.record({ kind: 'spool_replaced', spool: this.name, message: `folders of spool "${this.name}" were replaced from outside: ${replaced.join(', ')}` });
+      }
+    } catch (e) {
+      this.health.setProblem((e as Error).message);
+      return false;
+    }
+    this.health.setProblem(null);
+    if (!wasOk || replaced.length) this.back();
+    return true;
+  }
+
+  /** The spool can be written again (or for the first time, or its folders are new): what could not
+   *  be written meanwhile, or went with a replaced folder. */
+  private back(): void {
+    this.d.safely('bin/', () => placeSandboxClients(this.io));
+    this.publishCatalog(this.d.allowlist());
+    this.repairResults();
+    this.resultsWatch.sweepNow(); // what events said while the spool could not be touched, and what changed meanwhile
+    this.heartbeat();
+  }
+
+  /** Results a crash, the spool's state or another process left unwritten. */
+  repairResults(): void {
+    if (!this.ok) return;
+    this.d.safely(`results of spool ${this.name}`, () => {
+      const repaired = this.results.repairAll();
+      if (repaired) this.log.info(`wrote ${repaired} result files that a crash or the spool's state had held back`);
+    });
+  }
+
+  /** catalog.json (this spool's operations only), and the agent's guide made from it (bin/AGENTS.md, bin/SKILL.md). */
+  publishCatalog(a: Allowlist): void {
+    if (!this.ok) return;
+    const catalog = catalogOf(a, this.name);
+    this.d.safely('catalog.json', () => writeCatalog(this.io.catalogJson, catalog));
+    this.d.safely('bin/AGENTS.md', () => placeAgentGuide(this.io, catalog));
+  }
+
+  heartbeat(): void {
+    if (!this.pinned.pinned) return; // the ledger's spool problem says why
+    try {
+      writeHostStatus(this.io.hostJson, {
+        host_id: this.d.settings().host_id,
+        app_version: APP_VERSION,
+        paused: this.d.paused(),
+        queue_depth: this.d.requests.countInState('queued', this.name) + this.scanner.unclaimed,
+        running: this.d.requests.countInState('running', this.name),
+        up: !this.d.stopping(),
+        spool: this.name,
+        ...(this.probe ? { probe: { verdict: this.probe.verdict, summary: this.probe.summary, events: this.probe.events.delivered } } : {}),
+        ...(this.health.full ? { disk_full: true } : {}),
+      });
+      this.health.succeeded();
+      this.heartbeatError = null;
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (!this.health.failed(e, 'host.json') && msg !== this.heartbeatError) this.log.error(`cannot write host.json: ${msg}`);
+      this.heartbeatError = msg;
+    }
+  }
+
+  /** Retention in this spool's folders (never through a folder the sandbox swapped). */
+  reap(): void {
+    if (!this.usable()) return;
+    const r = reapSpool(this.io, this.d.db, this.d.settings());
+    const what = reapedText(r);
+    if (!what) return;
+    this.log.info(`retention: removed ${what}`);
+    this.d.audit.record({ kind: 'reaped', spool: this.name, message: `retention removed ${what} (spool "${this.name}")`, details: { ...r } });
+  }
+
+  async stop(): Promise<void> {
+    this.queueWatch?.close();
+    this.resultsWatch.close();
+    await this.scanner.stop();
+  }
+
+  /** After the stop: the last heartbeat (up: false) is written by the daemon first. */
+  close(): void {
+    this.pinned.close();
+  }
+}
