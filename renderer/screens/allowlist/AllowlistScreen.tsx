@@ -35,7 +35,9 @@ import {
 } from './store';
 import { TryOut } from './TryOut';
 import { YamlView } from './YamlView';
-import { APPROVALS, SCOPES, readOperations, type OpForm } from './yamlDoc';
+import { APPROVALS, SCOPES } from '../../../shared/allowlist/schema';
+import type { OpForm } from './form';
+import { readOperations } from './readForm';
 import './allowlist.css';
 
 const POLL_MS = 2000;

@@ -6,15 +6,11 @@ import { toast } from '../../stores/toasts';
 import { fieldError, type Problem } from './problems';
 import { InvalidOption } from './InvalidOption';
 import { SharedWarning } from './SharedWarning';
-import { ARG_TYPES, REQUIRED, SCALAR_TYPES, emptyType, type ArgForm, type TypeForm } from './yamlDoc';
+import { ARG_TYPES, ARG_TYPE_ABOUT, ARG_TYPE_FIELDS, SCALAR_TYPES, type ArgTypeName } from '../../../shared/allowlist/schema';
+import { REQUIRED, emptyType, type ArgForm, type TypeForm } from './form';
 
-const TYPE_HELP: Record<string, string> = {
-  string: 'Text, optionally limited by a pattern, a length or a list of allowed values.',
-  integer: 'A whole number, optionally between a minimum and a maximum.',
-  boolean: 'true or false; with a flag, the flag is added to the command when true.',
-  path: 'A file or folder inside the allowed folders (checked after resolving links).',
-  array: 'A list of values of one type; each becomes its own argv element.',
-};
+const MAX_ITEMS = ARG_TYPE_FIELDS.array.max_items.type;
+const MAX_LENGTH = ARG_TYPE_FIELDS.string.max_length.type;
 
 interface Props {
   arg: ArgForm;
@@ -38,7 +34,7 @@ export function ArgEditor({ arg, position, opIndex, problems, onChange, onRemove
         <Field label="Name" error={at('')} hint="Used as {name} in the command.">
           <input value={arg.name} onChange={(e) => set({ name: e.target.value.trim() })} spellCheck={false} autoComplete="off" />
         </Field>
-        <Field label="Type" error={at('type')} hint={TYPE_HELP[arg.type]}>
+        <Field label="Type" error={at('type')} hint={Object.hasOwn(ARG_TYPE_ABOUT, arg.type) ? ARG_TYPE_ABOUT[arg.type as ArgTypeName] : undefined}>
           <select value={arg.type} onChange={(e) => setType(e.target.value)}>
             {!ARG_TYPES.includes(arg.type as never) ? <option value={arg.type}>{arg.type ? `(invalid: ${arg.type})` : '(none)'}</option> : null}
             {ARG_TYPES.map((t) => (
@@ -72,8 +68,8 @@ export function ArgEditor({ arg, position, opIndex, problems, onChange, onRemove
               ))}
             </select>
           </Field>
-          <Field label="Max items" error={at('max_items')} hint="Default 64.">
-            <input value={arg.max_items} onChange={(e) => set({ max_items: e.target.value })} inputMode="numeric" placeholder="64" />
+          <Field label="Max items" error={at('max_items')} hint={`From ${MAX_ITEMS.min} to ${MAX_ITEMS.max}; default ${MAX_ITEMS.default}.`}>
+            <input value={arg.max_items} onChange={(e) => set({ max_items: e.target.value })} inputMode="numeric" placeholder={String(MAX_ITEMS.default)} />
           </Field>
           <TypeFields t={arg.items} forItems at={(k) => at(`items.${k}`)} onChange={(items) => set({ items })} />
         </div>
@@ -124,8 +120,8 @@ function TypeFields<T extends TypeForm>({ t, forItems, at, onChange }: { t: T; f
           <Field label="Pattern" error={at('pattern')} hint="A regular expression the whole value must match.">
             <input value={t.pattern} onChange={(e) => set({ pattern: e.target.value })} spellCheck={false} className="mono" placeholder="[A-Za-z0-9_-]*" />
           </Field>
-          <Field label="Max length" error={at('max_length')} hint="Characters; default 4096.">
-            <input value={t.max_length} onChange={(e) => set({ max_length: e.target.value })} inputMode="numeric" placeholder="4096" />
+          <Field label="Max length" error={at('max_length')} hint={`Characters, ${MAX_LENGTH.min} to ${MAX_LENGTH.max}; default ${MAX_LENGTH.default}.`}>
+            <input value={t.max_length} onChange={(e) => set({ max_length: e.target.value })} inputMode="numeric" placeholder={String(MAX_LENGTH.default)} />
           </Field>
           <EnumEditor values={t.enum} error={at('enum')} onChange={(values) => set({ enum: values })} />
           <label className="check">

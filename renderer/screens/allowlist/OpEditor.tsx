@@ -1,6 +1,7 @@
 // The form of one operation: what it is, the command (one box per argv element), where it runs,
-// its arguments, its policy and limits, and its reconcile check (the command that looks up whether an
-// interrupted run took effect). Every change is written into the YAML at once.
+// its arguments, its policy and limits, the spools that see it, and its reconcile check (the command
+// that looks up whether an interrupted run took effect). Every change is written into the YAML at once.
+// Hints, bounds and defaults come from the allowlist's schema.
 import { api, errorText } from '../../api';
 import { Field } from '../../components/Field';
 import { toast } from '../../stores/toasts';
@@ -9,7 +10,9 @@ import { CommandParts } from './CommandParts';
 import { InvalidOption } from './InvalidOption';
 import { SharedWarning } from './SharedWarning';
 import { fieldError, problemsOf, type Problem } from './problems';
-import { APPROVALS, OP_DEFAULTS, RECONCILE_DEFAULTS, SCOPES, emptyArg, type OpForm } from './yamlDoc';
+import { APPROVALS, OPERATION_FIELDS, RECONCILE_FIELDS, SCOPES, type FieldSpec } from '../../../shared/allowlist/schema';
+import { emptyArg, type OpForm } from './form';
+import { SpoolsField } from './SpoolsField';
 
 interface Props {
   form: OpForm;
@@ -158,15 +161,18 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
       <section aria-labelledby="sec-policy">
         <h3 id="sec-policy">Policy and limits</h3>
         <div className="field-grid">
-          <Field label="Scope" error={at('scope')} hint="Which keys may ask: read keys only read operations.">
+          <Field label="Scope" error={at('scope')} hint={OPERATION_FIELDS.scope.about}>
             <select value={form.scope} onChange={(e) => set({ scope: e.target.value })}>
               <InvalidOption value={form.scope} known={SCOPES} />
-              <option value="">Default (write)</option>
-              <option value="read">read</option>
-              <option value="write">write</option>
+              <option value="">Default ({OPERATION_FIELDS.scope.type.default})</option>
+              {SCOPES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
             </select>
           </Field>
-          <Field label="Approval" error={at('approval')} hint="Whether a person must approve each run.">
+          <Field label="Approval" error={at('approval')} hint={OPERATION_FIELDS.approval.about}>
             <select value={form.approval} onChange={(e) => set({ approval: e.target.value })}>
               <InvalidOption value={form.approval} known={APPROVALS} />
               <option value="">{approvalDefault(form.scope)}</option>
@@ -174,19 +180,20 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
               <option value="never">never: run without asking</option>
             </select>
           </Field>
-          <Field label="Timeout (seconds)" error={at('timeout_s')} hint={`Default ${OP_DEFAULTS.timeout_s}.`}>
-            <input value={form.timeout_s} onChange={(e) => set({ timeout_s: e.target.value })} inputMode="numeric" placeholder={OP_DEFAULTS.timeout_s} />
+          <Field label="Timeout (seconds)" error={at('timeout_s')} hint={wholeHint(OPERATION_FIELDS.timeout_s)}>
+            <input value={form.timeout_s} onChange={(e) => set({ timeout_s: e.target.value })} inputMode="numeric" placeholder={String(OPERATION_FIELDS.timeout_s.type.default)} />
           </Field>
-          <Field label="Output limit (bytes)" error={at('max_output_bytes')} hint="From 1024; default 1 MiB.">
-            <input value={form.max_output_bytes} onChange={(e) => set({ max_output_bytes: e.target.value })} inputMode="numeric" placeholder={OP_DEFAULTS.max_output_bytes} />
+          <Field label="Output limit (bytes)" error={at('max_output_bytes')} hint={wholeHint(OPERATION_FIELDS.max_output_bytes)}>
+            <input value={form.max_output_bytes} onChange={(e) => set({ max_output_bytes: e.target.value })} inputMode="numeric" placeholder={String(OPERATION_FIELDS.max_output_bytes.type.default)} />
           </Field>
-          <Field label="Concurrency" error={at('concurrency')} hint="Runs of this operation at once; default 1.">
-            <input value={form.concurrency} onChange={(e) => set({ concurrency: e.target.value })} inputMode="numeric" placeholder={OP_DEFAULTS.concurrency} />
+          <Field label="Concurrency" error={at('concurrency')} hint={wholeHint(OPERATION_FIELDS.concurrency)}>
+            <input value={form.concurrency} onChange={(e) => set({ concurrency: e.target.value })} inputMode="numeric" placeholder={String(OPERATION_FIELDS.concurrency.type.default)} />
           </Field>
-          <Field label="Cost" error={at('cost')} hint="Spend units per run; default 0.">
-            <input value={form.cost} onChange={(e) => set({ cost: e.target.value })} inputMode="numeric" placeholder={OP_DEFAULTS.cost} />
+          <Field label="Cost" error={at('cost')} hint={wholeHint(OPERATION_FIELDS.cost)}>
+            <input value={form.cost} onChange={(e) => set({ cost: e.target.value })} inputMode="numeric" placeholder={String(OPERATION_FIELDS.cost.type.default)} />
           </Field>
         </div>
+        <SpoolsField chosen={form.spools} error={at('spools')} onChange={(spools) => set({ spools })} />
       </section>
 
       <section aria-labelledby="sec-reconcile">
@@ -227,8 +234,8 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
               </button>
             </div>
             <div className="field-grid">
-              <Field label="Reconcile timeout (seconds)" error={at('reconcile.timeout_s')} hint={`From 1 to 3600; default ${RECONCILE_DEFAULTS.timeout_s}. A check that takes longer leaves the run to you.`}>
-                <input value={rec.timeout_s} onChange={(e) => set({ reconcile: { ...rec, timeout_s: e.target.value } })} inputMode="numeric" placeholder={RECONCILE_DEFAULTS.timeout_s} />
+              <Field label="Reconcile timeout (seconds)" error={at('reconcile.timeout_s')} hint={wholeHint(RECONCILE_FIELDS.timeout_s)}>
+                <input value={rec.timeout_s} onChange={(e) => set({ reconcile: { ...rec, timeout_s: e.target.value } })} inputMode="numeric" placeholder={String(RECONCILE_FIELDS.timeout_s.type.default)} />
               </Field>
             </div>
           </>
@@ -236,6 +243,11 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
       </section>
     </div>
   );
+}
+
+/** "Runs of this operation at once. From 1 to 64; default 1." */
+function wholeHint(f: FieldSpec): string {
+  return f.type.kind === 'whole' ? `${f.about} From ${f.type.min} to ${f.type.max}; default ${f.type.default}.` : f.about;
 }
 
 function approvalDefault(scope: string): string {

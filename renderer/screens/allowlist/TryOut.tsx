@@ -13,7 +13,7 @@ import { formatDuration } from '../../lib/format';
 import { VERDICTS } from '../../lib/reconcile';
 import { toast } from '../../stores/toasts';
 import { useCheck } from './store';
-import type { ArgForm, OpForm } from './yamlDoc';
+import type { ArgForm, OpForm } from './form';
 
 type Sample = Record<string, string | boolean>;
 

@@ -2,7 +2,7 @@
 import { useId, useMemo } from 'react';
 import { CopyButton } from '../../components/CopyButton';
 import { describeProblem, type Problem } from './problems';
-import { readOperations } from './yamlDoc';
+import { readOperations } from './readForm';
 import { setText, usePath, useText } from './store';
 
 export function YamlView({ problems }: { problems: Problem[] }) {

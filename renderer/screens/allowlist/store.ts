@@ -6,7 +6,10 @@ import { create } from 'zustand';
 import type { AllowlistCheck } from '../../../shared/ipc/views';
 import { api, errorText } from '../../api';
 import { toast } from '../../stores/toasts';
-import { addOperation, applyOperation, deleteOperation, emptyOp, freshName, mergeEdits, readOperations, settled, type OpForm } from './yamlDoc';
+import { addOperation, applyOperation, deleteOperation, freshName } from './edits';
+import { emptyOp, settled, type OpForm } from './form';
+import { mergeEdits } from './merge';
+import { readOperations } from './readForm';
 
 export interface DiskVersion {
   text: string;

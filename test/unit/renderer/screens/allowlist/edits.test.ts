@@ -1,74 +1,16 @@
-// The allowlist editor's YAML module (renderer/screens/allowlist/yamlDoc.ts), in Node: reading
-// operations into form values and writing them back keeps comments, untouched lines byte for byte and
-// the other operations as they were; what it writes is what the host's own validator reads.
+// The editor's edits of allowlist.yaml (renderer/screens/allowlist/edits.ts and writeNodes.ts), in Node:
+// writing a form back changes only the fields that changed, keeps comments and the other operations as
+// they were, and what it writes is what the host's own validator reads.
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { EXAMPLE_ALLOWLIST } from '../../../../../main/core/allowlist/example';
 import { parseAllowlist } from '../../../../../main/core/allowlist/load';
-import {
-  addOperation,
-  applyOperation,
-  deleteOperation,
-  emptyArg,
-  emptyOp,
-  freshName,
-  mergeEdits,
-  opForm,
-  readOperations,
-  settled,
-  type OpForm,
-} from '../../../../../renderer/screens/allowlist/yamlDoc';
-
-const FILE = `# Top comment: must survive.
-version: 1
-operations:
-  - name: say
-    description: Print a message
-    command: [/bin/echo, "{msg}"]   # the program never comes from a request
-    args:
-      msg: {type: string, max_length: 200}   # short messages only
-    scope: read                 # read | write
-    approval: never
-
-  # The second operation.
-  - name: count
-    description: Count to a number
-    command: [/usr/bin/seq, "{n}"]
-    args:
-      n: {type: integer, min: 1, max: 100}
-    scope: read
-    timeout_s: 5
-`;
-
-const form = (text: string, i: number): OpForm => readOperations(text).ops[i]!;
-const lines = (t: string) => t.split('\n');
-const ops = (t: string) => (parse(t) as { operations: Record<string, unknown>[] }).operations;
-
-describe('reading operations into forms', () => {
-  it('reads every field as text', () => {
-    const f = form(FILE, 1);
-    expect(f).toMatchObject({ name: 'count', description: 'Count to a number', command: ['/usr/bin/seq', '{n}'], scope: 'read', approval: '', timeout_s: '5', cwd: '' });
-    expect(f.args).toHaveLength(1);
-    expect(f.args[0]).toMatchObject({ key: 'n', name: 'n', type: 'integer', min: '1', max: '100', hasDefault: false, required: '' });
-  });
-
-  it('reads the example file, and reports syntax errors with their line', () => {
-    const r = readOperations(EXAMPLE_ALLOWLIST);
-    expect(r.ops.map((o) => o?.name)).toEqual(['echo', 'list-documents']);
-    expect(r.ops[1]!.args[0]).toMatchObject({ type: 'path', within: '~/Documents', must_exist: true, hasDefault: true, default: '.' });
-    const bad = readOperations('version: 1\noperations:\n  - name: [oops\n');
-    expect(bad.syntaxErrors.length).toBeGreaterThan(0);
-    expect(bad.syntaxErrors[0]!.line).toBeGreaterThanOrEqual(3);
-  });
-});
+import { addOperation, applyOperation, deleteOperation, freshName } from '../../../../../renderer/screens/allowlist/edits';
+import { emptyArg, emptyOp, settled, type OpForm } from '../../../../../renderer/screens/allowlist/form';
+import { mergeEdits } from '../../../../../renderer/screens/allowlist/merge';
+import { opForm } from '../../../../../renderer/screens/allowlist/readForm';
+import { FILE, form, lines, ops } from './allowlistFile';
 
 describe('writing a form back', () => {
-  it('round trips: an unchanged form leaves the text byte for byte as it was', () => {
-    for (const text of [FILE, EXAMPLE_ALLOWLIST]) {
-      readOperations(text).ops.forEach((f, i) => expect(applyOperation(text, i, f!)).toBe(text));
-    }
-  });
-
   it('changes only what changed: comments, alignment and the other operation stay', () => {
     const f = form(FILE, 0);
     const out = applyOperation(FILE, 0, { ...f, description: 'Say something', timeout_s: '30' });
@@ -79,13 +21,6 @@ describe('writing a form back', () => {
     expect(parseAllowlist(out).operations.get('say')!.timeout_s).toBe(30);
   });
 
-  it('keeps a changed line\'s trailing comment at its column (or one space after a longer line)', () => {
-    const shorter = applyOperation(FILE, 0, { ...form(FILE, 0), command: ['/bin/ls', '{msg}'] });
-    expect(shorter).toContain('    command: [/bin/ls, "{msg}"]     # the program never comes from a request');
-    const longer = applyOperation(FILE, 0, { ...form(FILE, 0), command: ['/bin/echo', '-n', '{msg}'] });
-    expect(longer).toContain('    command: [/bin/echo, -n, "{msg}"] # the program never comes from a request');
-    expect(ops(longer)[0]!.command).toEqual(['/bin/echo', '-n', '{msg}']);
-  });
 
   it('edits, renames and removes arguments in place', () => {
     const f = form(FILE, 0);
@@ -348,26 +283,13 @@ operations:
   });
 });
 
-describe('merging unsaved edits into a version changed on disk', () => {
-  const mine = applyOperation(FILE, 0, { ...form(FILE, 0), description: 'Mine' });
-  it('applies changed, added and deleted operations to the disk version, keeping its comments', () => {
-    const disk = applyOperation(FILE, 1, { ...form(FILE, 1), timeout_s: '9' }).replace('# Top comment: must survive.', '# Top comment, edited on disk.');
-    const added = addOperation(mine, { ...emptyOp('extra'), command: ['/bin/true'] }).text;
-    const r = mergeEdits(FILE, added, disk);
-    expect(r.conflicts).toEqual([]);
-    expect(r.text).toContain('# Top comment, edited on disk.');
-    expect(ops(r.text).map((o) => [o.name, o.description, o.timeout_s])).toEqual([
-      ['say', 'Mine', undefined],
-      ['count', 'Count to a number', 9],
-      ['extra', undefined, undefined],
-    ]);
-    const deleted = mergeEdits(FILE, deleteOperation(FILE, 0), disk);
-    expect(ops(deleted.text).map((o) => o.name)).toEqual(['count']);
-  });
 
-  it('refuses when the same operation changed on both sides', () => {
-    const disk = applyOperation(FILE, 0, { ...form(FILE, 0), description: 'Theirs' });
-    expect(mergeEdits(FILE, mine, disk).conflicts).toEqual(['say']);
-    expect(mergeEdits(FILE, mine, deleteOperation(FILE, 0)).conflicts).toEqual(['say']);
+describe('the spools field', () => {
+  it('ticking spools writes them on one line that the validator reads; none ticked removes the line', () => {
+    const picked = applyOperation(FILE, 1, { ...form(FILE, 1), spools: ['ci', 'default'] });
+    expect(lines(picked).filter((l) => !lines(FILE).includes(l))).toEqual(['    spools: [ci, default]']);
+    expect(parseAllowlist(picked).operations.get('count')!.spools).toEqual(['ci', 'default']);
+    expect(form(picked, 1).spools).toEqual(['ci', 'default']);
+    expect(applyOperation(picked, 1, { ...form(picked, 1), spools: [] })).toBe(FILE);
   });
 });
