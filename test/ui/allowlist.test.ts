@@ -534,6 +534,39 @@ describe('the allowlist editor', () => {
     expect(ui.errors).toEqual([]);
   });
 
+  it("the Spools field ticks the home's spools into spools:, marks a listed name that is not one of them, and none ticked means every spool", async () => {
+    const p = ui.page;
+    await opButton('count').click();
+    const field = p.getByRole('group', { name: 'Spools' });
+    const tick = field.getByRole('checkbox', { name: 'default' });
+    await tick.waitFor();
+    expect(await tick.isChecked()).toBe(false);
+    await expect.poll(() => description(field)).toMatch(/^All spools/);
+
+    await tick.check();
+    await expect.poll(() => description(field)).toMatch(/^Only the agents of default see it/);
+    const ticked = await yamlText();
+    expect(ticked).toBe(ALLOWLIST.replace('    scope: read\n', '    scope: read\n    spools: [default]\n'));
+
+    // A name in the file that is not a spool of this home: shown ticked and marked, a problem that blocks saving.
+    await p.getByRole('tab', { name: 'YAML' }).click();
+    await p.getByLabel(/^allowlist\.yaml/).fill(ticked.replace('spools: [default]', 'spools: [default, nightly]'));
+    await p.getByRole('tab', { name: 'Form' }).click();
+    const stray = field.getByRole('checkbox', { name: /nightly/ });
+    await expect.poll(() => stray.isChecked()).toBe(true);
+    await expect.poll(() => description(field)).toMatch(/"nightly" is not a spool of this home \(its spools: default\)/);
+    await expect.poll(() => saveButton().isDisabled()).toBe(true);
+    await field.evaluate((e) => e.scrollIntoView({ block: 'center' }));
+    await ui.screenshots('allowlist-spools');
+
+    await stray.uncheck();
+    await expect.poll(() => description(field)).toMatch(/^Only the agents of default see it/);
+    await field.getByRole('button', { name: 'Offer to all spools' }).click();
+    await expect.poll(() => description(field)).toMatch(/^All spools/);
+    expect(await yamlText()).toBe(ALLOWLIST);
+    expect(ui.errors).toEqual([]);
+  });
+
   it('the YAML view shows exactly the text that is saved, and edits there reach the form', async () => {
     const p = ui.page;
     await opButton('count').click();

@@ -35,7 +35,7 @@ import {
 } from './store';
 import { TryOut } from './TryOut';
 import { YamlView } from './YamlView';
-import { APPROVALS, SCOPES } from '../../../shared/allowlist/schema';
+import { APPROVALS, OPERATION_FIELDS, SCOPES, approvalDefault, type Scope } from '../../../shared/allowlist/schema';
 import type { OpForm } from './form';
 import { readOperations } from './readForm';
 import './allowlist.css';
@@ -245,8 +245,8 @@ function OpList({ text, problems }: { text: string; problems: Problem[] }) {
 
 /** "read · no approval"; an invalid value is named as such, never shown as a default. */
 function policyText(op: OpForm): string {
-  const scope = op.scope === '' ? 'write' : (SCOPES as readonly string[]).includes(op.scope) ? op.scope : null;
-  const approval = op.approval === '' ? (scope === null ? null : scope === 'read' ? 'never' : 'always') : (APPROVALS as readonly string[]).includes(op.approval) ? op.approval : null;
+  const scope = op.scope === '' ? OPERATION_FIELDS.scope.type.default : (SCOPES as readonly string[]).includes(op.scope) ? (op.scope as Scope) : null;
+  const approval = op.approval === '' ? (scope === null ? null : approvalDefault(scope)) : (APPROVALS as readonly string[]).includes(op.approval) ? op.approval : null;
   return `${scope ?? 'invalid scope'} · ${approval === null ? (op.approval === '' ? 'approval unclear' : 'invalid approval') : approval === 'never' ? 'no approval' : 'approval'}`;
 }
 

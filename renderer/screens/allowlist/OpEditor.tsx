@@ -10,7 +10,7 @@ import { CommandParts } from './CommandParts';
 import { InvalidOption } from './InvalidOption';
 import { SharedWarning } from './SharedWarning';
 import { fieldError, problemsOf, type Problem } from './problems';
-import { APPROVALS, OPERATION_FIELDS, RECONCILE_FIELDS, SCOPES, type FieldSpec } from '../../../shared/allowlist/schema';
+import { APPROVALS, OPERATION_FIELDS, RECONCILE_FIELDS, SCOPES, approvalDefault, type FieldSpec, type Scope } from '../../../shared/allowlist/schema';
 import { emptyArg, type OpForm } from './form';
 import { SpoolsField } from './SpoolsField';
 
@@ -175,7 +175,7 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
           <Field label="Approval" error={at('approval')} hint={OPERATION_FIELDS.approval.about}>
             <select value={form.approval} onChange={(e) => set({ approval: e.target.value })}>
               <InvalidOption value={form.approval} known={APPROVALS} />
-              <option value="">{approvalDefault(form.scope)}</option>
+              <option value="">{approvalDefaultText(form.scope)}</option>
               <option value="always">always: ask me each time</option>
               <option value="never">never: run without asking</option>
             </select>
@@ -250,10 +250,9 @@ function wholeHint(f: FieldSpec): string {
   return f.type.kind === 'whole' ? `${f.about} From ${f.type.min} to ${f.type.max}; default ${f.type.default}.` : f.about;
 }
 
-function approvalDefault(scope: string): string {
-  if (scope === '' || scope === 'write') return 'Default (always for write)';
-  if (scope === 'read') return 'Default (never for read)';
-  return 'Default (depends on the scope)';
+function approvalDefaultText(scope: string): string {
+  const s = scope === '' ? OPERATION_FIELDS.scope.type.default : (SCOPES as readonly string[]).includes(scope) ? (scope as Scope) : null;
+  return s === null ? 'Default (depends on the scope)' : `Default (${approvalDefault(s)} for ${s})`;
 }
 
 function freshArg(f: OpForm): string {
