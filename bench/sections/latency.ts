@@ -182,7 +182,7 @@ export function measureDurability(host: BenchHost, n: number): { atomicWrite: Su
   const db = openLedger(path.join(dir, 'ledger.sqlite'));
   try {
     const requests = new Requests(db);
-    const row = requests.insert({ id: 'x', key_id: host.key.key_id, op: 'noop', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'queued', plan: null });
+    const row = requests.insert({ id: 'x', key_id: host.key.key_id, op: 'noop', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'queued', plan: null, spool: 'default' });
     const doc = resultDocOf(row);
     const writes: number[] = [];
     const commits: number[] = [];

@@ -38,6 +38,7 @@ export class TestLedger {
       expires_at: null,
       state: 'queued',
       plan: null,
+      spool: 'default',
       ...fields,
     };
   }

@@ -69,7 +69,7 @@ const timeArb = fc.oneof(
 const secretOf = (seed: number) => Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 7 + seed) & 0xff)).toString('base64url');
 
 function key(key_id: string, secret: string | null, revoked_at: string | null = null): KeyWithSecret {
-  return { key_id, name: key_id, scope: 'write', ops: null, created_at: '2026-01-01T00:00:00Z', revoked_at, rotated_to: null, last_used_at: null, secret };
+  return { key_id, name: key_id, scope: 'write', ops: null, created_at: '2026-01-01T00:00:00Z', revoked_at, rotated_to: null, last_used_at: null, secret, spool: 'default' };
 }
 
 const KEYS = new Map<string, KeyWithSecret>([

@@ -37,6 +37,7 @@ function keyOf(file: KeyFile, revokedAt: string | null = null): KeyWithSecret {
     rotated_to: null,
     last_used_at: null,
     secret: file.secret,
+    spool: 'default',
   };
 }
 

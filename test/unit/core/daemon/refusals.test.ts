@@ -17,7 +17,7 @@ let refusals: Refusals;
 beforeEach(() => {
   l = new TestLedger();
   spool = createSpool(path.join(l.dir, 'spool'));
-  refusals = new Refusals(l.audit, new ResultWriter(spool, l.requests, () => null), scopedLogger('test'));
+  refusals = new Refusals(l.audit, new ResultWriter('default', spool, l.requests, () => null), scopedLogger('test'), 'default');
 });
 afterEach(() => {
   l.close();

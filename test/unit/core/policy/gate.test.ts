@@ -14,7 +14,7 @@ import type { KeyInfo } from '../../../../main/core/keys/keyStore';
 const allowlist = parseAllowlist(
   ['version: 1', 'operations:', '  - name: build', '    command: [/bin/echo, build]', '    timeout_s: 60', '    max_output_bytes: 8192', '    approval: always', ''].join('\n'),
 );
-const key: KeyInfo = { key_id: 'k_gate', name: 'gate', scope: 'write', ops: null, created_at: new Date().toISOString(), revoked_at: null, rotated_to: null, last_used_at: null };
+const key: KeyInfo = { key_id: 'k_gate', name: 'gate', scope: 'write', ops: null, created_at: new Date().toISOString(), revoked_at: null, rotated_to: null, last_used_at: null, spool: 'default' };
 
 let dir: string;
 let db: Db;

@@ -34,6 +34,7 @@ const keyOf = (scope: 'read' | 'write', ops: string[] | null = null): KeyInfo =>
   revoked_at: null,
   rotated_to: null,
   last_used_at: null,
+  spool: 'default',
 });
 const writer = keyOf('write');
 const now = new Date();

@@ -10,7 +10,7 @@ import type { CatalogDoc } from '../../../../shared/protocol/types';
 import { EXIT } from '../../../../shared/client/exitCodes';
 import { DEFAULT_WAIT_S } from '../../../../shared/client/limits';
 
-const catalogFrom = (yaml: string): CatalogDoc => catalogOf(parseAllowlist(yaml));
+const catalogFrom = (yaml: string): CatalogDoc => catalogOf(parseAllowlist(yaml), 'default');
 
 const ALLOWLIST = `version: 1
 operations:

@@ -32,7 +32,7 @@ beforeEach(() => {
   ledger = new TestLedger();
   keyId = ledger.keys.create('sandbox', 'write').key_id;
   written = new WrittenResults();
-  writer = new ResultWriter(paths, ledger.requests, signer, null, written);
+  writer = new ResultWriter('default', paths, ledger.requests, signer, null, written);
   repair = new ResultRepair(paths, ledger.requests, writer, written, signer, ledger.audit, () => SPOOL_DAYS, scopedLogger('test'));
 });
 

@@ -21,7 +21,7 @@ const vectors = JSON.parse(readFileSync(path.join(import.meta.dirname, '../../..
   valid: { key_file: KeyFile; envelope: { payload: string; mac: string } }[];
 };
 const key = vectors.valid[0]!.key_file;
-const hostKey = { ...key, name: 'k', scope: 'write' as const, ops: null, created_at: '', revoked_at: null, rotated_to: null, last_used_at: null };
+const hostKey = { ...key, name: 'k', scope: 'write' as const, ops: null, created_at: '', revoked_at: null, rotated_to: null, last_used_at: null, spool: 'default' };
 
 describe('the client signs what the host verifies', () => {
   it('an envelope made by the client passes the host verifier', () => {
