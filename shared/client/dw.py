@@ -2074,6 +2074,10 @@ def cmd_doctor(o):
         line(True, "host running", "it answered a signed ping, although host.json says %s: host.json is stale or not the host's" % down)
     else:
         line(False, "host running", "%s: start it (`dumbwaiter daemon` or the app); requests wait in queue/ until then" % down if spool else down)
+    # The host's probe of this spool's mount: a degraded one (no file events, say) still works, more slowly.
+    probe = host_doc.get("probe") if isinstance(host_doc, dict) else None
+    if isinstance(probe, dict) and probe.get("verdict") in ("ok", "degraded", "unusable") and isinstance(probe.get("summary"), str):
+        line(probe["verdict"] != "unusable", "mount", "as the host probed it: %s: %s" % (probe["verdict"], _plain(probe["summary"][:300])))
     # 4. The clocks: from the heartbeat, or from the host's answer to the ping when host.json is wrong.
     if down and answered and ping["host_time"] is not None:
         if ping["skew"] is None:

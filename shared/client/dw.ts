@@ -409,6 +409,8 @@ async function doctor(v: Values): Promise<number> {
   if (s.state === 'unclaimed') c.withdraw(id);
   if (host.running || !isResult(s)) line(host.running, host.text);
   else line(true, `the host is running: it answered the ping, signed for this key (host.json says otherwise: ${host.text})`);
+  // Only the host can fix its mount: a degraded one (no file events, say) still works, more slowly.
+  if (host.probe) line(host.probe.verdict !== 'unusable', `mount, as the host probed it: ${host.probe.verdict}: ${visible(host.probe.summary)}`);
   if (isResult(s)) {
     if (s.state === 'succeeded') {
       const pong = JSON.parse(s.stdout) as { time: string; scope: string };

@@ -19,6 +19,17 @@ export interface HostState {
   version: string | null;
   /** One line saying all of the above, for a human or an agent. */
   text: string;
+  /** The host's probe of this spool's mount (no file events: it rescans on an interval), when host.json has one. */
+  probe: { verdict: 'ok' | 'degraded' | 'unusable'; summary: string } | null;
+}
+
+const VERDICTS = new Set(['ok', 'degraded', 'unusable']);
+
+/** host.json's probe, when it has the probe's shape (anyone can write host.json: the caller escapes the summary). */
+function probeOf(doc: Partial<HostStatusDoc>): HostState['probe'] {
+  const p = doc.probe as { verdict?: unknown; summary?: unknown } | undefined;
+  if (typeof p !== 'object' || p === null || !VERDICTS.has(p.verdict as string) || typeof p.summary !== 'string') return null;
+  return { verdict: p.verdict as 'ok' | 'degraded' | 'unusable', summary: p.summary.slice(0, 300) };
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -31,7 +42,11 @@ export function localTime(iso: string, now = new Date()): string {
 }
 
 export function hostStateOf(doc: Partial<HostStatusDoc> | null, nowMs = Date.now()): HostState {
-  if (doc === null) return { running: false, since: null, paused: false, version: null, text: 'the host has never run on this spool (no host.json)' };
+  if (doc === null) return { running: false, since: null, paused: false, version: null, text: 'the host has never run on this spool (no host.json)', probe: null };
+  return { ...stateOf(doc, nowMs), probe: probeOf(doc) };
+}
+
+function stateOf(doc: Partial<HostStatusDoc>, nowMs: number): Omit<HostState, 'probe'> {
   const version = typeof doc.app_version === 'string' ? (VERSION.test(doc.app_version) ? doc.app_version : '?') : null;
   const paused = doc.paused === true;
   const beat = typeof doc.heartbeat_at === 'string' ? Date.parse(doc.heartbeat_at) : NaN;

@@ -40,6 +40,16 @@ describe('hostStateOf', () => {
     expect(hostStateOf({ heartbeat_at: beat(-5000), up: true }, now).running).toBe(true);
   });
 
+  it("the host's probe of the mount is read only when it has the probe's shape, its summary cut to 300 characters", () => {
+    const probe = { verdict: 'degraded', summary: '9p: no file events: rescan only (every 1000 ms)', events: false };
+    expect(hostStateOf({ heartbeat_at: beat(1000), probe } as never, now).probe).toEqual({ verdict: 'degraded', summary: probe.summary });
+    expect(hostStateOf({ heartbeat_at: beat(1000), probe: { ...probe, summary: 'x'.repeat(5000) } } as never, now).probe!.summary).toHaveLength(300);
+    for (const forged of [{ ...probe, verdict: 'fine' }, { ...probe, summary: 7 }, 'ok', null, []]) {
+      expect(hostStateOf({ heartbeat_at: beat(1000), probe: forged } as never, now).probe).toBeNull();
+    }
+    expect(hostStateOf(null, now).probe).toBeNull();
+  });
+
   it('no host.json: it has never run; a broken one has no heartbeat', () => {
     expect(hostStateOf(null, now)).toMatchObject({ running: false, since: null, text: 'the host has never run on this spool (no host.json)' });
     expect(hostStateOf({}, now)).toMatchObject({ running: false, text: 'the host is not running (host.json has no heartbeat)' });
