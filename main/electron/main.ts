@@ -92,7 +92,7 @@ async function start(): Promise<void> {
     tray.update(status, recent);
     const settings = svc.getSettings();
     for (const p of changes.newApprovals) {
-      if (settings.notifications) notifyApproval(p, approvals);
+      if (settings.notifications) notifyApproval(p, approvals, status.spools.length > 1);
       windows.showApproval(p.id);
     }
     if (loginItem !== settings.start_at_login) {

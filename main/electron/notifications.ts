@@ -13,14 +13,15 @@ export interface ApprovalActions {
 // on it loses its buttons' and click's handlers (macOS, Windows). Each is held until it is done with.
 const shown = new Set<Notification>();
 
-export function notifyApproval(p: PendingApprovalView, act: ApprovalActions): void {
+/** `nameSpool`: the home has several spools, so the notification says which one the request came through. */
+export function notifyApproval(p: PendingApprovalView, act: ApprovalActions, nameSpool = false): void {
   if (!Notification.isSupported()) return;
   const a = p.approval;
   // The argv and the intent come from the sandbox: escaped, each part on its own line, so neither a
   // control character nor a bidi override can make the question read as something else.
   const n = new Notification({
     title: `Approve ${visible(a.operation)}?`,
-    body: [`${visible(a.key_name)}: ${a.argv.map(visible).join(' ')}`, ...(a.intent ? [visible(a.intent)] : []), ...(a.ceiling ? [`Would cross ${visible(a.ceiling)}`] : []), ...(a.shared_with_sandbox?.length ? ['Works on folders the sandbox can write'] : []), ...(a.leaves_processes ? ['May leave processes running'] : [])].join('\n'),
+    body: [`${nameSpool ? `spool ${p.spool}: ${visible(a.key_name)} wants to run ` : `${visible(a.key_name)}: `}${a.argv.map(visible).join(' ')}`, ...(a.intent ? [visible(a.intent)] : []), ...(a.ceiling ? [`Would cross ${visible(a.ceiling)}`] : []), ...(a.shared_with_sandbox?.length ? ['Works on folders the sandbox can write'] : []), ...(a.leaves_processes ? ['May leave processes running'] : [])].join('\n'),
     actions: [
       { type: 'button', text: 'Approve' },
       { type: 'button', text: 'Deny' },

@@ -5,6 +5,7 @@ import { navigate } from '../stores/route';
 
 export function Welcome() {
   const spool = useStatus((s) => s.spool);
+  const several = useStatus((s) => s.spools.length > 1) ?? false;
   const keys = useStatus((s) => s.keys.active) ?? 0;
   const ops = useStatus((s) => s.allowlist.operations.length) ?? 0;
   return (
@@ -27,7 +28,14 @@ export function Welcome() {
         <li>
           <h2>Share the spool folder with the sandbox</h2>
           <p>
-            Mount <code>{spool ?? 'the spool folder'}</code> into the sandbox (for Docker: <code>-v</code>). The key's page shows the lines to paste there.
+            {several ? (
+              <>Mount each sandbox's own spool folder into it (Settings lists them)</>
+            ) : (
+              <>
+                Mount <code>{spool ?? 'the spool folder'}</code> into the sandbox
+              </>
+            )}{' '}
+            (for Docker: <code>-v</code>). The key's page shows the lines to paste there.
           </p>
           <button type="button" onClick={() => navigate('activity')}>
             Done: show activity

@@ -31,8 +31,10 @@ export const CHANNEL_NAMES = [
   'requests.checkReconcile',
   'host.setPaused',
   'inbox.send',
-  'spool.check',
-  'spool.use',
+  'spools.list',
+  'spools.add',
+  'spools.remove',
+  'spools.check',
   'dialog.pickFolder',
 ] as const;
 

@@ -1,7 +1,8 @@
 // The IPC contract: one map of every call the renderer may make (channel -> request schema and
 // response type) and of every event main sends. Main's handlers and preload's API are derived from it.
 import { z } from 'zod';
-import { KEY_ID, OP_NAME, REQUEST_ID } from '../protocol/ids';
+import { KEY_ID, OP_NAME, REQUEST_ID, SPOOL_NAME } from '../protocol/ids';
+import type { ProbeReport } from '../protocol/probe';
 import { STATES, type CatalogDoc, type InboxMessage, type KeyFile, type ReconcileAttempt, type RequestState } from '../protocol/types';
 import type * as V from './views';
 import type { ChannelName, EventName } from './channels';
@@ -24,6 +25,9 @@ const keyId = z.string().regex(KEY_ID);
 const opName = z.string().regex(OP_NAME);
 const isoTime = z.iso.datetime({ offset: true });
 const folder = z.string().min(1).max(4096);
+/** A folder given in full (POSIX or Windows): a relative one would depend on main's working folder. */
+const absFolder = folder.refine((p) => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p), 'a folder must be an absolute path');
+const spoolName = z.string().regex(SPOOL_NAME, 'a spool name is 1-32 lowercase letters, digits, _ or -, starting with a letter or digit');
 /** An operation tried from the editor: the editor's text (maybe unsaved) and sample arguments. */
 const tryOut = z.strictObject({ text: z.string().max(1_000_000), op: opName, args: z.record(z.string(), z.unknown()) });
 
@@ -54,6 +58,8 @@ export const ipcContract = {
       name: z.string().min(1).max(100),
       scope: z.enum(['read', 'write']),
       ops: z.array(z.string().regex(OP_NAME)).max(256).nullable().default(null),
+      /** The spool whose requests it signs (absent: the home's default spool). */
+      spool: spoolName.optional(),
     }),
   ),
   'keys.revoke': channel<{ changed: boolean }>()(z.strictObject({ keyId })),
@@ -81,6 +87,7 @@ export const ipcContract = {
         state: z.enum(STATES).optional(),
         since: isoTime.optional(),
         until: isoTime.optional(),
+        spool: spoolName.optional(),
       })
       .default({}),
   ),
@@ -92,6 +99,7 @@ export const ipcContract = {
         op: opName.optional(),
         limit: z.number().int().min(1).max(1000).optional(),
         before: z.number().int().min(1).optional(),
+        spool: spoolName.optional(),
       })
       .default({}),
   ),
@@ -104,12 +112,16 @@ export const ipcContract = {
   /** Runs an uncertain request's reconcile command now; the request moves as its verdict says. */
   'requests.checkReconcile': channel<{ state: RequestState; reconcile: ReconcileAttempt | null }>()(z.strictObject({ id: requestId })),
   'host.setPaused': channel<{ changed: boolean }>()(z.strictObject({ paused: z.boolean() })),
-  /** One copy per active key, each signed for it. */
-  'inbox.send': channel<InboxMessage[]>()(z.strictObject({ text: z.string().min(1).max(4000) })),
-  'spool.check': channel<V.SpoolCheckView>()(z.strictObject({ path: folder.optional() }).default({})),
-  /** Makes `path` the spool (created if missing) once the person confirms in a native dialog (null:
-   *  they did not); the host uses it from its next start. */
-  'spool.use': channel<V.SpoolCheckView | null>()(z.strictObject({ path: folder })),
+  /** One copy per active key of the spool (absent: the default spool), each signed for it. */
+  'inbox.send': channel<InboxMessage[]>()(z.strictObject({ text: z.string().min(1).max(4000), spool: spoolName.optional() })),
+  'spools.list': channel<V.SpoolInfo[]>()(none),
+  /** Adds a spool (the folder created, or completed if empty, private to you) once the person confirms
+   *  natively; null: they did not. The running host serves it at once. */
+  'spools.add': channel<V.SpoolInfo | null>()(z.strictObject({ name: spoolName, dir: absFolder })),
+  /** Stops serving a spool (refused while it has open requests); its folder is left as it is. Null: not confirmed. */
+  'spools.remove': channel<{ name: string; dir: string; keys: number } | null>()(z.strictObject({ name: spoolName })),
+  /** Probes a spool's mount now (what the filesystem does), kept as its latest probe. */
+  'spools.check': channel<ProbeReport>()(z.strictObject({ name: spoolName })),
   /** The OS's folder picker (the desktop app only; null when cancelled or where there is none). */
   'dialog.pickFolder': channel<string | null>()(z.strictObject({ title: z.string().max(200), defaultPath: folder.optional() })),
 } as const satisfies Record<ChannelName, Channel<z.ZodType, unknown>>;

@@ -15,8 +15,9 @@ export class StatusWatcher {
   private first = true;
 
   update(s: StatusView): StatusChanges {
-    // The heartbeat moves every few seconds by itself: only a change of anything else is a change.
-    const json = JSON.stringify({ ...s, daemon: { ...s.daemon, heartbeat_at: null } });
+    // The heartbeats (the host's, each spool's) move every few seconds by themselves: only a change of
+    // anything else is a change.
+    const json = JSON.stringify({ ...s, daemon: { ...s.daemon, heartbeat_at: null }, spools: s.spools.map((x) => ({ ...x, heartbeat_at: null })) });
     const changed = json !== this.last;
     this.last = json;
     const newApprovals = this.first ? [] : s.approvals.filter((a) => !this.approvals.has(a.id));

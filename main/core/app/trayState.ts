@@ -45,7 +45,8 @@ const short = (text: string, max = 80) => (text.length > max ? `${text.slice(0, 
 export function attentionReasons(s: StatusView): string[] {
   const out: string[] = [];
   if (!s.daemon.running) out.push('the host is not running');
-  if (s.spool_problem) out.push('the spool needs attention');
+  const troubled = s.spools.length > 1 ? s.spools.filter((x) => x.problem).map((x) => x.name) : [];
+  if (s.spool_problem) out.push(troubled.length ? `spool${troubled.length > 1 ? 's' : ''} ${troubled.join(', ')} need${troubled.length > 1 ? '' : 's'} attention` : 'the spool needs attention');
   if (s.uncertain.length) out.push(`${plural(s.uncertain.length, 'uncertain run')} to resolve`);
   if (!s.allowlist.ok) out.push('the allowlist is invalid');
   if (s.paused) out.push('paused');
@@ -66,9 +67,11 @@ export function trayState(s: StatusView, recent: RecentRun[] = []): TrayState {
   ].filter(Boolean);
   const tooltip = `Dumbwaiter: ${[...attention, ...counts].join(', ') || 'idle'}`;
 
+  // Counts are totals across the home's spools; with several, each approval names its spool.
+  const several = s.spools.length > 1;
   const approvals: TrayMenuItem[] = s.approvals.slice(0, MAX_APPROVALS_IN_MENU).map((p) => ({
     id: '',
-    label: `${p.approval.operation} for ${p.approval.key_name}${p.approval.ceiling ? ' (past a spend ceiling)' : ''}`,
+    label: `${several ? `spool ${p.spool}: ` : ''}${p.approval.operation} for ${p.approval.key_name}${p.approval.ceiling ? ' (past a spend ceiling)' : ''}`,
     submenu: [
       { id: `approve:${p.id}`, label: 'Approve' },
       { id: `approve-30m:${p.id}`, label: 'Approve for 30 minutes' },

@@ -10,6 +10,7 @@ import type { HostService } from '../service';
 import { withSetting, type Ceiling } from '../settings';
 import { spoolRefusal } from '../spool/layout';
 import { UserError } from '../errors';
+import { newSpoolProblem } from '../spools';
 import { allowlistChanges, describeChanges, widensWhatRuns } from './allowlistChanges';
 import { visible, visibleJson } from '../../../shared/text/visible';
 
@@ -65,7 +66,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
   const checking = new Set<string>();
   const keyResult = (key: ReturnType<HostService['createKey']>) => {
     const { secret: _secret, ...view } = key;
-    return { key: { ...view, requests: 0 }, keyFile: keyFileOf(key), pasteLines: svc.pasteLines('/path/where/you/saved/the/key.json') };
+    return { key: { ...view, requests: 0 }, keyFile: keyFileOf(key), pasteLines: svc.pasteLines('/path/where/you/saved/the/key.json', key.spool) };
   };
   return {
     'status.get': () => statusView(svc),
@@ -144,14 +145,18 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     },
     'catalog.get': () => svc.catalog(),
     'keys.list': () => svc.listKeys(),
-    'keys.create': async ({ name, scope, ops }) => {
+    'keys.create': async ({ name, scope, ops, spool }) => {
+      const target = spool ?? svc.spool?.name;
+      if (!target) throw new UserError('this home has several spools and none named "default": choose the spool the key is for');
+      const dir = svc.listSpools().find((s) => s.name === target)?.dir;
+      if (!dir) throw new UserError(`there is no spool named "${target}"`);
       const yes = await confirmed({
         title: 'New key',
-        message: `Create a ${scope} key "${visible(name)}"?`,
-        detail: `Whoever holds its key file may call ${ops ? `these operations: ${visible(ops.join(', '))}` : `every operation of scope ${scope === 'write' ? 'read or write' : 'read'}`} (those that ask for approval still ask).`,
+        message: `Create a ${scope} key "${visible(name)}" for spool ${target}?`,
+        detail: `Whoever holds its key file may call ${ops ? `these operations: ${visible(ops.join(', '))}` : `every operation of scope ${scope === 'write' ? 'read or write' : 'read'}`} (those that ask for approval still ask), through the spool at ${visible(dir)} only.`,
         confirmLabel: 'Create key',
       });
-      return yes ? keyResult(svc.createKey(name, scope, ops, actor)) : null;
+      return yes ? keyResult(svc.createKey(name, scope, ops, actor, target)) : null;
     },
     'keys.revoke': ({ keyId }) => ({ changed: svc.revokeKey(keyId, actor) }),
     'keys.rotate': async ({ keyId }) => {
@@ -171,8 +176,8 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     },
     'settings.get': () => svc.getSettings(),
     'settings.set': async ({ name, value }) => {
-      // Dropping or raising a spend ceiling lets more run without a human: asked. (The spool is
-      // refused here by the service: it moves only through spool.use.)
+      // Dropping or raising a spend ceiling lets more run without a human: asked. (Spools are
+      // refused here by the service: they change only through spools.add and spools.remove.)
       if (name === 'ceilings') {
         const before = svc.getSettings();
         const loosened = loosenedCeilings(before.ceilings, withSetting(before, name, value).ceilings); // throws when invalid
@@ -239,20 +244,32 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       }
     },
     'host.setPaused': ({ paused }) => ({ changed: svc.setPaused(paused, actor) }),
-    'inbox.send': ({ text }) => svc.sendNotice(text, actor),
-    'spool.check': ({ path }) => svc.checkSpoolFolder(path),
-    'spool.use': async ({ path }) => {
-      // A folder that cannot be the spool is refused before the question, and nothing in it is touched.
-      const refused = spoolRefusal(path);
+    'inbox.send': ({ text, spool }) => svc.sendNotice(text, actor, spool),
+    'spools.list': () => svc.listSpools(),
+    'spools.add': async ({ name, dir }) => {
+      // A name or folder that cannot be a spool is refused before the question, and nothing is touched.
+      const refused = newSpoolProblem(svc.settings, svc.home.root, name, dir) ?? spoolRefusal(dir);
       if (refused) throw new UserError(refused);
       const yes = await confirmed({
-        title: 'Spool folder',
-        message: 'Use this folder as the spool from the next start?',
-        detail: `${visible(path)}\n\nDumbwaiter creates or completes it, private to you, and puts the sandbox's clients in it.`,
-        confirmLabel: 'Use this folder',
+        title: 'Add a spool',
+        message: `Share ${visible(dir)} with one sandbox as spool ${name}?`,
+        detail: 'Dumbwaiter creates or completes the folder, private to you, puts the sandbox\'s clients in it and serves it at once. Only keys made for this spool work through it.',
+        confirmLabel: 'Add spool',
       });
-      return yes ? svc.useSpool(path, actor) : null;
+      return yes ? svc.addSpool(name, dir, actor) : null;
     },
+    'spools.remove': async ({ name }) => {
+      const spool = svc.listSpools().find((s) => s.name === name);
+      if (!spool) throw new UserError(`there is no spool named "${name}"`);
+      const yes = await confirmed({
+        title: 'Remove a spool',
+        message: `Stop serving spool ${name}?`,
+        detail: `${visible(spool.dir)}\n\nThe folder is left as it is, files and all: delete it yourself if you no longer need it. Its ${spool.keys === 1 ? 'key works' : `${spool.keys} keys work`} through no other spool.`,
+        confirmLabel: 'Remove spool',
+      });
+      return yes ? svc.removeSpool(name, actor) : null;
+    },
+    'spools.check': ({ name }) => svc.probeSpool(name),
     'dialog.pickFolder': ({ title, defaultPath }) => edges?.pickFolder(title, defaultPath) ?? null,
   };
 }

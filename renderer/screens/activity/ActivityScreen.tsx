@@ -1,6 +1,6 @@
 // What the host is doing: runs that need a human (uncertain ones, with their last reconcile check,
 // approvals), runs in progress with their live output (orphaned ones, which outlived a host restart,
-// marked and killable), the queue, and recent results; filtered by key and operation. Follows the
+// marked and killable), the queue, and recent results; filtered by spool, key and operation. Follows the
 // host's state live. A request opens its detail.
 import { useEffect, useState, type ReactNode } from 'react';
 import type { RequestSummaryView } from '../../../shared/ipc/views';
@@ -15,6 +15,8 @@ import { useKeys } from '../../stores/keys';
 import { navigate } from '../../stores/route';
 import { useHostVersion, useStatus } from '../../stores/status';
 import { setHostPaused } from '../../lib/hostPause';
+import { SpoolSwitcher } from '../../components/SpoolSwitcher';
+import { useChosenSpool } from '../../stores/spool';
 import { RequestTable } from './RequestTable';
 import { RunningCard } from './RunningCard';
 import './activity.css';
@@ -37,12 +39,13 @@ export function ActivityScreen() {
   const [limit, setLimit] = useState(PAGE);
   // Every request being cancelled (asked, then told to the host), each button on its own.
   const [cancelling, setCancelling] = useState<ReadonlySet<string>>(() => new Set());
-  const filter = { ...(keyId ? { keyId } : {}), ...(op ? { op } : {}) };
+  const spool = useChosenSpool();
+  const filter = { ...(keyId ? { keyId } : {}), ...(op ? { op } : {}), ...(spool ? { spool } : {}) };
 
   // The filters say what is listed (a change shows "Loading…"); more results and the host's changes
   // reload the same lists.
-  const active = useLoad(() => api.requests.list({ states: ACTIVE, limit: 1000, ...filter }), [keyId, op], version);
-  const recent = useLoad(() => api.requests.list({ states: FINISHED, limit, ...filter }), [keyId, op], `${version}/${limit}`);
+  const active = useLoad(() => api.requests.list({ states: ACTIVE, limit: 1000, ...filter }), [keyId, op, spool], version);
+  const recent = useLoad(() => api.requests.list({ states: FINISHED, limit, ...filter }), [keyId, op, spool], `${version}/${limit}`);
   // "Show older results" asked: the button says so until the longer list is there.
   const [loadingMore, setLoadingMore] = useState(false);
   useEffect(() => {
@@ -59,7 +62,7 @@ export function ActivityScreen() {
   const running = inState('running');
   const queued = inState('queued');
   const finished = recent.data ?? [];
-  const filtered = keyId !== '' || op !== '';
+  const filtered = keyId !== '' || op !== '' || spool !== null;
   const loading = active.data === undefined || recent.data === undefined;
   const nothingAtAll = !loading && !filtered && rows.length === 0 && finished.length === 0;
 
@@ -109,11 +112,12 @@ export function ActivityScreen() {
       ) : null}
 
       <div className="act-filters" role="group" aria-label="Filter requests">
+        <SpoolSwitcher />
         <div className="act-filter">
           <label htmlFor="act-filter-key">Key</label>
           <select id="act-filter-key" value={keyId} onChange={(e) => (setKeyId(e.target.value), setLimit(PAGE))}>
             <option value="">All keys</option>
-            {(keys ?? []).map((k) => (
+            {(keys ?? []).filter((k) => !spool || k.spool === spool).map((k) => (
               <option key={k.key_id} value={k.key_id}>
                 {k.name} ({k.key_id}){k.revoked_at ? ' — revoked' : ''}
               </option>
@@ -131,7 +135,7 @@ export function ActivityScreen() {
             ))}
           </select>
         </div>
-        {filtered ? (
+        {keyId !== '' || op !== '' ? (
           <button type="button" className="link" onClick={() => (setKeyId(''), setOp(''), setLimit(PAGE))}>
             Clear filters
           </button>

@@ -1,4 +1,5 @@
-// A list of requests as a table: which request (and why), operation, key, state, when, how long, and
+// A list of requests as a table: which request (and why), operation, key (and spool, when the home
+// has several), state, when, how long, and
 // an action for each row. A row opens the request's detail (its id is the link, for the keyboard).
 // A run settled by its operation's reconcile check says so.
 import type { ReactNode } from 'react';
@@ -8,6 +9,7 @@ import { StateBadge } from '../../components/StateBadge';
 import { Time } from '../../components/Time';
 import { formatDuration } from '../../lib/format';
 import { navigate } from '../../stores/route';
+import { useSeveralSpools } from '../../stores/spool';
 
 export function RequestTable({
   rows,
@@ -28,6 +30,7 @@ export function RequestTable({
   detail?: (r: RequestSummaryView) => ReactNode;
   showError?: boolean;
 }) {
+  const several = useSeveralSpools();
   return (
     <table className="list act-table" aria-label={label}>
       <thead>
@@ -35,6 +38,7 @@ export function RequestTable({
           <th scope="col">Request</th>
           <th scope="col">Operation</th>
           <th scope="col">Key</th>
+          {several ? <th scope="col">Spool</th> : null}
           <th scope="col">State</th>
           <th scope="col">{when.title}</th>
           <th scope="col">Took</th>
@@ -60,6 +64,7 @@ export function RequestTable({
               <code>{r.op}</code>
             </td>
             <td>{keyName(r.key_id) ?? <code className="muted">{r.key_id}</code>}</td>
+            {several ? <td>{r.spool}</td> : null}
             <td>
               <StateBadge state={r.state} />
               {r.resolved_by === 'reconcile' ? <span className="act-reconciled muted"> reconciled: {verdictText(r.state === 'succeeded' ? 'applied' : 'not_applied')}</span> : null}

@@ -1,6 +1,7 @@
 // A run in progress: what it is, for how long it has run, the end of its output as it is written,
 // and a way to stop it. An orphaned run (it outlived a host restart; the new host watches it) says so,
 // and is killed rather than stopped.
+import { SpoolBadge } from '../../components/SpoolSwitcher';
 import { useEffect, useRef, useState } from 'react';
 import type { RequestSummaryView } from '../../../shared/ipc/views';
 import { formatDuration, formatTime } from '../../lib/format';
@@ -41,7 +42,7 @@ export function RunningCard({
           </a>
         </div>
         <div className="run-meta muted">
-          {keyName ?? run.key_id} · <span title={formatTime(run.started_at)}>for <Elapsed since={run.started_at} /></span>
+          {keyName ?? run.key_id} <SpoolBadge spool={run.spool} /> · <span title={formatTime(run.started_at)}>for <Elapsed since={run.started_at} /></span>
         </div>
         {orphaned ? (
           <button type="button" className="danger" onClick={onCancel} disabled={cancelling} aria-label={`Kill ${run.id}`}>

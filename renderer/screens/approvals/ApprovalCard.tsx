@@ -16,6 +16,7 @@ import { formatSpan, formatTime } from '../../lib/format';
 import { toast } from '../../stores/toasts';
 import { isTyping, onOtherControl, plainKey } from './keyboard';
 import { useArmed } from './useArmed';
+import { useSeveralSpools } from '../../stores/spool';
 import './approvals.css';
 
 export type Decision = 'approved' | 'approved-for' | 'denied';
@@ -45,6 +46,7 @@ export function ApprovalCard({
   onDecided?: (id: string, decision: Decision) => void;
 }) {
   const a = pending.approval;
+  const several = useSeveralSpools();
   const [reason, setReason] = useState('');
   const [minutes, setMinutes] = useState(30);
   const [busy, setBusy] = useState<Decision | null>(null);
@@ -159,6 +161,12 @@ export function ApprovalCard({
         <dd>
           {a.key_name} <code className="muted">{a.key_id}</code>
         </dd>
+        {several ? (
+          <>
+            <dt>Spool</dt>
+            <dd>{pending.spool}</dd>
+          </>
+        ) : null}
         <dt>Why</dt>
         <dd>{a.intent ? <q className="approval-intent">{visibleLines(a.intent)}</q> : <span className="muted">The agent gave no reason.</span>}</dd>
         <dt>Request</dt>

@@ -2,7 +2,7 @@
 // to go through them quickly), and the time-boxed approvals in force, which can be revoked. A request
 // newly in view (the next one, after a decision) is highlighted and cannot be approved for a moment, so
 // a second press of A never approves a request nobody has looked at.
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { PendingApprovalView } from '../../../shared/ipc/views';
 import { api } from '../../api';
 import { EmptyState } from '../../components/EmptyState';
@@ -12,6 +12,8 @@ import { Time } from '../../components/Time';
 import { useLoad } from '../../lib/useLoad';
 import { navigate } from '../../stores/route';
 import { useHostVersion, useStatus } from '../../stores/status';
+import { chooseSpool, useChosenSpool } from '../../stores/spool';
+import { SpoolBadge, SpoolSwitcher } from '../../components/SpoolSwitcher';
 import { ApprovalCard } from './ApprovalCard';
 import { GrantsTable } from './GrantsTable';
 import { focusNowhere, isTyping, onOtherControl, plainKey } from './keyboard';
@@ -22,15 +24,22 @@ const NO_APPROVALS: PendingApprovalView[] = [];
 const ARM_MS = 600;
 
 export function ApprovalsScreen({ focusId }: { focusId: string }) {
-  const pending = useStatus((s) => s.approvals) ?? NO_APPROVALS;
+  const all = useStatus((s) => s.approvals) ?? NO_APPROVALS;
+  const spool = useChosenSpool();
+  const pending = useMemo(() => (spool ? all.filter((p) => p.spool === spool) : all), [all, spool]);
   const loaded = useStatus(() => true) ?? false;
   const [selected, setSelected] = useState<string>(focusId);
   const listRef = useRef<HTMLDivElement>(null);
   const layoutRef = useRef<HTMLDivElement>(null);
 
-  // The route names a request (from the tray, a notification or Activity): show that one.
+  // The route names a request (from the tray, a notification or Activity): show that one, with every
+  // spool's when it came through another spool than the one chosen.
   useEffect(() => {
-    if (focusId) setSelected(focusId);
+    if (!focusId) return;
+    setSelected(focusId);
+    const named = all.find((p) => p.id === focusId);
+    if (named && spool && named.spool !== spool) chooseSpool(null);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- only when the route names another request
   }, [focusId]);
 
   const index = pending.findIndex((p) => p.id === selected);
@@ -84,12 +93,14 @@ export function ApprovalsScreen({ focusId }: { focusId: string }) {
           ? `${count} ${count === 1 ? 'request is' : 'requests are'} waiting for your decision. Each is denied automatically if nobody decides in time.`
           : 'Requests that need your decision before they run.'
       }
+      actions={<SpoolSwitcher />}
     >
-      {focusId && !pending.some((p) => p.id === focusId) && loaded ? <NoLongerWaiting id={focusId} /> : null}
+      {focusId && !all.some((p) => p.id === focusId) && loaded ? <NoLongerWaiting id={focusId} /> : null}
       {!loaded ? (
         <p className="muted">Loading…</p>
       ) : count === 0 ? (
-        <EmptyState title="Nothing is waiting for you">
+        <EmptyState title={spool ? `Nothing from spool ${spool} is waiting for you` : 'Nothing is waiting for you'}>
+          {spool && all.length > 0 ? `${all.length} waiting from other spools: choose “All spools” to see them. ` : null}
           When the sandbox asks for an operation marked <code>approval: always</code> in the allowlist (or a run that would cross a spend ceiling set to
           ask), it waits here, and a small window asks you on top of everything else.
         </EmptyState>
@@ -121,7 +132,7 @@ export function ApprovalsScreen({ focusId }: { focusId: string }) {
                 >
                   <code className="approvals-op">{p.op}</code>
                   <span className="approvals-meta">
-                    {p.approval.key_name} · {p.approval.steps ? `${p.approval.steps.length} steps · ` : null}
+                    {p.approval.key_name} <SpoolBadge spool={p.spool} /> · {p.approval.steps ? `${p.approval.steps.length} steps · ` : null}
                     <Time iso={p.waiting_since} />
                   </span>
                   <span className="approvals-id muted">{p.id}</span>

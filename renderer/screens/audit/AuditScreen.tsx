@@ -1,5 +1,5 @@
 // The audit log: everything the host did, searchable (words match as prefixes) and filterable by
-// request state, operation, key, kind and time; a detail panel per entry; export of the whole search.
+// spool, request state, operation, key, kind and time; a detail panel per entry; export of the whole search.
 import { useEffect, useMemo, useState, type ReactElement } from 'react';
 import { STATES, type RequestState } from '../../../shared/protocol/types';
 import { EmptyState } from '../../components/EmptyState';
@@ -8,6 +8,7 @@ import { Page } from '../../components/Page';
 import { stateLabel } from '../../components/StateBadge';
 import { useHostVersion, useStatus } from '../../stores/status';
 import { useKeys } from '../../stores/keys';
+import { SpoolSwitcher } from '../../components/SpoolSwitcher';
 import { AuditTable } from './AuditTable';
 import { EntryDetail } from './EntryDetail';
 import { isFiltered, isoToLocalInput, KNOWN_KINDS, kindAbout, kindLabel, RANGES, rangeError, type Filters, type RangePreset } from './query';
@@ -204,6 +205,7 @@ function FilterBar() {
   return (
     <div className="audit-filters" role="search" aria-label="Search the audit log">
       <div className="audit-filter-row">
+        <SpoolSwitcher />
         <FilterField label="Search" className="audit-filter audit-filter-text">
           <input
             type="search"

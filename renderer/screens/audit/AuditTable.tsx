@@ -3,6 +3,7 @@
 // lightly as 100. Scrolling near the end of what is loaded loads the next page.
 // Keyboard: the table is one tab stop; arrows, Page Up/Down, Home/End move the selection, Enter opens it,
 // Escape closes the detail.
+import { useSeveralSpools } from '../../stores/spool';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent } from 'react';
 import type { AuditView } from '../../../shared/ipc/views';
 import { Time } from '../../components/Time';
@@ -134,7 +135,9 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
   };
 
   const activeId = selectedIndex >= start && selectedIndex < end ? `audit-row-${entries[selectedIndex]!.seq}` : undefined;
-  const cols = compact ? 3 : 7;
+  const several = useSeveralSpools();
+  const spoolColumn = several && !compact;
+  const cols = compact ? 3 : spoolColumn ? 8 : 7;
 
   return (
     <div className="audit-scroll" ref={scrollRef} onScroll={onScroll}>
@@ -157,6 +160,7 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
               <col className="c-actor" />
               <col className="c-op" />
               <col className="c-key" />
+              {spoolColumn ? <col className="c-spool" /> : null}
               <col className="c-req" />
             </>
           )}
@@ -171,6 +175,7 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
                 <th scope="col">Actor</th>
                 <th scope="col">Operation</th>
                 <th scope="col">Key</th>
+                {spoolColumn ? <th scope="col">Spool</th> : null}
                 <th scope="col">Request</th>
               </>
             )}
@@ -208,6 +213,7 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
                   <td title={e.actor}>{e.actor}</td>
                   <td>{e.op ? <code>{e.op}</code> : <span className="muted">—</span>}</td>
                   <td title={e.key_id ?? undefined}>{e.key_id ? <code>{e.key_id}</code> : <span className="muted">—</span>}</td>
+                  {spoolColumn ? <td title={e.spool ?? undefined}>{e.spool ?? <span className="muted">—</span>}</td> : null}
                   <td title={e.request_id ?? undefined}>{e.request_id ? <code>{e.request_id}</code> : <span className="muted">—</span>}</td>
                 </>
               )}

@@ -35,6 +35,7 @@ export interface AuditQuery {
   state?: RequestState;
   since?: string;
   until?: string;
+  spool?: string;
 }
 
 export function isFiltered(f: Filters): boolean {
@@ -59,10 +60,11 @@ export function rangeError(f: Filters): { field: 'from' | 'to'; message: string 
   return null;
 }
 
-/** The search the filters make, with a relative range counted back from `now`. Null while the range is invalid. */
-export function toQuery(f: Filters, now = Date.now()): AuditQuery | null {
+/** The search the filters make (of one spool's entries, when `spool`), with a relative range counted
+ *  back from `now`. Null while the range is invalid. */
+export function toQuery(f: Filters, now = Date.now(), spool: string | null = null): AuditQuery | null {
   if (rangeError(f)) return null;
-  const q: AuditQuery = {};
+  const q: AuditQuery = spool ? { spool } : {};
   const text = f.text.trim().slice(0, 500);
   if (text) q.text = text;
   if (f.state) q.state = f.state;

@@ -6,6 +6,7 @@ import type { AuditView } from '../../../shared/ipc/views';
 import { api, errorText } from '../../api';
 import { saveAs } from '../../lib/download';
 import { toast } from '../../stores/toasts';
+import { chosenSpoolNow, onSpoolChosen } from '../../stores/spool';
 import { exportFile, exportFileName, type ExportFormat } from './exportFormat';
 import { inRange, moveOn, NO_FILTERS, toQuery, type AuditQuery, type Filters } from './query';
 
@@ -54,7 +55,7 @@ let generation = 0;
 
 export async function search(): Promise<void> {
   const gen = ++generation;
-  const query = toQuery(useAuditStore.getState().filters);
+  const query = toQuery(useAuditStore.getState().filters, Date.now(), chosenSpoolNow());
   if (!query) {
     useAuditStore.setState({ query: null, entries: [], hasMore: false, error: null, moreError: null, loading: null, searched: true, open: null });
     return;
@@ -81,7 +82,7 @@ export async function search(): Promise<void> {
  *  (from the bottom: the rows in view stay), and so does the rest of the log below them. */
 function moveRangeOn(): void {
   const s = useAuditStore.getState();
-  const next = s.query && moveOn(s.query, toQuery(s.filters));
+  const next = s.query && moveOn(s.query, toQuery(s.filters, Date.now(), chosenSpoolNow()));
   if (!next) return;
   const kept = inRange(s.entries, next);
   useAuditStore.setState({ query: next, entries: kept, hasMore: kept.length < s.entries.length ? false : s.hasMore });
@@ -129,6 +130,11 @@ export async function refreshNewest(): Promise<void> {
   }
 }
 
+// The spool switcher is one more filter: another spool is another search.
+onSpoolChosen(() => {
+  if (useAuditStore.getState().searched) void search();
+});
+
 export function setFilters(patch: Partial<Filters>): void {
   useAuditStore.setState((s) => ({ filters: { ...s.filters, ...patch } }));
   void search();
@@ -158,7 +164,7 @@ let exportToken = 0;
 export async function exportSearch(format: ExportFormat): Promise<void> {
   const { filters, exporting } = useAuditStore.getState();
   // Made from the filters now: "Last hour" means the hour before the export, however long the screen was open.
-  const query = toQuery(filters);
+  const query = toQuery(filters, Date.now(), chosenSpoolNow());
   if (!query || exporting) return;
   const token = ++exportToken;
   useAuditStore.setState({ exporting: { format, count: 0 } });

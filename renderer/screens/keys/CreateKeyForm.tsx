@@ -1,4 +1,5 @@
-// The form for a new key: its name, what it may do (read or write), and which operations it may call.
+// The form for a new key: its name, the spool it is for (when the home has several), what it may do
+// (read or write), and which operations it may call.
 import { useId, useState } from 'react';
 import { api, errorText } from '../../api';
 import { Field } from '../../components/Field';
@@ -6,6 +7,7 @@ import { useLoad } from '../../lib/useLoad';
 import { useStatus } from '../../stores/status';
 import type { NewKey } from './NewKeyPanel';
 import { useFocusOnMount } from '../../lib/useFocusOnMount';
+import { useChosenSpool, useSeveralSpools, useSpools } from '../../stores/spool';
 
 const EMPTY: string[] = [];
 
@@ -16,6 +18,11 @@ export function CreateKeyForm({ onCreated, onCancel }: { onCreated: (k: NewKey) 
   // The allowlist's operations; the catalog's (what the sandbox sees) when the allowlist cannot be read.
   const ops = allowlistOps.length > 0 ? allowlistOps : [...described.keys()];
 
+  const spools = useSpools();
+  const several = useSeveralSpools();
+  const chosenSpool = useChosenSpool();
+  // The switcher's spool, else `default`, else the first: the one the key is most likely for.
+  const [spool, setSpool] = useState(() => chosenSpool ?? (spools.some((s) => s.name === 'default') ? 'default' : (spools[0]?.name ?? 'default')));
   const [name, setName] = useState('');
   const [scope, setScope] = useState<'read' | 'write'>('read');
   const [limit, setLimit] = useState(false);
@@ -43,7 +50,7 @@ export function CreateKeyForm({ onCreated, onCancel }: { onCreated: (k: NewKey) 
     setBusy(true);
     setFailure(null);
     try {
-      const r = await api.keys.create({ name: name.trim(), scope, ops: limit ? ops.filter((o) => chosen.has(o)) : null });
+      const r = await api.keys.create({ name: name.trim(), scope, ops: limit ? ops.filter((o) => chosen.has(o)) : null, ...(several ? { spool } : {}) });
       // null: the person said no in the native dialog the app asks in; the form stays as it was.
       if (r) onCreated(r);
       else setFailure('Not created: you cancelled in the confirmation dialog.');
@@ -70,6 +77,17 @@ export function CreateKeyForm({ onCreated, onCancel }: { onCreated: (k: NewKey) 
       <Field label="Name" hint="Who uses it: the sandbox or agent it is for." error={touched || name ? nameError : null}>
         <input ref={nameRef} value={name} onChange={(e) => setName(e.target.value)} maxLength={100} placeholder="e.g. claude-devcontainer" autoComplete="off" />
       </Field>
+      {several ? (
+        <Field label="Spool" hint="The sandbox it is for: its requests are accepted through this spool's folder only.">
+          <select value={spool} onChange={(e) => setSpool(e.target.value)}>
+            {spools.map((s) => (
+              <option key={s.name} value={s.name}>
+                {s.name} ({s.dir})
+              </option>
+            ))}
+          </select>
+        </Field>
+      ) : null}
 
       <fieldset className="key-fieldset">
         <legend>Scope</legend>

@@ -9,6 +9,8 @@ import { Time } from '../../components/Time';
 import { confirmAction } from '../../stores/confirm';
 import { refreshKeys, useKeys, useKeysError } from '../../stores/keys';
 import { toast } from '../../stores/toasts';
+import { SpoolSwitcher } from '../../components/SpoolSwitcher';
+import { useChosenSpool, useSeveralSpools } from '../../stores/spool';
 import { CreateKeyForm } from './CreateKeyForm';
 import { NewKeyPanel, type NewKey } from './NewKeyPanel';
 import './keys.css';
@@ -21,7 +23,8 @@ export function KeysScreen() {
   const [fresh, setFresh] = useState<NewKey | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
 
-  const list = keys ?? [];
+  const spool = useChosenSpool();
+  const list = (keys ?? []).filter((k) => !spool || k.spool === spool);
   const active = list.filter((k) => !k.revoked_at);
   const revoked = list.filter((k) => k.revoked_at);
 
@@ -72,11 +75,14 @@ export function KeysScreen() {
       title="Keys"
       description="Each sandbox signs its requests with its own key. A key's secret is shown once, when it is made; revoke a key to cut its sandbox off at once."
       actions={
-        creating || fresh ? null : (
-          <button type="button" className="primary" onClick={() => setCreating(true)}>
-            New key…
-          </button>
-        )
+        <>
+          <SpoolSwitcher />
+          {creating || fresh ? null : (
+            <button type="button" className="primary" onClick={() => setCreating(true)}>
+              New key…
+            </button>
+          )}
+        </>
       }
     >
       {fresh ? <NewKeyPanel created={fresh} onDone={() => setFresh(null)} /> : null}
@@ -93,7 +99,7 @@ export function KeysScreen() {
       {keys === undefined ? keysError ? <p className="error-text" role="alert">The keys could not be loaded: {keysError}</p> : <p className="muted">Loading…</p> : null}
       {keys && active.length === 0 && !creating && !fresh ? (
         <EmptyState
-          title={revoked.length ? 'No active keys' : 'No keys yet'}
+          title={`${revoked.length ? 'No active keys' : 'No keys yet'}${spool ? ` for spool ${spool}` : ''}`}
           action={
             <button type="button" className="primary" onClick={() => setCreating(true)}>
               Create the first key
@@ -147,12 +153,14 @@ function KeyTable({
   onRevoke?: (k: KeyView) => void;
 }) {
   const revoked = !onRevoke;
+  const several = useSeveralSpools();
   return (
     <table className={`list keys-table${revoked ? ' keys-revoked' : ''}`} aria-labelledby={labelledBy}>
       <thead>
         <tr>
           <th scope="col">Name</th>
           <th scope="col">Key id</th>
+          {several ? <th scope="col">Spool</th> : null}
           <th scope="col">Scope</th>
           <th scope="col">Operations</th>
           <th scope="col">Created</th>
@@ -170,6 +178,7 @@ function KeyTable({
             <td>
               <code>{k.key_id}</code>
             </td>
+            {several ? <td>{k.spool}</td> : null}
             <td>
               <span className={`badge ${k.scope === 'write' ? 'badge-warn' : 'badge-info'}`}>{k.scope === 'write' ? 'Read & write' : 'Read only'}</span>
             </td>

@@ -1,14 +1,14 @@
-// The host's settings: the spool folder, approvals and runs, retention, the desktop app; and a box
+// The host's settings: the spools (one folder per sandbox), approvals and runs, retention, the desktop app; and a box
 // to write a message into the sandbox's inbox. What is shown follows the host (stores/settings.ts),
 // without touching a value being typed.
 import type { SettingsView } from '../../../shared/ipc/views';
 import { Page } from '../../components/Page';
 import { settingError } from '../../lib/settingError';
-import { refreshSettings, saveSetting, useSettings, useSettingsError } from '../../stores/settings';
+import { saveSetting, useSettings, useSettingsError } from '../../stores/settings';
 import { toast } from '../../stores/toasts';
 import { InboxSection } from './InboxSection';
 import { NumberSetting, SwitchSetting } from './SettingControls';
-import { SpoolSection } from './SpoolSection';
+import { SpoolsSection } from './SpoolsSection';
 import './settings.css';
 
 const DAY_S = 86400;
@@ -40,7 +40,7 @@ export function SettingsScreen() {
         error ? null : <p className="muted">Loading…</p>
       ) : (
         <>
-          <SpoolSection configured={s.spool} onMoved={() => void refreshSettings().catch(() => {})} />
+          <SpoolsSection />
 
           <section className="card settings-section" aria-labelledby="runs-title">
             <h2 id="runs-title">Approvals and runs</h2>

@@ -17,7 +17,7 @@ describe('first run', () => {
     expect(readFileSync(path.join(home, 'allowlist.yaml'), 'utf8')).toContain('# Dumbwaiter allowlist');
     expect(statSync(spool).mode & 0o777).toBe(0o700);
     expect(existsSync(path.join(spool, 'bin', 'dw.cjs'))).toBe(true);
-    expect(JSON.parse(readFileSync(path.join(home, 'settings.json'), 'utf8')).spool).toBe(spool);
+    expect(JSON.parse(readFileSync(path.join(home, 'settings.json'), 'utf8')).spools).toEqual([{ name: 'default', dir: spool }]);
     const again = firstRunSetup(home, path.join(dir, 'elsewhere'));
     expect(again.firstRun).toBe(false);
     expect(again.spool.root).toBe(spool); // the home's setting wins over the default

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { StatusWatcher } from '../../../../main/core/app/statusWatcher';
 import type { StatusView } from '../../../../shared/ipc/views';
 
-const base: StatusView = { home: '', spool: null, daemon: { running: true, heartbeat_at: null }, spool_problem: null, paused: false, allowlist: { ok: true, operations: [], error: null }, requests: {}, uncertain: [], keys: { active: 0, revoked: 0 }, spend: [], running: [], approvals: [] };
-const waiting = { id: 'a1', op: 'x', key_id: 'k', waiting_since: '', expires_at: null, approval: {} as never };
+const base: StatusView = { home: '', spool: null, spools: [], daemon: { running: true, heartbeat_at: null }, spool_problem: null, paused: false, allowlist: { ok: true, operations: [], error: null }, requests: {}, uncertain: [], keys: { active: 0, revoked: 0 }, spend: [], running: [], approvals: [] };
+const waiting = { id: 'a1', op: 'x', key_id: 'k', spool: 'default', waiting_since: '', expires_at: null, approval: {} as never };
 
 describe('status watcher', () => {
   it('reports new approvals once each, and a change only when something but the heartbeat moved', () => {
@@ -15,6 +15,9 @@ describe('status watcher', () => {
     // A heartbeat alone is no change (it moves every few seconds; the app would reload everything).
     const beat = { ...base, daemon: { running: true, heartbeat_at: '2026-11-29T12:00:05.000Z' }, approvals: [waiting] };
     expect(w.update(beat).changed).toBe(false);
+    const spool = { name: 'default', dir: '/s', problem: null, probe: null, keys: 0, open: 0, heartbeat_at: '2026-11-29T12:00:05.000Z' };
+    expect(w.update({ ...beat, spools: [spool] }).changed).toBe(true);
+    expect(w.update({ ...beat, spools: [{ ...spool, heartbeat_at: '2026-11-29T12:00:10.000Z' }] }).changed).toBe(false);
     expect(w.update({ ...beat, paused: true }).changed).toBe(true);
   });
 

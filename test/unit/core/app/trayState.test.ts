@@ -1,12 +1,13 @@
 // The tray's icon, tooltip and menu as a pure function of the status.
 import { describe, expect, it } from 'vitest';
 import { addRecentRuns, trayState, type TrayMenuItem } from '../../../../main/core/app/trayState';
-import type { PendingApprovalView, StatusView } from '../../../../shared/ipc/views';
+import type { PendingApprovalView, SpoolInfo, StatusView } from '../../../../shared/ipc/views';
 
 function status(over: Partial<StatusView> = {}): StatusView {
   return {
     home: '/h',
     spool: '/s',
+    spools: [spoolInfo('default')],
     daemon: { running: true, heartbeat_at: null },
     spool_problem: null,
     paused: false,
@@ -21,15 +22,20 @@ function status(over: Partial<StatusView> = {}): StatusView {
   };
 }
 
-const approval = (id: string, ceiling: string | null = null): PendingApprovalView => ({
+function spoolInfo(name: string, problem: string | null = null): SpoolInfo {
+  return { name, dir: `/spools/${name}`, problem, probe: null, keys: 1, open: 0, heartbeat_at: null };
+}
+
+const approval = (id: string, ceiling: string | null = null, spool = 'default'): PendingApprovalView => ({
   id,
   op: 'deploy',
   key_id: 'k_1',
+  spool,
   waiting_since: '2026-11-29T08:00:00Z',
   expires_at: null,
   approval: { operation: 'deploy', argv: ['echo'], cwd: '/', key_id: 'k_1', key_name: 'laptop', intent: null, requested_at: '', timeout_at: '', ceiling },
 });
-const run = { id: 'r1', op: 'echo', key_id: 'k_1', started_at: null, orphaned: false };
+const run = { id: 'r1', op: 'echo', key_id: 'k_1', spool: 'default', started_at: null, orphaned: false };
 const ids = (items: TrayMenuItem[]): string[] => items.flatMap((i) => [i.id, ...ids(i.submenu ?? [])]).filter(Boolean);
 
 describe('trayState', () => {
@@ -54,6 +60,23 @@ describe('trayState', () => {
     expect(t.menu.some((i) => i.label.includes('past a spend ceiling'))).toBe(true);
   });
 
+  it('counts across every spool and, with several, names the spool of each approval and of each problem', () => {
+    const several = status({
+      spools: [spoolInfo('default'), spoolInfo('work', 'queue/ cannot be read (EACCES)')],
+      spool_problem: 'spool work: queue/ cannot be read (EACCES)',
+      running: [run, { ...run, id: 'r2', spool: 'work' }],
+      approvals: [approval('a1'), approval('a2', null, 'work')],
+    });
+    const t = trayState(several);
+    expect(t.tooltip).toBe('Dumbwaiter: spool work needs attention, 2 running, 2 waiting for approval');
+    const labels = t.menu.map((i) => i.label);
+    expect(labels).toEqual(expect.arrayContaining(['spool default: deploy for laptop', 'spool work: deploy for laptop', 'Waiting for approval (2)']));
+    // One spool: nothing is named, as before.
+    const one = trayState(status({ approvals: [approval('a1')] }));
+    expect(one.menu.map((i) => i.label)).toContain('deploy for laptop');
+    expect(trayState(status({ spool_problem: 'x' })).tooltip).toContain('the spool needs attention');
+  });
+
   it('lists at most five approvals and points to the rest', () => {
     const t = trayState(status({ approvals: ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((x) => approval(x)) }));
     expect(ids(t.menu).filter((i) => i.startsWith('approve:'))).toHaveLength(5);
@@ -61,7 +84,7 @@ describe('trayState', () => {
   });
 
   it.each([
-    ['uncertain runs', { uncertain: [{ id: run.id, op: run.op, key_id: run.key_id, started_at: run.started_at, error_message: null, reconcile: null, reconcilable: false }] }, '1 uncertain run to resolve'],
+    ['uncertain runs', { uncertain: [{ id: run.id, op: run.op, key_id: run.key_id, spool: run.spool, started_at: run.started_at, error_message: null, reconcile: null, reconcilable: false }] }, '1 uncertain run to resolve'],
     ['an invalid allowlist', { allowlist: { ok: false, operations: [], error: 'line 3' } }, 'the allowlist is invalid'],
     ['the host paused', { paused: true }, 'paused'],
     ['the host not running', { daemon: { running: false, heartbeat_at: null } }, 'the host is not running'],
