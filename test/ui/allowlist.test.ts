@@ -559,7 +559,9 @@ describe('the allowlist editor', () => {
     await field.evaluate((e) => e.scrollIntoView({ block: 'center' }));
     await ui.screenshots('allowlist-spools');
 
-    await stray.uncheck();
+    // Unticked, it is gone from the file, and so from the field (it is no spool of this home).
+    await stray.click();
+    await expect.poll(() => stray.count()).toBe(0);
     await expect.poll(() => description(field)).toMatch(/^Only the agents of default see it/);
     await field.getByRole('button', { name: 'Offer to all spools' }).click();
     await expect.poll(() => description(field)).toMatch(/^All spools/);

@@ -9,7 +9,7 @@ import { ArgEditor } from './ArgEditor';
 import { CommandParts } from './CommandParts';
 import { InvalidOption } from './InvalidOption';
 import { SharedWarning } from './SharedWarning';
-import { fieldError, problemsOf, type Problem } from './problems';
+import { fieldError, itemErrors, problemsOf, type Problem } from './problems';
 import { APPROVALS, OPERATION_FIELDS, RECONCILE_FIELDS, SCOPES, approvalDefault, type FieldSpec, type Scope } from '../../../shared/allowlist/schema';
 import { emptyArg, type OpForm } from './form';
 import { SpoolsField } from './SpoolsField';
@@ -193,7 +193,7 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
             <input value={form.cost} onChange={(e) => set({ cost: e.target.value })} inputMode="numeric" placeholder={String(OPERATION_FIELDS.cost.type.default)} />
           </Field>
         </div>
-        <SpoolsField chosen={form.spools} error={at('spools')} onChange={(spools) => set({ spools })} />
+        <SpoolsField chosen={form.spools} error={itemErrors(problems, index, 'spools')} onChange={(spools) => set({ spools })} />
       </section>
 
       <section aria-labelledby="sec-reconcile">

@@ -28,6 +28,14 @@ export function fieldError(problems: Problem[], index: number, sub: string, exac
   return hits.map((p) => (p.field === prefix ? p.message : `${p.field.slice(prefix.length + 1)}: ${p.message}`)).join('; ');
 }
 
+/** The messages about one field and its items (`spools`, `spools[1]`), without the field names: for a
+ *  field whose messages name the item themselves. */
+export function itemErrors(problems: Problem[], index: number, sub: string): string | null {
+  const prefix = `operations[${index}].${sub}`;
+  const hits = problems.filter((p) => p.field === prefix || p.field.startsWith(`${prefix}[`));
+  return hits.length ? hits.map((p) => p.message).join('; ') : null;
+}
+
 /** "Line 6: say › command[1]: uses {text}, …" (the operation by its name when it has one). */
 export function describeProblem(p: Problem, names: (string | undefined)[] = []): string {
   const m = /^operations\[(\d+)\]\.?(.*)$/.exec(p.field);
