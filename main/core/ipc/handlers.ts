@@ -248,7 +248,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'spools.list': () => svc.listSpools(),
     'spools.add': async ({ name, dir }) => {
       // A name or folder that cannot be a spool is refused before the question, and nothing is touched.
-      const refused = newSpoolProblem(svc.settings, svc.home.root, name, dir) ?? spoolRefusal(dir);
+      const refused = spoolRefusal(dir) ?? newSpoolProblem(svc.settings, svc.home.root, name, dir);
       if (refused) throw new UserError(refused);
       const yes = await confirmed({
         title: 'Add a spool',

@@ -365,7 +365,7 @@ describe('the desktop app under an Electron stand-in', () => {
     const invoke = (channel: string, url: string, args: unknown[] = []) => app.command('ipc.invoke', { channel: IPC_PREFIX + channel, url, id: win.id, args });
     await expect(invoke('keys.list', `${APP_PAGE}#/keys`)).rejects.toThrow('refused');
     await expect(invoke('allowlist.read', APP_PAGE)).rejects.toThrow('refused');
-    await expect(invoke('spool.use', APP_PAGE, [{ path: path.join(m.dir, 'elsewhere') }])).rejects.toThrow('refused');
+    await expect(invoke('spools.add', APP_PAGE, [{ name: 'elsewhere', dir: path.join(m.dir, 'elsewhere') }])).rejects.toThrow('refused');
     expect(existsSync(path.join(m.dir, 'elsewhere'))).toBe(false);
     expect((await invoke('approvals.list', 'app://dumbwaiter/approval.html#pin-1')) as { id: string }[]).toMatchObject([{ id: 'pin-1' }]);
     // And the app answers the sandbox right after: approving from the tray runs it.

@@ -102,7 +102,7 @@ describe('calls', () => {
       ['keys.create', { name: 'x', scope: 'write' }],
       ['allowlist.save', { text: '', baseHash: '0'.repeat(64) }],
       ['allowlist.dryRun', { text: '', op: 'x', args: {} }],
-      ['spool.use', { path: path.join(dir, 'moved') }],
+      ['spools.add', { name: 'moved', dir: path.join(dir, 'moved') }],
       ['settings.set', { name: 'notifications', value: false }],
     ] as const) {
       await expect(call(channel, arg)).rejects.toThrow('refused');

@@ -387,51 +387,56 @@ describe('keys.list', () => {
   });
 });
 
-describe('spool.check and spool.use', () => {
-  it('says the test spool is fine, and what is wrong with others', async () => {
-    expect(await api.spool.check()).toEqual({ path: host.spool, ok: true, message: 'Private to you and complete.' });
-    expect(await api.spool.check({ path: host.spool })).toMatchObject({ ok: true });
-    const open = path.join(host.root, 'open');
-    mkdirSync(open);
-    chmodSync(open, 0o777);
-    expect(await api.spool.check({ path: open })).toMatchObject({ path: open, ok: false, message: expect.stringContaining('can be written by other users') });
-    const link = path.join(host.root, 'link');
-    symlinkSync(host.spool, link);
-    expect(await api.spool.check({ path: link })).toMatchObject({ ok: false, message: expect.stringContaining('symbolic link') });
-    expect(await api.spool.check({ path: path.join(host.root, 'missing') })).toMatchObject({ ok: false, message: expect.stringContaining('incomplete') });
-  });
-
-  it('makes a new empty folder a complete private spool and records it in the settings and the audit log', async () => {
-    // A home of its own: moving the spool of the daemon's home would change what the daemon uses next.
-    const root = path.join(host.root, 'other');
+describe('spools.list, spools.check, spools.add and spools.remove', () => {
+  it('lists the spools, probes one for real and keeps the probe, and adds and removes one only when the person says yes', async () => {
+    // A home of its own: the daemon's home keeps its one spool.
+    const root = path.join(host.root, 'spools');
     const home = path.join(root, 'home');
     initHome(home, path.join(root, 'spool'), path.join(root, 'spool'));
     const other = new HostService(home);
     try {
-      const api2 = connect(other);
-      const fresh = path.join(root, 'fresh');
-      mkdirSync(fresh, { mode: 0o700 });
-      expect(await api2.spool.check({ path: fresh })).toMatchObject({ ok: false, message: expect.stringContaining('incomplete') });
-      expect(await api2.spool.use({ path: fresh })).toMatchObject({ path: fresh, ok: true });
-      expect(await api2.spool.check({ path: fresh })).toEqual({ path: fresh, ok: true, message: 'Private to you and complete.' });
-      expect((await api2.settings.get()).spool).toBe(fresh);
-      expect(JSON.parse(readFileSync(path.join(home, 'settings.json'), 'utf8'))).toMatchObject({ spool: fresh });
-      const [entry] = await api2.audit.search({ kind: 'settings_changed' });
-      expect(entry).toMatchObject({ actor: 'app', message: expect.stringContaining(fresh) });
-      // An unsafe folder is refused and the setting stays.
-      const open = path.join(root, 'open');
-      mkdirSync(open);
-      chmodSync(open, 0o777);
-      await expect(api2.spool.use({ path: open })).rejects.toThrow('can be written by other users');
-      expect((await api2.settings.get()).spool).toBe(fresh);
-      expect(existsSync(path.join(open, 'queue'))).toBe(false);
-      // In the app, nothing happens unless the person says yes in the native dialog.
-      const declined = path.join(root, 'declined');
-      const app = connect(other, { pickFolder: async () => null, pickSavePath: async () => null, confirm: async () => false });
-      expect(await app.spool.use({ path: declined })).toBeNull();
-      expect(existsSync(declined)).toBe(false);
-      expect((await api2.settings.get()).spool).toBe(fresh);
+      const app = connect(other);
+      expect(await app.spools.list()).toEqual([expect.objectContaining({ name: 'default', dir: path.join(root, 'spool'), probe: null, keys: 0, open: 0 })]);
+      const report = await app.spools.check({ name: 'default' });
+      expect(report).toMatchObject({ spool: 'default', dir: path.join(root, 'spool'), verdict: expect.stringMatching(/^(ok|degraded)$/) });
+      expect((await app.spools.list())[0]!.probe).toEqual(report);
+      await expect(app.spools.check({ name: 'nope' })).rejects.toThrow('no spool named "nope"');
+
+      const work = path.join(root, 'work');
+      person.answer = false;
+      person.asked = [];
+      expect(await app.spools.add({ name: 'work', dir: work })).toBeNull();
+      expect(person.asked).toEqual([expect.objectContaining({ title: 'Add a spool', message: `Share ${work} with one sandbox as spool work?` })]);
+      expect(existsSync(work)).toBe(false);
+      expect((await app.spools.list()).map((x) => x.name)).toEqual(['default']);
+      person.answer = true;
+      expect(await app.spools.add({ name: 'work', dir: work })).toMatchObject({ name: 'work', dir: work, keys: 0, open: 0 });
+      expect(existsSync(path.join(work, 'queue'))).toBe(true);
+      expect((await app.settings.get()).spools).toEqual([
+        { name: 'default', dir: path.join(root, 'spool') },
+        { name: 'work', dir: work },
+      ]);
+      expect((await app.audit.search({ kind: 'spool_added', spool: 'work' }))[0]).toMatchObject({ actor: 'app', spool: 'work' });
+      // A key made for it is of that spool; the question names it.
+      person.asked = [];
+      const made = await app.keys.create({ name: 'w', scope: 'read', spool: 'work' });
+      expect(made?.key.spool).toBe('work');
+      expect(made?.pasteLines).toContain(`export DUMBWAITER_SPOOL='${work}'`);
+      expect(person.asked[0]!.message).toBe('Create a read key "w" for spool work?');
+      expect((await app.keys.list()).map((k) => k.spool)).toEqual(['work']);
+
+      person.answer = false;
+      person.asked = [];
+      expect(await app.spools.remove({ name: 'work' })).toBeNull();
+      expect(person.asked[0]).toMatchObject({ title: 'Remove a spool', message: 'Stop serving spool work?', detail: expect.stringContaining('The folder is left as it is') });
+      expect((await app.spools.list()).map((x) => x.name)).toEqual(['default', 'work']);
+      person.answer = true;
+      expect(await app.spools.remove({ name: 'work' })).toEqual({ name: 'work', dir: work, keys: 1 });
+      expect((await app.spools.list()).map((x) => x.name)).toEqual(['default']);
+      expect(existsSync(path.join(work, 'queue'))).toBe(true); // left as it is
+      await expect(app.spools.remove({ name: 'work' })).rejects.toThrow('there is no spool named "work"');
     } finally {
+      person.answer = true;
       other.close();
     }
   });
@@ -558,16 +563,17 @@ describe('a compromised page', () => {
     expect(asked.map((q) => q.detail)).toEqual([expect.stringContaining('+ slow (new):')]);
   });
 
-  it('settings.set refuses to move the spool, to any folder, pointing to spool.use', async () => {
+  it('settings.set refuses to change the spools, to any folder, pointing to Settings > Spools', async () => {
     const before = readFileSync(path.join(host.home, 'settings.json'), 'utf8');
     for (const value of ['/', os.homedir(), '../..', path.join(host.root, 'elsewhere')]) {
-      await expect(api.settings.set({ name: 'spool', value })).rejects.toThrow('the spool folder is not changed like other settings: choose it under Settings > Spool folder');
+      await expect(api.settings.set({ name: 'spool', value })).rejects.toThrow('spools are not changed like other settings');
+      await expect(api.settings.set({ name: 'spools', value: [{ name: 'x', dir: value }] })).rejects.toThrow('Settings > Spools');
     }
     expect(readFileSync(path.join(host.home, 'settings.json'), 'utf8')).toBe(before);
     expect(existsSync(path.join(host.root, 'elsewhere'))).toBe(false);
   });
 
-  it('spool.use refuses the file system root, the home, a relative path and a folder with user files, asks nothing and touches nothing there', async () => {
+  it('spools.add refuses the file system root, the home, a relative path, a folder with user files, another spool\'s folder and a bad name, asks nothing and touches nothing there', async () => {
     const asked = ask();
     const userDir = path.join(host.root, 'user-files');
     mkdirSync(path.join(userDir, 'bin'), { recursive: true, mode: 0o700 });
@@ -580,16 +586,26 @@ describe('a compromised page', () => {
       ['/', 'the root of the file system'],
       [home, 'your home folder'],
       ...(path.dirname(home) === '/' ? [] : [[path.dirname(home), 'a folder holding your home folder'] as const]),
-      ['../..', 'relative path'],
+      ['../..', 'a folder must be an absolute path'],
       [userDir, 'it holds files Dumbwaiter did not create'],
+      [path.join(host.spool, 'inner'), 'overlaps the folder of spool "default"'],
+      [path.join(host.home, 'inside'), 'must not contain each other'],
     ] as const) {
-      await expect(api.spool.use({ path: target }), target).rejects.toThrow(why);
+      await expect(api.spools.add({ name: 'extra', dir: target }), target).rejects.toThrow(why);
     }
+    for (const name of ['Work', '-x', 'a'.repeat(33), '../x', '']) {
+      await expect(api.spools.add({ name, dir: path.join(host.root, 'named') }), name).rejects.toThrow('invalid arguments for spools.add');
+    }
+    await expect(api.requests.list({ spool: '../x' })).rejects.toThrow('invalid arguments for requests.list');
+    await expect(api.audit.search({ spool: 'A' })).rejects.toThrow('invalid arguments for audit.search');
+    await expect(api.keys.create({ name: 'k', scope: 'read', spool: 'no such' })).rejects.toThrow('invalid arguments for keys.create');
+    await expect(api.keys.create({ name: 'k', scope: 'read', spool: 'nope' })).rejects.toThrow('there is no spool named "nope"');
+    expect(existsSync(path.join(host.root, 'named'))).toBe(false);
     expect(asked).toEqual([]);
     expect(listing(userDir)).toEqual(userBefore);
     expect(readFileSync(path.join(userDir, 'bin', 'dw.cjs'), 'utf8')).toBe('the user\'s own script');
     expect(existsSync(path.join(home, 'queue'))).toBe(false);
-    expect((await api.settings.get()).spool).toBe(host.spool);
+    expect((await api.settings.get()).spools).toEqual([{ name: 'default', dir: host.spool }]);
     expect((await host.sentinel(alice)).state).toBe('succeeded');
   });
 
@@ -600,7 +616,7 @@ describe('a compromised page', () => {
     expect(await api.keys.create({ name: 'page-made', scope: 'write' })).toBeNull();
     expect(await api.keys.rotate({ keyId: alice.key_id })).toBeNull();
     person.answer = true;
-    expect(asked.map((q) => q.message)).toEqual(['Create a write key "page-made"?', `Replace key ${alice.key_id} with a new one?`]);
+    expect(asked.map((q) => q.message)).toEqual(['Create a write key "page-made" for spool default?', `Replace key ${alice.key_id} with a new one?`]);
     expect(svc.listKeys()).toEqual(keysBefore);
     expect((await host.sentinel(alice)).state).toBe('succeeded'); // alice still works
   });
@@ -639,7 +655,8 @@ describe('a compromised page', () => {
     await expect(bare.keys.create({ name: 'headless', scope: 'write' })).rejects.toThrow(refused);
     await expect(bare.keys.rotate({ keyId: alice.key_id })).rejects.toThrow(refused);
     await expect(bare.approvals.approve({ id: 'r06', forSeconds: 60 })).rejects.toThrow(refused);
-    await expect(bare.spool.use({ path: path.join(host.root, 'headless-spool') })).rejects.toThrow(refused);
+    await expect(bare.spools.add({ name: 'headless', dir: path.join(host.root, 'headless-spool') })).rejects.toThrow(refused);
+    await expect(bare.spools.remove({ name: 'default' })).rejects.toThrow(refused);
     await expect(bare.settings.set({ name: 'ceilings', value: [] })).resolves.toMatchObject({ ceilings: [] }); // nothing loosened: no question
     expect(readFileSync(path.join(host.home, 'allowlist.yaml'), 'utf8')).toBe(text);
     expect(existsSync(path.join(host.root, 'headless-ran'))).toBe(false);
