@@ -74,6 +74,13 @@ describe('dumbwaiter.cancel', () => {
     expect(runBuiltin(deps, key, 'dumbwaiter.cancel', { target: 'unknown-1' })).toEqual({ ok: false, code: 'bad_args', message: 'no request unknown-1 on this host' });
   });
 
+  it("answers a request of another spool as no request at all: a sandbox learns nothing of another's", () => {
+    const theirs = l.keys.create('their agent', 'write', null, 'work');
+    l.add('theirs-1', { key_id: theirs.key_id, spool: 'work' });
+    expect(runBuiltin(deps, key, 'dumbwaiter.cancel', { target: 'theirs-1' })).toEqual({ ok: false, code: 'bad_args', message: 'no request theirs-1 on this host' });
+    expect(l.requests.get('theirs-1')!.state).toBe('queued');
+  });
+
   it.each([[undefined], [42], [['a']], [''], ['../escape'], ['x.tmp'], ['-dash'], ['a'.repeat(129)]])('refuses a target that is not a request id: %j', (target) => {
     const args = target === undefined ? {} : { target };
     expect(runBuiltin(deps, key, 'dumbwaiter.cancel', args)).toEqual({ ok: false, code: 'bad_args', message: 'argument "target" must be a request id' });

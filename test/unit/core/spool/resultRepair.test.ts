@@ -185,6 +185,19 @@ describe('ResultRepair.check', () => {
   });
 });
 
+describe("another spool's requests", () => {
+  it("are never written here: not by the writer, nor by the repair of a file planted under such an id", () => {
+    const other = ledger.add('of-work', { key_id: keyId, state: 'succeeded', spool: 'work' });
+    expect(writer.publish(other)).toBe(false);
+    expect(lstatSync(file('of-work'), { throwIfNoEntry: false })).toBeUndefined();
+    // A sandbox of this spool plants a result under the other spool's id, hoping for its signed copy.
+    writeFileSync(file('of-work'), '{"forged": true}');
+    expect(look('of-work')).toBe(false);
+    expect(readFileSync(file('of-work'), 'utf8')).toBe('{"forged": true}');
+    expect(ledger.requests.get('of-work')!.synced).toBe(0); // still for its own spool's writer to write
+  });
+});
+
 describe('ResultRepair against a writer replacing results in a loop', () => {
   const IDS = Array.from({ length: 30 }, (_, i) => `loop-${i}`);
   /** Every repair on a file event the audit log accounts for, by id: told one by one, or counted. */

@@ -1,0 +1,49 @@
+// The ledger's upgrade to several spools: a ledger written by the previous version (one spool) opens
+// with every request, key and request's audit entry in the spool named `default`, and its spool
+// problem kept under that spool's name.
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openLedger } from '../../../../main/core/ledger/db';
+import { HostFlags } from '../../../../main/core/ledger/meta';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-db-'));
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A ledger as the version before spools left it: the newest schema without what the last migration added. */
+function previousVersionLedger(file: string): void {
+  const db = openLedger(file);
+  const version = db.pragma('user_version', { simple: true }) as number;
+  db.exec(`DROP INDEX audit_spool; DROP INDEX requests_spool;
+           ALTER TABLE requests DROP COLUMN spool; ALTER TABLE keys DROP COLUMN spool; ALTER TABLE audit DROP COLUMN spool;`);
+  db.prepare("INSERT INTO keys (key_id, name, scope, secret, created_at) VALUES ('k_old', 'old', 'read', 's', '2026-01-01T00:00:00Z')").run();
+  db.prepare(
+    `INSERT INTO requests (id, key_id, op, args_json, binding_hash, mac, created_at, claimed_at, state, updated_at)
+     VALUES ('r-old', 'k_old', 'echo', '{}', 'h', 'm', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'succeeded', '2026-01-01T00:00:00Z')`,
+  ).run();
+  db.prepare("INSERT INTO audit (at, kind, actor, request_id, message) VALUES ('2026-01-01T00:00:00Z', 'claimed', 'daemon', 'r-old', 'claimed')").run();
+  db.prepare("INSERT INTO audit (at, kind, actor, message) VALUES ('2026-01-01T00:00:00Z', 'daemon_started', 'daemon', 'started')").run();
+  db.prepare("INSERT INTO meta (k, v) VALUES ('spool_problem', 'unsafe spool: it is a link')").run();
+  db.pragma(`user_version = ${version - 1}`);
+  db.close();
+}
+
+describe('the upgrade to several spools', () => {
+  it("puts what there was in the spool named default, and a host-wide entry in none", () => {
+    const file = path.join(dir, 'ledger.sqlite');
+    previousVersionLedger(file);
+    const db = openLedger(file);
+    try {
+      expect(db.prepare("SELECT spool FROM requests WHERE id = 'r-old'").get()).toEqual({ spool: 'default' });
+      expect(db.prepare("SELECT spool FROM keys WHERE key_id = 'k_old'").get()).toEqual({ spool: 'default' });
+      expect(db.prepare('SELECT kind, spool FROM audit ORDER BY seq').all()).toEqual([
+        { kind: 'claimed', spool: 'default' },
+        { kind: 'daemon_started', spool: null },
+      ]);
+      expect(new HostFlags(db).spoolProblem('default')).toBe('unsafe spool: it is a link');
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -1,0 +1,55 @@
+// Requests by spool: what a spool's writer and the runner take, and what `spools remove` counts.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TestLedger } from '../../../helpers/ledger';
+
+let l: TestLedger;
+beforeEach(() => (l = new TestLedger()));
+afterEach(() => l.close());
+
+describe('requests of a spool', () => {
+  it('the next queued request comes only from the spools given (those served and usable)', () => {
+    l.add('r-work', { spool: 'work' });
+    l.add('r-default');
+    expect(l.requests.nextQueued([], ['default'])?.id).toBe('r-default');
+    expect(l.requests.nextQueued([], ['work'])?.id).toBe('r-work');
+    expect(l.requests.nextQueued([], ['default', 'work'])?.id).toBe('r-work'); // the oldest first
+    expect(l.requests.nextQueued([], [])).toBeNull();
+    expect(l.requests.nextQueued(['deploy'], ['default', 'work'])).toBeNull();
+  });
+
+  it("each spool's unsynced rows and counts are its own", () => {
+    l.add('r-work', { spool: 'work' });
+    l.add('r-default');
+    expect(l.requests.unsynced('work').map((r) => r.id)).toEqual(['r-work']);
+    expect(l.requests.countInState('queued', 'work')).toBe(1);
+    expect(l.requests.countInState('queued')).toBe(2);
+    expect(l.requests.list({ spool: 'work' }).map((r) => [r.id, r.spool])).toEqual([['r-work', 'work']]);
+  });
+
+  it('open requests count those not finished, uncertain ones included', () => {
+    l.add('q', { spool: 'work' });
+    l.add('u', { spool: 'work', state: 'uncertain' });
+    l.add('s', { spool: 'work', state: 'succeeded' });
+    l.add('other', { spool: 'default' });
+    expect(l.requests.openInSpool('work')).toBe(2);
+    expect(l.requests.openInSpool('lab')).toBe(0);
+  });
+});
+
+describe('audit entries of a spool', () => {
+  it('take the spool given, else that of their request, else that of their key, else none', () => {
+    const key = l.keys.create('agent', 'read', null, 'work');
+    l.add('r-lab', { spool: 'lab', key_id: key.key_id });
+    l.audit.record({ kind: 'claimed', request_id: 'r-lab', key_id: key.key_id, message: 'of the request' });
+    l.audit.record({ kind: 'key_created', key_id: key.key_id, message: 'of the key' });
+    l.audit.record({ kind: 'rejected', key_id: key.key_id, spool: 'default', message: 'said' });
+    l.audit.record({ kind: 'daemon_started', message: 'of none' });
+    expect(l.audit.search({}).map((a) => [a.message, a.spool]).reverse()).toEqual([
+      ['of the request', 'lab'],
+      ['of the key', 'work'],
+      ['said', 'default'],
+      ['of none', null],
+    ]);
+    expect(l.audit.search({ spool: 'work' }).map((a) => a.message)).toEqual(['of the key']);
+  });
+});
