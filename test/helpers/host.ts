@@ -170,9 +170,11 @@ export class TestHost {
     writeFileSync(file, JSON.stringify({ ...current, rescan_interval_ms: 200, shutdown_grace_s: 2, kill_grace_s: 1, ...settings }));
   }
 
-  /** Runs the real command line against this home and spool. */
-  cli(args: string[], opts: { env?: Record<string, string> } = {}): CliResult {
-    const r = spawnSync(process.execPath, [CLI, ...args, '--home', this.home, '--spool', this.spool], {
+  /** Runs the real command line against this home and spool. `spool`: another spool's name or folder
+   *  for `--spool`, or null for none (a command that acts on every spool, or names one itself). */
+  cli(args: string[], opts: { env?: Record<string, string>; spool?: string | null } = {}): CliResult {
+    const spool = opts.spool === undefined ? this.spool : opts.spool;
+    const r = spawnSync(process.execPath, [CLI, ...args, '--home', this.home, ...(spool === null ? [] : ['--spool', spool])], {
       encoding: 'utf8',
       env: { ...process.env, ...opts.env },
       timeout: 60_000,
@@ -186,19 +188,40 @@ export class TestHost {
     renameSync(tmp, path.join(this.home, 'allowlist.yaml'));
   }
 
-  /** Creates a key through the host's own service (the CLI is tested on its own). */
-  createKey(name = 'test', scope: Scope = 'write', ops: string[] | null = null): KeyFile {
-    return this.service((svc) => keyFileOf(svc.createKey(name, scope, ops, 'test')));
+  /** Creates a key through the host's own service (the CLI is tested on its own); `spool`: the name of
+   *  the spool it works through (else the one commands act on). */
+  createKey(name = 'test', scope: Scope = 'write', ops: string[] | null = null, spool?: string): KeyFile {
+    return this.service((svc) => keyFileOf(svc.createKey(name, scope, ops, 'test', spool)));
+  }
+
+  /** A key made by the real `dumbwaiter keys create NAME --spool SPOOL --out FILE`: its key file. */
+  createKeyWithCli(name: string, spool: string, scope: Scope = 'write'): KeyFile {
+    const file = path.join(this.root, `${name}.key.json`);
+    const r = this.cli(['keys', 'create', name, '--scope', scope, '--out', file], { spool });
+    if (r.status !== 0) throw new Error(`keys create ${name} --spool ${spool} failed: ${r.stderr}`);
+    return JSON.parse(readFileSync(file, 'utf8')) as KeyFile;
+  }
+
+  /** Another spool of this home, added by the real `dumbwaiter spools add` at a new folder under the
+   *  test's root; returns its folder. */
+  addSpool(name: string): string {
+    const dir = path.join(this.root, `spool-${name}`);
+    const r = this.cli(['spools', 'add', name, dir], { spool: null });
+    if (r.status !== 0) throw new Error(`spools add ${name} failed: ${r.stderr}`);
+    return dir;
   }
 
   service<T>(fn: (svc: HostService) => T): T {
     return withService(this.home, this.spool, fn);
   }
 
-  /** `asUser`: without the power to override file permissions (see AS_USER), as on a user's desktop. */
-  async startDaemon(env: Record<string, string> = {}, opts: { asUser?: boolean } = {}): Promise<DaemonProcess> {
+  /** `asUser`: without the power to override file permissions (see AS_USER), as on a user's desktop.
+   *  `spool`: the one spool it serves (a name or folder; else this host's first spool), or null for
+   *  every spool of the home. */
+  async startDaemon(env: Record<string, string> = {}, opts: { asUser?: boolean; spool?: string | null } = {}): Promise<DaemonProcess> {
     if (opts.asUser && AS_USER === null) throw new Error(NO_UNPRIVILEGED_USER);
-    const [program, ...args] = [...(opts.asUser ? AS_USER! : []), process.execPath, CLI, 'daemon', '--home', this.home, '--spool', this.spool];
+    const spool = opts.spool === undefined ? this.spool : opts.spool;
+    const [program, ...args] = [...(opts.asUser ? AS_USER! : []), process.execPath, CLI, 'daemon', '--home', this.home, ...(spool === null ? [] : ['--spool', spool])];
     const proc = track(
       spawn(program!, args, {
         env: { ...process.env, ...env },
@@ -219,9 +242,10 @@ export class TestHost {
     return envelope(key, id, op, args, o);
   }
 
-  /** Writes a request the way the protocol says: into tmp/, then renamed into queue/. */
-  submit(key: KeyFile, id: string, op: string, args: Record<string, unknown> = {}, o: SubmitOptions = {}): void {
-    this.writeQueueFile(`${id}.json`, this.envelope(key, id, op, args, o));
+  /** Writes a request the way the protocol says: into tmp/, then renamed into queue/ (of `spool`, a
+   *  spool folder: by default this host's first). */
+  submit(key: KeyFile, id: string, op: string, args: Record<string, unknown> = {}, o: SubmitOptions = {}, spool = this.spool): void {
+    writeQueueFile(spool, `${id}.json`, this.envelope(key, id, op, args, o));
   }
 
   writeQueueFile(name: string, content: string | Buffer): void {
@@ -232,12 +256,12 @@ export class TestHost {
     return path.join(this.spool, 'queue', name);
   }
 
-  result(id: string): ResultDoc | undefined {
-    return readResult(this.spool, id);
+  result(id: string, spool = this.spool): ResultDoc | undefined {
+    return readResult(spool, id);
   }
 
-  waitResult(id: string, states?: RequestState[], timeoutMs?: number): Promise<ResultDoc> {
-    return waitForResult(this.spool, id, states, timeoutMs);
+  waitResult(id: string, states?: RequestState[], timeoutMs?: number, spool = this.spool): Promise<ResultDoc> {
+    return waitForResult(spool, id, states, timeoutMs);
   }
 
   /**
@@ -249,10 +273,10 @@ export class TestHost {
    * start in claim order, but one of another operation may overtake a run whose operation is at its
    * concurrency limit.
    */
-  sentinel(key: KeyFile, op = 'dumbwaiter.ping', args: Record<string, unknown> = {}): Promise<ResultDoc> {
+  sentinel(key: KeyFile, op = 'dumbwaiter.ping', args: Record<string, unknown> = {}, spool = this.spool): Promise<ResultDoc> {
     const id = `zz-sentinel-${++this.sentinels}`;
-    this.submit(key, id, op, args);
-    return this.waitResult(id);
+    this.submit(key, id, op, args, {}, spool);
+    return this.waitResult(id, undefined, undefined, spool);
   }
 
   /** The process group of a run, once the daemon has recorded it: just after the run started (which
