@@ -1,22 +1,16 @@
 // The Settings screen in real Chromium against the real host: settings changed in the UI land in
-// settings.json, invalid values are explained and not saved, the spool's check is shown and the spool
-// moves to a picked folder, and a message typed here reaches the sandbox's inbox/ folder. The screen
+// settings.json, invalid values are explained and not saved (the spools: test/ui/spools.test.ts), and a message typed here reaches the sandbox's inbox/ folder. The screen
 // shows what the host stored, and follows changes made elsewhere without losing what is being typed.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ui } from './harness';
 import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
 
 let ui: Ui;
-const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'dw-ui-spool-'));
 beforeAll(async () => {
   ui = await Ui.start({ allowlist: EXAMPLE_ALLOWLIST });
 });
 afterAll(async () => {
   await ui?.close();
-  rmSync(elsewhere, { recursive: true, force: true });
 });
 
 const settings = () => ui.svc.getSettings();
@@ -127,57 +121,6 @@ describe('the Settings screen', () => {
       await sent.getByText(`inbox/${msg.id as string}.json`).waitFor();
     }
     expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('');
-    expect(ui.errors).toEqual([]);
-  });
-
-  it('shows the spool check, and moves the spool to a picked folder', async () => {
-    await ui.open('/settings');
-    const page = ui.page;
-    const check = page.getByRole('status', { name: 'Spool check' });
-    await check.getByText('Private to you and complete.').waitFor();
-    await check.getByText('OK', { exact: true }).waitFor();
-    await page.getByRole('button', { name: 'Check again' }).click();
-    await check.getByText('Private to you and complete.').waitFor();
-
-    // Cancelling the picker changes nothing.
-    ui.pickedFolder = null;
-    const change = page.getByRole('button', { name: 'Change…' });
-    await change.click();
-    // The picker has answered (the button is off while it is open): only then is "nothing" a result,
-    // and the answer below cannot reach this pick.
-    await expect.poll(() => change.isEnabled()).toBe(true);
-    expect(await page.getByRole('region', { name: 'New spool folder' }).count()).toBe(0);
-
-    const target = path.join(elsewhere, 'spool');
-    ui.pickedFolder = target;
-    await change.click();
-    const candidate = page.getByRole('region', { name: 'New spool folder' });
-    await candidate.getByText(target, { exact: true }).waitFor();
-    await candidate.getByText('Problem').waitFor(); // it does not exist yet
-    // Main asks natively first (a page cannot answer that): "no" changes nothing.
-    ui.confirmAnswer = false;
-    await candidate.getByRole('button', { name: 'Use this folder' }).click();
-    await expect.poll(() => ui.confirmations.at(-1)?.detail).toContain(target);
-    expect(settings().spool).not.toBe(target);
-    await candidate.getByRole('button', { name: 'Use this folder' }).waitFor();
-    ui.confirmAnswer = true;
-    await candidate.getByRole('button', { name: 'Use this folder' }).click();
-
-    await expect.poll(() => settings().spool).toBe(target);
-    expect(ui.svc.checkSpoolFolder(target)).toMatchObject({ path: target, ok: true });
-    const next = page.getByRole('status', { name: 'Spool from the next start' });
-    await next.getByText(target).waitFor();
-    await next.getByText('OK', { exact: true }).waitFor();
-    await next.getByText(/uses it from its next start/).waitFor();
-    // The spool in use stays the same until the host restarts.
-    expect(await check.textContent()).toContain('Private to you and complete.');
-
-    // A typed folder is checked the same way.
-    await page.getByLabel('Or type a folder', { exact: true }).fill(ui.host.spool);
-    await page.getByRole('button', { name: 'Check', exact: true }).click();
-    await page.getByRole('region', { name: 'New spool folder' }).getByText('Private to you and complete.').waitFor();
-    await page.getByRole('region', { name: 'New spool folder' }).getByRole('button', { name: 'Cancel' }).click();
-
     await ui.screenshots('settings');
     expect(ui.errors).toEqual([]);
   });

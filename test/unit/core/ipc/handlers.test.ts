@@ -3,7 +3,7 @@
 // home and spool (TestHost), so lists, counts, audit entries and live output are the real thing; the
 // reconcile checks, orphaned runs and plans come from a daemon killed with SIGKILL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';

@@ -40,7 +40,7 @@ describe('csvCell', () => {
   });
 
   it('makes whole files: CSV with a byte-order mark and CRLF, JSON Lines one entry per line; a dated name', () => {
-    const e: AuditView = { seq: 7, at: '2026-01-02T03:04:05.000Z', kind: 'notice_sent', actor: 'app', request_id: null, key_id: null, op: null, message: 'hi, there', details: null };
+    const e: AuditView = { seq: 7, at: '2026-01-02T03:04:05.000Z', kind: 'notice_sent', actor: 'app', request_id: null, key_id: null, op: null, spool: null, message: 'hi, there', details: null };
     const csv = exportFile('csv', [e]);
     expect(csv.mime).toBe('text/csv');
     expect(csv.text).toBe('\uFEFFseq,at,kind,actor,request_id,key_id,op,message,details\r\n7,2026-01-02T03:04:05.000Z,notice_sent,app,,,,"hi, there",\r\n');
