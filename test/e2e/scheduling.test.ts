@@ -1,9 +1,9 @@
-// Scheduling: per-operation concurrency and the global limit hold; the rescan finds requests without
-// any file event; everything the daemon does is in its log file.
+// Scheduling: per-operation concurrency and the global limit hold; spools take turns; the rescan finds
+// requests without any file event; everything the daemon does is in its log file.
 import { afterEach, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { TestHost } from '../helpers/host';
+import { TestHost, eventually } from '../helpers/host';
 import type { ResultDoc } from '../../shared/protocol/types';
 
 let host: TestHost | null = null;
@@ -54,6 +54,36 @@ describe('scheduling', () => {
     expect(maxOverlap(many)).toBeGreaterThan(1); // it does run things in parallel
   });
 
+  it("takes each spool's requests in turn: a long queue in one spool never holds another's back", async () => {
+    host = new TestHost(`version: 1
+operations:
+  - name: gated
+    command: [/bin/sh, -c, 'while [ ! -e "$0" ]; do sleep 0.05; done', "{go}"]
+    args:
+      go: {type: string, max_length: 500}
+    scope: read
+    approval: never
+    concurrency: 1
+`);
+    const work = host.addSpool('work');
+    const busy = host.createKey('busy', 'read');
+    const other = host.createKey('other', 'read', null, 'work');
+    await host.startDaemon({}, { spool: null }); // every spool of the home
+    const go = (id: string) => path.join(host!.root, `go-${id}`);
+    for (const id of ['a1', 'a2', 'a3']) host.submit(busy, id, 'gated', { go: go(id) });
+    await host.waitResult('a1', ['running']);
+    await host.waitResult('a3', ['queued']);
+    host.submit(other, 'b1', 'gated', { go: go('b1') }, {}, work);
+    await host.waitResult('b1', ['queued'], undefined, work);
+    writeFileSync(go('a1'), '');
+    // a2 and a3 were queued before b1; yet the next to start is the other spool's.
+    const next = await eventually('the next run to start', () => (host!.result('b1', work)?.state === 'running' ? 'b1' : host!.result('a2')?.state === 'running' ? 'a2' : undefined));
+    expect(next).toBe('b1');
+    for (const id of ['b1', 'a2', 'a3']) writeFileSync(go(id), '');
+    expect((await host.waitResult('b1', undefined, undefined, work)).state).toBe('succeeded');
+    for (const id of ['a2', 'a3']) expect((await host.waitResult(id)).state).toBe('succeeded');
+  });
+
   it('finds requests by rescanning when no file events arrive', async () => {
     host = new TestHost(`version: 1\noperations:\n  - {name: ok, command: ["true"], scope: read, approval: never}\n`, {
       file_events: false,
@@ -63,9 +93,12 @@ describe('scheduling', () => {
     await host.startDaemon();
     host.submit(key, 'rescan-1', 'ok');
     expect((await host.waitResult('rescan-1')).state).toBe('succeeded');
-    const log = readFileSync(path.join(host.home, 'logs', 'dumbwaiter.log'), 'utf8');
+    // The run's last line is logged once its result is out: waited for, not raced.
+    const log = await eventually('the run\'s end in the log file', () => {
+      const text = readFileSync(path.join(host!.home, 'logs', 'dumbwaiter.log'), 'utf8');
+      return text.includes('rescan-1: succeeded') ? text : undefined;
+    });
     expect(log).toContain('(daemon)');
     expect(log).toContain('rescan-1: started ok');
-    expect(log).toContain('rescan-1: succeeded');
   });
 });

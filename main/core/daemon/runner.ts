@@ -55,6 +55,8 @@ export class Runner {
   private readonly running = new Map<string, Running>();
   private readonly reconciler: Reconciler;
   private stopping = false;
+  /** Where nextQueued() starts looking: the spool after the one that started last. */
+  private turn = 0;
 
   constructor(private readonly d: RunnerDeps) {
     this.reconciler = new Reconciler({
@@ -118,11 +120,27 @@ export class Runner {
     // The pause flag is read from the ledger, not a cache: once `dumbwaiter pause` returns, nothing new starts.
     let last: string | null = null;
     while (!this.stopping && this.running.size < this.d.settings().max_concurrent_runs && !this.d.flags.paused) {
-      const row = this.d.requests.nextQueued(this.fullOps(), this.d.spools());
+      const row = this.nextQueued();
       if (!row || row.id === last) return; // nothing to start, or it could not start now: try again later
       last = row.id;
       this.d.safely(row.id, () => this.startRow(row));
     }
+  }
+
+  /** The next request to start: the oldest queued of each spool in turn, so that a sandbox with a long
+   *  queue never holds another's requests back behind all of its own. */
+  private nextQueued(): RequestRow | null {
+    const spools = this.d.spools();
+    const full = this.fullOps();
+    for (let i = 0; i < spools.length; i++) {
+      const at = (this.turn + i) % spools.length;
+      const row = this.d.requests.nextQueued(full, spools[at]!);
+      if (row) {
+        this.turn = at + 1;
+        return row;
+      }
+    }
+    return null;
   }
 
   /** Terminates the running requests someone asked to cancel (from another process, or dumbwaiter.cancel),

@@ -245,12 +245,11 @@ export class Requests {
     return this.db.prepare('SELECT * FROM requests WHERE state = ? ORDER BY claimed_at, rowid').all(state) as RequestRow[];
   }
 
-  /** The oldest queued request of one of `spools` (those this daemon serves) whose operation has a free slot. */
-  nextQueued(excludeOps: string[], spools: string[]): RequestRow | null {
-    if (spools.length === 0) return null;
+  /** A spool's oldest queued request whose operation has a free slot. */
+  nextQueued(excludeOps: string[], spool: string): RequestRow | null {
     const not = excludeOps.length ? `AND op NOT IN (${excludeOps.map(() => '?').join(', ')})` : '';
-    const sql = `SELECT * FROM requests WHERE state = 'queued' AND spool IN (${spools.map(() => '?').join(', ')}) ${not} ORDER BY claimed_at, rowid LIMIT 1`;
-    return (this.db.prepare(sql).get(...spools, ...excludeOps) as RequestRow | undefined) ?? null;
+    const sql = `SELECT * FROM requests WHERE state = 'queued' AND spool = ? ${not} ORDER BY claimed_at, rowid LIMIT 1`;
+    return (this.db.prepare(sql).get(spool, ...excludeOps) as RequestRow | undefined) ?? null;
   }
 
   countInState(state: RequestState, spool?: string): number {

@@ -7,14 +7,14 @@ beforeEach(() => (l = new TestLedger()));
 afterEach(() => l.close());
 
 describe('requests of a spool', () => {
-  it('the next queued request comes only from the spools given (those served and usable)', () => {
+  it("the next queued request of a spool is that spool's oldest with a free slot", () => {
     l.add('r-work', { spool: 'work' });
     l.add('r-default');
-    expect(l.requests.nextQueued([], ['default'])?.id).toBe('r-default');
-    expect(l.requests.nextQueued([], ['work'])?.id).toBe('r-work');
-    expect(l.requests.nextQueued([], ['default', 'work'])?.id).toBe('r-work'); // the oldest first
-    expect(l.requests.nextQueued([], [])).toBeNull();
-    expect(l.requests.nextQueued(['deploy'], ['default', 'work'])).toBeNull();
+    l.add('r-default-2');
+    expect(l.requests.nextQueued([], 'default')?.id).toBe('r-default');
+    expect(l.requests.nextQueued([], 'work')?.id).toBe('r-work');
+    expect(l.requests.nextQueued([], 'lab')).toBeNull();
+    expect(l.requests.nextQueued(['deploy'], 'default')).toBeNull();
   });
 
   it("each spool's unsynced rows and counts are its own", () => {
