@@ -206,7 +206,7 @@ operations:
   it('refuses a root that contains the spool (the whole allowlist stays the last good one) and says why in the audit log', async () => {
     host.writeAllowlist(op(host.spool));
     const entry = await eventually('the refusal in the audit log', () => host.audit('', 'allowlist_invalid').find((e) => e.message.includes('contains the spool')));
-    expect(entry.message).toContain(`operations[0].args.dir.within: ${host.spool} contains the spool (${host.spool})`);
+    expect(entry.message).toContain(`operations[0].args.dir.within: ${host.spool} contains the spool "default" (${host.spool})`);
     host.submit(key, 'overlap-1', 'look', { dir: path.join(host.spool, 'results') });
     expect(await host.waitResult('overlap-1')).toMatchObject({ state: 'rejected', error: { code: 'unknown_op' } });
   });
