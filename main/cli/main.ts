@@ -306,7 +306,7 @@ function cmdConfig(argv: string[]): void {
     if (sub === 'set') {
       const [name, value] = positionals;
       if (!name || value === undefined) throw new UsageError('usage: dumbwaiter config set NAME VALUE');
-      // The spool moves through the one call that checks the folder (the app's spool.use makes it too).
+      // A spool moves through the one call that checks the new folder as `init` does.
       if (name === 'spool') {
         const r = svc.useSpool(path.resolve(value), cliActor());
         return values.json ? printJson({ spool: r.path }) : say(r.message);
@@ -465,9 +465,10 @@ async function cmdSpools(argv: string[]): Promise<void> {
       case 'check': {
         if (!name) throw new UsageError('usage: dumbwaiter spools check NAME');
         const report = await svc.probeSpool(name);
-        if (values.json) return printJson(report);
-        for (const line of probeLines(report)) say(visible(line));
-        if (report.verdict === 'unusable') process.exitCode = 1;
+        if (values.json) printJson(report);
+        else for (const line of probeLines(report)) say(visible(line));
+        // An error, not process.exitCode: main()'s return value is the exit status.
+        if (report.verdict === 'unusable') throw new UserError(`spool ${report.spool} is unusable: the daemon cannot serve it safely`);
         return;
       }
       default:
