@@ -322,12 +322,36 @@ describe.skipIf(process.platform !== 'linux')('the mount probe, for real (Linux:
       expect(s.probe!.at >= before).toBe(true);
       expectSound(s.probe!, s.name, s.dir);
     }
+    // Each spool's host.json names it and carries its probe's verdict, for its sandbox's client.
+    for (const s of stored) {
+      const hostJson = await eventually(`${s.name}/host.json with the probe`, () => {
+        const doc = JSON.parse(readFileSync(path.join(s.dir, 'host.json'), 'utf8')) as { spool?: string; probe?: { verdict: string; events: boolean } };
+        return doc.probe ? doc : undefined;
+      });
+      expect(hostJson).toMatchObject({ spool: s.name, probe: { verdict: 'ok', events: true } });
+    }
     const check = host.cli(['spools', 'check', 'work', '--json'], { spool: null });
     expect(check.status, check.stderr).toBe(0);
     const report = JSON.parse(check.stdout) as ProbeReport;
     expectSound(report, 'work', work);
     expect(report.at > stored.find((s) => s.name === 'work')!.probe!.at).toBe(true);
     await answered(b, work);
+  });
+
+  it('spools check NAME of an unsafe spool: its verdict unusable, the failed check saying why, in the exit status too (text and --json)', () => {
+    chmodSync(work, 0o777);
+    for (const json of [false, true]) {
+      const check = host.cli(['spools', 'check', 'work', ...(json ? ['--json'] : [])], { spool: null });
+      expect(check.status, `--json: ${json}`).toBe(1);
+      if (!json) {
+        expect(check.stdout).toMatch(/FAIL owner and mode .*mode 777/);
+        continue;
+      }
+      const report = JSON.parse(check.stdout) as ProbeReport;
+      expect(report.verdict).toBe('unusable');
+      expect(report.checks.find((c) => c.name === 'owner_mode')).toMatchObject({ ok: false, detail: expect.stringContaining(`chmod 700 '${work}'`) });
+    }
+    expect(readdirSync(path.join(work, 'tmp'))).toEqual([]); // nothing written into a spool open to others
   });
 
   it.skipIf(!shmIsTmpfs)(`spools check NAME --json on tmpfs (/dev/shm${shmIsTmpfs ? '' : ' is not tmpfs here'})`, () => {
