@@ -29,7 +29,7 @@ import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, type LockHolder } from './daemon/lock';
 import { Reconciler } from './daemon/reconciler';
 import { scopedLogger } from './log';
-import type { Allowlist } from './allowlist/types';
+import { opVisibleTo, type Allowlist } from './allowlist/types';
 import { writeJsonAtomic } from './fs/atomicWrite';
 import type { SpoolInfo } from '../../shared/ipc/views';
 import type { ApprovalInfo, CatalogDoc, InboxMessage, KeyFile, ReconcileAttempt, RequestState } from '../../shared/protocol/types';
@@ -397,7 +397,6 @@ export class HostService {
     ].join('\n');
   }
 
-  /** A message typed by the human, for the sandbox's inbox: one copy signed for each active key. */
   /** A message typed by the human, for a sandbox's inbox (by default the spool commands act on): one
    *  copy signed for each of that spool's active keys. */
   sendNotice(text: string, actor: string, spool = this.requireSpool().name): InboxMessage[] {
@@ -496,7 +495,7 @@ export class HostService {
   }
 
   /** Every spool of the home, with its state. */
-  listSpools(daemonRunning = isLocked(this.home.lock)): SpoolInfo[] {
+  listSpools(daemonRunning = isLocked(this.home.lock), ops: Allowlist['operations'] = this.allowlistOrEmpty().operations): SpoolInfo[] {
     const keys = this.keys.list();
     return this.settings.spools.map((s) => {
       const pinned = this.pinnedSpool(s.name)?.pinned;
@@ -508,8 +507,18 @@ export class HostService {
         keys: keys.filter((k) => k.spool === s.name && !k.revoked_at).length,
         open: this.requests.openInSpool(s.name),
         heartbeat_at: readHeartbeat((pinned?.paths ?? spoolPaths(s.dir)).hostJson).heartbeat_at,
+        operations: [...ops.values()].filter((op) => opVisibleTo(op, s.name)).map((op) => op.name),
       };
     });
+  }
+
+  /** The allowlist as a daemon would load it now, or none when it cannot be loaded (status says why). */
+  private allowlistOrEmpty(): Allowlist {
+    try {
+      return this.loadAllowlist();
+    } catch {
+      return { version: 1, operations: new Map() };
+    }
   }
 
   /** A new spool for another sandbox: its folder created safely (new or empty, apart from the other
@@ -583,7 +592,7 @@ export class HostService {
     const heartbeat = shown ? readHeartbeat((pinned?.paths ?? spoolPaths(shown.dir)).hostJson) : { heartbeat_at: null, problem: null };
     const running = isLocked(this.home.lock);
     const keys = this.keys.list();
-    const spools = this.listSpools(running);
+    const spools = this.listSpools(running, ops);
     const problems = spools.filter((s) => s.problem).map((s) => (spools.length === 1 ? s.problem! : `spool ${s.name}: ${s.problem}`));
     return {
       home: this.home.root,

@@ -14,6 +14,8 @@ export interface SpoolInfo {
   keys: number;
   open: number;
   heartbeat_at: string | null;
+  /** The allowlist's operations this spool's sandbox sees (all of them, but for those with `spools:`). */
+  operations: string[];
 }
 
 export interface StatusView {
@@ -127,12 +129,6 @@ export interface SettingsView {
   retention_ledger_days: number;
 }
 
-export interface SpoolCheckView {
-  path: string;
-  ok: boolean;
-  /** What is wrong and how to fix it, or that all is well. */
-  message: string;
-}
 
 export interface SpendView {
   ceiling: CeilingView;

@@ -13,16 +13,17 @@ const EMPTY: string[] = [];
 
 export function CreateKeyForm({ onCreated, onCancel }: { onCreated: (k: NewKey) => void; onCancel: () => void }) {
   const allowlistOps = useStatus((s) => s.allowlist.operations) ?? EMPTY;
-  const catalog = useLoad(() => api.catalog.get(), []);
-  const described = new Map((catalog.data?.operations ?? []).map((o) => [o.name, o]));
-  // The allowlist's operations; the catalog's (what the sandbox sees) when the allowlist cannot be read.
-  const ops = allowlistOps.length > 0 ? allowlistOps : [...described.keys()];
-
   const spools = useSpools();
   const several = useSeveralSpools();
   const chosenSpool = useChosenSpool();
   // The switcher's spool, else `default`, else the first: the one the key is most likely for.
   const [spool, setSpool] = useState(() => chosenSpool ?? (spools.some((s) => s.name === 'default') ? 'default' : (spools[0]?.name ?? 'default')));
+  const catalog = useLoad(() => api.catalog.get(), []);
+  const described = new Map((catalog.data?.operations ?? []).map((o) => [o.name, o]));
+  // The allowlist's operations that the key's spool sees; the catalog's (what the sandbox sees) when the
+  // allowlist cannot be read.
+  const seen = several ? (spools.find((s) => s.name === spool)?.operations ?? allowlistOps) : allowlistOps;
+  const ops = allowlistOps.length > 0 ? seen : [...described.keys()];
   const [name, setName] = useState('');
   const [scope, setScope] = useState<'read' | 'write'>('read');
   const [limit, setLimit] = useState(false);

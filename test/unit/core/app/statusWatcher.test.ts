@@ -15,7 +15,7 @@ describe('status watcher', () => {
     // A heartbeat alone is no change (it moves every few seconds; the app would reload everything).
     const beat = { ...base, daemon: { running: true, heartbeat_at: '2026-11-29T12:00:05.000Z' }, approvals: [waiting] };
     expect(w.update(beat).changed).toBe(false);
-    const spool = { name: 'default', dir: '/s', problem: null, probe: null, keys: 0, open: 0, heartbeat_at: '2026-11-29T12:00:05.000Z' };
+    const spool = { name: 'default', dir: '/s', problem: null, probe: null, keys: 0, open: 0, heartbeat_at: '2026-11-29T12:00:05.000Z', operations: [] };
     expect(w.update({ ...beat, spools: [spool] }).changed).toBe(true);
     expect(w.update({ ...beat, spools: [{ ...spool, heartbeat_at: '2026-11-29T12:00:10.000Z' }] }).changed).toBe(false);
     expect(w.update({ ...beat, paused: true }).changed).toBe(true);

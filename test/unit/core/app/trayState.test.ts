@@ -23,7 +23,7 @@ function status(over: Partial<StatusView> = {}): StatusView {
 }
 
 function spoolInfo(name: string, problem: string | null = null): SpoolInfo {
-  return { name, dir: `/spools/${name}`, problem, probe: null, keys: 1, open: 0, heartbeat_at: null };
+  return { name, dir: `/spools/${name}`, problem, probe: null, keys: 1, open: 0, heartbeat_at: null, operations: [] };
 }
 
 const approval = (id: string, ceiling: string | null = null, spool = 'default'): PendingApprovalView => ({
