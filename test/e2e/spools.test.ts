@@ -3,7 +3,7 @@
 // others, a spool made unsafe waits for its fix while the others are served, all of it across a clean
 // stop and a SIGKILL, spools added and removed while the daemon runs, and the mount probe for real.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER, NO_UNPRIVILEGED_USER } from '../helpers/processes';
@@ -277,6 +277,22 @@ describe('spools added and removed while the daemon runs', () => {
     // Its key is unknown everywhere now, and the others go on.
     await unknownKeyThrough(c, host.spool);
     await answered(b, work);
+  });
+});
+
+describe('a spool taken out of the home with a request still open', () => {
+  it('(settings.json edited by hand, or a request claimed after remove\'s check) cancels the request instead of leaving it open for ever', async () => {
+    daemon = await startAll();
+    host.submit(b, 'stranded', 'held', {}, {}, work);
+    expect((await host.waitResult('stranded', ['awaiting_approval'], undefined, work)).state).toBe('awaiting_approval');
+    const file = path.join(host.home, 'settings.json');
+    const settings = JSON.parse(readFileSync(file, 'utf8')) as { spools: { name: string }[] };
+    writeFileSync(file, JSON.stringify({ ...settings, spools: settings.spools.filter((s) => s.name !== 'work') }));
+    await eventually('the stranded request to be cancelled', () => (host.service((s) => s.requests.get('stranded'))?.state === 'cancelled' ? true : undefined));
+    const entry = host.audit('stranded', 'cancelled')[0]!;
+    expect(entry.actor).toBe('daemon (spool work was removed)');
+    expect(host.service((s) => s.requests.openInSpool('work'))).toBe(0);
+    await answered(a, host.spool);
   });
 });
 

@@ -290,6 +290,7 @@ export class Daemon {
       this.spools.delete(name);
       log.info(`no longer serving spool ${name} (${server.plain.root})`);
       void server.stop().then(() => server.close());
+      if (!entry) this.safely(`requests of spool ${name}`, () => this.cancelOpenOf(name));
     }
     for (const entry of wanted.values()) {
       if (this.spools.has(entry.name)) continue;
@@ -300,6 +301,13 @@ export class Daemon {
       void server.runProbe().catch((e: Error) => log.error(`probe of spool ${entry.name}: ${e.stack ?? String(e)}`));
     }
     this.allowlist.poll(); // its rules depend on where the spools are
+  }
+
+  /** `spools remove` refuses while a spool has open requests, but one may have been claimed since its
+   *  check: with its spool gone it could never be answered, so it is cancelled, not left open. */
+  private cancelOpenOf(spool: string): void {
+    const open = [...this.requests.inState('queued'), ...this.requests.inState('awaiting_approval'), ...this.requests.inState('running')].filter((r) => r.spool === spool);
+    for (const row of open) this.decisions.cancel(row.id, `daemon (spool ${spool} was removed)`);
   }
 
   private reapNow(): void {
