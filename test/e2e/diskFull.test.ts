@@ -64,7 +64,7 @@ operations:
     );
     const full = await eventually('a disk_full audit entry', () => host.audit('', 'disk_full')[0]);
     expect(full.message).toContain('ENOSPC');
-    expect(daemon.stderr).toContain("the spool's disk is full");
+    expect(daemon.stderr).toContain('the disk of spool "default" is full');
     expect(daemon.proc.exitCode).toBeNull();
     expect(host.result('held-0')?.state).toBe('queued'); // the file could not be replaced
 

@@ -52,6 +52,7 @@ describe('a folder with user files never becomes the spool', () => {
   };
   const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args, '--home', host.home], { encoding: 'utf8', timeout: 60_000 });
   const settings = () => readFileSync(path.join(host.home, 'settings.json'), 'utf8');
+  const defaultDir = () => (JSON.parse(settings()) as { spools: { name: string; dir: string }[] }).spools.find((s) => s.name === 'default')?.dir;
 
   it('init --spool refuses it, says why, and nothing in it changes', () => {
     const dir = userFolder();
@@ -60,7 +61,7 @@ describe('a folder with user files never becomes the spool', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`refusing to use ${dir} as the spool: it holds files Dumbwaiter did not create`);
     expect(snapshot(dir)).toEqual(before);
-    expect(JSON.parse(settings()).spool).toBe(host.spool);
+    expect(defaultDir()).toBe(host.spool);
   });
 
   it('config set spool refuses it the same way (the one call that moves the spool), and a relative path is taken from where it is typed', () => {
@@ -87,11 +88,12 @@ describe('a folder with user files never becomes the spool', () => {
     // An empty folder is fine: it becomes a spool with the host's marker (then the test's spool is put back).
     const empty = path.join(host.root, 'empty');
     mkdirSync(empty, { mode: 0o700 });
-    expect(host.service((s) => s.useSpool(empty, 'test'))).toMatchObject({ path: empty, ok: true });
+    // Once moved, the spool is `default` at its new folder (the old folder is no spool of the home).
+    expect(host.service((s) => s.useSpool(empty, 'test'), 'default')).toMatchObject({ path: empty, ok: true });
     expect(existsSync(path.join(empty, SPOOL_MARKER))).toBe(true);
     expect(readFileSync(path.join(empty, 'bin', 'dw.cjs'), 'utf8')).toContain('Dumbwaiter');
-    expect(host.service((s) => s.useSpool(host.spool, 'test'))).toMatchObject({ ok: true }); // a host-made spool, again
-    expect(JSON.parse(settings()).spool).toBe(host.spool);
+    expect(host.service((s) => s.useSpool(host.spool, 'test'), 'default')).toMatchObject({ ok: true }); // a host-made spool, again
+    expect(defaultDir()).toBe(host.spool);
   });
 });
 

@@ -211,8 +211,9 @@ export class TestHost {
     return dir;
   }
 
-  service<T>(fn: (svc: HostService) => T): T {
-    return withService(this.home, this.spool, fn);
+  /** `spool`: the spool it acts on (a name or folder; else this host's first spool's folder). */
+  service<T>(fn: (svc: HostService) => T, spool = this.spool): T {
+    return withService(this.home, spool, fn);
   }
 
   /** `asUser`: without the power to override file permissions (see AS_USER), as on a user's desktop.

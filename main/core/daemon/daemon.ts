@@ -17,7 +17,7 @@ import { checkSpool } from '../spool/layout';
 import { Grants } from '../ledger/grants';
 import { HostFlags } from '../ledger/meta';
 import { Decisions } from '../decisions';
-import { reapLedger, reapedText } from '../retention';
+import { reapLedger, reapedText, type ReapReport } from '../retention';
 import { readSettings, type Settings } from '../settings';
 import { selectSpools } from '../spools';
 import { configureLogging, scopedLogger } from '../log';
@@ -310,12 +310,25 @@ export class Daemon {
     for (const row of open) this.decisions.cancel(row.id, `daemon (spool ${spool} was removed)`);
   }
 
+  /** One pass of retention over every spool and the ledger, recorded as one entry: the counts summed,
+   *  and which spools they came from. */
   private reapNow(): void {
-    for (const s of this.spools.values()) this.safely(`retention of spool ${s.name}`, () => s.reap());
-    const what = reapedText(reapLedger(this.db, this.settings));
+    const total: Record<string, number> = {};
+    const from: string[] = [];
+    const add = (r: Partial<ReapReport>) => Object.entries(r).forEach(([k, n]) => (total[k] = (total[k] ?? 0) + n));
+    for (const s of this.spools.values()) {
+      this.safely(`retention of spool ${s.name}`, () => {
+        const r = s.reap();
+        if (r && reapedText(r)) from.push(s.name);
+        if (r) add(r);
+      });
+    }
+    add(reapLedger(this.db, this.settings));
+    const what = reapedText(total);
     if (!what) return;
-    log.info(`retention: removed ${what} from the ledger`);
-    this.audit.record({ kind: 'reaped', message: `retention removed ${what} from the ledger` });
+    const where = from.length ? ` (from spool${from.length === 1 ? '' : 's'} ${from.join(', ')})` : '';
+    log.info(`retention: removed ${what}${where}`);
+    this.audit.record({ kind: 'reaped', message: `retention removed ${what}${where}`, details: total });
   }
 
   requestScan(): void {

@@ -19,7 +19,7 @@ import { ResultWriter, WrittenResults } from '../spool/results';
 import { ResultRepair } from '../spool/resultRepair';
 import { catalogOf, writeCatalog, writeHostStatus } from '../spool/hostFiles';
 import { probeSpool } from '../spool/probe';
-import { reapSpool, reapedText } from '../retention';
+import { reapSpool, type SpoolReap } from '../retention';
 import { placeAgentGuide, placeSandboxClients } from '../sandboxClients';
 import { scopedLogger, type Logger } from '../log';
 import { APP_VERSION } from '../version';
@@ -237,14 +237,10 @@ export class SpoolServer {
     }
   }
 
-  /** Retention in this spool's folders (never through a folder the sandbox swapped). */
-  reap(): void {
-    if (!this.usable()) return;
-    const r = reapSpool(this.io, this.d.db, this.d.settings());
-    const what = reapedText(r);
-    if (!what) return;
-    this.log.info(`retention: removed ${what}`);
-    this.d.audit.record({ kind: 'reaped', spool: this.name, message: `retention removed ${what} (spool "${this.name}")`, details: { ...r } });
+  /** Retention in this spool's folders (never through a folder the sandbox swapped); null when the
+   *  spool may not be touched now. */
+  reap(): SpoolReap | null {
+    return this.usable() ? reapSpool(this.io, this.d.db, this.d.settings()) : null;
   }
 
   async stop(): Promise<void> {
