@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { readSpoolFile } from './spoolFiles';
 import { MAX_HOST_JSON_BYTES, type HostStatusDoc } from '../protocol/types';
+import { PROBE_VERDICTS, type ProbeVerdict } from '../protocol/probe';
 
 export const HEARTBEAT_STALE_MS = 20_000;
 /** A heartbeat further ahead than this is no heartbeat: else a forged one would say "running" for ever. */
@@ -20,16 +21,16 @@ export interface HostState {
   /** One line saying all of the above, for a human or an agent. */
   text: string;
   /** The host's probe of this spool's mount (no file events: it rescans on an interval), when host.json has one. */
-  probe: { verdict: 'ok' | 'degraded' | 'unusable'; summary: string } | null;
+  probe: { verdict: ProbeVerdict; summary: string } | null;
 }
 
-const VERDICTS = new Set(['ok', 'degraded', 'unusable']);
+const VERDICTS = new Set<string>(PROBE_VERDICTS);
 
 /** host.json's probe, when it has the probe's shape (anyone can write host.json: the caller escapes the summary). */
 function probeOf(doc: Partial<HostStatusDoc>): HostState['probe'] {
   const p = doc.probe as { verdict?: unknown; summary?: unknown } | undefined;
   if (typeof p !== 'object' || p === null || !VERDICTS.has(p.verdict as string) || typeof p.summary !== 'string') return null;
-  return { verdict: p.verdict as 'ok' | 'degraded' | 'unusable', summary: p.summary.slice(0, 300) };
+  return { verdict: p.verdict as ProbeVerdict, summary: p.summary.slice(0, 300) };
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');

@@ -22,13 +22,16 @@ export interface ProbeReport {
   free_bytes: number | null;
   checks: ProbeCheck[];
   /** unusable: the daemon cannot serve it safely; degraded: it can, less well (no events: rescan only). */
-  verdict: 'ok' | 'degraded' | 'unusable';
+  verdict: ProbeVerdict;
   /** One line, e.g. "ext4: ok; file events in 3 ms" or "9p: no file events: rescan only (every 1000 ms)". */
   summary: string;
 }
 
+export const PROBE_VERDICTS = ['ok', 'degraded', 'unusable'] as const;
+export type ProbeVerdict = (typeof PROBE_VERDICTS)[number];
+
 /** What each check is about, in the words shown beside it. */
-const CHECK_TITLES: Record<ProbeCheckName, string> = {
+export const CHECK_TITLES: Record<ProbeCheckName, string> = {
   owner_mode: 'owner and mode',
   same_filesystem: 'one filesystem',
   rename: 'atomic rename',
@@ -41,11 +44,21 @@ const CHECK_TITLES: Record<ProbeCheckName, string> = {
 
 /** The report as lines for a person (the CLI, docs): the verdict and summary, then one line per check. */
 export function probeLines(r: ProbeReport): string[] {
+  return [`spool ${r.spool} (${r.dir}): ${r.verdict}`, `  ${r.summary}`, ...checkLines(r)];
+}
+
+/** The filesystem and one line per check (what the app shows under the verdict). */
+export function checkLines(r: ProbeReport): string[] {
   const width = Math.max(...Object.values(CHECK_TITLES).map((t) => t.length));
-  return [
-    `spool ${r.spool} (${r.dir}): ${r.verdict}`,
-    `  ${r.summary}`,
-    `  filesystem: ${r.fs_type}; probed ${r.at}`,
-    ...r.checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'} ${CHECK_TITLES[c.name].padEnd(width)}  ${c.detail}`),
-  ];
+  return [`  filesystem: ${r.fs_type}; probed ${r.at}`, ...r.checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'} ${CHECK_TITLES[c.name].padEnd(width)}  ${c.detail}`)];
+}
+
+/**
+ * Why the host must not serve a spool with this probe, or null: its folders are not on one filesystem
+ * or a rename there does not replace a file atomically, so a claim or a result could be seen half
+ * done. Only checks that ran count: owner and mode the host checks at every use anyway.
+ */
+export function servingProblem(r: ProbeReport | null): string | null {
+  const failed = r?.checks.find((c) => (c.name === 'same_filesystem' || c.name === 'rename') && !c.ok && !c.detail.startsWith('not run'));
+  return failed ? `its mount cannot be served safely (${CHECK_TITLES[failed.name]}: ${failed.detail}). Fix it, then probe it again: dumbwaiter spools check ${r!.spool}` : null;
 }

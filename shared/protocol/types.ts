@@ -1,5 +1,7 @@
 // Wire types of protocol v1: what the host writes and the sandbox reads.
 
+import type { ProbeVerdict } from './probe';
+
 export const FINAL_STATES = ['succeeded', 'failed', 'rejected', 'denied', 'expired', 'cancelled'] as const;
 export const STATES = ['queued', 'awaiting_approval', 'running', ...FINAL_STATES, 'uncertain'] as const;
 export type RequestState = (typeof STATES)[number];
@@ -177,7 +179,7 @@ export interface HostStatusDoc {
   /** Extension: the name of this spool in the host's home (one host may serve several spools). */
   spool?: string;
   /** Extension: the host's probe of this spool's mount (events false: the host rescans on an interval only). */
-  probe?: { verdict: 'ok' | 'degraded' | 'unusable'; summary: string; events: boolean };
+  probe?: { verdict: ProbeVerdict; summary: string; events: boolean };
 }
 
 export interface CatalogOperation {

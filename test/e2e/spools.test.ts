@@ -280,6 +280,26 @@ describe('spools added and removed while the daemon runs', () => {
   });
 });
 
+describe('a probe that finds the mount cannot be served safely', () => {
+  it('stops the daemon serving that spool (said as its problem, the other served), until a probe finds it sound again', async () => {
+    daemon = await startAll();
+    await answered(b, work);
+    // What `spools check work` records for a queue/ on another filesystem (a bind mount inside the spool).
+    const sound = await eventually('the probe of work at the start', () => host.service((s) => s.flags.probe('work')) ?? undefined);
+    const broken = { ...sound, verdict: 'unusable' as const, checks: sound.checks.map((c) => (c.name === 'same_filesystem' ? { ...c, ok: false, detail: 'queue/ is on another filesystem' } : c)) };
+    host.service((s) => s.flags.setProbe('work', broken));
+    const problem = await eventually('work to be not served', () => statusSpools().find((x) => x.name === 'work')?.problem ?? undefined);
+    expect(problem).toBe('its mount cannot be served safely (one filesystem: queue/ is on another filesystem). Fix it, then probe it again: dumbwaiter spools check work');
+    host.submit(b, 'held-by-mount', 'mark', {}, {}, work);
+    await answered(a, host.spool);
+    expect(host.result('held-by-mount', work)).toBeUndefined(); // not claimed: the spool is not touched
+    // The real probe, again: the mount is sound, so the spool is served and the request answered.
+    expect(host.cli(['spools', 'check', 'work', '--json'], { spool: null }).status).toBe(0);
+    expect((await host.waitResult('held-by-mount', undefined, undefined, work)).state).toBe('succeeded');
+    expect(statusSpools().find((x) => x.name === 'work')?.problem).toBeNull();
+  });
+});
+
 describe('a spool taken out of the home with a request still open', () => {
   it('(settings.json edited by hand, or a request claimed after remove\'s check) cancels the request instead of leaving it open for ever', async () => {
     daemon = await startAll();

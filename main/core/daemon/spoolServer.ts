@@ -8,8 +8,7 @@ import type { AuditLog } from '../ledger/audit';
 import type { HostFlags } from '../ledger/meta';
 import type { KeyStore } from '../keys/keyStore';
 import type { Db } from '../ledger/db';
-import type { Settings } from '../settings';
-import type { SpoolEntry } from '../settings';
+import type { Settings, SpoolEntry } from '../settings';
 import type { Allowlist } from '../allowlist/types';
 import { allowlistFor } from '../allowlist/forSpool';
 import { checkPrivateDir, checkSpool, spoolPaths, type SpoolPaths } from '../spool/layout';
@@ -23,7 +22,7 @@ import { reapSpool, type SpoolReap } from '../retention';
 import { placeAgentGuide, placeSandboxClients } from '../sandboxClients';
 import { scopedLogger, type Logger } from '../log';
 import { APP_VERSION } from '../version';
-import type { ProbeReport } from '../../../shared/protocol/probe';
+import { servingProblem, type ProbeReport } from '../../../shared/protocol/probe';
 import { QueueWatch } from './queueWatch';
 import { ResultsWatch } from './resultsWatch';
 import { Refusals } from './refusals';
@@ -61,8 +60,6 @@ export class SpoolServer {
   private readonly resultsWatch: ResultsWatch;
   private readonly scanner: Scanner;
   private heartbeatError: string | null = null;
-  /** The last probe of its mount, once one ended. */
-  probe: ProbeReport | null = null;
 
   constructor(
     entry: SpoolEntry,
@@ -122,7 +119,6 @@ export class SpoolServer {
       { name: this.name, root: this.plain.root, paths: this.ok ? this.io : this.plain },
       { rescanMs: settings.rescan_interval_ms, ...(settings.file_events ? {} : { eventTimeoutMs: 0 }) },
     );
-    this.probe = report;
     this.d.flags.setProbe(this.name, report);
     if (!report.events.delivered && this.queueWatch) {
       this.queueWatch.close();
@@ -130,6 +126,7 @@ export class SpoolServer {
     }
     const say = report.verdict === 'ok' ? this.log.info : this.log.warn;
     say.call(this.log, `probe of ${this.plain.root}: ${report.summary}`);
+    this.usable(); // an unusable mount is not served from now on
     this.heartbeat();
     return report;
   }
@@ -178,6 +175,9 @@ export class SpoolServer {
         this.log.warn(`spool folders were replaced: ${replaced.join(', ')}; using the new ones`);
         this.d.audit.record({ kind: 'spool_replaced', spool: this.name, message: `folders of spool "${this.name}" were replaced from outside: ${replaced.join(', ')}` });
       }
+      // The last probe (the daemon's, or a `spools check` since) may have found the mount unsafe.
+      const mount = servingProblem(this.d.flags.probe(this.name));
+      if (mount) throw new Error(mount);
     } catch (e) {
       this.health.setProblem((e as Error).message);
       return false;
@@ -216,6 +216,7 @@ export class SpoolServer {
 
   heartbeat(): void {
     if (!this.pinned.pinned) return; // the ledger's spool problem says why
+    const probe = this.d.flags.probe(this.name); // also one a `spools check` made since the start
     try {
       writeHostStatus(this.io.hostJson, {
         host_id: this.d.settings().host_id,
@@ -225,7 +226,7 @@ export class SpoolServer {
         running: this.d.requests.countInState('running', this.name),
         up: !this.d.stopping(),
         spool: this.name,
-        ...(this.probe ? { probe: { verdict: this.probe.verdict, summary: this.probe.summary, events: this.probe.events.delivered } } : {}),
+        ...(probe ? { probe: { verdict: probe.verdict, summary: probe.summary, events: probe.events.delivered } } : {}),
         ...(this.health.full ? { disk_full: true } : {}),
       });
       this.health.succeeded();

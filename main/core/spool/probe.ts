@@ -10,7 +10,7 @@ import { closeSync, constants, fsyncSync, lstatSync, mkdirSync, openSync, rename
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { ProbeCheck, ProbeCheckName, ProbeReport } from '../../../shared/protocol/probe';
+import { CHECK_TITLES, type ProbeCheck, type ProbeCheckName, type ProbeReport } from '../../../shared/protocol/probe';
 import { checkSpool, type SpoolPaths } from './layout';
 import { pinDir, unpin, type PinnedDir } from './pinned';
 import { readSpoolFile } from './safeRead';
@@ -295,15 +295,13 @@ function freeSpace(paths: SpoolPaths): { check: ProbeCheck; bytes: number | null
   }
 }
 
-const SUMMARY_WORDS: Partial<Record<ProbeCheckName, string>> = { fsync_file: 'fsync of a file', fsync_dir: 'fsync of a folder' };
-
 function summarize(fsType: string, checks: Map<ProbeCheckName, ProbeCheck>, verdict: ProbeReport['verdict'], latency: number | null, insensitive: boolean, rescanMs: number): string {
   const note = isSharedMount(fsType) ? `; a shared mount (${fsType}): changes made on the other side may send no file events` : '';
   if (verdict === 'unusable') return `${fsType}: unusable: ${UNUSABLE_IF_FAILED.map((n) => checks.get(n)!).find((c) => !c.ok)!.detail}`;
   const parts = [checks.get('events')!.ok ? `file events in ${latency} ms` : `no file events: rescan only (every ${rescanMs} ms)`];
   for (const n of ['fsync_file', 'fsync_dir', 'free_space'] as const) {
     const c = checks.get(n)!;
-    if (!c.ok) parts.push(n === 'free_space' ? c.detail : `${SUMMARY_WORDS[n]}: ${c.detail}`);
+    if (!c.ok) parts.push(n === 'free_space' ? c.detail : `${CHECK_TITLES[n]}: ${c.detail}`);
   }
   if (insensitive) parts.push('names are case-insensitive');
   return `${fsType}: ${verdict === 'ok' ? 'ok; ' : ''}${parts.join('; ')}${note}`;

@@ -4,7 +4,7 @@
 // or removing; the host's refusals are shown as it words them.
 import { useId, useState } from 'react';
 import type { SpoolInfo } from '../../../shared/ipc/views';
-import { probeLines, type ProbeReport } from '../../../shared/protocol/probe';
+import { checkLines, type ProbeReport } from '../../../shared/protocol/probe';
 import { SPOOL_NAME } from '../../../shared/protocol/ids';
 import { visible } from '../../../shared/text/visible';
 import { api, errorText } from '../../api';
@@ -32,7 +32,7 @@ function Probe({ report }: { report: ProbeReport | null }) {
       </p>
       <details>
         <summary>The checks</summary>
-        <pre className="spool-checks">{probeLines(report).slice(2).map(visible).join('\n')}</pre>
+        <pre className="spool-checks">{checkLines(report).map(visible).join('\n')}</pre>
       </details>
     </div>
   );

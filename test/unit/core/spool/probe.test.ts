@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { probeSpool, type ProbeTarget } from '../../../../main/core/spool/probe';
 import { PinnedSpool } from '../../../../main/core/spool/pinned';
 import { createSpool, spoolPaths } from '../../../../main/core/spool/layout';
-import { probeLines, type ProbeCheckName, type ProbeReport } from '../../../../shared/protocol/probe';
+import type { ProbeCheckName, ProbeReport } from '../../../../shared/protocol/probe';
 import { outputOf, projectFile, spawnTsx } from '../../../helpers/processes';
 
 /** What findmnt (libmount, not our parser) says the folder's filesystem is. */
@@ -103,15 +103,6 @@ describe('the probe on a sound spool', () => {
     expectAllOk(r);
     if (HAS_FINDMNT) expect(r.fs_type).toBe(findmnt(t.root));
     expect(tree(t.root)).toEqual(before);
-  });
-
-  it('reads as lines for a person: the verdict, the summary and one line per check', async () => {
-    const r = await probeSpool(newSpool(diskBase()));
-    const lines = probeLines(r);
-    expect(lines[0]).toBe(`spool test (${r.dir}): ok`);
-    expect(lines[1]).toBe(`  ${r.summary}`);
-    expect(lines.filter((l) => /^ {2}ok {3}/.test(l))).toHaveLength(8);
-    expect(lines.join('\n')).toMatch(/free space +[0-9.]+ [MG]iB free/);
   });
 });
 
