@@ -116,7 +116,8 @@ function unknownFields(c: Checker, p: YPath, obj: Record<string, unknown>, allow
   for (const k of Object.keys(obj)) if (!ok.has(k)) c.add([...p, k], `unknown field (expected one of: ${[...ok].join(', ')})`);
 }
 
-function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string): ScalarArg | null {
+/** `offeredTo`: the spools that see the operation (null: every spool), for its path roots (roots.ts). */
+function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string, offeredTo: string[] | null): ScalarArg | null {
   switch (raw.type) {
     case 'string': {
       const source = str(c, [...p, 'pattern'], raw.pattern, null);
@@ -176,7 +177,7 @@ function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: str
       const mustExist = flag(c, [...p, 'must_exist'], raw.must_exist, fields.must_exist.type);
       const shared = flag(c, [...p, 'shared_with_sandbox'], raw.shared_with_sandbox, fields.shared_with_sandbox.type);
       within.forEach((root, i) => {
-        const problem = rootProblem(root, 'root', shared, c.ctx);
+        const problem = rootProblem(root, 'root', shared, c.ctx, offeredTo);
         // At the field (as the editor shows it), naming the folder as written: there may be several.
         if (problem) c.add(raw.within === undefined ? [...p, 'type'] : [...p, 'within'], raw.within === undefined ? `its folder, the operation's cwd ${root}, ${problem}` : `${String((raw.within as unknown[])[i])} ${problem}`);
       });
@@ -188,8 +189,8 @@ function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: str
   }
 }
 
-function argType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string): ArgType | null {
-  if (raw.type !== 'array') return scalarType(c, p, raw, cwd);
+function argType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string, offeredTo: string[] | null): ArgType | null {
+  if (raw.type !== 'array') return scalarType(c, p, raw, cwd, offeredTo);
   if (!isObj(raw.items)) {
     c.add([...p, 'items'], 'must describe the type of each item, e.g. {type: string}');
     return null;
@@ -200,18 +201,18 @@ function argType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string
     return null;
   }
   unknownFields(c, [...p, 'items'], items, ['type', ...typeFieldNames(items.type)]);
-  const inner = scalarType(c, [...p, 'items'], items, cwd);
+  const inner = scalarType(c, [...p, 'items'], items, cwd, offeredTo);
   if (inner?.type === 'boolean' && inner.flag !== null) c.add([...p, 'items', 'flag'], 'flags are not allowed in arrays');
   return inner && { type: 'array', items: inner, max_items: int(c, [...p, 'max_items'], raw.max_items, ARG_TYPE_FIELDS.array.max_items.type) };
 }
 
-function argSpec(c: Checker, p: YPath, raw: unknown, cwd: string): ArgSpec | null {
+function argSpec(c: Checker, p: YPath, raw: unknown, cwd: string, offeredTo: string[] | null): ArgSpec | null {
   if (!isObj(raw)) {
     c.add(p, 'must be a mapping such as {type: string}');
     return null;
   }
   unknownFields(c, p, raw, [...COMMON_ARG_FIELDS, ...typeFieldNames(raw.type)]);
-  const t = argType(c, p, raw, cwd);
+  const t = argType(c, p, raw, cwd, offeredTo);
   if (!t) return null;
   if (raw.required !== undefined && typeof raw.required !== 'boolean') c.add([...p, 'required'], 'must be true or false');
   const hasDefault = raw.default !== undefined;
@@ -371,7 +372,9 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
   const cwdRaw = str(c, [...p, 'cwd'], raw.cwd, null);
   const cwd = cwdRaw === null ? DEFAULT_CWD : absDir(c, [...p, 'cwd'], cwdRaw);
   const cwdShared = flag(c, [...p, 'cwd_shared_with_sandbox'], raw.cwd_shared_with_sandbox, OPERATION_FIELDS.cwd_shared_with_sandbox.type);
-  const cwdProblem = rootProblem(cwd, 'cwd', cwdShared, c.ctx);
+  // Who sees the operation decides whose spool its folders may share (roots.ts).
+  const offeredTo = spools(c, [...p, 'spools'], raw.spools);
+  const cwdProblem = rootProblem(cwd, 'cwd', cwdShared, c.ctx, offeredTo);
   if (cwdProblem) c.add([...p, cwdRaw === null ? 'name' : 'cwd'], cwdRaw === null ? `its working folder (${DEFAULT_CWD}, as no cwd is given) ${cwdProblem}` : cwdProblem);
 
   const args: Record<string, ArgSpec> = {};
@@ -386,7 +389,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
           // The MCP server adds dumbwaiter_intent (and may add more) to every operation's inputs.
           c.add([...p, 'args', an], 'argument names starting with "dumbwaiter_" are reserved for the MCP server\'s own inputs (dumbwaiter_intent, dumbwaiter_plan_id)');
         }
-        const s = argSpec(c, [...p, 'args', an], spec, cwd);
+        const s = argSpec(c, [...p, 'args', an], spec, cwd, offeredTo);
         if (s) {
           if (!defaultFits(s)) c.add([...p, 'args', an, 'default'], 'does not fit the argument\'s own type and constraints');
           args[an] = s;
@@ -433,7 +436,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
     // What the run starts may outlive its main process (a service it starts); else it is ended when that exits.
     leaves_processes: flag(c, [...p, 'leaves_processes'], raw.leaves_processes, OPERATION_FIELDS.leaves_processes.type),
     reconcile: reconcile(c, [...p, 'reconcile'], raw.reconcile, args, raw.args),
-    spools: spools(c, [...p, 'spools'], raw.spools),
+    spools: offeredTo,
   };
 }
 

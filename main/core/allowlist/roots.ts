@@ -1,10 +1,13 @@
 // Which folders an operation may work on, given where the sandboxes write and where the host keeps its
 // secrets. A path root that contains a spool (or lies inside it) lets a request name what the sandbox
 // controls, and the sandbox can swap it under the program; the operation must say so
-// (`shared_with_sandbox: true`), and the human is warned. A root that overlaps Dumbwaiter's home, which
-// holds the ledger with the keys' secrets, is never allowed. A working folder is held to the same rules:
-// a program that walks it (`grep -r .`) reads what is below it.
+// (`shared_with_sandbox: true`), and the human is warned. Shared with that spool's sandbox only: one
+// offered to any other spool would let that sandbox read (and change) this spool's results, so it is
+// refused. A root that overlaps Dumbwaiter's home, which holds the ledger with the keys' secrets, is
+// never allowed. A working folder is held to the same rules: a program that walks it (`grep -r .`)
+// reads what is below it.
 import { realpathSync } from 'node:fs';
+import path from 'node:path';
 import { isInside } from './pathArg';
 import type { Operation } from './types';
 
@@ -19,20 +22,30 @@ export interface AllowlistContext {
  *  for what runs. `spools:` names are then checked for their form only. */
 export const NO_CONTEXT: AllowlistContext = { spools: [], home: null };
 
-/** The forms a folder may be compared in: as written (resolved) and, when it exists, its real path. */
-function forms(p: string): string[] {
+/** `p` with links resolved: its real path, or, when it does not exist yet (a spool about to be
+ *  created), the real path of its nearest existing parent with the rest of the names after it. */
+function realForm(p: string): string {
   try {
-    const real = realpathSync.native(p);
-    return real === p ? [p] : [p, real];
+    return realpathSync.native(p);
   } catch {
-    return [p];
+    const parent = path.dirname(p);
+    return parent === p ? p : path.join(realForm(parent), path.basename(p));
   }
+}
+
+/** The forms a folder may be compared in: as written (resolved) and with its links resolved. */
+function forms(p: string): string[] {
+  const real = realForm(p);
+  return real === p ? [p] : [p, real];
 }
 
 const overlaps = (a: string, b: string, how: (x: string, y: string) => boolean) => forms(a).some((x) => forms(b).some((y) => how(x, y)));
 
-/** Why `root`, a path root (`what` "root") or working folder ("cwd"), may not be used; null when it may. */
-export function rootProblem(root: string, what: 'root' | 'cwd', shared: boolean, ctx: AllowlistContext): string | null {
+/**
+ * Why `root`, a path root (`what` "root") or working folder ("cwd"), may not be used; null when it may.
+ * `offeredTo`: the spools whose sandboxes see the operation (its `spools:`, null for every spool).
+ */
+export function rootProblem(root: string, what: 'root' | 'cwd', shared: boolean, ctx: AllowlistContext, offeredTo: string[] | null): string | null {
   const flag = what === 'root' ? 'shared_with_sandbox: true on the argument' : 'cwd_shared_with_sandbox: true on the operation';
   if (ctx.home !== null) {
     const home = ctx.home;
@@ -42,14 +55,20 @@ export function rootProblem(root: string, what: 'root' | 'cwd', shared: boolean,
     }
     if (overlaps(home, root, isInside)) return `lies inside Dumbwaiter's home (${home}), which holds the ledger with the keys' secrets`;
   }
-  if (shared) return null;
   // Every spool, whichever the operation is offered to: any spool's sandbox can swap what is in its folder.
   const why = 'which the sandbox writes: it could swap what the program works on for a link to elsewhere';
+  const offered = offeredTo ?? ctx.spools.map((s) => s.name);
   for (const { name, dir } of ctx.spools) {
-    if (overlaps(root, dir, isInside)) {
-      return `contains the spool "${name}" (${dir}), ${why}. Choose a narrower folder, or declare ${flag} if that is intended`;
+    const contains = overlaps(root, dir, isInside);
+    if (!contains && !overlaps(dir, root, isInside)) continue;
+    const where = `${contains ? 'contains' : 'lies inside'} the spool "${name}" (${dir})`;
+    if (!shared) return contains ? `${where}, ${why}. Choose a narrower folder, or declare ${flag} if that is intended` : `${where}, ${why}. Declare ${flag} if that is intended`;
+    // Shared with that spool's own sandbox, never with another's: it would read that spool's results.
+    const others = offered.filter((n) => n !== name);
+    if (others.length > 0) {
+      const to = offeredTo === null ? 'every spool' : offeredTo.map((n) => `"${n}"`).join(', ');
+      return `${where}, and the operation is offered to ${to}: the sandbox of ${others.map((n) => `spool "${n}"`).join(', ')} would reach spool "${name}"'s files through it (${flag} shares a folder with the spool's own sandbox only). Offer the operation to that spool alone (spools: [${name}]), or choose a folder apart from it`;
     }
-    if (overlaps(dir, root, isInside)) return `lies inside the spool "${name}" (${dir}), ${why}. Declare ${flag} if that is intended`;
   }
   return null;
 }

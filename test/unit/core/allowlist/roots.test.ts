@@ -102,6 +102,61 @@ describe('path roots and several spools', () => {
   });
 });
 
+describe('folders shared with a sandbox, and the other spools', () => {
+  let other: string;
+  let two: AllowlistContext;
+  beforeAll(() => {
+    other = path.join(base, 'share', 'ci');
+    mkdirSync(other, { recursive: true });
+    two = { spools: [{ name: 'default', dir: spool }, { name: 'ci', dir: other }], home: ctx.home };
+  });
+  const problemsIn = (text: string, c: AllowlistContext = two) => {
+    try {
+      parseAllowlist(text, 'allowlist.yaml', c);
+    } catch (e) {
+      if (e instanceof AllowlistError) return e.problems;
+      throw e;
+    }
+    return [];
+  };
+  const shared = (root: string) => `${within(root)}, shared_with_sandbox: true`;
+
+  it("refuses a shared root holding another spool's folder than the one spool it is offered to, naming that spool", () => {
+    expect(problemsIn(yaml(shared(path.join(base, 'share')), ['spools: [default]']))).toEqual([
+      {
+        line: 7,
+        field: 'operations[0].args.p.within',
+        message: `${path.join(base, 'share')} contains the spool "ci" (${other}), and the operation is offered to "default": the sandbox of spool "default" would reach spool "ci"'s files through it (shared_with_sandbox: true on the argument shares a folder with the spool's own sandbox only). Offer the operation to that spool alone (spools: [ci]), or choose a folder apart from it`,
+      },
+    ]);
+    expect(problemsIn(yaml(shared(path.join(other, 'results')), ['spools: [default]']))).toEqual([{ line: 7, field: 'operations[0].args.p.within', message: expect.stringMatching(/lies inside the spool "ci" .*offered to "default"/) }]);
+  });
+
+  it('refuses a shared root inside one spool when the operation is offered to every spool, or to that one and another', () => {
+    expect(problemsIn(yaml(shared(path.join(spool, 'results'))))).toEqual([{ line: 6, field: 'operations[0].args.p.within', message: expect.stringMatching(/lies inside the spool "default" .*offered to every spool: the sandbox of spool "ci" would reach spool "default"'s files/) }]);
+    expect(problemsIn(yaml(shared(path.join(spool, 'results')), ['spools: [default, ci]']))[0]!.message).toMatch(/offered to "default", "ci": the sandbox of spool "ci" would reach/);
+  });
+
+  it("allows a shared root or cwd in a spool's own folder when the operation is offered to that spool alone, and reports it as shared", () => {
+    const results = path.join(spool, 'results');
+    const list = parseAllowlist(yaml(shared(results), [`cwd: ${JSON.stringify(results)}`, 'cwd_shared_with_sandbox: true', 'spools: [default]']), 'a', two);
+    expect(sharedRoots(list.operations.get('read')!)).toEqual([results]);
+    // One spool in the home: every spool is that one.
+    expect(problemsIn(yaml(shared(results)), ctx)).toEqual([]);
+  });
+
+  it("refuses a shared cwd that holds another spool's folder, naming it", () => {
+    expect(problemsIn(yaml(within(path.join(base, 'work')), [`cwd: ${JSON.stringify(path.join(base, 'share'))}`, 'cwd_shared_with_sandbox: true', 'spools: [ci]']))).toEqual([
+      { line: 5, field: 'operations[0].cwd', message: expect.stringMatching(/^contains the spool "default" .*offered to "ci": the sandbox of spool "ci" would reach spool "default"'s files through it \(cwd_shared_with_sandbox: true on the operation/) },
+    ]);
+  });
+
+  it('refuses a root that holds a spool not created yet whose parent is reached through a link', () => {
+    const later: AllowlistContext = { spools: [{ name: 'later', dir: path.join(base, 'share-link', 'later') }], home: ctx.home };
+    expect(problemsIn(yaml(within(path.join(base, 'share'))), later)).toEqual([{ line: 6, field: 'operations[0].args.p.within', message: expect.stringMatching(/contains the spool "later"/) }]);
+  });
+});
+
 describe('path roots and the host home', () => {
   it('refuses a root that contains the home, even declared shared with the sandbox', () => {
     for (const fields of [within(path.join(base, 'config')), `${within(path.join(base, 'config'))}, shared_with_sandbox: true`]) {
