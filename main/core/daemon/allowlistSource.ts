@@ -1,6 +1,9 @@
 // The daemon's current allowlist: reloaded when the file changes, or when the home's spools do (a root
 // may now overlap a new spool, a `spools:` name may be gone); an invalid edit keeps the last good
 // version (also across restarts, via a copy in the home) and says so in the log and the audit log.
+// The last good version is kept only while it still loads with the spools as they are: one whose root
+// now holds a new spool's folder would hand that spool's files to another sandbox, so then nothing is
+// offered, as after a restart.
 import { existsSync, readFileSync } from 'node:fs';
 import { stampOf } from '../fs/stamp';
 import { parseAllowlist, AllowlistError } from '../allowlist/load';
@@ -23,6 +26,9 @@ const EMPTY: Allowlist = { version: 1, operations: new Map() };
 
 export class AllowlistSource {
   private current: Allowlist = EMPTY;
+  /** The text of `current` and the context it was checked against (null: nothing loaded). */
+  private currentText: string | null = null;
+  private currentCtx: string | null = null;
   private lastHash: string | null = null;
   /** The text's hash and the context it was checked against: either changing means checking again. */
   private lastKey: string | null = null;
@@ -53,7 +59,9 @@ export class AllowlistSource {
     if (this.reload(true)) return;
     if (existsSync(this.lastGoodFile)) {
       try {
-        this.current = parseAllowlist(readFileSync(this.lastGoodFile, 'utf8'), this.lastGoodFile, this.context());
+        const ctx = this.context();
+        const text = readFileSync(this.lastGoodFile, 'utf8');
+        this.use(parseAllowlist(text, this.lastGoodFile, ctx), text, ctx);
         this.log.warn(`using the last good allowlist (${this.current.operations.size} operations) until ${this.file} is fixed`);
         this.onChange(this.current);
         return;
@@ -89,7 +97,7 @@ export class AllowlistSource {
     if (key === this.lastKey) return this.status.ok;
     try {
       const next = parseAllowlist(text, this.file, ctx);
-      this.current = next;
+      this.use(next, text, ctx);
       this.lastHash = hash;
       this.lastKey = key;
       this.status = { ok: true, error: null, operations: next.operations.size, loaded_at: new Date().toISOString() };
@@ -108,14 +116,41 @@ export class AllowlistSource {
     }
   }
 
+  private use(a: Allowlist, text: string, ctx: AllowlistContext): void {
+    this.current = a;
+    this.currentText = text;
+    this.currentCtx = JSON.stringify(ctx);
+  }
+
   private fail(message: string, hash: string, key: string, initial: boolean): false {
     if (key === this.lastKey) return false; // already reported
     this.lastHash = hash;
     this.lastKey = key;
+    const keeping = initial ? 'the last good version will be used if there is one' : this.keepLastGood();
     this.status = { ...this.status, ok: false, error: message, operations: this.current.operations.size };
-    const keeping = initial ? 'the last good version will be used if there is one' : `keeping the last good allowlist (${this.current.operations.size} operations)`;
     this.log.error(`${message}\n${keeping}`);
     this.audit.record({ kind: 'allowlist_invalid', message: `${message}\n${keeping}` });
     return false;
+  }
+
+  /** What becomes of the allowlist in use when the file is invalid: kept if it still loads with the
+   *  spools as they are now, else nothing (as a restart would find). Says which, for the log. */
+  private keepLastGood(): string {
+    const ctx = this.context();
+    if (this.currentText !== null && this.currentCtx !== JSON.stringify(ctx)) {
+      try {
+        this.use(parseAllowlist(this.currentText, this.lastGoodFile, ctx), this.currentText, ctx);
+        this.onChange(this.current);
+      } catch (e) {
+        if (!(e instanceof AllowlistError)) throw e;
+        this.current = EMPTY;
+        this.currentText = null;
+        this.currentCtx = null;
+        this.onChange(EMPTY);
+        return `the last good allowlist does not load with the spools as they are now either, so no operation is offered until ${this.file} is fixed: ${e.message}`;
+      }
+    }
+    if (this.currentText === null) return `no operation is offered until ${this.file} is fixed`;
+    return `keeping the last good allowlist (${this.current.operations.size} operations)`;
   }
 }
