@@ -128,3 +128,42 @@ describe('a flood of junk in queue/', () => {
     expect(daemon.proc.exitCode).toBeNull();
   }, 600_000);
 });
+
+describe("a flood in one spool's claimed/<host>/ (its name is in host.json)", () => {
+  it('is taken in steps: another spool is answered while thousands are still left there', async () => {
+    const two = new TestHost(`version: 1
+operations:
+  - name: echo
+    command: [echo, "{msg}"]
+    args:
+      msg: {type: string, max_length: 100}
+    scope: read
+    approval: never
+`);
+    try {
+      const work = two.addSpool('work');
+      const other = two.createKey('other', 'read', null, 'work');
+      const d = await two.startDaemon({}, { spool: null });
+      expect((await two.sentinel(other, 'dumbwaiter.ping', {}, work)).state).toBe('succeeded');
+      const hostId = (JSON.parse(readFileSync(path.join(two.home, 'settings.json'), 'utf8')) as { host_id: string }).host_id;
+      const mine = path.join(two.spool, 'claimed', hostId);
+      const M = 20_000;
+      process.kill(d.proc.pid!, 'SIGSTOP');
+      try {
+        for (let i = 0; i < M; i++) writeFileSync(path.join(mine, `j-${String(i).padStart(5, '0')}.json`), 'junk');
+      } finally {
+        process.kill(d.proc.pid!, 'SIGCONT');
+      }
+      // Once the daemon has begun on them, the other spool's request: it does not wait for the rest.
+      await eventually('the recovery of the planted files to begin', () => (readdirSync(mine).length < M ? true : undefined), 60_000);
+      two.submit(other, 'w-during', 'echo', { msg: 'meanwhile' }, {}, work);
+      const left = await eventually('the other spool\'s request to be claimed', () => (two.result('w-during', work) ? readdirSync(mine).length : undefined), 300_000);
+      expect(left).toBeGreaterThan(0);
+      expect((await two.waitResult('w-during', undefined, 300_000, work)).stdout).toBe('meanwhile\n');
+      await eventually('claimed/<host>/ to be drained', () => (readdirSync(mine).length === 0 ? true : undefined), 300_000);
+      expect(d.proc.exitCode).toBeNull();
+    } finally {
+      await two.cleanup();
+    }
+  }, 600_000);
+});

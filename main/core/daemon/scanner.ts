@@ -3,7 +3,8 @@
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
-import { claim, entryPath, firstEntries, quarantine, readyEntries, type Entry } from '../spool/claim';
+import { lstatSync } from 'node:fs';
+import { claim, entryPath, firstEntries, quarantine, type Entry } from '../spool/claim';
 import { unboundRejection, type ResultWriter } from '../spool/results';
 import type { SpoolPaths } from '../spool/layout';
 import type { AuditLog } from '../ledger/audit';
@@ -77,14 +78,14 @@ export class Scanner {
         this.rescanWanted = false;
         if (!this.d.spoolUsable()) return;
         this.d.beforePass();
-        this.inStep(() => this.recoverClaimed()); // anything left by a failed intake is retried, not stranded
+        await this.recoverClaimed(); // anything left by a failed intake is retried, not stranded
         const { entries, more } = firstEntries(this.d.io.queue, LISTING_MAX);
         const backlog = entries.length >= BACKLOG;
         for (let i = 0; i < entries.length && !this.stopping; ) {
           // In a backlog, a request written now goes before the thousands listed ahead of it: the name
           // order holds among a normal queue's entries, not against a flood.
           if (backlog && i > 0) this.takeNamed();
-          i = this.takeStep(entries, i);
+          i = this.takeStep(entries, i, (e) => this.take(e));
           this.unclaimed = entries.length - i;
           this.d.pump();
           if (i < entries.length) await yieldToLoop(); // let events, runs' output and timers through
@@ -109,15 +110,28 @@ export class Scanner {
     }
   }
 
-  /** Files this host claimed but had not yet recorded when it stopped. */
-  private recoverClaimed(): void {
-    const mine = this.d.claimedMine();
-    for (const e of readyEntries(mine)) {
-      const id = requestIdFromFileName(e.name);
-      const file = entryPath(mine, e);
-      if (id) this.intakeSafely(id, path.join(mine, e.name), true);
-      else this.d.safely(e.name, () => quarantine(this.d.io, file, e.name));
+  /**
+   * Files this host claimed but had not yet recorded when it stopped, in steps like the queue's: the
+   * sandbox can fill claimed/<host>/ too (its name is in host.json), and must not hold up the loop,
+   * the other spools or the runs meanwhile.
+   */
+  private async recoverClaimed(): Promise<void> {
+    const { entries, more } = firstEntries(this.d.claimedMine(), LISTING_MAX);
+    for (let i = 0; i < entries.length && !this.stopping; ) {
+      i = this.takeStep(entries, i, (e) => this.recover(e));
+      this.d.pump();
+      if (i < entries.length) await yieldToLoop();
     }
+    if (more) this.rescanWanted = true;
+  }
+
+  private recover(e: Entry): void {
+    const mine = this.d.claimedMine(); // read at each use: a repin between steps moves it
+    const file = entryPath(mine, e);
+    if (!lstatSync(file, { throwIfNoEntry: false })) return; // gone since the listing
+    const id = requestIdFromFileName(e.name);
+    if (id) this.intakeSafely(id, path.join(mine, e.name), true);
+    else quarantine(this.d.io, file, e.name);
   }
 
   /**
@@ -138,14 +152,14 @@ export class Scanner {
     }
   }
 
-  /** Takes `entries` from `from` on, for one step (STEP_MAX entries or STEP_MS); returns where it stopped. */
-  private takeStep(entries: Entry[], from: number): number {
+  /** Handles `entries` from `from` on, for one step (STEP_MAX entries or STEP_MS); returns where it stopped. */
+  private takeStep(entries: Entry[], from: number, handle: (e: Entry) => void): number {
     const until = performance.now() + STEP_MS;
     let i = from;
     this.inStep(() => {
       while (i < entries.length && i - from < STEP_MAX && (i === from || performance.now() < until)) {
         const e = entries[i++]!;
-        this.d.safely(e.name, () => this.take(e));
+        this.d.safely(e.name, () => handle(e));
       }
     });
     return i;
