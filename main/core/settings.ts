@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic } from './fs/atomicWrite';
 import { UserError } from './errors';
-import { SPOOL_NAME } from '../../shared/protocol/ids';
+import { DEFAULT_SPOOL, SPOOL_NAME, SPOOL_NAME_RULE } from '../../shared/protocol/ids';
 
 const DAY_S = 86400;
 
@@ -33,13 +33,11 @@ export type Ceiling = z.infer<typeof ceilingSchema>;
 /** One spool: a folder shared with one sandbox. `dir` is absolute: a relative one would mean a
  *  different folder for each process's working folder. */
 export const spoolEntrySchema = z.strictObject({
-  name: z.string().regex(SPOOL_NAME, 'a spool name is 1-32 lowercase letters, digits, _ or -, starting with a letter or digit'),
+  name: z.string().regex(SPOOL_NAME, `a spool name is ${SPOOL_NAME_RULE}`),
   dir: z.string().min(1).refine((p) => path.isAbsolute(p), 'a spool folder must be an absolute path'),
 });
 export type SpoolEntry = z.infer<typeof spoolEntrySchema>;
 
-/** The spool an earlier version's single `spool` setting becomes, and the one keys belong to by default. */
-export const DEFAULT_SPOOL = 'default';
 
 export const settingsSchema = z.strictObject({
   /** Every spool this home serves, one per sandbox (names and folders unique). */

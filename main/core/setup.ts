@@ -3,8 +3,10 @@ import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { homePaths, type HomePaths } from './home';
 import { createSpool, type SpoolPaths } from './spool/layout';
-import { DEFAULT_SPOOL, readSettings, writeSettings, type Settings } from './settings';
+import { readSettings, writeSettings, type Settings } from './settings';
+import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 import { findSpool, newSpoolProblem, withSpool } from './spools';
+import { spoolAllowlistProblem } from './spoolFolders';
 import { openLedger } from './ledger/db';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { chmodPrivateDir, mkdirPrivate } from './fs/privateDir';
@@ -46,7 +48,7 @@ export function initHome(homeDir: string, spoolFlag: string | undefined, default
   const named = spoolFlag === undefined ? null : findSpool(settings, spoolFlag);
   if (named) spoolName = named.name;
   const spoolDir = path.resolve(named?.dir ?? spoolFlag ?? settings.spools.find((s) => s.name === spoolName)?.dir ?? defaultSpool);
-  const problem = newSpoolProblem(settings, home.root, spoolName, spoolDir);
+  const problem = newSpoolProblem(settings, home.root, spoolName, spoolDir) ?? spoolAllowlistProblem(settings, home, spoolName, spoolDir);
   if (problem) throw new UserError(problem);
   const spool = createSpool(spoolDir);
   if (!existsSync(home.settings) || settings.spools.find((s) => s.name === spoolName)?.dir !== spoolDir) {

@@ -4,8 +4,8 @@
 import path from 'node:path';
 import { UserError } from './errors';
 import { isInside } from './allowlist/pathArg';
-import { DEFAULT_SPOOL, type Settings, type SpoolEntry } from './settings';
-import { SPOOL_NAME } from '../../shared/protocol/ids';
+import type { Settings, SpoolEntry } from './settings';
+import { DEFAULT_SPOOL, SPOOL_NAME, SPOOL_NAME_RULE } from '../../shared/protocol/ids';
 
 /** The spool `nameOrDir` means: a spool's name, or the folder of one (as written, or resolved). */
 export function findSpool(settings: Settings, nameOrDir: string): SpoolEntry | null {
@@ -41,7 +41,7 @@ export function spoolForCommand(settings: Settings, flag: string | undefined): S
 /** Why `dir` cannot be added as spool `name` to this home, or null. Looks at names and folders only
  *  (spoolRefusal in spool/layout.ts looks at what is in the folder). */
 export function newSpoolProblem(settings: Settings, homeRoot: string, name: string, dir: string): string | null {
-  if (!SPOOL_NAME.test(name)) return `"${name}" is not a spool name: 1-32 lowercase letters, digits, _ or -, starting with a letter or digit`;
+  if (!SPOOL_NAME.test(name)) return `"${name}" is not a spool name: ${SPOOL_NAME_RULE}`;
   if (!path.isAbsolute(dir)) return `${dir} is a relative path: give the spool folder's full path`;
   const abs = path.resolve(dir);
   if (isInside(homeRoot, abs) || isInside(abs, homeRoot)) return `the spool (${abs}) and the home (${homeRoot}) must not contain each other: the home holds secrets`;

@@ -79,7 +79,6 @@ export const ARG_FIELDS = {
 export const ARG_TYPES = ['string', 'integer', 'boolean', 'path', 'array'] as const;
 export type ArgTypeName = (typeof ARG_TYPES)[number];
 export const SCALAR_TYPES = ['string', 'integer', 'boolean', 'path'] as const;
-export type ScalarTypeName = (typeof SCALAR_TYPES)[number];
 
 /** What each type of argument is, in one line. */
 export const ARG_TYPE_ABOUT: Record<ArgTypeName, string> = {
@@ -117,7 +116,7 @@ export const ARG_TYPE_FIELDS = {
 } as const satisfies Record<ArgTypeName, Record<string, FieldSpec>>;
 
 export type OperationField = keyof typeof OPERATION_FIELDS;
-export type TypeField = { [T in ArgTypeName]: keyof (typeof ARG_TYPE_FIELDS)[T] }[ArgTypeName];
+type TypeField = { [T in ArgTypeName]: keyof (typeof ARG_TYPE_FIELDS)[T] }[ArgTypeName];
 
 /** The names of the fields an argument of `type` may have besides the common ones (own keys only, so
  *  `type: constructor` is just an unknown type). */

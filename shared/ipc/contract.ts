@@ -1,7 +1,7 @@
 // The IPC contract: one map of every call the renderer may make (channel -> request schema and
 // response type) and of every event main sends. Main's handlers and preload's API are derived from it.
 import { z } from 'zod';
-import { KEY_ID, OP_NAME, REQUEST_ID, SPOOL_NAME } from '../protocol/ids';
+import { KEY_ID, OP_NAME, REQUEST_ID, SPOOL_NAME, SPOOL_NAME_RULE } from '../protocol/ids';
 import type { ProbeReport } from '../protocol/probe';
 import { STATES, type CatalogDoc, type InboxMessage, type KeyFile, type ReconcileAttempt, type RequestState } from '../protocol/types';
 import type * as V from './views';
@@ -27,7 +27,7 @@ const isoTime = z.iso.datetime({ offset: true });
 const folder = z.string().min(1).max(4096);
 /** A folder given in full (POSIX or Windows): a relative one would depend on main's working folder. */
 const absFolder = folder.refine((p) => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p), 'a folder must be an absolute path');
-const spoolName = z.string().regex(SPOOL_NAME, 'a spool name is 1-32 lowercase letters, digits, _ or -, starting with a letter or digit');
+const spoolName = z.string().regex(SPOOL_NAME, `a spool name is ${SPOOL_NAME_RULE}`);
 /** An operation tried from the editor: the editor's text (maybe unsaved) and sample arguments. */
 const tryOut = z.strictObject({ text: z.string().max(1_000_000), op: opName, args: z.record(z.string(), z.unknown()) });
 

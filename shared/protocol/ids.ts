@@ -5,6 +5,10 @@ export const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export const OP_NAME = /^[a-z][a-z0-9._-]{0,63}$/;
 /** A spool's name in the home (settings, keys, the allowlist's `spools:`): short, lowercase, safe in a file name. */
 export const SPOOL_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+/** SPOOL_NAME in words, for every message that refuses a name. */
+export const SPOOL_NAME_RULE = '1-32 lowercase letters, digits, _ or -, starting with a letter or digit';
+/** The spool `init` makes (an earlier version's single spool), and the one keys are for unless told. */
+export const DEFAULT_SPOOL = 'default';
 
 /** The names the host gives inbox messages (main/core/spool/inbox.ts): a UTC time stamp and 8 hex digits. */
 export const INBOX_MESSAGE_NAME = /^\d{8}T\d{9}Z-[0-9a-f]{8}\.json$/;

@@ -130,7 +130,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
         return { kind: 'duplicate_claim' };
       }
       d.audit.record({
-      spool: d.spool,
+        spool: d.spool,
         kind: 'replay',
         request_id: id,
         key_id: keyId,

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../ledger/db';
 import { UserError } from '../errors';
 import { nowIso } from '../time';
-import { OP_NAME, SPOOL_NAME } from '../../../shared/protocol/ids';
+import { DEFAULT_SPOOL, OP_NAME, SPOOL_NAME, SPOOL_NAME_RULE } from '../../../shared/protocol/ids';
 import type { KeyFile } from '../../../shared/protocol/types';
 import type { HostDocKey } from '../../../shared/protocol/hostAuth';
 import { decodeSecret } from '../../../shared/protocol/sign';
@@ -66,7 +66,7 @@ export function keyFileOf(key: KeyWithSecret): KeyFile {
 
 function validateNew(name: string, scope: string, ops: string[] | null, spool: string): void {
   if (!/^\S.{0,99}$/u.test(name)) throw new UserError('a key name must be 1-100 characters and not start with a space');
-  if (!SPOOL_NAME.test(spool)) throw new UserError(`"${spool}" is not a spool name`);
+  if (!SPOOL_NAME.test(spool)) throw new UserError(`"${spool}" is not a spool name: ${SPOOL_NAME_RULE}`);
   if (scope !== 'read' && scope !== 'write') throw new UserError(`scope must be read or write, not "${scope}"`);
   for (const op of ops ?? []) {
     if (!OP_NAME.test(op) && !op.startsWith('dumbwaiter.')) throw new UserError(`"${op}" is not a valid operation name`);
@@ -93,7 +93,7 @@ export class KeyStore {
     return rows.length;
   }
 
-  create(name: string, scope: Scope, ops: string[] | null = null, spool = 'default'): KeyWithSecret {
+  create(name: string, scope: Scope, ops: string[] | null = null, spool = DEFAULT_SPOOL): KeyWithSecret {
     validateNew(name, scope, ops, spool);
     const secret = randomBytes(32).toString('base64url');
     const row: KeyRow = {

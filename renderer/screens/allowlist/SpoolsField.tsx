@@ -2,15 +2,11 @@
 // file lists that is not one of the home's spools stays ticked, marked, and is a problem to fix: it
 // would hide the operation from every agent.
 import { useId, useMemo } from 'react';
-import type { StatusView } from '../../../shared/ipc/views';
 import { useStatus } from '../../stores/status';
-
-/** StatusView.spools may not be there yet (an older host): then no spool is known. */
-type WithSpools = StatusView & { spools?: { name: string }[] };
 
 export function SpoolsField({ chosen, error, onChange }: { chosen: string[]; error: string | null; onChange: (spools: string[]) => void }) {
   const id = useId();
-  const spools = useStatus((s) => (s as WithSpools).spools);
+  const spools = useStatus((s) => s.spools);
   const home = useMemo(() => spools?.map((s) => s.name) ?? [], [spools]);
   const unknown = home.length > 0 ? chosen.filter((n) => !home.includes(n)) : [];
   const names = [...home, ...chosen.filter((n) => !home.includes(n))];

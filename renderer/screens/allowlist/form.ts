@@ -34,7 +34,7 @@ export interface ArgForm extends TypeForm {
   max_items: string;
 }
 
-export interface EnvForm {
+interface EnvForm {
   name: string;
   value: string;
 }

@@ -8,6 +8,7 @@ import { useStatus } from '../../stores/status';
 import type { NewKey } from './NewKeyPanel';
 import { useFocusOnMount } from '../../lib/useFocusOnMount';
 import { useChosenSpool, useSeveralSpools, useSpools } from '../../stores/spool';
+import { DEFAULT_SPOOL } from '../../../shared/protocol/ids';
 
 const EMPTY: string[] = [];
 
@@ -17,7 +18,7 @@ export function CreateKeyForm({ onCreated, onCancel }: { onCreated: (k: NewKey) 
   const several = useSeveralSpools();
   const chosenSpool = useChosenSpool();
   // The switcher's spool, else `default`, else the first: the one the key is most likely for.
-  const [spool, setSpool] = useState(() => chosenSpool ?? (spools.some((s) => s.name === 'default') ? 'default' : (spools[0]?.name ?? 'default')));
+  const [spool, setSpool] = useState(() => chosenSpool ?? (spools.some((s) => s.name === DEFAULT_SPOOL) ? DEFAULT_SPOOL : (spools[0]?.name ?? DEFAULT_SPOOL)));
   const catalog = useLoad(() => api.catalog.get(), []);
   const described = new Map((catalog.data?.operations ?? []).map((o) => [o.name, o]));
   // The allowlist's operations that the key's spool sees; the catalog's (what the sandbox sees) when the

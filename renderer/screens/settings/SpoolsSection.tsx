@@ -5,7 +5,7 @@
 import { useId, useState } from 'react';
 import type { SpoolInfo } from '../../../shared/ipc/views';
 import { checkLines, type ProbeReport } from '../../../shared/protocol/probe';
-import { SPOOL_NAME } from '../../../shared/protocol/ids';
+import { SPOOL_NAME, SPOOL_NAME_RULE } from '../../../shared/protocol/ids';
 import { visible } from '../../../shared/text/visible';
 import { api, errorText } from '../../api';
 import { Field } from '../../components/Field';
@@ -133,7 +133,7 @@ function AddSpool({ taken, onDone }: { taken: string[]; onDone: () => void }) {
   const [failure, setFailure] = useState<string | null>(null);
   const trimmed = name.trim();
   const nameError = !SPOOL_NAME.test(trimmed)
-    ? 'A name of 1-32 lowercase letters, digits, _ or -, starting with a letter or digit (e.g. the sandbox it is for).'
+    ? `A name of ${SPOOL_NAME_RULE} (e.g. the sandbox it is for).`
     : taken.includes(trimmed)
       ? `There is already a spool named ${trimmed}.`
       : null;
