@@ -364,8 +364,9 @@ export class HostService {
   }
 
   /**
-   * The one way to move the spool: makes `dir` (absolute) the spool from the host's next start,
-   * created safely with its clients in it; refused for a folder holding files the host did not write.
+   * Moves the spool commands act on (else `default`) to `dir` (absolute), created safely with its
+   * clients in it; refused for a folder holding files the host did not write. A running daemon serves
+   * it there within its rescan interval (one started with --spool, from its next start).
    */
   useSpool(dir: string, actor: string): { path: string; ok: boolean; message: string } {
     if (!path.isAbsolute(dir)) throw new UserError(`${dir} is a relative path: give the spool folder's full path`);
@@ -373,8 +374,8 @@ export class HostService {
     const name = this.spool?.name ?? DEFAULT_SPOOL;
     initHome(this.home.root, abs, abs, name);
     this.settings = this.getSettings();
-    this.audit.record({ kind: 'settings_changed', actor, spool: name, message: `${actor} moved spool ${name} to ${abs} (used from the next start)` });
-    return { ...this.checkSpoolFolder(abs), message: 'Ready. Dumbwaiter uses it from its next start: restart it, then share this folder with the sandbox.' };
+    this.audit.record({ kind: 'settings_changed', actor, spool: name, message: `${actor} moved spool ${name} to ${abs}` });
+    return { ...this.checkSpoolFolder(abs), message: `Ready: spool ${name} is now ${abs}. A running host serves it there within seconds; share this folder with its sandbox.` };
   }
 
   /** What to paste into the sandbox (paths as the host sees them: adjust them to the sandbox's mounts). */
