@@ -11,6 +11,7 @@ import { withSetting, type Ceiling } from '../settings';
 import { spoolRefusal } from '../spool/layout';
 import { UserError } from '../errors';
 import { newSpoolProblem } from '../spools';
+import { spoolAllowlistProblem } from '../spoolFolders';
 import { allowlistChanges, describeChanges, widensWhatRuns } from './allowlistChanges';
 import { visible, visibleJson } from '../../../shared/text/visible';
 
@@ -248,7 +249,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'spools.list': () => svc.listSpools(),
     'spools.add': async ({ name, dir }) => {
       // A name or folder that cannot be a spool is refused before the question, and nothing is touched.
-      const refused = spoolRefusal(dir) ?? newSpoolProblem(svc.settings, svc.home.root, name, dir);
+      const refused = spoolRefusal(dir) ?? newSpoolProblem(svc.settings, svc.home.root, name, dir) ?? spoolAllowlistProblem(svc.settings, svc.home, name, dir);
       if (refused) throw new UserError(refused);
       const yes = await confirmed({
         title: 'Add a spool',

@@ -609,6 +609,22 @@ describe('a compromised page', () => {
     expect((await host.sentinel(alice)).state).toBe('succeeded');
   });
 
+  it("spools.add refuses a folder inside an operation's root (that operation's sandboxes would read its results), naming the operation, and asks nothing", async () => {
+    const asked = ask();
+    const proj = path.join(host.root, 'proj');
+    mkdirSync(proj, { recursive: true });
+    host.writeAllowlist(`${ALLOWLIST}  - name: read-file\n    command: [cat, "{file}"]\n    args:\n      file: {type: path, within: [${JSON.stringify(proj)}]}\n`);
+    try {
+      await expect(api.spools.add({ name: 'extra', dir: path.join(proj, 'extra') })).rejects.toThrow(/allowlist's operation "read-file"[^]*contains the spool "extra"/);
+    } finally {
+      host.writeAllowlist(ALLOWLIST);
+    }
+    expect(asked).toEqual([]);
+    expect(existsSync(path.join(proj, 'extra'))).toBe(false);
+    expect((await api.settings.get()).spools).toEqual([{ name: 'default', dir: host.spool }]);
+    expect((await host.sentinel(alice)).state).toBe('succeeded');
+  });
+
   it('keys.create and keys.rotate ask natively; refused, no key is made and none revoked', async () => {
     const asked = ask();
     person.answer = false;
