@@ -312,6 +312,17 @@ describe('a spool taken out of the home with a request still open', () => {
     const entry = host.audit('stranded', 'cancelled')[0]!;
     expect(entry.actor).toBe('daemon (spool work was removed)');
     expect(host.service((s) => s.requests.openInSpool('work'))).toBe(0);
+    // The allowlist names spool work: without it neither the file nor its last good copy loads, so
+    // nothing is offered (as after a restart) until the allowlist no longer names it.
+    await eventually('the allowlist refused without spool work', () => host.audit('', 'allowlist_invalid').find((e) => e.message.includes('no operation is offered')));
+    host.writeAllowlist(allowlist(false));
+    await eventually('mark offered again', () => {
+      try {
+        return (JSON.parse(readFileSync(path.join(host.spool, 'catalog.json'), 'utf8')) as CatalogDoc).operations.some((o) => o.name === 'mark') || undefined;
+      } catch {
+        return undefined;
+      }
+    });
     await answered(a, host.spool);
   });
 });
