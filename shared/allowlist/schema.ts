@@ -49,7 +49,7 @@ export const OPERATION_FIELDS = {
   description: { type: other('string'), defaultText: '""', about: 'Tells the agent what it does and when to use it.' },
   command: { type: other('argv template: list of strings'), defaultText: 'required', about: 'The program, then its arguments, with {arg} placeholders; never a shell string.' },
   cwd: { type: other('absolute folder, or ~/...'), defaultText: 'an empty folder private to the host user', about: 'Where the program runs.' },
-  cwd_shared_with_sandbox: { type: flag(false), about: 'The sandbox can write in cwd: allowed to overlap a spool, and warned about.' },
+  cwd_shared_with_sandbox: { type: flag(false), about: 'The sandbox can write in cwd: allowed to overlap the spool the operation alone is offered to, and warned about.' },
   env: { type: other('mapping NAME: value'), defaultText: 'none', about: "Variables added to the host's own; a request can never set any." },
   args: { type: other('mapping name: argument'), defaultText: 'none', about: 'The arguments a request may fill in (below).' },
   scope: { type: choice(SCOPES, 'write'), about: 'Which keys may ask: a read key only read operations.' },
@@ -107,7 +107,7 @@ export const ARG_TYPE_FIELDS = {
   path: {
     within: { type: other('non-empty list of folders'), defaultText: '[cwd]', about: 'The roots a value must stay inside, links resolved.' },
     must_exist: { type: flag(true), about: 'The path must exist (else only its parent must).' },
-    shared_with_sandbox: { type: flag(false), about: 'The sandbox can write in the roots: allowed to overlap a spool, and warned about.' },
+    shared_with_sandbox: { type: flag(false), about: 'The sandbox can write in the roots: allowed to overlap the spool the operation alone is offered to, and warned about.' },
   },
   array: {
     items: { type: other('an argument type: {type: ...} and its fields'), defaultText: 'required', about: 'The type of each item (not an array).' },
