@@ -459,7 +459,7 @@ async function cmdSpools(argv: string[]): Promise<void> {
         if (!name) throw new UsageError('usage: dumbwaiter spools remove NAME');
         const r = svc.removeSpool(name, actor);
         if (values.json) return printJson(r);
-        say(`Removed spool ${r.name}. Its folder ${r.dir} was left as it is${r.keys ? `; its ${r.keys} key${r.keys === 1 ? '' : 's'} stay${r.keys === 1 ? 's' : ''} unusable until a spool of that name comes back (dumbwaiter keys revoke KEY_ID)` : ''}.`);
+        say(`Removed spool ${r.name}. Its folder ${r.dir} was left as it is${r.keys ? `; its ${r.keys === 1 ? 'key was' : `${r.keys} keys were`} revoked` : ''}.`);
         return;
       }
       case 'check': {

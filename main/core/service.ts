@@ -1,6 +1,7 @@
 // The service API: what the command line (and later the desktop app, over IPC) can ask of the host.
 // Each call works whether or not a daemon runs; the daemon picks up ledger changes within a tick.
 import { existsSync, readFileSync } from 'node:fs';
+import { stampOf } from './fs/stamp';
 import path from 'node:path';
 import { homePaths, type HomePaths } from './home';
 import { UserError } from './errors';
@@ -10,7 +11,8 @@ import { Requests, approvalOf, reconcileOf, type RequestRow } from './ledger/req
 import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
 import { readSettings, writeSettings, withSetting, type Settings, type SpoolEntry } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
-import { newSpoolProblem, resolveSpool, spoolForCommand, withoutSpool } from './spools';
+import { findSpool, newSpoolProblem, resolveSpool, spoolForCommand, withoutSpool } from './spools';
+import { spoolAllowlistProblem } from './spoolFolders';
 import { probeSpool } from './spool/probe';
 import type { ProbeReport } from '../../shared/protocol/probe';
 import { Decisions, type CancelOutcome } from './decisions';
@@ -19,7 +21,7 @@ import { Grants, type Grant } from './ledger/grants';
 import { HostFlags } from './ledger/meta';
 import { spendReport, type CeilingReport } from './policy/spend';
 import { writeInboxMessage } from './spool/inbox';
-import { checkSpool, spoolPaths } from './spool/layout';
+import { checkSpool, spoolPaths, spoolRefusal } from './spool/layout';
 import { readLiveLog, type LiveLogChunk } from './spool/liveLog';
 import { readCatalog, readHeartbeat } from './spool/hostFiles';
 import { initHome } from './setup';
@@ -76,9 +78,8 @@ export interface PendingApproval {
 
 export class HostService {
   readonly home: HomePaths;
-  settings: Settings;
-  /** The spool commands act on (keys create, inbox, the spool folder's check): --spool, else `default`. */
-  readonly spool: SpoolEntry | null;
+  /** The settings as last read, and the file's stamp then (see `settings`). */
+  private read: { stamp: string; settings: Settings };
   private readonly db: Db;
   readonly keys: KeyStore;
   readonly requests: Requests;
@@ -88,15 +89,19 @@ export class HostService {
   readonly lifecycle: Lifecycle;
   readonly flags: HostFlags;
   /** Each spool's folders pinned, and its result writer, once it was found safe. */
-  private readonly pins = new Map<string, { pinned: PinnedSpool; writer: ResultWriter }>();
+  private readonly pins = new Map<string, { dir: string; pinned: PinnedSpool; writer: ResultWriter }>();
 
-  constructor(homeDir: string, spoolFlag?: string, sealer: SecretSealer | null = null) {
+  constructor(
+    homeDir: string,
+    private readonly spoolFlag?: string,
+    sealer: SecretSealer | null = null,
+  ) {
     this.home = homePaths(homeDir);
     if (!existsSync(this.home.settings)) {
       throw new UserError(`${this.home.root} is not a Dumbwaiter home yet. Run: dumbwaiter init --home '${this.home.root}'`);
     }
-    this.settings = readSettings(this.home.settings);
-    this.spool = spoolForCommand(this.settings, spoolFlag);
+    this.read = { stamp: stampOf(this.home.settings), settings: readSettings(this.home.settings) };
+    spoolForCommand(this.settings, spoolFlag); // an unknown --spool is an error at once
     this.db = openLedger(this.home.ledger);
     this.keys = new KeyStore(this.db, sealer);
     this.requests = new Requests(this.db);
@@ -108,6 +113,30 @@ export class HostService {
     this.flags = new HostFlags(this.db);
   }
 
+  /** The settings as the file says now: the app's service lives long, and the command line or the
+   *  app's other calls change them (a spool added or moved). An invalid file keeps the last good read. */
+  get settings(): Settings {
+    const stamp = stampOf(this.home.settings);
+    if (stamp !== this.read.stamp) {
+      try {
+        this.read = { stamp, settings: readSettings(this.home.settings) };
+      } catch {
+        /* said by the daemon (settings_invalid) and by config get */
+      }
+    }
+    return this.read.settings;
+  }
+
+  /** The spool commands act on (keys create, inbox, the spool folder's check): --spool, else `default`,
+   *  else the only one; null when none is (a removed --spool, or several spools and no `default`). */
+  get spool(): SpoolEntry | null {
+    try {
+      return spoolForCommand(this.settings, this.spoolFlag);
+    } catch {
+      return null;
+    }
+  }
+
   /**
    * A spool of the home, checked and pinned, when it is there and safe: only then do we write into it.
    * Looked at again at each use, as the app's service lives long: a spool that was unsafe when it
@@ -115,25 +144,33 @@ export class HostService {
    * through old pins). Null for a spool no longer in the home: its results wait for it to come back.
    */
   private pinnedSpool(name: string): { pinned: PinnedSpool; writer: ResultWriter } | null {
-    const entry = this.settings.spools.find((s) => s.name === name);
-    if (!entry) return null;
-    const have = this.pins.get(name);
+    const entry = findSpool(this.settings, name);
+    if (!entry || entry.name !== name) return null;
+    const dir = path.resolve(entry.dir);
+    let have = this.pins.get(name);
+    if (have && have.dir !== dir) {
+      // Moved (or removed and added again elsewhere) since it was pinned: never the old folder.
+      have.pinned.close();
+      this.pins.delete(name);
+      have = undefined;
+    }
     if (have && have.pinned.replaced().length === 0) return have;
     try {
-      const checked = checkSpool(path.resolve(entry.dir));
+      const checked = checkSpool(dir);
       if (have) {
         have.pinned.repin();
         return have;
       }
       const pinned = new PinnedSpool(checked);
       // paths: updated in place by a repin
-      const made = { pinned, writer: new ResultWriter(name, pinned.paths, this.requests, (k) => this.keys.signer(k)) };
+      const made = { dir, pinned, writer: new ResultWriter(name, pinned.paths, this.requests, (k) => this.keys.signer(k)) };
       this.pins.set(name, made);
       return made;
     } catch {
       return null; // unsafe or incomplete: the daemon reports it, and publishes once it is fixed
     }
   }
+
 
   /** The spool commands act on, or why there is none. */
   private requireSpool(): SpoolEntry {
@@ -373,7 +410,6 @@ export class HostService {
     const abs = path.resolve(dir);
     const name = this.spool?.name ?? DEFAULT_SPOOL;
     initHome(this.home.root, abs, abs, name);
-    this.settings = this.getSettings();
     this.audit.record({ kind: 'settings_changed', actor, spool: name, message: `${actor} moved spool ${name} to ${abs}` });
     return { ...this.checkSpoolFolder(abs), message: `Ready: spool ${name} is now ${abs}. A running host serves it there within seconds; share this folder with its sandbox.` };
   }
@@ -475,7 +511,6 @@ export class HostService {
     const before = this.getSettings();
     const next = withSetting(before, name, value);
     writeSettings(this.home.settings, next);
-    this.settings = next;
     this.audit.record({
       kind: 'settings_changed',
       actor,
@@ -526,34 +561,58 @@ export class HostService {
   /** A new spool for another sandbox: its folder created safely (new or empty, apart from the other
    *  spools and the home), with its clients. A running daemon starts serving it within a tick. */
   addSpool(name: string, dir: string, actor: string): SpoolInfo {
-    if (this.settings.spools.some((s) => s.name === name)) throw new UserError(`there is already a spool named "${name}" (${this.settings.spools.find((s) => s.name === name)!.dir})`);
-    const problem = newSpoolProblem(this.settings, this.home.root, name, dir);
+    const problem = this.spoolAddProblem(name, dir);
     if (problem) throw new UserError(problem);
     initHome(this.home.root, path.resolve(dir), path.resolve(dir), name);
-    this.settings = this.getSettings();
     this.audit.record({ kind: 'spool_added', actor, spool: name, message: `${actor} added spool ${name} at ${path.resolve(dir)}` });
     return this.listSpools().find((s) => s.name === name)!;
   }
 
   /**
-   * Takes a spool out of the home: refused while it has open requests (they would have nowhere to
-   * answer) or while the allowlist names it. Its folder is left as it is, and its keys stay (unusable
-   * until a spool of that name comes back).
+   * Why spool `name` cannot be added at `dir`, or null (the app asks this before its question): a
+   * name in use, or one whose removed spool's requests are still in the ledger (the results sweep
+   * would write them into the new folder, for another sandbox to read); a folder that cannot be a
+   * spool, overlaps the home or another spool, or lies within an operation's reach.
+   */
+  spoolAddProblem(name: string, dir: string): string | null {
+    const s = this.settings;
+    const taken = findSpool(s, name);
+    if (taken?.name === name) return `there is already a spool named "${name}" (${taken.dir})`;
+    const history = this.requests.countInSpool(name);
+    if (history > 0) {
+      return `a removed spool named "${name}" still has ${history} request${history === 1 ? '' : 's'} in the ledger (they leave it after retention_ledger_days, ${s.retention_ledger_days} days): give the new spool another name`;
+    }
+    return spoolRefusal(dir) ?? newSpoolProblem(s, this.home.root, name, dir) ?? spoolAllowlistProblem(s, this.home, name, dir);
+  }
+
+  /** Why spool `name` cannot be removed now, or null (the app asks this before its question). */
+  spoolRemoveProblem(name: string): string | null {
+    if (!this.settings.spools.some((s) => s.name === name)) return `there is no spool named "${name}" (dumbwaiter spools list)`;
+    const open = this.requests.openInSpool(name);
+    if (open > 0) {
+      return `spool ${name} has ${open} open request${open === 1 ? '' : 's'} (queued, waiting, running or uncertain): settle or cancel them first (dumbwaiter status); if its sandbox keeps sending more, revoke its keys first`;
+    }
+    const naming = this.allowlistNaming(name);
+    return naming.length ? `the allowlist lists spool ${name} for ${naming.join(', ')}: remove it from their spools first` : null;
+  }
+
+  /**
+   * Takes a spool out of the home (see spoolRemoveProblem for when not). Its keys are revoked (their
+   * sandbox is told), so no later spool of that name takes them over; its folder is left as it is.
    */
   removeSpool(name: string, actor: string): { name: string; dir: string; keys: number } {
+    const problem = this.spoolRemoveProblem(name);
+    if (problem) throw new UserError(problem);
     const entry = resolveSpool(this.settings, name);
-    const open = this.requests.openInSpool(name);
-    if (open > 0) throw new UserError(`spool ${name} has ${open} open request${open === 1 ? '' : 's'} (queued, waiting, running or uncertain): settle or cancel them first (dumbwaiter status)`);
-    const naming = this.allowlistNaming(name);
-    if (naming.length) throw new UserError(`the allowlist lists spool ${name} for ${naming.join(', ')}: remove it from their spools first`);
+    const keys = this.listKeys(name).filter((k) => !k.revoked_at);
+    for (const k of keys) this.revokeKey(k.key_id, actor);
     writeSettings(this.home.settings, withoutSpool(this.getSettings(), name));
-    this.settings = this.getSettings();
     this.flags.forgetSpool(name);
     this.pins.get(name)?.pinned.close();
     this.pins.delete(name);
-    const keys = this.keys.list().filter((k) => k.spool === name && !k.revoked_at).length;
-    this.audit.record({ kind: 'spool_removed', actor, spool: name, message: `${actor} removed spool ${name} (${entry.dir}; the folder was left as it is)` });
-    return { name, dir: entry.dir, keys };
+    const revoked = keys.length ? `; its ${keys.length === 1 ? 'key was' : `${keys.length} keys were`} revoked` : '';
+    this.audit.record({ kind: 'spool_removed', actor, spool: name, message: `${actor} removed spool ${name} (${entry.dir}; the folder was left as it is${revoked})` });
+    return { name, dir: entry.dir, keys: keys.length };
   }
 
   /** The operations whose `spools:` name this spool (read from the file as it is: a name the

@@ -8,10 +8,7 @@ import { approvalOf, reconcileOf } from '../ledger/requests';
 import { planDocOf } from '../policy/plans';
 import type { HostService } from '../service';
 import { withSetting, type Ceiling } from '../settings';
-import { spoolRefusal } from '../spool/layout';
 import { UserError } from '../errors';
-import { newSpoolProblem } from '../spools';
-import { spoolAllowlistProblem } from '../spoolFolders';
 import { allowlistChanges, describeChanges, widensWhatRuns } from './allowlistChanges';
 import { visible, visibleJson } from '../../../shared/text/visible';
 
@@ -249,7 +246,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'spools.list': () => svc.listSpools(),
     'spools.add': async ({ name, dir }) => {
       // A name or folder that cannot be a spool is refused before the question, and nothing is touched.
-      const refused = spoolRefusal(dir) ?? newSpoolProblem(svc.settings, svc.home.root, name, dir) ?? spoolAllowlistProblem(svc.settings, svc.home, name, dir);
+      const refused = svc.spoolAddProblem(name, dir);
       if (refused) throw new UserError(refused);
       const yes = await confirmed({
         title: 'Add a spool',
@@ -260,12 +257,15 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       return yes ? svc.addSpool(name, dir, actor) : null;
     },
     'spools.remove': async ({ name }) => {
-      const spool = svc.listSpools().find((s) => s.name === name);
-      if (!spool) throw new UserError(`there is no spool named "${name}"`);
+      // What would be refused is refused before the question.
+      const refused = svc.spoolRemoveProblem(name);
+      if (refused) throw new UserError(refused);
+      const spool = svc.listSpools().find((s) => s.name === name)!;
+      const keys = spool.keys === 0 ? '' : ` Its ${spool.keys === 1 ? 'key is' : `${spool.keys} keys are`} revoked.`;
       const yes = await confirmed({
         title: 'Remove a spool',
         message: `Stop serving spool ${name}?`,
-        detail: `${visible(spool.dir)}\n\nThe folder is left as it is, files and all: delete it yourself if you no longer need it. Its ${spool.keys === 1 ? 'key works' : `${spool.keys} keys work`} through no other spool.`,
+        detail: `${visible(spool.dir)}\n\nThe folder is left as it is, files and all: delete it yourself if you no longer need it.${keys}`,
         confirmLabel: 'Remove spool',
       });
       return yes ? svc.removeSpool(name, actor) : null;

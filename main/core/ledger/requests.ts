@@ -257,6 +257,11 @@ export class Requests {
     return (this.db.prepare(sql).get(...(spool === undefined ? [state] : [state, spool])) as { n: number }).n;
   }
 
+  /** Requests of a spool still in the ledger, whatever their state. */
+  countInSpool(spool: string): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM requests WHERE spool = ?').get(spool) as { n: number }).n;
+  }
+
   /** Requests of a spool that are not finished (uncertain ones count: a human must still settle them). */
   openInSpool(spool: string): number {
     const finals = FINAL_STATES.map((s) => `'${s}'`).join(', ');

@@ -64,6 +64,57 @@ describe('a long-lived service and its spool', () => {
   });
 });
 
+describe('spools, as a long-lived service sees them', () => {
+  it('sees a spool the command line added, and writes into a moved spool only at its new folder', () => {
+    svc = new HostService(host.home); // as the app holds it: no --spool
+    expect(svc.listSpools().map((s) => s.name)).toEqual(['default']);
+    const other = new HostService(host.home);
+    other.addSpool('work', path.join(host.root, 'work'), 'cli:test');
+    other.close();
+    expect(svc.listSpools().map((s) => s.name)).toEqual(['default', 'work']);
+    const key = svc.createKey('w', 'read', null, 'test', 'work');
+    svc.sendNotice('to work', 'test', 'work');
+    expect(inbox(path.join(host.root, 'work', 'inbox'))).toHaveLength(1);
+    // Moved by another process: the next notice goes to the new folder, not through the old pin.
+    const moved = path.join(host.root, 'work-moved');
+    const mover = new HostService(host.home, 'work');
+    mover.useSpool(moved, 'cli:test');
+    mover.close();
+    svc.sendNotice('to the moved work', 'test', 'work');
+    expect(inbox(path.join(moved, 'inbox'))).toHaveLength(1);
+    expect(inbox(path.join(host.root, 'work', 'inbox'))).toHaveLength(1);
+    expect(key.spool).toBe('work');
+  });
+
+  it("removing a spool revokes its keys (their sandbox told), and its name cannot be given to another folder while its requests are in the ledger", () => {
+    svc = new HostService(host.home);
+    const work = path.join(host.root, 'work');
+    svc.addSpool('work', work, 'test');
+    const key = svc.createKey('w', 'read', null, 'test', 'work');
+    svc.requests.insert({ id: 'r-work', spool: 'work', key_id: key.key_id, op: 'echo', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'succeeded', plan: null });
+    expect(svc.removeSpool('work', 'test')).toMatchObject({ name: 'work', keys: 1 });
+    expect(svc.keys.get(key.key_id)!.revoked_at).not.toBeNull();
+    const told = inbox(path.join(work, 'inbox')).map((n) => (JSON.parse(readFileSync(path.join(work, 'inbox', n), 'utf8')) as { kind: string }).kind);
+    expect(told).toEqual(['key_revoked']);
+    // A new sandbox's folder under the old name would get the old one's results written into it.
+    expect(svc.spoolAddProblem('work', path.join(host.root, 'work2'))).toBe(
+      'a removed spool named "work" still has 1 request in the ledger (they leave it after retention_ledger_days, 90 days): give the new spool another name',
+    );
+    expect(() => svc.addSpool('work', path.join(host.root, 'work2'), 'test')).toThrow('give the new spool another name');
+    expect(svc.spoolAddProblem('lab', path.join(host.root, 'work2'))).toBeNull();
+  });
+
+  it('says why a spool cannot be removed before anything changes: unknown, open requests, named by the allowlist', () => {
+    svc = new HostService(host.home);
+    svc.addSpool('work', path.join(host.root, 'work'), 'test');
+    expect(svc.spoolRemoveProblem('nope')).toBe('there is no spool named "nope" (dumbwaiter spools list)');
+    svc.requests.insert({ id: 'r-open', spool: 'work', key_id: 'k', op: 'echo', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'queued', plan: null });
+    expect(svc.spoolRemoveProblem('work')).toMatch(/^spool work has 1 open request .*if its sandbox keeps sending more, revoke its keys first$/);
+    expect(() => svc.removeSpool('work', 'test')).toThrow('has 1 open request');
+    expect(svc.listSpools().map((s) => s.name)).toEqual(['default', 'work']);
+  });
+});
+
 describe('dryRunReconcile', () => {
   it('runs the reconcile command of the text being edited once, and the audit log says so with its verdict', async () => {
     svc = new HostService(host.home, host.spool);

@@ -672,7 +672,10 @@ describe('a compromised page', () => {
     await expect(bare.keys.rotate({ keyId: alice.key_id })).rejects.toThrow(refused);
     await expect(bare.approvals.approve({ id: 'r06', forSeconds: 60 })).rejects.toThrow(refused);
     await expect(bare.spools.add({ name: 'headless', dir: path.join(host.root, 'headless-spool') })).rejects.toThrow(refused);
-    await expect(bare.spools.remove({ name: 'default' })).rejects.toThrow(refused);
+    svc.addSpool('spare', path.join(host.root, 'spare-spool'), 'test'); // one that could be removed
+    await expect(bare.spools.remove({ name: 'spare' })).rejects.toThrow(refused);
+    expect(svc.listSpools().map((s) => s.name)).toContain('spare');
+    svc.removeSpool('spare', 'test');
     await expect(bare.settings.set({ name: 'ceilings', value: [] })).resolves.toMatchObject({ ceilings: [] }); // nothing loosened: no question
     expect(readFileSync(path.join(host.home, 'allowlist.yaml'), 'utf8')).toBe(text);
     expect(existsSync(path.join(host.root, 'headless-ran'))).toBe(false);
