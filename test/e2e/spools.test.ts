@@ -214,6 +214,13 @@ describe('restarts', () => {
     await answered(b, work);
     await unknownKeyThrough(a, work);
     await unknownKeyThrough(b, host.spool);
+    // Each spool's operations, as before: work's own is refused through default.
+    const catalog = (dir: string) => (JSON.parse(readFileSync(path.join(dir, 'catalog.json'), 'utf8')) as CatalogDoc).operations.map((o) => o.name);
+    expect(catalog(work)).toContain('work_only');
+    expect(catalog(host.spool)).not.toContain('work_only');
+    const id = `after-start-${++ids}`;
+    host.submit(a, id, 'work_only');
+    expect((await host.waitResult(id)).error?.code).toBe('unknown_op');
   }
 
   it('after a clean stop and after a SIGKILL, both spools are served again, each key still only through its own, and what was queued meanwhile is answered', async () => {
@@ -230,6 +237,19 @@ describe('restarts', () => {
     host.submit(b, 'down-2', 'mark', {}, {}, work);
     daemon = await startAll();
     await servesBoth('down-2');
+  });
+
+  it('a spool replaced by a symbolic link at the start does not stop the daemon from starting and serving the other', async () => {
+    const real = `${host.spool}-real`;
+    renameSync(host.spool, real);
+    symlinkSync(real, host.spool);
+    host.submit(b, 'down-1', 'mark', {}, {}, work);
+    daemon = await startAll();
+    expect((await host.waitResult('down-1', undefined, undefined, work)).state).toBe('succeeded');
+    expect(await eventually('the problem of spool default', () => problemOf('default') ?? undefined)).toMatch(/symbolic link/);
+    rmSync(host.spool);
+    renameSync(real, host.spool);
+    await answered(a, host.spool);
   });
 
   it('a spool unsafe at the start does not stop the daemon from starting and serving the other', async () => {
