@@ -228,8 +228,10 @@ describe('dw from the spool bin/ folder', () => {
     expect(JSON.parse(dw(['inbox', '--json']).stdout)).toEqual(host.inbox().map(({ auth: _auth, ...m }) => m));
   });
 
-  it('doctor passes with the host up', () => {
+  it("doctor passes with the host up, and shows the host's probe of the spool's mount", async () => {
+    await eventually("the host's probe in host.json", () => ('probe' in (JSON.parse(readFileSync(path.join(host.spool, 'host.json'), 'utf8')) as object) ? true : undefined));
     const r = dw(['doctor']);
+    expect(r.stdout).toMatch(/^ok {4}mount, as the host probed it: (ok|degraded): [\w.]+: /m);
     expect(r.stdout).toContain('ok    key accepted');
     expect(r.stdout).toContain('ok    results signed');
     expect(r.stdout).toContain('ok    clocks');

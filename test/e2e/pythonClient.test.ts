@@ -460,12 +460,14 @@ describe('against the running host', () => {
     expect(JSON.parse(j.stdout)).toEqual(catalog.operations);
   });
 
-  it('doctor passes every check with the host up', () => {
+  it("doctor passes every check with the host up, the host's probe of the mount among them", async () => {
+    await eventually("the host's probe in host.json", () => ('probe' in (JSON.parse(readFileSync(path.join(host.spool, 'host.json'), 'utf8')) as object) ? true : undefined));
     const r = dw(['doctor']);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines).toHaveLength(6);
+    expect(lines).toHaveLength(7);
+    expect(r.stdout).toMatch(/^ok +mount +as the host probed it: (ok|degraded): [\w.]+: /m);
     for (const l of lines) expect(l).toMatch(/^ok /);
     expect(r.stdout).toContain(key.key_id);
     expect(r.stdout).toMatch(/key accepted.*scope write/);
