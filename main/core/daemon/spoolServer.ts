@@ -3,12 +3,8 @@
 // is unsafe or unreadable waits for its fix without holding up the others; what spools share (the
 // ledger, the runner, the lifecycle, the allowlist) lives in the daemon.
 import path from 'node:path';
-import type { Requests } from '../ledger/requests';
-import type { AuditLog } from '../ledger/audit';
 import type { HostFlags } from '../ledger/meta';
-import type { KeyStore } from '../keys/keyStore';
-import type { Db } from '../ledger/db';
-import type { Settings, SpoolEntry } from '../settings';
+import type { SpoolEntry } from '../settings';
 import type { Allowlist } from '../allowlist/types';
 import { allowlistFor } from '../allowlist/forSpool';
 import { checkPrivateDir, checkSpool, spoolPaths, type SpoolPaths } from '../spool/layout';
@@ -29,15 +25,10 @@ import { Refusals } from './refusals';
 import { Scanner } from './scanner';
 import type { IntakeDeps } from './intake';
 
-/** What every spool's server uses of the daemon. */
-export interface SharedParts extends Omit<IntakeDeps, 'spool' | 'paths' | 'results' | 'refused' | 'log' | 'allowlist'> {
-  db: Db;
-  requests: Requests;
-  audit: AuditLog;
-  keys: KeyStore;
+/** What every spool's server uses of the daemon: what intake needs but the spool's own parts (the
+ *  allowlist is the whole one: each server gives its intake the spool's view of it), and more. */
+export interface SharedParts extends Omit<IntakeDeps, 'spool' | 'paths' | 'results' | 'refused' | 'log'> {
   flags: HostFlags;
-  allowlist: () => Allowlist;
-  settings: () => Settings;
   paused: () => boolean;
   stopping: () => boolean;
   reloadSettings: () => void;
