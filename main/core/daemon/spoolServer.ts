@@ -48,6 +48,8 @@ export class SpoolServer {
   private readonly log: Logger;
   /** null without file events (the setting, or a mount the probe found delivers none). */
   private queueWatch: QueueWatch | null;
+  /** The file_events setting at the start (it takes effect at the next). */
+  private readonly fileEvents: boolean;
   private readonly resultsWatch: ResultsWatch;
   private readonly scanner: Scanner;
   private heartbeatError: string | null = null;
@@ -65,7 +67,8 @@ export class SpoolServer {
     this.health = new SpoolHealth(entry.name, d.audit, this.log, d.flags);
     const written = new WrittenResults();
     this.results = new ResultWriter(entry.name, this.io, d.requests, (k) => d.keys.signer(k), this.health, written);
-    this.queueWatch = settings.file_events ? new QueueWatch(() => this.requestScan(), this.log) : null;
+    this.fileEvents = settings.file_events;
+    this.queueWatch = settings.file_events ? this.newQueueWatch() : null;
     const repair = new ResultRepair(this.io, d.requests, this.results, written, (k) => d.keys.signer(k), d.audit, () => d.settings().retention_spool_days, this.log);
     this.resultsWatch = new ResultsWatch(repair, written, d.requests, () => d.settings().retention_spool_days, () => this.ok, settings.file_events, this.log);
     const refusals = new Refusals(d.audit, this.results, this.log, entry.name);
@@ -111,10 +114,6 @@ export class SpoolServer {
       { rescanMs: settings.rescan_interval_ms, ...(settings.file_events ? {} : { eventTimeoutMs: 0 }) },
     );
     this.d.flags.setProbe(this.name, report);
-    if (!report.events.delivered && this.queueWatch) {
-      this.queueWatch.close();
-      this.queueWatch = null;
-    }
     const say = report.verdict === 'ok' ? this.log.info : this.log.warn;
     say.call(this.log, `probe of ${this.plain.root}: ${report.summary}`);
     this.usable(); // an unusable mount is not served from now on
@@ -167,8 +166,10 @@ export class SpoolServer {
         this.d.audit.record({ kind: 'spool_replaced', spool: this.name, message: `folders of spool "${this.name}" were replaced from outside: ${replaced.join(', ')}` });
       }
       // The last probe (the daemon's, or a `spools check` since) may have found the mount unsafe.
-      const mount = servingProblem(this.d.flags.probe(this.name));
+      const probe = this.d.flags.probe(this.name);
+      const mount = servingProblem(probe);
       if (mount) throw new Error(mount);
+      this.followEvents(probe);
     } catch (e) {
       this.health.setProblem((e as Error).message);
       return false;
@@ -176,6 +177,23 @@ export class SpoolServer {
     this.health.setProblem(null);
     if (!wasOk || replaced.length) this.back();
     return true;
+  }
+
+  private newQueueWatch(): QueueWatch {
+    return new QueueWatch(() => this.requestScan(), this.log);
+  }
+
+  /** A mount the last probe found delivers no file events is served by the rescan alone (no watcher
+   *  waiting on nothing); once a probe finds them again, they are watched again. */
+  private followEvents(probe: ProbeReport | null): void {
+    const wanted = this.fileEvents && probe?.events.delivered !== false;
+    if (!wanted && this.queueWatch) {
+      this.queueWatch.close();
+      this.queueWatch = null;
+    } else if (wanted && !this.queueWatch) {
+      this.queueWatch = this.newQueueWatch();
+      this.queueWatch.watch(this.io.queue);
+    }
   }
 
   /** The spool can be written again (or for the first time, or its folders are new): what could not
