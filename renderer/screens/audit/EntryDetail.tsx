@@ -63,6 +63,14 @@ export function EntryDetail({ entry }: { entry: AuditView }) {
             </dd>
           </>
         ) : null}
+        {entry.spool ? (
+          <>
+            <dt>Spool</dt>
+            <dd>
+              <code>{entry.spool}</code>
+            </dd>
+          </>
+        ) : null}
         {entry.request_id ? (
           <>
             <dt>Request</dt>
