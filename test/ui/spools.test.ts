@@ -102,6 +102,11 @@ describe('the spool switcher', () => {
     const table = page.getByRole('grid').or(page.getByRole('table')).first();
     await table.getByText('work-hello').first().waitFor();
     expect(await table.getByText('home-hello').count()).toBe(0);
+    // An entry's detail names its spool.
+    await table.getByText('work-hello').first().click();
+    const detail = page.getByRole('complementary', { name: /#\d+/ });
+    await expect.poll(() => detail.textContent()).toMatch(/Spool\s*work/);
+    await detail.getByRole('button', { name: 'Close detail' }).click();
     await page.getByLabel('Spool', { exact: true }).selectOption('');
     await table.getByText('home-hello').first().waitFor();
     expect(ui.errors).toEqual([]);
