@@ -130,7 +130,7 @@ export const ipcContract = {
 export interface IpcEvents extends Record<EventName, unknown> {
   'state.changed': V.StatusView;
   'approval.requested': V.PendingApprovalView;
-  'run.finished': { id: string; op: string; state: RequestState };
+  'run.finished': { id: string; op: string; spool: string; state: RequestState };
   /** The tray or a notification asks the open window to show a route (it may first ask to leave). */
   'app.navigate': { route: string };
 }

@@ -35,6 +35,6 @@ export class StatusFeed {
     }
     const rows = this.svc.audit.endedRunsAfter(this.seq);
     this.seq = rows.at(-1)?.seq ?? this.seq;
-    return rows.map(({ id, op, state }) => ({ id, op, state }));
+    return rows.map(({ id, op, spool, state }) => ({ id, op, spool, state }));
   }
 }

@@ -23,6 +23,7 @@ export interface TrayState {
 export interface RecentRun {
   id: string;
   op: string;
+  spool: string;
   state: RequestState;
 }
 
@@ -93,7 +94,7 @@ export function trayState(s: StatusView, recent: RecentRun[] = []): TrayState {
         id: '',
         label: 'Recent runs',
         enabled: recent.length > 0,
-        submenu: recent.slice(0, 8).map((r) => ({ id: `request:${r.id}`, label: `${r.op}: ${r.state.replace('_', ' ')}` })),
+        submenu: recent.slice(0, 8).map((r) => ({ id: `request:${r.id}`, label: `${s.spools.length > 1 ? `${r.spool}: ` : ''}${r.op}: ${r.state.replace('_', ' ')}` })),
       },
       sep(),
       { id: 'quit', label: 'Quit Dumbwaiter' },

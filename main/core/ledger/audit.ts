@@ -129,13 +129,13 @@ export class AuditLog {
   /** Runs of allowlisted operations that ended, or were settled (by a human, or by their reconcile
    *  check), in entries after `seq`, in the order recorded. The seq, not a time stamp: it grows in
    *  commit order whichever process writes. */
-  endedRunsAfter(seq: number, limit = 1000): { seq: number; id: string; op: string; state: RequestState }[] {
+  endedRunsAfter(seq: number, limit = 1000): { seq: number; id: string; op: string; spool: string; state: RequestState }[] {
     return this.db
       .prepare(
-        `SELECT a.seq, r.id, r.op, r.state FROM audit a JOIN requests r ON r.id = a.request_id
+        `SELECT a.seq, r.id, r.op, r.spool, r.state FROM audit a JOIN requests r ON r.id = a.request_id
          WHERE a.seq > ? AND a.kind IN ('finished', 'uncertain', 'resolved', 'reconciled') AND r.op NOT LIKE 'dumbwaiter.%'
          ORDER BY a.seq LIMIT ?`,
       )
-      .all(seq, limit) as { seq: number; id: string; op: string; state: RequestState }[];
+      .all(seq, limit) as { seq: number; id: string; op: string; spool: string; state: RequestState }[];
   }
 }

@@ -67,9 +67,9 @@ describe('status feed', () => {
     for (const id of ['run-1', 'run-2', 'never-ran', 'ping-1', 'run-3']) await host.waitResult(id);
     const { finished } = feed.poll().changes; // in the order they ended, which runs side by side may swap
     expect([...finished].sort((a, b) => a.id.localeCompare(b.id))).toEqual([
-      { id: 'run-1', op: 'quick', state: 'succeeded' },
-      { id: 'run-2', op: 'fails', state: 'failed' },
-      { id: 'run-3', op: 'quick', state: 'succeeded' },
+      { id: 'run-1', op: 'quick', spool: 'default', state: 'succeeded' },
+      { id: 'run-2', op: 'fails', spool: 'default', state: 'failed' },
+      { id: 'run-3', op: 'quick', spool: 'default', state: 'succeeded' },
     ]);
     expect(events.filter((e) => e.event === 'run.finished').map((e) => e.payload)).toEqual(finished);
     expect(feed.poll().changes.finished).toEqual([]);
@@ -86,9 +86,9 @@ describe('status feed', () => {
     process.kill(-pid, 'SIGKILL'); // the killed daemon's run: not needed
     daemon = await host.startDaemon();
     await host.waitResult('cut-1', ['uncertain']);
-    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-1', op: 'held', state: 'uncertain' }]);
+    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-1', op: 'held', spool: 'default', state: 'uncertain' }]);
     svc.resolve('cut-1', 'failed', 'checked by hand', 'test');
-    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-1', op: 'held', state: 'failed' }]);
+    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-1', op: 'held', spool: 'default', state: 'failed' }]);
   });
 
   it("reports an interrupted run again once its reconcile check settles it", async () => {
@@ -102,9 +102,9 @@ describe('status feed', () => {
     daemon = await host.startDaemon();
     // The restarted daemon's own check cannot tell yet: uncertain, with its attempt.
     await eventually("the daemon's check", () => (host.result('cut-2')?.reconcile ? true : undefined));
-    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-2', op: 'checked', state: 'uncertain' }]);
+    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-2', op: 'checked', spool: 'default', state: 'uncertain' }]);
     writeFileSync(tookEffect, '');
     expect(await svc.checkReconcile('cut-2', 'test')).toMatchObject({ state: 'succeeded', resolved_by: 'reconcile' });
-    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-2', op: 'checked', state: 'succeeded' }]);
+    expect(feed.poll().changes.finished).toEqual([{ id: 'cut-2', op: 'checked', spool: 'default', state: 'succeeded' }]);
   });
 });

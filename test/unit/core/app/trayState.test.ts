@@ -105,13 +105,16 @@ describe('trayState', () => {
   });
 
   it('offers resume while paused, and recent runs', () => {
-    const t = trayState(status({ paused: true }), [{ id: 'r9', op: 'test', state: 'failed' }]);
+    const t = trayState(status({ paused: true }), [{ id: 'r9', op: 'test', spool: 'default', state: 'failed' }]);
     expect(ids(t.menu)).toEqual(['open', 'resume', 'request:r9', 'quit']);
     expect(t.menu.find((i) => i.label === 'Recent runs')?.submenu?.[0]?.label).toBe('test: failed');
+    // With several spools, each run names its spool.
+    const two = trayState(status({ spools: [spoolInfo('default'), spoolInfo('work')] }), [{ id: 'r9', op: 'test', spool: 'work', state: 'failed' }]);
+    expect(two.menu.find((i) => i.label === 'Recent runs')?.submenu?.[0]?.label).toBe('work: test: failed');
   });
 
   it('keeps recent runs newest first, each request once with its latest state, eight at most', () => {
-    const r = (id: string, state: 'succeeded' | 'failed' | 'uncertain' = 'succeeded') => ({ id, op: 'test', state });
+    const r = (id: string, state: 'succeeded' | 'failed' | 'uncertain' = 'succeeded') => ({ id, op: 'test', spool: 'default', state });
     let recent = addRecentRuns([], [r('a'), r('b'), r('c', 'uncertain')]);
     expect(recent.map((x) => x.id)).toEqual(['c', 'b', 'a']);
     recent = addRecentRuns(recent, [r('d'), r('c', 'failed')]); // c settled by a human
