@@ -130,7 +130,7 @@ export const ALL_TYPE_FIELDS = [...new Set(ARG_TYPES.filter((t) => t !== 'array'
 export const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** A field's default in words: the docs' table and the editor's hints say the same. */
+/** A field's default in words, for the docs' table. */
 export function defaultWords(f: FieldSpec): string {
   if (f.defaultText !== undefined) return f.defaultText;
   return String(f.type.default);
