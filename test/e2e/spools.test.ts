@@ -320,6 +320,15 @@ describe('a probe that finds the mount cannot be served safely', () => {
   });
 });
 
+describe('a stop while the mounts are still being probed', () => {
+  it('ends the daemon: a probe ending after the stop opens no watcher that would keep it alive', async () => {
+    for (let round = 0; round < 3; round++) {
+      daemon = await startAll(); // the probes begin once it runs, one spool after the other
+      expect((await daemon.stop()).code).toBe(0);
+    }
+  });
+});
+
 describe('a spool taken out of the home with a request still open', () => {
   it('(settings.json edited by hand, or a request claimed after remove\'s check) cancels the request instead of leaving it open for ever', async () => {
     daemon = await startAll();

@@ -53,6 +53,8 @@ export class SpoolServer {
   private readonly resultsWatch: ResultsWatch;
   private readonly scanner: Scanner;
   private heartbeatError: string | null = null;
+  /** Once stopped, nothing opens a watcher again (a probe ending later must not keep the process alive). */
+  private stopped = false;
 
   constructor(
     entry: SpoolEntry,
@@ -114,6 +116,7 @@ export class SpoolServer {
       { rescanMs: settings.rescan_interval_ms, ...(settings.file_events ? {} : { eventTimeoutMs: 0 }) },
     );
     this.d.flags.setProbe(this.name, report);
+    if (this.stopped) return report; // ended after the stop (or the spool's removal)
     const say = report.verdict === 'ok' ? this.log.info : this.log.warn;
     say.call(this.log, `probe of ${this.plain.root}: ${report.summary}`);
     this.usable(); // an unusable mount is not served from now on
@@ -144,6 +147,7 @@ export class SpoolServer {
    * is said once, and this spool waits for it to be fixed; nothing here throws.
    */
   usable(): boolean {
+    if (this.stopped) return false;
     const wasOk = this.ok;
     let replaced: string[];
     try {
@@ -254,6 +258,7 @@ export class SpoolServer {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.queueWatch?.close();
     this.resultsWatch.close();
     await this.scanner.stop();
