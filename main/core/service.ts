@@ -11,7 +11,7 @@ import { Requests, approvalOf, reconcileOf, type RequestRow } from './ledger/req
 import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
 import { readSettings, writeSettings, withSetting, type Settings, type SpoolEntry } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
-import { findSpool, newSpoolProblem, resolveSpool, spoolForCommand, withoutSpool } from './spools';
+import { newSpoolProblem, resolveSpool, spoolForCommand, withoutSpool } from './spools';
 import { spoolAllowlistProblem } from './spoolFolders';
 import { probeSpool } from './spool/probe';
 import type { ProbeReport } from '../../shared/protocol/probe';
@@ -144,8 +144,8 @@ export class HostService {
    * through old pins). Null for a spool no longer in the home: its results wait for it to come back.
    */
   private pinnedSpool(name: string): { pinned: PinnedSpool; writer: ResultWriter } | null {
-    const entry = findSpool(this.settings, name);
-    if (!entry || entry.name !== name) return null;
+    const entry = this.settings.spools.find((s) => s.name === name);
+    if (!entry) return null;
     const dir = path.resolve(entry.dir);
     let have = this.pins.get(name);
     if (have && have.dir !== dir) {
@@ -576,8 +576,8 @@ export class HostService {
    */
   spoolAddProblem(name: string, dir: string): string | null {
     const s = this.settings;
-    const taken = findSpool(s, name);
-    if (taken?.name === name) return `there is already a spool named "${name}" (${taken.dir})`;
+    const taken = s.spools.find((x) => x.name === name);
+    if (taken) return `there is already a spool named "${name}" (${taken.dir})`;
     const history = this.requests.countInSpool(name);
     if (history > 0) {
       return `a removed spool named "${name}" still has ${history} request${history === 1 ? '' : 's'} in the ledger (they leave it after retention_ledger_days, ${s.retention_ledger_days} days): give the new spool another name`;

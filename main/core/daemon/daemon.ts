@@ -306,8 +306,7 @@ export class Daemon {
   /** `spools remove` refuses while a spool has open requests, but one may have been claimed since its
    *  check: with its spool gone it could never be answered, so it is cancelled, not left open. */
   private cancelOpenOf(spool: string): void {
-    const open = [...this.requests.inState('queued'), ...this.requests.inState('awaiting_approval'), ...this.requests.inState('running')].filter((r) => r.spool === spool);
-    for (const row of open) this.decisions.cancel(row.id, `daemon (spool ${spool} was removed)`);
+    for (const row of this.requests.openOf(spool)) this.decisions.cancel(row.id, `daemon (spool ${spool} was removed)`);
   }
 
   /** One pass of retention over every spool and the ledger, recorded as one entry: the counts summed,

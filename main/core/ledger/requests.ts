@@ -111,6 +111,8 @@ export function reconcileOf(row: RequestRow): ReconcileAttempt | null {
   return row.reconcile_json ? (JSON.parse(row.reconcile_json) as ReconcileAttempt) : null;
 }
 
+const FINALS = FINAL_STATES.map((s) => `'${s}'`).join(', ');
+
 export class Requests {
   private readonly byId;
   private readonly insertStmt;
@@ -264,8 +266,12 @@ export class Requests {
 
   /** Requests of a spool that are not finished (uncertain ones count: a human must still settle them). */
   openInSpool(spool: string): number {
-    const finals = FINAL_STATES.map((s) => `'${s}'`).join(', ');
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM requests WHERE spool = ? AND state NOT IN (${finals})`).get(spool) as { n: number }).n;
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM requests WHERE spool = ? AND state NOT IN (${FINALS})`).get(spool) as { n: number }).n;
+  }
+
+  /** A spool's requests that may still run or be decided: queued, waiting for a human, running. */
+  openOf(spool: string): RequestRow[] {
+    return this.db.prepare("SELECT * FROM requests WHERE spool = ? AND state IN ('queued', 'awaiting_approval', 'running')").all(spool) as RequestRow[];
   }
 
   /** What finds a run's processes after a crash (its process group, marker and main process's start
