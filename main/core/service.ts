@@ -13,7 +13,7 @@ import { readSettings, writeSettings, withSetting, type Settings, type SpoolEntr
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 import { newSpoolProblem, resolveSpool, spoolForCommand, withoutSpool } from './spools';
 import { spoolAllowlistProblem } from './spoolFolders';
-import { probeSpool } from './spool/probe';
+import { probeOptions, probeSpool } from './spool/probe';
 import type { ProbeReport } from '../../shared/protocol/probe';
 import { Decisions, type CancelOutcome } from './decisions';
 import { Lifecycle } from './lifecycle';
@@ -630,10 +630,7 @@ export class HostService {
   async probeSpool(name: string): Promise<ProbeReport> {
     const entry = resolveSpool(this.settings, name);
     const pinned = this.pinnedSpool(name)?.pinned;
-    const report = await probeSpool({ name, root: path.resolve(entry.dir), paths: pinned?.paths ?? spoolPaths(path.resolve(entry.dir)) }, {
-      rescanMs: this.settings.rescan_interval_ms,
-      ...(this.settings.file_events ? {} : { eventTimeoutMs: 0 }),
-    });
+    const report = await probeSpool({ name, root: path.resolve(entry.dir), paths: pinned?.paths ?? spoolPaths(path.resolve(entry.dir)) }, probeOptions(this.settings));
     this.flags.setProbe(name, report);
     return report;
   }

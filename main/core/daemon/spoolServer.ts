@@ -13,7 +13,7 @@ import { SpoolHealth } from '../spool/health';
 import { ResultWriter, WrittenResults } from '../spool/results';
 import { ResultRepair } from '../spool/resultRepair';
 import { catalogOf, writeCatalog, writeHostStatus } from '../spool/hostFiles';
-import { probeSpool } from '../spool/probe';
+import { probeOptions, probeSpool } from '../spool/probe';
 import { reapSpool, type SpoolReap } from '../retention';
 import { placeAgentGuide, placeSandboxClients } from '../sandboxClients';
 import { scopedLogger, type Logger } from '../log';
@@ -110,11 +110,7 @@ export class SpoolServer {
   /** The mount's probe (a few file operations and one file event): its verdict is kept in the ledger
    *  for `status` and the app, and a mount that delivers no file events is served by the rescan alone. */
   async runProbe(): Promise<ProbeReport> {
-    const settings = this.d.settings();
-    const report = await probeSpool(
-      { name: this.name, root: this.plain.root, paths: this.ok ? this.io : this.plain },
-      { rescanMs: settings.rescan_interval_ms, ...(settings.file_events ? {} : { eventTimeoutMs: 0 }) },
-    );
+    const report = await probeSpool({ name: this.name, root: this.plain.root, paths: this.ok ? this.io : this.plain }, probeOptions(this.d.settings()));
     this.d.flags.setProbe(this.name, report);
     if (this.stopped) return report; // ended after the stop (or the spool's removal)
     const say = report.verdict === 'ok' ? this.log.info : this.log.warn;
@@ -128,17 +124,9 @@ export class SpoolServer {
     this.scanner.request();
   }
 
-  get unclaimed(): number {
-    return this.scanner.unclaimed;
-  }
-
   /** Pinned and not known to be broken: results, host.json and the catalog may be written. */
   get ok(): boolean {
     return this.pinned.pinned && this.health.problem === null;
-  }
-
-  get problem(): string | null {
-    return this.health.problem;
   }
 
   /**

@@ -307,6 +307,12 @@ function summarize(fsType: string, checks: Map<ProbeCheckName, ProbeCheck>, verd
   return `${fsType}: ${verdict === 'ok' ? 'ok; ' : ''}${parts.join('; ')}${note}`;
 }
 
+/** The probe's options under the host's settings: the rescan interval it names, and no wait for a
+ *  file event where file events are switched off (the report then says "rescan only"). */
+export function probeOptions(settings: { rescan_interval_ms: number; file_events: boolean }): ProbeOptions {
+  return { rescanMs: settings.rescan_interval_ms, ...(settings.file_events ? {} : { eventTimeoutMs: 0 }) };
+}
+
 /** Probes the spool's mount. Never throws for a bad spool: a check that cannot run says why. */
 export async function probeSpool(spool: ProbeTarget, opts: ProbeOptions = {}): Promise<ProbeReport> {
   const rescanMs = opts.rescanMs ?? 1000;
