@@ -304,7 +304,10 @@ describe('binding of ids', () => {
     const before = readFileSync(path.join(host.spool, 'results', `${id}.json`), 'utf8');
     host.submit(readKey, id, 'echo', { msg: 'second try' });
     await eventually(`a conflict for ${id}`, () => auditsOf(id, 'conflict')[0]);
-    expect(host.inbox().some((m) => m.kind === 'conflict' && m.ref === id)).toBe(true);
+    // The audit entry is recorded before the inbox message is written: wait for both.
+    await eventually(`a conflict message for ${id} in the inbox`, () =>
+      host.inbox().find((m) => m.kind === 'conflict' && m.ref === id),
+    );
     expect(readFileSync(path.join(host.spool, 'results', `${id}.json`), 'utf8')).toBe(before);
     expect(auditsOf(id, 'started')).toEqual([]);
   });
