@@ -1,7 +1,29 @@
 #!/usr/bin/env node
-// The headless host's command line. Runs the TypeScript sources through tsx, so a checkout needs no build step.
-import { register } from 'tsx/esm/api';
+// The headless host's command line: runs the bundle (dist/host/cli.mjs) that `npm install` and `npm run
+// build` make, with plain Node. In a checkout, a bundle older than one of its sources is rebuilt first.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-register();
-const { main } = await import('../main/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bundle = path.join(root, 'dist', 'host', 'cli.mjs');
+
+/** A checkout (its sources are here, unlike an installed package's) whose bundle is missing or older
+ *  than a source it was built from. */
+function stale() {
+  if (!existsSync(path.join(root, 'main'))) return false;
+  let inputs;
+  try {
+    inputs = JSON.parse(readFileSync(path.join(root, 'dist', 'host', 'inputs.json'), 'utf8'));
+  } catch {
+    return true;
+  }
+  const built = statSync(bundle, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  return inputs.some((f) => (statSync(path.join(root, f), { throwIfNoEntry: false })?.mtimeMs ?? Infinity) > built);
+}
+
+if (stale()) {
+  const { buildHost } = await import('../scripts/build-host.mjs');
+  await buildHost();
+}
+await import(pathToFileURL(bundle).href);

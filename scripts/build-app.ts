@@ -1,10 +1,10 @@
 // Builds the desktop app into dist/: the main process (the core + the Electron layer), the sandboxed
 // preload, the renderer pages, and the sandbox clients. esbuild only; Electron is not needed to build.
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { copyFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dwBundle } from '../main/core/sandboxClients';
+import { buildSandboxClients, faultsOff } from './build-host.mjs';
 import { generateIcons } from './icons';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -24,6 +24,7 @@ export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string
       // The core finds package.json and its resources relative to its own file.
       define: { 'import.meta.url': '__dumbwaiter_url' },
       banner: { js: "const __dumbwaiter_url = require('node:url').pathToFileURL(__filename).href;" },
+      plugins: [faultsOff],
       logLevel: 'error',
     }),
     build({
@@ -37,10 +38,8 @@ export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string
       logLevel: 'error',
     }),
     buildRenderer(out('renderer')),
+    buildSandboxClients(outDir),
   ]);
-  mkdirSync(out('sandbox'), { recursive: true });
-  if (path.resolve(dwBundle()) !== path.resolve(out('sandbox', 'dw.cjs'))) copyFileSync(dwBundle(), out('sandbox', 'dw.cjs'));
-  copyFileSync(path.join(ROOT, 'shared', 'client', 'dw.py'), out('sandbox', 'dw.py'));
   generateIcons(path.join(ROOT, 'build', 'icons')); // the tray and packaging read them from build/icons
   return ['main/index.cjs', 'preload/index.cjs', 'renderer/main.js', 'renderer/main.css', 'renderer/approval.js', 'renderer/approval.css', 'renderer/index.html', 'renderer/approval.html', 'sandbox/dw.cjs', 'sandbox/dw.py'].map((f) => out(f));
 }

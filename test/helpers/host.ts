@@ -11,7 +11,9 @@ import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
 import { AS_USER, NO_UNPRIVILEGED_USER, groupRunning, track } from './processes';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-export const CLI = path.join(ROOT, 'bin/dumbwaiter.js');
+/** The host's command line as the tests run it: the test build of the bundle (test/setup/global.ts builds
+ *  it), which keeps the fault-injection points that product bundles leave out. */
+export const CLI = path.join(ROOT, 'dist/test-host/cli.mjs');
 
 /** An allowlist entry (as listed under `operations:`) for a run the test lets end: it prints "started",
  *  waits until the file named by its `go` argument exists, then prints "done". */

@@ -4,6 +4,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { buildHost } from '../../scripts/build-host.mjs';
 
 /** How long the workers may take to end (vitest stops them as the run ends, without waiting for them),
  *  and then what they leave stopping: esbuild's service ends when its stdin closes, a daemon stopped by
@@ -11,8 +12,11 @@ import path from 'node:path';
 const WORKERS_MS = 10_000;
 const HELPERS_MS = 6_000;
 
-export default function setup(): () => Promise<void> {
+export default async function setup(): Promise<() => Promise<void>> {
   clearInterruptedRuns();
+  // The host the tests run (with its fault points), and the product's (bin/dumbwaiter.js, built fresh so
+  // that no test's command rebuilds it meanwhile).
+  await Promise.all([buildHost({ faults: true }), buildHost()]);
   const runDir = mkdtempSync(path.join(os.tmpdir(), 'dwt-'));
   writeFileSync(path.join(runDir, OWNER), String(process.pid));
   process.env.TMPDIR = runDir;
