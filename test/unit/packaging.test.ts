@@ -83,6 +83,10 @@ describe('electron-builder.yml', () => {
     expect(c.files).toEqual(expect.arrayContaining(['dist/**', 'package.json']));
   });
 
+  it('leaves the tests’ build of the host, with its fault points, out of the app', () => {
+    expect(loadConfig().files).toContain('!dist/test-host/**');
+  });
+
   it('ships the tray icons outside the archive, and the sandbox clients inside it (dist/sandbox)', () => {
     const resources = loadConfig().extraResources ?? [];
     expect(resources).toEqual([expect.objectContaining({ from: 'build/icons/tray', to: 'tray' })]);
