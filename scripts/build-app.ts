@@ -26,6 +26,16 @@ export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string
       banner: { js: "const __dumbwaiter_url = require('node:url').pathToFileURL(__filename).href;" },
       logLevel: 'error',
     }),
+    // The process that starts runs (core/exec/spawner.ts), forked by the app as a utility process.
+    build({
+      entryPoints: [path.join(ROOT, 'main/core/exec/spawnerMain.ts')],
+      outfile: out('main', 'spawner.cjs'),
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      logLevel: 'error',
+    }),
     build({
       entryPoints: [path.join(ROOT, 'preload/index.ts')],
       outfile: out('preload', 'index.cjs'),
@@ -42,7 +52,7 @@ export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string
   if (path.resolve(dwBundle()) !== path.resolve(out('sandbox', 'dw.cjs'))) copyFileSync(dwBundle(), out('sandbox', 'dw.cjs'));
   copyFileSync(path.join(ROOT, 'shared', 'client', 'dw.py'), out('sandbox', 'dw.py'));
   generateIcons(path.join(ROOT, 'build', 'icons')); // the tray and packaging read them from build/icons
-  return ['main/index.cjs', 'preload/index.cjs', 'renderer/main.js', 'renderer/main.css', 'renderer/approval.js', 'renderer/approval.css', 'renderer/index.html', 'renderer/approval.html', 'sandbox/dw.cjs', 'sandbox/dw.py'].map((f) => out(f));
+  return ['main/index.cjs', 'main/spawner.cjs', 'preload/index.cjs', 'renderer/main.js', 'renderer/main.css', 'renderer/approval.js', 'renderer/approval.css', 'renderer/index.html', 'renderer/approval.html', 'sandbox/dw.cjs', 'sandbox/dw.py'].map((f) => out(f));
 }
 
 /** The renderer's pages: React bundles (with the CSS they import) and the HTML that loads them. */
