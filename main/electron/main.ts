@@ -17,6 +17,8 @@ import { Windows } from './windows';
 import { AppTray } from './tray';
 import { notifyApproval } from './notifications';
 import { sendEvent, setupIpc } from './ipc';
+import { utilitySpawner } from './spawnerProcess';
+import { Spawner } from '../core/exec/spawner';
 
 const log = scopedLogger('app');
 const STATUS_POLL_MS = 1000;
@@ -47,7 +49,7 @@ async function start(): Promise<void> {
   // that daemon acts on its decisions, but the app does not start a second one.
   let daemon: Daemon | null = null;
   try {
-    daemon = await Daemon.start({ homeDir, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', sealer });
+    daemon = await Daemon.start({ homeDir, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', sealer, starter: new Spawner(utilitySpawner(path.join(__dirname, 'spawner.cjs'))) });
   } catch (e) {
     if (!(e instanceof UserError) || !e.message.includes('already runs')) throw e;
     log.warn(e.message);

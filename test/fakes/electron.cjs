@@ -713,9 +713,35 @@ if (process.send) {
 process.on('warning', (w) => record('process.warning', { name: w.name, message: w.message }));
 process.on('exit', (code) => record('process.exit', { code }));
 
+// ------------------------------------------------------------------------------------ utilityProcess
+
+/** A plain Node child over an IPC channel (its script then uses process.send, not a parentPort). */
+class UtilityProcess extends EventEmitter {
+  constructor(modulePath, args, options) {
+    super();
+    this._child = require('node:child_process').fork(modulePath, args, { cwd: options.cwd, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    this.pid = this._child.pid;
+    this._child.on('message', (m) => this.emit('message', m));
+    this._child.on('exit', (code, signal) => this.emit('exit', code ?? (signal ? 128 : 1)));
+  }
+  postMessage(message) {
+    this._child.send(message);
+  }
+  kill() {
+    return this._child.kill();
+  }
+}
+const utilityProcess = {
+  fork(modulePath, args = [], options = {}) {
+    requireReady('utilityProcess.fork');
+    record('utilityProcess.fork', { modulePath, options });
+    return new UtilityProcess(modulePath, args, options);
+  },
+};
+
 if (opts.packaged) process.resourcesPath = path.dirname(opts.appPath);
 
-module.exports = { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, net, Notification, protocol, safeStorage, screen, session, shell, Tray, webContents: { getAllWebContents: () => [...windows.values()].map((w) => w.webContents) } };
+module.exports = { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, net, Notification, protocol, safeStorage, screen, session, shell, Tray, utilityProcess, webContents: { getAllWebContents: () => [...windows.values()].map((w) => w.webContents) } };
 // Electron refuses the screen module before 'ready'.
 Object.defineProperty(module.exports, 'screen', {
   enumerable: true,

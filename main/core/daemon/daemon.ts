@@ -25,6 +25,7 @@ import { APP_VERSION } from '../version';
 import { AllowlistSource } from './allowlistSource';
 import { acquireHomeLock, type HomeLock } from './lock';
 import { Runner } from './runner';
+import { Spawner, type RunStarter } from '../exec/spawner';
 import { SpoolServer, type SharedParts } from './spoolServer';
 
 const log = scopedLogger('daemon');
@@ -42,6 +43,9 @@ export interface DaemonOptions {
   consoleLog?: 'info' | 'warn' | false;
   /** Opens key secrets sealed by an OS keychain (the desktop app's safeStorage). */
   sealer?: SecretSealer | null;
+  /** How runs start: by default in a spawner process of plain Node (exec/spawner.ts); the desktop
+   *  app, whose binary cannot run as plain Node, gives its own. */
+  starter?: RunStarter;
 }
 
 /** Why `dir` cannot be served as a spool at all (a link, not ours, open to others), or null. */
@@ -88,6 +92,7 @@ export class Daemon {
     private readonly requests: Requests,
     private readonly audit: AuditLog,
     private readonly keys: KeyStore,
+    private readonly starter: RunStarter,
   ) {
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, () => ({ spools: this.settings.spools, home: home.root }), audit, scopedLogger('allowlist'), (a) =>
       this.spools.forEach((s) => s.publishCatalog(a)),
@@ -110,6 +115,7 @@ export class Daemon {
       allowlist: () => this.allowlist.get(),
       settings: () => this.settings,
       log: scopedLogger('runner'),
+      starter,
       safely,
     });
     this.shared = {
@@ -152,11 +158,12 @@ export class Daemon {
     try {
       configureLogging(home.logs, opts.consoleLog ?? 'info');
       db = openLedger(home.ledger);
-      d = new Daemon(home, settings, spools, opts.spool, db, new HostFlags(db), lock, new Requests(db), new AuditLog(db), new KeyStore(db, opts.sealer ?? null));
+      d = new Daemon(home, settings, spools, opts.spool, db, new HostFlags(db), lock, new Requests(db), new AuditLog(db), new KeyStore(db, opts.sealer ?? null), opts.starter ?? new Spawner());
       await d.boot();
       return d;
     } catch (e) {
       // A failed start leaves nothing held: the desktop app may try again in the same process.
+      await d?.starter.stop();
       d?.spools.forEach((s) => s.close());
       db?.close();
       lock.release();
@@ -182,6 +189,8 @@ export class Daemon {
     this.allowlist.loadInitial();
     // Pins each spool's folders and writes what belongs there, or says why it cannot be touched now.
     for (const s of this.spools.values()) s.usable();
+    // Started once, before the first run: a run's start costs no process start.
+    this.starter.launch();
     // Before the first start of a run: an orphan holds its slot.
     await this.runner.recoverInterrupted();
 
@@ -356,6 +365,7 @@ export class Daemon {
     await this.watcher?.close();
     await Promise.all([...this.spools.values()].map((s) => s.stop()));
     await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)));
+    await this.starter.stop();
     this.heartbeat();
     this.audit.record({ kind: 'daemon_stopped', message: 'daemon stopped cleanly' });
     log.info('stopped');

@@ -20,7 +20,8 @@ import { gate } from '../policy/gate';
 import { allowlistFor } from '../allowlist/forSpool';
 import { clockProblem } from '../policy/clock';
 import { DEFAULT_CWD } from '../allowlist/defaultCwd';
-import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
+import type { RunHandle, RunOutcome } from '../exec/executor';
+import { SpawnerLost, type RunStarter } from '../exec/spawner';
 import { faultPoint } from '../faults';
 import { Orphan, type OrphanEnd, type OrphanWatch, type Remains } from './orphans';
 import { Reconciler, settleHint, uncheckedInterruption } from './reconciler';
@@ -39,6 +40,8 @@ export interface RunnerDeps {
   allowlist: () => Allowlist;
   settings: () => Settings;
   log: Logger;
+  /** Starts runs (in the spawner process). */
+  starter: RunStarter;
   /** Runs `fn`, recording what it throws instead of throwing (one request never stops the others). */
   safely: (name: string, fn: () => void) => void;
 }
@@ -50,6 +53,13 @@ interface Running {
   /** Resolves once its end is recorded. */
   recorded: Promise<void>;
 }
+
+/** How a run ended: its outcome; or its spawner process died with it, and `remains` is what is left of it. */
+type RunEnd = { outcome: RunOutcome } | { row: RequestRow; remains: Remains };
+
+/** Why a run recorded as running has nobody watching it (the start of an interruption's message). */
+const HOST_STOPPED = 'the host stopped while this ran';
+const SPAWNER_LOST = 'the process that started this run (the host\'s spawner) ended while it ran';
 
 export class Runner {
   private readonly running = new Map<string, Running>();
@@ -80,18 +90,8 @@ export class Runner {
    */
   async recoverInterrupted(): Promise<void> {
     for (const row of this.d.requests.inState('running')) {
-      let remains: Remains = null;
-      try {
-        remains = await Orphan.find(row, this.watch(row.id));
-      } catch (e) {
-        this.d.log.error(`${row.id}: could not look for its processes: ${(e as Error).message}`);
-      }
-      this.d.safely(row.id, () => {
-        if (remains === null) this.interrupted(row, false, null);
-        else if ('orphan' in remains) this.adopt(row, remains.orphan);
-        // Its main process had exited: what it left holds the slot until it is ended, as in a run.
-        else this.hold(row.id, row.op, () => {}, remains.leftovers, (note) => this.interrupted(row, false, note));
-      });
+      const remains = await this.remainsOf(row);
+      this.d.safely(row.id, () => this.resume(row, remains, HOST_STOPPED));
     }
     // After the running ones: a verdict given meanwhile (before this host adopted the run) is found here.
     for (const row of this.d.requests.endedOrphans()) {
@@ -104,6 +104,24 @@ export class Runner {
     for (const row of this.d.requests.inState('uncertain')) {
       if (uncheckedInterruption(row) && this.reconciler.reconcilable(row.op)) this.reconciler.enqueue(row, 'daemon (restart)');
     }
+  }
+
+  /** What is left of a run recorded as running whose runner is gone (see Remains). */
+  private async remainsOf(row: RequestRow): Promise<Remains> {
+    try {
+      return await Orphan.find(row, this.watch(row.id));
+    } catch (e) {
+      this.d.log.error(`${row.id}: could not look for its processes: ${(e as Error).message}`);
+      return null;
+    }
+  }
+
+  /** A run whose runner is gone (`cause`: how), by what is left of it: its main process is watched as
+   *  an orphan; what it left holds the slot until it is ended, as in a run; with nothing, uncertain. */
+  private resume(row: RequestRow, remains: Remains, cause: string): void {
+    if (remains === null) this.interrupted(row, false, null, cause);
+    else if ('orphan' in remains) this.adopt(row, remains.orphan, cause);
+    else this.hold(row.id, row.op, () => {}, remains.leftovers, (note) => this.interrupted(row, false, note, cause));
   }
 
   private watch(id: string): OrphanWatch {
@@ -220,34 +238,61 @@ export class Runner {
     });
     if (!started) return;
     faultPoint('after_mark_running');
+    // The slot is held from now on, while the spawner starts the run: a cancel or a stop meanwhile
+    // reaches it once it has its process.
+    let handle: RunHandle | null = null;
+    let stopWith: string | null = null;
+    const ended = this.run(started, plan, settings.kill_grace_s * 1000, (h) => {
+      handle = h;
+      if (stopWith !== null) h.terminate(stopWith);
+    });
+    this.hold(row.id, row.op, (r) => (handle ? handle.terminate(r) : (stopWith ??= r)), ended, (end) =>
+      'outcome' in end ? this.finishRow(started, end.outcome) : this.resume(end.row, end.remains, SPAWNER_LOST),
+    );
+  }
+
+  /** Starts the run of `row` (recorded as running) and waits for its end; `onHandle` once it has its
+   *  process. Its outcome; or, when the spawner process died with it, what is left of it. */
+  private async run(row: RequestRow, plan: RunPlan, killGraceMs: number, onHandle: (h: RunHandle) => void): Promise<RunEnd> {
     let handle: RunHandle;
     try {
       const results = this.d.resultsDir(row.spool);
       if (!results) throw new Error(`spool "${row.spool}" cannot be written now`);
-      handle = startRun(row.id, plan, logPath(results, row.id), settings.kill_grace_s * 1000);
+      handle = await this.d.starter.start(row.id, plan, logPath(results, row.id), killGraceMs);
     } catch (e) {
+      // It may have started: no pid to look for, so it ends uncertain, as a run cut by a host crash.
+      if (e instanceof SpawnerLost) return { row, remains: null };
       // Recorded as running already: it must end as failed, never stay running with nothing behind it.
       const at = new Date().toISOString();
       const error = { code: 'spawn_failed' as const, message: `could not start "${plan.argv[0]}": ${(e as Error).message}` };
-      this.finishRow(started, { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0, log: null });
-      return;
+      return { outcome: { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0, log: null } };
     }
     // One commit (one fsync) for what finds its processes and the audit entry: a request's few commits
     // bound the throughput.
-    this.d.db.transaction(() => {
-      if (handle.pid !== null) this.d.requests.setProcesses(row.id, handle.pid, handle.marker, handle.since);
-      this.d.audit.record({
-        kind: 'started',
-        request_id: row.id,
-        key_id: row.key_id,
-        op: row.op,
-        message: `started ${row.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
-        details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
-      });
-    })();
+    this.d.safely(row.id, () =>
+      this.d.db.transaction(() => {
+        if (handle.pid !== null) this.d.requests.setProcesses(row.id, handle.pid, handle.marker, handle.since);
+        this.d.audit.record({
+          kind: 'started',
+          request_id: row.id,
+          key_id: row.key_id,
+          op: row.op,
+          message: `started ${row.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
+          details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
+        });
+      })(),
+    );
     faultPoint('after_spawn');
     this.d.log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
-    this.hold(row.id, row.op, (r) => handle.terminate(r), handle.done, (outcome) => this.finishRow(started, outcome));
+    onHandle(handle);
+    try {
+      return { outcome: await handle.done };
+    } catch (e) {
+      if (!(e instanceof SpawnerLost)) throw e;
+      this.d.log.warn(`${row.id}: ${e.message}: looking for its processes`);
+      const now = this.d.requests.get(row.id) ?? row;
+      return { row: now, remains: await this.remainsOf(now) };
+    }
   }
 
   /** A slot held by `id` until `ended`, whose end `finish` records; then what waits may start. */
@@ -261,20 +306,20 @@ export class Runner {
   }
 
   /** A run found still running at start: watched, holding its slot, until it ends or is ended. */
-  private adopt(row: RequestRow, orphan: Orphan): void {
+  private adopt(row: RequestRow, orphan: Orphan, cause: string): void {
     const message =
-      `the host stopped while this ran, and its processes (process group ${row.pid}) still run: the host watches them ` +
+      `${cause}, and its processes (process group ${row.pid}) still run: the host watches them ` +
       `and records it once they end; it will not be re-run (cancel it to end them: dumbwaiter cancel ${row.id})`;
     this.d.lifecycle.move(row, 'running', { orphaned: 1 }, { kind: 'orphaned', message, details: { pid: row.pid } });
     this.d.log.warn(`${row.id}: orphaned: ${message}`);
-    this.hold(row.id, row.op, (r) => orphan.terminate(r), orphan.done, (end) => this.finishOrphan(row, end));
+    this.hold(row.id, row.op, (r) => orphan.terminate(r), orphan.done, (end) => this.finishOrphan(row, end, cause));
   }
 
   /** An orphan's end: by itself, uncertain (and checked); cancelled; stopped with the host, uncertain;
    *  or after a human's forced verdict (already recorded, maybe while a cancel or a stop ended it), only noted. */
-  private finishOrphan(row: RequestRow, end: OrphanEnd): void {
+  private finishOrphan(row: RequestRow, end: OrphanEnd, cause: string): void {
     const ended = end.note ? ` (${end.note})` : '';
-    if (end.by === 'itself') return this.interrupted(row, true, end.note);
+    if (end.by === 'itself') return this.interrupted(row, true, end.note, cause);
     if (end.reason === 'resolved') return this.orphanEnded(row.id, `its processes were ended${ended}`);
     const finished_at = new Date().toISOString();
     const duration_ms = row.started_at ? Date.now() - Date.parse(row.started_at) : null;
@@ -305,13 +350,13 @@ export class Runner {
   /** A run cut short by a stopped host whose main process is gone (`left`: what ending what it left
    *  behind found): uncertain, then checked where its operation declares a reconcile command (the
    *  move comes first, so a crash during the check leaves it uncertain). */
-  private interrupted(row: RequestRow, orphanEnded: boolean, left: string | null): void {
+  private interrupted(row: RequestRow, orphanEnded: boolean, left: string | null, cause: string): void {
     const reconcilable = this.reconciler.reconcilable(row.op);
     const group = row.pid ? ` (process group ${row.pid})` : '';
     let how = group;
     if (orphanEnded) how = left ? `, and its main process (pid ${row.pid}) outlived it and has ended since; ${left}` : `, and its processes${group} outlived it and have ended since`;
     else if (left) how = `${group}; its main process had ended, and ${left}`;
-    const message = `the host stopped while this ran${how}; it may or may not have taken effect and will not be re-run. ${settleHint(row.id, reconcilable)}`;
+    const message = `${cause}${how}; it may or may not have taken effect and will not be re-run. ${settleHint(row.id, reconcilable)}`;
     const next = this.d.lifecycle.move(row, 'uncertain', { error_code: 'interrupted', error_message: message, orphaned: 0 }, { kind: 'uncertain', message }, ['running']);
     if (!next) return this.orphanEnded(row.id, `its processes have ended${left ? ` (${left})` : ''}`);
     this.d.log.warn(`${row.id}: uncertain: ${message}`);

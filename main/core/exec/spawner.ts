@@ -1,0 +1,185 @@
+// The daemon's side of the spawner process (spawnerMain.ts): runs start there, so the daemon never
+// forks itself, and each run is given to the runner as the same RunHandle the executor returns. The
+// process is started with the daemon and again, for new runs, if it dies while the daemon lives. Its
+// death is told apart from a run's end: a run it had not yet said was started may have started, and
+// one it had started may still run; both reject with SpawnerLost, and the runner looks for their
+// processes as a restarted host does (daemon/orphans.ts), never running them again.
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunPlan } from '../allowlist/plan';
+import { startRun, type RunHandle, type RunOutcome } from './executor';
+import type { FromSpawner, ToSpawner } from './spawnerProtocol';
+import { shareFile } from './sharedFile';
+
+/** How runs are started: through a spawner process (Spawner), or in this process (IN_PROCESS). */
+export interface RunStarter {
+  /** Starts the spawner process now, if there is one and it is not running (else at the next start()). */
+  launch(): void;
+  /** Rejects with SpawnerLost when the spawner died before saying whether the run started. */
+  start(requestId: string, plan: RunPlan, logFile: string | null, killGraceMs: number): Promise<RunHandle>;
+  /** Once the runs have ended: the spawner process exits. */
+  stop(): Promise<void>;
+}
+
+/** The executor in the daemon's own process (where no spawner process can be started). */
+export const IN_PROCESS: RunStarter = {
+  launch() {},
+  start: (requestId, plan, logFile, killGraceMs) => Promise.resolve(startRun(requestId, plan, logFile, killGraceMs)),
+  stop: () => Promise.resolve(),
+};
+
+/** The spawner process died with this run in its hands: whether it started, or still runs, it cannot say. */
+export class SpawnerLost extends Error {
+  constructor(why: string) {
+    super(`the spawner process ${why}`);
+    this.name = 'SpawnerLost';
+  }
+}
+
+/** A spawner process as the daemon reaches it: a child_process.fork child, an Electron utility process. */
+export interface SpawnerProcess {
+  readonly pid: number | undefined;
+  send(m: ToSpawner): void;
+  onMessage(fn: (m: FromSpawner) => void): void;
+  /** Once, when it has exited or could not be started; `why` says which. */
+  onExit(fn: (why: string) => void): void;
+  /** Closes its channel: it exits. */
+  close(): void;
+}
+
+export type LaunchSpawner = () => SpawnerProcess;
+
+/** The spawner as a plain Node child: the bundle's sibling spawner.mjs, or the TypeScript source
+ *  through tsx in a checkout. Its cwd is the root, so that it keeps no folder in use. */
+export function nodeSpawner(): LaunchSpawner {
+  const bundled = import.meta.url.endsWith('.mjs');
+  const entry = fileURLToPath(new URL(bundled ? './spawner.mjs' : './spawnerMain.ts', import.meta.url));
+  const execArgv = bundled ? [] : ['--import', import.meta.resolve('tsx')];
+  return () => forked(fork(entry, [], { execArgv, cwd: path.parse(process.cwd()).root, stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json' }));
+}
+
+function forked(child: ChildProcess): SpawnerProcess {
+  let exited: ((why: string) => void) | null = null;
+  const exit = (why: string) => {
+    const fn = exited;
+    exited = null;
+    fn?.(why);
+  };
+  child.on('exit', (code, signal) => {
+    const why = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    // The channel's last messages (a run's end sent just before it died) come before its 'disconnect'.
+    if (child.connected) child.once('disconnect', () => exit(why));
+    else exit(why);
+  });
+  // A failed spawn (a send on a closed channel reports to its callback; 'close' follows).
+  child.on('error', (e) => child.pid === undefined && exit(`could not be started: ${e.message}`));
+  return {
+    pid: child.pid,
+    send: (m) => void child.send(m, () => {}),
+    onMessage: (fn) => child.on('message', (m) => fn(m as FromSpawner)),
+    onExit: (fn) => (exited = fn),
+    close: () => child.connected && child.disconnect(),
+  };
+}
+
+interface Pending {
+  /** Settles the start() promise; null once it has. */
+  started: { resolve(h: RunHandle): void; reject(e: Error): void } | null;
+  /** Settles the handle's `done`, once started. */
+  done: { resolve(o: RunOutcome): void; reject(e: Error): void } | null;
+  /** Sent to the spawner: it may have started the run. */
+  sent: boolean;
+}
+
+/** One spawner process and the runs in its hands. */
+interface Live {
+  proc: SpawnerProcess;
+  ready: boolean;
+  /** Messages written before it said `ready`. */
+  queue: ToSpawner[];
+  runs: Map<number, Pending>;
+  exited: Promise<void>;
+}
+
+export class Spawner implements RunStarter {
+  private live: Live | null = null;
+  private nextRun = 1;
+  private stopping = false;
+
+  constructor(private readonly launchProcess: LaunchSpawner = nodeSpawner()) {}
+
+  /** The spawner process's pid, while it runs. */
+  get pid(): number | undefined {
+    return this.live?.proc.pid;
+  }
+
+  launch(): void {
+    if (this.live || this.stopping) return;
+    const proc = this.launchProcess();
+    let exited!: () => void;
+    const live: Live = { proc, ready: false, queue: [], runs: new Map(), exited: new Promise((r) => (exited = r)) };
+    this.live = live;
+    proc.onMessage((m) => this.receive(live, m));
+    proc.onExit((why) => {
+      if (this.live === live) this.live = null; // the next start() starts another
+      for (const p of live.runs.values()) this.lose(p, why);
+      live.runs.clear();
+      exited();
+    });
+  }
+
+  start(requestId: string, plan: RunPlan, logFile: string | null, killGraceMs: number): Promise<RunHandle> {
+    if (this.stopping) return Promise.reject(new Error('the host is stopping'));
+    this.launch();
+    const live = this.live!;
+    const run = this.nextRun++;
+    return new Promise<RunHandle>((resolve, reject) => {
+      live.runs.set(run, { started: { resolve, reject }, done: null, sent: false });
+      this.send(live, { type: 'start', run, requestId, plan, logFile: logFile === null ? null : shareFile(logFile), killGraceMs });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const live = this.live;
+    if (!live) return;
+    live.proc.close();
+    await live.exited;
+  }
+
+  private send(live: Live, m: ToSpawner): void {
+    if (!live.ready) return void live.queue.push(m);
+    if (m.type === 'start') live.runs.get(m.run)!.sent = true;
+    live.proc.send(m);
+  }
+
+  private receive(live: Live, m: FromSpawner): void {
+    if (m.type === 'ready') {
+      live.ready = true;
+      for (const q of live.queue.splice(0)) this.send(live, q);
+      return;
+    }
+    const p = live.runs.get(m.run);
+    if (!p) return;
+    if (m.type === 'failed') {
+      live.runs.delete(m.run);
+      return p.started?.reject(new Error(m.message));
+    }
+    if (m.type === 'done') {
+      live.runs.delete(m.run);
+      return p.done?.resolve(m.outcome);
+    }
+    const done = new Promise<RunOutcome>((resolve, reject) => (p.done = { resolve, reject }));
+    done.catch(() => {}); // seen by whoever awaits it; never an unhandled rejection of the daemon
+    p.started?.resolve({ pid: m.pid, marker: m.marker, since: m.since, done, terminate: (reason) => live.runs.has(m.run) && this.send(live, { type: 'terminate', run: m.run, reason }) });
+    p.started = null;
+  }
+
+  /** A run in the hands of a spawner that is gone: never sent, it did not start; else nobody can say. */
+  private lose(p: Pending, why: string): void {
+    if (p.done) return p.done.reject(new SpawnerLost(`${why} while the run went on`));
+    if (p.sent) return p.started?.reject(new SpawnerLost(`${why} before it said whether the run started`));
+    p.started?.reject(new Error(`the spawner process ${why} before it could start the run`));
+  }
+}

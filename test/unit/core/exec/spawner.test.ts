@@ -1,0 +1,123 @@
+// The spawner with its real process (spawnerMain.ts through tsx): a run started there ends with the
+// outcome, output and log the in-process executor gives; terminate() reaches its process group; the
+// spawner's cwd is nobody's folder; and when the spawner dies, a run it started rejects with
+// SpawnerLost (its processes go on, to be found by pid), a run not yet handed to it fails as never
+// started, and the next start gets a new spawner.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Spawner, SpawnerLost } from '../../../../main/core/exec/spawner';
+import { startRun } from '../../../../main/core/exec/executor';
+import type { RunPlan } from '../../../../main/core/allowlist/plan';
+import { eventually } from '../../../helpers/host';
+import { alive, groupRunning, stopGroups, trackGroup } from '../../../helpers/processes';
+
+const GRACE_MS = 200;
+let dir: string;
+let spawner: Spawner;
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'dw-spawner-'));
+  spawner = new Spawner();
+  spawner.launch();
+});
+
+afterEach(async () => {
+  await spawner.stop();
+  stopGroups();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function plan(argv: string[], o: Partial<RunPlan> = {}): RunPlan {
+  return { op: 'test', argv, cwd: dir, env: {}, timeout_s: 60, max_output_bytes: 64 * 1024, concurrency: 1, cost: 1, scope: 'read', approval: 'never', ...o };
+}
+
+const digestOf = (file: string) => {
+  const bytes = readFileSync(file);
+  return { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+};
+
+/** A run that waits for the file `go` in `d` (writing nothing: its pipes die with the spawner). */
+const gatedIn = (d: string) => ['/bin/sh', '-c', 'while [ ! -e "$0" ]; do sleep 0.05; done', path.join(d, 'go')];
+
+describe('a run started by the spawner process', () => {
+  it('ends with the outcome, output and log of the same run in the daemon process', async () => {
+    const argv = ['/bin/sh', '-c', 'echo out; echo err >&2; printf "%s" "$DUMBWAITER_REQUEST_ID"; exit 3'];
+    const there = path.join(dir, 'there.log');
+    const here = path.join(dir, 'here.log');
+    const h = await spawner.start('req-s', plan(argv, { max_output_bytes: 10 }), there, GRACE_MS);
+    expect(h.pid).not.toBeNull();
+    expect(h.pid).not.toBe(process.pid);
+    expect(h.marker).toMatch(/^[0-9a-f]{32}$/);
+    const o = await h.done;
+    const local = await startRun('req-s', plan(argv, { max_output_bytes: 10 }), here, GRACE_MS).done;
+    expect(o).toMatchObject({ exit_code: 3, signal: null, error: null, terminated: null, stdout: local.stdout, stderr: local.stderr, stdout_truncated: local.stdout_truncated });
+    expect(readFileSync(there, 'utf8')).toBe(readFileSync(here, 'utf8'));
+    expect(o.log).toEqual(digestOf(there));
+  });
+
+  it('writes the log into a folder reached through a descriptor of the daemon (a pinned results folder)', async () => {
+    const results = path.join(dir, 'results');
+    mkdirSync(results);
+    const fd = openSync(results, 'r');
+    try {
+      const o = await (await spawner.start('req-p', plan(['/bin/echo', 'pinned']), `/proc/self/fd/${fd}/req-p.log`, GRACE_MS)).done;
+      expect(readFileSync(path.join(results, 'req-p.log'), 'utf8')).toBe('pinned\n');
+      expect(o.log).toEqual(digestOf(path.join(results, 'req-p.log')));
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('ends the run with its process group on terminate()', async () => {
+    const h = await spawner.start('req-t', plan(['/bin/sh', '-c', 'sleep 300 & wait']), path.join(dir, 'req-t.log'), GRACE_MS);
+    trackGroup(h.pid!);
+    await eventually('the run to have a child', () => (groupRunning(h.pid!) ? true : undefined));
+    h.terminate('cancel');
+    expect(await h.done).toMatchObject({ terminated: 'cancel', error: null });
+    expect(groupRunning(h.pid!)).toBe(false);
+  });
+
+  it('fails a program that cannot start as spawn_failed, and the spawner goes on', async () => {
+    const o = await (await spawner.start('req-f', plan([path.join(dir, 'missing')]), null, GRACE_MS)).done;
+    expect(o.error).toMatchObject({ code: 'spawn_failed' });
+    expect((await (await spawner.start('req-ok', plan(['/bin/true']), null, GRACE_MS)).done).exit_code).toBe(0);
+  });
+
+  it.runIf(process.platform === 'linux')('keeps no folder in use: its working folder is the root', async () => {
+    await spawner.start('req-w', plan(['/bin/true']), null, GRACE_MS);
+    expect(readlinkSync(`/proc/${spawner.pid}/cwd`)).toBe('/');
+  });
+});
+
+describe('the death of the spawner process', () => {
+  it('rejects what it was running with SpawnerLost, leaves its processes running, and a new spawner starts the next run', async () => {
+    const h = await spawner.start('req-l', plan(gatedIn(dir)), path.join(dir, 'req-l.log'), GRACE_MS);
+    trackGroup(h.pid!);
+    const first = spawner.pid!;
+    process.kill(first, 'SIGKILL');
+    await expect(h.done).rejects.toBeInstanceOf(SpawnerLost);
+    await expect(h.done).rejects.toThrow(/killed by SIGKILL while the run went on/);
+    expect(alive(h.pid!)).toBe(true); // a process group of its own: found again by its pid and marker
+    writeFileSync(path.join(dir, 'go'), '');
+    await eventually('the run to end by itself', () => (alive(h.pid!) ? undefined : true));
+
+    const next = await (await spawner.start('req-n', plan(['/bin/echo', 'again']), null, GRACE_MS)).done;
+    expect(next).toMatchObject({ exit_code: 0, stdout: 'again\n' });
+    expect(spawner.pid).not.toBe(first);
+    expect(alive(first)).toBe(false);
+  });
+
+  it('exits once the channel of its daemon closes, leaving the runs it started running', async () => {
+    const h = await spawner.start('req-c', plan(gatedIn(dir)), null, GRACE_MS);
+    trackGroup(h.pid!);
+    const pid = spawner.pid!;
+    await spawner.stop();
+    expect(alive(pid)).toBe(false);
+    expect(alive(h.pid!)).toBe(true);
+    writeFileSync(path.join(dir, 'go'), '');
+    await eventually('the run to end by itself', () => (alive(h.pid!) ? undefined : true));
+  });
+});
