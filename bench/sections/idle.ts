@@ -6,6 +6,8 @@ import { sleep } from '../lib/stats';
 
 export interface IdleRun {
   seconds: number;
+  /** How long the start-up work took to settle before the window began. */
+  settle_ms: number;
   cpu_ms: number;
   cpu_percent_of_core: number;
   /** Each host process's CPU in the window. */
@@ -14,10 +16,27 @@ export interface IdleRun {
   clk_tck: number;
 }
 
-/** `settleMs` first (start-up work such as the retention pass and the first heartbeat), then
- *  `seconds` of CPU time from /proc (ticks of 1/CLK_TCK s) and the memory at the end, for each pid. */
-export async function measureIdle(pids: number[], seconds: number, settleMs = 3000): Promise<IdleRun[]> {
-  await sleep(settleMs);
+/** Start-up work (the first sweep over the results, the retention pass, the first heartbeat) can
+ *  outlast the start by seconds (about 1 s per 10,000 results here): idle begins once every process has used at most one clock tick in a
+ *  second, after at least `minMs` and at most `maxMs`. */
+async function settle(pids: number[], minMs: number, maxMs: number): Promise<number> {
+  const t0 = performance.now();
+  await sleep(minMs);
+  const cpu = () => pids.map((pid) => [...treeCpu(pid).byPid.values()].reduce((a, p) => a + p.user + p.sys, 0));
+  let last = cpu();
+  while (performance.now() - t0 < maxMs) {
+    await sleep(1000);
+    const now = cpu();
+    if (now.every((c, i) => c - last[i]! <= 1000 / CLK_TCK)) break;
+    last = now;
+  }
+  return performance.now() - t0;
+}
+
+/** After the start-up work has settled, `seconds` of CPU time from /proc (ticks of 1/CLK_TCK s) and
+ *  the memory at the end, for each pid, in the same window. */
+export async function measureIdle(pids: number[], seconds: number): Promise<IdleRun[]> {
+  const settleMs = await settle(pids, 3000, 60_000);
   const before = pids.map(treeCpu);
   const t0 = performance.now();
   await sleep(seconds * 1000);
@@ -26,6 +45,6 @@ export async function measureIdle(pids: number[], seconds: number, settleMs = 30
   return pids.map((pid, i) => {
     const cpu = cpuBetween(before[i]!, after[i]!);
     const ms = cpu.user + cpu.sys;
-    return { seconds: s, cpu_ms: ms, cpu_percent_of_core: (ms / (s * 1000)) * 100, cpu_by_process: cpu.processes, memory: treeMemory(pid), clk_tck: CLK_TCK };
+    return { seconds: s, settle_ms: settleMs, cpu_ms: ms, cpu_percent_of_core: (ms / (s * 1000)) * 100, cpu_by_process: cpu.processes, memory: treeMemory(pid), clk_tck: CLK_TCK };
   });
 }

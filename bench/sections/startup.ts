@@ -1,13 +1,15 @@
 // Daemon start with a large history (ledger rows and result files). The history is made fast but
 // realistic: ledger rows inserted with SQL in one transaction with every column the daemon itself
 // fills in (ledger/requests.ts), their audit entries through the real AuditLog.record, and result
-// files written directly from the real resultDocOf(row).
+// files written directly from the real signedResultText(row), signed for the bench's key as the daemon
+// signs them (unsigned ones would all be repaired after the start: work no real spool gives it).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { openLedger } from '../../main/core/ledger/db';
 import { AuditLog } from '../../main/core/ledger/audit';
 import type { RequestRow } from '../../main/core/ledger/requests';
-import { resultDocOf, unboundRejection } from '../../main/core/spool/results';
+import { signedResultText, unboundRejection } from '../../main/core/spool/results';
+import { decodeSecret } from '../../shared/protocol/sign';
 import { requestHash } from '../../shared/protocol/requestHash';
 import type { ErrorCode, RequestState } from '../../shared/protocol/types';
 import { BenchHost, ResultWatcher } from '../lib/host';
@@ -133,6 +135,7 @@ export function makeHistory(host: BenchHost, n: number): HistoryInfo {
   const now = Date.now();
   const gen = new HistoryGenerator(99, now - 6.5 * 86_400_000, now - 60_000, n);
   const keyId = host.key.key_id;
+  const signer = { keyId, secret: decodeSecret(host.key.secret) };
   const db = openLedger(path.join(host.home, 'ledger.sqlite'));
   const audit = new AuditLog(db);
   const cols = [
@@ -163,7 +166,7 @@ export function makeHistory(host: BenchHost, n: number): HistoryInfo {
         }
         insert.run(row);
         rows++;
-        files.push({ id: l.id, json: JSON.stringify(resultDocOf(row), null, 2) + '\n', log: row.started_at ? row.stdout + row.stderr : null });
+        files.push({ id: l.id, json: signedResultText(row, signer), log: row.started_at ? row.stdout + row.stderr : null });
       }
     })();
   } finally {
