@@ -51,7 +51,7 @@ for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown sectio
 const want = (s: Section) => only.includes(s);
 
 const SIZE = quick
-  ? { latency: 40, warmup: 5, refDefaultPoll: 6, rescan: 8, throughput: 300, versions: 5, cliChanges: 5, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50, flood: 10_000 }
+  ? { latency: 40, warmup: 5, refDefaultPoll: 6, rescan: 6, throughput: 300, versions: 4, cliChanges: 4, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50, flood: 10_000 }
   : { latency: 300, warmup: 20, refDefaultPoll: 40, rescan: 60, throughput: 1000, versions: 10, cliChanges: 20, audit: 1_000_000, auditReps: 20, results: 100_000, starts: 3, idleS: 30, clientSubmits: 200, durability: 200, flood: 100_000 };
 
 const RESCAN_MS = 1000; // the daemon's default rescan_interval_ms
