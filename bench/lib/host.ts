@@ -105,12 +105,6 @@ export function cpuTimesOf(pid: number): { user: number; sys: number } {
   return { user: (utime * 1000) / CLK_TCK, sys: (stime * 1000) / CLK_TCK };
 }
 
-/** User + system CPU time of a process so far, in ms. */
-export function cpuMsOf(pid: number): number {
-  const t = cpuTimesOf(pid);
-  return t.user + t.sys;
-}
-
 /** VmRSS and VmHWM (peak) of a process, in MiB. */
 export function memoryOf(pid: number): { rss_mib: number; peak_rss_mib: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

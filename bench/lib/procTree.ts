@@ -72,6 +72,11 @@ export function treeCpu(pid: number): TreeCpu {
   return { byPid };
 }
 
+/** The host's processes' CPU so far, in ms (of those alive now). */
+export function hostCpuMs(pid: number): number {
+  return [...treeCpu(pid).byPid.values()].reduce((a, p) => a + p.user + p.sys, 0);
+}
+
 export interface CpuDelta {
   user: number;
   sys: number;

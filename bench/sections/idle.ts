@@ -1,7 +1,7 @@
 // The idle cost of running daemons, measured in the same window so that they see the same machine:
 // each one's host processes (procTree.ts: the daemon and its spawner) summed, and each shown.
 import { CLK_TCK } from '../lib/host';
-import { cpuBetween, treeCpu, treeMemory, type CpuDelta, type TreeMemory } from '../lib/procTree';
+import { cpuBetween, hostCpuMs, treeCpu, treeMemory, type CpuDelta, type TreeMemory } from '../lib/procTree';
 import { sleep } from '../lib/stats';
 
 export interface IdleRun {
@@ -22,7 +22,7 @@ export interface IdleRun {
 async function settle(pids: number[], minMs: number, maxMs: number): Promise<number> {
   const t0 = performance.now();
   await sleep(minMs);
-  const cpu = () => pids.map((pid) => [...treeCpu(pid).byPid.values()].reduce((a, p) => a + p.user + p.sys, 0));
+  const cpu = () => pids.map(hostCpuMs);
   let last = cpu();
   while (performance.now() - t0 < maxMs) {
     await sleep(1000);
