@@ -15,7 +15,7 @@ import { ms, round, roundSummary, summarize, type Summary } from './lib/stats';
 import { REFERENCE_POLL_MS, ReferenceHost } from './reference/referenceHost';
 import { bareSpawn, measureClientSubmit, measureDurability, measureLatency, type LatencyRun } from './sections/latency';
 import { measureThroughput, type ThroughputRun } from './sections/throughput';
-import { CLI_ALLOWLIST, measureCliChanges, measureVersion } from './sections/cli';
+import { CLI_ALLOWLIST, measureCliChanges, measureVersion, type Reached } from './sections/cli';
 import { measureAudit } from './sections/audit';
 import { makeHistory, measureStarts } from './sections/startup';
 import { measureIdle, type IdleRun } from './sections/idle';
@@ -194,10 +194,10 @@ async function latencySection(): Promise<void> {
   metric('atomic_write_p50_ms', '  one result file write (writeJsonAtomic: 2 fsyncs), p50', dur.atomicWrite.p50, 'ms', ms(dur.atomicWrite.p50));
   metric('ledger_commit_p50_ms', '  one ledger commit (WAL, synchronous=FULL), p50', dur.ledgerCommit.p50, 'ms', ms(dur.ledgerCommit.p50));
   metric('client_submit_p50_ms', '  sandbox client submit (SpoolClient.submit: 2 fsyncs), p50', client.p50, 'ms', ms(client.p50));
-  details.durability = { atomic_write: roundSummary(dur.atomicWrite, 3), ledger_commit: roundSummary(dur.ledgerCommit, 3) };
   details.client_submit = roundSummary(client);
   details.latency_events = {
     ...latencyDetails(run),
+    durability: { atomic_write: roundSummary(dur.atomicWrite, 3), ledger_commit: roundSummary(dur.ledgerCommit, 3) },
     bare_spawn_minimal_node: { ...roundSummary(sp), rss_mib: round(spawnerRssMib, 1) },
     bare_spawn_bench_process: { ...roundSummary(ip), rss_mib: round(benchRss, 1) },
     daemon_memory: { rss_mib: round(daemonMem.rss_mib, 1), peak_rss_mib: round(daemonMem.peak_rss_mib, 1) },
@@ -260,10 +260,6 @@ async function throughputSection(): Promise<void> {
   details.reference_throughput = { poll_ms: REFERENCE_POLL_MS.fastest, ...throughputDetails(rr) };
 }
 
-function p50s(xs: number[]): string {
-  return `${ms(summarize(xs).p50)} (max ${ms(summarize(xs).max)})`;
-}
-
 async function cliSection(): Promise<void> {
   progress(`cli: \`dumbwaiter --version\` and \`node -e ''\` in turns, ${SIZE.versions} each`);
   const v = await measureVersion(SIZE.versions);
@@ -279,15 +275,21 @@ async function cliSection(): Promise<void> {
   } finally {
     await d.stop();
   }
-  const approve: Summary = summarize(c.approve);
-  const cancel: Summary = summarize(c.cancel);
-  metric('cli_approve_to_start_p50_ms', '`approvals approve` reaching the daemon: exit to the run\'s started_at, p50', approve.p50, 'ms', p50s(c.approve), '≤ 50 ms', approve.p50 <= 50);
-  metric('cli_cancel_to_cancelled_p50_ms', '`cancel` of a running sleep: exit to its cancelled result, p50', cancel.p50, 'ms', p50s(c.cancel), '≤ 50 ms', cancel.p50 <= 50);
+  const reached = (r: Reached) => ({ commit: summarize(r.from_commit), exit: summarize(r.from_exit) });
+  const shown = (r: ReturnType<typeof reached>) => `${ms(r.commit.p50)} (max ${ms(r.commit.max)}; from the exit ${ms(r.exit.p50)})`;
+  const approve = reached(c.approve);
+  const cancel = reached(c.cancel);
+  metric('cli_approve_to_start_p50_ms', "`approvals approve` reaching the daemon: its commit to the run's start, p50", approve.commit.p50, 'ms', shown(approve), '≤ 50 ms', approve.commit.p50 <= 50);
+  metric('cli_cancel_to_cancelled_p50_ms', '`cancel` of a running sleep: its commit to the cancelled result, p50', cancel.commit.p50, 'ms', shown(cancel), '≤ 50 ms', cancel.commit.p50 <= 50);
+  const reachedDetails = (r: Reached, s: ReturnType<typeof reached>) => ({
+    from_commit: { ...roundSummary(s.commit), samples: r.from_commit.map((x) => round(x)) },
+    from_exit: { ...roundSummary(s.exit), samples: r.from_exit.map((x) => round(x)) },
+  });
   details.cli = {
     version: roundSummary(v.version),
     node_start: roundSummary(v.node),
-    approve_to_started: { ...roundSummary(approve), samples: c.approve.map((x) => round(x)) },
-    cancel_to_cancelled: { ...roundSummary(cancel), samples: c.cancel.map((x) => round(x)) },
+    approve_to_started: reachedDetails(c.approve, approve),
+    cancel_to_cancelled: reachedDetails(c.cancel, cancel),
   };
 }
 
@@ -357,7 +359,7 @@ async function startSection(): Promise<void> {
   metric('start_running_ms', `daemon start with ${k} results: spawn to "daemon running", median of ${SIZE.starts}`, big.running.p50, 'ms', `${ms(big.running.p50)} (max ${ms(big.running.max)})`, '< 2 s', big.running.p50 < 2000);
   metric('start_first_answer_ms', `daemon start with ${k} results: spawn to first request answered`, big.answered.p50, 'ms', `${ms(big.answered.p50)} (max ${ms(big.answered.max)})`, '< 2 s', big.answered.p50 < 2000);
   metric('start_empty_running_ms', '  daemon start, fresh home: to "daemon running" (to first answer)', empty.running.p50, 'ms', `${ms(empty.running.p50)} (${ms(empty.answered.p50)})`);
-  metric('idle_cpu_percent', `idle daemon CPU over ${ours.seconds.toFixed(0)} s (% of one core), from ${(ours.settle_ms / 1000).toFixed(0)} s after its start`, ours.cpu_percent_of_core, '%', idleShown(ours, 'cpu'), '≤ 0.1 %', ours.cpu_percent_of_core <= 0.1, { value: theirs.cpu_percent_of_core, shown: `${idleShown(theirs, 'cpu')}, ${REFERENCE_POLL_MS.default} ms poll` });
+  metric('idle_cpu_percent', `idle daemon CPU over ${ours.seconds.toFixed(0)} s (% of one core), from ${(ours.settle_ms / 1000).toFixed(0)} s after its start${ours.settled ? '' : ' (start-up work not done)'}`, ours.cpu_percent_of_core, '%', idleShown(ours, 'cpu'), '≤ 0.1 %', ours.cpu_percent_of_core <= 0.1, { value: theirs.cpu_percent_of_core, shown: `${idleShown(theirs, 'cpu')}, ${REFERENCE_POLL_MS.default} ms poll` });
   metric('idle_rss_mib', 'idle daemon RSS, headless (its processes summed)', ours.memory.rss_mib, 'MiB', idleShown(ours, 'rss'), '≤ 80 MiB', ours.memory.rss_mib <= 80, { value: theirs.memory.rss_mib, shown: idleShown(theirs, 'rss') });
   details.start = {
     history: { ...history, make_ms: round(history.make_ms) },

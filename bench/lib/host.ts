@@ -115,6 +115,8 @@ export function memoryOf(pid: number): { rss_mib: number; peak_rss_mib: number }
 export interface Seen {
   /** performance.now() when the final result was seen. */
   at: number;
+  /** Date.now() at the same moment: the ledger's clock. */
+  epoch: number;
   doc: ResultDoc;
   /** True when only the backup poll saw it (a missed file event would make the figure late). */
   byPoll: boolean;
@@ -135,10 +137,10 @@ export class ResultWatcher {
     this.watcher = watch(dir, (_event, name) => {
       const t = performance.now();
       if (!name || name.startsWith('.') || !name.endsWith('.json')) return;
-      this.check(name.slice(0, -5), t, false);
+      this.check(name.slice(0, -5), t, Date.now(), false);
     });
     this.poll = setInterval(() => {
-      for (const id of [...this.waiters.keys()]) this.check(id, performance.now(), true);
+      for (const id of [...this.waiters.keys()]) this.check(id, performance.now(), Date.now(), true);
     }, 50);
   }
 
@@ -164,7 +166,7 @@ export class ResultWatcher {
     });
   }
 
-  private check(id: string, at: number, byPoll: boolean): void {
+  private check(id: string, at: number, epoch: number, byPoll: boolean): void {
     const w = this.waiters.get(id);
     if (!w) return;
     let doc: ResultDoc;
@@ -176,7 +178,7 @@ export class ResultWatcher {
     if (!w.accept(doc)) return;
     this.waiters.delete(id);
     if (byPoll) this.seenByPoll++;
-    w.resolve({ at, doc, byPoll });
+    w.resolve({ at, epoch, doc, byPoll });
   }
 
   close(): void {

@@ -20,8 +20,7 @@ export const CLI_ALLOWLIST = `${NOOP_ALLOWLIST}  - name: approved
     approval: never
 `;
 
-/** When a process exited: `epoch` on the ledger's clock (Date.now()), `at` on the result watcher's
- *  (performance.now()). */
+/** When a process exited: `epoch` on the ledger's clock (Date.now()), `at` on performance.now(). */
 interface Exit {
   epoch: number;
   at: number;
@@ -56,24 +55,33 @@ export async function measureVersion(runs: number): Promise<{ version: Summary; 
   return { version: summarize(version), node: summarize(node) };
 }
 
+/** ms from the change (its audit entry, written in the command's commit) to the daemon acting on it,
+ *  and from the command's exit (which can come after the daemon acted: then negative). */
+export interface Reached {
+  from_commit: number[];
+  from_exit: number[];
+}
+
 export interface CliChanges {
-  /** `dumbwaiter approvals approve ID`'s exit to the run's `started_at` in the ledger, ms. */
-  approve: number[];
-  /** `dumbwaiter cancel ID` of a running sleep: its exit to the `cancelled` result in place, ms. */
-  cancel: number[];
+  /** `dumbwaiter approvals approve ID` to the run's `started_at` in the ledger. */
+  approve: Reached;
+  /** `dumbwaiter cancel ID` of a running sleep to its `cancelled` result in place. */
+  cancel: Reached;
 }
 
 /**
  * `n` requests that wait for approval, each approved with the real command line, and `n` running
- * sleeps, each cancelled with it: from the command's exit (the change is committed by then) to the
- * daemon acting on it. Negative when the daemon acted before the command had finished exiting.
+ * sleeps, each cancelled with it; the times are on the ledger's clock (Date.now(), which the command
+ * and the daemon stamp with).
  */
 export async function measureCliChanges(host: BenchHost, n: number): Promise<CliChanges> {
   const watcher = new ResultWatcher(host.results);
   const db = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
   const startedAt = db.prepare('SELECT started_at FROM requests WHERE id = ?');
+  const auditAt = db.prepare('SELECT at FROM audit WHERE request_id = ? AND kind = ?');
+  const changedAt = (id: string, kind: string) => Date.parse((auditAt.get(id, kind) as { at: string }).at);
   const cli = (...args: string[]) => runToExit([process.execPath, CLI, ...args, '--home', host.home, '--spool', host.spool]);
-  const out: CliChanges = { approve: [], cancel: [] };
+  const out: CliChanges = { approve: { from_commit: [], from_exit: [] }, cancel: { from_commit: [], from_exit: [] } };
   try {
     for (let i = 0; i < n; i++) {
       const id = host.nextId('approve');
@@ -84,7 +92,9 @@ export async function measureCliChanges(host: BenchHost, n: number): Promise<Cli
       const exited = await cli('approvals', 'approve', id);
       const r = await ran;
       if (r.doc.state !== 'running' && r.doc.state !== 'succeeded') throw new Error(`${id} went ${r.doc.state} once approved`);
-      out.approve.push(Date.parse((startedAt.get(id) as { started_at: string }).started_at) - exited.epoch);
+      const started = Date.parse((startedAt.get(id) as { started_at: string }).started_at);
+      out.approve.from_commit.push(started - changedAt(id, 'approved'));
+      out.approve.from_exit.push(started - exited.epoch);
     }
     for (let i = 0; i < n; i++) {
       const id = host.nextId('cancel');
@@ -95,7 +105,8 @@ export async function measureCliChanges(host: BenchHost, n: number): Promise<Cli
       const exited = await cli('cancel', id);
       const r = await final;
       if (r.doc.state !== 'cancelled') throw new Error(`${id} ended ${r.doc.state} when cancelled`);
-      out.cancel.push(r.at - exited.at);
+      out.cancel.from_commit.push(r.epoch - changedAt(id, 'cancel_requested'));
+      out.cancel.from_exit.push(r.epoch - exited.epoch);
     }
   } finally {
     db.close();

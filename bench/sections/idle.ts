@@ -6,8 +6,10 @@ import { sleep } from '../lib/stats';
 
 export interface IdleRun {
   seconds: number;
-  /** How long the start-up work took to settle before the window began. */
+  /** How long after the start the window began, and whether the start-up work had settled by then
+   *  (if not, the window began at the longest wait and counts the rest of that work). */
   settle_ms: number;
+  settled: boolean;
   cpu_ms: number;
   cpu_percent_of_core: number;
   /** Each host process's CPU in the window. */
@@ -19,7 +21,7 @@ export interface IdleRun {
 /** Start-up work (the first sweep over the results, the retention pass, the first heartbeat) can
  *  outlast the start by seconds (about 1 s per 10,000 results here): idle begins once every process has used at most one clock tick in a
  *  second, after at least `minMs` and at most `maxMs`. */
-async function settle(pids: number[], minMs: number, maxMs: number): Promise<number> {
+async function settle(pids: number[], minMs: number, maxMs: number): Promise<{ ms: number; settled: boolean }> {
   const t0 = performance.now();
   await sleep(minMs);
   const cpu = () => pids.map(hostCpuMs);
@@ -27,16 +29,16 @@ async function settle(pids: number[], minMs: number, maxMs: number): Promise<num
   while (performance.now() - t0 < maxMs) {
     await sleep(1000);
     const now = cpu();
-    if (now.every((c, i) => c - last[i]! <= 1000 / CLK_TCK)) break;
+    if (now.every((c, i) => c - last[i]! <= 1000 / CLK_TCK)) return { ms: performance.now() - t0, settled: true };
     last = now;
   }
-  return performance.now() - t0;
+  return { ms: performance.now() - t0, settled: false };
 }
 
 /** After the start-up work has settled, `seconds` of CPU time from /proc (ticks of 1/CLK_TCK s) and
  *  the memory at the end, for each pid, in the same window. */
 export async function measureIdle(pids: number[], seconds: number): Promise<IdleRun[]> {
-  const settleMs = await settle(pids, 3000, 60_000);
+  const settled = await settle(pids, 3000, 60_000);
   const before = pids.map(treeCpu);
   const t0 = performance.now();
   await sleep(seconds * 1000);
@@ -45,6 +47,6 @@ export async function measureIdle(pids: number[], seconds: number): Promise<Idle
   return pids.map((pid, i) => {
     const cpu = cpuBetween(before[i]!, after[i]!);
     const ms = cpu.user + cpu.sys;
-    return { seconds: s, settle_ms: settleMs, cpu_ms: ms, cpu_percent_of_core: (ms / (s * 1000)) * 100, cpu_by_process: cpu.processes, memory: treeMemory(pid), clk_tck: CLK_TCK };
+    return { seconds: s, settle_ms: settled.ms, settled: settled.settled, cpu_ms: ms, cpu_percent_of_core: (ms / (s * 1000)) * 100, cpu_by_process: cpu.processes, memory: treeMemory(pid), clk_tck: CLK_TCK };
   });
 }
