@@ -23,7 +23,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { BenchHost, cpuMsOf, killLeftoverDaemons, memoryOf, ResultWatcher } from './lib/host';
+import { BenchHost, killLeftoverDaemons, memoryOf, ResultWatcher } from './lib/host';
+import { hostCpuMs } from './lib/procTree';
 import { ms, sleep, summarize } from './lib/stats';
 import { measureLatency } from './sections/latency';
 import { measureThroughput } from './sections/throughput';
@@ -170,9 +171,9 @@ async function modeRequests(): Promise<void> {
         say(`round ${r + 1}/${rounds}, ${v}: ${n} sequential requests, then a burst of ${m}`);
         const a = acc.get(v)!;
         const seq = await withDaemon(a.host, v, prof, async (pid) => {
-          const c0 = cpuMsOf(pid);
+          const c0 = hostCpuMs(pid);
           const { run, spawn: sp } = await measureLatency(a.host, { samples: n, warmup: 5, gapMs: () => 5 + Math.random() * 20, baseline: true });
-          a.seqCpu += cpuMsOf(pid) - c0;
+          a.seqCpu += hostCpuMs(pid) - c0;
           a.seqN += n + 5;
           a.lat.push(...run.samples);
           a.bare.push(...sp!);

@@ -1,23 +1,28 @@
 // The benchmark: `npm run bench` (or `node --import tsx bench/run.ts [--quick] [--only a,b] [--keep]`).
 // Measures, in one run on this machine, against the real daemon process, real files and SQLite:
 // host overhead per request, submit-to-result latency with and without file events, throughput,
-// audit search, daemon start with a large history, and idle cost. Prints a table with each figure
-// beside its target and writes the results as JSON. See docs/BENCHMARKS.md.
+// the command line's start and how soon its changes reach the daemon, audit search, daemon start
+// with a large history, and idle cost; and, beside ours, the same workload through the reference
+// implementation (bench/reference/). Prints a table with each figure beside its target and writes
+// the results as JSON. See docs/BENCHMARKS.md.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BenchHost, killLeftoverDaemons, memoryOf } from './lib/host';
-import { ms, round, roundSummary, summarize } from './lib/stats';
-import { bareSpawn, measureClientSubmit, measureDurability, measureLatency } from './sections/latency';
-import { measureThroughput } from './sections/throughput';
+import { BenchHost, killLeftoverDaemons, memoryOf, type BenchDaemon } from './lib/host';
+import { ms, round, roundSummary, summarize, type Summary } from './lib/stats';
+import { REFERENCE_POLL_MS, ReferenceHost } from './reference/referenceHost';
+import { bareSpawn, measureClientSubmit, measureDurability, measureLatency, type LatencyRun } from './sections/latency';
+import { measureThroughput, type ThroughputRun } from './sections/throughput';
+import { CLI_ALLOWLIST, measureCliChanges, measureVersion, type Reached } from './sections/cli';
 import { measureAudit } from './sections/audit';
-import { makeHistory, measureCliLoad, measureNodeStart, measureStarts } from './sections/startup';
+import { makeHistory, measureStarts } from './sections/startup';
+import { measureIdle, type IdleRun } from './sections/idle';
 import { measureFlood } from './sections/flood';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const SECTIONS = ['latency', 'rescan', 'throughput', 'audit', 'start', 'flood'] as const;
+const SECTIONS = ['latency', 'rescan', 'throughput', 'cli', 'audit', 'start', 'flood'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -46,8 +51,8 @@ for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown sectio
 const want = (s: Section) => only.includes(s);
 
 const SIZE = quick
-  ? { latency: 40, warmup: 5, rescan: 8, throughput: 300, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50, flood: 10_000 }
-  : { latency: 300, warmup: 20, rescan: 60, throughput: 2000, audit: 1_000_000, auditReps: 20, results: 100_000, starts: 3, idleS: 30, clientSubmits: 200, durability: 200, flood: 100_000 };
+  ? { latency: 40, warmup: 5, refDefaultPoll: 6, rescan: 6, throughput: 300, versions: 4, cliChanges: 4, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50, flood: 10_000 }
+  : { latency: 300, warmup: 20, refDefaultPoll: 40, rescan: 60, throughput: 1000, versions: 10, cliChanges: 20, audit: 1_000_000, auditReps: 20, results: 100_000, starts: 3, idleS: 30, clientSubmits: 200, durability: 200, flood: 100_000 };
 
 const RESCAN_MS = 1000; // the daemon's default rescan_interval_ms
 
@@ -63,27 +68,50 @@ interface Metric {
   shown: string;
   target: string;
   pass: boolean | null;
+  /** The reference implementation's figure for the same measure in this run, where it has one. */
+  reference?: { value: number; shown: string };
 }
 
 const metrics: Metric[] = [];
 const details: Record<string, unknown> = {};
-const hosts: BenchHost[] = [];
+const hosts: (BenchHost | ReferenceHost)[] = [];
 const t0 = performance.now();
 
-function metric(key: string, label: string, value: number, unit: string, shown: string, target = '', pass: boolean | null = null): void {
-  metrics.push({ key, label, value: round(value, 3), unit, shown, target, pass });
+function metric(key: string, label: string, value: number, unit: string, shown: string, target = '', pass: boolean | null = null, reference?: Metric['reference']): void {
+  metrics.push({ key, label, value: round(value, 3), unit, shown, target, pass, ...(reference ? { reference: { value: round(reference.value, 3), shown: reference.shown } } : {}) });
 }
 
-function newHost(settings: Record<string, unknown> = {}): BenchHost {
-  const h = new BenchHost(settings);
+function newHost(settings: Record<string, unknown> = {}, allowlist?: string): BenchHost {
+  const h = new BenchHost(settings, allowlist);
   hosts.push(h);
   return h;
+}
+
+function newReference(): ReferenceHost {
+  const h = new ReferenceHost();
+  hosts.push(h);
+  return h;
+}
+
+/** Runs `fn` with the reference implementation polling every `pollMs`, stopped after. */
+async function withReference<T>(ref: ReferenceHost, pollMs: number, fn: (d: BenchDaemon) => Promise<T>): Promise<T> {
+  const d = ref.start(pollMs);
+  await d.ready();
+  try {
+    return await fn(d);
+  } finally {
+    await d.stop();
+  }
+}
+
+function latencyDetails(run: LatencyRun): Record<string, unknown> {
+  return { ...run, latency: roundSummary(run.latency), child_duration: roundSummary(run.child_duration), samples: run.samples.map((x) => round(x)) };
 }
 
 async function cleanup(): Promise<void> {
   killLeftoverDaemons();
   for (const h of hosts) {
-    if (values.keep) progress(`kept ${h.t.root}`);
+    if (values.keep) progress(`kept ${h instanceof BenchHost ? h.t.root : h.root}`);
     else await h.cleanup();
   }
 }
@@ -130,40 +158,52 @@ async function latencySection(): Promise<void> {
   const host = newHost();
   const d = host.startDaemon();
   await d.ready();
+  let ours: Awaited<ReturnType<typeof measureLatency>>;
+  let daemonMem: ReturnType<typeof memoryOf>;
+  let dur: ReturnType<typeof measureDurability>;
+  let client: Summary;
   try {
     for (let i = 0; i < 20; i++) await bareSpawn(); // warm the bench process's own spawn path
-    const { run, spawn, inProcessSpawn, spawnerRssMib } = await measureLatency(host, { samples: SIZE.latency, warmup: SIZE.warmup, gapMs: () => 5 + Math.random() * 20, baseline: true });
-    const daemonMem = memoryOf(d.pid);
-    const benchRss = process.memoryUsage().rss / 2 ** 20;
-    const sp = summarize(spawn!);
-    const ip = summarize(inProcessSpawn!);
-    const ratio = run.latency.p50 / sp.p50;
-    metric('overhead_ratio_p50', 'host overhead per request, p50 (daemon /bin/true ÷ bare spawn)', ratio, 'x', `${ratio.toFixed(1)}x (${ms(run.latency.p50)} ÷ ${ms(sp.p50)})`, '≤ 3x', ratio <= 3);
-    metric('latency_events_p50_ms', 'submit-to-result latency with file events, p50', run.latency.p50, 'ms', ms(run.latency.p50), '< 25 ms', run.latency.p50 < 25);
-    metric('latency_events_p99_ms', 'submit-to-result latency with file events, p99', run.latency.p99, 'ms', ms(run.latency.p99));
-    metric('bare_spawn_p50_ms', `  bare spawn of /bin/true, minimal Node (RSS ${spawnerRssMib.toFixed(0)} MiB), p50 (p99)`, sp.p50, 'ms', `${ms(sp.p50)} (${ms(sp.p99)})`);
-    metric('bare_spawn_bench_p50_ms', `  the same from the benchmark process (RSS ${benchRss.toFixed(0)} MiB), p50`, ip.p50, 'ms', ms(ip.p50));
-    metric('child_duration_p50_ms', `  the child's run inside the daemon (RSS ${daemonMem.rss_mib.toFixed(0)} MiB), duration_ms p50`, run.child_duration.p50, 'ms', ms(run.child_duration.p50));
-    const dur = measureDurability(host, SIZE.durability);
-    metric('atomic_write_p50_ms', '  one result file write (writeJsonAtomic: 2 fsyncs), p50', dur.atomicWrite.p50, 'ms', ms(dur.atomicWrite.p50));
-    metric('ledger_commit_p50_ms', '  one ledger commit (WAL, synchronous=FULL), p50', dur.ledgerCommit.p50, 'ms', ms(dur.ledgerCommit.p50));
-    details.latency_events = {
-      ...run,
-      latency: roundSummary(run.latency),
-      child_duration: roundSummary(run.child_duration),
-      bare_spawn_minimal_node: { ...roundSummary(sp), rss_mib: round(spawnerRssMib, 1) },
-      bare_spawn_bench_process: { ...roundSummary(ip), rss_mib: round(benchRss, 1) },
-      daemon_memory: { rss_mib: round(daemonMem.rss_mib, 1), peak_rss_mib: round(daemonMem.peak_rss_mib, 1) },
-      durability: { atomic_write: roundSummary(dur.atomicWrite, 3), ledger_commit: roundSummary(dur.ledgerCommit, 3) },
-      samples: run.samples.map((x) => round(x)),
-      bare_spawn_samples: spawn!.map((x) => round(x)),
-    };
-    const client = measureClientSubmit(host, SIZE.clientSubmits);
-    metric('client_submit_p50_ms', '  sandbox client submit (SpoolClient.submit: 2 fsyncs), p50', client.p50, 'ms', ms(client.p50));
-    details.client_submit = roundSummary(client);
+    ours = await measureLatency(host, { samples: SIZE.latency, warmup: SIZE.warmup, gapMs: () => 5 + Math.random() * 20, baseline: true });
+    daemonMem = memoryOf(d.pid);
+    dur = measureDurability(host, SIZE.durability);
+    client = measureClientSubmit(host, SIZE.clientSubmits);
   } finally {
     await d.stop();
   }
+  // The reference, the same sequential requests (after ours: its polling would disturb ours), at its
+  // fastest poll with the same pauses, and at its default poll at uniformly random phases.
+  progress(`latency, reference implementation: ${SIZE.latency} requests at its ${REFERENCE_POLL_MS.fastest} ms poll, ${SIZE.refDefaultPoll} at its ${REFERENCE_POLL_MS.default} ms`);
+  const ref = newReference();
+  const fast = await withReference(ref, REFERENCE_POLL_MS.fastest, () => measureLatency(ref, { samples: SIZE.latency, warmup: SIZE.warmup, gapMs: () => 5 + Math.random() * 20, baseline: false }));
+  const slow = await withReference(ref, REFERENCE_POLL_MS.default, () => measureLatency(ref, { samples: SIZE.refDefaultPoll, warmup: 1, gapMs: () => Math.random() * REFERENCE_POLL_MS.default, baseline: false }));
+
+  const { run, spawn, inProcessSpawn, spawnerRssMib } = ours;
+  const benchRss = process.memoryUsage().rss / 2 ** 20;
+  const sp = summarize(spawn!);
+  const ip = summarize(inProcessSpawn!);
+  const ratio = run.latency.p50 / sp.p50;
+  const refRatio = fast.run.latency.p50 / sp.p50;
+  metric('overhead_ratio_p50', 'submit-to-result p50, file events on, ÷ bare spawn p50 (minimal process)', ratio, 'x', `${ratio.toFixed(1)}x (${ms(run.latency.p50)} ÷ ${ms(sp.p50)})`, '≤ 2x', ratio <= 2, { value: refRatio, shown: `${refRatio.toFixed(1)}x at its ${REFERENCE_POLL_MS.fastest} ms poll` });
+  metric('latency_events_p50_ms', 'submit-to-result latency with file events, p50', run.latency.p50, 'ms', ms(run.latency.p50), '< 25 ms', run.latency.p50 < 25, { value: fast.run.latency.p50, shown: `${ms(fast.run.latency.p50)} (${REFERENCE_POLL_MS.fastest} ms poll)` });
+  metric('reference_latency_default_poll_p50_ms', '  the same, the reference at its default poll', slow.run.latency.p50, 'ms', '-', '', null, { value: slow.run.latency.p50, shown: `${ms(slow.run.latency.p50)} (${REFERENCE_POLL_MS.default} ms poll)` });
+  metric('latency_events_p99_ms', 'submit-to-result latency with file events, p99', run.latency.p99, 'ms', ms(run.latency.p99), '', null, { value: fast.run.latency.p99, shown: `${ms(fast.run.latency.p99)} (${REFERENCE_POLL_MS.fastest} ms poll)` });
+  metric('bare_spawn_p50_ms', `  bare spawn of /bin/true, minimal Node (RSS ${spawnerRssMib.toFixed(0)} MiB), p50 (p99)`, sp.p50, 'ms', `${ms(sp.p50)} (${ms(sp.p99)})`);
+  metric('bare_spawn_bench_p50_ms', `  the same from the benchmark process (RSS ${benchRss.toFixed(0)} MiB), p50`, ip.p50, 'ms', ms(ip.p50));
+  metric('child_duration_p50_ms', `  the child's run inside the daemon (RSS ${daemonMem.rss_mib.toFixed(0)} MiB), duration_ms p50`, run.child_duration.p50, 'ms', ms(run.child_duration.p50), '', null, { value: fast.run.child_duration.p50, shown: ms(fast.run.child_duration.p50) });
+  metric('atomic_write_p50_ms', '  one result file write (writeJsonAtomic: 2 fsyncs), p50', dur.atomicWrite.p50, 'ms', ms(dur.atomicWrite.p50));
+  metric('ledger_commit_p50_ms', '  one ledger commit (WAL, synchronous=FULL), p50', dur.ledgerCommit.p50, 'ms', ms(dur.ledgerCommit.p50));
+  metric('client_submit_p50_ms', '  sandbox client submit (SpoolClient.submit: 2 fsyncs), p50', client.p50, 'ms', ms(client.p50));
+  details.client_submit = roundSummary(client);
+  details.latency_events = {
+    ...latencyDetails(run),
+    durability: { atomic_write: roundSummary(dur.atomicWrite, 3), ledger_commit: roundSummary(dur.ledgerCommit, 3) },
+    bare_spawn_minimal_node: { ...roundSummary(sp), rss_mib: round(spawnerRssMib, 1) },
+    bare_spawn_bench_process: { ...roundSummary(ip), rss_mib: round(benchRss, 1) },
+    daemon_memory: { rss_mib: round(daemonMem.rss_mib, 1), peak_rss_mib: round(daemonMem.peak_rss_mib, 1) },
+    bare_spawn_samples: spawn!.map((x) => round(x)),
+  };
+  details.reference_latency = { fastest_poll: { poll_ms: REFERENCE_POLL_MS.fastest, ...latencyDetails(fast.run) }, default_poll: { poll_ms: REFERENCE_POLL_MS.default, ...latencyDetails(slow.run) } };
 }
 
 async function rescanSection(): Promise<void> {
@@ -175,10 +215,23 @@ async function rescanSection(): Promise<void> {
     const { run } = await measureLatency(host, { samples: SIZE.rescan, warmup: 1, gapMs: () => Math.random() * RESCAN_MS, baseline: false });
     metric('latency_rescan_p50_ms', `submit-to-result latency, events off (rescan ${RESCAN_MS} ms), p50`, run.latency.p50, 'ms', ms(run.latency.p50), `< ${RESCAN_MS + 25} ms`, run.latency.p50 < RESCAN_MS + 25);
     metric('latency_rescan_p99_ms', `submit-to-result latency, events off (rescan ${RESCAN_MS} ms), p99`, run.latency.p99, 'ms', ms(run.latency.p99));
-    details.latency_rescan = { rescan_interval_ms: RESCAN_MS, ...run, latency: roundSummary(run.latency), child_duration: roundSummary(run.child_duration), samples: run.samples.map((x) => round(x)) };
+    details.latency_rescan = { rescan_interval_ms: RESCAN_MS, ...latencyDetails(run) };
   } finally {
     await d.stop();
   }
+}
+
+function throughputDetails(r: ThroughputRun): Record<string, unknown> {
+  return {
+    ...r,
+    per_second: round(r.per_second, 1),
+    elapsed_ms: round(r.elapsed_ms),
+    submit_ms: round(r.submit_ms),
+    daemon_cpu_ms_per_request: round(r.daemon_cpu_ms_per_request),
+    daemon_user_ms_per_request: round(r.daemon_user_ms_per_request),
+    daemon_sys_ms_per_request: round(r.daemon_sys_ms_per_request),
+    processes: r.processes.map((p) => ({ ...p, ms: round(p.ms) })),
+  };
 }
 
 async function throughputSection(): Promise<void> {
@@ -186,23 +239,58 @@ async function throughputSection(): Promise<void> {
   const host = newHost({ max_concurrent_runs: 4 });
   const d = host.startDaemon();
   await d.ready();
+  let r: ThroughputRun;
   try {
     await measureThroughput(host, 20, d.pid); // warm-up
-    const r = await measureThroughput(host, SIZE.throughput, d.pid);
-    metric('throughput_per_s', 'throughput of no-op requests, concurrency 4', r.per_second, '/s', `${r.per_second.toFixed(0)} /s (${r.requests} in ${ms(r.elapsed_ms)})`, '≥ 200 /s', r.per_second >= 200);
-    metric('throughput_cpu_ms_per_request', '  daemon CPU per request in the burst (user; system)', r.daemon_cpu_ms_per_request, 'ms', `${ms(r.daemon_cpu_ms_per_request)} (${ms(r.daemon_user_ms_per_request)}; ${ms(r.daemon_sys_ms_per_request)})`);
-    details.throughput = {
-      ...r,
-      per_second: round(r.per_second, 1),
-      elapsed_ms: round(r.elapsed_ms),
-      submit_ms: round(r.submit_ms),
-      daemon_cpu_ms_per_request: round(r.daemon_cpu_ms_per_request),
-      daemon_user_ms_per_request: round(r.daemon_user_ms_per_request),
-      daemon_sys_ms_per_request: round(r.daemon_sys_ms_per_request),
-    };
+    r = await measureThroughput(host, SIZE.throughput, d.pid);
   } finally {
     await d.stop();
   }
+  progress(`throughput, reference implementation: the same burst (it runs one at a time)`);
+  const ref = newReference();
+  const rr = await withReference(ref, REFERENCE_POLL_MS.fastest, async (rd) => {
+    await measureThroughput(ref, 20, rd.pid); // warm-up
+    return measureThroughput(ref, SIZE.throughput, rd.pid);
+  });
+  const ahead = r.per_second > rr.per_second;
+  metric('throughput_per_s', 'no-op throughput, concurrency 4', r.per_second, '/s', `${r.per_second.toFixed(0)} /s (${r.requests} in ${ms(r.elapsed_ms)})`, '≥ 300 /s, > reference', r.per_second >= 300 && ahead, { value: rr.per_second, shown: `${rr.per_second.toFixed(0)} /s (${rr.requests} in ${ms(rr.elapsed_ms)})` });
+  const byProcess = r.processes.length > 1 ? `: ${r.processes.map((p) => `${p.role} ${ms(p.ms / r.requests)}`).join(' + ')}` : '';
+  metric('throughput_cpu_ms_per_request', 'daemon CPU per request in the burst (user; system)', r.daemon_cpu_ms_per_request, 'ms', `${ms(r.daemon_cpu_ms_per_request)} (${ms(r.daemon_user_ms_per_request)}; ${ms(r.daemon_sys_ms_per_request)})${byProcess}`, '≤ 2.5 ms', r.daemon_cpu_ms_per_request <= 2.5, { value: rr.daemon_cpu_ms_per_request, shown: `${ms(rr.daemon_cpu_ms_per_request)} (${ms(rr.daemon_user_ms_per_request)}; ${ms(rr.daemon_sys_ms_per_request)})` });
+  details.throughput = throughputDetails(r);
+  details.reference_throughput = { poll_ms: REFERENCE_POLL_MS.fastest, ...throughputDetails(rr) };
+}
+
+async function cliSection(): Promise<void> {
+  progress(`cli: \`dumbwaiter --version\` and \`node -e ''\` in turns, ${SIZE.versions} each`);
+  const v = await measureVersion(SIZE.versions);
+  const ratio = v.version.p50 / v.node.p50;
+  metric('cli_version_ratio', "`dumbwaiter --version` ÷ `node -e ''`, p50", ratio, 'x', `${ratio.toFixed(1)}x (${ms(v.version.p50)} ÷ ${ms(v.node.p50)})`, '≤ 2x', ratio <= 2);
+  progress(`cli: ${SIZE.cliChanges} approvals and ${SIZE.cliChanges} cancels through the command line`);
+  const host = newHost({}, CLI_ALLOWLIST);
+  const d = host.startDaemon();
+  await d.ready();
+  let c: Awaited<ReturnType<typeof measureCliChanges>>;
+  try {
+    c = await measureCliChanges(host, SIZE.cliChanges);
+  } finally {
+    await d.stop();
+  }
+  const reached = (r: Reached) => ({ commit: summarize(r.from_commit), exit: summarize(r.from_exit) });
+  const shown = (r: ReturnType<typeof reached>) => `${ms(r.commit.p50)} (max ${ms(r.commit.max)}; from the exit ${ms(r.exit.p50)})`;
+  const approve = reached(c.approve);
+  const cancel = reached(c.cancel);
+  metric('cli_approve_to_start_p50_ms', "`approvals approve` reaching the daemon: its commit to the run's start, p50", approve.commit.p50, 'ms', shown(approve), '≤ 50 ms', approve.commit.p50 <= 50);
+  metric('cli_cancel_to_cancelled_p50_ms', '`cancel` of a running sleep: its commit to the cancelled result, p50', cancel.commit.p50, 'ms', shown(cancel), '≤ 50 ms', cancel.commit.p50 <= 50);
+  const reachedDetails = (r: Reached, s: ReturnType<typeof reached>) => ({
+    from_commit: { ...roundSummary(s.commit), samples: r.from_commit.map((x) => round(x)) },
+    from_exit: { ...roundSummary(s.exit), samples: r.from_exit.map((x) => round(x)) },
+  });
+  details.cli = {
+    version: roundSummary(v.version),
+    node_start: roundSummary(v.node),
+    approve_to_started: reachedDetails(c.approve, approve),
+    cancel_to_cancelled: reachedDetails(c.cancel, cancel),
+  };
 }
 
 async function auditSection(): Promise<void> {
@@ -229,34 +317,57 @@ async function auditSection(): Promise<void> {
   };
 }
 
+function idleShown(r: IdleRun, what: 'cpu' | 'rss'): string {
+  if (what === 'cpu') {
+    const each = r.cpu_by_process.length > 1 ? ` [${r.cpu_by_process.map((p) => `${p.role} ${p.ms.toFixed(0)}`).join(', ')}]` : '';
+    return `${r.cpu_percent_of_core.toFixed(2)} % (${r.cpu_ms.toFixed(0)} ms CPU${each})`;
+  }
+  const m = r.memory;
+  const each = m.processes.length > 1 ? `: ${m.processes.map((p) => `${p.role} ${p.rss_mib.toFixed(0)}`).join(' + ')}` : '';
+  return `${m.rss_mib.toFixed(0)} MiB${each} (Pss ${m.pss_mib.toFixed(0)})`;
+}
+
+function idleDetails(r: IdleRun): Record<string, unknown> {
+  return {
+    ...r,
+    seconds: round(r.seconds, 1),
+    settle_ms: round(r.settle_ms),
+    cpu_ms: round(r.cpu_ms),
+    cpu_percent_of_core: round(r.cpu_percent_of_core, 3),
+    cpu_by_process: r.cpu_by_process.map((p) => ({ ...p, ms: round(p.ms) })),
+    memory: {
+      rss_mib: round(r.memory.rss_mib, 1),
+      pss_mib: round(r.memory.pss_mib, 1),
+      processes: r.memory.processes.map((p) => ({ ...p, rss_mib: round(p.rss_mib, 1), peak_rss_mib: round(p.peak_rss_mib, 1), pss_mib: round(p.pss_mib, 1) })),
+    },
+  };
+}
+
 async function startSection(): Promise<void> {
-  progress('start: node and the CLI (tsx) alone');
-  const node = await measureNodeStart(SIZE.starts + 2);
-  const cli = await measureCliLoad(SIZE.starts + 2);
   progress(`start: a fresh home, ${SIZE.starts} starts`);
-  const empty = await measureStarts(newHost(), SIZE.starts, null);
+  const empty = await measureStarts(newHost(), SIZE.starts);
   progress(`start: making ${SIZE.results.toLocaleString('en')} results (ledger rows, audit entries, result and log files)`);
   const host = newHost();
   const history = makeHistory(host, SIZE.results);
-  progress(`start: ${SIZE.starts} starts with ${SIZE.results.toLocaleString('en')} results, then ${SIZE.idleS} s idle`);
-  const big = await measureStarts(host, SIZE.starts, SIZE.idleS);
+  progress(`start: ${SIZE.starts} starts with ${SIZE.results.toLocaleString('en')} results, then ${SIZE.idleS} s idle beside the reference implementation`);
+  // The idle window: ours after its last start, the reference (at its default poll) in the same window.
+  const ref = newReference();
+  let idle: IdleRun[] = [];
+  const big = await measureStarts(host, SIZE.starts, (pid) => withReference(ref, REFERENCE_POLL_MS.default, async (rd) => void (idle = await measureIdle([pid, rd.pid], SIZE.idleS))));
+  const [ours, theirs] = idle as [IdleRun, IdleRun];
   const k = `${(SIZE.results / 1000).toFixed(0)}k`;
   metric('start_running_ms', `daemon start with ${k} results: spawn to "daemon running", median of ${SIZE.starts}`, big.running.p50, 'ms', `${ms(big.running.p50)} (max ${ms(big.running.max)})`, '< 2 s', big.running.p50 < 2000);
   metric('start_first_answer_ms', `daemon start with ${k} results: spawn to first request answered`, big.answered.p50, 'ms', `${ms(big.answered.p50)} (max ${ms(big.answered.max)})`, '< 2 s', big.answered.p50 < 2000);
   metric('start_empty_running_ms', '  daemon start, fresh home: to "daemon running" (to first answer)', empty.running.p50, 'ms', `${ms(empty.running.p50)} (${ms(empty.answered.p50)})`);
-  metric('cli_load_ms', '  `dumbwaiter --version` (node + tsx + the modules), p50', cli.p50, 'ms', ms(cli.p50));
-  metric('node_start_ms', "  `node -e ''`, p50", node.p50, 'ms', ms(node.p50));
-  const idle = big.idle!;
-  metric('idle_cpu_percent', `idle daemon CPU over ${idle.seconds.toFixed(0)} s (% of one core)`, idle.cpu_percent_of_core, '%', `${idle.cpu_percent_of_core.toFixed(2)} % (${idle.cpu_ms.toFixed(0)} ms CPU)`, '< 1 %', idle.cpu_percent_of_core < 1);
-  metric('idle_rss_mib', 'idle daemon memory (RSS; peak)', idle.rss_mib, 'MiB', `${idle.rss_mib.toFixed(0)} MiB (peak ${idle.peak_rss_mib.toFixed(0)} MiB)`);
+  metric('idle_cpu_percent', `idle daemon CPU over ${ours.seconds.toFixed(0)} s (% of one core), from ${(ours.settle_ms / 1000).toFixed(0)} s after its start${ours.settled ? '' : ' (start-up work not done)'}`, ours.cpu_percent_of_core, '%', idleShown(ours, 'cpu'), '≤ 0.1 %', ours.cpu_percent_of_core <= 0.1, { value: theirs.cpu_percent_of_core, shown: `${idleShown(theirs, 'cpu')}, ${REFERENCE_POLL_MS.default} ms poll` });
+  metric('idle_rss_mib', 'idle daemon RSS, headless (its processes summed)', ours.memory.rss_mib, 'MiB', idleShown(ours, 'rss'), '≤ 80 MiB', ours.memory.rss_mib <= 80, { value: theirs.memory.rss_mib, shown: idleShown(theirs, 'rss') });
   details.start = {
     history: { ...history, make_ms: round(history.make_ms) },
     with_history: big.starts.map((s) => ({ to_running_ms: round(s.to_running_ms), to_first_answer_ms: round(s.to_first_answer_ms) })),
     fresh_home: empty.starts.map((s) => ({ to_running_ms: round(s.to_running_ms), to_first_answer_ms: round(s.to_first_answer_ms) })),
-    cli_version: roundSummary(cli),
-    node_start: roundSummary(node),
   };
-  details.idle = { ...idle, cpu_ms: round(idle.cpu_ms), cpu_percent_of_core: round(idle.cpu_percent_of_core, 3), rss_mib: round(idle.rss_mib, 1), peak_rss_mib: round(idle.peak_rss_mib, 1), seconds: round(idle.seconds, 1) };
+  details.idle = idleDetails(ours);
+  details.reference_idle = { poll_ms: REFERENCE_POLL_MS.default, ...idleDetails(theirs) };
 }
 
 async function floodSection(): Promise<void> {
@@ -278,8 +389,8 @@ async function floodSection(): Promise<void> {
 }
 
 function table(): string {
-  const rows = metrics.map((m) => [m.label, m.shown, m.target || '', m.pass === null ? '' : m.pass ? 'ok' : 'MISS']);
-  const head = ['measure', 'figure', 'target', ''];
+  const rows = metrics.map((m) => [m.label, m.shown, m.target || '', m.pass === null ? '' : m.pass ? 'ok' : 'MISS', m.reference?.shown ?? '']);
+  const head = ['measure', 'figure', 'target', '', 'reference implementation'];
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();
   return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)].join('\n');
@@ -291,6 +402,7 @@ try {
     ['latency', latencySection],
     ['rescan', rescanSection],
     ['throughput', throughputSection],
+    ['cli', cliSection],
     ['audit', auditSection],
     ['start', startSection],
     ['flood', floodSection],

@@ -39,16 +39,16 @@ export class BenchDaemon {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly readyP: Promise<number>;
 
-  /** `script`: the command line to run (bin/dumbwaiter.js, or a bundle of it for a what-if). */
-  constructor(args: string[], nodeArgs: string[] = [], script = CLI, env: NodeJS.ProcessEnv = process.env) {
+  /** `command`: the program and its arguments; `readyLine`: what it prints once it takes requests. */
+  constructor(command: string[], env: NodeJS.ProcessEnv = process.env, private readonly readyLine = 'daemon running') {
     this.spawnedAt = performance.now();
-    this.proc = spawn(process.execPath, [...nodeArgs, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    this.proc = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env });
     live.add(this.proc);
     this.readyP = new Promise<number>((resolve, reject) => {
       const onData = (c: Buffer) => {
         const t = performance.now();
         this.output += c.toString();
-        if (this.readyAt === null && this.output.includes('daemon running')) {
+        if (this.readyAt === null && this.output.includes(this.readyLine)) {
           this.readyAt = t;
           resolve(t);
         }
@@ -73,7 +73,7 @@ export class BenchDaemon {
     return this.proc.pid!;
   }
 
-  /** Resolves with the time of the "daemon running" line; fails if it exits first or takes over 60 s. */
+  /** Resolves with the time of the ready line; fails if it exits first or takes over 60 s. */
   ready(): Promise<number> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<number>((_, reject) => {
@@ -105,12 +105,6 @@ export function cpuTimesOf(pid: number): { user: number; sys: number } {
   return { user: (utime * 1000) / CLK_TCK, sys: (stime * 1000) / CLK_TCK };
 }
 
-/** User + system CPU time of a process so far, in ms. */
-export function cpuMsOf(pid: number): number {
-  const t = cpuTimesOf(pid);
-  return t.user + t.sys;
-}
-
 /** VmRSS and VmHWM (peak) of a process, in MiB. */
 export function memoryOf(pid: number): { rss_mib: number; peak_rss_mib: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -121,6 +115,8 @@ export function memoryOf(pid: number): { rss_mib: number; peak_rss_mib: number }
 export interface Seen {
   /** performance.now() when the final result was seen. */
   at: number;
+  /** Date.now() at the same moment: the ledger's clock. */
+  epoch: number;
   doc: ResultDoc;
   /** True when only the backup poll saw it (a missed file event would make the figure late). */
   byPoll: boolean;
@@ -132,7 +128,7 @@ export interface Seen {
  * results were only seen that way is reported, since such a figure is late by up to 50 ms.
  */
 export class ResultWatcher {
-  private readonly waiters = new Map<string, { resolve: (s: Seen) => void }>();
+  private readonly waiters = new Map<string, { accept: (doc: ResultDoc) => boolean; resolve: (s: Seen) => void }>();
   private readonly watcher: FSWatcher;
   private readonly poll: NodeJS.Timeout;
   seenByPoll = 0;
@@ -141,21 +137,27 @@ export class ResultWatcher {
     this.watcher = watch(dir, (_event, name) => {
       const t = performance.now();
       if (!name || name.startsWith('.') || !name.endsWith('.json')) return;
-      this.check(name.slice(0, -5), t, false);
+      this.check(name.slice(0, -5), t, Date.now(), false);
     });
     this.poll = setInterval(() => {
-      for (const id of [...this.waiters.keys()]) this.check(id, performance.now(), true);
+      for (const id of [...this.waiters.keys()]) this.check(id, performance.now(), Date.now(), true);
     }, 50);
   }
 
   /** Register before submitting, so that a very fast answer is not missed. */
   waitFinal(id: string, timeoutMs = 60_000): Promise<Seen> {
+    return this.waitFor(id, (doc) => isFinalState(doc.state) || doc.state === 'uncertain', 'final', timeoutMs);
+  }
+
+  /** Waits for the first result of `id` that `accept`s (`what` names it in the time-out's error). */
+  waitFor(id: string, accept: (doc: ResultDoc) => boolean, what: string, timeoutMs = 60_000): Promise<Seen> {
     return new Promise<Seen>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(id);
-        reject(new Error(`no final result for ${id} within ${timeoutMs} ms`));
+        reject(new Error(`no ${what} result for ${id} within ${timeoutMs} ms`));
       }, timeoutMs);
       this.waiters.set(id, {
+        accept,
         resolve: (s) => {
           clearTimeout(timer);
           resolve(s);
@@ -164,7 +166,7 @@ export class ResultWatcher {
     });
   }
 
-  private check(id: string, at: number, byPoll: boolean): void {
+  private check(id: string, at: number, epoch: number, byPoll: boolean): void {
     const w = this.waiters.get(id);
     if (!w) return;
     let doc: ResultDoc;
@@ -173,10 +175,10 @@ export class ResultWatcher {
     } catch {
       return;
     }
-    if (!isFinalState(doc.state) && doc.state !== 'uncertain') return;
+    if (!w.accept(doc)) return;
     this.waiters.delete(id);
     if (byPoll) this.seenByPoll++;
-    w.resolve({ at, doc, byPoll });
+    w.resolve({ at, epoch, doc, byPoll });
   }
 
   close(): void {
@@ -185,7 +187,16 @@ export class ResultWatcher {
   }
 }
 
-export class BenchHost {
+/** What the latency and burst measures need of a host: ours, or the reference implementation. */
+export interface RequestTarget {
+  /** The folder its result files are renamed into, as `<id>.json`. */
+  readonly results: string;
+  nextId(prefix?: string): string;
+  /** Writes a no-op request (or `op`) into its queue: into a temporary file, then renamed. */
+  submitFast(id: string, op?: string): void;
+}
+
+export class BenchHost implements RequestTarget {
   readonly t: TestHost;
   readonly key: KeyFile;
   readonly client: SpoolClient;
@@ -209,8 +220,9 @@ export class BenchHost {
     return path.join(this.t.spool, 'results');
   }
 
-  startDaemon(nodeArgs: string[] = [], script?: string, env?: NodeJS.ProcessEnv): BenchDaemon {
-    return new BenchDaemon(['daemon', '--home', this.t.home, '--spool', this.t.spool], nodeArgs, script, env);
+  /** `script`: the command line to run (bin/dumbwaiter.js, or a bundle of it for a what-if). */
+  startDaemon(nodeArgs: string[] = [], script = CLI, env?: NodeJS.ProcessEnv): BenchDaemon {
+    return new BenchDaemon([process.execPath, ...nodeArgs, script, 'daemon', '--home', this.t.home, '--spool', this.t.spool], env);
   }
 
   nextId(prefix = 'b'): string {

@@ -10,7 +10,7 @@ import { openLedger } from '../../main/core/ledger/db';
 import { Requests } from '../../main/core/ledger/requests';
 import { resultDocOf } from '../../main/core/spool/results';
 import { writeJsonAtomic } from '../../main/core/fs/atomicWrite';
-import { BenchHost, ResultWatcher } from '../lib/host';
+import { BenchHost, ResultWatcher, type RequestTarget } from '../lib/host';
 import { sleep, summarize, type Summary } from '../lib/stats';
 
 /**
@@ -72,7 +72,8 @@ export interface LatencyRun {
   latency: Summary;
   /** The daemon's own duration_ms of the child (spawn to close, as the executor measures it). */
   child_duration: Summary;
-  stages: Stages;
+  /** From our ledger's timestamps (null for the reference implementation, which keeps none). */
+  stages: Stages | null;
   seen_by_poll: number;
   samples: number[];
 }
@@ -102,10 +103,10 @@ function stagesOf(host: BenchHost, subs: { id: string; submittedEpoch: number; s
 /**
  * Sequential requests, one at a time. With `baseline`, each request alternates with a bare spawn so
  * that both see the same noise. `gapMs` is the pause before each request: a function, so that the
- * rescan-only run can submit at a uniformly random phase of the rescan interval.
+ * rescan-only run (and a polling reference) can submit at a uniformly random phase of the interval.
  */
 export async function measureLatency(
-  host: BenchHost,
+  host: RequestTarget,
   opts: { samples: number; warmup: number; gapMs: () => number; baseline: boolean },
 ): Promise<{ run: LatencyRun; spawn: number[] | null; inProcessSpawn: number[] | null; spawnerRssMib: number }> {
   const watcher = new ResultWatcher(host.results);
@@ -143,7 +144,7 @@ export async function measureLatency(
     spawner?.close();
   }
   return {
-    run: { latency: summarize(lat), child_duration: summarize(child), stages: stagesOf(host, subs), seen_by_poll: watcher.seenByPoll, samples: lat },
+    run: { latency: summarize(lat), child_duration: summarize(child), stages: host instanceof BenchHost ? stagesOf(host, subs) : null, seen_by_poll: watcher.seenByPoll, samples: lat },
     spawn: spawner ? spawns : null,
     inProcessSpawn: spawner ? inProcess : null,
     spawnerRssMib: spawner?.rssMib ?? NaN,

@@ -1,19 +1,19 @@
-// Daemon start with a large history (ledger rows and result files), and the idle cost of a running
-// daemon. The history is made fast but realistic: ledger rows inserted with SQL in one transaction
-// with every column the daemon itself fills in (ledger/requests.ts), their audit entries through the
-// real AuditLog.record, and result files written directly from the real resultDocOf(row).
-import { spawn } from 'node:child_process';
+// Daemon start with a large history (ledger rows and result files). The history is made fast but
+// realistic: ledger rows inserted with SQL in one transaction with every column the daemon itself
+// fills in (ledger/requests.ts), their audit entries through the real AuditLog.record, and result
+// files written directly from the real signedResultText(row), signed for the bench's key as the daemon
+// signs them (unsigned ones would all be repaired after the start: work no real spool gives it).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { openLedger } from '../../main/core/ledger/db';
 import { AuditLog } from '../../main/core/ledger/audit';
 import type { RequestRow } from '../../main/core/ledger/requests';
-import { resultDocOf, unboundRejection } from '../../main/core/spool/results';
+import { signedResultText, unboundRejection } from '../../main/core/spool/results';
+import { decodeSecret } from '../../shared/protocol/sign';
 import { requestHash } from '../../shared/protocol/requestHash';
 import type { ErrorCode, RequestState } from '../../shared/protocol/types';
-import { BenchHost, CLK_TCK, ResultWatcher, cpuMsOf, memoryOf } from '../lib/host';
-import { CLI } from '../../test/helpers/host';
-import { sleep, summarize, type Summary } from '../lib/stats';
+import { BenchHost, ResultWatcher } from '../lib/host';
+import { summarize, type Summary } from '../lib/stats';
 import { HistoryGenerator, sha256, type Lifecycle } from '../lib/workload';
 
 const CWD = '/home/alice/code/shop';
@@ -135,6 +135,7 @@ export function makeHistory(host: BenchHost, n: number): HistoryInfo {
   const now = Date.now();
   const gen = new HistoryGenerator(99, now - 6.5 * 86_400_000, now - 60_000, n);
   const keyId = host.key.key_id;
+  const signer = { keyId, secret: decodeSecret(host.key.secret) };
   const db = openLedger(path.join(host.home, 'ledger.sqlite'));
   const audit = new AuditLog(db);
   const cols = [
@@ -165,7 +166,7 @@ export function makeHistory(host: BenchHost, n: number): HistoryInfo {
         }
         insert.run(row);
         rows++;
-        files.push({ id: l.id, json: JSON.stringify(resultDocOf(row), null, 2) + '\n', log: row.started_at ? row.stdout + row.stderr : null });
+        files.push({ id: l.id, json: signedResultText(row, signer), log: row.started_at ? row.stdout + row.stderr : null });
       }
     })();
   } finally {
@@ -188,22 +189,12 @@ export interface StartRun {
   to_first_answer_ms: number;
 }
 
-export interface IdleRun {
-  seconds: number;
-  cpu_ms: number;
-  cpu_percent_of_core: number;
-  rss_mib: number;
-  peak_rss_mib: number;
-  clk_tck: number;
-}
-
 /**
  * Starts the daemon `runs` times with one request waiting in queue/; times the "daemon running" line
- * and the first answer. After the last start, measures the idle daemon for `idleS` seconds.
+ * and the first answer. `whileRunning` is called with the last start's daemon, before it stops.
  */
-export async function measureStarts(host: BenchHost, runs: number, idleS: number | null): Promise<{ starts: StartRun[]; running: Summary; answered: Summary; idle: IdleRun | null }> {
+export async function measureStarts(host: BenchHost, runs: number, whileRunning?: (daemonPid: number) => Promise<void>): Promise<{ starts: StartRun[]; running: Summary; answered: Summary }> {
   const starts: StartRun[] = [];
-  let idle: IdleRun | null = null;
   const watcher = new ResultWatcher(host.results);
   try {
     for (let i = 0; i < runs; i++) {
@@ -216,16 +207,7 @@ export async function measureStarts(host: BenchHost, runs: number, idleS: number
         const r = await seen;
         if (r.doc.state !== 'succeeded') throw new Error(`${id} ended ${r.doc.state}`);
         starts.push({ to_running_ms: ready - d.spawnedAt, to_first_answer_ms: r.at - d.spawnedAt });
-        if (i === runs - 1 && idleS !== null) {
-          await sleep(3000); // let the start-up work (retention, first heartbeat) settle
-          const c0 = cpuMsOf(d.pid);
-          const t0 = performance.now();
-          await sleep(idleS * 1000);
-          const c1 = cpuMsOf(d.pid);
-          const seconds = (performance.now() - t0) / 1000;
-          const mem = memoryOf(d.pid);
-          idle = { seconds, cpu_ms: c1 - c0, cpu_percent_of_core: ((c1 - c0) / (seconds * 1000)) * 100, ...mem, clk_tck: CLK_TCK };
-        }
+        if (i === runs - 1) await whileRunning?.(d.pid);
       } finally {
         await d.stop();
       }
@@ -233,35 +215,5 @@ export async function measureStarts(host: BenchHost, runs: number, idleS: number
   } finally {
     watcher.close();
   }
-  return { starts, running: summarize(starts.map((s) => s.to_running_ms)), answered: summarize(starts.map((s) => s.to_first_answer_ms)), idle };
-}
-
-/** `dumbwaiter --version`: node, tsx and every module of the CLI loaded, no work done. */
-export async function measureCliLoad(runs: number): Promise<Summary> {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await new Promise<void>((resolve, reject) => {
-      const p = spawn(process.execPath, [CLI, '--version'], { stdio: 'ignore' });
-      p.on('error', reject);
-      p.on('exit', () => resolve());
-    });
-    times.push(performance.now() - t0);
-  }
-  return summarize(times);
-}
-
-/** A bare `node -e ''`, for scale. */
-export async function measureNodeStart(runs: number): Promise<Summary> {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await new Promise<void>((resolve, reject) => {
-      const p = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
-      p.on('error', reject);
-      p.on('exit', () => resolve());
-    });
-    times.push(performance.now() - t0);
-  }
-  return summarize(times);
+  return { starts, running: summarize(starts.map((s) => s.to_running_ms)), answered: summarize(starts.map((s) => s.to_first_answer_ms)) };
 }

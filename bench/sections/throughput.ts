@@ -1,9 +1,11 @@
-// Throughput: a burst of no-op requests written while the daemon runs (max_concurrent_runs 4, the
-// operation's concurrency 4), timed from the first write to the last final result file in place.
-import { readFileSync, statSync } from 'node:fs';
+// Throughput: a burst of no-op requests written while the daemon runs (ours: max_concurrent_runs 4, the
+// operation's concurrency 4; the reference: one at a time), timed from the first write to the last
+// final result file in place. CPU is the host's own processes' (procTree.ts), never the operations'.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BenchHost, cpuTimesOf } from '../lib/host';
+import { BenchHost, type RequestTarget } from '../lib/host';
+import { cpuBetween, treeCpu, type CpuDelta } from '../lib/procTree';
 import { sleep } from '../lib/stats';
 import type { ResultDoc } from '../../shared/protocol/types';
 
@@ -13,31 +15,42 @@ export interface ThroughputRun {
   elapsed_ms: number;
   /** How long writing the burst into queue/ took (the daemon was already taking them meanwhile). */
   submit_ms: number;
-  /** CPU time the daemon used for the burst, per request: in all, in user mode, in the kernel. */
+  /** CPU time the host's processes used for the burst, per request: in all, in user mode, in the kernel. */
   daemon_cpu_ms_per_request: number;
   daemon_user_ms_per_request: number;
   daemon_sys_ms_per_request: number;
+  /** Each host process's CPU for the whole burst (the daemon's, its spawner's). */
+  processes: CpuDelta['processes'];
 }
 
 let bursts = 0;
 
-export async function measureThroughput(host: BenchHost, n: number, daemonPid: number): Promise<ThroughputRun> {
-  // Progress from the ledger through a read-only connection: no file reads competing with the daemon.
-  const db = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
+/** How many of `ids` are done: ours from the ledger (a read-only connection: no file reads competing
+ *  with the daemon), the reference's from its results/ listing (it keeps nothing else). */
+function doneCounter(host: RequestTarget, prefix: string): { count: () => number; close: () => void } {
+  if (host instanceof BenchHost) {
+    const db = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
+    const q = db.prepare(`SELECT COUNT(*) AS n FROM requests WHERE id LIKE '${prefix}-%' AND state IN ('succeeded', 'failed', 'rejected')`);
+    return { count: () => (q.get() as { n: number }).n, close: () => db.close() };
+  }
+  return { count: () => readdirSync(host.results).filter((n) => n.startsWith(`${prefix}-`) && n.endsWith('.json')).length, close: () => {} };
+}
+
+export async function measureThroughput(host: RequestTarget, n: number, daemonPid: number): Promise<ThroughputRun> {
   const prefix = `tp${bursts++}`; // this burst's own ids
   const ids = Array.from({ length: n }, () => host.nextId(prefix));
-  const count = db.prepare(`SELECT COUNT(*) AS n FROM requests WHERE id LIKE '${prefix}-%' AND state IN ('succeeded', 'failed', 'rejected')`);
+  const done = doneCounter(host, prefix);
   try {
-    const cpu0 = cpuTimesOf(daemonPid);
+    const cpu0 = treeCpu(daemonPid);
     const startEpoch = performance.timeOrigin + performance.now();
     for (const id of ids) host.submitFast(id);
     const submitMs = performance.timeOrigin + performance.now() - startEpoch;
     const deadline = Date.now() + 10 * 60_000;
-    while ((count.get() as { n: number }).n < n) {
+    while (done.count() < n) {
       if (Date.now() > deadline) throw new Error('the burst did not finish within 10 minutes');
       await sleep(100);
     }
-    // The ledger commits before the result file is written: wait for every file to be final, then take
+    // Our ledger commits before the result file is written: wait for every file to be final, then take
     // the last one's change time (the rename that put it in place) as the end.
     let last = 0;
     for (const id of ids) {
@@ -51,18 +64,19 @@ export async function measureThroughput(host: BenchHost, n: number, daemonPid: n
       }
       last = Math.max(last, statSync(file).ctimeMs);
     }
-    const cpu1 = cpuTimesOf(daemonPid);
+    const cpu = cpuBetween(cpu0, treeCpu(daemonPid));
     const elapsed = last - startEpoch;
     return {
       requests: n,
       per_second: (n * 1000) / elapsed,
       elapsed_ms: elapsed,
       submit_ms: submitMs,
-      daemon_cpu_ms_per_request: (cpu1.user + cpu1.sys - cpu0.user - cpu0.sys) / n,
-      daemon_user_ms_per_request: (cpu1.user - cpu0.user) / n,
-      daemon_sys_ms_per_request: (cpu1.sys - cpu0.sys) / n,
+      daemon_cpu_ms_per_request: (cpu.user + cpu.sys) / n,
+      daemon_user_ms_per_request: cpu.user / n,
+      daemon_sys_ms_per_request: cpu.sys / n,
+      processes: cpu.processes,
     };
   } finally {
-    db.close();
+    done.close();
   }
 }

@@ -1,0 +1,52 @@
+// The idle cost of running daemons, measured in the same window so that they see the same machine:
+// each one's host processes (procTree.ts: the daemon and its spawner) summed, and each shown.
+import { CLK_TCK } from '../lib/host';
+import { cpuBetween, hostCpuMs, treeCpu, treeMemory, type CpuDelta, type TreeMemory } from '../lib/procTree';
+import { sleep } from '../lib/stats';
+
+export interface IdleRun {
+  seconds: number;
+  /** How long after the start the window began, and whether the start-up work had settled by then
+   *  (if not, the window began at the longest wait and counts the rest of that work). */
+  settle_ms: number;
+  settled: boolean;
+  cpu_ms: number;
+  cpu_percent_of_core: number;
+  /** Each host process's CPU in the window. */
+  cpu_by_process: CpuDelta['processes'];
+  memory: TreeMemory;
+  clk_tck: number;
+}
+
+/** Start-up work (the first sweep over the results, the retention pass, the first heartbeat) can
+ *  outlast the start by seconds (about 1 s per 10,000 results here): idle begins once every process has used at most one clock tick in a
+ *  second, after at least `minMs` and at most `maxMs`. */
+async function settle(pids: number[], minMs: number, maxMs: number): Promise<{ ms: number; settled: boolean }> {
+  const t0 = performance.now();
+  await sleep(minMs);
+  const cpu = () => pids.map(hostCpuMs);
+  let last = cpu();
+  while (performance.now() - t0 < maxMs) {
+    await sleep(1000);
+    const now = cpu();
+    if (now.every((c, i) => c - last[i]! <= 1000 / CLK_TCK)) return { ms: performance.now() - t0, settled: true };
+    last = now;
+  }
+  return { ms: performance.now() - t0, settled: false };
+}
+
+/** After the start-up work has settled, `seconds` of CPU time from /proc (ticks of 1/CLK_TCK s) and
+ *  the memory at the end, for each pid, in the same window. */
+export async function measureIdle(pids: number[], seconds: number): Promise<IdleRun[]> {
+  const settled = await settle(pids, 3000, 60_000);
+  const before = pids.map(treeCpu);
+  const t0 = performance.now();
+  await sleep(seconds * 1000);
+  const after = pids.map(treeCpu);
+  const s = (performance.now() - t0) / 1000;
+  return pids.map((pid, i) => {
+    const cpu = cpuBetween(before[i]!, after[i]!);
+    const ms = cpu.user + cpu.sys;
+    return { seconds: s, settle_ms: settled.ms, settled: settled.settled, cpu_ms: ms, cpu_percent_of_core: (ms / (s * 1000)) * 100, cpu_by_process: cpu.processes, memory: treeMemory(pid), clk_tck: CLK_TCK };
+  });
+}
