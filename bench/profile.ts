@@ -7,13 +7,12 @@
 //   rounds where the variants take turns (so the machine's noise falls on all alike); with --cpu-prof
 //   the daemon's main thread is split per request by what it was doing, with --strace its system
 //   calls are counted per request. Variants (combine with +):
-//     default    the daemon as it is (fsyncs on, run through tsx)
+//     default    the daemon as it is (fsyncs on, the product's bundle: bin/dumbwaiter.js)
 //     no-fsync   every fsync a no-op and the ledger at synchronous=OFF: what durability costs
 //     no-log     info log lines off: what per-request logging costs
-//     bundled    the same code bundled with esbuild and run by plain node (no tsx at run time)
 // --mode fork: what spawn('/bin/true') costs a Node process as its RSS grows.
-// --mode start: --results results (as in the benchmark), then daemon starts through tsx and bundled,
-//   timed, and one under --cpu-prof split into module loading and the boot's own steps.
+// --mode start: --results results (as in the benchmark), then daemon starts, timed, and one under
+//   --cpu-prof split into module loading and the boot's own steps.
 // --mode audit: --entries audit entries, then each benchmark query through the real searchAudit and
 //   through the query as it was before commit f81d037 (every full-text match collected first, no
 //   index on kind), with that query's plans.
@@ -31,7 +30,6 @@ import { measureThroughput } from './sections/throughput';
 import { auditQueries, buildAuditLedger, timeQueries } from './sections/audit';
 import { makeHistory } from './sections/startup';
 import { CATEGORIES, profileBreakdown, profileSteps, type Category } from './lib/cpuprofile';
-import { bundleCli } from './whatif/bundle';
 import { HostService } from '../main/core/service';
 import { pinDir, unpin } from '../main/core/spool/pinned';
 import { ftsQuery, type AuditQuery } from '../main/core/ledger/audit';
@@ -41,7 +39,7 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'requests' },
     requests: { type: 'string', default: '200' },
     burst: { type: 'string', default: '1000' },
-    variant: { type: 'string', default: 'default,no-fsync,no-log,no-fsync+no-log,bundled' },
+    variant: { type: 'string', default: 'default,no-fsync,no-log,no-fsync+no-log' },
     'cpu-prof': { type: 'boolean', default: false },
     strace: { type: 'boolean', default: false },
     results: { type: 'string', default: '100000' },
@@ -67,15 +65,9 @@ function say(s: string): void {
   process.stderr.write(`[profile] ${s}\n`);
 }
 
-let bundle: ReturnType<typeof bundleCli> | null = null;
-
-/** How to start the daemon for a variant: node flags, and the script (tsx CLI or bundle) with its env. */
+/** How to start the daemon for a variant: its node flags. */
 function launch(variant: string): { nodeArgs: string[]; script?: string; env?: NodeJS.ProcessEnv } {
-  const parts = variant.split('+').filter((v) => v !== 'default');
-  const nodeArgs = parts.filter((v) => v !== 'bundled').flatMap((v) => ['--import', path.join(WHATIF, `${v}.mjs`)]);
-  if (!parts.includes('bundled')) return { nodeArgs };
-  bundle ??= bundleCli();
-  return { nodeArgs, script: bundle.script, env: bundle.env };
+  return { nodeArgs: variant.split('+').filter((v) => v !== 'default').flatMap((v) => ['--import', path.join(WHATIF, `${v}.mjs`)]) };
 }
 
 /** Starts the daemon (optionally under --cpu-prof), runs `work`, stops it; returns the main thread's profile file. */
@@ -97,7 +89,7 @@ async function withDaemon(host: BenchHost, variant: string, prof: boolean, work:
   }
   await d.stop();
   if (!profDir) return { profile: null, skipMs, cleanup };
-  // The main thread's profile is the largest (tsx adds one for its loader thread).
+  // The main thread's profile is the largest (a worker thread writes one of its own).
   const files = readdirSync(profDir).map((f) => path.join(profDir, f));
   return { profile: files.sort((a, b) => readFileSync(b).length - readFileSync(a).length)[0]!, skipMs, cleanup };
 }
@@ -254,7 +246,7 @@ async function modeStart(): Promise<void> {
     }
     unpin(pin);
     const watcher = new ResultWatcher(host.results);
-    for (const variant of ['default', 'bundled']) {
+    for (const variant of ['default']) {
       const times: number[] = [];
       const answers: number[] = [];
       let rss = NaN;
@@ -272,7 +264,7 @@ async function modeStart(): Promise<void> {
       console.log(`${variant}: spawn to "daemon running" p50 ${ms(summarize(times).p50)} (${times.map((t) => ms(t)).join(', ')}), to first answer ${ms(summarize(answers).p50)}; RSS after start ${rss.toFixed(0)} MiB`);
     }
     watcher.close();
-    for (const variant of ['default', 'bundled']) {
+    for (const variant of ['default']) {
       const profDir = mkdtempSync(path.join(os.tmpdir(), 'dw-prof-'));
       try {
         const l = launch(variant);
@@ -285,7 +277,7 @@ async function modeStart(): Promise<void> {
         const main = files.sort((a, b) => readFileSync(b).length - readFileSync(a).length)[0]!;
         const steps = profileSteps(main);
         console.log(`${variant} under --cpu-prof (slower): "daemon running" after ${ms(readyMs)}; profile from node's start:`);
-        console.log(`    ${ms(steps.beforeStart).padStart(9)}  before Daemon.start (node, ${variant === 'bundled' ? 'the bundle' : 'tsx and every module'} loaded)`);
+        console.log(`    ${ms(steps.beforeStart).padStart(9)}  before Daemon.start (node and the bundle loaded)`);
         for (const [name, t] of steps.inStart) console.log(`    ${ms(t).padStart(9)}  ${name}`);
       } finally {
         rmSync(profDir, { recursive: true, force: true });
@@ -356,6 +348,4 @@ try {
   await run();
 } finally {
   killLeftoverDaemons();
-  const b = bundle as ReturnType<typeof bundleCli> | null; // set inside the modes
-  if (b) rmSync(path.dirname(b.script), { recursive: true, force: true });
 }

@@ -5,9 +5,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, renameSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import { CLI, TestHost } from '../../test/helpers/host';
+import { TestHost } from '../../test/helpers/host';
 import { SpoolClient } from '../../shared/client/spoolClient';
 import { isFinalState, type KeyFile, type ResultDoc } from '../../shared/protocol/types';
+
+/** The product's command line, as a user runs it: the bundle without the tests' fault points (bin/
+ *  rebuilds it first where a source is newer). The tests' build (TestHost's) only sets homes up. */
+export const CLI = path.resolve(import.meta.dirname, '../../bin/dumbwaiter.js');
 
 /** The daemon's own defaults (settings.ts) for what TestHost changes to make tests fast. */
 export const DAEMON_DEFAULTS = { rescan_interval_ms: 1000, shutdown_grace_s: 10, kill_grace_s: 5 } as const;

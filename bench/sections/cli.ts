@@ -3,8 +3,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { CLI } from '../../test/helpers/host';
-import { BenchHost, NOOP_ALLOWLIST, ResultWatcher } from '../lib/host';
+import { BenchHost, CLI, NOOP_ALLOWLIST, ResultWatcher } from '../lib/host';
 import { summarize, type Summary } from '../lib/stats';
 
 /** The no-op, the same asking for approval, and a run that lasts until it is cancelled. */
