@@ -53,8 +53,7 @@ async function start(): Promise<void> {
     log.warn(e.message);
   }
   const svc = new HostService(homeDir, undefined, sealer);
-  const sealed = svc.keys.sealAll();
-  if (sealed) svc.audit.record({ kind: 'keys_sealed', actor: 'app', message: `${sealed} key secrets sealed with the OS keychain` });
+  svc.sealKeys('app');
   if (warning) log.warn(warning);
 
   const windows = new Windows({ preload: path.join(__dirname, '..', 'preload', 'index.cjs') });

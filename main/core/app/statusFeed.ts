@@ -30,10 +30,10 @@ export class StatusFeed {
   /** Runs that ended since the last poll (from the first poll on), each once. */
   private finishedRuns(): IpcEvents['run.finished'][] {
     if (this.seq === null) {
-      this.seq = this.svc.audit.lastSeq();
+      this.seq = this.svc.lastAuditSeq();
       return [];
     }
-    const rows = this.svc.audit.endedRunsAfter(this.seq);
+    const rows = this.svc.endedRunsAfter(this.seq);
     this.seq = rows.at(-1)?.seq ?? this.seq;
     return rows.map(({ id, op, spool, state }) => ({ id, op, spool, state }));
   }
