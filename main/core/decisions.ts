@@ -142,8 +142,8 @@ export class Decisions {
       if (row.cancel_requested_by) return { changed: false, state: 'running', message: `${id} is already being cancelled (by ${row.cancel_requested_by})`, row };
       const next = this.requests.requestCancel(id, by);
       if (!next) return this.cancel(id, by);
-      this.cancelAsked();
       this.audit.record({ kind: 'cancel_requested', actor: by, request_id: id, key_id: row.key_id, op: row.op, message: `${by} asked to cancel the running ${row.op}; its process group will be terminated` });
+      this.cancelAsked();
       return { changed: true, state: 'running', message: `${id} is running: its process group is being terminated`, row: next };
     }
     if (row.op === PLAN_OP && row.state === 'succeeded') return this.withdrawPlan(row, by);
