@@ -4,10 +4,10 @@
 // the command still succeeds without blocking and the daemon finds the change at its next tick.
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { GATED_OP, TestHost } from '../helpers/host';
-import type { KeyFile } from '../../shared/protocol/types';
+import { GATED_OP, TestHost, eventually } from '../helpers/host';
+import type { HostStatusDoc, KeyFile } from '../../shared/protocol/types';
 
 const ALLOWLIST = `version: 1
 operations:
@@ -86,4 +86,32 @@ describe('changes made elsewhere wake the daemon', () => {
     expect((await host.waitResult('wk-nowake')).state).toBe('succeeded');
     expect((await host.sentinel(key, 'quick')).state).toBe('succeeded');
   });
+
+  it('between its ticks the daemon does not look at the ledger: with no wake, a pause made elsewhere is not in its heartbeats until the wake works again', async () => {
+    await setup({ rescan_interval_ms: 60_000 });
+    const wake = path.join(host.home, 'wake');
+    rmSync(wake, { force: true });
+    mkdirSync(wake);
+    cli('pause');
+    const after = new Date().toISOString();
+    // host.json says what the daemon believes; it is rewritten every 5 s.
+    const beat = await eventually('a heartbeat written after the pause', () => {
+      const doc = hostJson();
+      return doc && doc.heartbeat_at > after ? doc : undefined;
+    });
+    expect(beat.paused).toBe(false);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+    rmSync(wake, { recursive: true });
+    cli('resume');
+    cli('pause');
+    await eventually('host.json to say paused', () => (hostJson()?.paused ? true : undefined));
+  });
 });
+
+function hostJson(): HostStatusDoc | undefined {
+  try {
+    return JSON.parse(readFileSync(path.join(host.spool, 'host.json'), 'utf8')) as HostStatusDoc;
+  } catch {
+    return undefined;
+  }
+}
