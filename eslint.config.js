@@ -1,5 +1,7 @@
 // Lint rules. The one that matters most: the core (everything in main/ but main/electron/) and shared/
-// never import Electron, so that the headless daemon, the CLI and the tests run under plain Node.
+// never import Electron, so that the headless daemon, the CLI and the tests run under plain Node. And in
+// the Electron layer, the raw IPC objects stay in main/electron/ipc.ts (and preload/): every channel is
+// the contract's, bound and checked in one place.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
@@ -14,6 +16,9 @@ const electronFree = {
   ],
 };
 
+const RAW_IPC = ['ipcMain', 'ipcRenderer'];
+const RAW_IPC_MESSAGE = 'Raw IPC stays in main/electron/ipc.ts and preload/: register and send through them (the contract, shared/ipc).';
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'out/', 'test/artifacts/', 'coverage/'] },
   js.configs.recommended,
@@ -26,6 +31,14 @@ export default tseslint.config(
     },
   },
   { files: ['main/**', 'shared/**', 'renderer/**', 'bin/**', 'test/**'], ignores: ['main/electron/**'], rules: electronFree },
+  {
+    files: ['main/electron/**'],
+    ignores: ['main/electron/ipc.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: 'electron', importNames: RAW_IPC, message: RAW_IPC_MESSAGE }] }],
+      'no-restricted-syntax': ['error', ...RAW_IPC.map((name) => ({ selector: `MemberExpression[property.name='${name}']`, message: RAW_IPC_MESSAGE }))],
+    },
+  },
   {
     files: ['renderer/**'],
     languageOptions: { globals: { window: 'readonly', document: 'readonly', location: 'readonly', navigator: 'readonly' } },

@@ -1,7 +1,7 @@
 // The renderer's API, derived from the IPC contract: one small object per domain
 // (`api.approvals.approve({...})`), and for each event an `onX` that returns its unsubscribe.
 // Built on a transport so that tests drive exactly this code without Electron.
-import { CHANNEL_NAMES, EVENT_NAMES, IPC_PREFIX, type ChannelName, type EventName } from '../shared/ipc/channels';
+import { CHANNEL_NAMES, EVENT_NAMES, IPC_PREFIX, eventChannel, type ChannelName, type EventName } from '../shared/ipc/channels';
 import type { IpcEvents, RequestOf, ResponseOf } from '../shared/ipc/contract';
 
 export interface Transport {
@@ -22,10 +22,6 @@ export type DumbwaiterApi = {
     [E in EventName as Domain<E> extends D ? `on${Capitalize<Method<E>>}` : never]: Subscribe<E>;
   };
 };
-
-export function eventChannel(e: EventName): string {
-  return `${IPC_PREFIX}event:${e}`;
-}
 
 export function createApi(transport: Transport): DumbwaiterApi {
   const api: Record<string, Record<string, unknown>> = {};

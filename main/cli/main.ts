@@ -340,7 +340,7 @@ async function cmdResolve(argv: string[]): Promise<void> {
   if (!id || verdicts !== 1 || (values.check && (values.force || values.note))) throw new UsageError(RESOLVE_USAGE);
   if (values.check) return checkReconcile(values, id);
   withService(values, (svc) => {
-    const wasRunning = svc.requests.get(id)?.state === 'running';
+    const wasRunning = svc.request(id)?.state === 'running';
     const row = svc.resolve(id, values.succeeded ? 'succeeded' : 'failed', values.note, cliActor(), { force: values.force });
     if (values.json) return printJson({ id, state: row.state, resolved_by: row.resolved_by, note: row.note });
     say(`${id} resolved as ${row.state}.${wasRunning ? ` The host is ending its processes (process group ${row.pid}).` : ''}`);

@@ -24,6 +24,8 @@ export class Decisions {
     private readonly lifecycle: Lifecycle,
     private readonly audit: AuditLog,
     private readonly grants: Grants,
+    /** Told when a running request is marked for cancelling (the daemon terminates it at once). */
+    private readonly cancelAsked: () => void = () => {},
   ) {}
 
   private pending(id: string): RequestRow {
@@ -141,6 +143,7 @@ export class Decisions {
       const next = this.requests.requestCancel(id, by);
       if (!next) return this.cancel(id, by);
       this.audit.record({ kind: 'cancel_requested', actor: by, request_id: id, key_id: row.key_id, op: row.op, message: `${by} asked to cancel the running ${row.op}; its process group will be terminated` });
+      this.cancelAsked();
       return { changed: true, state: 'running', message: `${id} is running: its process group is being terminated`, row: next };
     }
     if (row.op === PLAN_OP && row.state === 'succeeded') return this.withdrawPlan(row, by);

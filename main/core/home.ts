@@ -29,6 +29,8 @@ export interface HomePaths {
   lockInfo: string;
   logs: string;
   lastGoodAllowlist: string;
+  /** Touched by the command line and the app after a change the daemon must act on (wake.ts). */
+  wake: string;
 }
 
 export function homePaths(root: string): HomePaths {
@@ -41,6 +43,7 @@ export function homePaths(root: string): HomePaths {
     lockInfo: path.join(root, 'daemon.json'),
     logs: path.join(root, 'logs'),
     lastGoodAllowlist: path.join(root, 'allowlist.last-good.yaml'),
+    wake: path.join(root, 'wake'),
   };
 }
 

@@ -1,5 +1,6 @@
 // The service API: what the command line (and later the desktop app, over IPC) can ask of the host.
-// Each call works whether or not a daemon runs; the daemon picks up ledger changes within a tick.
+// Each call works whether or not a daemon runs; after a change the daemon must act on, it wakes the
+// daemon (wake.ts), which also finds it at its next tick should the wake not come.
 import { existsSync, readFileSync } from 'node:fs';
 import { stampOf } from './fs/stamp';
 import path from 'node:path';
@@ -40,6 +41,8 @@ import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { attemptEnd } from '../../shared/protocol/reconcileText';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
+import { wakeDaemon } from './wake';
+import type { RequestFilter } from './ledger/requests';
 import type { AllowlistContext } from './allowlist/roots';
 
 export interface StatusReport {
@@ -81,9 +84,9 @@ export class HostService {
   /** The settings as last read, and the file's stamp then (see `settings`). */
   private read: { stamp: string; settings: Settings };
   private readonly db: Db;
-  readonly keys: KeyStore;
-  readonly requests: Requests;
-  readonly audit: AuditLog;
+  private readonly keys: KeyStore;
+  private readonly requests: Requests;
+  private readonly audit: AuditLog;
   readonly grants: Grants;
   readonly decisions: Decisions;
   readonly lifecycle: Lifecycle;
@@ -107,10 +110,13 @@ export class HostService {
     this.requests = new Requests(this.db);
     this.audit = new AuditLog(this.db);
     this.grants = new Grants(this.db);
-    // Result files are written now when the spool is reachable; a running daemon also does within a tick.
-    this.lifecycle = new Lifecycle(this.db, this.requests, this.audit, (row) => this.pinnedSpool(row.spool)?.writer.publish(row));
-    this.decisions = new Decisions(this.requests, this.lifecycle, this.audit, this.grants);
-    this.flags = new HostFlags(this.db);
+    // Result files are written now when the spool is reachable; a running daemon also does once woken.
+    this.lifecycle = new Lifecycle(this.db, this.requests, this.audit, (row) => {
+      this.pinnedSpool(row.spool)?.writer.publish(row);
+      this.wake();
+    });
+    this.decisions = new Decisions(this.requests, this.lifecycle, this.audit, this.grants, () => this.wake());
+    this.flags = new HostFlags(this.db, () => this.wake());
   }
 
   /** The settings as the file says now: the app's service lives long, and the command line or the
@@ -183,6 +189,11 @@ export class HostService {
     return { spools: this.settings.spools, home: this.home.root };
   }
 
+  /** Tells a running daemon that the ledger or the settings changed (after the commit). */
+  private wake(): void {
+    wakeDaemon(this.home.wake);
+  }
+
   close(): void {
     this.db.close();
     for (const p of this.pins.values()) p.pinned.close();
@@ -217,6 +228,7 @@ export class HostService {
 
   private afterRevoke(keyId: string, actor: string, kind: 'key_revoked' | 'key_rotated', message: string): void {
     this.audit.record({ kind, actor, key_id: keyId, message });
+    this.wake(); // its queued requests must not start
     const rejected = this.decisions.rejectPendingOfKey(keyId, actor);
     const spool = this.keys.get(keyId)?.spool;
     const pinned = spool ? this.pinnedSpool(spool)?.pinned : null;
@@ -411,6 +423,7 @@ export class HostService {
     const name = this.spool?.name ?? DEFAULT_SPOOL;
     initHome(this.home.root, abs, abs, name);
     this.audit.record({ kind: 'settings_changed', actor, spool: name, message: `${actor} moved spool ${name} to ${abs}` });
+    this.wake();
     return { ...this.checkSpoolFolder(abs), message: `Ready: spool ${name} is now ${abs}. A running host serves it there within seconds; share this folder with its sandbox.` };
   }
 
@@ -453,6 +466,32 @@ export class HostService {
     return pinned ? readCatalog(pinned.paths.catalogJson) : null;
   }
 
+  /** A request as the ledger has it now, or null. */
+  request(id: string): RequestRow | null {
+    return this.requests.get(id);
+  }
+
+  listRequests(f: RequestFilter = {}): ReturnType<Requests['list']> {
+    return this.requests.list(f);
+  }
+
+  /** The audit log's last entry so far (0 when empty): what `endedRunsAfter` counts from. */
+  lastAuditSeq(): number {
+    return this.audit.lastSeq();
+  }
+
+  /** Runs that reached a final state after audit entry `seq`, oldest first. */
+  endedRunsAfter(seq: number): ReturnType<AuditLog['endedRunsAfter']> {
+    return this.audit.endedRunsAfter(seq);
+  }
+
+  /** Seals with the OS keychain the key secrets stored before the app could (recorded); how many. */
+  sealKeys(actor: string): number {
+    const sealed = this.keys.sealAll();
+    if (sealed) this.audit.record({ kind: 'keys_sealed', actor, message: `${sealed} key secrets sealed with the OS keychain` });
+    return sealed;
+  }
+
   pendingApprovals(): PendingApproval[] {
     return this.requests.inState('awaiting_approval').map((r) => ({
       id: r.id,
@@ -485,7 +524,10 @@ export class HostService {
     const g = this.grants.get(id);
     if (!g) throw new UserError(`no grant ${id} (see: dumbwaiter approvals grants)`);
     const changed = this.grants.revoke(id, actor);
-    if (changed) this.audit.record({ kind: 'grant_revoked', actor, key_id: g.key_id, op: g.op, message: `grant ${id} (${g.op} for key ${g.key_id}) revoked by ${actor}` });
+    if (changed) {
+      this.audit.record({ kind: 'grant_revoked', actor, key_id: g.key_id, op: g.op, message: `grant ${id} (${g.op} for key ${g.key_id}) revoked by ${actor}` });
+      this.wake();
+    }
     return changed;
   }
 
@@ -506,11 +548,12 @@ export class HostService {
     return readSettings(this.home.settings);
   }
 
-  /** Changes one setting (validated as a whole); a running daemon picks it up within a tick. */
+  /** Changes one setting (validated as a whole); a running daemon picks it up at once. */
   setSetting(name: string, value: unknown, actor: string): Settings {
     const before = this.getSettings();
     const next = withSetting(before, name, value);
     writeSettings(this.home.settings, next);
+    this.wake();
     this.audit.record({
       kind: 'settings_changed',
       actor,
@@ -565,6 +608,7 @@ export class HostService {
     if (problem) throw new UserError(problem);
     initHome(this.home.root, path.resolve(dir), path.resolve(dir), name);
     this.audit.record({ kind: 'spool_added', actor, spool: name, message: `${actor} added spool ${name} at ${path.resolve(dir)}` });
+    this.wake();
     return this.listSpools().find((s) => s.name === name)!;
   }
 
@@ -607,7 +651,7 @@ export class HostService {
     const keys = this.listKeys(name).filter((k) => !k.revoked_at);
     for (const k of keys) this.revokeKey(k.key_id, actor);
     writeSettings(this.home.settings, withoutSpool(this.getSettings(), name));
-    this.flags.forgetSpool(name);
+    this.flags.forgetSpool(name); // wakes the daemon
     this.pins.get(name)?.pinned.close();
     this.pins.delete(name);
     const revoked = keys.length ? `; its ${keys.length === 1 ? 'key was' : `${keys.length} keys were`} revoked` : '';

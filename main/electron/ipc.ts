@@ -6,7 +6,7 @@ import { createIpcHandlers, type AppEdges } from '../core/ipc/handlers';
 import type { HostService } from '../core/service';
 import { scopedLogger } from '../core/log';
 import type { EventName, IpcEvents } from '../../shared/ipc/contract';
-import { eventChannel } from '../../preload/api';
+import { eventChannel } from '../../shared/ipc/channels';
 import { APP_ORIGIN } from './constants';
 
 /** The OS's own dialogs, attached to the focused window. */

@@ -7,7 +7,7 @@ import { HostService } from '../core/service';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
 import { configureLogging, scopedLogger } from '../core/log';
 import { firstRunSetup } from '../core/app/firstRun';
-import { StatusFeed } from '../core/app/statusFeed';
+import { StatusFeed, followHome, type FeedPass } from '../core/app/statusFeed';
 import { addRecentRuns, type RecentRun } from '../core/app/trayState';
 import { UserError } from '../core/errors';
 import { registerAppScheme, setupAppProtocol } from './protocol';
@@ -21,7 +21,9 @@ import { utilitySpawner } from './spawnerProcess';
 import { Spawner } from '../core/exec/spawner';
 
 const log = scopedLogger('app');
-const STATUS_POLL_MS = 1000;
+/** The status is pushed on each change; this rare look catches what says nothing, such as the
+ *  command line's daemon killed (its lock goes, its daemon.json stays). */
+const STATUS_RECHECK_MS = 30_000;
 
 registerAppScheme();
 
@@ -55,8 +57,7 @@ async function start(): Promise<void> {
     log.warn(e.message);
   }
   const svc = new HostService(homeDir, undefined, sealer);
-  const sealed = svc.keys.sealAll();
-  if (sealed) svc.audit.record({ kind: 'keys_sealed', actor: 'app', message: `${sealed} key secrets sealed with the OS keychain` });
+  svc.sealKeys('app');
   if (warning) log.warn(warning);
 
   const windows = new Windows({ preload: path.join(__dirname, '..', 'preload', 'index.cjs') });
@@ -85,11 +86,9 @@ async function start(): Promise<void> {
     else if (action === 'quit') app.quit();
   });
 
-  const feed = new StatusFeed(svc, (event, payload) => sendEvent(windows.all(), event, payload));
   let recent: RecentRun[] = [];
   let loginItem: boolean | null = null;
-  const poll = () => {
-    const { status, changes } = feed.poll();
+  const show = ({ status, changes }: FeedPass) => {
     recent = addRecentRuns(recent, changes.finished);
     tray.update(status, recent);
     const settings = svc.getSettings();
@@ -102,8 +101,12 @@ async function start(): Promise<void> {
       app.setLoginItemSettings({ openAtLogin: loginItem });
     }
   };
-  const timer = setInterval(() => decide(poll), STATUS_POLL_MS);
-  decide(poll);
+  const feed = new StatusFeed(svc, (event, payload) => sendEvent(windows.all(), event, payload), (pass) => decide(() => show(pass)));
+  // Our daemon says after each change, the other processes' included (their wake); the command
+  // line's daemon, when it runs instead, is followed through the home folder.
+  const follow = daemon ? { close: daemon.onChange(() => feed.changed()) } : followHome(svc.home, () => feed.changed());
+  const recheck = setInterval(() => feed.changed(), STATUS_RECHECK_MS);
+  decide(() => show(feed.poll()));
 
   app.on('second-instance', () => windows.showMain());
   app.on('window-all-closed', () => {
@@ -118,7 +121,9 @@ async function start(): Promise<void> {
     if (quitting) return daemon?.hurry();
     quitting = true;
     windows.quitting = true;
-    clearInterval(timer);
+    clearInterval(recheck);
+    follow?.close();
+    feed.close();
     // Like the headless daemon's clean stop: running work gets its grace period, then is marked.
     void (daemon?.stop() ?? Promise.resolve()).finally(() => {
       svc.close();

@@ -2,7 +2,7 @@
 // approval window. Both sandboxed, context-isolated, without Node, loading only app:// pages.
 import { BrowserWindow, screen } from 'electron';
 import { APP_ORIGIN } from './constants';
-import { eventChannel } from '../../preload/api';
+import { sendEvent } from './ipc';
 import type { WindowRole } from '../core/ipc/bind';
 import { pinToPage } from './security';
 
@@ -59,7 +59,7 @@ export class Windows {
       this.main.once('ready-to-show', () => this.main?.show());
     } else {
       // The open page moves itself (and may first ask, e.g. to leave a key not yet saved).
-      if (route) this.main.webContents.send(eventChannel('app.navigate'), { route });
+      if (route) sendEvent([this.main], 'app.navigate', { route });
       this.main.show();
       this.main.focus();
     }
@@ -74,7 +74,7 @@ export class Windows {
   showApproval(id: string, chosen = false): void {
     if (this.approval && !this.approval.isDestroyed()) {
       if (chosen) {
-        this.approval.webContents.send(eventChannel('app.navigate'), { route: id });
+        sendEvent([this.approval], 'app.navigate', { route: id });
         this.approval.show();
       } else {
         this.approval.showInactive();

@@ -46,5 +46,10 @@ export const IPC_PREFIX = 'dumbwaiter:';
 export type ChannelName = (typeof CHANNEL_NAMES)[number];
 export type EventName = (typeof EVENT_NAMES)[number];
 
+/** The wire name of an event the main process sends (and the preload subscribes to). */
+export function eventChannel(e: EventName): string {
+  return `${IPC_PREFIX}event:${e}`;
+}
+
 /** The approval window (approval.html) decides one request at a time: it may call these and no more. */
 export const APPROVAL_WINDOW_CHANNELS: readonly ChannelName[] = ['status.get', 'approvals.list', 'approvals.approve', 'approvals.deny', 'requests.get'];

@@ -216,7 +216,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
   it('has its processes ended by the next start after a forced verdict given before a daemon adopted it (a daemon starting)', async () => {
     const { pids: [pid], daemon } = await orphaned([['orph-race', 'sleeper']]);
     await daemon.kill9();
-    expect(host.service((s) => s.requests.get('orph-race')?.orphaned)).toBe(1);
+    expect(host.service((s) => s.request('orph-race')?.orphaned)).toBe(1);
     // A new daemon has taken the lock and not yet adopted the run: the verdict is accepted then.
     const starting = acquireHomeLock(path.join(host.home, 'daemon.lock'), path.join(host.home, 'daemon.json'), 'a daemon starting');
     let forced;
@@ -234,7 +234,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     expect(ended.message).toMatch(/^orphaned run resolved as succeeded by a human while it ran: its processes were ended at the host's start \(\d+ process(es)? left behind by the run (was|were) ended\)$/);
     expect(groupRunning(pid!)).toBe(false);
     expect(existsSync(goFile('orph-race'))).toBe(false); // ended, not let go
-    expect(host.service((s) => s.requests.get('orph-race'))).toMatchObject({ state: 'succeeded', orphaned: 0 });
+    expect(host.service((s) => s.request('orph-race'))).toMatchObject({ state: 'succeeded', orphaned: 0 });
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
@@ -248,7 +248,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     await eventually('the run to end', () => (groupRunning(runPid) ? undefined : true));
     const victim = trackGroup(track(spawn('/bin/sleep', ['300'], { detached: true, stdio: 'ignore' })).pid!);
     // The row as the previous version left it: a pid, no marker, no start time.
-    host.service((s) => s.requests.setProcesses('old-run', victim, null, null));
+    host.ledger((r) => r.setProcesses('old-run', victim, null, null));
     await host.startDaemon();
     const r = await host.waitResult('old-run', ['uncertain', 'cancelled', 'succeeded', 'failed']);
     expect(r).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' } });
@@ -274,6 +274,6 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     const refused = host.cli(['resolve', 'orph-down', '--failed', '--force']);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('no host runs now: start it');
-    expect(host.service((s) => s.requests.get('orph-down')?.state)).toBe('running');
+    expect(host.service((s) => s.request('orph-down')?.state)).toBe('running');
   });
 });

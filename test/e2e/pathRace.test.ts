@@ -95,7 +95,7 @@ describe.skipIf(!CAN_HAND_OVER)('a sub-folder of a shared root swapped for a sym
       const id = `race-make-${String(i).padStart(3, '0')}`;
       await eventually(`${id} to finish`, () =>
         host.service((s) => {
-          const row = s.requests.get(id);
+          const row = s.request(id);
           if (row?.state === 'awaiting_approval') {
             sharedShown.add(JSON.stringify((JSON.parse(row.approval_json!) as ApprovalInfo).shared_with_sandbox));
             s.approve(id, 'test');

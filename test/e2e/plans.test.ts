@@ -95,7 +95,7 @@ describe('a plan', () => {
 
     step('st-alpha', { n: 1, word: 'alpha' }, 'pl-1'); // another key order: the same arguments
     expect(await host.waitResult('st-alpha', ['succeeded'])).toMatchObject({ stdout: 'alpha 1\n' });
-    expect(host.service((s) => s.requests.get('st-alpha')?.decided_by)).toBe('plan pl-1');
+    expect(host.service((s) => s.request('st-alpha')?.decided_by)).toBe('plan pl-1');
 
     // The same step again (a new id): it was used, so a human is asked as usual.
     step('st-alpha-again', alpha.args, 'pl-1');

@@ -75,7 +75,7 @@ describe('request ids used in the other spool', () => {
     expect(existsSync(resultFile(work, 'shared-1'))).toBe(false);
     expect(resultText(host.spool, 'shared-1')).toBe(before);
     expect(runsOf('shared-1')).toBe(1);
-    expect(host.service((s) => s.requests.get('shared-1'))).toMatchObject({ spool: 'default', key_id: a.key_id, state: 'succeeded' });
+    expect(host.service((s) => s.request('shared-1'))).toMatchObject({ spool: 'default', key_id: a.key_id, state: 'succeeded' });
     // What work's sandbox is told says nothing of the other spool.
     const inbox = readdirSync(path.join(work, 'inbox')).map((n) => readFileSync(path.join(work, 'inbox', n), 'utf8'));
     expect(inbox.some((m) => m.includes('shared-1'))).toBe(true);
@@ -118,7 +118,7 @@ describe('request ids used in the other spool', () => {
     host.submit(b, 'race-1', 'mark', {}, {}, work);
     await bothPassed();
     const row = await eventually('race-1 to finish', () => {
-      const r = host.service((s) => s.requests.get('race-1'));
+      const r = host.service((s) => s.request('race-1'));
       return r?.state === 'succeeded' ? r : undefined;
     });
     const [winner, loser] = row.spool === 'default' ? [host.spool, work] : [work, host.spool];
@@ -180,7 +180,7 @@ describe("a cancel of default's request from work", () => {
     expect(none.error).toEqual({ code: 'bad_args', message: 'no request never-used on this host' });
 
     await bothPassed();
-    expect(host.service((s) => s.requests.get('d-held')?.state)).toBe('awaiting_approval');
+    expect(host.service((s) => s.request('d-held')?.state)).toBe('awaiting_approval');
     expect(host.result('d-held')).toEqual(waiting);
     // Still a request a human can decide: approved, it runs.
     const approve = host.cli(['approvals', 'approve', 'd-held'], { spool: null });

@@ -118,8 +118,8 @@ describe('two spools, two keys', () => {
     // The ledger: each key is its spool's, each answered request is the spool's it came through.
     const keys = JSON.parse(host.cli(['keys', 'list', '--json'], { spool: 'work' }).stdout) as { key_id: string; spool: string }[];
     expect(keys.map((k) => [k.key_id, k.spool])).toEqual([[b.key_id, 'work']]);
-    expect(host.service((s) => s.requests.get('ok-1')?.spool)).toBe('default');
-    expect(host.service((s) => s.requests.get('ok-2')?.spool)).toBe('work');
+    expect(host.service((s) => s.request('ok-1')?.spool)).toBe('default');
+    expect(host.service((s) => s.request('ok-2')?.spool)).toBe('work');
   });
 
   it('an operation with spools: [work] is only in work/catalog.json, and unknown_op through default; one with no spools: is in both', async () => {
@@ -337,10 +337,10 @@ describe('a spool taken out of the home with a request still open', () => {
     const file = path.join(host.home, 'settings.json');
     const settings = JSON.parse(readFileSync(file, 'utf8')) as { spools: { name: string }[] };
     writeFileSync(file, JSON.stringify({ ...settings, spools: settings.spools.filter((s) => s.name !== 'work') }));
-    await eventually('the stranded request to be cancelled', () => (host.service((s) => s.requests.get('stranded'))?.state === 'cancelled' ? true : undefined));
+    await eventually('the stranded request to be cancelled', () => (host.service((s) => s.request('stranded'))?.state === 'cancelled' ? true : undefined));
     const entry = host.audit('stranded', 'cancelled')[0]!;
     expect(entry.actor).toBe('daemon (spool work was removed)');
-    expect(host.service((s) => s.requests.openInSpool('work'))).toBe(0);
+    expect(host.ledger((r) => r.openInSpool('work'))).toBe(0);
     // The allowlist names spool work: without it neither the file nor its last good copy loads, so
     // nothing is offered (as after a restart) until the allowlist no longer names it.
     await eventually('the allowlist refused without spool work', () => host.audit('', 'allowlist_invalid').find((e) => e.message.includes('no operation is offered')));
@@ -453,7 +453,7 @@ describe('--spool', () => {
     await host.sentinel(b, undefined, undefined, work); // a whole pass of work's queue after that one
     expect(existsSync(host.queuePath('waits-for-default.json'))).toBe(true);
     expect(host.result('waits-for-default')).toBeUndefined();
-    expect(host.service((s) => s.requests.get('waits-for-default'))).toBeNull();
+    expect(host.service((s) => s.request('waits-for-default'))).toBeNull();
     expect(ran('waits-for-default')).toBe(false);
 
     await daemon.stop();

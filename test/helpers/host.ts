@@ -8,6 +8,8 @@ import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import type { KeyFile, ResultDoc, RequestState } from '../../shared/protocol/types';
 import { HostService } from '../../main/core/service';
 import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
+import { openLedger } from '../../main/core/ledger/db';
+import { Requests } from '../../main/core/ledger/requests';
 import { AS_USER, NO_UNPRIVILEGED_USER, groupRunning, track } from './processes';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -218,6 +220,17 @@ export class TestHost {
     return withService(this.home, spool, fn);
   }
 
+  /** The ledger's requests table through its own connection, for one call: to plant a row as an older
+   *  version or another process left it (the service keeps its tables to itself). */
+  ledger<T>(fn: (requests: Requests) => T): T {
+    const db = openLedger(path.join(this.home, 'ledger.sqlite'));
+    try {
+      return fn(new Requests(db));
+    } finally {
+      db.close();
+    }
+  }
+
   /** `asUser`: without the power to override file permissions (see AS_USER), as on a user's desktop.
    *  `spool`: the one spool it serves (a name or folder; else this host's first spool), or null for
    *  every spool of the home. */
@@ -285,13 +298,13 @@ export class TestHost {
   /** The process group of a run, once the daemon has recorded it: just after the run started (which
    *  the result and the run's own output may show first). */
   runPid(id: string): Promise<number> {
-    return eventually(`the pid of ${id} in the ledger`, () => this.service((s) => s.requests.get(id)?.pid ?? undefined));
+    return eventually(`the pid of ${id} in the ledger`, () => this.service((s) => s.request(id)?.pid ?? undefined));
   }
 
   /** Waits until the process group of a run (its pid in the ledger) has ended, e.g. one left running by
    *  a killed daemon, which ends on its own. */
   async runGone(id: string, timeoutMs = 15_000): Promise<void> {
-    const pid = this.service((s) => s.requests.get(id)?.pid);
+    const pid = this.service((s) => s.request(id)?.pid);
     if (pid) await eventually(`the processes of ${id} to end`, () => (groupRunning(pid) ? undefined : true), timeoutMs);
   }
 

@@ -81,7 +81,7 @@ afterAll(async () => {
   rmSync(TMP, { recursive: true, force: true });
 });
 
-const state = (id: string) => ui.svc.requests.get(id)?.state;
+const state = (id: string) => ui.svc.request(id)?.state;
 const section = (name: string | RegExp) => ui.page.getByRole('region', { name });
 
 /**
@@ -291,7 +291,7 @@ describe('the Activity screen', () => {
     // Its output reaches the log through the host that started it: what it writes after that host is gone is lost.
     await eventually('its first output', () => (existsSync(path.join(ui.host.spool, 'results', 'orph-1.log')) && ui.host.logOf('orph-1') === 'working\n' ? true : undefined));
     const [pid] = await crashDaemon(['orph-1'], true);
-    await expect.poll(() => ui.svc.requests.get('orph-1')?.orphaned, { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => ui.svc.request('orph-1')?.orphaned, { timeout: 15_000 }).toBe(1);
     expect(groupRunning(pid!)).toBe(true);
 
     await ui.open('/activity');

@@ -87,7 +87,7 @@ afterAll(async () => {
   await ui?.close();
 });
 
-const state = (id: string) => ui.svc.requests.get(id)?.state;
+const state = (id: string) => ui.svc.request(id)?.state;
 const card = () => ui.page.getByRole('article');
 const approveButton = () => card().getByRole('button', { name: 'Approve', exact: true });
 /** The shown request can be approved (it has been on screen long enough). */
@@ -111,7 +111,7 @@ describe('the Approvals screen', () => {
     const result = await ui.host.waitResult('req-0001');
     expect(result.state).toBe('succeeded');
     expect(result.stdout).toBe('hello world\n');
-    expect(ui.svc.requests.get('req-0001')?.decided_by).toBe('app');
+    expect(ui.svc.request('req-0001')?.decided_by).toBe('app');
     await ui.page.getByRole('status').filter({ hasText: 'Nothing is waiting for you' }).waitFor();
     expect(ui.errors).toEqual([]);
   });
@@ -163,7 +163,7 @@ describe('the Approvals screen', () => {
     const result = await ui.host.waitResult('req-0002');
     expect(result.state).toBe('denied');
     expect(result.error?.message).toBe('denied by app: Not on a Friday');
-    expect(ui.svc.requests.get('req-0002')?.error_message).toContain('Not on a Friday');
+    expect(ui.svc.request('req-0002')?.error_message).toContain('Not on a Friday');
     const audit = ui.svc.searchAudit({ requestId: 'req-0002', kind: 'denied' });
     expect(audit.map((a) => a.message)).toEqual(['denied by app: Not on a Friday']);
     // The route still names it: the screen says what became of it.
@@ -192,7 +192,7 @@ describe('the Approvals screen', () => {
     ui.host.submit(key, 'req-0004', 'deploy', { target: 'staging' });
     const second = await ui.host.waitResult('req-0004');
     expect(second.state).toBe('succeeded');
-    expect(ui.svc.requests.get('req-0004')?.decided_by).toBe(`grant ${g.id}`);
+    expect(ui.svc.request('req-0004')?.decided_by).toBe(`grant ${g.id}`);
 
     // Listed with its uses (one so far); revoked from the screen, after a confirmation.
     const grantsTable = ui.page.getByRole('table', { name: 'Time-boxed approvals' });
@@ -377,7 +377,7 @@ describe('a plan', () => {
     // A step of the plan runs without asking, once; the same again, or anything else, asks.
     ui.host.submit(key, 'plan-step-1', 'greet', { name: 'guest 1' }, { extra: { plan_id: 'plan-1' } });
     expect((await ui.host.waitResult('plan-step-1')).stdout).toBe('hello guest 1\n');
-    expect(ui.svc.requests.get('plan-step-1')?.decided_by).toBe('plan plan-1');
+    expect(ui.svc.request('plan-step-1')?.decided_by).toBe('plan plan-1');
     ui.host.submit(key, 'plan-step-1-again', 'greet', { name: 'guest 1' }, { extra: { plan_id: 'plan-1' } });
     await expect.poll(() => state('plan-step-1-again')).toBe('awaiting_approval');
     ui.svc.deny('plan-step-1-again', 'test', 'cleanup');
@@ -459,7 +459,7 @@ describe('the approval window', () => {
       await expect.poll(armed).toBe(true);
       await ui.page.keyboard.press('Enter');
       expect((await ui.host.waitResult('win-1')).state).toBe('succeeded');
-      expect(ui.svc.requests.get('win-1')?.decided_by).toBe('app');
+      expect(ui.svc.request('win-1')?.decided_by).toBe('app');
       await ui.page.getByRole('status').filter({ hasText: 'Approved.' }).waitFor();
       expect(state('win-2')).toBe('awaiting_approval');
 

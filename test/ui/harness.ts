@@ -16,7 +16,7 @@ import { createIpcHandlers } from '../../main/core/ipc/handlers';
 import { HostService } from '../../main/core/service';
 import { StatusFeed } from '../../main/core/app/statusFeed';
 import { scopedLogger } from '../../main/core/log';
-import { eventChannel } from '../../preload/api';
+import { eventChannel } from '../../shared/ipc/channels';
 import { IPC_PREFIX, type ChannelName, type EventName, type IpcEvents } from '../../shared/ipc/contract';
 import { TestHost, type DaemonProcess } from '../helpers/host';
 import { testBrowser } from './browser';

@@ -65,7 +65,7 @@ describe('the spool switcher', () => {
     submit(work, office, 'work-ship', 'ship');
     expect((await waitForResult(ui.host.spool, 'home-hello')).state).toBe('succeeded');
     expect((await waitForResult(work, 'work-hello')).state).toBe('succeeded');
-    await expect.poll(() => ui.svc.requests.get('work-ship')?.state).toBe('awaiting_approval');
+    await expect.poll(() => ui.svc.request('work-ship')?.state).toBe('awaiting_approval');
 
     await ui.open('/activity');
     const page = ui.page;

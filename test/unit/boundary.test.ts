@@ -1,4 +1,5 @@
-// The architecture's one hard rule, enforced by lint: the core never imports Electron.
+// The architecture's hard rules, enforced by lint: the core never imports Electron, and raw IPC
+// (ipcMain, ipcRenderer) stays in main/electron/ipc.ts and preload/.
 import { describe, expect, it } from 'vitest';
 import { ESLint } from 'eslint';
 import path from 'node:path';
@@ -24,5 +25,21 @@ describe('the Electron-free boundary', () => {
 
   it('allows Electron in the thin Electron layer', async () => {
     expect(await lint('main/electron/x.ts', "import { app } from 'electron';\nexport const a = app;\n")).toEqual([]);
+  });
+});
+
+describe('raw IPC in one place', () => {
+  it.each([
+    ["import { ipcMain } from 'electron';\nexport const i = ipcMain;\n"],
+    ["import { ipcRenderer } from 'electron';\nexport const i = ipcRenderer;\n"],
+    ["import * as electron from 'electron';\nexport const i = electron.ipcMain;\n"],
+  ])('refuses raw IPC elsewhere in the Electron layer: %s', async (code) => {
+    const problems = await lint('main/electron/x.ts', code);
+    expect(problems.some((p) => /^no-restricted-(imports|syntax)/.test(p) && p.includes('main/electron/ipc.ts'))).toBe(true);
+  });
+
+  it('allows it in main/electron/ipc.ts and the preload', async () => {
+    expect(await lint('main/electron/ipc.ts', "import { ipcMain } from 'electron';\nexport const i = ipcMain;\n")).toEqual([]);
+    expect(await lint('preload/x.ts', "import { ipcRenderer } from 'electron';\nexport const i = ipcRenderer;\n")).toEqual([]);
   });
 });

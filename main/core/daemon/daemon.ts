@@ -27,11 +27,10 @@ import { acquireHomeLock, type HomeLock } from './lock';
 import { Runner } from './runner';
 import { Spawner, type RunStarter } from '../exec/spawner';
 import { SpoolServer, type SharedParts } from './spoolServer';
+import { watchFiles, type HomeWatch } from '../wake';
 
 const log = scopedLogger('daemon');
 const HEARTBEAT_MS = 5000;
-/** How often the ledger is checked for changes made by the command line or the app (approve, cancel, pause...). */
-const LEDGER_POLL_MS = 200;
 const REAP_INTERVAL_MS = 10 * 60_000;
 
 export interface DaemonOptions {
@@ -63,6 +62,11 @@ export class Daemon {
   private timers: NodeJS.Timeout[] = [];
   /** The allowlist file's watcher; each spool's queue/ has its own (queueWatch). */
   private watcher: FSWatcher | null = null;
+  /** The home folder's watch for <home>/wake: changes the command line or the app made (wake.ts). */
+  private wakeWatch: HomeWatch | null = null;
+  private wakePending = false;
+  /** Told after each change of what the host's status shows (the desktop app's feed, in this process). */
+  private readonly changeListeners = new Set<() => void>();
   private stopping = false;
   private stopped: Promise<void> | null = null;
   /** Ends the stop's grace period early (see hurry()). */
@@ -94,13 +98,21 @@ export class Daemon {
     private readonly keys: KeyStore,
     private readonly starter: RunStarter,
   ) {
-    this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, () => ({ spools: this.settings.spools, home: home.root }), audit, scopedLogger('allowlist'), (a) =>
-      this.spools.forEach((s) => s.publishCatalog(a)),
-    );
+    this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, () => ({ spools: this.settings.spools, home: home.root }), audit, scopedLogger('allowlist'), (a) => {
+      this.spools.forEach((s) => s.publishCatalog(a));
+      this.changed();
+    });
     this.grants = new Grants(db);
     // A request's result goes back to the spool it came through (none while that one is not served).
-    this.lifecycle = new Lifecycle(db, requests, audit, (row) => this.resultsOf(row));
-    this.decisions = new Decisions(requests, this.lifecycle, audit, this.grants);
+    this.lifecycle = new Lifecycle(db, requests, audit, (row) => {
+      this.resultsOf(row);
+      this.changed();
+    });
+    // A cancel asked for from inside (dumbwaiter.cancel) is carried out at once; other processes' wake us.
+    this.decisions = new Decisions(requests, this.lifecycle, audit, this.grants, () => {
+      this.runner.cancelRequested();
+      this.changed();
+    });
     const safely = (name: string, fn: () => void) => this.safely(name, fn);
     this.runner = new Runner({
       db,
@@ -158,7 +170,8 @@ export class Daemon {
     try {
       configureLogging(home.logs, opts.consoleLog ?? 'info');
       db = openLedger(home.ledger);
-      d = new Daemon(home, settings, spools, opts.spool, db, new HostFlags(db), lock, new Requests(db), new AuditLog(db), new KeyStore(db, opts.sealer ?? null), opts.starter ?? new Spawner());
+      // A spool's problem or probe verdict is part of the status: its write is a change.
+      d = new Daemon(home, settings, spools, opts.spool, db, new HostFlags(db, () => d?.changed()), lock, new Requests(db), new AuditLog(db), new KeyStore(db, opts.sealer ?? null), opts.starter ?? new Spawner());
       await d.boot();
       return d;
     } catch (e) {
@@ -197,9 +210,11 @@ export class Daemon {
     this.watcher = chokidar.watch(this.home.allowlist, { ignoreInitial: true, depth: 0 });
     this.watcher.on('all', () => this.allowlist.poll());
     this.watcher.on('error', (e) => log.warn(`file watcher: ${String(e)} (the periodic rescan goes on)`));
+    this.wakeWatch = watchFiles(this.home.root, [path.basename(this.home.wake)], () => this.wake(), (e) =>
+      log.warn(`watching ${this.home.root} for changes made elsewhere: ${String(e)} (they are picked up at each rescan instead)`),
+    );
     this.tickTimer = setInterval(() => this.tick(), this.settings.rescan_interval_ms);
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS));
-    this.timers.push(setInterval(() => this.safely('ledger', () => this.pollLedger()), LEDGER_POLL_MS));
     this.timers.push(setInterval(() => this.safely('retention', () => this.reapNow()), REAP_INTERVAL_MS));
     for (const s of this.spools.values()) s.start();
     // Retention walks the whole spool: after the start, so it never delays the first request.
@@ -231,9 +246,36 @@ export class Daemon {
     }
   }
 
+  /** Registers `fn` to be told after each change of what the host's status shows: a request's move,
+   *  a pause, the allowlist or a spool's state, and other processes' changes (their wake). */
+  onChange(fn: () => void): () => void {
+    this.changeListeners.add(fn);
+    return () => this.changeListeners.delete(fn);
+  }
+
+  private changed(): void {
+    for (const fn of this.changeListeners) this.safely('change listener', fn);
+  }
+
+  /** <home>/wake changed: another process committed something. Several wakes in a row are one pass. */
+  private wake(): void {
+    if (this.wakePending || this.stopping) return;
+    this.wakePending = true;
+    setImmediate(() => {
+      this.wakePending = false;
+      if (this.stopping) return;
+      this.safely('wake', () => {
+        this.reloadSettings();
+        this.ledgerVersion = this.ledgerVersionNow();
+        this.ledgerChanged();
+      });
+    });
+  }
+
   private tick(): void {
     if (this.stopping) return;
     this.safely('tick', () => {
+      this.checkLedger();
       this.reloadSettings();
       this.allowlist.poll();
       this.decisions.timeOut(this.settings.approval_timeout_s);
@@ -243,16 +285,24 @@ export class Daemon {
   }
 
   /**
-   * Another process (the command line, the app) committed to the ledger: pick up what it decided.
-   * PRAGMA data_version changes only for other connections' commits, so this costs one query when idle.
+   * The fallback for a wake that never came (a file system without events, a home where the wake
+   * cannot be written): once a tick, whether another connection committed since the last look.
+   * PRAGMA data_version changes only for other connections' commits: one query when nothing changed.
    */
-  private pollLedger(): void {
-    if (this.stopping) return;
-    // Cancels are also asked for from inside the daemon (dumbwaiter.cancel), which data_version does not show.
-    this.runner.cancelRequested();
-    const v = this.db.pragma('data_version', { simple: true }) as number;
+  private checkLedger(): void {
+    const v = this.ledgerVersionNow();
     if (v === this.ledgerVersion) return;
     this.ledgerVersion = v;
+    this.ledgerChanged();
+  }
+
+  private ledgerVersionNow(): number {
+    return this.db.pragma('data_version', { simple: true }) as number;
+  }
+
+  /** Another process (the command line, the app) committed to the ledger: pick up what it decided. */
+  private ledgerChanged(): void {
+    this.runner.cancelRequested();
     const paused = this.flags.paused;
     if (paused !== this.paused) {
       this.paused = paused;
@@ -261,6 +311,7 @@ export class Daemon {
     }
     for (const s of this.spools.values()) s.repairResults(); // results of what they changed, if they could not write them
     this.runner.pump();
+    this.changed();
   }
 
   private reloadSettings(): void {
@@ -362,6 +413,7 @@ export class Daemon {
   private async shutdown(): Promise<void> {
     this.stopping = true;
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
+    this.wakeWatch?.close();
     await this.watcher?.close();
     await Promise.all([...this.spools.values()].map((s) => s.stop()));
     await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)));

@@ -192,10 +192,10 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     },
     'spend.get': () => svc.status().spend,
     'audit.search': (q) => svc.searchAudit(q),
-    'requests.list': (f) => svc.requests.list(f),
-    'requests.output': ({ id, from }) => ({ ...svc.liveOutput(id, from), state: svc.requests.get(id)?.state ?? null }),
+    'requests.list': (f) => svc.listRequests(f),
+    'requests.output': ({ id, from }) => ({ ...svc.liveOutput(id, from), state: svc.request(id)?.state ?? null }),
     'requests.get': ({ id }) => {
-      const r = svc.requests.get(id);
+      const r = svc.request(id);
       if (!r) return null;
       const view: RequestView = {
         id: r.id,

@@ -139,7 +139,29 @@ export function openLedger(file: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   migrate(db);
+  reuseStatements(db);
   return db;
+}
+
+/** More distinct statements than the code has are not kept (SQL built from many filters, say). */
+const MAX_KEPT_STATEMENTS = 256;
+
+/**
+ * Each statement is compiled once per connection, then reused: the idle daemon runs the same few
+ * queries every second, and compiling them was most of what it spent. Safe as no statement here is
+ * iterated (a statement is busy while an iterator is open) or switched to pluck/raw/expand.
+ */
+function reuseStatements(db: Db): void {
+  const compile = db.prepare.bind(db);
+  const kept = new Map<string, Database.Statement>();
+  db.prepare = ((sql: string) => {
+    let stmt = kept.get(sql);
+    if (!stmt) {
+      stmt = compile(sql);
+      if (kept.size < MAX_KEPT_STATEMENTS) kept.set(sql, stmt);
+    }
+    return stmt;
+  }) as Db['prepare'];
 }
 
 function migrate(db: Db): void {

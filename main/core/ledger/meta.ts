@@ -3,7 +3,11 @@ import type { Db } from './db';
 import type { ProbeReport } from '../../../shared/protocol/probe';
 
 export class HostFlags {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Told after each write (the daemon tells the app's status feed). */
+    private readonly written: () => void = () => {},
+  ) {}
 
   get paused(): boolean {
     return (this.db.prepare("SELECT v FROM meta WHERE k = 'paused'").get() as { v: string } | undefined)?.v === '1';
@@ -13,6 +17,7 @@ export class HostFlags {
   setPaused(paused: boolean): boolean {
     if (this.paused === paused) return false;
     this.db.prepare("INSERT INTO meta (k, v) VALUES ('paused', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v").run(paused ? '1' : '0');
+    this.written();
     return true;
   }
 
@@ -22,6 +27,7 @@ export class HostFlags {
 
   private set(k: string, v: string | null): void {
     this.db.prepare('INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v').run(k, v ?? '');
+    this.written();
   }
 
   /** Why the daemon stopped touching a spool (unsafe, unreadable...), or null while it is fine. Kept
@@ -47,5 +53,6 @@ export class HostFlags {
   /** What the ledger keeps of a spool that is removed from the home. */
   forgetSpool(spool: string): void {
     this.db.prepare('DELETE FROM meta WHERE k IN (?, ?)').run(`spool_problem:${spool}`, `spool_probe:${spool}`);
+    this.written();
   }
 }

@@ -428,7 +428,7 @@ describe('the desktop app under an Electron stand-in', () => {
     expect(existsSync(homePaths(m.home).lockInfo)).toBe(false);
     expect(withService(m.home, undefined, (svc) => svc.searchAudit({ kind: 'daemon_stopped', limit: 10 })).length).toBe(1);
     // Nothing left behind: not the app, not the process group of its run.
-    const pid = withService(m.home, undefined, (svc) => svc.requests.get('hi-1')?.pid);
+    const pid = withService(m.home, undefined, (svc) => svc.request('hi-1')?.pid);
     expect(pid).toBeGreaterThan(0);
     await eventually('the run to be gone', () => (groupRunning(pid!) ? undefined : true)); // its last child may take a moment
     expect(alive(app.pid)).toBe(false);
@@ -456,7 +456,7 @@ describe('the desktop app under an Electron stand-in', () => {
 
     // The daemon stopped: the run's process group is gone and the ledger does not leave it running.
     expect(isLocked(homePaths(m.home).lock)).toBe(false);
-    const run = withService(m.home, undefined, (svc) => svc.requests.get('held-1'))!;
+    const run = withService(m.home, undefined, (svc) => svc.request('held-1'))!;
     expect(run.state).not.toBe('running');
     await eventually('the run to be gone', () => (groupRunning(run.pid!) ? undefined : true));
   });

@@ -1,10 +1,13 @@
 // The app's live feed on a real daemon: every run that ends is reported once, even one that starts and
-// ends between two polls (the app polls every second; a quick run takes milliseconds); so is every
-// verdict on an interrupted run, a human's or its reconcile check's.
+// ends between two passes (a quick run takes milliseconds); so is every verdict on an interrupted run,
+// a human's or its reconcile check's. And the feed is pushed: by the daemon in the same process
+// (Daemon.onChange), or by the home folder's watch for one in another process (followHome), each
+// burst of changes coalesced into few passes.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StatusFeed } from '../../../../main/core/app/statusFeed';
+import { StatusFeed, followHome, type FeedPass } from '../../../../main/core/app/statusFeed';
+import { Daemon } from '../../../../main/core/daemon/daemon';
 import { HostService } from '../../../../main/core/service';
 import type { EventName } from '../../../../shared/ipc/contract';
 import type { KeyFile } from '../../../../shared/protocol/types';
@@ -34,6 +37,10 @@ operations:
     command: [sleep, "300"]
     scope: read
     approval: never
+  - name: guarded
+    command: ["true"]
+    scope: read
+    approval: always
   - name: checked
     command: [sleep, "300"]
     scope: read
@@ -106,5 +113,81 @@ describe('status feed', () => {
     writeFileSync(tookEffect, '');
     expect(await svc.checkReconcile('cut-2', 'test')).toMatchObject({ state: 'succeeded', resolved_by: 'reconcile' });
     expect(feed.poll().changes.finished).toEqual([{ id: 'cut-2', op: 'checked', spool: 'default', state: 'succeeded' }]);
+  });
+});
+
+/** A feed whose every event and pass is kept, made only on changes (the test never calls poll). */
+function pushedFeed(service: HostService): { feed: StatusFeed; events: { event: EventName; payload: unknown }[]; passes: FeedPass[] } {
+  const events: { event: EventName; payload: unknown }[] = [];
+  const passes: FeedPass[] = [];
+  const feed = new StatusFeed(service, (event, payload) => events.push({ event, payload }), (p) => passes.push(p));
+  feed.poll(); // the app's first look, at its start
+  return { feed, events, passes };
+}
+
+const eventOf = (events: { event: EventName; payload: unknown }[], event: EventName, id: string) =>
+  events.find((e) => e.event === event && (e.payload as { id?: string }).id === id);
+
+describe('status feed, pushed', () => {
+  it('follows the command line daemon through the home folder: an arrival, its approval from the command line, its end and the daemon stopping reach it unasked', async () => {
+    const { feed, events, passes } = pushedFeed(svc);
+    const follow = followHome(svc.home, () => feed.changed())!;
+    try {
+      host.submit(key, 'push-1', 'guarded');
+      await eventually('the approval to be pushed', () => eventOf(events, 'approval.requested', 'push-1'));
+      expect(host.cli(['approvals', 'approve', 'push-1']).status).toBe(0);
+      expect(await eventually('the end to be pushed', () => eventOf(events, 'run.finished', 'push-1'))).toMatchObject({ payload: { state: 'succeeded' } });
+      await daemon.stop();
+      await eventually('the stop to be pushed', () => (passes.at(-1)?.status.daemon.running === false ? true : undefined));
+    } finally {
+      follow.close();
+      feed.close();
+      daemon = await host.startDaemon();
+    }
+  });
+
+  it("is told by the daemon in its own process after each change, the command line's included (its wake)", async () => {
+    const own = new TestHost(`version: 1
+operations:
+  - name: guarded
+    command: ["true"]
+    scope: read
+    approval: always
+`);
+    const ownKey = own.createKey();
+    const d = await Daemon.start({ homeDir: own.home, consoleLog: false });
+    const service = new HostService(own.home, own.spool);
+    const { feed, events } = pushedFeed(service);
+    const unsubscribe = d.onChange(() => feed.changed());
+    try {
+      own.submit(ownKey, 'own-1', 'guarded');
+      await eventually('the approval to be pushed', () => eventOf(events, 'approval.requested', 'own-1'));
+      expect(own.cli(['approvals', 'approve', 'own-1']).status).toBe(0);
+      expect(await eventually('the end to be pushed', () => eventOf(events, 'run.finished', 'own-1'))).toMatchObject({ payload: { state: 'succeeded' } });
+      expect(own.cli(['pause']).status).toBe(0);
+      await eventually('the pause to be pushed', () => events.find((e) => e.event === 'state.changed' && (e.payload as { paused: boolean }).paused));
+    } finally {
+      unsubscribe();
+      feed.close();
+      service.close();
+      await d.stop();
+      await own.cleanup();
+    }
+  });
+
+  it('makes one pass for a burst of changes, and none once closed', async () => {
+    const { feed, passes } = pushedFeed(svc);
+    for (let i = 0; i < 100; i++) feed.changed();
+    await eventually('the pass', () => (passes.length > 0 ? true : undefined));
+    feed.changed();
+    await eventually('the next pass', () => (passes.length > 1 ? true : undefined));
+    expect(passes).toHaveLength(2);
+    feed.changed();
+    feed.close();
+    const gone = pushedFeed(svc);
+    gone.feed.changed();
+    await eventually("another feed's pass, made after the closed one's would have been", () => (gone.passes.length > 0 ? true : undefined));
+    gone.feed.close();
+    expect(passes).toHaveLength(2);
   });
 });

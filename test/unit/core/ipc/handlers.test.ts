@@ -643,7 +643,7 @@ describe('a compromised page', () => {
     await expect(api.approvals.approve({ id: 'r06', forSeconds: 3600 })).rejects.toThrow('Not approved: cancelled.');
     person.answer = true;
     expect(asked).toEqual([expect.objectContaining({ message: 'Let key alice call guarded without asking, for 60 minutes?', detail: expect.stringContaining('"true"') })]);
-    expect(svc.requests.get('r06')?.state).toBe('awaiting_approval');
+    expect(svc.request('r06')?.state).toBe('awaiting_approval');
     expect(svc.listGrants(true)).toEqual([]);
   });
 
@@ -885,7 +885,7 @@ operations:
       const pid = await crashHost.runPid('orphan-1');
       await daemon.kill9();
       daemon = await crashHost.startDaemon();
-      await eventually('the run to be watched as orphaned', () => (crashSvc.requests.get('orphan-1')?.orphaned === 1 ? true : undefined));
+      await eventually('the run to be watched as orphaned', () => (crashSvc.request('orphan-1')?.orphaned === 1 ? true : undefined));
       expect((await crashApi.status.get()).running.find((x) => x.id === 'orphan-1')).toMatchObject({ orphaned: true });
       expect(await crashApi.requests.get({ id: 'orphan-1' })).toMatchObject({ state: 'running', orphaned: true });
       expect(groupRunning(pid)).toBe(true);

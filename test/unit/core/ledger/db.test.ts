@@ -47,3 +47,24 @@ describe('the upgrade to several spools', () => {
     }
   });
 });
+
+describe('statements', () => {
+  it('compiles each statement once per connection, and a reused one still reads what was committed since, by any connection', () => {
+    const own = mkdtempSync(path.join(os.tmpdir(), 'dw-db-stmt-'));
+    const db = openLedger(path.join(own, 'ledger.sqlite'));
+    const other = openLedger(path.join(own, 'ledger.sqlite'));
+    try {
+      const sql = "SELECT v FROM meta WHERE k = 'paused'";
+      expect(db.prepare(sql)).toBe(db.prepare(sql));
+      expect(db.prepare(sql)).not.toBe(other.prepare(sql));
+      expect(db.prepare(sql).get()).toBeUndefined();
+      new HostFlags(other).setPaused(true);
+      expect(db.prepare(sql).get()).toEqual({ v: '1' });
+      expect(new HostFlags(db).paused).toBe(true);
+    } finally {
+      db.close();
+      other.close();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});

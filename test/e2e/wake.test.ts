@@ -1,0 +1,117 @@
+// Changes made by the command line reach the real daemon by <home>/wake, not by polling: with a rescan
+// interval of a minute (the tick is the only other way the daemon looks at the ledger), an approve, a
+// cancel and a pause take effect while the test waits for them. And where the wake cannot be written,
+// the command still succeeds without blocking and the daemon finds the change at its next tick.
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { GATED_OP, TestHost, eventually } from '../helpers/host';
+import type { HostStatusDoc, KeyFile } from '../../shared/protocol/types';
+
+const ALLOWLIST = `version: 1
+operations:
+${GATED_OP}
+  - name: guarded
+    command: ["true"]
+    scope: read
+    approval: always
+  - name: quick
+    command: ["true"]
+    scope: read
+    approval: never
+`;
+
+let host: TestHost;
+let key: KeyFile;
+
+async function setup(settings: Record<string, unknown>): Promise<void> {
+  host = new TestHost(ALLOWLIST, settings);
+  key = host.createKey('waker', 'read');
+  await host.startDaemon();
+}
+
+afterEach(async () => {
+  await host.cleanup();
+});
+
+function mkfifo(p: string): void {
+  const r = spawnSync('mkfifo', [p]);
+  if (r.status !== 0) throw new Error(`mkfifo ${p}: ${r.stderr}`);
+}
+
+function cli(...args: string[]): void {
+  const r = host.cli(args);
+  expect(r.stderr).toBe('');
+  expect(r.status).toBe(0);
+}
+
+describe('changes made elsewhere wake the daemon', () => {
+  it('with a rescan interval of a minute, the command line approve, cancel, pause and resume reach the daemon at once', async () => {
+    await setup({ rescan_interval_ms: 60_000 });
+
+    host.submit(key, 'wk-ask', 'guarded');
+    await host.waitResult('wk-ask', ['awaiting_approval']);
+    cli('approvals', 'approve', 'wk-ask');
+    expect((await host.waitResult('wk-ask')).state).toBe('succeeded');
+
+    const go = path.join(host.root, 'never');
+    host.submit(key, 'wk-run', 'gated', { go });
+    await host.waitResult('wk-run', ['running']);
+    await host.runPid('wk-run');
+    cli('cancel', 'wk-run');
+    expect((await host.waitResult('wk-run')).state).toBe('cancelled');
+
+    cli('pause');
+    host.submit(key, 'wk-held', 'quick');
+    expect((await host.waitResult('wk-held', ['queued'])).state).toBe('queued');
+    cli('resume');
+    expect((await host.waitResult('wk-held')).state).toBe('succeeded');
+
+    host.submit(key, 'wk-after', 'quick');
+    expect((await host.waitResult('wk-after')).state).toBe('succeeded');
+  });
+
+  it.each([
+    ['a folder', (p: string) => mkdirSync(p)],
+    ['a FIFO', mkfifo],
+  ])('where the wake cannot be written (%s in its place), the command still succeeds without blocking and the daemon finds the change at its next tick', async (_what, plant) => {
+    await setup({ rescan_interval_ms: 300 });
+    const wake = path.join(host.home, 'wake');
+    rmSync(wake, { force: true });
+    plant(wake);
+    host.submit(key, 'wk-nowake', 'guarded');
+    await host.waitResult('wk-nowake', ['awaiting_approval']);
+    cli('approvals', 'approve', 'wk-nowake');
+    expect((await host.waitResult('wk-nowake')).state).toBe('succeeded');
+    expect((await host.sentinel(key, 'quick')).state).toBe('succeeded');
+  });
+
+  it('between its ticks the daemon does not look at the ledger: with no wake, a pause made elsewhere is not in its heartbeats until the wake works again', async () => {
+    await setup({ rescan_interval_ms: 60_000 });
+    const wake = path.join(host.home, 'wake');
+    rmSync(wake, { force: true });
+    mkdirSync(wake);
+    cli('pause');
+    const after = new Date().toISOString();
+    // host.json says what the daemon believes; it is rewritten every 5 s.
+    const beat = await eventually('a heartbeat written after the pause', () => {
+      const doc = hostJson();
+      return doc && doc.heartbeat_at > after ? doc : undefined;
+    });
+    expect(beat.paused).toBe(false);
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+    rmSync(wake, { recursive: true });
+    cli('resume');
+    cli('pause');
+    await eventually('host.json to say paused', () => (hostJson()?.paused ? true : undefined));
+  });
+});
+
+function hostJson(): HostStatusDoc | undefined {
+  try {
+    return JSON.parse(readFileSync(path.join(host.spool, 'host.json'), 'utf8')) as HostStatusDoc;
+  } catch {
+    return undefined;
+  }
+}
