@@ -16,13 +16,14 @@ import { REFERENCE_POLL_MS, ReferenceHost } from './reference/referenceHost';
 import { bareSpawn, measureClientSubmit, measureDurability, measureLatency, type LatencyRun } from './sections/latency';
 import { measureThroughput, type ThroughputRun } from './sections/throughput';
 import { CLI_ALLOWLIST, measureCliChanges, measureVersion, type Reached } from './sections/cli';
+import { measureAppPush } from './sections/app';
 import { measureAudit } from './sections/audit';
 import { makeHistory, measureStarts } from './sections/startup';
 import { measureIdle, type IdleRun } from './sections/idle';
 import { measureFlood } from './sections/flood';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const SECTIONS = ['latency', 'rescan', 'throughput', 'cli', 'audit', 'start', 'flood'] as const;
+const SECTIONS = ['latency', 'rescan', 'throughput', 'cli', 'app', 'audit', 'start', 'flood'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -51,8 +52,8 @@ for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown sectio
 const want = (s: Section) => only.includes(s);
 
 const SIZE = quick
-  ? { latency: 40, warmup: 5, refDefaultPoll: 6, rescan: 6, throughput: 300, versions: 4, cliChanges: 4, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50, flood: 10_000 }
-  : { latency: 300, warmup: 20, refDefaultPoll: 40, rescan: 60, throughput: 1000, versions: 10, cliChanges: 20, audit: 1_000_000, auditReps: 20, results: 100_000, starts: 3, idleS: 30, clientSubmits: 200, durability: 200, flood: 100_000 };
+  ? { latency: 40, warmup: 5, refDefaultPoll: 6, rescan: 6, throughput: 300, versions: 4, cliChanges: 4, appPushes: 10, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50, flood: 10_000 }
+  : { latency: 300, warmup: 20, refDefaultPoll: 40, rescan: 60, throughput: 1000, versions: 10, cliChanges: 20, appPushes: 40, audit: 1_000_000, auditReps: 20, results: 100_000, starts: 3, idleS: 30, clientSubmits: 200, durability: 200, flood: 100_000 };
 
 const RESCAN_MS = 1000; // the daemon's default rescan_interval_ms
 
@@ -293,6 +294,17 @@ async function cliSection(): Promise<void> {
   };
 }
 
+async function appSection(): Promise<void> {
+  progress(`app: ${SIZE.appPushes} requests' ends reaching the app's status feed, its daemon in the same process and in another`);
+  const r = await measureAppPush(newHost(), newHost(), SIZE.appPushes);
+  const inProcess = summarize(r.in_process);
+  const other = summarize(r.other_process);
+  const shown = (s: Summary) => `${ms(s.p50)} (max ${ms(s.max)})`;
+  metric('app_push_p50_ms', "app: a request's end reaching the windows (pushed), its daemon in the app, p50", inProcess.p50, 'ms', shown(inProcess), '≤ 50 ms', inProcess.p50 <= 50);
+  metric('app_push_other_p50_ms', "  the same, the command line's daemon serving the home (the home folder's watch), p50", other.p50, 'ms', shown(other), '≤ 50 ms', other.p50 <= 50);
+  details.app = { in_process: { ...roundSummary(inProcess), samples: r.in_process.map((x) => round(x)) }, other_process: { ...roundSummary(other), samples: r.other_process.map((x) => round(x)) } };
+}
+
 async function auditSection(): Promise<void> {
   progress(`audit: inserting ${SIZE.audit.toLocaleString('en')} entries with AuditLog.record`);
   const host = newHost();
@@ -403,6 +415,7 @@ try {
     ['rescan', rescanSection],
     ['throughput', throughputSection],
     ['cli', cliSection],
+    ['app', appSection],
     ['audit', auditSection],
     ['start', startSection],
     ['flood', floodSection],

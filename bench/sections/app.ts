@@ -1,0 +1,77 @@
+// The desktop app's status: how soon a request's end reaches the app's windows, pushed. The app's own
+// parts run here as they do in its main process (main/electron/main.ts), without Electron: the status
+// feed (core/app/statusFeed.ts) on a HostService, fed either by the daemon in the same process
+// (Daemon.onChange) or, when the command line's daemon holds the home, by the home folder's watch
+// (followHome). What the feed emits is what the app sends to its windows at once (sendEvent).
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { Daemon } from '../../main/core/daemon/daemon';
+import { HostService } from '../../main/core/service';
+import { StatusFeed, followHome } from '../../main/core/app/statusFeed';
+import { homePaths } from '../../main/core/home';
+import type { BenchHost } from '../lib/host';
+
+export interface AppPush {
+  /** ms from the request's `finished` audit entry (its final commit) to the feed's `run.finished`. */
+  in_process: number[];
+  /** The same, the daemon being another process (the command line's). */
+  other_process: number[];
+}
+
+/** `n` no-op requests in turn, each timed from its final commit to the event the app would send. */
+async function pushTimes(host: BenchHost, n: number, follow: (feed: StatusFeed) => () => void): Promise<number[]> {
+  const svc = new HostService(host.home);
+  const db = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
+  const finishedAt = db.prepare("SELECT at FROM audit WHERE request_id = ? AND kind = 'finished'");
+  const waiting = new Map<string, (epoch: number) => void>();
+  const feed = new StatusFeed(svc, (event, payload) => {
+    if (event === 'run.finished') waiting.get((payload as { id: string }).id)?.(Date.now());
+  });
+  feed.poll(); // the first pass sets where "finished since" starts, as the app's first does
+  const stop = follow(feed);
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const id = host.nextId('app');
+      const pushed = new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no run.finished for ${id} within 30 s`)), 30_000);
+        waiting.set(id, (epoch) => {
+          clearTimeout(timer);
+          resolve(epoch);
+        });
+      });
+      host.submitFast(id);
+      const at = await pushed;
+      waiting.delete(id);
+      times.push(at - Date.parse((finishedAt.get(id) as { at: string }).at));
+    }
+  } finally {
+    stop();
+    feed.close();
+    db.close();
+    svc.close();
+  }
+  return times;
+}
+
+export async function measureAppPush(inProcessHost: BenchHost, otherProcessHost: BenchHost, n: number): Promise<AppPush> {
+  const daemon = await Daemon.start({ homeDir: inProcessHost.home, command: 'the benchmark (as the desktop app)', consoleLog: false });
+  let in_process: number[];
+  try {
+    in_process = await pushTimes(inProcessHost, n, (feed) => daemon.onChange(() => feed.changed()));
+  } finally {
+    await daemon.stop();
+  }
+  const d = otherProcessHost.startDaemon();
+  await d.ready();
+  let other_process: number[];
+  try {
+    other_process = await pushTimes(otherProcessHost, n, (feed) => {
+      const watch = followHome(homePaths(otherProcessHost.home), () => feed.changed());
+      return () => watch?.close();
+    });
+  } finally {
+    await d.stop();
+  }
+  return { in_process, other_process };
+}
