@@ -117,6 +117,8 @@ export class Requests {
   private readonly byId;
   private readonly insertStmt;
   private readonly markSyncedStmt;
+  /** Statements by their text, prepared once: preparing one costs more than running it, on every request. */
+  private readonly prepared = new Map<string, ReturnType<Db['prepare']>>();
 
   constructor(private readonly db: Db) {
     this.byId = db.prepare('SELECT * FROM requests WHERE id = ?');
@@ -129,6 +131,12 @@ export class Requests {
                @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at,
                @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms, @spool)`,
     );
+  }
+
+  private sql(text: string): ReturnType<Db['prepare']> {
+    let st = this.prepared.get(text);
+    if (!st) this.prepared.set(text, (st = this.db.prepare(text)));
+    return st;
   }
 
   get(id: string): RequestRow | null {
@@ -170,8 +178,8 @@ export class Requests {
     const fromList = from.map((_, i) => `@from${i}`).join(', ');
     const params: Record<string, unknown> = { ...patch, id, updated_at: nowIso() };
     from.forEach((s, i) => (params[`from${i}`] = s));
-    const r = this.db
-      .prepare(
+    const r = this
+      .sql(
         `UPDATE requests SET ${set}${set ? ', ' : ''}updated_at = @updated_at, version = version + 1, synced = 0
          WHERE id = @id AND state IN (${fromList})${guard ? ` AND ${guard}` : ''}`,
       )
@@ -195,15 +203,15 @@ export class Requests {
 
   /** Marks a running request for cancellation; the daemon terminates it. Not a state change yet. */
   requestCancel(id: string, by: string): RequestRow | null {
-    const r = this.db
-      .prepare("UPDATE requests SET cancel_requested_by = ? WHERE id = ? AND state = 'running' AND cancel_requested_by IS NULL")
+    const r = this
+      .sql("UPDATE requests SET cancel_requested_by = ? WHERE id = ? AND state = 'running' AND cancel_requested_by IS NULL")
       .run(by, id);
     return r.changes === 1 ? this.get(id) : null;
   }
 
   /** Running requests someone asked to cancel. */
   cancelRequested(): RequestRow[] {
-    return this.db.prepare("SELECT * FROM requests WHERE state = 'running' AND cancel_requested_by IS NOT NULL").all() as RequestRow[];
+    return this.sql("SELECT * FROM requests WHERE state = 'running' AND cancel_requested_by IS NOT NULL").all() as RequestRow[];
   }
 
   /**
@@ -211,17 +219,17 @@ export class Requests {
    * this one statement): losing it in a power cut only means the file is written once more at start.
    */
   markSynced(id: string, version: number): void {
-    this.db.pragma('synchronous = NORMAL');
+    this.sql('PRAGMA synchronous = NORMAL').run();
     try {
       this.markSyncedStmt.run(id, version);
     } finally {
-      this.db.pragma('synchronous = FULL');
+      this.sql('PRAGMA synchronous = FULL').run();
     }
   }
 
   /** Rows whose result file may be behind, of one spool (each spool's writer writes only its own). */
   unsynced(spool: string): RequestRow[] {
-    return this.db.prepare('SELECT * FROM requests WHERE synced = 0 AND spool = ?').all(spool) as RequestRow[];
+    return this.sql('SELECT * FROM requests WHERE synced = 0 AND spool = ?').all(spool) as RequestRow[];
   }
 
   /**
@@ -229,8 +237,8 @@ export class Requests {
    * finished), in rowid order after `after`: for the periodic look at result files.
    */
   resultIdsAfter(spool: string, after: number, since: string, limit: number): { rowid: number; id: string }[] {
-    return this.db
-      .prepare(`SELECT rowid, id FROM requests WHERE rowid > ? AND spool = ? AND (updated_at >= ? OR state NOT IN (${FINAL_STATES.map((s) => `'${s}'`).join(', ')})) ORDER BY rowid LIMIT ?`)
+    return this
+      .sql(`SELECT rowid, id FROM requests WHERE rowid > ? AND spool = ? AND (updated_at >= ? OR state NOT IN (${FINAL_STATES.map((s) => `'${s}'`).join(', ')})) ORDER BY rowid LIMIT ?`)
       .all(after, spool, since, limit) as { rowid: number; id: string }[];
   }
 
@@ -240,44 +248,44 @@ export class Requests {
    * first, or the verdict came once a new host held the lock but before it adopted the run.
    */
   endedOrphans(): RequestRow[] {
-    return this.db.prepare("SELECT * FROM requests WHERE orphaned = 1 AND state <> 'running'").all() as RequestRow[];
+    return this.sql("SELECT * FROM requests WHERE orphaned = 1 AND state <> 'running'").all() as RequestRow[];
   }
 
   inState(state: RequestState): RequestRow[] {
-    return this.db.prepare('SELECT * FROM requests WHERE state = ? ORDER BY claimed_at, rowid').all(state) as RequestRow[];
+    return this.sql('SELECT * FROM requests WHERE state = ? ORDER BY claimed_at, rowid').all(state) as RequestRow[];
   }
 
   /** A spool's oldest queued request whose operation has a free slot. */
   nextQueued(excludeOps: string[], spool: string): RequestRow | null {
     const not = excludeOps.length ? `AND op NOT IN (${excludeOps.map(() => '?').join(', ')})` : '';
     const sql = `SELECT * FROM requests WHERE state = 'queued' AND spool = ? ${not} ORDER BY claimed_at, rowid LIMIT 1`;
-    return (this.db.prepare(sql).get(spool, ...excludeOps) as RequestRow | undefined) ?? null;
+    return (this.sql(sql).get(spool, ...excludeOps) as RequestRow | undefined) ?? null;
   }
 
   countInState(state: RequestState, spool?: string): number {
     const sql = `SELECT COUNT(*) AS n FROM requests WHERE state = ?${spool === undefined ? '' : ' AND spool = ?'}`;
-    return (this.db.prepare(sql).get(...(spool === undefined ? [state] : [state, spool])) as { n: number }).n;
+    return (this.sql(sql).get(...(spool === undefined ? [state] : [state, spool])) as { n: number }).n;
   }
 
   /** Requests of a spool still in the ledger, whatever their state. */
   countInSpool(spool: string): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM requests WHERE spool = ?').get(spool) as { n: number }).n;
+    return (this.sql('SELECT COUNT(*) AS n FROM requests WHERE spool = ?').get(spool) as { n: number }).n;
   }
 
   /** Requests of a spool that are not finished (uncertain ones count: a human must still settle them). */
   openInSpool(spool: string): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM requests WHERE spool = ? AND state NOT IN (${FINALS})`).get(spool) as { n: number }).n;
+    return (this.sql(`SELECT COUNT(*) AS n FROM requests WHERE spool = ? AND state NOT IN (${FINALS})`).get(spool) as { n: number }).n;
   }
 
   /** A spool's requests that may still run or be decided: queued, waiting for a human, running. */
   openOf(spool: string): RequestRow[] {
-    return this.db.prepare("SELECT * FROM requests WHERE spool = ? AND state IN ('queued', 'awaiting_approval', 'running')").all(spool) as RequestRow[];
+    return this.sql("SELECT * FROM requests WHERE spool = ? AND state IN ('queued', 'awaiting_approval', 'running')").all(spool) as RequestRow[];
   }
 
   /** What finds a run's processes after a crash (its process group, marker and main process's start
    *  time: exec/leftovers.ts), recorded once it started. Not a state change. */
   setProcesses(id: string, pid: number, marker: string | null, since: number | null): void {
-    this.db.prepare('UPDATE requests SET pid = ?, run_marker = ?, run_since = ? WHERE id = ?').run(pid, marker, since, id);
+    this.sql('UPDATE requests SET pid = ?, run_marker = ?, run_since = ? WHERE id = ?').run(pid, marker, since, id);
   }
 
   list(f: RequestFilter = {}): RequestSummary[] {
@@ -303,8 +311,8 @@ export class Requests {
       where.push('rowid < @before');
       params.before = f.before;
     }
-    return this.db
-      .prepare(
+    return this
+      .sql(
         `SELECT rowid AS seq, id, key_id, op, spool, state, intent, claimed_at, started_at, finished_at, duration_ms, exit_code,
                 error_code, error_message, updated_at, resolved_by
          FROM requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY rowid DESC LIMIT @limit`,
@@ -314,12 +322,12 @@ export class Requests {
 
   /** How many requests each key has made (those still in the ledger). */
   countByKey(): Map<string, number> {
-    const rows = this.db.prepare('SELECT key_id, COUNT(*) AS n FROM requests GROUP BY key_id').all() as { key_id: string; n: number }[];
+    const rows = this.sql('SELECT key_id, COUNT(*) AS n FROM requests GROUP BY key_id').all() as { key_id: string; n: number }[];
     return new Map(rows.map((r) => [r.key_id, r.n]));
   }
 
   countByState(): Record<string, number> {
-    const rows = this.db.prepare('SELECT state, COUNT(*) AS n FROM requests GROUP BY state').all() as { state: string; n: number }[];
+    const rows = this.sql('SELECT state, COUNT(*) AS n FROM requests GROUP BY state').all() as { state: string; n: number }[];
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
   }
 }
