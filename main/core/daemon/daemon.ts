@@ -94,7 +94,7 @@ export class Daemon {
     );
     this.grants = new Grants(db);
     // A request's result goes back to the spool it came through (none while that one is not served).
-    this.lifecycle = new Lifecycle(db, requests, audit, (row) => this.resultsOf(row));
+    this.lifecycle = new Lifecycle(db, requests, audit, (row) => this.resultsOf(row), (name, fn) => this.safely(name, fn));
     this.decisions = new Decisions(requests, this.lifecycle, audit, this.grants);
     const safely = (name: string, fn: () => void) => this.safely(name, fn);
     this.runner = new Runner({
@@ -128,6 +128,7 @@ export class Daemon {
       stopping: () => this.stopping,
       reloadSettings: () => this.reloadSettings(),
       pump: () => this.runner.pump(),
+      runs: this.runner,
       safely,
     };
     for (const entry of spools) this.spools.set(entry.name, new SpoolServer(entry, this.shared));

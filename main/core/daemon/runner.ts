@@ -43,6 +43,11 @@ export interface RunnerDeps {
   safely: (name: string, fn: () => void) => void;
 }
 
+/** Whether the operation's working folder is gone (the run then fails rather than starts). */
+function cwdMissing(plan: RunPlan): boolean {
+  return plan.cwd !== DEFAULT_CWD && !existsSync(plan.cwd);
+}
+
 /** A run of this host, or an orphan it watches: both hold a slot until their end is recorded. */
 interface Running {
   op: string;
@@ -210,7 +215,7 @@ export class Runner {
     }
     const plan = g.plan;
     if (g.grant) this.d.grants.use(g.grant.id);
-    if (plan.cwd !== DEFAULT_CWD && !existsSync(plan.cwd)) return void lifecycle.refuse(row, 'failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
+    if (cwdMissing(plan)) return void lifecycle.refuse(row, 'failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
 
     const started = lifecycle.start(row, {
       started_at: new Date().toISOString(),
@@ -220,11 +225,36 @@ export class Runner {
     });
     if (!started) return;
     faultPoint('after_mark_running');
+    this.launch(started, plan);
+  }
+
+  /**
+   * A slot for a new request that intake starts in its own commit (Lifecycle.enter's startNow), held
+   * from now until launch() or release(): given when it could start now as startRow would start it
+   * (intake's gate has just passed) and nothing of its spool that could start waits before it.
+   */
+  reserve(id: string, op: string, spool: string, plan: RunPlan): boolean {
+    if (this.stopping || this.d.flags.paused || this.running.size >= this.d.settings().max_concurrent_runs) return false;
+    const full = this.fullOps();
+    if (full.includes(op) || cwdMissing(plan) || !this.d.spools().includes(spool) || this.d.requests.nextQueued(full, spool)) return false;
+    this.running.set(id, { op, terminate: () => {}, recorded: Promise.resolve() }); // a cancel meanwhile is seen again once it runs
+    return true;
+  }
+
+  /** A reserved slot not used: the request did not start (paused or revoked by its commit), or that commit failed. */
+  release(id: string): void {
+    this.running.delete(id);
+  }
+
+  /** Runs `started`, recorded as running (by startRow, or by intake in a reserved slot). */
+  launch(started: RequestRow, plan: RunPlan): void {
+    const settings = this.d.settings();
+    this.running.delete(started.id); // a reserved slot: held by the run from here (hold)
     let handle: RunHandle;
     try {
-      const results = this.d.resultsDir(row.spool);
-      if (!results) throw new Error(`spool "${row.spool}" cannot be written now`);
-      handle = startRun(row.id, plan, logPath(results, row.id), settings.kill_grace_s * 1000);
+      const results = this.d.resultsDir(started.spool);
+      if (!results) throw new Error(`spool "${started.spool}" cannot be written now`);
+      handle = startRun(started.id, plan, logPath(results, started.id), settings.kill_grace_s * 1000);
     } catch (e) {
       // Recorded as running already: it must end as failed, never stay running with nothing behind it.
       const at = new Date().toISOString();
@@ -235,19 +265,19 @@ export class Runner {
     // One commit (one fsync) for what finds its processes and the audit entry: a request's few commits
     // bound the throughput.
     this.d.db.transaction(() => {
-      if (handle.pid !== null) this.d.requests.setProcesses(row.id, handle.pid, handle.marker, handle.since);
+      if (handle.pid !== null) this.d.requests.setProcesses(started.id, handle.pid, handle.marker, handle.since);
       this.d.audit.record({
         kind: 'started',
-        request_id: row.id,
-        key_id: row.key_id,
-        op: row.op,
-        message: `started ${row.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
+        request_id: started.id,
+        key_id: started.key_id,
+        op: started.op,
+        message: `started ${started.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
         details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
       });
     })();
     faultPoint('after_spawn');
-    this.d.log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
-    this.hold(row.id, row.op, (r) => handle.terminate(r), handle.done, (outcome) => this.finishRow(started, outcome));
+    this.d.log.info(`${started.id}: started ${started.op} (pid ${handle.pid})`);
+    this.hold(started.id, started.op, (r) => handle.terminate(r), handle.done, (outcome) => this.finishRow(started, outcome));
   }
 
   /** A slot held by `id` until `ended`, whose end `finish` records; then what waits may start. */

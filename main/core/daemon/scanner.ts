@@ -53,6 +53,8 @@ export class Scanner {
   unclaimed = 0;
   /** The last scan's unexpected failure, said once until a scan succeeds. */
   private scanError: string | null = null;
+  /** Request ids taken in the current step (its commit is not made yet). */
+  private readonly stepIds = new Set<string>();
 
   constructor(private readonly d: ScannerDeps) {}
 
@@ -184,17 +186,26 @@ export class Scanner {
     );
   }
 
-  /** The refusals of a step are recorded together, however the step ends. */
+  /** A step is one commit (group commit: one fsync for all its requests and refusals), and its
+   *  refusals are recorded together, however the step ends; ids taken in it are not taken again in it. */
   private inStep(fn: () => void): void {
-    try {
-      fn();
-    } finally {
-      this.d.refusals.flush();
-    }
+    this.d.intake.lifecycle.group(() => {
+      try {
+        fn();
+      } finally {
+        this.stepIds.clear();
+        this.d.refusals.flush();
+      }
+    });
   }
 
   private take(entry: Entry): void {
     const { name } = entry;
+    // The same name written again during the step: claiming it now would replace the claimed file of
+    // the request not yet committed; it waits in queue/ for the next pass.
+    const named = requestIdFromFileName(name);
+    if (named !== null && this.stepIds.has(named)) return void (this.rescanWanted = true);
+    if (named !== null) this.stepIds.add(named);
     const c = claim(this.d.io, entry, this.d.claimedMine());
     if (c.kind === 'gone') return;
     if (c.kind === 'claimed') faultPoint('after_claim');

@@ -1,6 +1,7 @@
 // Requests in the ledger: the source of truth for every state. Each change bumps `version` and clears
 // `synced` in the same transaction; the result file is written after, and a crash in between is
 // repaired at the next start by rewriting every unsynced result.
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './db';
 import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type ReconcileAttempt, type RequestState } from '../../../shared/protocol/types';
 import type { RunPlan } from '../allowlist/plan';
@@ -118,7 +119,7 @@ export class Requests {
   private readonly insertStmt;
   private readonly markSyncedStmt;
   /** Statements by their text, prepared once: preparing one costs more than running it, on every request. */
-  private readonly prepared = new Map<string, ReturnType<Db['prepare']>>();
+  private readonly prepared = new Map<string, Statement>();
 
   constructor(private readonly db: Db) {
     this.byId = db.prepare('SELECT * FROM requests WHERE id = ?');
@@ -133,7 +134,7 @@ export class Requests {
     );
   }
 
-  private sql(text: string): ReturnType<Db['prepare']> {
+  private sql(text: string): Statement {
     let st = this.prepared.get(text);
     if (!st) this.prepared.set(text, (st = this.db.prepare(text)));
     return st;
