@@ -1,5 +1,8 @@
 // Scanning queue/ and claiming what is there: in steps that let the event loop through, with what file
-// events name first in a flood, and what a failed intake left in claimed/ retried.
+// events name first in a flood, and what a failed intake left in claimed/ retried. A file event's
+// request file is taken by itself (a named pass: no listing, no check of the spool); the full pass
+// (the spool checked, claimed/ and queue/ listed) runs on the rescan interval, or when events may have
+// missed something.
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
@@ -38,6 +41,8 @@ export interface ScannerDeps {
   log: Logger;
   /** Whether the spool may be touched now (checked and pinned); says why not, once. */
   spoolUsable: () => boolean;
+  /** Whether it was found usable by the last check, and is still pinned (no check now). */
+  spoolOk: () => boolean;
   /** Before each pass: settings changed a moment ago apply to the very next request. */
   beforePass: () => void;
   /** Starts what may start: between steps, so a flood never holds the runs back. */
@@ -48,6 +53,8 @@ export interface ScannerDeps {
 export class Scanner {
   private scanning = false;
   private rescanWanted = false;
+  /** Files events named wait to be taken. */
+  private namedWanted = false;
   private stopping = false;
   /** Entries listed and not yet taken: part of the queue depth host.json shows. */
   unclaimed = 0;
@@ -58,13 +65,20 @@ export class Scanner {
 
   constructor(private readonly d: ScannerDeps) {}
 
+  /** A full pass. */
   request(): void {
-    if (this.stopping) return;
-    if (this.scanning) {
-      this.rescanWanted = true;
-      return;
-    }
-    void this.scan();
+    this.rescanWanted = true;
+    this.run();
+  }
+
+  /** A named pass: file events named request files (QueueWatch). */
+  requestNamed(): void {
+    this.namedWanted = true;
+    this.run();
+  }
+
+  private run(): void {
+    if (!this.stopping && !this.scanning) void this.scan();
   }
 
   /** No new pass starts; resolves once the current one has ended. */
@@ -76,8 +90,13 @@ export class Scanner {
   private async scan(): Promise<void> {
     this.scanning = true;
     try {
-      do {
+      while (!this.stopping && !this.rescanWanted && this.namedWanted) {
+        this.namedWanted = false;
+        await this.namedPass();
+      }
+      while (this.rescanWanted && !this.stopping) {
         this.rescanWanted = false;
+        this.namedWanted = false; // the listing takes them, or takeNamed() in a backlog
         if (!this.d.spoolUsable()) return;
         this.d.beforePass();
         await this.recoverClaimed(); // anything left by a failed intake is retried, not stranded
@@ -96,7 +115,7 @@ export class Scanner {
         this.d.pump();
         if (more) this.rescanWanted = true;
         this.scanError = null;
-      } while (this.rescanWanted && !this.stopping);
+      }
     } catch (e) {
       // The spool changed under the scan (a folder made unreadable after the check): the next check says why.
       const msg = `the scan of the spool failed: ${(e as Error).message}`;
@@ -110,6 +129,21 @@ export class Scanner {
       this.unclaimed = 0;
       this.scanning = false;
     }
+    // Asked for while the pass ended: events never wait for the next interval.
+    if (this.namedWanted || this.rescanWanted) this.run();
+  }
+
+  /** The files events named, in steps, until none is left; the spool as the last check found it. */
+  private async namedPass(): Promise<void> {
+    if (!this.d.spoolOk()) return; // the next full pass checks it again, and says why
+    this.d.beforePass();
+    while (this.d.queueWatch()?.hasNamed && !this.stopping && !this.rescanWanted) {
+      this.takeNamed();
+      this.d.pump();
+      await yieldToLoop();
+    }
+    this.d.refusals.endPass();
+    this.d.pump();
   }
 
   /**

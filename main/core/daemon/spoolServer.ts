@@ -94,6 +94,7 @@ export class SpoolServer {
       results: this.results,
       log: this.log,
       spoolUsable: () => this.usable(),
+      spoolOk: () => this.ok && !this.stopped,
       beforePass: () => d.reloadSettings(),
       pump: () => d.pump(),
       safely: d.safely,
@@ -172,7 +173,8 @@ export class SpoolServer {
   }
 
   private newQueueWatch(): QueueWatch {
-    return new QueueWatch(() => this.requestScan(), this.log);
+    // A named request file is taken by itself; the spool's check and the listing wait for the interval.
+    return new QueueWatch((rescan) => (rescan ? this.requestScan() : this.scanner.requestNamed()), this.log);
   }
 
   /** A mount the last probe found delivers no file events is served by the rescan alone (no watcher
