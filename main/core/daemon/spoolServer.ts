@@ -8,7 +8,7 @@ import type { SpoolEntry } from '../settings';
 import type { Allowlist } from '../allowlist/types';
 import { allowlistFor } from '../allowlist/forSpool';
 import { checkPrivateDir, checkSpool, spoolPaths, type SpoolPaths } from '../spool/layout';
-import { PinnedSpool } from '../spool/pinned';
+import { CAN_PIN, PinnedSpool } from '../spool/pinned';
 import { SpoolHealth } from '../spool/health';
 import { ResultWriter, WrittenResults } from '../spool/results';
 import { ResultRepair } from '../spool/resultRepair';
@@ -94,7 +94,9 @@ export class SpoolServer {
       results: this.results,
       log: this.log,
       spoolUsable: () => this.usable(),
-      spoolOk: () => this.ok && !this.stopped,
+      // Pinned folders need no check for a file an event named (a swapped folder is not followed);
+      // without pins (macOS, Windows) the check before each pass is all there is.
+      spoolOk: () => (CAN_PIN ? this.ok && !this.stopped : this.usable()),
       beforePass: () => d.reloadSettings(),
       pump: () => d.pump(),
       safely: d.safely,
