@@ -4,7 +4,7 @@
 // (reconciler.ts) where their operation says how; and the processes of orphans a human gave a verdict
 // that no host ended yet are ended.
 import { existsSync } from 'node:fs';
-import type { Db } from '../ledger/db';
+import { commitUnsynced, type Db } from '../ledger/db';
 import type { AuditLog } from '../ledger/audit';
 import type { RequestRow, Requests } from '../ledger/requests';
 import type { KeyStore } from '../keys/keyStore';
@@ -58,6 +58,8 @@ interface Running {
 
 export class Runner {
   private readonly running = new Map<string, Running>();
+  /** Runs that ended, to be recorded together (endTogether). */
+  private readonly ending: { id: string; record: () => void; done: () => void }[] = [];
   private readonly reconciler: Reconciler;
   private stopping = false;
   /** Where nextQueued() starts looking: the spool after the one that started last. */
@@ -231,13 +233,15 @@ export class Runner {
   /**
    * A slot for a new request that intake starts in its own commit (Lifecycle.enter's startNow), held
    * from now until launch() or release(): given when it could start now as startRow would start it
-   * (intake's gate has just passed) and nothing of its spool that could start waits before it.
+   * (intake's gate has just passed) and nothing queued that could start waits before it, in any spool.
    */
   reserve(id: string, op: string, spool: string, plan: RunPlan): boolean {
     if (this.stopping || this.d.flags.paused || this.running.size >= this.d.settings().max_concurrent_runs) return false;
     const full = this.fullOps();
-    if (full.includes(op) || cwdMissing(plan) || !this.d.spools().includes(spool) || this.d.requests.nextQueued(full, spool)) return false;
+    const spools = this.d.spools();
+    if (full.includes(op) || cwdMissing(plan) || !spools.includes(spool) || spools.some((s) => this.d.requests.nextQueued(full, s))) return false;
     this.running.set(id, { op, terminate: () => {}, recorded: Promise.resolve() }); // a cancel meanwhile is seen again once it runs
+    this.turn = spools.indexOf(spool) + 1; // as nextQueued() would have taken it: the other spools go next
     return true;
   }
 
@@ -262,9 +266,10 @@ export class Runner {
       this.finishRow(started, { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0, log: null });
       return;
     }
-    // One commit (one fsync) for what finds its processes and the audit entry: a request's few commits
-    // bound the throughput.
-    this.d.db.transaction(() => {
+    // One commit for what finds its processes and the audit entry, without its own fsync: a daemon's
+    // crash loses nothing written, and a power cut that loses it ends the processes too (the run is
+    // then uncertain either way); the run's next synced commit makes it durable.
+    commitUnsynced(this.d.db, () => {
       if (handle.pid !== null) this.d.requests.setProcesses(started.id, handle.pid, handle.marker, handle.since);
       this.d.audit.record({
         kind: 'started',
@@ -274,20 +279,36 @@ export class Runner {
         message: `started ${started.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
         details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
       });
-    })();
+    });
     faultPoint('after_spawn');
     this.d.log.info(`${started.id}: started ${started.op} (pid ${handle.pid})`);
-    this.hold(started.id, started.op, (r) => handle.terminate(r), handle.done, (outcome) => this.finishRow(started, outcome));
+    this.hold(started.id, started.op, (r) => handle.terminate(r), handle.done, (outcome) => this.finishRow(started, outcome), true);
   }
 
-  /** A slot held by `id` until `ended`, whose end `finish` records; then what waits may start. */
-  private hold<T>(id: string, op: string, terminate: (reason: string) => void, ended: Promise<T>, finish: (end: T) => void): void {
+  /** A slot held by `id` until `ended`, whose end `finish` records; then what waits may start.
+   *  `together`: recorded with the other runs that end in the same turn of the event loop (endTogether). */
+  private hold<T>(id: string, op: string, terminate: (reason: string) => void, ended: Promise<T>, finish: (end: T) => void, together = false): void {
     const recorded = ended.then((end) => {
+      if (together) return new Promise<void>((done) => this.endTogether({ id, record: () => finish(end), done }));
       this.running.delete(id);
       this.d.safely(id, () => finish(end));
       this.pump();
     });
     this.running.set(id, { op, terminate, recorded });
+  }
+
+  /** Runs that end in the same turn of the event loop are recorded in one commit (group commit: one
+   *  fsync for all of a burst's ends), once that turn's I/O has been seen. */
+  private endTogether(end: { id: string; record: () => void; done: () => void }): void {
+    this.ending.push(end);
+    if (this.ending.length > 1) return;
+    setImmediate(() => {
+      const ends = this.ending.splice(0);
+      for (const e of ends) this.running.delete(e.id);
+      this.d.safely('the runs that ended', () => this.d.lifecycle.group(() => ends.forEach((e) => this.d.safely(e.id, e.record))));
+      ends.forEach((e) => e.done());
+      this.pump();
+    });
   }
 
   /** A run found still running at start: watched, holding its slot, until it ends or is ended. */
@@ -397,6 +418,6 @@ export class Runner {
     }, ['running']);
     if (!next) return;
     this.d.log.info(`${row.id}: ${state} (${how})`);
-    faultPoint('after_result');
+    this.d.lifecycle.afterCommit(row.id, () => faultPoint('after_result')); // recorded, and its result written
   }
 }

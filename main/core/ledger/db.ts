@@ -142,6 +142,24 @@ export function openLedger(file: string): Db {
   return db;
 }
 
+const syncPragmas = new WeakMap<Db, { normal: Database.Statement; full: Database.Statement }>();
+
+/**
+ * Runs `fn` as one commit without its own fsync (synchronous=NORMAL for it): for what only a power cut
+ * could lose, where that loss is harmless (the next synced commit makes it durable with its own, and
+ * a daemon's crash loses nothing that was written). Outside any transaction.
+ */
+export function commitUnsynced<T>(db: Db, fn: () => T): T {
+  let p = syncPragmas.get(db);
+  if (!p) syncPragmas.set(db, (p = { normal: db.prepare('PRAGMA synchronous = NORMAL'), full: db.prepare('PRAGMA synchronous = FULL') }));
+  p.normal.run();
+  try {
+    return db.transaction(fn)();
+  } finally {
+    p.full.run();
+  }
+}
+
 function migrate(db: Db): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {

@@ -2,7 +2,7 @@
 // `synced` in the same transaction; the result file is written after, and a crash in between is
 // repaired at the next start by rewriting every unsynced result.
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db';
+import { commitUnsynced, type Db } from './db';
 import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type ReconcileAttempt, type RequestState } from '../../../shared/protocol/types';
 import type { RunPlan } from '../allowlist/plan';
 import { nowIso } from '../time';
@@ -220,12 +220,7 @@ export class Requests {
    * this one statement): losing it in a power cut only means the file is written once more at start.
    */
   markSynced(id: string, version: number): void {
-    this.sql('PRAGMA synchronous = NORMAL').run();
-    try {
-      this.markSyncedStmt.run(id, version);
-    } finally {
-      this.sql('PRAGMA synchronous = FULL').run();
-    }
+    commitUnsynced(this.db, () => this.markSyncedStmt.run(id, version));
   }
 
   /** Rows whose result file may be behind, of one spool (each spool's writer writes only its own). */
