@@ -29,9 +29,9 @@ export class QueueWatch {
     private readonly log: Logger,
   ) {}
 
-  /** Whether named files wait to be taken. */
-  get hasNamed(): boolean {
-    return this.named.size > 0;
+  /** How many named files wait to be taken. */
+  get namedCount(): number {
+    return this.named.size;
   }
 
   /** Whether events come: false before the first watch and after an error closed it. */
@@ -74,12 +74,14 @@ export class QueueWatch {
   }
 
   /**
-   * Hands `take` the named files, newest first (what was written a moment ago is served a moment
-   * later, however much came before it), while `more()` says so. Each name is forgotten as it is
-   * handed over, never before: those not reached keep their place for the next call.
+   * Hands `take` the named files while `more()` says so: newest first in a flood (what was written a
+   * moment ago is served a moment later, however much came before it), else in the order they came.
+   * Each name is forgotten as it is handed over, never before: those not reached keep their place
+   * for the next call.
    */
-  takeNamed(more: () => boolean, take: (e: Entry) => void): void {
-    for (const key of [...this.named].reverse()) {
+  takeNamed(more: () => boolean, take: (e: Entry) => void, newestFirst = true): void {
+    const names = [...this.named];
+    for (const key of newestFirst ? names.reverse() : names) {
       if (!more()) return;
       if (!this.named.delete(key)) continue;
       const raw = Buffer.from(key, 'latin1');

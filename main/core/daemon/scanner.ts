@@ -137,8 +137,9 @@ export class Scanner {
   private async namedPass(): Promise<void> {
     if (!this.d.spoolOk()) return; // the next full pass checks it again, and says why
     this.d.beforePass();
-    while (this.d.queueWatch()?.hasNamed && !this.stopping && !this.rescanWanted) {
-      this.takeNamed();
+    let waiting: number;
+    while ((waiting = this.d.queueWatch()?.namedCount ?? 0) > 0 && !this.stopping && !this.rescanWanted) {
+      this.takeNamed(waiting < BACKLOG); // in the order they came, but newest first in a flood
       this.d.pump();
       await yieldToLoop();
     }
@@ -202,21 +203,26 @@ export class Scanner {
   }
 
   /**
-   * In a backlog: the files that events named, newest first, for one step (as takeStep). Each is taken
+   * The files that events named, for one step (as takeStep): in a backlog newest first (`inOrder`:
+   * in the order they came, for a named pass outside a flood). Each is taken
    * as the listing would take it: claimed, then authenticated once, at intake, and recorded or refused.
    * So looking at one is never wasted (junk is refused now, not looked at and left to the listing), a
    * request written during a flood waits for the files named after it, not for the names that sort
    * before it, and those a step does not reach keep their names for the next (see docs/SECURITY.md).
    */
-  private takeNamed(): void {
+  private takeNamed(inOrder = false): void {
     const until = performance.now() + STEP_MS;
     let n = 0;
     const more = () => n === 0 || (n < STEP_MAX && performance.now() < until);
     this.inStep(() =>
-      this.d.queueWatch()?.takeNamed(more, (e) => {
-        n++;
-        this.d.safely(e.name, () => this.take(e));
-      }),
+      this.d.queueWatch()?.takeNamed(
+        more,
+        (e) => {
+          n++;
+          this.d.safely(e.name, () => this.take(e));
+        },
+        !inOrder,
+      ),
     );
   }
 

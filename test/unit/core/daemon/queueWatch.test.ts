@@ -56,6 +56,14 @@ describe('QueueWatch', () => {
     expect(take()).toEqual([]);
   });
 
+  it('hands them over in the order they came when asked to (outside a flood)', async () => {
+    put('c.json', 'a.json', 'b.json');
+    await noted(3);
+    const out: string[] = [];
+    qw.takeNamed(() => true, (e) => out.push(e.name), false);
+    expect(out).toEqual(['c.json', 'a.json', 'b.json']);
+  });
+
   it('forgets a name whose file left queue/ (a claim), and asks nothing for it nor for a file that cannot be a request', async () => {
     put('a.json', 'b.json', 'not a request');
     renameSync(path.join(queue, 'a.json'), path.join(dir, 'claimed-a.json')); // gone before its events are seen
