@@ -147,9 +147,11 @@ const syncPragmas = new WeakMap<Db, { normal: Database.Statement; full: Database
 /**
  * Runs `fn` as one commit without its own fsync (synchronous=NORMAL for it): for what only a power cut
  * could lose, where that loss is harmless (the next synced commit makes it durable with its own, and
- * a daemon's crash loses nothing that was written). Outside any transaction.
+ * a daemon's crash loses nothing that was written). Inside a transaction (a group commit) it is part
+ * of that one's commit: SQLite cannot change the safety level there.
  */
 export function commitUnsynced<T>(db: Db, fn: () => T): T {
+  if (db.inTransaction) return db.transaction(fn)();
   let p = syncPragmas.get(db);
   if (!p) syncPragmas.set(db, (p = { normal: db.prepare('PRAGMA synchronous = NORMAL'), full: db.prepare('PRAGMA synchronous = FULL') }));
   p.normal.run();
