@@ -3,6 +3,7 @@
 export const FAULT_STEPS = [
   'after_claim',
   'after_ledger_insert',
+  'after_start_at_once',
   'after_mark_running',
   'after_spawn',
   'after_exit_before_result',

@@ -1,14 +1,24 @@
 // Every state a request can be in, and how it gets there: the one table of transitions, and the only
-// way to change a request's state. enter() records a new request in an entry state; move() (start() for
-// the runner's queued -> running) changes one that is still where it was read. Each commits the ledger
-// change, its audit entries and, for a step of a plan, that plan's steps in one transaction, and then
-// writes the result files. Intake, the runner, decisions, the service and reconcile all go through here.
+// way to change a request's state. enter() records a new request in an entry state (or starts it at
+// once); move() (start() for the runner's queued -> running) changes one that is still where it was
+// read. Each commits the ledger change, its audit entries and, for a step of a plan, that plan's steps
+// in one transaction, and then writes the result files. group() makes several of them one commit (a
+// scan's step of new requests: one fsync for all), and what follows each (afterCommit) waits for it.
+// Intake, the runner, decisions, the service and reconcile all go through here.
 import type { Db } from './ledger/db';
 import type { AuditEntry, AuditLog } from './ledger/audit';
 import type { NewRequest, RequestPatch, RequestRow, Requests } from './ledger/requests';
 import type { ErrorCode, RequestState } from '../../shared/protocol/types';
 import { stepsWith } from './policy/plans';
 import { faultPoint } from './faults';
+
+/** Work that must wait for a commit: a result file, a claimed file's removal, a run's start. */
+interface AfterCommit {
+  name: string;
+  then: () => void;
+  /** When the commit failed instead: nothing of it is in the ledger. */
+  undo?: () => void;
+}
 
 /**
  * The states a request is recorded in when intake first records it (an authenticated request binds
@@ -82,6 +92,10 @@ export interface EntryWork {
   takesStep?: number;
   /** Other changes that stand or fall with the insert (the key's last use, a grant's use). */
   alsoInCommit?: (row: RequestRow) => void;
+  /** A `queued` request that starts at once (the runner has a slot for it): queued -> running in the
+   *  insert's own commit, with this patch, unless the host is paused or the key revoked by then
+   *  (Requests.start); no `queued` result file is written for it. */
+  startNow?: RequestPatch;
 }
 
 export class Lifecycle {
@@ -91,7 +105,38 @@ export class Lifecycle {
     private readonly audit: AuditLog,
     /** Writes the result file of a changed request (a no-op where the spool cannot be reached). */
     private readonly publish: (row: RequestRow) => void,
+    /** Runs what follows a commit, recording what it throws (one request never stops the others). */
+    private readonly safely: (name: string, fn: () => void) => void = (_name, fn) => fn(),
   ) {}
+
+  /** What waits for the group's commit; null outside a group. */
+  private pending: AfterCommit[] | null = null;
+
+  /**
+   * Runs `fn` as one IMMEDIATE transaction: the entries and moves it makes share one commit (one fsync
+   * however many), and each one's result files and afterCommit() work run once it is made, in order.
+   * When the commit fails nothing of it is in the ledger: the work is undone instead (a claimed file
+   * stays in claimed/, and is taken again by the next scan). Inside a group, a group is part of it.
+   */
+  group(fn: () => void): void {
+    if (this.pending) return fn();
+    const pending: AfterCommit[] = (this.pending = []);
+    try {
+      this.db.transaction(fn).immediate();
+    } catch (e) {
+      for (const p of pending) if (p.undo) this.safely(p.name, p.undo);
+      throw e;
+    } finally {
+      this.pending = null;
+    }
+    for (const p of pending) this.safely(p.name, p.then);
+  }
+
+  /** `then` once the commit being made is (at once outside a group); `undo` if it fails instead. */
+  afterCommit(name: string, then: () => void, undo?: () => void): void {
+    if (this.pending) this.pending.push({ name, then, ...(undo ? { undo } : {}) });
+    else then();
+  }
 
   /**
    * Records a new request in one of ENTRY_STATES with its entries, the step of a plan it takes and
@@ -100,15 +145,21 @@ export class Lifecycle {
    */
   enter(r: NewRequest & { state: EntryState }, notes: MoveNotes, work: EntryWork = {}): RequestRow {
     if (!(ENTRY_STATES as readonly RequestState[]).includes(r.state)) throw new Error(`a request cannot enter as ${r.state} (lifecycle.ts)`);
+    if (work.startNow && r.state !== 'queued') throw new Error(`a request entering as ${r.state} cannot start at once (lifecycle.ts)`);
     const [row, plan] = this.db.transaction(() => {
       const inserted = this.requests.insert(r);
       work.alsoInCommit?.(inserted);
-      const taken = work.takesStep === undefined ? null : this.takeStep(inserted, work.takesStep);
+      let taken = work.takesStep === undefined ? null : this.takeStep(inserted, work.takesStep);
       this.note(inserted, notes);
-      return [inserted, taken] as const;
+      const started = work.startNow ? this.requests.start(inserted.id, work.startNow) : null;
+      if (started) taken = this.followPlan(started) ?? taken;
+      return [started ?? inserted, taken] as const;
     }).immediate();
-    faultPoint('after_ledger_insert'); // in the ledger, nothing published: the crash tests stop here
-    this.publishBoth(row, plan);
+    this.afterCommit(row.id, () => {
+      // In the ledger, nothing published: the crash tests stop here.
+      faultPoint(row.state === 'running' ? 'after_start_at_once' : 'after_ledger_insert');
+      this.publishBoth(row, plan);
+    });
     return row;
   }
 
@@ -140,7 +191,7 @@ export class Lifecycle {
       if (n) this.note(n, notes);
       return [n, n && this.followPlan(n)] as const;
     })();
-    if (next) this.publishBoth(next, plan);
+    if (next) this.afterCommit(next.id, () => this.publishBoth(next, plan));
     return next;
   }
 

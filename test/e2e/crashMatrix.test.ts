@@ -25,7 +25,14 @@ function setup(): string {
     approval: ${approval}
     concurrency: 4
 `;
-  host.writeAllowlist(`version: 1\noperations:${op('record', 'never')}${op('guarded', 'always')}`);
+  const single = `
+  - name: single
+    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; sleep 1', ${JSON.stringify(counter)}]
+    scope: read
+    approval: never
+    concurrency: 1
+`;
+  host.writeAllowlist(`version: 1\noperations:${op('record', 'never')}${op('guarded', 'always')}${single}`);
   key = host.createKey('crash', 'read');
   return counter;
 }
@@ -35,20 +42,30 @@ const SETTLED: RequestState[] = ['succeeded', 'failed', 'rejected', 'denied', 'e
 /** What each step must leave behind after the restart: the state of the request that was cut. */
 const EXPECTED: Record<FaultStep, { state: RequestState; runs: number[] }> = {
   after_claim: { state: 'succeeded', runs: [1] }, // still only in claimed/: recovered and run
-  after_ledger_insert: { state: 'succeeded', runs: [1] }, // recorded as queued: runs once
-  after_mark_running: { state: 'uncertain', runs: [0] }, // running in the ledger: never re-run
+  after_ledger_insert: { state: 'succeeded', runs: [1] }, // recorded as queued (behind a busy slot): runs once
+  after_start_at_once: { state: 'uncertain', runs: [0] }, // recorded as running by intake's commit: never re-run
+  after_mark_running: { state: 'uncertain', runs: [0] }, // running in the ledger (started from the queue): never re-run
   after_spawn: { state: 'uncertain', runs: [0, 1] }, // the child may or may not have got going
   after_exit_before_result: { state: 'uncertain', runs: [1] },
   after_result: { state: 'succeeded', runs: [1] },
   during_approval_wait: { state: 'awaiting_approval', runs: [0] }, // still waiting for a human
 };
 
+/** Steps only a request that waits for a slot reaches (one with a free slot starts in intake's commit):
+ *  the cut one queues behind a run of its operation, whose concurrency is 1. */
+const QUEUED_BEHIND: readonly FaultStep[] = ['after_ledger_insert', 'after_mark_running'];
+
 describe.each(FAULT_STEPS)('a daemon killed at %s', (step) => {
   it('loses nothing and runs nothing twice', async () => {
     const counter = setup();
     const first = await host.startDaemon({ DUMBWAITER_FAULT: step });
     const cut = step === 'during_approval_wait' ? 'cut-guarded' : 'cut-1';
-    host.submit(key, cut, step === 'during_approval_wait' ? 'guarded' : 'record');
+    const behind = QUEUED_BEHIND.includes(step);
+    if (behind) {
+      host.submit(key, 'blocker', 'single');
+      await host.waitResult('blocker', ['running']);
+    }
+    host.submit(key, cut, step === 'during_approval_wait' ? 'guarded' : behind ? 'single' : 'record');
     const { signal } = await first.exited;
     expect(signal).toBe('SIGKILL');
     // More work arrives while the host is down.

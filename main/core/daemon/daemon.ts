@@ -104,10 +104,16 @@ export class Daemon {
     });
     this.grants = new Grants(db);
     // A request's result goes back to the spool it came through (none while that one is not served).
-    this.lifecycle = new Lifecycle(db, requests, audit, (row) => {
-      this.resultsOf(row);
-      this.changed();
-    });
+    this.lifecycle = new Lifecycle(
+      db,
+      requests,
+      audit,
+      (row) => {
+        this.resultsOf(row);
+        this.changed();
+      },
+      (name, fn) => this.safely(name, fn),
+    );
     // A cancel asked for from inside (dumbwaiter.cancel) is carried out at once; other processes' wake us.
     this.decisions = new Decisions(requests, this.lifecycle, audit, this.grants, () => {
       this.runner.cancelRequested();
@@ -146,6 +152,7 @@ export class Daemon {
       stopping: () => this.stopping,
       reloadSettings: () => this.reloadSettings(),
       pump: () => this.runner.pump(),
+      runs: this.runner,
       safely,
     };
     for (const entry of spools) this.spools.set(entry.name, new SpoolServer(entry, this.shared));

@@ -18,7 +18,7 @@ import { faultPoint } from '../faults';
 import type { Allowlist } from '../allowlist/types';
 import type { AuditLog } from '../ledger/audit';
 import type { KeyStore } from '../keys/keyStore';
-import type { NewRequest, Requests } from '../ledger/requests';
+import type { NewRequest, RequestRow, Requests } from '../ledger/requests';
 import type { ResultWriter } from '../spool/results';
 import { quarantine, readClaimed } from '../spool/claim';
 import type { SpoolPaths } from '../spool/layout';
@@ -47,6 +47,15 @@ export interface IntakeDeps {
   maxRequestAgeMs: () => number;
   /** Refusals before authentication: recorded, logged and answered in batches. */
   refused: (r: Refusal) => void;
+  /** Slots for runs that start in intake's own commit (the runner). */
+  runs: RunSlots;
+}
+
+/** A run that may start at once takes a slot before its commit, and is run (or the slot given back) after. */
+export interface RunSlots {
+  reserve(id: string, op: string, spool: string, plan: RunPlan): boolean;
+  launch(started: RequestRow, plan: RunPlan): void;
+  release(id: string): void;
 }
 
 export type IntakeOutcome =
@@ -229,41 +238,58 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       : `claimed ${id}: ${p.op} -> ${state}${grant ? ` (approved by grant ${grant.id})` : ''}${taken ? ` (step ${taken.index + 1} of approved plan ${p.plan_id})` : ''}${approval?.ceiling ? ` (would cross ${approval.ceiling}${step?.ok ? `, though it is step ${step.index + 1} of plan ${p.plan_id}` : ''})` : ''}`,
     details: { state, ...(error ? { code: error.code } : {}), ...(plan ? { argv: plan.argv } : {}), ...(p.intent ? { intent: p.intent } : {}) },
   });
-  d.lifecycle.enter(
-    {
-      id,
-      spool: d.spool,
-      key_id: keyId,
-      op: p.op,
-      args_json: JSON.stringify(p.args),
-      binding_hash: hash,
-      mac,
-      intent: p.intent ?? null,
-      created_at: p.created_at,
-      expires_at: p.expires_at ?? null,
-      state,
-      plan,
-      error_code: error?.code ?? null,
-      error_message: error?.message ?? null,
-      approval,
-      decided_by: taken ? `plan ${p.plan_id}` : grant ? `grant ${grant.id}` : null,
-      plan_id: p.plan_id ?? null,
-      limits_json: limits ? JSON.stringify(limits) : null,
-      steps_json: steps ? JSON.stringify(steps) : null,
-      ...answered,
-    },
-    notes,
-    {
-      ...(taken ? { takesStep: taken.index } : {}),
-      alsoInCommit: () => {
-        touchKey();
-        if (grant) d.grants.use(grant.id);
+  // A slot free now: queued -> running in the insert's own commit (no `queued` commit or result file).
+  const startNow = state === 'queued' && plan && d.runs.reserve(id, p.op, d.spool, plan) ? plan : null;
+  let row: RequestRow;
+  try {
+    row = d.lifecycle.enter(
+      {
+        id,
+        spool: d.spool,
+        key_id: keyId,
+        op: p.op,
+        args_json: JSON.stringify(p.args),
+        binding_hash: hash,
+        mac,
+        intent: p.intent ?? null,
+        created_at: p.created_at,
+        expires_at: p.expires_at ?? null,
+        state,
+        plan,
+        error_code: error?.code ?? null,
+        error_message: error?.message ?? null,
+        approval,
+        decided_by: taken ? `plan ${p.plan_id}` : grant ? `grant ${grant.id}` : null,
+        plan_id: p.plan_id ?? null,
+        limits_json: limits ? JSON.stringify(limits) : null,
+        steps_json: steps ? JSON.stringify(steps) : null,
+        ...answered,
       },
+      notes,
+      {
+        ...(taken ? { takesStep: taken.index } : {}),
+        ...(startNow ? { startNow: { started_at: new Date().toISOString(), cost: startNow.cost } } : {}),
+        alsoInCommit: () => {
+          touchKey();
+          if (grant) d.grants.use(grant.id);
+        },
+      },
+    );
+  } catch (e) {
+    if (startNow) d.runs.release(id);
+    throw e;
+  }
+  d.lifecycle.afterCommit(
+    id,
+    () => {
+      done(); // only now: until the ledger has it, the claimed file is the request's only copy
+      if (startNow && row.state === 'running') d.runs.launch(row, startNow);
+      else if (startNow) d.runs.release(id); // paused, or its key revoked, by the time of its commit
+      if (state === 'awaiting_approval') faultPoint('during_approval_wait');
+      if (error) d.log.warn(`${id}: ${state}: ${error.code}: ${error.message}`);
+      else d.log.info(`${id}: ${p.op} ${row.state}`);
     },
+    startNow ? () => d.runs.release(id) : undefined,
   );
-  done(); // only now: until the ledger has it, the claimed file is the request's only copy
-  if (state === 'awaiting_approval') faultPoint('during_approval_wait');
-  if (error) d.log.warn(`${id}: ${state}: ${error.code}: ${error.message}`);
-  else d.log.info(`${id}: ${p.op} ${state}`);
-  return error ? { kind: 'refused', code: error.code } : { kind: 'recorded', state };
+  return error ? { kind: 'refused', code: error.code } : { kind: 'recorded', state: row.state };
 }

@@ -4,7 +4,7 @@
 // (reconciler.ts) where their operation says how; and the processes of orphans a human gave a verdict
 // that no host ended yet are ended.
 import { existsSync } from 'node:fs';
-import type { Db } from '../ledger/db';
+import { commitUnsynced, type Db } from '../ledger/db';
 import type { AuditLog } from '../ledger/audit';
 import type { RequestRow, Requests } from '../ledger/requests';
 import type { KeyStore } from '../keys/keyStore';
@@ -46,6 +46,11 @@ export interface RunnerDeps {
   safely: (name: string, fn: () => void) => void;
 }
 
+/** Whether the operation's working folder is gone (the run then fails rather than starts). */
+function cwdMissing(plan: RunPlan): boolean {
+  return plan.cwd !== DEFAULT_CWD && !existsSync(plan.cwd);
+}
+
 /** A run of this host, or an orphan it watches: both hold a slot until their end is recorded. */
 interface Running {
   op: string;
@@ -63,6 +68,8 @@ const SPAWNER_LOST = 'the process that started this run (the host\'s spawner) en
 
 export class Runner {
   private readonly running = new Map<string, Running>();
+  /** Runs that ended, to be recorded together (endTogether). */
+  private readonly ending: { id: string; record: () => void; done: () => void }[] = [];
   private readonly reconciler: Reconciler;
   private stopping = false;
   /** Where nextQueued() starts looking: the spool after the one that started last. */
@@ -228,7 +235,7 @@ export class Runner {
     }
     const plan = g.plan;
     if (g.grant) this.d.grants.use(g.grant.id);
-    if (plan.cwd !== DEFAULT_CWD && !existsSync(plan.cwd)) return void lifecycle.refuse(row, 'failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
+    if (cwdMissing(plan)) return void lifecycle.refuse(row, 'failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
 
     const started = lifecycle.start(row, {
       started_at: new Date().toISOString(),
@@ -238,16 +245,47 @@ export class Runner {
     });
     if (!started) return;
     faultPoint('after_mark_running');
-    // The slot is held from now on, while the spawner starts the run: a cancel or a stop meanwhile
-    // reaches it once it has its process.
+    this.launch(started, plan);
+  }
+
+  /**
+   * A slot for a new request that intake starts in its own commit (Lifecycle.enter's startNow), held
+   * from now until launch() or release(): given when it could start now as startRow would start it
+   * (intake's gate has just passed) and nothing queued that could start waits before it, in any spool.
+   */
+  reserve(id: string, op: string, spool: string, plan: RunPlan): boolean {
+    if (this.stopping || this.d.flags.paused || this.running.size >= this.d.settings().max_concurrent_runs) return false;
+    const full = this.fullOps();
+    const spools = this.d.spools();
+    if (full.includes(op) || cwdMissing(plan) || !spools.includes(spool) || spools.some((s) => this.d.requests.nextQueued(full, s))) return false;
+    this.running.set(id, { op, terminate: () => {}, recorded: Promise.resolve() }); // a cancel meanwhile is seen again once it runs
+    this.turn = spools.indexOf(spool) + 1; // as nextQueued() would have taken it: the other spools go next
+    return true;
+  }
+
+  /** A reserved slot not used: the request did not start (paused or revoked by its commit), or that commit failed. */
+  release(id: string): void {
+    this.running.delete(id);
+  }
+
+  /** Runs `started`, recorded as running (by startRow, or by intake in a reserved slot). The slot is
+   *  held from now on, while the spawner starts the run: a cancel or a stop meanwhile reaches it once
+   *  it has its process. */
+  launch(started: RequestRow, plan: RunPlan): void {
+    this.running.delete(started.id); // a reserved slot: held by the run from here (hold)
     let handle: RunHandle | null = null;
     let stopWith: string | null = null;
-    const ended = this.run(started, plan, settings.kill_grace_s * 1000, (h) => {
+    const ended = this.run(started, plan, this.d.settings().kill_grace_s * 1000, (h) => {
       handle = h;
       if (stopWith !== null) h.terminate(stopWith);
     });
-    this.hold(row.id, row.op, (r) => (handle ? handle.terminate(r) : (stopWith ??= r)), ended, (end) =>
-      'outcome' in end ? this.finishRow(started, end.outcome) : this.resume(end.row, end.remains, SPAWNER_LOST),
+    this.hold(
+      started.id,
+      started.op,
+      (r) => (handle ? handle.terminate(r) : (stopWith ??= r)),
+      ended,
+      (end) => ('outcome' in end ? this.finishRow(started, end.outcome) : this.resume(end.row, end.remains, SPAWNER_LOST)),
+      true,
     );
   }
 
@@ -267,10 +305,11 @@ export class Runner {
       const error = { code: 'spawn_failed' as const, message: `could not start "${plan.argv[0]}": ${(e as Error).message}` };
       return { outcome: { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0, log: null } };
     }
-    // One commit (one fsync) for what finds its processes and the audit entry: a request's few commits
-    // bound the throughput.
+    // One commit for what finds its processes and the audit entry, without its own fsync: a daemon's
+    // crash loses nothing written, and a power cut that loses it ends the processes too (the run is
+    // then uncertain either way); the run's next synced commit makes it durable.
     this.d.safely(row.id, () =>
-      this.d.db.transaction(() => {
+      commitUnsynced(this.d.db, () => {
         if (handle.pid !== null) this.d.requests.setProcesses(row.id, handle.pid, handle.marker, handle.since);
         this.d.audit.record({
           kind: 'started',
@@ -280,7 +319,7 @@ export class Runner {
           message: `started ${row.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
           details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
         });
-      })(),
+      }),
     );
     faultPoint('after_spawn');
     this.d.log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
@@ -295,14 +334,30 @@ export class Runner {
     }
   }
 
-  /** A slot held by `id` until `ended`, whose end `finish` records; then what waits may start. */
-  private hold<T>(id: string, op: string, terminate: (reason: string) => void, ended: Promise<T>, finish: (end: T) => void): void {
+  /** A slot held by `id` until `ended`, whose end `finish` records; then what waits may start.
+   *  `together`: recorded with the other runs that end in the same turn of the event loop (endTogether). */
+  private hold<T>(id: string, op: string, terminate: (reason: string) => void, ended: Promise<T>, finish: (end: T) => void, together = false): void {
     const recorded = ended.then((end) => {
+      if (together) return new Promise<void>((done) => this.endTogether({ id, record: () => finish(end), done }));
       this.running.delete(id);
       this.d.safely(id, () => finish(end));
       this.pump();
     });
     this.running.set(id, { op, terminate, recorded });
+  }
+
+  /** Runs that end in the same turn of the event loop are recorded in one commit (group commit: one
+   *  fsync for all of a burst's ends), once that turn's I/O has been seen. */
+  private endTogether(end: { id: string; record: () => void; done: () => void }): void {
+    this.ending.push(end);
+    if (this.ending.length > 1) return;
+    setImmediate(() => {
+      const ends = this.ending.splice(0);
+      for (const e of ends) this.running.delete(e.id);
+      this.d.safely('the runs that ended', () => this.d.lifecycle.group(() => ends.forEach((e) => this.d.safely(e.id, e.record))));
+      ends.forEach((e) => e.done());
+      this.pump();
+    });
   }
 
   /** A run found still running at start: watched, holding its slot, until it ends or is ended. */
@@ -412,6 +467,6 @@ export class Runner {
     }, ['running']);
     if (!next) return;
     this.d.log.info(`${row.id}: ${state} (${how})`);
-    faultPoint('after_result');
+    this.d.lifecycle.afterCommit(row.id, () => faultPoint('after_result')); // recorded, and its result written
   }
 }

@@ -1,5 +1,8 @@
 // Scanning queue/ and claiming what is there: in steps that let the event loop through, with what file
-// events name first in a flood, and what a failed intake left in claimed/ retried.
+// events name first in a flood, and what a failed intake left in claimed/ retried. A file event's
+// request file is taken by itself (a named pass: no listing, no check of the spool); the full pass
+// (the spool checked, claimed/ and queue/ listed) runs on the rescan interval, or when events may have
+// missed something.
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { requestIdFromFileName } from '../../../shared/protocol/ids';
@@ -38,6 +41,8 @@ export interface ScannerDeps {
   log: Logger;
   /** Whether the spool may be touched now (checked and pinned); says why not, once. */
   spoolUsable: () => boolean;
+  /** Whether it was found usable by the last check, and is still pinned (no check now). */
+  spoolOk: () => boolean;
   /** Before each pass: settings changed a moment ago apply to the very next request. */
   beforePass: () => void;
   /** Starts what may start: between steps, so a flood never holds the runs back. */
@@ -48,21 +53,32 @@ export interface ScannerDeps {
 export class Scanner {
   private scanning = false;
   private rescanWanted = false;
+  /** Files events named wait to be taken. */
+  private namedWanted = false;
   private stopping = false;
   /** Entries listed and not yet taken: part of the queue depth host.json shows. */
   unclaimed = 0;
   /** The last scan's unexpected failure, said once until a scan succeeds. */
   private scanError: string | null = null;
+  /** Request ids taken in the current step (its commit is not made yet). */
+  private readonly stepIds = new Set<string>();
 
   constructor(private readonly d: ScannerDeps) {}
 
+  /** A full pass. */
   request(): void {
-    if (this.stopping) return;
-    if (this.scanning) {
-      this.rescanWanted = true;
-      return;
-    }
-    void this.scan();
+    this.rescanWanted = true;
+    this.run();
+  }
+
+  /** A named pass: file events named request files (QueueWatch). */
+  requestNamed(): void {
+    this.namedWanted = true;
+    this.run();
+  }
+
+  private run(): void {
+    if (!this.stopping && !this.scanning) void this.scan();
   }
 
   /** No new pass starts; resolves once the current one has ended. */
@@ -74,8 +90,13 @@ export class Scanner {
   private async scan(): Promise<void> {
     this.scanning = true;
     try {
-      do {
+      while (!this.stopping && !this.rescanWanted && this.namedWanted) {
+        this.namedWanted = false;
+        await this.namedPass();
+      }
+      while (this.rescanWanted && !this.stopping) {
         this.rescanWanted = false;
+        this.namedWanted = false; // the listing takes them, or takeNamed() in a backlog
         if (!this.d.spoolUsable()) return;
         this.d.beforePass();
         await this.recoverClaimed(); // anything left by a failed intake is retried, not stranded
@@ -94,7 +115,7 @@ export class Scanner {
         this.d.pump();
         if (more) this.rescanWanted = true;
         this.scanError = null;
-      } while (this.rescanWanted && !this.stopping);
+      }
     } catch (e) {
       // The spool changed under the scan (a folder made unreadable after the check): the next check says why.
       const msg = `the scan of the spool failed: ${(e as Error).message}`;
@@ -108,6 +129,22 @@ export class Scanner {
       this.unclaimed = 0;
       this.scanning = false;
     }
+    // Asked for while the pass ended: events never wait for the next interval.
+    if (this.namedWanted || this.rescanWanted) this.run();
+  }
+
+  /** The files events named, in steps, until none is left; the spool as the last check found it. */
+  private async namedPass(): Promise<void> {
+    if (!this.d.spoolOk()) return; // the next full pass checks it again, and says why
+    this.d.beforePass();
+    let waiting: number;
+    while ((waiting = this.d.queueWatch()?.namedCount ?? 0) > 0 && !this.stopping && !this.rescanWanted) {
+      this.takeNamed(waiting < BACKLOG); // in the order they came, but newest first in a flood
+      this.d.pump();
+      await yieldToLoop();
+    }
+    this.d.refusals.endPass();
+    this.d.pump();
   }
 
   /**
@@ -166,35 +203,49 @@ export class Scanner {
   }
 
   /**
-   * In a backlog: the files that events named, newest first, for one step (as takeStep). Each is taken
+   * The files that events named, for one step (as takeStep): in a backlog newest first (`inOrder`:
+   * in the order they came, for a named pass outside a flood). Each is taken
    * as the listing would take it: claimed, then authenticated once, at intake, and recorded or refused.
    * So looking at one is never wasted (junk is refused now, not looked at and left to the listing), a
    * request written during a flood waits for the files named after it, not for the names that sort
    * before it, and those a step does not reach keep their names for the next (see docs/SECURITY.md).
    */
-  private takeNamed(): void {
+  private takeNamed(inOrder = false): void {
     const until = performance.now() + STEP_MS;
     let n = 0;
     const more = () => n === 0 || (n < STEP_MAX && performance.now() < until);
     this.inStep(() =>
-      this.d.queueWatch()?.takeNamed(more, (e) => {
-        n++;
-        this.d.safely(e.name, () => this.take(e));
-      }),
+      this.d.queueWatch()?.takeNamed(
+        more,
+        (e) => {
+          n++;
+          this.d.safely(e.name, () => this.take(e));
+        },
+        !inOrder,
+      ),
     );
   }
 
-  /** The refusals of a step are recorded together, however the step ends. */
+  /** A step is one commit (group commit: one fsync for all its requests and refusals), and its
+   *  refusals are recorded together, however the step ends; ids taken in it are not taken again in it. */
   private inStep(fn: () => void): void {
-    try {
-      fn();
-    } finally {
-      this.d.refusals.flush();
-    }
+    this.d.intake.lifecycle.group(() => {
+      try {
+        fn();
+      } finally {
+        this.stepIds.clear();
+        this.d.refusals.flush();
+      }
+    });
   }
 
   private take(entry: Entry): void {
     const { name } = entry;
+    // The same name written again during the step: claiming it now would replace the claimed file of
+    // the request not yet committed; it waits in queue/ for the next pass.
+    const named = requestIdFromFileName(name);
+    if (named !== null && this.stepIds.has(named)) return void (this.rescanWanted = true);
+    if (named !== null) this.stepIds.add(named);
     const c = claim(this.d.io, entry, this.d.claimedMine());
     if (c.kind === 'gone') return;
     if (c.kind === 'claimed') faultPoint('after_claim');

@@ -8,7 +8,7 @@ import type { SpoolEntry } from '../settings';
 import type { Allowlist } from '../allowlist/types';
 import { allowlistFor } from '../allowlist/forSpool';
 import { checkPrivateDir, checkSpool, spoolPaths, type SpoolPaths } from '../spool/layout';
-import { PinnedSpool } from '../spool/pinned';
+import { CAN_PIN, PinnedSpool } from '../spool/pinned';
 import { SpoolHealth } from '../spool/health';
 import { ResultWriter, WrittenResults } from '../spool/results';
 import { ResultRepair } from '../spool/resultRepair';
@@ -94,6 +94,9 @@ export class SpoolServer {
       results: this.results,
       log: this.log,
       spoolUsable: () => this.usable(),
+      // Pinned folders need no check for a file an event named (a swapped folder is not followed);
+      // without pins (macOS, Windows) the check before each pass is all there is.
+      spoolOk: () => (CAN_PIN ? this.ok && !this.stopped : this.usable()),
       beforePass: () => d.reloadSettings(),
       pump: () => d.pump(),
       safely: d.safely,
@@ -172,7 +175,8 @@ export class SpoolServer {
   }
 
   private newQueueWatch(): QueueWatch {
-    return new QueueWatch(() => this.requestScan(), this.log);
+    // A named request file is taken by itself; the spool's check and the listing wait for the interval.
+    return new QueueWatch((rescan) => (rescan ? this.requestScan() : this.scanner.requestNamed()), this.log);
   }
 
   /** A mount the last probe found delivers no file events is served by the rescan alone (no watcher

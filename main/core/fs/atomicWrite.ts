@@ -22,8 +22,9 @@ export function fsyncDir(dir: string): void {
 
 /** Returns what the new file is once in place (fstat of it, taken after the rename through the file
  *  written, so it is that very file whatever the name holds by then): a later look can tell whether
- *  the name still holds it, unchanged. */
-export function writeFileAtomic(file: string, data: string | Buffer, mode = 0o600): BigIntStats {
+ *  the name still holds it, unchanged. `durable` false: no fsyncs, for a file whose loss in a power
+ *  cut something else repairs (still atomic: a reader sees the old or the new version). */
+export function writeFileAtomic(file: string, data: string | Buffer, mode = 0o600, durable = true): BigIntStats {
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
@@ -33,7 +34,7 @@ export function writeFileAtomic(file: string, data: string | Buffer, mode = 0o60
       const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
       let off = 0;
       while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-      fsyncSync(fd);
+      if (durable) fsyncSync(fd);
       renameSync(tmp, file);
     } catch (e) {
       try {
@@ -47,7 +48,7 @@ export function writeFileAtomic(file: string, data: string | Buffer, mode = 0o60
   } finally {
     closeSync(fd);
   }
-  fsyncDir(dir);
+  if (durable) fsyncDir(dir);
   return st;
 }
 

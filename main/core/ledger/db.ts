@@ -164,6 +164,22 @@ function reuseStatements(db: Db): void {
   }) as Db['prepare'];
 }
 
+/**
+ * Runs `fn` as one commit without its own fsync (synchronous=NORMAL for it): for what only a power cut
+ * could lose, where that loss is harmless (the next synced commit makes it durable with its own, and
+ * a daemon's crash loses nothing that was written). Inside a transaction (a group commit) it is part
+ * of that one's commit: SQLite cannot change the safety level there.
+ */
+export function commitUnsynced<T>(db: Db, fn: () => T): T {
+  if (db.inTransaction) return db.transaction(fn)();
+  db.prepare('PRAGMA synchronous = NORMAL').run();
+  try {
+    return db.transaction(fn)();
+  } finally {
+    db.prepare('PRAGMA synchronous = FULL').run();
+  }
+}
+
 function migrate(db: Db): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {

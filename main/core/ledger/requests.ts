@@ -1,7 +1,7 @@
 // Requests in the ledger: the source of truth for every state. Each change bumps `version` and clears
 // `synced` in the same transaction; the result file is written after, and a crash in between is
 // repaired at the next start by rewriting every unsynced result.
-import type { Db } from './db';
+import { commitUnsynced, type Db } from './db';
 import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type ReconcileAttempt, type RequestState } from '../../../shared/protocol/types';
 import type { RunPlan } from '../allowlist/plan';
 import { nowIso } from '../time';
@@ -211,12 +211,7 @@ export class Requests {
    * this one statement): losing it in a power cut only means the file is written once more at start.
    */
   markSynced(id: string, version: number): void {
-    this.db.pragma('synchronous = NORMAL');
-    try {
-      this.markSyncedStmt.run(id, version);
-    } finally {
-      this.db.pragma('synchronous = FULL');
-    }
+    commitUnsynced(this.db, () => this.markSyncedStmt.run(id, version));
   }
 
   /** Rows whose result file may be behind, of one spool (each spool's writer writes only its own). */

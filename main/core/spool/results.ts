@@ -156,7 +156,10 @@ export class ResultWriter {
         this.unsignable.add(current.id);
         return false;
       }
-      const st = this.write(current.id, signedResultText(current, key));
+      // `running` is written without fsyncs: the ledger is the source of truth, and a start after a
+      // power cut moves every running request on (uncertain, or watched as an orphan), which writes
+      // its result again; the repair rewrites any file that is not the host's meanwhile.
+      const st = this.write(current.id, signedResultText(current, key), current.state !== 'running');
       if (!st) return false;
       this.written?.set(current.id, st);
       this.requests.markSynced(current.id, current.version);
@@ -169,16 +172,16 @@ export class ResultWriter {
   /** Unsigned: the request was refused before it was authenticated, so no key can be trusted with it. */
   writeUnbound(doc: ResultDoc): boolean {
     this.written?.forget(doc.id);
-    return this.write(doc.id, JSON.stringify(doc, null, 2) + '\n') !== null;
+    return this.write(doc.id, JSON.stringify(doc, null, 2) + '\n', true) !== null;
   }
 
   /** Something the sandbox put where the result goes (a folder, say) is moved to quarantine once.
    *  Returns what the file written is, or null when it could not be written. */
-  private write(id: string, text: string): BigIntStats | null {
+  private write(id: string, text: string, durable: boolean): BigIntStats | null {
     const file = resultPath(this.paths.results, id);
     for (let attempt = 0; ; attempt++) {
       try {
-        const st = writeFileAtomic(file, text, 0o644);
+        const st = writeFileAtomic(file, text, 0o644, durable);
         this.health?.succeeded();
         return st;
       } catch (e) {

@@ -1,6 +1,7 @@
 // The request lifecycle: a new request enters only in an entry state; only the table's transitions can
 // be made; an entry or a move is one commit with its audit entries (and a plan's step) and is published
-// after; a move that lost a race changes and records nothing.
+// after; a move that lost a race changes and records nothing. A request with a slot free enters running
+// in its insert's commit; a group of entries is one commit, and what follows each waits for it.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +9,8 @@ import { ENTRY_STATES, Lifecycle, TRANSITIONS, mayMove, refusalKind, type EntryS
 import { FINAL_STATES, STATES, type RequestState } from '../../../shared/protocol/types';
 import type { NewRequest, RequestRow } from '../../../main/core/ledger/requests';
 import { TestLedger } from '../../helpers/ledger';
+import Database from 'better-sqlite3';
+import { HostFlags } from '../../../main/core/ledger/meta';
 
 let l: TestLedger;
 let published: RequestRow[];
@@ -188,5 +191,86 @@ describe('docs/PROTOCOL.md', () => {
     const rows = [...section.matchAll(/^\| `(\w+)` \| (.+) \|$/gm)].map((m) => [m[1], [...m[2]!.matchAll(/`(\w+)`/g)].map((x) => x[1])] as const);
     const expected = Object.entries(TRANSITIONS).filter(([, to]) => to.length > 0).map(([from, to]) => [from, [...to]] as const);
     expect(rows).toEqual(expected);
+  });
+});
+
+describe('a request that starts at once (a slot was free at intake)', () => {
+  beforeEach(() => {
+    l.db.prepare("INSERT INTO keys (key_id, name, scope, secret, created_at) VALUES ('k_test', 'test', 'read', 'secret', ?)").run(new Date().toISOString());
+  });
+  const startNow = () => ({ started_at: new Date().toISOString(), cost: 0 });
+
+  it('is queued and moved to running in its insert, and only its running result is published', () => {
+    const row = lifecycle.enter(fresh('r1', 'queued'), { kind: 'claimed', message: 'claimed r1' }, { startNow: startNow() });
+    expect(row).toMatchObject({ id: 'r1', state: 'running' });
+    expect(l.requests.get('r1')).toEqual(row);
+    expect(published.map((r) => r.state)).toEqual(['running']);
+  });
+
+  it('stays queued, published so, when the host was paused by the time of its commit', () => {
+    new HostFlags(l.db).setPaused(true);
+    const row = lifecycle.enter(fresh('r1', 'queued'), { kind: 'claimed', message: 'claimed r1' }, { startNow: startNow() });
+    expect(row.state).toBe('queued');
+    expect(published.map((r) => r.state)).toEqual(['queued']);
+  });
+
+  it('cannot be one that enters in another state', () => {
+    expect(() => lifecycle.enter(fresh('r1', 'awaiting_approval'), { kind: 'approval_requested', message: 'asks' }, { startNow: startNow() })).toThrow(/cannot start at once/);
+    expect(l.requests.get('r1')).toBeNull();
+  });
+});
+
+describe('a group', () => {
+  it('is one commit, seen by no other connection before it ends, and publishes and runs what follows only after it', () => {
+    const other = new Database(l.file, { readonly: true });
+    const order: string[] = [];
+    const pub = new Lifecycle(l.db, l.requests, l.audit, (row) => order.push(`published ${row.id}`));
+    let seenInside = -1;
+    pub.group(() => {
+      pub.enter(fresh('r1', 'queued'), { kind: 'claimed', message: 'claimed r1' });
+      pub.afterCommit('r1', () => order.push('after r1'));
+      pub.enter(fresh('r2', 'queued'), { kind: 'claimed', message: 'claimed r2' });
+      seenInside = (other.prepare('SELECT COUNT(*) AS n FROM requests').get() as { n: number }).n;
+      expect(order).toEqual([]);
+    });
+    expect(seenInside).toBe(0);
+    expect((other.prepare('SELECT COUNT(*) AS n FROM requests').get() as { n: number }).n).toBe(2);
+    expect(order).toEqual(['published r1', 'after r1', 'published r2']);
+    other.close();
+  });
+
+  it('when it fails, records and publishes nothing, and undoes what waited for its commit', () => {
+    const done: string[] = [];
+    expect(() =>
+      lifecycle.group(() => {
+        lifecycle.enter(fresh('r1', 'queued'), { kind: 'claimed', message: 'claimed r1' });
+        lifecycle.afterCommit('r1', () => done.push('then'), () => done.push('undone'));
+        throw new Error('the commit failed');
+      }),
+    ).toThrow('the commit failed');
+    expect(l.requests.get('r1')).toBeNull();
+    expect(l.audit.search({ requestId: 'r1' })).toEqual([]);
+    expect(published).toEqual([]);
+    expect(done).toEqual(['undone']);
+  });
+
+  it('runs each thing that follows it even when one throws', () => {
+    const errors: string[] = [];
+    const safe = new Lifecycle(l.db, l.requests, l.audit, (row) => published.push(row), (name, fn) => {
+      try {
+        fn();
+      } catch (e) {
+        errors.push(`${name}: ${(e as Error).message}`);
+      }
+    });
+    safe.group(() => {
+      safe.enter(fresh('r1', 'queued'), { kind: 'claimed', message: 'claimed r1' });
+      safe.afterCommit('r1', () => {
+        throw new Error('its claimed file could not be removed');
+      });
+      safe.enter(fresh('r2', 'queued'), { kind: 'claimed', message: 'claimed r2' });
+    });
+    expect(errors).toEqual(['r1: its claimed file could not be removed']);
+    expect(published.map((r) => r.id)).toEqual(['r1', 'r2']);
   });
 });

@@ -10,7 +10,9 @@ import { eventually } from '../../../helpers/host';
 
 let dir: string;
 let queue: string;
+/** Calls for named request files, and for rescans. */
 let events: number;
+let rescans: number;
 let qw: QueueWatch;
 
 beforeEach(() => {
@@ -19,7 +21,8 @@ beforeEach(() => {
   mkdirSync(queue);
   mkdirSync(path.join(dir, 'tmp'));
   events = 0;
-  qw = new QueueWatch(() => events++, scopedLogger('test'));
+  rescans = 0;
+  qw = new QueueWatch((rescan) => (rescan ? rescans++ : events++), scopedLogger('test'));
   qw.watch(queue);
 });
 afterEach(() => {
@@ -35,7 +38,7 @@ function put(...names: string[]): void {
   }
 }
 
-const noted = (n: number) => eventually(`${n} file events`, () => (events >= n ? true : undefined));
+const noted = (n: number) => eventually(`${n} named request files`, () => (events >= n ? true : undefined));
 
 /** Takes up to `max` named files (all by default). */
 function take(max = Infinity): string[] {
@@ -53,11 +56,28 @@ describe('QueueWatch', () => {
     expect(take()).toEqual([]);
   });
 
-  it('forgets a name whose file left queue/ (a claim), and never names a file that cannot be a request', async () => {
+  it('hands them over in the order they came when asked to (outside a flood)', async () => {
+    put('c.json', 'a.json', 'b.json');
+    await noted(3);
+    const out: string[] = [];
+    qw.takeNamed(() => true, (e) => out.push(e.name), false);
+    expect(out).toEqual(['c.json', 'a.json', 'b.json']);
+  });
+
+  it('forgets a name whose file left queue/ (a claim), and asks nothing for it nor for a file that cannot be a request', async () => {
     put('a.json', 'b.json', 'not a request');
-    renameSync(path.join(queue, 'a.json'), path.join(dir, 'claimed-a.json'));
-    await noted(4);
-    expect(take()).toEqual(['b.json']);
+    renameSync(path.join(queue, 'a.json'), path.join(dir, 'claimed-a.json')); // gone before its events are seen
+    put('c.json');
+    await noted(2);
+    expect(take()).toEqual(['c.json', 'b.json']);
+    expect([events, rescans]).toEqual([2, 0]);
+  });
+
+  it('asks for a rescan once more request files were named than it keeps', async () => {
+    const names = Array.from({ length: 8200 }, (_, i) => `n-${i}.json`);
+    put(...names);
+    await eventually('a rescan asked for', () => (rescans > 0 ? true : undefined));
+    expect(take()).toHaveLength(8192);
   });
 
   it('keeps the name of a request through thousands of newer names', async () => {

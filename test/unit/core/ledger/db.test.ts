@@ -1,11 +1,12 @@
 // The ledger's upgrade to several spools: a ledger written by the previous version (one spool) opens
 // with every request, key and request's audit entry in the spool named `default`, and its spool
-// problem kept under that spool's name.
+// problem kept under that spool's name. A commit without its own fsync leaves the safety level as it
+// was, and inside a transaction is part of that one's commit.
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openLedger } from '../../../../main/core/ledger/db';
+import { commitUnsynced, openLedger } from '../../../../main/core/ledger/db';
 import { HostFlags } from '../../../../main/core/ledger/meta';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-db-'));
@@ -65,6 +66,31 @@ describe('statements', () => {
       db.close();
       other.close();
       rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a commit without its own fsync', () => {
+  it('commits, leaves the ledger at synchronous=FULL, and inside a transaction is part of its commit', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-unsynced-'));
+    const db = openLedger(path.join(dir, 'ledger.sqlite'));
+    try {
+      db.exec('CREATE TABLE t (x)');
+      commitUnsynced(db, () => db.prepare('INSERT INTO t VALUES (1)').run());
+      expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+      expect(() =>
+        db.transaction(() => {
+          db.prepare('INSERT INTO t VALUES (2)').run();
+          commitUnsynced(db, () => db.prepare('INSERT INTO t VALUES (3)').run());
+          throw new Error('the enclosing commit fails');
+        })(),
+      ).toThrow('the enclosing commit fails');
+      db.transaction(() => commitUnsynced(db, () => db.prepare('INSERT INTO t VALUES (4)').run()))();
+      expect(db.prepare('SELECT x FROM t ORDER BY x').pluck().all()).toEqual([1, 4]);
+      expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
