@@ -52,6 +52,6 @@ export function writeFileAtomic(file: string, data: string | Buffer, mode = 0o60
   return st;
 }
 
-export function writeJsonAtomic(file: string, value: unknown, mode = 0o600): void {
-  writeFileAtomic(file, JSON.stringify(value, null, 2) + '\n', mode);
+export function writeJsonAtomic(file: string, value: unknown, mode = 0o600, durable = true): void {
+  writeFileAtomic(file, JSON.stringify(value, null, 2) + '\n', mode, durable);
 }

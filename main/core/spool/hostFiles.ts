@@ -10,9 +10,11 @@ import { APPROVALS, SCOPES } from '../../../shared/allowlist/schema';
 import { MAX_HOST_JSON_BYTES, type CatalogDoc, type HostStatusDoc } from '../../../shared/protocol/types';
 import { nowIso } from '../time';
 
+/** Without fsyncs: a heartbeat is rewritten every few seconds and only says the host is alive now, so
+ *  one lost in a power cut (the host died with it) says nothing false; the host writes it at start. */
 export function writeHostStatus(file: string, doc: Omit<HostStatusDoc, 'v' | 'protocol' | 'heartbeat_at'>): void {
   const full: HostStatusDoc = { v: 1, protocol: 1, heartbeat_at: nowIso(), ...doc };
-  writeJsonAtomic(file, full, 0o644);
+  writeJsonAtomic(file, full, 0o644, false);
 }
 
 /** What the agents of `spool` may ask for: the operations it sees (`spools:` in the allowlist). */
