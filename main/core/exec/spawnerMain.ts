@@ -16,7 +16,9 @@ interface ParentPort {
 }
 
 const port = (process as NodeJS.Process & { parentPort?: ParentPort }).parentPort;
-const send = port ? (m: FromSpawner) => port.postMessage(m) : (m: FromSpawner) => process.send?.(m);
+// A message to a daemon that is gone (its channel closing) is dropped: the spawner exits on the
+// disconnect, and an EPIPE thrown meanwhile would only crash it first.
+const send = port ? (m: FromSpawner) => port.postMessage(m) : (m: FromSpawner) => void (process.connected && process.send?.(m, undefined, {}, () => {}));
 const runs = new Map<number, RunHandle>();
 
 function handle(m: ToSpawner): void {
