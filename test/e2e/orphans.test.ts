@@ -142,7 +142,8 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
 
   it('is ended by a clean stop of the daemon and left uncertain, as a run is', async () => {
     const { pids: [pid], daemon } = await orphaned([['orph-stop', 'sleeper']]);
-    expect((await daemon.stop()).code).toBe(0);
+    const end = await daemon.stop();
+    expect(end, `the daemon's stop ended so; its output:\n${daemon.stderr}`).toEqual({ code: 0, signal: null });
     expect(groupRunning(pid!)).toBe(false);
     expect(host.result('orph-stop')).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' } });
     expect(host.result('orph-stop')?.error?.message).toContain('terminated because the host was stopping');
