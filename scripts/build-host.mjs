@@ -57,7 +57,8 @@ export async function buildSandboxClients(distDir = path.join(ROOT, 'dist')) {
 
 /**
  * dist/host/ (or dist/test-host/ with `faults`): one ES module per entry, every dependency inside but
- * better-sqlite3 (native), so that the host starts without tsx or TypeScript and loads one file.
+ * better-sqlite3 (native), so that the host starts without tsx or TypeScript: each entry loads the few
+ * chunks it needs.
  */
 export async function buildHost({ faults = false, distDir = path.join(ROOT, 'dist') } = {}) {
   const outDir = path.join(distDir, faults ? 'test-host' : 'host');
