@@ -267,8 +267,17 @@ describe('dw from the spool bin/ folder', () => {
   it('doctor believes the host\'s signed answer to its ping over a host.json that says the host is not running', async () => {
     // A folder where host.json was: the host cannot write it again meanwhile, and it says nothing a client can read.
     const hostJson = path.join(host.spool, 'host.json');
-    rmSync(hostJson);
-    mkdirSync(hostJson);
+    // A heartbeat can put the file back between the two steps: then again.
+    await eventually('a folder in host.json\'s place', () => {
+      rmSync(hostJson, { force: true });
+      try {
+        mkdirSync(hostJson);
+        return true;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+        throw e;
+      }
+    });
     try {
       const r = dw(['doctor']);
       expect(r.stdout).toContain('ok    the host is running: it answered the ping, signed for this key (host.json says otherwise: the host is not running (host.json has no heartbeat))');
