@@ -708,7 +708,7 @@ describe('against the running host', () => {
     expect(r.status).toBe(69);
     expect(r.stdout).toMatch(/^ok +spool/m);
     expect(r.stdout).toMatch(/^ok +key file/m);
-    expect(r.stdout).toMatch(/^FAIL host running +the host is not running \(since [\d:]+, per host.json\)/m);
+    expect(r.stdout).toMatch(/^FAIL host running +the host is not running \(since [\d: -]+, per host.json\)/m);
     expect(r.stdout).toMatch(/^FAIL key accepted +no answer to a ping within 5 s: the host is not running \(the ping was taken back out of queue\/\)$/m);
     expect(listing('queue')).toEqual(queue);
   });
@@ -716,7 +716,7 @@ describe('against the running host', () => {
   it('a stopped host is said at once, and again when it is back; the request then runs', async () => {
     // The host was stopped by the test above.
     const p = new DwProcess(['run', 'echo', 'msg=back again', '--id', 'py-down-1']);
-    const notice = /dw: the host is not running \(since [\d:]+, per host.json\); the request waits in queue\/ until it is back\n/;
+    const notice = /dw: the host is not running \(since [\d: -]+, per host.json\); the request waits in queue\/ until it is back\n/;
     await eventually('the note that the host is not running', () => (notice.test(p.stderr) ? true : undefined));
     daemon = await host.startDaemon();
     const r = await p.done;
@@ -729,7 +729,7 @@ describe('against the running host', () => {
     await daemon.stop();
     const r = dw(['run', 'echo', 'msg=later', '--id', 'py-down-2', '--timeout', '1']);
     expect(r.status).toBe(85);
-    expect(r.stderr).toMatch(/py-down-2 is still unclaimed after 1 s: the host is not running \(since [\d:]+, per host.json\); the request waits in queue\/ until it is back; check again with: dw wait py-down-2/);
+    expect(r.stderr).toMatch(/py-down-2 is still unclaimed after 1 s: the host is not running \(since [\d: -]+, per host.json\); the request waits in queue\/ until it is back; check again with: dw wait py-down-2/);
     daemon = await host.startDaemon();
     expect((await host.waitResult('py-down-2')).state).toBe('succeeded');
     expect((await host.sentinel(key)).state).toBe('succeeded');
@@ -903,7 +903,7 @@ print(json.dumps({"states": states, "opened": [os.path.basename(p) for p in open
       () => dw(['doctor']),
       (r) => r.stdout.includes('although host.json says'),
     );
-    expect(stopped.stdout).toMatch(/^ok +host running +it answered a signed ping, although host.json says the host is not running \(since [\d:]+, per host.json\): host.json is stale or not the host's$/m);
+    expect(stopped.stdout).toMatch(/^ok +host running +it answered a signed ping, although host.json says the host is not running \(since [\d: -]+, per host.json\): host.json is stale or not the host's$/m);
     expect(stopped.stdout).toMatch(/^ok +key accepted +ping .* answered/m);
     expect(stopped.status).toBe(0);
 
