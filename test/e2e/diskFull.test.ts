@@ -64,7 +64,8 @@ operations:
     );
     const full = await eventually('a disk_full audit entry', () => host.audit('', 'disk_full')[0]);
     expect(full.message).toContain('ENOSPC');
-    expect(daemon.stderr).toContain('the disk of spool "default" is full');
+    // The line was written before the audit entry, but this process may not have read the pipe yet.
+    await eventually('the log line', () => (daemon.stderr.includes('the disk of spool "default" is full') ? true : undefined));
     expect(daemon.proc.exitCode).toBeNull();
     expect(host.result('held-0')?.state).toBe('queued'); // the file could not be replaced
 
