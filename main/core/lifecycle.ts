@@ -96,6 +96,9 @@ export interface EntryWork {
    *  insert's own commit, with this patch, unless the host is paused or the key revoked by then
    *  (Requests.start); no `queued` result file is written for it. */
   startNow?: RequestPatch;
+  /** A request that did start at once: launched once the commit is made, before its result file is
+   *  written (the spawn need not wait for the file). */
+  launch?: (row: RequestRow) => void;
 }
 
 export class Lifecycle {
@@ -158,6 +161,7 @@ export class Lifecycle {
     this.afterCommit(row.id, () => {
       // In the ledger, nothing published: the crash tests stop here.
       faultPoint(row.state === 'running' ? 'after_start_at_once' : 'after_ledger_insert');
+      if (row.state === 'running') work.launch?.(row);
       this.publishBoth(row, plan);
     });
     return row;

@@ -1,7 +1,7 @@
 // Crash safety with the real daemon killed by SIGKILL: an interrupted run becomes uncertain and is never
 // re-run; queued and claimed work continues after the restart; a human settles the uncertain run.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { TestHost, eventually } from '../helpers/host';
@@ -125,5 +125,27 @@ describe('a daemon killed with SIGKILL', () => {
     await host.startDaemon();
     const fixed = await host.waitResult('sync-1', ['succeeded']);
     expect(fixed.exit_code).toBe(0);
+  });
+
+  it('rewrites final results a power cut took back though the ledger has them: the host\'s older file, or none', async () => {
+    // Result files are written without fsyncs (the ledger, committed first, is the durable record): a
+    // power cut can leave the host's own earlier version in place, or no file, with the row marked synced.
+    const d1 = await host.startDaemon();
+    host.submit(key, 'cut-older', 'record', { seconds: 1 });
+    host.submit(key, 'cut-gone', 'record', { seconds: 0 });
+    await host.waitResult('cut-older', ['running']);
+    const file = (id: string) => path.join(host.spool, 'results', `${id}.json`);
+    const runningText = readFileSync(file('cut-older'), 'utf8'); // signed by the host, for this request
+    await host.waitResult('cut-older');
+    await host.waitResult('cut-gone');
+    await d1.kill9();
+    writeFileSync(file('cut-older'), runningText);
+    rmSync(file('cut-gone'));
+    expect(host.service((s) => [s.request('cut-older')?.synced, s.request('cut-gone')?.synced])).toEqual([1, 1]);
+
+    await host.startDaemon();
+    expect(await host.waitResult('cut-older', ['succeeded'])).toMatchObject({ exit_code: 0 });
+    expect(await host.waitResult('cut-gone', ['succeeded'])).toMatchObject({ exit_code: 0 });
+    expect(runs().filter((x) => x.startsWith('cut-')).sort()).toEqual(['cut-gone', 'cut-older']); // each ran once
   });
 });

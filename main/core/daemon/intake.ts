@@ -268,7 +268,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       notes,
       {
         ...(taken ? { takesStep: taken.index } : {}),
-        ...(startNow ? { startNow: { started_at: new Date().toISOString(), cost: startNow.cost } } : {}),
+        ...(startNow ? { startNow: { started_at: new Date().toISOString(), cost: startNow.cost }, launch: (started: RequestRow) => d.runs.launch(started, startNow) } : {}),
         alsoInCommit: () => {
           touchKey();
           if (grant) d.grants.use(grant.id);
@@ -283,11 +283,10 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     id,
     () => {
       done(); // only now: until the ledger has it, the claimed file is the request's only copy
-      if (startNow && row.state === 'running') d.runs.launch(row, startNow);
-      else if (startNow) d.runs.release(id); // paused, or its key revoked, by the time of its commit
+      if (startNow && row.state !== 'running') d.runs.release(id); // paused, or its key revoked, by the time of its commit
       if (state === 'awaiting_approval') faultPoint('during_approval_wait');
       if (error) d.log.warn(`${id}: ${state}: ${error.code}: ${error.message}`);
-      else d.log.info(`${id}: ${p.op} ${row.state}`);
+      else if (row.state !== 'running') d.log.info(`${id}: ${p.op} ${row.state}`); // else the runner's "started" line says it
     },
     startNow ? () => d.runs.release(id) : undefined,
   );

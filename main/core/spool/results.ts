@@ -156,10 +156,10 @@ export class ResultWriter {
         this.unsignable.add(current.id);
         return false;
       }
-      // `running` is written without fsyncs: the ledger is the source of truth, and a start after a
-      // power cut moves every running request on (uncertain, or watched as an orphan), which writes
-      // its result again; the repair rewrites any file that is not the host's meanwhile.
-      const st = this.write(current.id, signedResultText(current, key), current.state !== 'running');
+      // Without fsyncs: the ledger is the durable record, committed before the file is written, so a
+      // final state shown is never taken back. What a power cut loses of the file (or leaves of an
+      // older version) the start's sweep over every result finds and writes again (resultsWatch.ts).
+      const st = this.write(current.id, signedResultText(current, key), false);
       if (!st) return false;
       this.written?.set(current.id, st);
       this.requests.markSynced(current.id, current.version);
