@@ -195,6 +195,7 @@ export class HostService {
   }
 
   close(): void {
+    this.requests.flushSynced();
     this.db.close();
     for (const p of this.pins.values()) p.pinned.close();
   }

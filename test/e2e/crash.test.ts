@@ -138,10 +138,10 @@ describe('a daemon killed with SIGKILL', () => {
     const runningText = readFileSync(file('cut-older'), 'utf8'); // signed by the host, for this request
     await host.waitResult('cut-older');
     await host.waitResult('cut-gone');
+    await eventually('both rows marked synced', () => (host.service((s) => [s.request('cut-older')?.synced, s.request('cut-gone')?.synced]).join() === '1,1' ? true : undefined));
     await d1.kill9();
     writeFileSync(file('cut-older'), runningText);
     rmSync(file('cut-gone'));
-    expect(host.service((s) => [s.request('cut-older')?.synced, s.request('cut-gone')?.synced])).toEqual([1, 1]);
 
     await host.startDaemon();
     expect(await host.waitResult('cut-older', ['succeeded'])).toMatchObject({ exit_code: 0 });

@@ -32,6 +32,8 @@ import { watchFiles, type HomeWatch } from '../wake';
 const log = scopedLogger('daemon');
 const HEARTBEAT_MS = 5000;
 const REAP_INTERVAL_MS = 10 * 60_000;
+/** How long a run runs before its result says so (a file write and a ledger note fewer for one that ends sooner). */
+const RUNNING_SHOWN_AFTER_MS = 50;
 
 export interface DaemonOptions {
   homeDir: string;
@@ -192,7 +194,16 @@ export class Daemon {
   }
 
   private resultsOf(row: RequestRow): void {
-    this.spools.get(row.spool)?.results.publish(row);
+    if (row.state !== 'running') return void this.spools.get(row.spool)?.results.publish(row);
+    // Shown as running once it has run a moment: a run that ends sooner (most quick ones) has its final
+    // result as its first file, written by whoever ended it.
+    setTimeout(() => {
+      if (!this.db.open) return; // stopped: the next start writes what is not written
+      this.safely(`result of ${row.id}`, () => {
+        const now = this.requests.get(row.id);
+        if (now?.state === 'running' && now.synced === 0) this.spools.get(now.spool)?.results.publish(now);
+      });
+    }, RUNNING_SHOWN_AFTER_MS).unref();
   }
 
   private async boot(): Promise<void> {
@@ -428,6 +439,7 @@ export class Daemon {
     this.heartbeat();
     this.audit.record({ kind: 'daemon_stopped', message: 'daemon stopped cleanly' });
     log.info('stopped');
+    this.requests.flushSynced();
     this.db.close();
     this.spools.forEach((s) => s.close());
     this.lock.release();

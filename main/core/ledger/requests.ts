@@ -117,6 +117,8 @@ export class Requests {
   private readonly byId;
   private readonly insertStmt;
   private readonly markSyncedStmt;
+  /** Result files written whose rows are not yet marked synced: id -> the version written. */
+  private readonly toMark = new Map<string, number>();
 
   constructor(private readonly db: Db) {
     this.byId = db.prepare('SELECT * FROM requests WHERE id = ?');
@@ -207,11 +209,24 @@ export class Requests {
   }
 
   /**
-   * Notes that the result file is current. Committed without its own fsync (synchronous=NORMAL for
-   * this one statement): losing it in a power cut only means the file is written once more at start.
+   * Notes that the result file is current: those of one turn of the event loop in one commit, without
+   * its own fsync. Losing them (a power cut, a crash, a process that ends first) only means the file is
+   * written once more at the next start; until then the host's repair leaves the file to its writer.
    */
   markSynced(id: string, version: number): void {
-    commitUnsynced(this.db, () => this.markSyncedStmt.run(id, version));
+    this.toMark.set(id, version);
+    if (this.toMark.size === 1) setImmediate(() => this.flushSynced());
+  }
+
+  /** Commits the marks waiting for the end of this turn now (before the ledger is closed). */
+  flushSynced(): void {
+    if (this.toMark.size === 0) return;
+    const marks = [...this.toMark];
+    this.toMark.clear();
+    if (!this.db.open) return; // closed meanwhile: written again at the next start
+    commitUnsynced(this.db, () => {
+      for (const [id, version] of marks) this.markSyncedStmt.run(id, version);
+    });
   }
 
   /** Rows whose result file may be behind, of one spool (each spool's writer writes only its own). */
