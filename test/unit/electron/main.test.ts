@@ -123,11 +123,14 @@ interface TrayView {
 
 /** What the tray shows now: its last image, tooltip and menu. */
 function trayNow(app: AppProcess): TrayView | undefined {
-  const image = app.last('Tray.setImage') ?? app.last('Tray.new');
-  const tooltip = app.last('Tray.setToolTip');
-  const menu = app.last('Tray.setContextMenu');
-  if (!image || !tooltip || !menu) return undefined;
-  return { icon: path.basename((image.image as { image: string }).image), tooltip: tooltip.text as string, menu: menu.menu as MenuItem[] };
+  const calls = app.calls();
+  const lastOf = (api: string) => calls.findLastIndex((c) => c.api === api);
+  const image = Math.max(lastOf('Tray.setImage'), lastOf('Tray.new'));
+  const tooltip = lastOf('Tray.setToolTip');
+  const menu = lastOf('Tray.setContextMenu');
+  // An update sets the image, the tooltip, then the menu: until its menu is read, it is read only in part.
+  if (image < 0 || tooltip < image || menu < tooltip) return undefined;
+  return { icon: path.basename((calls[image]!.image as { image: string }).image), tooltip: calls[tooltip]!.text as string, menu: calls[menu]!.menu as MenuItem[] };
 }
 
 function waitTray(app: AppProcess, what: string, ok: (t: TrayView) => boolean): Promise<TrayView> {
