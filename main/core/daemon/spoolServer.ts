@@ -128,6 +128,12 @@ export class SpoolServer {
     this.scanner.request();
   }
 
+  /** Whether file events bring what changes in queue/ and results/ (watched, and the probe found
+   *  they come), and nothing waits for a retry (a full disk): else the daemon rescans at the interval. */
+  get eventsWork(): boolean {
+    return this.ok && !this.health.full && (this.queueWatch?.watching ?? false) && this.resultsWatch.watching;
+  }
+
   /** Pinned and not known to be broken: results, host.json and the catalog may be written. */
   get ok(): boolean {
     return this.pinned.pinned && this.health.problem === null;
