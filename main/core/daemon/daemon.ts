@@ -1,7 +1,8 @@
 // The host daemon's shell: starts and stops the parts (a SpoolServer per spool scans, claims and writes
 // results; intake records requests, the runner runs them; lifecycle.ts says how a request moves), and
-// wakes the parts on timers and on changes made elsewhere. File events are only hints; a rescan on an
-// interval finds whatever they miss.
+// wakes the parts on timers and on changes made elsewhere. File events are only hints; a rescan finds
+// whatever they miss: every rescan_interval_ms where events do not come (or are not wanted), 30 times
+// less often (at most once a minute) while they all do.
 import { stampOf } from '../fs/stamp';
 import chokidar, { type FSWatcher } from 'chokidar';
 import { existsSync } from 'node:fs';
@@ -34,6 +35,11 @@ const HEARTBEAT_MS = 5000;
 const REAP_INTERVAL_MS = 10 * 60_000;
 /** How long a run runs before its result says so (a file write and a ledger note fewer for one that ends sooner). */
 const RUNNING_SHOWN_AFTER_MS = 50;
+/** While every watch works (each spool's queue/ and results/, the home), the rescan only catches an
+ *  event the system lost: every this many ticks, and at most this long apart (an overflow asks for one
+ *  at once; a watch's error brings the rescan back to every tick). */
+const EVENTS_RESCAN_TICKS = 30;
+const EVENTS_RESCAN_MAX_MS = 60_000;
 
 export interface DaemonOptions {
   homeDir: string;
@@ -66,7 +72,11 @@ export class Daemon {
   private watcher: FSWatcher | null = null;
   /** The home folder's watch for <home>/wake: changes the command line or the app made (wake.ts). */
   private wakeWatch: HomeWatch | null = null;
+  /** False once the home's watch reported an error: its changes wait for the rescan. */
+  private wakeWatchOk = false;
   private wakePending = false;
+  /** When the last tick rescanned (performance.now()). */
+  private rescannedAt = -Infinity;
   /** Told after each change of what the host's status shows (the desktop app's feed, in this process). */
   private readonly changeListeners = new Set<() => void>();
   private stopping = false;
@@ -228,9 +238,12 @@ export class Daemon {
     this.watcher = chokidar.watch(this.home.allowlist, { ignoreInitial: true, depth: 0 });
     this.watcher.on('all', () => this.allowlist.poll());
     this.watcher.on('error', (e) => log.warn(`file watcher: ${String(e)} (the periodic rescan goes on)`));
-    this.wakeWatch = watchFiles(this.home.root, [path.basename(this.home.wake)], () => this.wake(), (e) =>
-      log.warn(`watching ${this.home.root} for changes made elsewhere: ${String(e)} (they are picked up at each rescan instead)`),
-    );
+    // settings.json too: edited by hand, it applies at once (a wake reloads it).
+    this.wakeWatch = watchFiles(this.home.root, [path.basename(this.home.wake), path.basename(this.home.settings)], () => this.wake(), (e) => {
+      this.wakeWatchOk = false;
+      log.warn(`watching ${this.home.root} for changes made elsewhere: ${String(e)} (they are picked up at each rescan instead)`);
+    });
+    this.wakeWatchOk = this.wakeWatch !== null;
     this.tickTimer = setInterval(() => this.tick(), this.settings.rescan_interval_ms);
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS));
     this.timers.push(setInterval(() => this.safely('retention', () => this.reapNow()), REAP_INTERVAL_MS));
@@ -290,16 +303,30 @@ export class Daemon {
     });
   }
 
+  /** Approval timeouts at every tick (one query); the rescan, and the checks for what events bring,
+   *  every tick while some watch does not work, else every EVENTS_RESCAN_TICKS ticks. */
   private tick(): void {
     if (this.stopping) return;
+    const now = performance.now();
+    const every = Math.min(EVENTS_RESCAN_TICKS * this.settings.rescan_interval_ms, EVENTS_RESCAN_MAX_MS);
+    const rescan = !this.eventsWork() || now - this.rescannedAt >= every - this.settings.rescan_interval_ms / 2;
     this.safely('tick', () => {
-      this.checkLedger();
-      this.reloadSettings();
-      this.allowlist.poll();
+      if (rescan) {
+        this.checkLedger();
+        this.reloadSettings();
+        this.allowlist.poll();
+      }
       this.decisions.timeOut(this.settings.approval_timeout_s);
-      for (const s of this.spools.values()) s.repairResults(); // results held back by a full disk or a blocked file are retried
+      if (rescan) for (const s of this.spools.values()) s.repairResults(); // results held back by a full disk or a blocked file are retried
     });
+    if (!rescan) return;
+    this.rescannedAt = now;
     this.requestScan();
+  }
+
+  /** Whether file events bring every change: the home's (the wake, the settings) and each spool's. */
+  private eventsWork(): boolean {
+    return this.wakeWatchOk && [...this.spools.values()].every((s) => s.eventsWork);
   }
 
   /**

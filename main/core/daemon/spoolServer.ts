@@ -12,6 +12,7 @@ import { CAN_PIN, PinnedSpool } from '../spool/pinned';
 import { SpoolHealth } from '../spool/health';
 import { ResultWriter, WrittenResults } from '../spool/results';
 import { ResultRepair } from '../spool/resultRepair';
+import { HorizonStore } from '../spool/resultsHorizon';
 import { catalogOf, writeCatalog, writeHostStatus } from '../spool/hostFiles';
 import { probeOptions, probeSpool } from '../spool/probe';
 import { reapSpool, type SpoolReap } from '../retention';
@@ -72,7 +73,7 @@ export class SpoolServer {
     this.fileEvents = settings.file_events;
     this.queueWatch = settings.file_events ? this.newQueueWatch() : null;
     const repair = new ResultRepair(this.io, d.requests, this.results, written, (k) => d.keys.signer(k), d.audit, () => d.settings().retention_spool_days, this.log);
-    this.resultsWatch = new ResultsWatch(repair, written, d.requests, () => d.settings().retention_spool_days, () => this.ok, settings.file_events, this.log);
+    this.resultsWatch = new ResultsWatch(repair, written, d.requests, () => d.settings().retention_spool_days, () => this.ok, settings.file_events, new HorizonStore(d.db, entry.name), this.log);
     const refusals = new Refusals(d.audit, this.results, this.log, entry.name);
     const intake: IntakeDeps = {
       ...d,
@@ -125,6 +126,12 @@ export class SpoolServer {
 
   requestScan(): void {
     this.scanner.request();
+  }
+
+  /** Whether file events bring what changes in queue/ and results/ (watched, and the probe found
+   *  they come), and nothing waits for a retry (a full disk): else the daemon rescans at the interval. */
+  get eventsWork(): boolean {
+    return this.ok && !this.health.full && (this.queueWatch?.watching ?? false) && this.resultsWatch.watching;
   }
 
   /** Pinned and not known to be broken: results, host.json and the catalog may be written. */

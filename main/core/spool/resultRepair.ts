@@ -3,9 +3,10 @@
 // or remove it. A client that checks signatures ignores all of that, but it then sees no answer, and
 // an old client believes it. So the host looks at a bound request's result file and, when it is not
 // what the host wrote, writes it again and records what it found (its kind and size, never its content).
-// A look is an lstat compared with the version the daemon wrote (WrittenResults); only a file that
-// differs is read: one of the host's size is compared with what the ledger says it must hold, byte for
-// byte; of one of another size only the start is read, to say what it is.
+// A look is an lstat compared with the version the daemon wrote (WrittenResults) or, by the sweep, with
+// what the last sweeps proved (spool/resultsHorizon.ts: a file unchanged since they looked); only a
+// file that differs is read: one of the host's size is compared with what the ledger says it must
+// hold, byte for byte; of one of another size only the start is read, to say what it is.
 // A writer can do that in a loop, so repairs are told within a budget (the first few a minute one by
 // one, the rest counted in one audit entry per step, each step's entries in one commit), and an id
 // repaired again and again within a minute is then written again only by the sweep, once a minute.
@@ -32,6 +33,12 @@ const IDS_SHOWN = 10;
 
 /** What made the look: the sweep, a file event, or an event saying the content changed. */
 export type Look = 'sweep' | 'event' | 'change';
+
+/** What a look ended with: the file is the host's; it was written again; it is none of this look's
+ *  business (an unbound id, another spool's, removed by retention, backed off); or it could not be
+ *  settled now (no key here to sign for, a write that failed, a row not written yet or moved on
+ *  meanwhile), so a sweep that met it proves nothing of it. */
+export type Outcome = 'host' | 'repaired' | 'none' | 'unsettled';
 
 /** What was found: `kind` without the sizes (what counted entries group by), `text` in full. */
 interface Found {
@@ -72,13 +79,18 @@ export class ResultRepair {
   /**
    * Looks at results/<id>.json and writes it again when it is not the host's. `from` 'change': a file
    * event said its content changed, so it is read even if it looks as written (a write in place within
-   * the clock's tick leaves its times as they were). Returns true when it was written again. What was
-   * repaired is recorded at flush().
+   * the clock's tick leaves its times as they were). `unchangedBefore` (the sweep's, from
+   * resultsHorizon.ts): a regular file of one name last changed before this time (ns) is the host's.
+   * What was repaired is recorded at flush().
    */
-  check(id: string, from: Look = 'sweep'): boolean {
-    if (from !== 'sweep' && this.backedOff.has(id)) return false; // said when it began
+  check(id: string, from: Look = 'sweep', unchangedBefore: bigint | null = null): Outcome {
+    if (from !== 'sweep' && this.backedOff.has(id)) return 'none'; // said when it began
     const file = resultPath(this.paths.results, id);
     const st = lstatSync(file, { bigint: true, throwIfNoEntry: false });
+    if (st && unchangedBefore !== null && from === 'sweep' && st.isFile() && st.nlink === 1n && st.ctimeNs < unchangedBefore) {
+      this.written.forget(id); // the horizon says it from now on: nothing kept per file
+      return this.leftAlone(id, from);
+    }
     if (st && from !== 'change' && this.written.matches(id, st)) return this.leftAlone(id, from);
     const bound = this.requests.get(id);
     // Another spool's request is none of this spool's business: its sandbox must not get it.
@@ -87,26 +99,26 @@ export class ResultRepair {
     if (!row) {
       this.written.forget(id);
       this.backedOff.delete(id);
-      return false;
+      return 'none';
     }
     // Its latest state is not in the file yet: whoever made it writes it (or repairAll does).
-    if (row.synced === 0) return false;
+    if (row.synced === 0) return 'unsettled';
     if (!st) {
       this.written.forget(id);
       // Retention removes a finished result of that age (it may have); any other removal is undone.
-      if (isFinalState(row.state) && Date.parse(row.updated_at) < spoolCutoff(this.spoolDays())) return false;
+      if (isFinalState(row.state) && Date.parse(row.updated_at) < spoolCutoff(this.spoolDays())) return 'none';
     }
     const key = this.signer(row.key_id);
-    if (!key) return false; // sealed for another process (the app's daemon), which looks itself
+    if (!key) return 'unsettled'; // sealed for another process (the app's daemon), which looks itself
     const expected = Buffer.from(signedResultText(row, key), 'utf8');
     const found = st ? this.differs(id, file, expected, key) : { kind: 'was removed', text: 'was removed' };
     if (found === null) return this.leftAlone(id, from);
     // Another process (the command line) may have moved the request on and written it meanwhile.
     const now = this.requests.get(id);
-    if (!now || now.version !== row.version || now.synced === 0) return false;
-    if (!this.writer.publish(now)) return false; // retried at the next look: the file is still not ours
+    if (!now || now.version !== row.version || now.synced === 0) return 'unsettled';
+    if (!this.writer.publish(now)) return 'unsettled'; // retried at the next look: the file is still not ours
     this.repaired(now, found, from);
-    return true;
+    return 'repaired';
   }
 
   get spool(): string {
@@ -132,12 +144,12 @@ export class ResultRepair {
   }
 
   /** The host's file, as it wrote it: a sweep that finds it so ends a back-off. */
-  private leftAlone(id: string, from: Look): false {
+  private leftAlone(id: string, from: Look): 'host' {
     if (from === 'sweep' && this.backedOff.delete(id)) {
       this.recent.delete(id);
       this.log.info(`results/${id}.json was left alone since the last sweep; file events on it are looked at again`);
     }
-    return false;
+    return 'host';
   }
 
   private repaired(row: RequestRow, found: Found, from: Look): void {

@@ -46,7 +46,7 @@ const repairs = () => ledger.audit.search({ kind: 'result_repaired' });
 
 /** One look, then what it repaired recorded, as a step of ResultsWatch does. */
 function look(id: string, from: Look = 'sweep'): boolean {
-  const wrote = repair.check(id, from);
+  const wrote = repair.check(id, from) === 'repaired';
   repair.flush();
   return wrote;
 }
@@ -215,7 +215,7 @@ describe('ResultRepair against a writer replacing results in a loop', () => {
     for (let round = 1; round <= BACKOFF_AFTER; round++) {
       for (const id of IDS) {
         replaceWith(id, '{}');
-        expect(repair.check(id, 'event')).toBe(true);
+        expect(repair.check(id, 'event')).toBe('repaired');
       }
       repair.flush(); // one step
     }
@@ -232,23 +232,23 @@ describe('ResultRepair against a writer replacing results in a loop', () => {
     const entries = repairs().length;
     for (const id of IDS) {
       replaceWith(id, '{}');
-      expect(repair.check(id, 'event')).toBe(false);
-      expect(repair.check(id, 'change')).toBe(false);
+      expect(repair.check(id, 'event')).toBe('none');
+      expect(repair.check(id, 'change')).toBe('none');
     }
     repair.flush();
     expect(repairs()).toHaveLength(entries);
-    for (const id of IDS) expect(repair.check(id, 'sweep')).toBe(true);
+    for (const id of IDS) expect(repair.check(id, 'sweep')).toBe('repaired');
     repair.flush();
     for (const id of IDS) expect(hostsOwn(id, 'succeeded')).toBe(true);
     expect(backOffsSaid()).toHaveLength(IDS.length);
     expect(repairs().length - entries).toBe(1); // the budget of the minute is spent: counted, one entry
 
     // A sweep that finds the host's file left alone ends the back-off: events count again.
-    expect(repair.check('loop-0', 'sweep')).toBe(false);
+    expect(repair.check('loop-0', 'sweep')).toBe('host');
     replaceWith('loop-0', '{}');
-    expect(repair.check('loop-0', 'event')).toBe(true);
+    expect(repair.check('loop-0', 'event')).toBe('repaired');
     replaceWith('loop-1', '{}');
-    expect(repair.check('loop-1', 'event')).toBe(false);
+    expect(repair.check('loop-1', 'event')).toBe('none');
   });
 
   it('starts the budget of told repairs again each minute', () => {
