@@ -160,7 +160,7 @@ operations:
     expect(auditBefore.ancient).toBeGreaterThan(0);
     expect(auditBefore.boundOld).toBeGreaterThan(0);
 
-    // 5. The daemon reaps as it starts (just after it says it runs): wait for its record of it.
+    // 5. The daemon reaps a moment after it starts: wait for its record of it.
     await host.startDaemon();
     await eventually('the reaping at the start', () => (host.audit('', 'reaped').length > 0 ? true : undefined));
   });

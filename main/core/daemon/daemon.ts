@@ -33,6 +33,7 @@ import { watchFiles, type HomeWatch } from '../wake';
 const log = scopedLogger('daemon');
 const HEARTBEAT_MS = 5000;
 const REAP_INTERVAL_MS = 10 * 60_000;
+const START_REAP_DELAY_MS = 5000;
 /** How long a run runs before its result says so (a file write and a ledger note fewer for one that ends sooner). */
 const RUNNING_SHOWN_AFTER_MS = 50;
 /** While every watch works (each spool's queue/ and results/, the home), the rescan only catches an
@@ -248,8 +249,9 @@ export class Daemon {
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS));
     this.timers.push(setInterval(() => this.safely('retention', () => this.reapNow()), REAP_INTERVAL_MS));
     for (const s of this.spools.values()) s.start();
-    // Retention walks the whole spool: after the start, so it never delays the first request.
-    setImmediate(() => !this.stopping && this.safely('retention', () => this.reapNow()));
+    // Retention walks the whole spool (a second or two over 100,000 results): a moment after the start,
+    // so that it never delays the requests waiting for it, nor the start's sweep.
+    this.timers.push(setTimeout(() => !this.stopping && this.safely('retention', () => this.reapNow()), START_REAP_DELAY_MS));
     // Reconcile checks run commands: once the first scan has begun, as retention's walk.
     setImmediate(() => !this.stopping && this.runner.startReconciling());
     // Each mount's probe waits for one file event: after the start, one spool at a time.

@@ -265,7 +265,8 @@ export class Requests {
   }
 
   countInState(state: RequestState, spool?: string): number {
-    const sql = `SELECT COUNT(*) AS n FROM requests WHERE state = ?${spool === undefined ? '' : ' AND spool = ?'}`;
+    // `+spool`: counted through the state's index (the few queued or running), never the spool's (all of its history).
+    const sql = `SELECT COUNT(*) AS n FROM requests WHERE state = ?${spool === undefined ? '' : ' AND +spool = ?'}`;
     return (this.db.prepare(sql).get(...(spool === undefined ? [state] : [state, spool])) as { n: number }).n;
   }
 
