@@ -2,7 +2,7 @@
 // messages and quarantined entries leave the spool after `retention_spool_days`; finished requests
 // and audit entries leave the ledger after `retention_ledger_days` (which settings validation keeps
 // above the idempotency binding's lifetime). Unfinished and uncertain requests are never reaped.
-import { lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { lstatSync, opendirSync, readdirSync, rmdirSync, unlinkSync, type Dir } from 'node:fs';
 import { CAN_PIN, pinDir, unpin } from './spool/pinned';
 import path from 'node:path';
 import type { Db } from './ledger/db';
@@ -57,20 +57,28 @@ function removeEntry(dir: string, name: string, depth = 0): void {
  *  `keep` does not keep. */
 function reapDir(dir: string, cutoffMs: number, ours: (name: string) => boolean, keep: (name: string) => boolean = () => false): number {
   let n = 0;
-  let names: string[];
+  let d: Dir;
   try {
-    names = readdirSync(dir);
+    d = opendirSync(dir);
   } catch {
     return 0;
   }
-  for (const name of names) {
-    try {
-      if (!ours(name) || keep(name) || lstatSync(path.join(dir, name)).mtimeMs >= cutoffMs) continue;
-      removeEntry(dir, name);
-      n++;
-    } catch {
-      /* vanished, swapped or not empty: next time */
+  // Entry by entry, not the whole listing at once: results/ may hold hundreds of thousands of names.
+  try {
+    for (let e = d.readSync(); e !== null; e = d.readSync()) {
+      const name = e.name;
+      try {
+        if (!ours(name) || keep(name) || lstatSync(path.join(dir, name)).mtimeMs >= cutoffMs) continue;
+        removeEntry(dir, name);
+        n++;
+      } catch {
+        /* vanished, swapped or not empty: next time */
+      }
     }
+  } catch {
+    /* the folder went away meanwhile: next time */
+  } finally {
+    d.closeSync();
   }
   return n;
 }
