@@ -101,8 +101,7 @@ async function cmdDaemon(argv: string[]): Promise<void> {
   const d = await Daemon.start({ homeDir: resolveHomeDir(values.home), spool: spoolFlag(values), command: `dumbwaiter daemon (pid ${process.pid})` });
   const ops = d.allowlist.get().operations.size;
   const spools = [...d.spools.values()].map((s) => (d.spools.size === 1 ? s.plain.root : `${s.name} (${s.plain.root})`)).join(', ');
-  warn(`Dumbwaiter daemon running: ${d.spools.size === 1 ? 'spool' : 'spools'} ${spools}, ${ops} operation${ops === 1 ? '' : 's'}. Ctrl-C stops it.`);
-  await new Promise<void>((resolve) => {
+  const stopped = new Promise<void>((resolve) => {
     let stopping = false;
     // A repeated signal (a second Ctrl-C, `kill` twice) must not end the process in the middle of the
     // stop and leave its runs behind: it ends their grace period instead, and they are recorded as usual.
@@ -118,6 +117,9 @@ async function cmdDaemon(argv: string[]): Promise<void> {
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
+  // Only once the signals are ours: whoever reads this line may send one at once.
+  warn(`Dumbwaiter daemon running: ${d.spools.size === 1 ? 'spool' : 'spools'} ${spools}, ${ops} operation${ops === 1 ? '' : 's'}. Ctrl-C stops it.`);
+  await stopped;
 }
 
 function keyRows(keys: ReturnType<HostService['listKeys']>): string[][] {
