@@ -93,7 +93,8 @@ export function signedResultText(row: RequestRow, key: HostDocKey): string {
  *  for it (a hard link) or its times set back each change one of these (any change sets ctime, which
  *  cannot be set back). */
 function versionOf(st: BigIntStats): string {
-  return `${st.dev}:${st.ino}:${st.mode}:${st.nlink}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  // join() makes one flat string; a template of 13 parts is kept as a tree of them, ~600 bytes (100,000 are kept).
+  return [st.dev, st.ino, st.mode, st.nlink, st.size, st.mtimeNs, st.ctimeNs].join(':');
 }
 
 /** The version of each bound result file as this process last wrote it or found it right, so that a
