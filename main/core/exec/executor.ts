@@ -8,7 +8,7 @@ import { closeSync, constants, fstatSync, openSync, rmSync, writeSync } from 'no
 import type { Readable } from 'node:stream';
 import type { RunPlan } from '../allowlist/plan';
 import { runEnv } from './baseEnv';
-import { runProcessesOf } from './leftovers';
+import { pidSearchBefore, runProcessesOf } from './leftovers';
 import { handOver, type HandedOver } from './pathHandles';
 import { DEFAULT_CWD, ensureDefaultCwd } from '../allowlist/defaultCwd';
 import { TailBuffer } from './tailBuffer';
@@ -166,6 +166,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string | nul
   const log = new CappedLog(logFile, plan.max_output_bytes);
   const [program, ...rest] = handed.argv;
   const marker = randomBytes(16).toString('hex');
+  const search = pidSearchBefore();
 
   let child: ChildProcessByStdio<null, Readable, Readable>;
   try {
@@ -184,7 +185,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string | nul
     handed.close(); // the child has its own copies once spawn returns
   }
 
-  const procs = child.pid === undefined ? null : runProcessesOf(child.pid, plan, marker);
+  const procs = child.pid === undefined ? null : runProcessesOf(child.pid, plan, marker, undefined, search);
   let timedOut = false;
   let terminated: string | null = null;
   let exited = false;
