@@ -72,19 +72,7 @@ class CappedLog {
   /** `file`: null for no log (nothing is written, and the digest is null). */
   constructor(file: string | null, private readonly limit: number) {
     if (file === null) return;
-    try {
-      rmSync(file, { force: true, recursive: false });
-    } catch {
-      /* a folder: the exclusive create below fails and the run goes on without a log */
-    }
-    try {
-      const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
-      const st = fstatSync(fd);
-      if (st.isFile() && st.nlink === 1) this.fd = fd;
-      else closeSync(fd);
-    } catch {
-      this.fd = null;
-    }
+    this.fd = createNew(file);
     this.opened = this.fd !== null;
   }
 
@@ -138,6 +126,40 @@ class CappedLog {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
   }
+}
+
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** What openNew returns when something is already there. */
+const EXISTS = -2;
+
+/** A descriptor of a file created at `file` just now, EXISTS, or -1 when it cannot be created. */
+function openNew(file: string): number {
+  try {
+    return openSync(file, CREATE_NEW, 0o644);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EEXIST' ? EXISTS : -1;
+  }
+}
+
+/** A log file made anew at `file`, or null. The exclusive create comes first (usually nothing is
+ *  there), and only what is there is removed before a second try; not a folder: the run goes on
+ *  without a log. */
+function createNew(file: string): number | null {
+  let fd = openNew(file);
+  if (fd === EXISTS) {
+    try {
+      rmSync(file, { force: true, recursive: false });
+    } catch {
+      return null;
+    }
+    fd = openNew(file);
+  }
+  if (fd < 0) return null;
+  const st = fstatSync(fd);
+  if (st.isFile() && st.nlink === 1) return fd;
+  closeSync(fd);
+  return null;
 }
 
 function spawnFailed(program: string, e: Error): RunOutcome['error'] {
