@@ -87,7 +87,7 @@ function forked(child: ChildProcess): SpawnerProcess {
 /** How long a spawner process with no run is kept: a new one takes a fraction of a second to start,
  *  and the daemon's intake launches it before it commits the run that needs it, so the start overlaps
  *  the commit; meanwhile an idle host does not hold its memory (some 40 MiB). */
-export const SPAWNER_IDLE_MS = 45_000;
+export const SPAWNER_IDLE_MS = 30_000;
 
 interface Pending {
   /** Settles the start() promise; null once it has. */
