@@ -89,9 +89,10 @@ export class RunProcesses {
    *  marker; only among the processes started since the main process. */
   async find(): Promise<number[]> {
     const found: number[] = [];
-    // kill(-pgid, 0): no member at all, not even a zombie, and no scan for the group's.
-    const group = this.groupIsOurs() && groupExists(this.pgid);
-    if (!group && this.entry === null) return found;
+    const group = this.groupIsOurs();
+    // Without a marker only the group is looked for: when it has no member at all (kill(-pgid, 0)
+    // says ESRCH: not even a zombie), nothing is. With one, the scan finds the members anyway.
+    if (this.entry === null && !(group && groupExists(this.pgid))) return found;
     const pids = this.candidates();
     for (let i = 0; i < pids.length; i++) {
       if (i > 0 && i % SCAN_SLICE === 0) await turn();
@@ -127,7 +128,8 @@ export class RunProcesses {
    * shell's job leads a group of its own): its group is never reached.
    */
   private groupIsOurs(): boolean {
-    const leader = procStat(this.pgid);
+    // Usually the leader is gone, reaped: asked first without a thrown ENOENT.
+    const leader = procHas(this.pgid) ? procStat(this.pgid) : null;
     return leader === null || leader.started === this.since;
   }
 
