@@ -182,6 +182,7 @@ export class Spawner implements RunStarter {
   async stop(): Promise<void> {
     this.stopping = true;
     const live = this.live;
+    if (live?.idle) clearTimeout(live.idle);
     live?.proc.close();
     await Promise.all([live?.exited, ...this.leaving]);
   }
