@@ -1,6 +1,7 @@
 // The app's spawner process (core/exec/spawnerMain.ts, bundled as spawner.cjs): an Electron utility
 // process, since the app's binary cannot run a script as plain Node (its runAsNode fuse is off). It
-// talks over its parentPort, and ends with the app.
+// talks over its parentPort, and ends with the app, or when the daemon lets it go for having no run
+// (spawner.ts: close() kills it, as it holds no run then).
 import { utilityProcess } from 'electron';
 import path from 'node:path';
 import type { LaunchSpawner } from '../core/exec/spawner';

@@ -8,7 +8,7 @@ import { closeSync, constants, fstatSync, openSync, rmSync, writeSync } from 'no
 import type { Readable } from 'node:stream';
 import type { RunPlan } from '../allowlist/plan';
 import { runEnv } from './baseEnv';
-import { runProcessesOf } from './leftovers';
+import { pidSearchBefore, runProcessesOf } from './leftovers';
 import { handOver, type HandedOver } from './pathHandles';
 import { DEFAULT_CWD, ensureDefaultCwd } from '../allowlist/defaultCwd';
 import { TailBuffer } from './tailBuffer';
@@ -72,19 +72,7 @@ class CappedLog {
   /** `file`: null for no log (nothing is written, and the digest is null). */
   constructor(file: string | null, private readonly limit: number) {
     if (file === null) return;
-    try {
-      rmSync(file, { force: true, recursive: false });
-    } catch {
-      /* a folder: the exclusive create below fails and the run goes on without a log */
-    }
-    try {
-      const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
-      const st = fstatSync(fd);
-      if (st.isFile() && st.nlink === 1) this.fd = fd;
-      else closeSync(fd);
-    } catch {
-      this.fd = null;
-    }
+    this.fd = createNew(file);
     this.opened = this.fd !== null;
   }
 
@@ -140,6 +128,40 @@ class CappedLog {
   }
 }
 
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** What openNew returns when something is already there. */
+const EXISTS = -2;
+
+/** A descriptor of a file created at `file` just now, EXISTS, or -1 when it cannot be created. */
+function openNew(file: string): number {
+  try {
+    return openSync(file, CREATE_NEW, 0o644);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EEXIST' ? EXISTS : -1;
+  }
+}
+
+/** A log file made anew at `file`, or null. The exclusive create comes first (usually nothing is
+ *  there), and only what is there is removed before a second try; not a folder: the run goes on
+ *  without a log. */
+function createNew(file: string): number | null {
+  let fd = openNew(file);
+  if (fd === EXISTS) {
+    try {
+      rmSync(file, { force: true, recursive: false });
+    } catch {
+      return null;
+    }
+    fd = openNew(file);
+  }
+  if (fd < 0) return null;
+  const st = fstatSync(fd);
+  if (st.isFile() && st.nlink === 1) return fd;
+  closeSync(fd);
+  return null;
+}
+
 function spawnFailed(program: string, e: Error): RunOutcome['error'] {
   return { code: 'spawn_failed', message: `could not start "${program}": ${e.message}` };
 }
@@ -166,6 +188,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string | nul
   const log = new CappedLog(logFile, plan.max_output_bytes);
   const [program, ...rest] = handed.argv;
   const marker = randomBytes(16).toString('hex');
+  const search = pidSearchBefore();
 
   let child: ChildProcessByStdio<null, Readable, Readable>;
   try {
@@ -184,7 +207,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string | nul
     handed.close(); // the child has its own copies once spawn returns
   }
 
-  const procs = child.pid === undefined ? null : runProcessesOf(child.pid, plan, marker);
+  const procs = child.pid === undefined ? null : runProcessesOf(child.pid, plan, marker, undefined, search);
   let timedOut = false;
   let terminated: string | null = null;
   let exited = false;

@@ -6,12 +6,14 @@
 // the main process is gone (taskkill /T walks the tree from a living root).
 // Only processes started since the main process are looked at: anything of the run was forked after
 // it, and reading the environment of a process can wait on it (procfs.ts), so one that was running
-// before the run, whoever started it, is never read. A restarted host finds a run again from what was
+// before the run, whoever started it, is never read. Only their pids are tried, where the pid counter
+// says which they can be (pidWindow.ts): a search costs what the run forked, not what the machine runs. A restarted host finds a run again from what was
 // recorded when it started (its pid, marker and start time: daemon/orphans.ts).
 import type { RunPlan } from '../allowlist/plan';
 import { RUN_MARKER_VAR } from './baseEnv';
 import { groupAlive, signalGroup } from './processGroup';
-import { HAS_PROC, hasEnvEntry, procPids, procStat } from './procfs';
+import { HAS_PROC, groupExists, hasEnvEntry, procHas, procPids, procStat, readPidCounter } from './procfs';
+import { inPidWindow, pidsOf, pidWindow, type PidCounter } from './pidWindow';
 
 /** Pids read between two turns of the event loop: a scan never holds the daemon up for long. */
 const SCAN_SLICE = 64;
@@ -19,6 +21,32 @@ const SCAN_SLICE = 64;
 const POLL_MS = 25;
 /** The least time given to KILL: it cannot be refused, but the kernel takes a moment to end a process. */
 const MIN_KILL_WAIT_MS = 1000;
+/** Up to how many pids are tried one by one (a few µs each when free) rather than listing /proc (some
+ *  tens of µs for a hundred processes, and desktops run several hundred). */
+const PROBE_MOST = 64;
+/** How long one reading of the pid counter serves the runs that start: an older reading bounds their
+ *  pids more loosely, never wrongly (pidWindow.ts). */
+const COUNTER_REUSE_MS = 1000;
+
+/** Where the processes of a run are looked for: among the pids that the pid counter allows since
+ *  `counter`, a reading of it taken before the spawn of the main process (pidWindow.ts); each pid tried
+ *  in turn when there are at most `probeMost`, else /proc listed. */
+export interface PidSearch {
+  counter: PidCounter;
+  probeMost: number;
+}
+
+let shared: { at: number; search: PidSearch | null } | null = null;
+
+/** The PidSearch of a run about to be spawned (null where the counter cannot be read: every pid). */
+export function pidSearchBefore(): PidSearch | null {
+  const now = performance.now();
+  if (shared === null || now - shared.at > COUNTER_REUSE_MS) {
+    const counter = readPidCounter();
+    shared = { at: now, search: counter && { counter, probeMost: PROBE_MOST } };
+  }
+  return shared.search;
+}
 
 type Signal = 'SIGTERM' | 'SIGKILL';
 
@@ -27,8 +55,8 @@ const pause = () => new Promise<void>((r) => setTimeout(r, POLL_MS));
 
 /** The processes of a run as the executor reaches them: an operation that leaves processes running on
  *  purpose (a service it starts) by its process group only, and only while its main process runs. */
-export function runProcessesOf(pid: number, plan: Pick<RunPlan, 'leaves_processes'>, marker: string | null, since?: number): RunProcesses {
-  return new RunProcesses(pid, plan.leaves_processes ? null : marker, since);
+export function runProcessesOf(pid: number, plan: Pick<RunPlan, 'leaves_processes'>, marker: string | null, since?: number, search?: PidSearch | null): RunProcesses {
+  return new RunProcesses(pid, plan.leaves_processes ? null : marker, since, search);
 }
 
 export class RunProcesses {
@@ -43,11 +71,13 @@ export class RunProcesses {
    *  it is not reaped, so its start time can be read even if it has already exited; or later with
    *  `since`, its start time as recorded then (never read anew: by then the pid may be anyone's).
    *  `marker`: the run's marker, or null to reach its process group only (an operation that leaves
-   *  processes running on purpose). */
+   *  processes running on purpose). `search`: where its processes can be (pidSearchBefore); without
+   *  it, every pid. */
   constructor(
     readonly pgid: number,
     marker: string | null,
     since?: number,
+    private readonly search: PidSearch | null = null,
   ) {
     this.entry = marker === null ? null : `${RUN_MARKER_VAR}=${marker}`;
     // Should its start time be unreadable after all, the daemon's own is a bound that leaves out no
@@ -60,15 +90,28 @@ export class RunProcesses {
   async find(): Promise<number[]> {
     const found: number[] = [];
     const group = this.groupIsOurs();
-    const pids = procPids();
+    // Without a marker only the group is looked for: when it has no member at all (kill(-pgid, 0)
+    // says ESRCH: not even a zombie), nothing is. With one, the scan finds the members anyway.
+    if (this.entry === null && !(group && groupExists(this.pgid))) return found;
+    const pids = this.candidates();
     for (let i = 0; i < pids.length; i++) {
       if (i > 0 && i % SCAN_SLICE === 0) await turn();
       const pid = pids[i]!;
       const st = procStat(pid);
-      if (!st?.running || st.started < this.since) continue;
+      // A thread of an older process is forked since, but its environment is that process's.
+      if (!st?.running || !st.leader || st.started < this.since) continue;
       if ((group && st.pgrp === this.pgid) || (this.entry !== null && hasEnvEntry(pid, this.entry))) found.push(pid);
     }
     return found;
+  }
+
+  /** The pids to look at: those the pid counter allows (pidWindow.ts), or all. Both lists leave this
+   *  process out, older than any run. */
+  private candidates(): number[] {
+    const now = this.search && readPidCounter();
+    const w = now ? pidWindow(this.pgid, this.search!.counter, now) : null;
+    if (w === null) return procPids();
+    return pidsOf(w, this.search!.probeMost)?.filter((pid) => pid !== process.pid && procHas(pid)) ?? procPids().filter((pid) => inPidWindow(w, pid));
   }
 
   /** Whether the main process itself still runs (not what it left). Without /proc: its group. */
@@ -85,7 +128,8 @@ export class RunProcesses {
    * shell's job leads a group of its own): its group is never reached.
    */
   private groupIsOurs(): boolean {
-    const leader = procStat(this.pgid);
+    // Usually the leader is gone, reaped: asked first without a thrown ENOENT.
+    const leader = procHas(this.pgid) ? procStat(this.pgid) : null;
     return leader === null || leader.started === this.since;
   }
 

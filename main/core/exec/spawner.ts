@@ -1,6 +1,7 @@
 // The daemon's side of the spawner process (spawnerMain.ts): runs start there, so the daemon never
 // forks itself, and each run is given to the runner as the same RunHandle the executor returns. The
-// process is started with the daemon and again, for new runs, if it dies while the daemon lives. Its
+// process is started with the daemon and again, for new runs, if it dies while the daemon lives or
+// after it was let go for having no run for a while (its memory is most of an idle host's). Its
 // death is told apart from a run's end: a run it had not yet said was started may have started, and
 // one it had started may still run; both reject with SpawnerLost, and the runner looks for their
 // processes as a restarted host does (daemon/orphans.ts), never running them again.
@@ -83,6 +84,11 @@ function forked(child: ChildProcess): SpawnerProcess {
   };
 }
 
+/** How long a spawner process with no run is kept: a new one takes a fraction of a second to start,
+ *  and the daemon's intake launches it before it commits the run that needs it, so the start overlaps
+ *  the commit; meanwhile an idle host does not hold its memory (some 40 MiB). */
+export const SPAWNER_IDLE_MS = 30_000;
+
 interface Pending {
   /** Settles the start() promise; null once it has. */
   started: { resolve(h: RunHandle): void; reject(e: Error): void } | null;
@@ -100,14 +106,22 @@ interface Live {
   queue: ToSpawner[];
   runs: Map<number, Pending>;
   exited: Promise<void>;
+  /** Lets it go once it has had no run for the idle time. */
+  idle: NodeJS.Timeout | null;
 }
 
 export class Spawner implements RunStarter {
   private live: Live | null = null;
+  /** Spawner processes let go for being idle, until they have exited. */
+  private readonly leaving = new Set<Promise<void>>();
   private nextRun = 1;
   private stopping = false;
 
-  constructor(private readonly launchProcess: LaunchSpawner = nodeSpawner()) {}
+  /** `idleMs`: how long a spawner process with no run is kept (SPAWNER_IDLE_MS). */
+  constructor(
+    private readonly launchProcess: LaunchSpawner = nodeSpawner(),
+    private readonly idleMs = SPAWNER_IDLE_MS,
+  ) {}
 
   /** The spawner process's pid, while it runs. */
   get pid(): number | undefined {
@@ -118,21 +132,46 @@ export class Spawner implements RunStarter {
     if (this.live || this.stopping) return;
     const proc = this.launchProcess();
     let exited!: () => void;
-    const live: Live = { proc, ready: false, queue: [], runs: new Map(), exited: new Promise((r) => (exited = r)) };
+    const live: Live = { proc, ready: false, queue: [], runs: new Map(), exited: new Promise((r) => (exited = r)), idle: null };
     this.live = live;
     proc.onMessage((m) => this.receive(live, m));
     proc.onExit((why) => {
       if (this.live === live) this.live = null; // the next start() starts another
+      if (live.idle) clearTimeout(live.idle);
       for (const p of live.runs.values()) this.lose(p, why);
       live.runs.clear();
       exited();
     });
+    this.idleFrom(live);
+  }
+
+  /** Once `live` has no run: it is let go after the idle time, unless a run comes first. */
+  private idleFrom(live: Live): void {
+    if (live.runs.size > 0 || live.idle) return;
+    live.idle = setTimeout(() => this.letGo(live), this.idleMs);
+    live.idle.unref();
+  }
+
+  /**
+   * Lets an idle spawner process go: no longer the one runs start in, from now on (a start() from here
+   * launches another), its channel is closed and it exits. It holds no run, so its exit loses none:
+   * nothing is taken for a death.
+   */
+  private letGo(live: Live): void {
+    live.idle = null;
+    if (this.live !== live || live.runs.size > 0) return;
+    this.live = null;
+    this.leaving.add(live.exited);
+    void live.exited.then(() => this.leaving.delete(live.exited));
+    live.proc.close();
   }
 
   start(requestId: string, plan: RunPlan, logFile: string | null, killGraceMs: number): Promise<RunHandle> {
     if (this.stopping) return Promise.reject(new Error('the host is stopping'));
     this.launch();
     const live = this.live!;
+    if (live.idle) clearTimeout(live.idle);
+    live.idle = null;
     const run = this.nextRun++;
     return new Promise<RunHandle>((resolve, reject) => {
       live.runs.set(run, { started: { resolve, reject }, done: null, sent: false });
@@ -143,9 +182,9 @@ export class Spawner implements RunStarter {
   async stop(): Promise<void> {
     this.stopping = true;
     const live = this.live;
-    if (!live) return;
-    live.proc.close();
-    await live.exited;
+    if (live?.idle) clearTimeout(live.idle);
+    live?.proc.close();
+    await Promise.all([live?.exited, ...this.leaving]);
   }
 
   private send(live: Live, m: ToSpawner): void {
@@ -162,13 +201,10 @@ export class Spawner implements RunStarter {
     }
     const p = live.runs.get(m.run);
     if (!p) return;
-    if (m.type === 'failed') {
+    if (m.type === 'failed' || m.type === 'done') {
       live.runs.delete(m.run);
-      return p.started?.reject(new Error(m.message));
-    }
-    if (m.type === 'done') {
-      live.runs.delete(m.run);
-      return p.done?.resolve(m.outcome);
+      this.idleFrom(live);
+      return m.type === 'failed' ? p.started?.reject(new Error(m.message)) : p.done?.resolve(m.outcome);
     }
     const done = new Promise<RunOutcome>((resolve, reject) => (p.done = { resolve, reject }));
     done.catch(() => {}); // seen by whoever awaits it; never an unhandled rejection of the daemon

@@ -3,7 +3,7 @@
 // and the daemon's main thread does not wait in spawn(). It loads the executor's modules and nothing
 // else, and does what the daemon asks over its IPC channel (spawnerProtocol.ts): a child_process.fork
 // channel, or an Electron utility process's parentPort. Once the channel closes (the daemon stopped or
-// died) it exits at once: the runs are process groups of their own and go on, as after a host crash,
+// died, or let it go for having no run: spawner.ts) it exits at once: the runs are process groups of their own and go on, as after a host crash,
 // and the next host finds them by their pid and marker (daemon/orphans.ts).
 import { startRun, type RunHandle } from './executor';
 import { openShared } from './sharedFile';

@@ -1,14 +1,16 @@
 // Finding and ending what a run left behind, with real processes: the members of its process group
 // once the leader is gone, and on Linux every process carrying its marker, also after setsid; never a
 // process of another run, even one with the same request id, and never a process that was running
-// before the run, even one with its marker; TERM first, KILL after the grace period.
+// before the run, even one with its marker (nor a thread it starts during the run); TERM first, KILL
+// after the grace period. Each search three ways: through every process, and through the pids the pid
+// counter allows (pidWindow.ts), by listing /proc and by trying each pid.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RunProcesses } from '../../../../main/core/exec/leftovers';
-import { procStat } from '../../../../main/core/exec/procfs';
+import { RunProcesses, type PidSearch } from '../../../../main/core/exec/leftovers';
+import { procStat, readPidCounter } from '../../../../main/core/exec/procfs';
 import { eventually } from '../../../helpers/host';
 import { alive, stopGroups, track, trackGroup } from '../../../helpers/processes';
 
@@ -27,6 +29,10 @@ afterEach(() => {
 /** The environment of a stand-in for a run: `marker` as its marker, or these variables instead. */
 const runEnv = (marker: Record<string, string> | string) => ({ PATH: process.env.PATH, TMPDIR: process.env.TMPDIR, DUMBWAITER_REQUEST_ID: 'req-1', ...(typeof marker === 'string' ? { DUMBWAITER_RUN_MARKER: marker } : marker) });
 
+/** Up to how many pids of the window a search made by leaderLeaving tries in turn; null: it has no
+ *  reading of the pid counter (every process is looked at). */
+let probeMost: number | null = null;
+
 /**
  * A stand-in for a run: a detached shell (leader of its own group) with `marker` in its environment,
  * running `script`; it prints the pids of what it leaves, one a line, then exits. `procs` is made right
@@ -37,8 +43,11 @@ async function leaderLeaving(
   marker: Record<string, string> | string = MARKER,
   lookFor: string | null = typeof marker === 'string' ? marker : MARKER,
 ): Promise<{ left: number[]; procs: RunProcesses }> {
+  const counter = probeMost === null ? null : readPidCounter();
+  if (probeMost !== null) expect(counter).not.toBeNull();
+  const search: PidSearch | null = counter && { counter, probeMost: probeMost! };
   const child = track(spawn('/bin/sh', ['-c', script], { detached: true, stdio: ['ignore', 'pipe', 'ignore'], env: runEnv(marker) }));
-  const procs = new RunProcesses(child.pid!, lookFor);
+  const procs = new RunProcesses(child.pid!, lookFor, undefined, search);
   trackGroup(child.pid!);
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
@@ -75,7 +84,17 @@ const QUIET = '>/dev/null 2>&1';
 const inGroup = `sleep 300 ${QUIET} & echo $!`;
 const escaped = (f = path.join(dir, 'ready')) => `setsid sh -c 'echo $$ > "$0"; exec sleep 300' "${f}" ${QUIET} & while [ ! -s "${f}" ]; do sleep 0.01; done; cat "${f}"`;
 
-describe.runIf(process.platform === 'linux')('RunProcesses.find', () => {
+const SEARCHES = [
+  ['every process', null],
+  ["the pid counter's window, listed", 0],
+  ["the pid counter's window, pid by pid", Infinity],
+] as const;
+
+describe.runIf(process.platform === 'linux').each(SEARCHES)('RunProcesses.find, through %s', (_, most) => {
+  beforeEach(() => {
+    probeMost = most;
+  });
+
   it('finds a member of the group after its leader has exited', async () => {
     const { left, procs } = await leaderLeaving(inGroup);
     expect(await procs.find()).toEqual(left);
@@ -114,6 +133,24 @@ describe.runIf(process.platform === 'linux')('RunProcesses.find', () => {
     expect(found).toEqual(run.left);
   });
 
+  it('never looks at a thread that a process running before the run started during it', async () => {
+    // Its thread is forked since the run's main process, with a pid in the run's range (/proc/<tid> is
+    // there, though /proc's listing shows processes only), and its environment is the older process's.
+    const script = 'import sys, threading, time\nsys.stdin.readline()\nt = threading.Thread(target=time.sleep, args=(300,), daemon=True)\nt.start()\nprint(t.native_id, flush=True)\ntime.sleep(300)';
+    const older = track(spawn('python3', ['-c', script], { detached: true, stdio: ['pipe', 'pipe', 'ignore'], env: runEnv(MARKER) }));
+    const pid = trackGroup(older.pid!);
+    const started = procStat(pid)!.started;
+    await eventually('a clock tick to pass', () => (ticksNow() > started ? true : undefined));
+    const run = await leaderLeaving(escaped());
+    let out = '';
+    older.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    older.stdin!.write('\n');
+    const tid = await eventually('the thread to start', () => (out.includes('\n') ? Number(out) : undefined));
+    expect(procStat(tid)).toMatchObject({ running: true, leader: false });
+    expect(procStat(tid)!.started).toBeGreaterThanOrEqual(run.procs.since);
+    expect(await run.procs.find()).toEqual(run.left);
+  });
+
   it('finds the run again from its recorded start time, as a restarted host does', async () => {
     const { left, procs } = await leaderLeaving(`${inGroup}; ${escaped()}`);
     const pgid = procStat(left[0]!)!.pgrp; // the leader's pid: it has exited, its group lives on
@@ -142,7 +179,11 @@ describe.runIf(process.platform === 'linux')('RunProcesses.find', () => {
   });
 });
 
-describe.runIf(process.platform === 'linux')('RunProcesses.end', () => {
+describe.runIf(process.platform === 'linux').each(SEARCHES)('RunProcesses.end, through %s', (_, most) => {
+  beforeEach(() => {
+    probeMost = most;
+  });
+
   it('ends the members of the group and the marked processes, and says how many', async () => {
     const { left, procs } = await leaderLeaving(`${inGroup}; ${escaped()}`);
     expect(left).toHaveLength(2);

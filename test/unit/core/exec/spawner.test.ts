@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Spawner, SpawnerLost } from '../../../../main/core/exec/spawner';
+import { nodeSpawner, Spawner, SpawnerLost } from '../../../../main/core/exec/spawner';
 import { startRun } from '../../../../main/core/exec/executor';
 import type { RunPlan } from '../../../../main/core/allowlist/plan';
 import { eventually } from '../../../helpers/host';
@@ -119,5 +119,62 @@ describe('the death of the spawner process', () => {
     expect(alive(h.pid!)).toBe(true);
     writeFileSync(path.join(dir, 'go'), '');
     await eventually('the run to end by itself', () => (alive(h.pid!) ? undefined : true));
+  });
+});
+
+describe('an idle spawner process', () => {
+  const others: Spawner[] = [];
+  /** A spawner of its own, with `idleMs` as its idle time, stopped after the test. */
+  const idling = (idleMs: number) => {
+    const s = new Spawner(nodeSpawner(), idleMs);
+    others.push(s);
+    return s;
+  };
+  afterEach(async () => {
+    await Promise.all(others.splice(0).map((s) => s.stop()));
+  });
+
+  it('exits after its idle time with no run, and the next start() gets a new one', async () => {
+    const s = idling(100);
+    s.launch();
+    const first = s.pid!;
+    await eventually('the idle spawner to exit', () => (alive(first) ? undefined : true));
+    expect(s.pid).toBeUndefined();
+    const o = await (await s.start('req-i', plan(['/bin/echo', 'back']), path.join(dir, 'req-i.log'), GRACE_MS)).done;
+    expect(o).toMatchObject({ exit_code: 0, stdout: 'back\n', error: null });
+    expect(s.pid).not.toBe(first);
+    expect(alive(s.pid!)).toBe(true);
+  });
+
+  it('is kept while a run is in its hands, however long it takes, and let go once it has ended', async () => {
+    const s = idling(100);
+    const h = await s.start('req-k', plan(gatedIn(dir)), null, GRACE_MS);
+    trackGroup(h.pid!);
+    const pid = s.pid!;
+    // A twin launched now, with no run, has exited: the idle time has passed since.
+    const twin = idling(100);
+    twin.launch();
+    const twinPid = twin.pid!;
+    await eventually('the idle twin to exit', () => (alive(twinPid) ? undefined : true));
+    expect(alive(pid)).toBe(true);
+    expect(s.pid).toBe(pid);
+    writeFileSync(path.join(dir, 'go'), '');
+    expect(await h.done).toMatchObject({ exit_code: 0, error: null });
+    await eventually('the spawner to exit once idle', () => (alive(pid) ? undefined : true));
+  });
+
+  it('with no idle time at all: runs started back to back, or as it is let go, all end normally', async () => {
+    const s = idling(0);
+    const pids = new Set<number>();
+    for (let i = 0; i < 6; i++) {
+      const h = await s.start(`req-b${i}`, plan(['/bin/echo', String(i)]), null, GRACE_MS);
+      pids.add(s.pid!);
+      expect(await h.done).toMatchObject({ exit_code: 0, stdout: `${i}\n` });
+      // Every other run: the next start() comes once it has been let go (its process may still be exiting).
+      if (i % 2 === 1) await eventually('the spawner to be let go', () => (s.pid === undefined ? true : undefined));
+    }
+    expect(pids.size).toBeGreaterThanOrEqual(3);
+    await s.stop();
+    for (const pid of pids) expect(alive(pid)).toBe(false);
   });
 });
