@@ -283,8 +283,10 @@ describe('hostile entries in queue/', () => {
     const ino = lstatSync(staged).ino;
     renameSync(staged, Buffer.concat([Buffer.from(path.join(host.spool, 'queue') + '/'), rawName]));
     const stillThere = () => readdirSync(path.join(host.spool, 'queue'), { encoding: 'buffer' }).some((b) => b.equals(rawName));
-    // Moved out of the queue and recorded, like every other bad name (the daemon may have done so already).
-    await eventually('the non-UTF-8 name to leave queue/', () => (stillThere() ? undefined : true), 5000);
+    // Moved out of the queue and recorded, like every other bad name (the daemon may have done so already),
+    // by the rescan: an event naming no request asks for nothing, and while events work the rescan
+    // comes every 30 ticks (6 s here).
+    await eventually('the non-UTF-8 name to leave queue/', () => (stillThere() ? undefined : true), 20_000);
     expect(quarantinedByIno(ino)).toBeDefined();
     await eventually('a rejected audit entry for the non-UTF-8 name', () => rejectedAudits('hs-raw').find((a) => a.request_id === null), 5000);
   });

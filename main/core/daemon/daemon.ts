@@ -212,7 +212,7 @@ export class Daemon {
       if (!this.db.open) return; // stopped: the next start writes what is not written
       this.safely(`result of ${row.id}`, () => {
         const now = this.requests.get(row.id);
-        if (now?.state === 'running' && now.synced === 0) this.spools.get(now.spool)?.results.publish(now);
+        if (now?.state === 'running' && !this.requests.isSynced(now)) this.spools.get(now.spool)?.results.publish(now);
       });
     }, RUNNING_SHOWN_AFTER_MS).unref();
   }

@@ -21,6 +21,7 @@ import { scopedLogger, type Logger } from '../log';
 import { APP_VERSION } from '../version';
 import { servingProblem, type ProbeReport } from '../../../shared/protocol/probe';
 import { QueueWatch } from './queueWatch';
+import { LayoutWatch } from './layoutWatch';
 import { ResultsWatch } from './resultsWatch';
 import { Refusals } from './refusals';
 import { Scanner } from './scanner';
@@ -52,6 +53,8 @@ export class SpoolServer {
   /** The file_events setting at the start (it takes effect at the next). */
   private readonly fileEvents: boolean;
   private readonly resultsWatch: ResultsWatch;
+  /** The spool's folders replaced or removed: a full pass at once (null: file events are off). */
+  private readonly layoutWatch: LayoutWatch | null;
   private readonly scanner: Scanner;
   private heartbeatError: string | null = null;
   /** Once stopped, nothing opens a watcher again (a probe ending later must not keep the process alive). */
@@ -72,6 +75,7 @@ export class SpoolServer {
     this.results = new ResultWriter(entry.name, this.io, d.requests, (k) => d.keys.signer(k), this.health, written);
     this.fileEvents = settings.file_events;
     this.queueWatch = settings.file_events ? this.newQueueWatch() : null;
+    this.layoutWatch = settings.file_events ? new LayoutWatch(() => this.requestScan(), this.log) : null;
     const repair = new ResultRepair(this.io, d.requests, this.results, written, (k) => d.keys.signer(k), d.audit, () => d.settings().retention_spool_days, this.log);
     this.resultsWatch = new ResultsWatch(repair, written, d.requests, () => d.settings().retention_spool_days, () => this.ok, settings.file_events, new HorizonStore(d.db, entry.name), this.log);
     const refusals = new Refusals(d.audit, this.results, this.log, entry.name);
@@ -128,10 +132,11 @@ export class SpoolServer {
     this.scanner.request();
   }
 
-  /** Whether file events bring what changes in queue/ and results/ (watched, and the probe found
-   *  they come), and nothing waits for a retry (a full disk): else the daemon rescans at the interval. */
+  /** Whether file events bring what changes in queue/, results/ and the spool's folders (watched, and
+   *  the probe found they come), and nothing waits for a retry (a full disk): else the daemon rescans
+   *  at the interval. */
   get eventsWork(): boolean {
-    return this.ok && !this.health.full && (this.queueWatch?.watching ?? false) && this.resultsWatch.watching;
+    return this.ok && !this.health.full && (this.queueWatch?.watching ?? false) && this.resultsWatch.watching && (this.layoutWatch?.watching ?? false);
   }
 
   /** Pinned and not known to be broken: results, host.json and the catalog may be written. */
@@ -159,9 +164,11 @@ export class SpoolServer {
         this.pinned.repin();
         this.queueWatch?.watch(this.io.queue); // the folder now pinned, not the one an old fd led to
         this.resultsWatch.watch(this.io.results, true);
+        this.layoutWatch?.watch(this.plain, this.io.claimed, this.d.settings().host_id);
       } else {
         if (this.queueWatch && !this.queueWatch.watching) this.queueWatch.watch(this.io.queue); // lost to an error (queue/ made unreadable, since fixed)
         if (!this.resultsWatch.watching) this.resultsWatch.watch(this.io.results, false);
+        if (this.layoutWatch && !this.layoutWatch.watching) this.layoutWatch.watch(this.plain, this.io.claimed, this.d.settings().host_id);
       }
       if (replaced.length) {
         this.log.warn(`spool folders were replaced: ${replaced.join(', ')}; using the new ones`);
@@ -259,6 +266,7 @@ export class SpoolServer {
   async stop(): Promise<void> {
     this.stopped = true;
     this.queueWatch?.close();
+    this.layoutWatch?.close();
     this.resultsWatch.close();
     await this.scanner.stop();
   }

@@ -218,6 +218,11 @@ export class Requests {
     if (this.toMark.size === 1) setImmediate(() => this.flushSynced());
   }
 
+  /** Whether the result file of this version of the row is written (marked, or to be marked this turn). */
+  isSynced(row: RequestRow): boolean {
+    return row.synced === 1 || this.toMark.get(row.id) === row.version;
+  }
+
   /** Commits the marks waiting for the end of this turn now (before the ledger is closed). */
   flushSynced(): void {
     if (this.toMark.size === 0) return;

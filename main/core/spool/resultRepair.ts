@@ -102,7 +102,7 @@ export class ResultRepair {
       return 'none';
     }
     // Its latest state is not in the file yet: whoever made it writes it (or repairAll does).
-    if (row.synced === 0) return 'unsettled';
+    if (!this.requests.isSynced(row)) return 'unsettled';
     if (!st) {
       this.written.forget(id);
       // Retention removes a finished result of that age (it may have); any other removal is undone.
@@ -115,7 +115,7 @@ export class ResultRepair {
     if (found === null) return this.leftAlone(id, from);
     // Another process (the command line) may have moved the request on and written it meanwhile.
     const now = this.requests.get(id);
-    if (!now || now.version !== row.version || now.synced === 0) return 'unsettled';
+    if (!now || now.version !== row.version || !this.requests.isSynced(now)) return 'unsettled';
     if (!this.writer.publish(now)) return 'unsettled'; // retried at the next look: the file is still not ours
     this.repaired(now, found, from);
     return 'repaired';
