@@ -51,7 +51,8 @@ export const settingsSchema = z.strictObject({
   /** Requests older than this when claimed, or when about to start, expire. */
   max_request_age_s: z.number().int().min(60).max(30 * 86400).default(86400),
   /** The queue is rescanned this often where file events do not come (file_events off, a mount that
-   *  delivers none, a watch lost to an error); while they come, 30 times less often (at most once a minute). */
+   *  delivers none or is shared with another machine, a watch lost to an error); while they come, 30
+   *  times less often (at most once a minute). */
   rescan_interval_ms: z.number().int().min(50).max(60_000).default(1000),
   /** Watch queue/ for file events; the rescan runs either way (turn off where a mount sends none or junk). */
   file_events: z.boolean().default(true),

@@ -21,6 +21,7 @@ import { scopedLogger, type Logger } from '../log';
 import { APP_VERSION } from '../version';
 import { servingProblem, type ProbeReport } from '../../../shared/protocol/probe';
 import { QueueWatch } from './queueWatch';
+import { isSharedMount } from '../spool/mountType';
 import { LayoutWatch } from './layoutWatch';
 import { ResultsWatch } from './resultsWatch';
 import { Refusals } from './refusals';
@@ -53,6 +54,8 @@ export class SpoolServer {
   /** The file_events setting at the start (it takes effect at the next). */
   private readonly fileEvents: boolean;
   private readonly resultsWatch: ResultsWatch;
+  /** Whether the last probe found a local mount whose file events came (every writer's changes send one). */
+  private localMount = false;
   /** The spool's folders replaced or removed: a full pass at once (null: file events are off). */
   private readonly layoutWatch: LayoutWatch | null;
   private readonly scanner: Scanner;
@@ -133,10 +136,10 @@ export class SpoolServer {
   }
 
   /** Whether file events bring what changes in queue/, results/ and the spool's folders (watched, and
-   *  the probe found they come), and nothing waits for a retry (a full disk): else the daemon rescans
-   *  at the interval. */
+   *  the probe found they come on a mount not shared with another machine), and nothing waits for a
+   *  retry (a full disk): else the daemon rescans at the interval. */
   get eventsWork(): boolean {
-    return this.ok && !this.health.full && (this.queueWatch?.watching ?? false) && this.resultsWatch.watching && (this.layoutWatch?.watching ?? false);
+    return this.ok && this.localMount && !this.health.full && (this.queueWatch?.watching ?? false) && this.resultsWatch.watching && (this.layoutWatch?.watching ?? false);
   }
 
   /** Pinned and not known to be broken: results, host.json and the catalog may be written. */
@@ -196,6 +199,9 @@ export class SpoolServer {
   /** A mount the last probe found delivers no file events is served by the rescan alone (no watcher
    *  waiting on nothing); once a probe finds them again, they are watched again. */
   private followEvents(probe: ProbeReport | null): void {
+    // On a mount shared with a VM or another machine, writes made on the other side may send no event
+    // even though the probe's (made here) did: the rescan keeps its interval there.
+    this.localMount = probe !== null && probe.events.delivered && probe.fs_type !== 'unknown' && !isSharedMount(probe.fs_type);
     const wanted = this.fileEvents && probe?.events.delivered !== false;
     if (!wanted && this.queueWatch) {
       this.queueWatch.close();
