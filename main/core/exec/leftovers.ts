@@ -7,8 +7,9 @@
 // Only processes started since the main process are looked at: anything of the run was forked after
 // it, and reading the environment of a process can wait on it (procfs.ts), so one that was running
 // before the run, whoever started it, is never read. Only their pids are tried, where the pid counter
-// says which they can be (pidWindow.ts): a search costs what the run forked, not what the machine runs. A restarted host finds a run again from what was
-// recorded when it started (its pid, marker and start time: daemon/orphans.ts).
+// says which they can be (pidWindow.ts): a search costs what the run forked, not what the machine runs.
+// A restarted host finds a run again from what was recorded when it started (its pid, marker and
+// start time: daemon/orphans.ts).
 import type { RunPlan } from '../allowlist/plan';
 import { RUN_MARKER_VAR } from './baseEnv';
 import { groupAlive, signalGroup } from './processGroup';
