@@ -4,6 +4,7 @@
 // snippet of the project's TypeScript in a child process of its own.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { groupMembers, hasEnvEntry, procStat } from '../../main/core/exec/procfs';
+import { groupAlive } from '../../main/core/exec/processGroup';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,15 +31,7 @@ export function alive(pid: number): boolean {
 }
 
 /** Whether a process group has a member still running (a zombie not yet reaped by its adopter is not). */
-export function groupRunning(pgid: number): boolean {
-  if (process.platform === 'linux') return groupMembers(pgid).length > 0;
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export const groupRunning = groupAlive;
 
 /** Whether a process carries this test run's TMPDIR (test/setup/global.ts), as all it starts do. */
 function ofThisRun(pid: number): boolean {
