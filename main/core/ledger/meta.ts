@@ -25,9 +25,10 @@ export class HostFlags {
     return (this.db.prepare('SELECT v FROM meta WHERE k = ?').get(k) as { v: string } | undefined)?.v || null;
   }
 
-  private set(k: string, v: string | null): void {
+  /** `tell`: false for what the status does not show (nobody needs a pass for it). */
+  private set(k: string, v: string | null, tell = true): void {
     this.db.prepare('INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v').run(k, v ?? '');
-    this.written();
+    if (tell) this.written();
   }
 
   /** Why the daemon stopped touching a spool (unsafe, unreadable...), or null while it is fine. Kept
@@ -48,6 +49,16 @@ export class HostFlags {
 
   setProbe(spool: string, report: ProbeReport | null): void {
     this.set(`spool_probe:${spool}`, report ? JSON.stringify(report) : null);
+  }
+
+  /** What the sweeps over a spool's result files proved (spool/resultsHorizon.ts), as its text; not
+   *  part of the status. */
+  resultsHorizon(spool: string): string | null {
+    return this.get(`results_horizon:${spool}`);
+  }
+
+  setResultsHorizon(spool: string, text: string | null): void {
+    this.set(`results_horizon:${spool}`, text, false);
   }
 
   /** What the ledger keeps of a spool that is removed from the home. */

@@ -9,7 +9,7 @@
 // The record holds the last complete sweep's S and, for a sweep under way, its own S and the last
 // request (ledger rowid) it got through: a sweep cut short by a stop is taken up where it was.
 import { readFileSync, statSync } from 'node:fs';
-import type { Db } from '../ledger/db';
+import type { HostFlags } from '../ledger/meta';
 
 /** A change made just after S may carry a time a little before it (file times come from a coarse
  *  clock): a horizon is set this much before the sweep began. */
@@ -90,19 +90,15 @@ export function trustedBefore(r: HorizonRecord | null, rowid: number): bigint | 
   return r.complete?.before_ns ?? null;
 }
 
-/** The ledger's copy of each spool's record (the meta table). */
+/** The ledger's copy of a spool's record (HostFlags). */
 export class HorizonStore {
   constructor(
-    private readonly db: Db,
+    private readonly flags: HostFlags,
     private readonly spool: string,
   ) {}
 
-  private get key(): string {
-    return `results_horizon:${this.spool}`;
-  }
-
   load(): HorizonRecord | null {
-    const v = (this.db.prepare('SELECT v FROM meta WHERE k = ?').get(this.key) as { v: string } | undefined)?.v;
+    const v = this.flags.resultsHorizon(this.spool);
     if (!v) return null;
     try {
       const j = JSON.parse(v) as { folder: string; boot: string; complete: { before_ns: string; offset_ms: number } | null; current: { before_ns: string; offset_ms: number; through: number } | null };
@@ -114,7 +110,6 @@ export class HorizonStore {
   }
 
   save(r: HorizonRecord | null): void {
-    const text = r ? JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) : '';
-    this.db.prepare('INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v').run(this.key, text);
+    this.flags.setResultsHorizon(this.spool, r ? JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) : null);
   }
 }

@@ -16,6 +16,7 @@ import { HorizonStore, folderIdentity, horizonNow, trusted, type Horizon, type H
 import { ResultsWatch } from '../../../../main/core/daemon/resultsWatch';
 import { scopedLogger } from '../../../../main/core/log';
 import { TestLedger } from '../../../helpers/ledger';
+import { HostFlags } from '../../../../main/core/ledger/meta';
 import { eventually } from '../../../helpers/host';
 import { openHostDoc } from '../../../../shared/protocol/hostAuth';
 
@@ -46,7 +47,7 @@ beforeEach(() => {
   paths = createSpool(path.join(root, 'spool'));
   ledger = new TestLedger();
   keyId = ledger.keys.create('sandbox', 'write').key_id;
-  store = new HorizonStore(ledger.db, 'default');
+  store = new HorizonStore(new HostFlags(ledger.db), 'default');
 });
 
 afterEach(() => {
