@@ -11,7 +11,7 @@ const electronFree = {
     'error',
     {
       paths: [{ name: 'electron', message: 'The core runs under plain Node: only main/electron/ and preload/ may import Electron.' }],
-      patterns: [{ group: ['electron/*', 'electron-log/main', 'electron-log/renderer', 'electron-log/preload'], message: 'The core runs under plain Node: use electron-log/node.' }],
+      patterns: [{ group: ['electron/*'], message: 'The core runs under plain Node: only main/electron/ and preload/ may import Electron.' }],
     },
   ],
 };

@@ -9,7 +9,6 @@
 //   calls are counted per request. Variants (combine with +):
 //     default    the daemon as it is (fsyncs on, the product's bundle: bin/dumbwaiter.js)
 //     no-fsync   every fsync a no-op and the ledger at synchronous=OFF: what durability costs
-//     no-log     info log lines off: what per-request logging costs
 // --mode fork: what spawn('/bin/true') costs a Node process as its RSS grows.
 // --mode start: --results results (as in the benchmark), then daemon starts, timed, and one under
 //   --cpu-prof split into module loading and the boot's own steps.
@@ -39,7 +38,7 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'requests' },
     requests: { type: 'string', default: '200' },
     burst: { type: 'string', default: '1000' },
-    variant: { type: 'string', default: 'default,no-fsync,no-log,no-fsync+no-log' },
+    variant: { type: 'string', default: 'default,no-fsync' },
     'cpu-prof': { type: 'boolean', default: false },
     strace: { type: 'boolean', default: false },
     results: { type: 'string', default: '100000' },

@@ -29,7 +29,7 @@ export const CATEGORIES = [
   'fsync of result files and folders',
   'other file system calls (open, rename, readdir, lstat...)',
   'spawn (fork/exec of the child)',
-  'logging (electron-log)',
+  'logging',
   'chokidar (file events)',
   'garbage collection',
   'other JavaScript',
@@ -42,7 +42,7 @@ function categorize(stack: CallFrame[]): Category {
   const leaf = stack[0]!;
   if (leaf.functionName === '(idle)') return 'idle';
   if (leaf.functionName === '(garbage collector)') return 'garbage collection';
-  if (stack.some((f) => f.url.includes('electron-log'))) return 'logging (electron-log)';
+  if (stack.some((f) => f.functionName === 'logLine')) return 'logging';
   if (leaf.functionName === 'fsync') return 'fsync of result files and folders';
   if (FS_CALLS.has(leaf.functionName) && leaf.url === '') return 'other file system calls (open, rename, readdir, lstat...)';
   if (leaf.url.includes('better-sqlite3') || leaf.url.includes('/main/core/ledger/') || leaf.url.includes('/main/core/keys/')) {

@@ -2,7 +2,7 @@
 // escaped in every part of a message, strings, errors and objects alike, and a line feed in it can
 // never start a line that passes for an entry of its own.
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { configureLogging, scopedLogger } from '../../../main/core/log';
@@ -45,5 +45,17 @@ describe('the log', () => {
   it('leaves plain text, other scripts and emoji as they are', async () => {
     log.info('plain: C:\\Users\\me Grüße 日本語 👩‍💻');
     expect(await logWith('plain:')).toContain('plain: C:\\Users\\me Grüße 日本語 👩‍💻');
+  });
+
+  it('is private to its owner, and renamed to dumbwaiter.old.log once it would pass 10 MiB', () => {
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const big = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 11; i++) log.info(`part ${i} ${big}`);
+    const old = path.join(dir, 'dumbwaiter.old.log');
+    expect(readFileSync(old, 'utf8')).toContain('part 0 x');
+    expect(statSync(old).size).toBeLessThanOrEqual(10 * 1024 * 1024);
+    const now = readFileSync(file, 'utf8');
+    expect(now).toContain('part 10 x');
+    expect(now).not.toContain('part 0 x');
   });
 });
