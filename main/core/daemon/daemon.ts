@@ -34,8 +34,9 @@ const log = scopedLogger('daemon');
 const HEARTBEAT_MS = 5000;
 const REAP_INTERVAL_MS = 10 * 60_000;
 const START_REAP_DELAY_MS = 5000;
-/** How long a run runs before its result says so (a file write and a ledger note fewer for one that ends sooner). */
-const RUNNING_SHOWN_AFTER_MS = 50;
+/** How long a request is queued or running before its result says so (a file write and a ledger note
+ *  fewer for one that moves on sooner: in a burst, most queued ones start within milliseconds). */
+const SHOWN_AFTER_MS = 50;
 /** While every watch works (each spool's queue/ and results/, the home), the rescan only catches an
  *  event the system lost: every this many ticks, and at most this long apart (an overflow asks for one
  *  at once; a watch's error brings the rescan back to every tick). */
@@ -205,16 +206,17 @@ export class Daemon {
   }
 
   private resultsOf(row: RequestRow): void {
-    if (row.state !== 'running') return void this.spools.get(row.spool)?.results.publish(row);
-    // Shown as running once it has run a moment: a run that ends sooner (most quick ones) has its final
-    // result as its first file, written by whoever ended it.
+    if (row.state !== 'running' && row.state !== 'queued') return void this.spools.get(row.spool)?.results.publish(row);
+    // Shown as queued or running once it has been so a moment: a request that moves on sooner (most
+    // quick runs, and what waits in a burst) has its next result as its first file, written by whoever
+    // moved it; the timer of that state shows it if it stays.
     setTimeout(() => {
       if (!this.db.open) return; // stopped: the next start writes what is not written
       this.safely(`result of ${row.id}`, () => {
         const now = this.requests.get(row.id);
-        if (now?.state === 'running' && !this.requests.isSynced(now)) this.spools.get(now.spool)?.results.publish(now);
+        if (now?.state === row.state && !this.requests.isSynced(now)) this.spools.get(now.spool)?.results.publish(now);
       });
-    }, RUNNING_SHOWN_AFTER_MS).unref();
+    }, SHOWN_AFTER_MS).unref();
   }
 
   private async boot(): Promise<void> {
