@@ -244,8 +244,17 @@ export class Runner {
       ...(g.grant && !row.decided_by ? { decided_by: `grant ${g.grant.id}`, decided_at: new Date().toISOString() } : {}),
     });
     if (!started) return;
-    faultPoint('after_mark_running');
-    this.launch(started, plan);
+    // Inside a group (the runs that ended, endTogether) the start shares its commit, and the run is
+    // launched once that is made: the slot is held from here, as reserve() holds one.
+    this.running.set(started.id, { op: started.op, terminate: () => {}, recorded: Promise.resolve() });
+    lifecycle.afterCommit(
+      started.id,
+      () => {
+        faultPoint('after_mark_running');
+        this.launch(started, plan);
+      },
+      () => this.release(started.id),
+    );
   }
 
   /**
@@ -346,17 +355,25 @@ export class Runner {
     this.running.set(id, { op, terminate, recorded });
   }
 
-  /** Runs that end in the same turn of the event loop are recorded in one commit (group commit: one
-   *  fsync for all of a burst's ends), once that turn's I/O has been seen. */
+  /** Runs that end in the same turn of the event loop are recorded in one commit with the starts of
+   *  what takes their slots (group commit: one fsync for all of a burst's ends and starts), once that
+   *  turn's I/O has been seen. */
   private endTogether(end: { id: string; record: () => void; done: () => void }): void {
     this.ending.push(end);
     if (this.ending.length > 1) return;
     setImmediate(() => {
       const ends = this.ending.splice(0);
       for (const e of ends) this.running.delete(e.id);
-      this.d.safely('the runs that ended', () => this.d.lifecycle.group(() => ends.forEach((e) => this.d.safely(e.id, e.record))));
+      let made = false;
+      this.d.safely('the runs that ended', () => {
+        this.d.lifecycle.group(() => {
+          ends.forEach((e) => this.d.safely(e.id, e.record));
+          this.pump();
+        });
+        made = true;
+      });
       ends.forEach((e) => e.done());
-      this.pump();
+      if (!made) this.pump(); // the starts were undone with the commit: each in its own, then
     });
   }
 
