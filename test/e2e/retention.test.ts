@@ -60,7 +60,8 @@ describe('reaping at daemon start', () => {
       approval_timeout_s: 30 * 86400,
     });
     counter = path.join(host.root, 'runs.txt');
-    const rec = `[/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; sleep "$1"', ${JSON.stringify(counter)}, "{seconds}"]`;
+    // It prints a line, so that each run has a log (a run with no output makes none).
+    const rec = `[/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; echo ran; sleep "$1"', ${JSON.stringify(counter)}, "{seconds}"]`;
     host.writeAllowlist(`version: 1
 operations:
   - name: record

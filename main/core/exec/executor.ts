@@ -4,7 +4,7 @@
 // and the working folder reach the program as the very objects checked (pathHandles.ts).
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, rmSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { RunPlan } from '../allowlist/plan';
 import { runEnv } from './baseEnv';
@@ -55,8 +55,9 @@ const DRAIN_MS = 1000;
  * host's notes (what the run left behind) are written past the limit. Every byte that reaches the file
  * is counted and hashed, so the result can say what the log holds (anyone may change the file later).
  * The sandbox chooses request ids, so it can put anything at results/<id>.log before the run: a
- * symlink to a host file, a FIFO, a folder. Whatever is there is removed, the log is created anew
- * without following links or blocking, and a log that fails is dropped: the run goes on.
+ * symlink to a host file, a FIFO, a folder. Whatever is there is removed at the start, the log is
+ * created anew at the first byte (a run with no output makes no file: on a busy disk each create
+ * costs), without following links or blocking, and a log that fails is dropped: the run goes on.
  */
 class CappedLog {
   /** Output bytes logged, against the limit. */
@@ -64,20 +65,32 @@ class CappedLog {
   /** Every byte in the file, the host's lines included. */
   private bytes = 0;
   private readonly hash = createHash('sha256');
-  private opened = false;
+  /** Whether the run has a log (its digest is then given, 0 bytes when nothing was written). */
+  private hasLog: boolean;
+  /** Where the log is still to be created, at the first byte; null once created, or with no log. */
+  private pending: string | null;
   private full = false;
   private atLineStart = true;
   private fd: number | null = null;
 
   /** `file`: null for no log (nothing is written, and the digest is null). */
   constructor(file: string | null, private readonly limit: number) {
-    if (file === null) return;
-    this.fd = createNew(file);
-    this.opened = this.fd !== null;
+    this.pending = file !== null && clearPlace(file) ? file : null;
+    this.hasLog = this.pending !== null;
+  }
+
+  /** Whether the file is open to write, creating it the first time. */
+  private ready(): boolean {
+    if (this.pending !== null) {
+      this.fd = createNew(this.pending);
+      this.pending = null;
+      if (this.fd === null) this.hasLog = false; // a folder put there meanwhile, say
+    }
+    return this.fd !== null;
   }
 
   write(chunk: Buffer): void {
-    if (this.fd === null || this.full || chunk.length === 0) return;
+    if (this.full || chunk.length === 0 || !this.ready()) return;
     try {
       const room = this.limit - this.written;
       if (room > 0) {
@@ -98,7 +111,7 @@ class CappedLog {
 
   /** A line of the host's own, on a line of its own. */
   note(text: string): void {
-    if (this.fd === null) return;
+    if (!this.ready()) return;
     try {
       this.put(Buffer.from(`${this.atLineStart ? '' : '\n'}[dumbwaiter: ${text}]\n`));
       this.atLineStart = true;
@@ -119,12 +132,13 @@ class CappedLog {
 
   /** What the file holds as the host left it; null when there never was a log. Once, after close(). */
   digest(): LogDigest | null {
-    return this.opened ? { bytes: this.bytes, sha256: this.hash.digest('hex') } : null;
+    return this.hasLog ? { bytes: this.bytes, sha256: this.hash.digest('hex') } : null;
   }
 
   close(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
+    this.pending = null;
   }
 }
 
@@ -139,6 +153,18 @@ function openNew(file: string): number {
     return openSync(file, CREATE_NEW, 0o644);
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EEXIST' ? EXISTS : -1;
+  }
+}
+
+/** Whether the log's name is free now: what is there is removed, but not a folder (no log then). */
+function clearPlace(file: string): boolean {
+  try {
+    const st = lstatSync(file, { throwIfNoEntry: false });
+    if (st?.isDirectory()) return false;
+    if (st) rmSync(file, { force: true });
+    return true;
+  } catch {
+    return false;
   }
 }
 

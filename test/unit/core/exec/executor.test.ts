@@ -204,7 +204,7 @@ describe('what a run leaves behind', () => {
     expect(o).toMatchObject({ exit_code: 0, error: null });
     const bg = pidIn(file('bg'))!;
     expect(alive(pid) && alive(bg)).toBe(true);
-    expect(readFileSync(logFile, 'utf8')).toBe('');
+    expect(existsSync(logFile)).toBe(false); // nothing was written, so no log was made
     process.kill(pid, 'SIGKILL');
     process.kill(bg, 'SIGKILL');
     await gone([pid, bg]);
@@ -397,9 +397,30 @@ describe('the live log file', () => {
     expect(o.log!.bytes).toBe(Buffer.byteLength('out\né\n'));
   });
 
-  it('gives an empty log its length and hash: a run with no output', async () => {
+  it('gives an empty log its length and hash, and makes no file: a run with no output', async () => {
     const o = await run(['/bin/true']).done;
     expect(o.log).toEqual({ bytes: 0, sha256: createHash('sha256').digest('hex') });
+    expect(existsSync(logFile)).toBe(false);
+  });
+
+  it('removes what was planted as the log at the start even when the run writes nothing', async () => {
+    writeFileSync(victim(), 'do not touch\n');
+    symlinkSync(victim(), logFile);
+    const o = await run(['/bin/true']).done;
+    expect(o.log).toEqual({ bytes: 0, sha256: createHash('sha256').digest('hex') });
+    expect(lstatSync(logFile, { throwIfNoEntry: false })).toBeUndefined();
+    expect(readFileSync(victim(), 'utf8')).toBe('do not touch\n');
+  });
+
+  it('creates the log at the first output, however late: what was planted meanwhile is replaced', async () => {
+    const h = run(nodeScript('setTimeout(() => console.log("late"), 300)'));
+    writeFileSync(victim(), 'do not touch\n');
+    symlinkSync(victim(), logFile);
+    const o = await h.done;
+    expect(lstatSync(logFile).isFile()).toBe(true);
+    expect(readFileSync(logFile, 'utf8')).toBe('late\n');
+    expect(readFileSync(victim(), 'utf8')).toBe('do not touch\n');
+    expect(o.log).toEqual(digestOfLog());
   });
 
   it('gives no log digest when there was no log (a folder in its place)', async () => {
