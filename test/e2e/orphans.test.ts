@@ -79,7 +79,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     writeFileSync(goFile('next'), '');
     host.submit(key, 'next', 'sleeper', { go: goFile('next') });
     expect((await host.sentinel(key)).state).toBe('succeeded');
-    expect(host.result('next')?.state).toBe('queued');
+    expect((await host.waitResult('next', ['queued'])).state).toBe('queued'); // shown once it has waited 50 ms
 
     const refused = host.cli(['resolve', 'orph-1', '--failed']);
     expect(refused.status).toBe(1);
@@ -203,7 +203,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     writeFileSync(goFile('after-leaver'), '');
     host.submit(key, 'after-leaver', 'leaver', { go: goFile('after-leaver') });
     expect((await host.sentinel(key)).state).toBe('succeeded');
-    expect(host.result('after-leaver')?.state).toBe('queued');
+    expect((await host.waitResult('after-leaver', ['queued'])).state).toBe('queued');
 
     writeFileSync(goFile('orph-leaver'), ''); // its main process exits; its child would run on
     const r = await host.waitResult('orph-leaver', ['uncertain', 'cancelled', 'succeeded', 'failed']);

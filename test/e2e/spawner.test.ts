@@ -77,7 +77,7 @@ describe.runIf(process.platform === 'linux')('the spawner process', () => {
     host.submit(key, 'next', 'sleeper', { go: gated.goFile('next') });
     host.submit(key, 'echo-1', 'echo', { word: 'again' });
     expect(await host.waitResult('echo-1')).toMatchObject({ state: 'succeeded', stdout: 'again\n' });
-    expect(host.result('next')?.state).toBe('queued');
+    expect((await host.waitResult('next', ['queued'])).state).toBe('queued'); // shown once it has waited 50 ms
     const second = await spawnerOf(d.proc.pid!);
     expect(second).not.toBe(first);
 
