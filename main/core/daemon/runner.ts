@@ -4,7 +4,7 @@
 // (reconciler.ts) where their operation says how; and the processes of orphans a human gave a verdict
 // that no host ended yet are ended.
 import { existsSync } from 'node:fs';
-import { commitUnsynced, type Db } from '../ledger/db';
+import { commitSoon, type Db } from '../ledger/db';
 import type { AuditLog } from '../ledger/audit';
 import type { RequestRow, Requests } from '../ledger/requests';
 import type { KeyStore } from '../keys/keyStore';
@@ -314,11 +314,13 @@ export class Runner {
       const error = { code: 'spawn_failed' as const, message: `could not start "${plan.argv[0]}": ${(e as Error).message}` };
       return { outcome: { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0, log: null } };
     }
-    // One commit for what finds its processes and the audit entry, without its own fsync: a daemon's
-    // crash loses nothing written, and a power cut that loses it ends the processes too (the run is
-    // then uncertain either way); the run's next synced commit makes it durable.
-    this.d.safely(row.id, () =>
-      commitUnsynced(this.d.db, () => {
+    // What finds its processes and the audit entry, in the commit without an fsync made at the end of
+    // this turn (a burst's starts share one): a daemon's crash loses nothing written, and a power cut
+    // that loses it ends the processes too (the run is then uncertain either way); the run's next
+    // synced commit makes it durable.
+    commitSoon(
+      this.d.db,
+      () => {
         if (handle.pid !== null) this.d.requests.setProcesses(row.id, handle.pid, handle.marker, handle.since);
         this.d.audit.record({
           kind: 'started',
@@ -328,9 +330,9 @@ export class Runner {
           message: `started ${row.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
           details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
         });
-      }),
+      },
+      () => faultPoint('after_spawn'),
     );
-    faultPoint('after_spawn');
     this.d.log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
     onHandle(handle);
     try {

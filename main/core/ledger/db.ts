@@ -2,8 +2,11 @@
 // daemon use it at once; synchronous=FULL makes every committed state change survive a power cut.
 import { chmodSync, existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { scopedLogger } from '../log';
 
 export type Db = Database.Database;
+
+const log = scopedLogger('ledger');
 
 const MIGRATIONS: string[] = [
   `
@@ -178,6 +181,41 @@ export function commitUnsynced<T>(db: Db, fn: () => T): T {
   } finally {
     db.prepare('PRAGMA synchronous = FULL').run();
   }
+}
+
+/** Each connection's writes waiting for the end of this turn of the event loop (commitSoon). */
+const soon = new WeakMap<Db, { work: () => void; then?: () => void }[]>();
+
+/**
+ * Runs `work` in one commit without its own fsync (as commitUnsynced) with the others given in this
+ * turn of the event loop, then `then`: for notes a crash may lose harmlessly (a run's pid, a result
+ * marked written), so that a burst makes one commit for all of them, not one each. A step that throws
+ * undoes the others: they are all of that kind.
+ */
+export function commitSoon(db: Db, work: () => void, then?: () => void): void {
+  let list = soon.get(db);
+  if (!list) {
+    soon.set(db, (list = []));
+    setImmediate(() => {
+      try {
+        flushSoon(db);
+      } catch (e) {
+        // Nothing of it is needed for safety (commitSoon): a full disk or a long lock must not stop the host.
+        log.warn(`could not record ${list!.length} note(s) in the ledger: ${(e as Error).message}`);
+      }
+    });
+  }
+  list.push(then ? { work, then } : { work });
+}
+
+/** Commits what commitSoon() holds for `db` now (before the ledger is closed). */
+export function flushSoon(db: Db): void {
+  const list = soon.get(db);
+  if (!list) return;
+  soon.delete(db);
+  if (!db.open) return; // closed meanwhile: what it held is redone (the next start writes the results again)
+  commitUnsynced(db, () => list.forEach((w) => w.work()));
+  for (const w of list) w.then?.();
 }
 
 function migrate(db: Db): void {

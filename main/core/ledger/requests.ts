@@ -1,7 +1,7 @@
 // Requests in the ledger: the source of truth for every state. Each change bumps `version` and clears
 // `synced` in the same transaction; the result file is written after, and a crash in between is
 // repaired at the next start by rewriting every unsynced result.
-import { commitUnsynced, type Db } from './db';
+import { commitSoon, flushSoon, type Db } from './db';
 import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type ReconcileAttempt, type RequestState } from '../../../shared/protocol/types';
 import type { RunPlan } from '../allowlist/plan';
 import { nowIso } from '../time';
@@ -129,7 +129,8 @@ export class Requests {
                              plan_id, limits_json, steps_json, stdout, exit_code, started_at, finished_at, duration_ms, spool)
        VALUES (@id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
                @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at,
-               @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms, @spool)`,
+               @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms, @spool)
+       RETURNING *`,
     );
   }
 
@@ -137,10 +138,15 @@ export class Requests {
     return (this.byId.get(id) as RequestRow | undefined) ?? null;
   }
 
+  /** The row's version alone (null: no such request), to tell whether it changed without reading it. */
+  versionOf(id: string): number | null {
+    return (this.db.prepare('SELECT version FROM requests WHERE id = ?').get(id) as { version: number } | undefined)?.version ?? null;
+  }
+
   insert(r: NewRequest): RequestRow {
     const at = nowIso();
     const { plan, approval, ...fields } = r;
-    this.insertStmt.run({
+    return this.insertStmt.get({
       ...fields,
       plan_json: plan ? JSON.stringify(plan) : null,
       error_code: r.error_code ?? null,
@@ -158,8 +164,7 @@ export class Requests {
       duration_ms: r.duration_ms ?? null,
       claimed_at: at,
       updated_at: at,
-    });
-    return this.get(r.id)!;
+    }) as RequestRow;
   }
 
   /**
@@ -172,13 +177,13 @@ export class Requests {
     const fromList = from.map((_, i) => `@from${i}`).join(', ');
     const params: Record<string, unknown> = { ...patch, id, updated_at: nowIso() };
     from.forEach((s, i) => (params[`from${i}`] = s));
-    const r = this.db
+    const row = this.db
       .prepare(
         `UPDATE requests SET ${set}${set ? ', ' : ''}updated_at = @updated_at, version = version + 1, synced = 0
-         WHERE id = @id AND state IN (${fromList})${guard ? ` AND ${guard}` : ''}`,
+         WHERE id = @id AND state IN (${fromList})${guard ? ` AND ${guard}` : ''} RETURNING *`,
       )
-      .run(params);
-    return r.changes === 1 ? this.get(id) : null;
+      .get(params) as RequestRow | undefined;
+    return row ?? null;
   }
 
   /**
@@ -215,7 +220,12 @@ export class Requests {
    */
   markSynced(id: string, version: number): void {
     this.toMark.set(id, version);
-    if (this.toMark.size === 1) setImmediate(() => this.flushSynced());
+    if (this.toMark.size === 1) commitSoon(this.db, () => this.markAll());
+  }
+
+  private markAll(): void {
+    for (const [id, version] of this.toMark) this.markSyncedStmt.run(id, version);
+    this.toMark.clear();
   }
 
   /** Whether the result file of this version of the row is written (marked, or to be marked this turn). */
@@ -223,15 +233,9 @@ export class Requests {
     return row.synced === 1 || this.toMark.get(row.id) === row.version;
   }
 
-  /** Commits the marks waiting for the end of this turn now (before the ledger is closed). */
+  /** Commits the marks (and the other notes) waiting for the end of this turn now (before the ledger is closed). */
   flushSynced(): void {
-    if (this.toMark.size === 0) return;
-    const marks = [...this.toMark];
-    this.toMark.clear();
-    if (!this.db.open) return; // closed meanwhile: written again at the next start
-    commitUnsynced(this.db, () => {
-      for (const [id, version] of marks) this.markSyncedStmt.run(id, version);
-    });
+    flushSoon(this.db);
   }
 
   /** Rows whose result file may be behind, of one spool (each spool's writer writes only its own). */

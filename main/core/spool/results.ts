@@ -164,8 +164,8 @@ export class ResultWriter {
       if (!st) return false;
       this.written?.set(current.id, st);
       this.requests.markSynced(current.id, current.version);
-      const latest = this.requests.get(current.id);
-      current = latest && latest.version !== current.version ? latest : null;
+      const version = this.requests.versionOf(current.id);
+      current = version !== null && version !== current.version ? this.requests.get(current.id) : null;
     }
     return true;
   }
