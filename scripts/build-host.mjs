@@ -83,6 +83,9 @@ export async function buildHost({ faults = false, distDir = path.join(ROOT, 'dis
       plugins: faults ? [] : [faultsOff],
       metafile: true,
       legalComments: 'none',
+      // Non-ASCII characters escaped: V8 keeps each module's source in memory, a chunk with one such
+      // character as two bytes a character (3.4 MB instead of 1.7 for the daemon's).
+      charset: 'ascii',
       absWorkingDir: ROOT,
       logLevel: 'error',
     }),

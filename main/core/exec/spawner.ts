@@ -51,12 +51,17 @@ export interface SpawnerProcess {
 
 export type LaunchSpawner = () => SpawnerProcess;
 
+/** The spawner's young generation at its smallest (V8 grows it to 16 MiB a half otherwise). */
+export const SPAWNER_V8_FLAG = '--max-semi-space-size=1';
+
 /** The spawner as a plain Node child: the bundle's sibling spawner.mjs, or the TypeScript source
  *  through tsx in a checkout. Its cwd is the root, so that it keeps no folder in use. */
 export function nodeSpawner(): LaunchSpawner {
   const bundled = import.meta.url.endsWith('.mjs');
   const entry = fileURLToPath(new URL(bundled ? './spawner.mjs' : './spawnerMain.ts', import.meta.url));
-  const execArgv = bundled ? [] : ['--import', import.meta.resolve('tsx')];
+  // A small young generation keeps the spawner small, and each fork() from it cheaper (its cost
+  // grows with the forking process's memory).
+  const execArgv = [SPAWNER_V8_FLAG, ...(bundled ? [] : ['--import', import.meta.resolve('tsx')])];
   return () => forked(fork(entry, [], { execArgv, cwd: path.parse(process.cwd()).root, stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json' }));
 }
 

@@ -111,7 +111,7 @@ export class ResultRepair {
     const key = this.signer(row.key_id);
     if (!key) return 'unsettled'; // sealed for another process (the app's daemon), which looks itself
     const expected = Buffer.from(signedResultText(row, key), 'utf8');
-    const found = st ? this.differs(id, file, expected, key) : { kind: 'was removed', text: 'was removed' };
+    const found = st ? this.differs(id, file, expected, key, from) : { kind: 'was removed', text: 'was removed' };
     if (found === null) return this.leftAlone(id, from);
     // Another process (the command line) may have moved the request on and written it meanwhile.
     const now = this.requests.get(id);
@@ -119,6 +119,11 @@ export class ResultRepair {
     if (!this.writer.publish(now)) return 'unsettled'; // retried at the next look: the file is still not ours
     this.repaired(now, found, from);
     return 'repaired';
+  }
+
+  /** Whether a file is written again only by the sweep now (it then comes every minute). */
+  get backingOff(): boolean {
+    return this.backedOff.size > 0;
   }
 
   get spool(): string {
@@ -202,7 +207,7 @@ export class ResultRepair {
   }
 
   /** Null when the file holds exactly `expected` (its version is then remembered); else what it is. */
-  private differs(id: string, file: string, expected: Buffer, key: HostDocKey): Found | null {
+  private differs(id: string, file: string, expected: Buffer, key: HostDocKey, from: Look): Found | null {
     const opened = openSpoolFile(file);
     if (!opened.ok) {
       const kind = opened.reason.replace(/^is /, 'was '); // "was a FIFO", "was a symbolic link", "was a folder"...
@@ -219,7 +224,10 @@ export class ResultRepair {
       if (bytes.equals(expected)) {
         // Right, but another name for it would let it be changed later, unseen by a look at this name.
         if (links) return { kind: "was the host's file with another name", text: `was the host's file with another name ${size}` };
-        this.written.set(id, st); // written by another process (the command line), or before a restart
+        // Written by another process (the command line), or before a restart: kept for the next event's
+        // look. Not from a sweep: the next sweep's horizon covers what it found, and a host with many
+        // results would hold a version of each meanwhile (100,000 files: tens of MiB).
+        if (from !== 'sweep') this.written.set(id, st);
         return null;
       }
       const kind = `was ${describe(bytes, key, BigInt(bytes.length) === st.size)}`;
