@@ -22,11 +22,21 @@ const NAMED_MAX = 8192;
  *  (and written again) a few times a second at most, not once per write. */
 const EVENT_DELAY_MS = 250;
 const SWEEP_MS = 60_000;
+/** While every watch of the spool works on a local mount (SpoolServer.eventsWork), events bring each
+ *  change and the sweep only catches what the system lost (an overflow): every this many minutes.
+ *  A sweep lstats each result in the spool, a second of CPU for 100,000 of them. */
+const SWEEP_EVENTS_EVERY = 30;
 /** A step looks at most at this many files, or stops after STEP_MS. */
 const STEP_MAX = 64;
 const STEP_MS = 20;
 /** A sweep under way saves how far it got at most this often (one small commit). */
 const SAVE_MS = 2000;
+
+/** Whether a minute's tick starts a sweep: every minute, unless events bring every change and no file
+ *  is backed off (written again only by the sweep); then every SWEEP_EVENTS_EVERY minutes. */
+export function sweepDue(minutesSinceSweep: number, backingOff: boolean, eventsWork: boolean): boolean {
+  return minutesSinceSweep >= SWEEP_EVENTS_EVERY || backingOff || !eventsWork;
+}
 
 export class ResultsWatch {
   private watcher: FSWatcher | null = null;
@@ -44,6 +54,7 @@ export class ResultsWatch {
   private sweepTimer: NodeJS.Timeout | null = null;
   private working = false;
   private closed = false;
+  private minutesSinceSweep = 0;
 
   constructor(
     private readonly repair: ResultRepair,
@@ -56,14 +67,17 @@ export class ResultsWatch {
     private readonly fileEvents: boolean,
     private readonly horizons: HorizonStore,
     private readonly log: Logger,
+    /** Whether file events bring every change of the spool now (the sweep is then rarer). */
+    private readonly eventsWork: () => boolean = () => false,
   ) {}
 
   /** Looks at every result from now on (the first sweep compares with the ledger each file changed
-   *  since the sweeps before it looked, in this process or before its start), then every SWEEP_MS. */
+   *  since the sweeps before it looked, in this process or before its start), then every SWEEP_MS;
+   *  every SWEEP_EVENTS_EVERY of those while events work and no file is backed off. */
   start(): void {
     this.sweepTimer = setInterval(() => {
       this.safely('recording result repairs', () => this.repair.endMinute());
-      this.sweepNow();
+      if (sweepDue(++this.minutesSinceSweep, this.repair.backingOff, this.eventsWork())) this.sweepNow();
     }, SWEEP_MS);
     this.sweepNow();
   }
@@ -95,6 +109,7 @@ export class ResultsWatch {
 
   /** Starts a sweep unless one is under way: where the last one was cut short, or from the start. */
   sweepNow(): void {
+    this.minutesSinceSweep = 0;
     if (!this.sweep) {
       this.horizon = trusted(this.horizon, this.folder); // the clock may have stepped back since
       const current = this.horizon?.current;

@@ -80,7 +80,7 @@ export class SpoolServer {
     this.queueWatch = settings.file_events ? this.newQueueWatch() : null;
     this.layoutWatch = settings.file_events ? new LayoutWatch(() => this.requestScan(), this.log) : null;
     const repair = new ResultRepair(this.io, d.requests, this.results, written, (k) => d.keys.signer(k), d.audit, () => d.settings().retention_spool_days, this.log);
-    this.resultsWatch = new ResultsWatch(repair, written, d.requests, () => d.settings().retention_spool_days, () => this.ok, settings.file_events, new HorizonStore(d.flags, entry.name), this.log);
+    this.resultsWatch = new ResultsWatch(repair, written, d.requests, () => d.settings().retention_spool_days, () => this.ok, settings.file_events, new HorizonStore(d.flags, entry.name), this.log, () => this.eventsWork);
     const refusals = new Refusals(d.audit, this.results, this.log, entry.name);
     const intake: IntakeDeps = {
       ...d,

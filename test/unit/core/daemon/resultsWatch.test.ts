@@ -5,7 +5,7 @@
 // the host's own files are left as they are. What the record trusts is not read at all: a wrong file
 // older than what the record says was proved is left (shown by planting such a record), and a record
 // made for another results/ folder, or whose clock has since stepped back, is not trusted.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { closeSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +13,7 @@ import { createSpool, type SpoolPaths } from '../../../../main/core/spool/layout
 import { ResultRepair } from '../../../../main/core/spool/resultRepair';
 import { ResultWriter, WrittenResults, resultPath } from '../../../../main/core/spool/results';
 import { HorizonStore, folderIdentity, horizonNow, trusted, type Horizon, type HorizonRecord } from '../../../../main/core/spool/resultsHorizon';
-import { ResultsWatch } from '../../../../main/core/daemon/resultsWatch';
+import { ResultsWatch, sweepDue } from '../../../../main/core/daemon/resultsWatch';
 import { scopedLogger } from '../../../../main/core/log';
 import { TestLedger } from '../../../helpers/ledger';
 import { HostFlags } from '../../../../main/core/ledger/meta';
@@ -34,7 +34,11 @@ class Host {
   readonly written = new WrittenResults();
   readonly writer = new ResultWriter('default', paths, ledger.requests, signer, null, this.written);
   readonly repair = new ResultRepair(paths, ledger.requests, this.writer, this.written, signer, ledger.audit, () => 7, scopedLogger('test'));
-  readonly watch = new ResultsWatch(this.repair, this.written, ledger.requests, () => 7, () => true, false, store, scopedLogger('test'));
+  readonly watch: ResultsWatch;
+
+  constructor(eventsWork = () => false) {
+    this.watch = new ResultsWatch(this.repair, this.written, ledger.requests, () => 7, () => true, false, store, scopedLogger('test'), eventsWork);
+  }
 
   start(): void {
     this.watch.watch(paths.results, true);
@@ -163,3 +167,34 @@ function readBoot(): string {
 function later(h: Horizon): Horizon {
   return { ...h, before_ns: h.before_ns + 60_000_000_000n };
 }
+
+describe('the periodic sweep', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('comes every minute, but every 30th only while file events bring every change and nothing is backed off', () => {
+    expect(sweepDue(1, false, false)).toBe(true);
+    for (let m = 1; m < 30; m++) expect(sweepDue(m, false, true)).toBe(false);
+    expect(sweepDue(30, false, true)).toBe(true);
+    expect(sweepDue(1, true, true)).toBe(true); // a backed-off file is written again only by the sweep
+  });
+
+  it('finds a forgery at the 30th minute while events work, and at the next minute once they do not', async () => {
+    const first = await firstProcess();
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] }); // the minutes; the steps yield for real
+    let events = true;
+    host = new Host(() => events);
+    host.start();
+    /** The horizon of the last complete sweep: a new one once the next sweep has completed. */
+    const completed = (before: HorizonRecord) => eventually('a sweep to complete', () => (store.load()!.complete!.before_ns !== before.complete!.before_ns ? store.load()! : undefined));
+    const started = await completed(first);
+    forge(IDS[0]!);
+    vi.advanceTimersByTime(30 * 60_000);
+    await eventually('the forgery written again by the sweep', () => (repairsOf(IDS[0]!).length === 1 ? true : undefined));
+    await completed(started);
+    events = false;
+    forge(IDS[1]!);
+    vi.advanceTimersByTime(60_000);
+    await eventually('the next forgery written again a minute later', () => (repairsOf(IDS[1]!).length === 1 ? true : undefined));
+    expect(hostsOwn(IDS[0]!) && hostsOwn(IDS[1]!)).toBe(true);
+  });
+});
