@@ -188,9 +188,10 @@ const soon = new WeakMap<Db, { work: () => void; then?: () => void }[]>();
 
 /**
  * Runs `work` in one commit without its own fsync (as commitUnsynced) with the others given in this
- * turn of the event loop, then `then`: for notes a crash may lose harmlessly (a run's pid, a result
- * marked written), so that a burst makes one commit for all of them, not one each. A step that throws
- * undoes the others: they are all of that kind.
+ * turn of the event loop, then `then`: for notes whose loss leaves nothing worse than the crash that
+ * lost them (a result marked written is written again; a run without its pid is uncertain, as it
+ * would be with a crash just before), so that a burst makes one commit for all of them, not one each.
+ * A step that throws undoes the others: they are all of that kind.
  */
 export function commitSoon(db: Db, work: () => void, then?: () => void): void {
   let list = soon.get(db);
