@@ -21,6 +21,7 @@ const MAX_FILE_BYTES = 10 * 1024 * 1024;
 // Until a home is known (short CLI commands, tests) nothing goes to a file; the console always gets
 // stderr, so that stdout stays clean for `--json` output.
 let consoleLevel: Level | false = 'warn';
+/** The log file; `failed`: its last write failed (said once, until one works again). */
 let file: { path: string; fd: number | null; bytes: number; failed: boolean } | null = null;
 /** Scope labels are padded to the longest one made so far, so that the messages line up. */
 let labelWidth = 0;
@@ -53,7 +54,7 @@ function asText(part: unknown): string {
 }
 
 function logLine(level: Level, label: string, parts: unknown[]): void {
-  const toFile = file !== null && !file.failed;
+  const toFile = file !== null;
   const toConsole = consoleLevel !== false && RANK[level] <= RANK[consoleLevel];
   if (!toFile && !toConsole) return;
   const text = parts.map((p) => visibleLines(asText(p)).replaceAll('\n', '\n    ')).join(' ');
@@ -75,22 +76,31 @@ function two(n: number): string {
 }
 
 /** Appends one line (O_APPEND: the command line's processes and the daemon share the file). A file
- *  that cannot be written is said once on stderr and left alone: logging never stops the host. */
+ *  that cannot be written (a full disk) is said once on stderr, and tried again at the next line:
+ *  logging never stops the host, nor stops for good. */
 function toLogFile(line: string): void {
   const f = file!;
+  const buf = Buffer.from(line, 'utf8');
   try {
-    const buf = Buffer.from(line, 'utf8');
+    if (f.fd !== null && f.bytes + buf.length > MAX_FILE_BYTES) rotate(f);
     if (f.fd === null) open(f);
-    else if (f.bytes + buf.length > MAX_FILE_BYTES) {
-      closeFile();
-      renameSync(f.path, f.path.replace(/\.log$/, '.old.log'));
-      open(f);
-    }
     writeSync(f.fd!, buf);
     f.bytes += buf.length;
+    f.failed = false;
   } catch (e) {
+    closeFile();
+    if (!f.failed) process.stderr.write(`cannot write the log file ${f.path}: ${(e as Error).message}\n`);
     f.failed = true;
-    process.stderr.write(`cannot write the log file ${f.path}: ${(e as Error).message}\n`);
+  }
+}
+
+/** The full file becomes dumbwaiter.old.log; another process may have just done so (then it is gone). */
+function rotate(f: NonNullable<typeof file>): void {
+  closeFile();
+  try {
+    renameSync(f.path, f.path.replace(/\.log$/, '.old.log'));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
 }
 

@@ -2,7 +2,7 @@
 // escaped in every part of a message, strings, errors and objects alike, and a line feed in it can
 // never start a line that passes for an entry of its own.
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { configureLogging, scopedLogger } from '../../../main/core/log';
@@ -57,5 +57,26 @@ describe('the log', () => {
     const now = readFileSync(file, 'utf8');
     expect(now).toContain('part 10 x');
     expect(now).not.toContain('part 0 x');
+  });
+
+  it('goes on logging once a file it could not write can be written again, and says the failure once', () => {
+    const blocked = path.join(dir, 'blocked');
+    writeFileSync(blocked, 'a file where the logs folder should be');
+    const said: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => (said.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      configureLogging(blocked, false);
+      log.info('lost 1');
+      log.info('lost 2');
+      rmSync(blocked);
+      mkdirSync(blocked);
+      log.info('written again');
+    } finally {
+      process.stderr.write = write;
+      configureLogging(dir, false);
+    }
+    expect(said.filter((l) => l.startsWith('cannot write the log file'))).toHaveLength(1);
+    expect(readFileSync(path.join(blocked, 'dumbwaiter.log'), 'utf8')).toContain('written again');
   });
 });
