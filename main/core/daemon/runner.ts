@@ -246,7 +246,7 @@ export class Runner {
     if (!started) return;
     // Inside a group (the runs that ended, endTogether) the start shares its commit, and the run is
     // launched once that is made: the slot is held from here, as reserve() holds one.
-    this.running.set(started.id, { op: started.op, terminate: () => {}, recorded: Promise.resolve() });
+    this.holdSlot(started.id, started.op);
     lifecycle.afterCommit(
       started.id,
       () => {
@@ -267,9 +267,14 @@ export class Runner {
     const full = this.fullOps();
     const spools = this.d.spools();
     if (full.includes(op) || cwdMissing(plan) || !spools.includes(spool) || spools.some((s) => this.d.requests.nextQueued(full, s))) return false;
-    this.running.set(id, { op, terminate: () => {}, recorded: Promise.resolve() }); // a cancel meanwhile is seen again once it runs
+    this.holdSlot(id, op);
     this.turn = spools.indexOf(spool) + 1; // as nextQueued() would have taken it: the other spools go next
     return true;
+  }
+
+  /** A slot held for a run about to be launched: a cancel meanwhile is seen again once it runs. */
+  private holdSlot(id: string, op: string): void {
+    this.running.set(id, { op, terminate: () => {}, recorded: Promise.resolve() });
   }
 
   /** A reserved slot not used: the request did not start (paused or revoked by its commit), or that commit failed. */

@@ -52,7 +52,7 @@ export interface SpawnerProcess {
 export type LaunchSpawner = () => SpawnerProcess;
 
 /** The spawner's young generation at its smallest (V8 grows it to 16 MiB a half otherwise). */
-export const SPAWNER_V8_FLAG = '--max-semi-space-size=1';
+const SPAWNER_V8_FLAG = '--max-semi-space-size=1';
 
 /** The spawner as a plain Node child: the bundle's sibling spawner.mjs, or the TypeScript source
  *  through tsx in a checkout. Its cwd is the root, so that it keeps no folder in use. */
