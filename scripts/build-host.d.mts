@@ -6,3 +6,4 @@ export const INPUTS_FILE: string;
 export const faultsOff: Plugin;
 export function buildSandboxClients(distDir?: string): Promise<string[]>;
 export function buildHost(options?: { faults?: boolean; distDir?: string }): Promise<string>;
+export function asciiOnly(file: string): void;

@@ -3,7 +3,7 @@
 // bin/dumbwaiter.js can rebuild a checkout's stale bundle without tsx. Runs at `npm install` (prepare),
 // `npm pack` and `npm run build`; the test build (dist/test-host/) keeps the fault-injection points.
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -84,7 +84,8 @@ export async function buildHost({ faults = false, distDir = path.join(ROOT, 'dis
       metafile: true,
       legalComments: 'none',
       // Non-ASCII characters escaped: V8 keeps each module's source in memory, a chunk with one such
-      // character as two bytes a character (3.4 MB instead of 1.7 for the daemon's).
+      // character as two bytes a character (3.4 MB instead of 1.7 for the daemon's). esbuild leaves
+      // the comments it keeps (a dependency's, inside an expression) as they are: see asciiOnly.
       charset: 'ascii',
       absWorkingDir: ROOT,
       logLevel: 'error',
@@ -95,11 +96,21 @@ export async function buildHost({ faults = false, distDir = path.join(ROOT, 'dis
   // Each file replaced by rename, chunks first and the list of inputs last: a command starting meanwhile
   // loads a whole bundle, and concurrent builds never fail each other. Chunks are named by their content.
   const files = Object.keys(result.metafile.outputs).map((f) => path.relative(tmpDir, path.join(ROOT, f)));
+  for (const f of files) asciiOnly(path.join(tmpDir, f));
   const isChunk = (f) => f.startsWith('chunk-');
   for (const f of [...files.filter(isChunk), ...files.filter((f) => !isChunk(f)), INPUTS_FILE]) renameSync(path.join(tmpDir, f), path.join(outDir, f));
   for (const f of readdirSync(outDir)) if (isChunk(f) && !files.includes(f)) rmSync(path.join(outDir, f), { force: true });
   rmSync(tmpDir, { recursive: true, force: true });
   return outDir;
+}
+
+/** Each character esbuild left outside ASCII (in a comment: it escapes those in code) written as the
+ *  escape it writes in code (\u2014; a surrogate pair as two), so that the file is ASCII. */
+export function asciiOnly(file) {
+  const text = readFileSync(file, 'utf8');
+  // eslint-disable-next-line no-control-regex
+  const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (ascii !== text) writeFileSync(file, ascii);
 }
 
 let tmpCount = 0;
