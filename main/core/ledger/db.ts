@@ -134,6 +134,11 @@ const MIGRATIONS: string[] = [
    UPDATE meta SET k = 'spool_problem:default' WHERE k = 'spool_problem';`,
 ];
 
+/** Each connection's page cache (KiB): SQLite's own default. better-sqlite3 builds with 16 MiB, which a
+ *  daemon's first sweep over a large history fills and then holds while it idles; the pages a
+ *  request needs are few, and the rest are in the OS's cache (a read, not a disk access). */
+const CACHE_KIB = 2000;
+
 export function openLedger(file: string): Db {
   const isNew = !existsSync(file);
   const db = new Database(file, { timeout: 10_000 });
@@ -141,6 +146,7 @@ export function openLedger(file: string): Db {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
+  db.pragma(`cache_size = -${CACHE_KIB}`);
   migrate(db);
   reuseStatements(db);
   return db;

@@ -1,7 +1,7 @@
 // The ledger's upgrade to several spools: a ledger written by the previous version (one spool) opens
 // with every request, key and request's audit entry in the spool named `default`, and its spool
 // problem kept under that spool's name. A commit without its own fsync leaves the safety level as it
-// was, and inside a transaction is part of that one's commit.
+// was, and inside a transaction is part of that one's commit. A connection's page cache is small.
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -88,6 +88,19 @@ describe('a commit without its own fsync', () => {
       db.transaction(() => commitUnsynced(db, () => db.prepare('INSERT INTO t VALUES (4)').run()))();
       expect(db.prepare('SELECT x FROM t ORDER BY x').pluck().all()).toEqual([1, 4]);
       expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a connection', () => {
+  it("keeps at most 2 MB of pages in its cache (SQLite's default), not better-sqlite3's 16 MB that a daemon's sweep fills and then holds", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-cache-'));
+    const db = openLedger(path.join(dir, 'ledger.sqlite'));
+    try {
+      expect(db.pragma('cache_size', { simple: true })).toBe(-2000); // KiB
     } finally {
       db.close();
       rmSync(dir, { recursive: true, force: true });
