@@ -8,7 +8,7 @@ import { initHome } from '../core/setup';
 import { HostService } from '../core/service';
 import { cliActor } from '../core/ledger/audit';
 import { Daemon } from '../core/daemon/daemon';
-import { keepYoungGenerationSmall } from '../core/daemon/memory';
+import { keepHeapSmall } from '../core/daemon/memory';
 import { APP_VERSION } from '../core/version';
 import { parse, UsageError } from './args';
 import { ago, endQuietlyOnClosedPipe, printJson, printTable, say, warn } from './output';
@@ -99,7 +99,7 @@ async function cmdDaemon(argv: string[]): Promise<void> {
   // A terminal or pipe that went away (a closed `| tee`, a killed parent) must not take the host down
   // with it at its next log line, leaving its runs behind: the log file in the home keeps everything.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
-  keepYoungGenerationSmall();
+  keepHeapSmall();
   const d = await Daemon.start({ homeDir: resolveHomeDir(values.home), spool: spoolFlag(values), command: `dumbwaiter daemon (pid ${process.pid})` });
   const ops = d.allowlist.get().operations.size;
   const spools = [...d.spools.values()].map((s) => (d.spools.size === 1 ? s.plain.root : `${s.name} (${s.plain.root})`)).join(', ');
