@@ -66,6 +66,7 @@ export async function buildAuditLedger(host: BenchHost, entries: number, progres
       progress(`audit: ${n.toLocaleString('en')} / ${entries.toLocaleString('en')} entries`);
       await new Promise((r) => setImmediate(r));
     }
+    audit.indexPending(); // what the daemon's batches have done a second after the last entry
   } finally {
     db.close();
   }

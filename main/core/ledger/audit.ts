@@ -1,6 +1,8 @@
-// The audit log: an append-only table with a full-text index, searched by `dumbwaiter audit`.
+// The audit log: an append-only table with a full-text index, searched by `dumbwaiter audit`. The index
+// is written in batches, at most a second after an entry and before each search that uses it: one
+// entry at a time it cost a quarter of a request's ledger work (its segment written at each commit).
 import os from 'node:os';
-import type { Db } from './db';
+import { commitUnsynced, type Db } from './db';
 import type { AuditView } from '../../../shared/ipc/views';
 import { nowIso } from '../time';
 import type { RequestState } from '../../../shared/protocol/types';
@@ -57,8 +59,12 @@ export function ftsQuery(text: string): string | null {
   return words.map((w) => `"${w.replaceAll('"', '""')}"*`).join(' AND ');
 }
 
+/** How long an entry may wait for the full-text index (a search adds what waits first). */
+export const INDEX_AFTER_MS = 1000;
+
 export class AuditLog {
   private readonly insert;
+  private indexTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly db: Db) {
     this.insert = db.prepare(
@@ -80,6 +86,33 @@ export class AuditLog {
       details: e.details ? JSON.stringify(e.details) : null,
       spool: e.spool ?? null,
     });
+    this.indexTimer ??= setTimeout(() => {
+      this.indexTimer = null;
+      try {
+        if (this.db.open) this.indexPending();
+      } catch {
+        // A busy or full disk: the entries wait for the next batch, or the next search adds them.
+      }
+    }, INDEX_AFTER_MS).unref();
+  }
+
+  /**
+   * Adds to the full-text index the entries recorded since its last batch, by any process, in one
+   * commit without its own fsync: a power cut takes back the batch with the mark of where it ended
+   * (audit_fts_through, db.ts), and the next one does it again. Returns how many it added.
+   */
+  indexPending(): number {
+    return commitUnsynced(this.db, () => {
+      // A write first, so that the commit holds the ledger's write lock from its start.
+      const added = this.db
+        .prepare(
+          `INSERT INTO audit_fts (rowid, kind, request_id, key_id, op, message, details)
+           SELECT seq, kind, request_id, key_id, op, message, details FROM audit WHERE seq > (SELECT seq FROM audit_fts_through) ORDER BY seq`,
+        )
+        .run().changes;
+      if (added) this.db.prepare('UPDATE audit_fts_through SET seq = (SELECT MAX(seq) FROM audit)').run();
+      return added;
+    });
   }
 
   /** Several entries in one commit (one fsync), as a step of refusals or repairs records them. */
@@ -91,6 +124,7 @@ export class AuditLog {
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: Math.min(Math.max(q.limit ?? 100, 1), 10_000) };
     const match = q.text ? ftsQuery(q.text) : null;
+    if (match) this.indexPending();
     // With words, walk the full-text index newest first and stop at the limit (FTS5 orders by rowid
     // cheaply), instead of collecting every match first.
     const from = match ? 'audit_fts f JOIN audit a ON a.seq = f.rowid' : 'audit a';

@@ -1,21 +1,37 @@
 // The ledger's upgrade to several spools: a ledger written by the previous version (one spool) opens
 // with every request, key and request's audit entry in the spool named `default`, and its spool
 // problem kept under that spool's name. A commit without its own fsync leaves the safety level as it
-// was, and inside a transaction is part of that one's commit. A connection's page cache is small.
+// was, and inside a transaction is part of that one's commit. The audit log's full-text index, now
+// written in batches, takes up what was indexed entry by entry. A connection's page cache is small.
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { commitUnsynced, openLedger } from '../../../../main/core/ledger/db';
+import { commitUnsynced, openLedger, type Db } from '../../../../main/core/ledger/db';
+import { AuditLog } from '../../../../main/core/ledger/audit';
 import { HostFlags } from '../../../../main/core/ledger/meta';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-db-'));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A ledger as the version before spools left it: the newest schema without what the last migration added. */
+/** The full-text index as it was before batches: each entry indexed by a trigger as it is recorded. */
+function undoBatchedIndex(db: Db): void {
+  db.exec(`DROP TRIGGER audit_ai; DROP TRIGGER audit_ad; DROP TABLE audit_fts_through;
+           CREATE TRIGGER audit_ai AFTER INSERT ON audit BEGIN
+             INSERT INTO audit_fts (rowid, kind, request_id, key_id, op, message, details)
+             VALUES (new.seq, new.kind, new.request_id, new.key_id, new.op, new.message, new.details);
+           END;
+           CREATE TRIGGER audit_ad AFTER DELETE ON audit BEGIN
+             INSERT INTO audit_fts (audit_fts, rowid, kind, request_id, key_id, op, message, details)
+             VALUES ('delete', old.seq, old.kind, old.request_id, old.key_id, old.op, old.message, old.details);
+           END;`);
+}
+
+/** A ledger as the version before spools left it: the newest schema without what the last two migrations added. */
 function previousVersionLedger(file: string): void {
   const db = openLedger(file);
   const version = db.pragma('user_version', { simple: true }) as number;
+  undoBatchedIndex(db);
   db.exec(`DROP INDEX audit_spool; DROP INDEX requests_spool;
            ALTER TABLE requests DROP COLUMN spool; ALTER TABLE keys DROP COLUMN spool; ALTER TABLE audit DROP COLUMN spool;`);
   db.prepare("INSERT INTO keys (key_id, name, scope, secret, created_at) VALUES ('k_old', 'old', 'read', 's', '2026-01-01T00:00:00Z')").run();
@@ -26,7 +42,7 @@ function previousVersionLedger(file: string): void {
   db.prepare("INSERT INTO audit (at, kind, actor, request_id, message) VALUES ('2026-01-01T00:00:00Z', 'claimed', 'daemon', 'r-old', 'claimed')").run();
   db.prepare("INSERT INTO audit (at, kind, actor, message) VALUES ('2026-01-01T00:00:00Z', 'daemon_started', 'daemon', 'started')").run();
   db.prepare("INSERT INTO meta (k, v) VALUES ('spool_problem', 'unsafe spool: it is a link')").run();
-  db.pragma(`user_version = ${version - 1}`);
+  db.pragma(`user_version = ${version - 2}`);
   db.close();
 }
 
@@ -45,6 +61,29 @@ describe('the upgrade to several spools', () => {
       expect(new HostFlags(db).spoolProblem('default')).toBe('unsafe spool: it is a link');
     } finally {
       db.close();
+    }
+  });
+});
+
+describe('the upgrade to a full-text index written in batches', () => {
+  it('finds the entries indexed one by one before, and those recorded after, in an index that matches the table', () => {
+    const own = mkdtempSync(path.join(os.tmpdir(), 'dw-fts-'));
+    const file = path.join(own, 'ledger.sqlite');
+    const before = openLedger(file);
+    const version = before.pragma('user_version', { simple: true }) as number;
+    undoBatchedIndex(before);
+    before.pragma(`user_version = ${version - 1}`);
+    new AuditLog(before).record({ kind: 'claimed', request_id: 'req-before', message: 'recorded before the upgrade' });
+    before.close();
+    const db = openLedger(file);
+    try {
+      const audit = new AuditLog(db);
+      audit.record({ kind: 'claimed', request_id: 'req-after', message: 'recorded after the upgrade' });
+      expect(audit.search({ text: 'recorded upgrade' }).map((r) => r.request_id)).toEqual(['req-after', 'req-before']);
+      db.prepare("INSERT INTO audit_fts (audit_fts, rank) VALUES ('integrity-check', 1)").run();
+    } finally {
+      db.close();
+      rmSync(own, { recursive: true, force: true });
     }
   });
 });
