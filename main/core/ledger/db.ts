@@ -163,6 +163,9 @@ export function openLedger(file: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma(`cache_size = -${CACHE_KIB}`);
+  // SQLite's temporary tables and statement journals in memory: on disk, each was a file made and
+  // removed in /var/tmp (two in ten requests of a burst did so).
+  db.pragma('temp_store = MEMORY');
   migrate(db);
   reuseStatements(db);
   return db;

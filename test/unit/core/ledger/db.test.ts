@@ -145,4 +145,15 @@ describe('a connection', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('keeps its temporary tables in memory, so that a request makes no temporary file of SQLite', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-temp-'));
+    const db = openLedger(path.join(dir, 'ledger.sqlite'));
+    try {
+      expect(db.pragma('temp_store', { simple: true })).toBe(2); // MEMORY
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
