@@ -51,17 +51,18 @@ export interface SpawnerProcess {
 
 export type LaunchSpawner = () => SpawnerProcess;
 
-/** The spawner's young generation at its smallest (V8 grows it to 16 MiB a half otherwise). */
-const SPAWNER_V8_FLAG = '--max-semi-space-size=1';
+/** The spawner's young generation at its smallest (V8 grows it to 16 MiB a half otherwise, and each
+ *  fork() from it costs more the more memory it has), and its collections and compiles on its own
+ *  thread: in a heap this small, handing them to V8's worker threads cost more than doing them (6 % of
+ *  its CPU in a burst of 1,000 runs: docs/BENCHMARKS.md). */
+export const SPAWNER_V8_FLAGS = ['--max-semi-space-size=1', '--single-threaded'];
 
 /** The spawner as a plain Node child: the bundle's sibling spawner.mjs, or the TypeScript source
  *  through tsx in a checkout. Its cwd is the root, so that it keeps no folder in use. */
 export function nodeSpawner(): LaunchSpawner {
   const bundled = import.meta.url.endsWith('.mjs');
   const entry = fileURLToPath(new URL(bundled ? './spawner.mjs' : './spawnerMain.ts', import.meta.url));
-  // A small young generation keeps the spawner small, and each fork() from it cheaper (its cost
-  // grows with the forking process's memory).
-  const execArgv = [SPAWNER_V8_FLAG, ...(bundled ? [] : ['--import', import.meta.resolve('tsx')])];
+  const execArgv = [...SPAWNER_V8_FLAGS, ...(bundled ? [] : ['--import', import.meta.resolve('tsx')])];
   return () => forked(fork(entry, [], { execArgv, cwd: path.parse(process.cwd()).root, stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json' }));
 }
 

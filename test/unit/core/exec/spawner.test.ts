@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { nodeSpawner, Spawner, SpawnerLost } from '../../../../main/core/exec/spawner';
+import { nodeSpawner, Spawner, SPAWNER_V8_FLAGS, SpawnerLost } from '../../../../main/core/exec/spawner';
 import { startRun } from '../../../../main/core/exec/executor';
 import type { RunPlan } from '../../../../main/core/allowlist/plan';
 import { eventually } from '../../../helpers/host';
@@ -41,6 +41,15 @@ const digestOf = (file: string) => {
 
 /** A run that waits for the file `go` in `d` (writing nothing: its pipes die with the spawner). */
 const gatedIn = (d: string) => ['/bin/sh', '-c', 'while [ ! -e "$0" ]; do sleep 0.05; done', path.join(d, 'go')];
+
+describe('the spawner process', () => {
+  it('runs with a small young generation and without V8 background tasks (cheaper forks and runs)', async () => {
+    const h = await spawner.start('req-flags', plan(['/bin/true']), null, GRACE_MS);
+    await h.done;
+    const argv = readFileSync(`/proc/${spawner.pid}/cmdline`, 'utf8').split('\0');
+    for (const flag of SPAWNER_V8_FLAGS) expect(argv).toContain(flag);
+  });
+});
 
 describe('a run started by the spawner process', () => {
   it('ends with the outcome, output and log of the same run in the daemon process', async () => {
