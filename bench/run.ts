@@ -155,7 +155,7 @@ const machine = {
 
 async function latencySection(): Promise<void> {
   // Daemon defaults throughout: file events on, rescan 1 s, synchronous=FULL and every fsync.
-  progress(`latency with file events: ${SIZE.latency} requests of /bin/true, each after a bare spawn of /bin/true`);
+  progress(`latency with file events: a burst of ${SIZE.throughput}, then ${SIZE.latency} requests of /bin/true, each after a bare spawn of /bin/true`);
   const host = newHost();
   const d = host.startDaemon();
   await d.ready();
@@ -245,7 +245,7 @@ function throughputDetails(r: ThroughputRun): Record<string, unknown> {
 }
 
 async function throughputSection(): Promise<void> {
-  progress(`throughput: a burst of ${SIZE.throughput} no-op requests, max_concurrent_runs 4, concurrency 4`);
+  progress(`throughput: two bursts of ${SIZE.throughput} no-op requests (the second measured), max_concurrent_runs 4, concurrency 4`);
   const host = newHost({ max_concurrent_runs: 4 });
   const d = host.startDaemon();
   await d.ready();
