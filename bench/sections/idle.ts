@@ -6,8 +6,8 @@ import { sleep } from '../lib/stats';
 
 export interface IdleRun {
   seconds: number;
-  /** How long after the start the window began, and whether the start-up work had settled by then
-   *  (if not, the window began at the longest wait and counts the rest of that work). */
+  /** How long after the start the window began, and whether the start-up work had settled before the
+   *  first (if not, it began at the longest wait and counts the rest of that work). */
   settle_ms: number;
   settled: boolean;
   cpu_ms: number;
@@ -35,18 +35,27 @@ async function settle(pids: number[], minMs: number, maxMs: number): Promise<{ m
   return { ms: performance.now() - t0, settled: false };
 }
 
-/** After the start-up work has settled, `seconds` of CPU time from /proc (ticks of 1/CLK_TCK s) and
- *  the memory at the end, for each pid, in the same window. */
-export async function measureIdle(pids: number[], seconds: number): Promise<IdleRun[]> {
-  const settled = await settle(pids, 3000, 60_000);
-  const before = pids.map(treeCpu);
+/** After the start-up work has settled, `windows` windows of `seconds` back to back: in each, the CPU
+ *  time from /proc (ticks of 1/CLK_TCK s) and the memory at its end, for each pid. A later window
+ *  shows the steady state once what the start left (V8's memory reducer, say) is done. */
+export async function measureIdle(pids: number[], seconds: number, windows: number): Promise<IdleRun[][]> {
   const t0 = performance.now();
-  await sleep(seconds * 1000);
-  const after = pids.map(treeCpu);
-  const s = (performance.now() - t0) / 1000;
-  return pids.map((pid, i) => {
-    const cpu = cpuBetween(before[i]!, after[i]!);
-    const ms = cpu.user + cpu.sys;
-    return { seconds: s, settle_ms: settled.ms, settled: settled.settled, cpu_ms: ms, cpu_percent_of_core: (ms / (s * 1000)) * 100, cpu_by_process: cpu.processes, memory: treeMemory(pid), clk_tck: CLK_TCK };
-  });
+  const settled = await settle(pids, 3000, 60_000);
+  const runs: IdleRun[][] = [];
+  for (let w = 0; w < windows; w++) {
+    const began = performance.now() - t0;
+    const before = pids.map(treeCpu);
+    const t1 = performance.now();
+    await sleep(seconds * 1000);
+    const after = pids.map(treeCpu);
+    const s = (performance.now() - t1) / 1000;
+    runs.push(
+      pids.map((pid, i) => {
+        const cpu = cpuBetween(before[i]!, after[i]!);
+        const ms = cpu.user + cpu.sys;
+        return { seconds: s, settle_ms: began, settled: settled.settled, cpu_ms: ms, cpu_percent_of_core: (ms / (s * 1000)) * 100, cpu_by_process: cpu.processes, memory: treeMemory(pid), clk_tck: CLK_TCK };
+      }),
+    );
+  }
+  return runs;
 }
