@@ -86,13 +86,15 @@ describe.skipIf(!CAN_HAND_OVER)('a sub-folder of a shared root swapped for a sym
     await eventually('the racer to swap', () => (said.includes('racing') ? true : racer!.exitCode !== null ? fail(`the racer stopped: ${said}`) : undefined));
 
     for (let i = 0; i < READS; i++) host.submit(key, `race-read-${String(i).padStart(3, '0')}`, 'read', { file: 'sub/secret.txt' });
-    for (let i = 0; i < CREATES; i++) host.submit(key, `race-make-${String(i).padStart(3, '0')}`, 'make', { file: `sub/new-${i}.txt` });
 
     // Each approved run is checked again before it starts; one whose path resolved otherwise meanwhile
-    // asks again, and is approved again, as a human who saw the inside path would.
+    // asks again, and is approved again, as a human who saw the inside path would. The creates come one
+    // after another, each checked at its own moment: all at once, on a loaded machine, they could all
+    // be checked while the racer waited for a core, and all meet the same side of the swap.
     const sharedShown = new Set<string>();
     for (let i = 0; i < CREATES; i++) {
       const id = `race-make-${String(i).padStart(3, '0')}`;
+      host.submit(key, id, 'make', { file: `sub/new-${i}.txt` });
       await eventually(`${id} to finish`, () =>
         host.service((s) => {
           const row = s.request(id);
