@@ -21,7 +21,7 @@ export interface IdleRun {
 /** Start-up work (the first sweep over the results, the retention pass, the first heartbeat) can
  *  outlast the start by seconds (about 1 s per 10,000 results here): idle begins once every process has used at most one clock tick in a
  *  second, after at least `minMs` and at most `maxMs`. */
-async function settle(pids: number[], minMs: number, maxMs: number): Promise<{ ms: number; settled: boolean }> {
+async function settle(pids: number[], minMs: number, maxMs: number): Promise<boolean> {
   const t0 = performance.now();
   await sleep(minMs);
   const cpu = () => pids.map(hostCpuMs);
@@ -29,10 +29,10 @@ async function settle(pids: number[], minMs: number, maxMs: number): Promise<{ m
   while (performance.now() - t0 < maxMs) {
     await sleep(1000);
     const now = cpu();
-    if (now.every((c, i) => c - last[i]! <= 1000 / CLK_TCK)) return { ms: performance.now() - t0, settled: true };
+    if (now.every((c, i) => c - last[i]! <= 1000 / CLK_TCK)) return true;
     last = now;
   }
-  return { ms: performance.now() - t0, settled: false };
+  return false;
 }
 
 /** After the start-up work has settled, `windows` windows of `seconds` back to back: in each, the CPU
@@ -43,9 +43,8 @@ export async function measureIdle(pids: number[], seconds: number, windows: numb
   const settled = await settle(pids, 3000, 60_000);
   const runs: IdleRun[][] = [];
   for (let w = 0; w < windows; w++) {
-    const began = performance.now() - t0;
-    const before = pids.map(treeCpu);
     const t1 = performance.now();
+    const before = pids.map(treeCpu);
     await sleep(seconds * 1000);
     const after = pids.map(treeCpu);
     const s = (performance.now() - t1) / 1000;
@@ -53,7 +52,7 @@ export async function measureIdle(pids: number[], seconds: number, windows: numb
       pids.map((pid, i) => {
         const cpu = cpuBetween(before[i]!, after[i]!);
         const ms = cpu.user + cpu.sys;
-        return { seconds: s, settle_ms: began, settled: settled.settled, cpu_ms: ms, cpu_percent_of_core: (ms / (s * 1000)) * 100, cpu_by_process: cpu.processes, memory: treeMemory(pid), clk_tck: CLK_TCK };
+        return { seconds: s, settle_ms: t1 - t0, settled, cpu_ms: ms, cpu_percent_of_core: (ms / (s * 1000)) * 100, cpu_by_process: cpu.processes, memory: treeMemory(pid), clk_tck: CLK_TCK };
       }),
     );
   }
