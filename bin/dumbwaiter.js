@@ -4,6 +4,12 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import v8 from 'node:v8';
+
+// The daemon keeps V8's young generation at its first size (main/core/daemon/memory.ts, which sets
+// this and more once the bundle runs): set here too, as loading the bundle would already have doubled
+// it, 2 MiB that a daemon then holds while it idles.
+if (process.argv[2] === 'daemon') v8.setFlagsFromString('--semi-space-growth-factor=1');
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'dist', 'host', 'cli.mjs');

@@ -1,11 +1,12 @@
 // bin/dumbwaiter.js in a checkout: it runs the bundle, building it when there is none, and rebuilds it
 // when a source it was built from is newer, so that an edit shows at the next command. In a copy of the
 // checkout, so that the real one's bundle is left alone.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DaemonProcess, eventually, TestHost } from '../../helpers/host';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 let copy = '';
@@ -44,5 +45,32 @@ describe('bin/dumbwaiter.js in a checkout', () => {
     const r = cli('help');
     expect(r.stdout).toContain('an edited help line');
     expect(statSync(bundle()).mtimeMs).toBe(built);
+  });
+});
+
+describe('bin/dumbwaiter.js daemon', () => {
+  it("keeps V8's young generation at its first size from before the bundle loads", async () => {
+    // Loading the bundle with the young generation free to grow doubles it (a 1 MiB half becomes 2).
+    const probe = path.join(copy, 'young-probe.cjs');
+    writeFileSync(
+      probe,
+      `const v8 = require('node:v8');
+       const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+       const first = young();
+       process.on('SIGUSR2', () => process.stderr.write('young ' + JSON.stringify({ first, now: young() }) + '\\n'));`,
+    );
+    const h = new TestHost('version: 1\noperations: []\n');
+    const d = new DaemonProcess(spawn(process.execPath, ['--require', probe, path.join(copy, 'bin', 'dumbwaiter.js'), 'daemon', '--home', h.home, '--spool', h.spool], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    try {
+      await d.ready();
+      d.proc.kill('SIGUSR2');
+      const seen = await eventually('the young generation told', () => /young (\{.*\})/.exec(d.stderr)?.[1]);
+      const { first, now } = JSON.parse(seen) as { first: number; now: number };
+      // Its first half, and the other one, committed at the first scavenge.
+      expect(now).toBeLessThanOrEqual(2 * first);
+    } finally {
+      await d.stop();
+      await h.cleanup();
+    }
   });
 });
