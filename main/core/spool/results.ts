@@ -51,7 +51,7 @@ export function resultDocOf(row: RequestRow): ResultDoc {
   if (reconcile) doc.reconcile = reconcile;
   const approval = approvalOf(row);
   if (approval) {
-    // Set on the parsed copy, not spread into a new one: V8 gives each `{ ...x, more }` a map of its own (keys/keyStore.ts).
+    // Set on the parsed copy, not spread into a new one: each `{ ...x, more }` gets a map of its own (keys/keyStore.ts).
     if (row.decided_by) Object.assign(approval, { decided_by: row.decided_by, decided_at: row.decided_at ?? undefined });
     doc.approval = approval;
   }
