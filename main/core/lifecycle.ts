@@ -11,6 +11,7 @@ import type { NewRequest, RequestPatch, RequestRow, Requests } from './ledger/re
 import type { ErrorCode, RequestState } from '../../shared/protocol/types';
 import { stepsWith } from './policy/plans';
 import { faultPoint } from './faults';
+import { merged } from './merged';
 
 /** Work that must wait for a commit: a result file, a claimed file's removal, a run's start. */
 interface AfterCommit {
@@ -174,7 +175,7 @@ export class Lifecycle {
    */
   move(row: RequestRow, to: RequestState, patch: RequestPatch, notes: MoveNotes, from: readonly RequestState[] = [row.state]): RequestRow | null {
     for (const f of from) if (!mayMove(f, to)) throw new Error(`no transition from ${f} to ${to} (lifecycle.ts)`);
-    return this.commit(() => this.requests.transition(row.id, from, { ...patch, state: to }), notes);
+    return this.commit(() => this.requests.transition(row.id, from, merged(patch, { state: to })), notes);
   }
 
   /** queued -> running, unless the host was paused or the key revoked meanwhile (Requests.start). The
@@ -201,7 +202,7 @@ export class Lifecycle {
 
   private note(row: RequestRow, notes: MoveNotes): void {
     const list = (Array.isArray(notes) ? notes : [notes]) as readonly MoveNote[];
-    for (const note of list) this.audit.record({ ...note, request_id: row.id, key_id: row.key_id, op: row.op });
+    for (const note of list) this.audit.record(merged(note, { request_id: row.id, key_id: row.key_id, op: row.op }));
   }
 
   private publishBoth(row: RequestRow, plan: RequestRow | null): void {

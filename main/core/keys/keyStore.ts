@@ -7,6 +7,7 @@ import { DEFAULT_SPOOL, OP_NAME, SPOOL_NAME, SPOOL_NAME_RULE } from '../../../sh
 import type { KeyFile } from '../../../shared/protocol/types';
 import type { HostDocKey } from '../../../shared/protocol/hostAuth';
 import { decodeSecret } from '../../../shared/protocol/sign';
+import { merged } from '../merged';
 
 export type Scope = 'read' | 'write';
 
@@ -133,13 +134,8 @@ export class KeyStore {
   /** The key with its secret, for verification; null when unknown. */
   get(keyId: string): KeyWithSecret | null {
     const row = this.db.prepare('SELECT * FROM keys WHERE key_id = ?').get(keyId) as KeyRow | undefined;
-    if (!row) return null;
-    // Not `{ ...toInfo(row), secret }`: once that is optimized, Node 20's V8 gives each such copy a map
-    // of its own, in the old generation; a sweep that signs for 100,000 results grew it by 20 MiB and
-    // ran four full collections.
-    const key = toInfo(row) as KeyWithSecret;
-    key.secret = this.openSecret(row);
-    return key;
+    // merged(): a sweep that signs for 100,000 results made as many maps with a spread here (20 MiB).
+    return row ? merged(toInfo(row), { secret: this.openSecret(row) }) : null;
   }
 
   private require(keyId: string): KeyWithSecret {

@@ -5,6 +5,7 @@ import { commitSoon, flushSoon, type Db } from './db';
 import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type ReconcileAttempt, type RequestState } from '../../../shared/protocol/types';
 import type { RunPlan } from '../allowlist/plan';
 import { nowIso } from '../time';
+import { merged } from '../merged';
 
 export interface RequestRow {
   id: string;
@@ -146,8 +147,7 @@ export class Requests {
   insert(r: NewRequest): RequestRow {
     const at = nowIso();
     const { plan, approval, ...fields } = r;
-    return this.insertStmt.get({
-      ...fields,
+    return this.insertStmt.get(merged(fields, {
       plan_json: plan ? JSON.stringify(plan) : null,
       error_code: r.error_code ?? null,
       error_message: r.error_message ?? null,
@@ -164,7 +164,7 @@ export class Requests {
       duration_ms: r.duration_ms ?? null,
       claimed_at: at,
       updated_at: at,
-    }) as RequestRow;
+    })) as RequestRow;
   }
 
   /**
@@ -175,7 +175,7 @@ export class Requests {
     const cols = Object.keys(patch);
     const set = cols.map((c) => `${c} = @${c}`).join(', ');
     const fromList = from.map((_, i) => `@from${i}`).join(', ');
-    const params: Record<string, unknown> = { ...patch, id, updated_at: nowIso() };
+    const params: Record<string, unknown> = merged(patch, { id, updated_at: nowIso() });
     from.forEach((s, i) => (params[`from${i}`] = s));
     const row = this.db
       .prepare(
@@ -194,7 +194,7 @@ export class Requests {
     return this.transition(
       id,
       ['queued'],
-      { ...patch, state: 'running' },
+      merged(patch, { state: 'running' as const }),
       `NOT EXISTS (SELECT 1 FROM meta WHERE k = 'paused' AND v = '1')
        AND EXISTS (SELECT 1 FROM keys WHERE keys.key_id = requests.key_id AND keys.revoked_at IS NULL)`,
     );

@@ -10,6 +10,7 @@ import { approvalOf, reconcileOf, type RequestRow, type Requests } from '../ledg
 import type { ErrorCode, ResultDoc } from '../../../shared/protocol/types';
 import { planDocOf } from '../policy/plans';
 import { nowIso } from '../time';
+import { merged } from '../merged';
 import type { SpoolPaths } from './layout';
 import type { SpoolHealth } from './health';
 
@@ -51,9 +52,7 @@ export function resultDocOf(row: RequestRow): ResultDoc {
   if (reconcile) doc.reconcile = reconcile;
   const approval = approvalOf(row);
   if (approval) {
-    // Set on the parsed copy, not spread into a new one: each `{ ...x, more }` gets a map of its own (keys/keyStore.ts).
-    if (row.decided_by) Object.assign(approval, { decided_by: row.decided_by, decided_at: row.decided_at ?? undefined });
-    doc.approval = approval;
+    doc.approval = row.decided_by ? merged(approval, { decided_by: row.decided_by, decided_at: row.decided_at ?? undefined }) : approval;
   }
   const plan = planDocOf(row);
   if (plan) doc.plan = plan;
