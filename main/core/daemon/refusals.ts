@@ -6,6 +6,7 @@
 // unbound ids are written for the first ones only. Nothing runs for any of them either way.
 import type { AuditEntry, AuditLog } from '../ledger/audit';
 import type { Logger } from '../log';
+import { merged } from '../merged';
 import type { ResultWriter } from '../spool/results';
 import type { ResultDoc } from '../../../shared/protocol/types';
 
@@ -63,7 +64,7 @@ export class Refusals {
     if (this.counted.length) entries.push(this.summary(this.counted));
     this.pending = [];
     this.counted = [];
-    this.audit.recordAll(entries.map((e) => ({ ...e, spool: this.spool })));
+    this.audit.recordAll(entries.map((e) => merged(e, { spool: this.spool })));
   }
 
   /** End of a pass over the queue: one log line for what was only counted; the budgets start again. */
