@@ -10,6 +10,11 @@
 //     default    the daemon as it is (fsyncs on, the product's bundle: bin/dumbwaiter.js)
 //     no-fsync   every fsync a no-op and the ledger at synchronous=OFF: what durability costs
 // --mode fork: what spawn('/bin/true') costs a Node process as its RSS grows.
+// --mode floor: the least any host keeping our guarantees does for a request (lib/floorHost.mjs:
+//   file event, claim, HMAC, fdatasync, the run with piped output, fdatasync, result renamed), in plain
+//   Node, the run in-process, through a Node spawner process and (with python3) through a Python one,
+//   which starts children with vfork; and the daemon as it is: --requests of each, in turns with the
+//   bare spawn the benchmark's ratio is taken against.
 // --mode start: --results results (as in the benchmark), then daemon starts, timed, and one under
 //   --cpu-prof split into module loading and the boot's own steps.
 // --mode audit: --entries audit entries, then each benchmark query through the real searchAudit and
@@ -21,10 +26,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { BenchHost, killLeftoverDaemons, memoryOf, ResultWatcher } from './lib/host';
+import { BenchHost, killLeftoverDaemons, memoryOf, ResultWatcher, type RequestTarget } from './lib/host';
 import { hostCpuMs } from './lib/procTree';
+import { FloorHost } from './lib/floor';
 import { ms, sleep, summarize } from './lib/stats';
-import { measureLatency } from './sections/latency';
+import { measureLatency, Spawner } from './sections/latency';
 import { measureThroughput } from './sections/throughput';
 import { auditQueries, buildAuditLedger, timeQueries } from './sections/audit';
 import { makeHistory } from './sections/startup';
@@ -225,6 +231,52 @@ async function modeFork(): Promise<void> {
   }
 }
 
+async function modeFloor(): Promise<void> {
+  const n = Number(values.requests);
+  const ours = new BenchHost();
+  const daemon = ours.startDaemon();
+  const python = spawnSync('python3', ['--version']).status === 0;
+  const floors = [new FloorHost('in-process'), new FloorHost('spawner'), ...(python ? [new FloorHost('python')] : [])];
+  const hosts: [string, RequestTarget][] = [
+    ['the floor host, the run in-process', floors[0]!],
+    ['the floor host, the run through a Node spawner process', floors[1]!],
+    ...(python ? [['the floor host, the run through a Python spawner (vfork)', floors[2]!] as [string, RequestTarget]] : []),
+    ['dumbwaiter daemon', ours],
+  ];
+  const bare = new Spawner();
+  const watchers = hosts.map(([, h]) => new ResultWatcher(h.results));
+  const lat: number[][] = hosts.map(() => []);
+  const spawns: number[] = [];
+  try {
+    await Promise.all([...floors.map((h) => h.ready()), daemon.ready()]);
+    for (let i = 0; i < n + 50; i++) {
+      const s = await bare.sample();
+      if (i >= 50) spawns.push(s); // the first 50 warm every process up
+      for (const [k, [, h]] of hosts.entries()) {
+        await sleep(2);
+        const id = h.nextId();
+        const seen = watchers[k]!.waitFinal(id);
+        const t0 = performance.now();
+        h.submitFast(id);
+        const r = await seen;
+        if (i >= 50) lat[k]!.push(r.at - t0);
+      }
+    }
+  } finally {
+    bare.close();
+    watchers.forEach((w) => w.close());
+    await Promise.all(floors.map((h) => h.close()));
+    await daemon.stop();
+    await ours.cleanup();
+  }
+  const b = summarize(spawns).p50;
+  console.log(`bare spawn of /bin/true from a minimal Node process, p50 of ${n}: ${ms(b)}; each host below had ${n} requests, in turns with it`);
+  hosts.forEach(([name], k) => {
+    const l = summarize(lat[k]!);
+    console.log(`${name}: submit-to-result p50 ${ms(l.p50)} (p99 ${ms(l.p99)}) = ${(l.p50 / b).toFixed(2)}x the bare spawn`);
+  });
+}
+
 async function modeStart(): Promise<void> {
   const n = Number(values.results);
   const host = new BenchHost();
@@ -340,7 +392,7 @@ async function modeAudit(): Promise<void> {
   }
 }
 
-const modes: Record<string, () => Promise<void>> = { requests: modeRequests, fork: modeFork, start: modeStart, audit: modeAudit };
+const modes: Record<string, () => Promise<void>> = { requests: modeRequests, fork: modeFork, floor: modeFloor, start: modeStart, audit: modeAudit };
 const run = modes[values.mode!];
 if (!run) throw new Error(`unknown mode "${values.mode}" (${Object.keys(modes).join(', ')})`);
 try {

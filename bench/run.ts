@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BenchHost, killLeftoverDaemons, memoryOf, type BenchDaemon } from './lib/host';
+import { FloorHost } from './lib/floor';
 import { ms, round, roundSummary, summarize, type Summary } from './lib/stats';
 import { REFERENCE_POLL_MS, ReferenceHost } from './reference/referenceHost';
 import { bareSpawn, measureClientSubmit, measureDurability, measureLatency, type LatencyRun } from './sections/latency';
@@ -173,6 +174,17 @@ async function latencySection(): Promise<void> {
   } finally {
     await d.stop();
   }
+  // The floor: what any Node host that keeps the same durable steps takes, with nothing else to do; the
+  // overhead target is read against it (docs/BENCHMARKS.md).
+  progress(`latency, the floor host: ${SIZE.latency} requests, each after a bare spawn of /bin/true`);
+  const floorHost = new FloorHost('in-process');
+  let floor: Awaited<ReturnType<typeof measureLatency>>;
+  try {
+    await floorHost.ready();
+    floor = await measureLatency(floorHost, { samples: SIZE.latency, warmup: SIZE.warmup * 5, gapMs: () => 5 + Math.random() * 20, baseline: true });
+  } finally {
+    await floorHost.close();
+  }
   // The reference, the same sequential requests (after ours: its polling would disturb ours), at its
   // fastest poll with the same pauses, and at its default poll at uniformly random phases.
   progress(`latency, reference implementation: ${SIZE.latency} requests at its ${REFERENCE_POLL_MS.fastest} ms poll, ${SIZE.refDefaultPoll} at its ${REFERENCE_POLL_MS.default} ms`);
@@ -190,6 +202,9 @@ async function latencySection(): Promise<void> {
   const ratio = run.latency.p50 / sp.p50;
   const refRatio = fast.run.latency.p50 / sp.p50;
   metric('overhead_ratio_p50', 'submit-to-result p50, file events on, ÷ bare spawn p50 (minimal process)', ratio, 'x', `${ratio.toFixed(1)}x (${ms(run.latency.p50)} ÷ ${ms(sp.p50)})`, '≤ 2x', ratio <= 2, { value: refRatio, shown: `${refRatio.toFixed(1)}x at its ${REFERENCE_POLL_MS.fastest} ms poll` });
+  const floorSpawn = summarize(floor.spawn!);
+  const floorRatio = floor.run.latency.p50 / floorSpawn.p50;
+  metric('floor_ratio_p50', '  the floor: a plain Node host, the same durable steps, nothing else', floorRatio, 'x', `${floorRatio.toFixed(1)}x (${ms(floor.run.latency.p50)} ÷ ${ms(floorSpawn.p50)})`);
   metric('latency_events_p50_ms', 'submit-to-result latency with file events, p50', run.latency.p50, 'ms', ms(run.latency.p50), '< 25 ms', run.latency.p50 < 25, { value: fast.run.latency.p50, shown: `${ms(fast.run.latency.p50)} (${REFERENCE_POLL_MS.fastest} ms poll)` });
   metric('reference_latency_default_poll_p50_ms', '  the same, the reference at its default poll', slow.run.latency.p50, 'ms', '-', '', null, { value: slow.run.latency.p50, shown: `${ms(slow.run.latency.p50)} (${REFERENCE_POLL_MS.default} ms poll)` });
   metric('latency_events_p99_ms', 'submit-to-result latency with file events, p99', run.latency.p99, 'ms', ms(run.latency.p99), '', null, { value: fast.run.latency.p99, shown: `${ms(fast.run.latency.p99)} (${REFERENCE_POLL_MS.fastest} ms poll)` });
@@ -208,6 +223,7 @@ async function latencySection(): Promise<void> {
     daemon_memory: { rss_mib: round(daemonMem.rss_mib, 1), peak_rss_mib: round(daemonMem.peak_rss_mib, 1) },
     bare_spawn_samples: spawn!.map((x) => round(x)),
   };
+  details.floor_latency = { ...latencyDetails(floor.run), bare_spawn_minimal_node: roundSummary(floorSpawn) };
   details.reference_latency = { fastest_poll: { poll_ms: REFERENCE_POLL_MS.fastest, ...latencyDetails(fast.run) }, default_poll: { poll_ms: REFERENCE_POLL_MS.default, ...latencyDetails(slow.run) } };
 }
 
