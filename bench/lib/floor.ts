@@ -10,6 +10,9 @@ import type { RequestTarget } from './host';
 /** Where a floor host starts runs: in its own process, a Node spawner process, or a Python one. */
 export type FloorRuns = 'in-process' | 'spawner' | 'python';
 
+/** How the output names each (after "the run"). */
+export const FLOOR_RUNS: Record<FloorRuns, string> = { 'in-process': 'in-process', spawner: 'through a Node spawner process', python: 'through a Python spawner (vfork)' };
+
 export class FloorHost implements RequestTarget {
   readonly spool = mkdtempSync(path.join(os.tmpdir(), 'dw-floor-'));
   readonly results = path.join(this.spool, 'results');
@@ -17,7 +20,7 @@ export class FloorHost implements RequestTarget {
   private readonly readyP: Promise<void>;
   private seq = 0;
 
-  constructor(runs: FloorRuns) {
+  constructor(readonly runs: FloorRuns) {
     for (const d of ['queue', 'claimed', 'tmp', 'results']) mkdirSync(path.join(this.spool, d));
     this.proc = fork(path.join(import.meta.dirname, 'floorHost.mjs'), [this.spool, runs], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.readyP = new Promise((resolve, reject) => {

@@ -91,4 +91,3 @@ if (process.argv[2] === '--spawner') {
   });
   process.send('ready');
 }
-
