@@ -2,15 +2,16 @@
 // host that keeps Dumbwaiter's guarantees does for one request, in plain Node with nothing else loaded
 // (no ledger, no allowlist, no audit, no logging): the file event on queue/, the claim (a rename) and
 // the read, an HMAC check, a durable record that the run may start (an append to a journal and
-// fdatasync, as a WAL commit), the run of the request's program with its output piped, a durable
-// record of its end, and the result written by a rename. Where runs start: `in-process`, in this
-// process; `spawner`, in a second minimal Node process over an IPC channel, as the daemon does (its
-// heap is never forked); `python`, in floorSpawner.py over pipes (Python's subprocess starts children
-// with vfork, where Node's libuv forks). Usage: node floorHost.mjs SPOOL in-process|spawner|python
+// fdatasync, as a WAL commit), the claimed file removed, the run of the request's program with its
+// output piped, a durable record of its end, and the result written by a rename. Where runs start:
+// `in-process`, in this process; `spawner`, in a second minimal Node process over an IPC channel, as
+// the daemon does (its heap is never forked); `python`, in floorSpawner.py over pipes (Python's
+// subprocess starts children with vfork, where Node's libuv forks).
+// Usage: node floorHost.mjs SPOOL in-process|spawner|python
 import { fork, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { closeSync, fdatasyncSync, openSync, readFileSync, renameSync, watch, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, readFileSync, renameSync, unlinkSync, watch, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -77,6 +78,7 @@ if (process.argv[2] === '--spawner') {
     const mac = createHmac('sha256', key).update(JSON.stringify(req.body)).digest();
     if (!timingSafeEqual(mac, Buffer.from(req.mac, 'hex'))) throw new Error('bad mac');
     durably(`running ${id}`);
+    unlinkSync(claimed); // as the daemon does once the run is recorded: claimed/ stays small
     start(id, ['/bin/true'], (r) => {
       durably(`finished ${id} ${r.code}`);
       const tmp = path.join(spool, 'tmp', `${id}.result`);
