@@ -3,7 +3,8 @@
 // host overhead per request, submit-to-result latency with and without file events, throughput,
 // the command line's start and how soon its changes reach the daemon, audit search, daemon start
 // with a large history, and idle cost; and, beside ours, the same workload through the reference
-// implementation (bench/reference/). Prints a table with each figure beside its target and writes
+// implementation (bench/reference/), and the latency through the floor host (bench/lib/floorHost.mjs:
+// only the durable steps, nothing else). Prints a table with each figure beside its target and writes
 // the results as JSON. See docs/BENCHMARKS.md.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
