@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { BenchHost, killLeftoverDaemons, memoryOf, ResultWatcher, type RequestTarget } from './lib/host';
 import { hostCpuMs } from './lib/procTree';
-import { FLOOR_RUNS, FloorHost } from './lib/floor';
+import { FLOOR_RUNS, FloorHost, pythonHere } from './lib/floor';
 import { ms, sleep, summarize } from './lib/stats';
 import { measureLatency, Spawner } from './sections/latency';
 import { measureThroughput } from './sections/throughput';
@@ -235,8 +235,7 @@ async function modeFloor(): Promise<void> {
   const n = Number(values.requests);
   const ours = new BenchHost();
   const daemon = ours.startDaemon();
-  const python = spawnSync('python3', ['--version']).status === 0;
-  const floors = (['in-process', 'spawner', ...(python ? ['python' as const] : [])] as const).map((runs) => new FloorHost(runs));
+  const floors = (['in-process', 'spawner', ...(pythonHere() ? ['python' as const] : [])] as const).map((runs) => new FloorHost(runs));
   const hosts: [string, RequestTarget][] = [...floors.map((f): [string, RequestTarget] => [`the floor host, the run ${FLOOR_RUNS[f.runs]}`, f]), ['dumbwaiter daemon', ours]];
   const bare = new Spawner();
   const watchers = hosts.map(([, h]) => new ResultWatcher(h.results));

@@ -1,6 +1,6 @@
 // The floor host (floorHost.mjs) as the benchmark reaches it: a spool of its own, and requests written
 // as BenchHost.submitFast writes them, so that measureLatency times it as it times the daemon.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -9,6 +9,11 @@ import type { RequestTarget } from './host';
 
 /** Where a floor host starts runs: in its own process, a Node spawner process, or a Python one. */
 export type FloorRuns = 'in-process' | 'spawner' | 'python';
+
+/** Whether this machine can start the `python` floor (python3 on the PATH). */
+export function pythonHere(): boolean {
+  return spawnSync('python3', ['--version']).status === 0;
+}
 
 /** How the output names each (after "the run"). */
 export const FLOOR_RUNS: Record<FloorRuns, string> = { 'in-process': 'in-process', spawner: 'through a Node spawner process', python: 'through a Python spawner (vfork)' };

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(import.meta.url);
 
-/** The spawner side: runs each start it is sent, says when it ended. */
+/** Runs `argv` with its output piped (in the host or in a spawner); `done` with its exit code, output and duration. */
 function runOne(argv, done) {
   const started = Date.now(); // as the executor measures a run's duration_ms
   const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -2,13 +2,12 @@
 // request is answered with its result only after the durable record of its start and of its end, and
 // its claimed file is gone, as the daemon leaves it.
 import { describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { FloorHost, type FloorRuns } from '../../../../bench/lib/floor';
+import { FloorHost, pythonHere, type FloorRuns } from '../../../../bench/lib/floor';
 import { ResultWatcher } from '../../../../bench/lib/host';
 
-const python = spawnSync('python3', ['--version']).status === 0;
+const python = pythonHere();
 
 describe.each<FloorRuns>(['in-process', 'spawner', 'python'])('the floor host, runs started %s', (runs) => {
   it.skipIf(runs === 'python' && !python)('answers a request after recording its start and end durably, and removes its claimed file and its spool when closed', async () => {
