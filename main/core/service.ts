@@ -41,6 +41,8 @@ import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { attemptEnd } from '../../shared/protocol/reconcileText';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
+import type { RunPlan } from './allowlist/plan';
+import { keptSteps } from './policy/plans';
 import { wakeDaemon } from './wake';
 import type { RequestFilter } from './ledger/requests';
 import type { AllowlistContext } from './allowlist/roots';
@@ -77,6 +79,30 @@ export interface PendingApproval {
   /** The request's own expiry: for a plan, until when its steps may be used once approved. */
   expires_at: string | null;
   approval: ApprovalInfo;
+  /**
+   * What else decides the run, which the wire's `approval` leaves out because the sandbox reads it
+   * (environment values may be secrets): host-side only, for the card and the questions. For a plan,
+   * `run` is null and `steps` has one entry per step, in order.
+   */
+  run: HostRunView | null;
+  steps: HostRunView[] | null;
+}
+
+/** The host-side half of what a card shows about one run. */
+export interface HostRunView {
+  env: Record<string, string>;
+  /** null for a plan's step: the step's own request is checked against its operation when it comes. */
+  timeout_s: number | null;
+  max_output_bytes: number | null;
+  leaves_processes: boolean;
+}
+
+/** The host-side fields of a waiting request's card, from its recorded plan (or a plan's kept steps). */
+function hostRunsOf(r: RequestRow): Pick<PendingApproval, 'run' | 'steps'> {
+  const steps = keptSteps(r);
+  if (steps) return { run: null, steps: steps.map((s) => ({ env: s.env, timeout_s: null, max_output_bytes: null, leaves_processes: s.leaves_processes })) };
+  const p = r.plan_json ? (JSON.parse(r.plan_json) as RunPlan) : null;
+  return { run: p && { env: p.env, timeout_s: p.timeout_s, max_output_bytes: p.max_output_bytes, leaves_processes: p.leaves_processes === true }, steps: null };
 }
 
 export class HostService {
@@ -502,6 +528,7 @@ export class HostService {
       waiting_since: r.updated_at,
       expires_at: r.expires_at,
       approval: approvalOf(r)!,
+      ...hostRunsOf(r),
     }));
   }
 

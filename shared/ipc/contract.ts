@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { KEY_ID, OP_NAME, REQUEST_ID, SPOOL_NAME, SPOOL_NAME_RULE } from '../protocol/ids';
 import type { ProbeReport } from '../protocol/probe';
+import { ARG_NAME } from '../allowlist/schema';
 import { STATES, type CatalogDoc, type InboxMessage, type KeyFile, type ReconcileAttempt, type RequestState } from '../protocol/types';
 import type * as V from './views';
 import type { ChannelName, EventName } from './channels';
@@ -23,6 +24,7 @@ const none = z.undefined();
 const requestId = z.string().regex(REQUEST_ID);
 const keyId = z.string().regex(KEY_ID);
 const opName = z.string().regex(OP_NAME);
+const argName = z.string().regex(ARG_NAME);
 const isoTime = z.iso.datetime({ offset: true });
 const folder = z.string().min(1).max(4096);
 /** A folder given in full (POSIX or Windows): a relative one would depend on main's working folder. */
@@ -38,7 +40,12 @@ export const ipcContract = {
   'status.get': channel<V.StatusView>()(none),
   'approvals.list': channel<V.PendingApprovalView[]>()(none),
   'approvals.approve': channel<{ state: RequestState; grant_id: string | null; also_approved: string[] }>()(
-    z.strictObject({ id: requestId, forSeconds: z.number().int().min(1).max(86400).optional() }),
+    z.strictObject({
+      id: requestId,
+      forSeconds: z.number().int().min(1).max(86400).optional(),
+      // With forSeconds: the arguments the grant lets vary (any value, or a pattern); the rest must equal the card's.
+      widen: z.record(argName, z.union([z.strictObject({ any: z.literal(true) }), z.strictObject({ match: z.string().min(1).max(1000) })])).optional(),
+    }),
   ),
   'approvals.deny': channel<{ state: RequestState }>()(z.strictObject({ id: requestId, reason: z.string().max(2000).default('') })),
   'grants.list': channel<V.GrantView[]>()(z.strictObject({ all: z.boolean().default(false) }).optional()),

@@ -56,12 +56,33 @@ export interface PendingApprovalView {
   /** The request's own expiry: for a plan, until when its steps may be used once approved. */
   expires_at: string | null;
   approval: ApprovalInfo;
+  /** Host-side only (environment values may be secrets): what else decides the run. A plan has
+   *  `run` null and one entry of `steps` per step, in order. */
+  run: HostRunView | null;
+  steps: HostRunView[] | null;
 }
+
+export interface HostRunView {
+  env: Record<string, string>;
+  timeout_s: number | null;
+  max_output_bytes: number | null;
+  leaves_processes: boolean;
+}
+
+/**
+ * How a time-boxed approval treats one argument of later calls. By default each argument must equal
+ * the value on the card the person approved; the person may widen one to any value, or to values
+ * matching a pattern they typed (RE2, whole value).
+ */
+export type GrantArgRule = { equals: unknown } | { any: true } | { match: string };
 
 export interface GrantView {
   id: string;
   key_id: string;
   op: string;
+  /** Each argument's rule, by name (an argument not named must be absent from the call). Absent on a
+   *  grant made before grants named their arguments: it covers any arguments. */
+  args?: Record<string, GrantArgRule>;
   created_at: string;
   expires_at: string;
   created_by: string;

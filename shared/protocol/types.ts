@@ -58,6 +58,9 @@ export interface ApprovalInfo {
   leaves_processes?: boolean;
   /** A plan's approval (operation `dumbwaiter.plan`): every step as it would run. */
   steps?: PlanStep[];
+  /** The request cites a plan (payload `plan_id`) it is not a step of: which plan, and how it differs.
+   *  It then waits for a human like any request, and says so. Absent: it cites none, or matched. */
+  plan_claim?: { plan_id: string; reason: string };
   /** Who approved or denied it ("grant g_..." for a time-boxed approval), once decided. */
   decided_by?: string;
   decided_at?: string;
