@@ -79,6 +79,8 @@ export interface PendingApproval {
   /** The request's own expiry: for a plan, until when its steps may be used once approved. */
   expires_at: string | null;
   approval: ApprovalInfo;
+  /** The request's arguments as the agent gave them (a grant's rules are per argument); {} for a plan. */
+  args: Record<string, unknown>;
   /**
    * What else decides the run, which the wire's `approval` leaves out because the sandbox reads it
    * (environment values may be secrets): host-side only, for the card and the questions. For a plan,
@@ -528,6 +530,7 @@ export class HostService {
       waiting_since: r.updated_at,
       expires_at: r.expires_at,
       approval: approvalOf(r)!,
+      args: keptSteps(r) ? {} : (JSON.parse(r.args_json) as Record<string, unknown>),
       ...hostRunsOf(r),
     }));
   }

@@ -56,6 +56,8 @@ export interface PendingApprovalView {
   /** The request's own expiry: for a plan, until when its steps may be used once approved. */
   expires_at: string | null;
   approval: ApprovalInfo;
+  /** The request's arguments as the agent gave them (a grant's rules are per argument); {} for a plan. */
+  args: Record<string, unknown>;
   /** Host-side only (environment values may be secrets): what else decides the run. A plan has
    *  `run` null and one entry of `steps` per step, in order. */
   run: HostRunView | null;

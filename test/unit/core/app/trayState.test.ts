@@ -34,6 +34,7 @@ const approval = (id: string, ceiling: string | null = null, spool = 'default'):
   waiting_since: '2026-11-29T08:00:00Z',
   expires_at: null,
   approval: { operation: 'deploy', argv: ['echo'], cwd: '/', key_id: 'k_1', key_name: 'laptop', intent: null, requested_at: '', timeout_at: '', ceiling },
+  args: {},
   run: { env: {}, timeout_s: 600, max_output_bytes: 1048576, leaves_processes: false },
   steps: null,
 });
