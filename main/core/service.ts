@@ -10,7 +10,7 @@ import { openLedger, type Db } from './ledger/db';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
 import { Requests, approvalOf, reconcileOf, type RequestRow } from './ledger/requests';
 import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
-import { readSettings, writeSettings, withSetting, type Settings, type SpoolEntry } from './settings';
+import { readSettings, writeSettings, withCeilingsMoved, withSetting, type Settings, type SpoolEntry } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 import { newSpoolProblem, resolveSpool, spoolForCommand, withoutSpool } from './spools';
 import { spoolAllowlistProblem } from './spoolFolders';
@@ -249,10 +249,23 @@ export class HostService {
     return changed;
   }
 
+  /**
+   * A new key for the holder of `keyId`, which is revoked. The new key inherits what limits the old:
+   * its spend so far counts for the new key (policy/spend.ts follows rotated_to), and the ceilings
+   * pinned to the old key id are pinned to the new one.
+   */
   rotateKey(keyId: string, actor: string): KeyWithSecret {
     const fresh = this.keys.rotate(keyId);
-    this.afterRevoke(keyId, actor, 'key_rotated', `key ${keyId} rotated by ${actor}: replaced by ${fresh.key_id} and revoked`);
+    const moved = this.keyCeilings(keyId).filter((r) => r.ceiling.key_id === keyId).map((r) => r.ceiling.name);
+    if (moved.length) writeSettings(this.home.settings, withCeilingsMoved(this.getSettings(), keyId, fresh.key_id));
+    const carried = moved.length ? `; ceiling${moved.length === 1 ? '' : 's'} ${moved.map((n) => `"${n}"`).join(', ')} now name ${fresh.key_id}` : '';
+    this.afterRevoke(keyId, actor, 'key_rotated', `key ${keyId} rotated by ${actor}: replaced by ${fresh.key_id} and revoked; its spend so far counts for ${fresh.key_id}${carried}`);
     return fresh;
+  }
+
+  /** The per-key ceilings that hold key `keyId` (pinned to it or to every key), with its spend against each. */
+  keyCeilings(keyId: string): CeilingReport[] {
+    return spendReport(this.db, this.settings.ceilings.filter((c) => c.per === 'key' && (c.key_id === undefined || c.key_id === keyId)), [keyId]);
   }
 
   private afterRevoke(keyId: string, actor: string, kind: 'key_revoked' | 'key_rotated', message: string): void {
