@@ -22,7 +22,7 @@ import { Grants, type Grant } from './ledger/grants';
 import { HostFlags } from './ledger/meta';
 import { spendReport, type CeilingReport } from './policy/spend';
 import { writeInboxMessage } from './spool/inbox';
-import { checkSpool, spoolPaths, spoolRefusal } from './spool/layout';
+import { checkSpool, spoolPaths, spoolPlaceRefusal, spoolRefusal } from './spool/layout';
 import { readLiveLog, type LiveLogChunk } from './spool/liveLog';
 import { readCatalog, readHeartbeat } from './spool/hostFiles';
 import { initHome } from './setup';
@@ -657,12 +657,21 @@ export class HostService {
   }
 
   /**
-   * Why spool `name` cannot be added at `dir`, or null (the app asks this before its question): a
-   * name in use, or one whose removed spool's requests are still in the ledger (the results sweep
-   * would write them into the new folder, for another sandbox to read); a folder that cannot be a
-   * spool, overlaps the home or another spool, or lies within an operation's reach.
+   * Why spool `name` cannot be added at `dir`, or null: spoolNamingProblem's reasons, then a folder
+   * that cannot be a spool (what is on the disk there) or lies within an operation's reach.
    */
   spoolAddProblem(name: string, dir: string): string | null {
+    return this.spoolNamingProblem(name, dir) ?? spoolRefusal(dir) ?? spoolAllowlistProblem(this.settings, this.home, name, dir);
+  }
+
+  /**
+   * Why spool `name` cannot be added at `dir`, from the name and the path's text alone (the app asks
+   * this before its question; what is on the disk only after it, so that a page cannot learn what
+   * exists): a name in use, or one whose removed spool's requests are still in the ledger (the
+   * results sweep would write them into the new folder, for another sandbox to read); a path that is
+   * relative, the root, holds the user's home, or overlaps Dumbwaiter's home or another spool.
+   */
+  spoolNamingProblem(name: string, dir: string): string | null {
     const s = this.settings;
     const taken = s.spools.find((x) => x.name === name);
     if (taken) return `there is already a spool named "${name}" (${taken.dir})`;
@@ -670,7 +679,7 @@ export class HostService {
     if (history > 0) {
       return `a removed spool named "${name}" still has ${history} request${history === 1 ? '' : 's'} in the ledger (they leave it after retention_ledger_days, ${s.retention_ledger_days} days): give the new spool another name`;
     }
-    return spoolRefusal(dir) ?? newSpoolProblem(s, this.home.root, name, dir) ?? spoolAllowlistProblem(s, this.home, name, dir);
+    return spoolPlaceRefusal(dir) ?? newSpoolProblem(s, this.home.root, name, dir);
   }
 
   /** Why spool `name` cannot be removed now, or null (the app asks this before its question). */
