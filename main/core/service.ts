@@ -255,9 +255,10 @@ export class HostService {
    * pinned to the old key id are pinned to the new one.
    */
   rotateKey(keyId: string, actor: string): KeyWithSecret {
+    const settings = this.getSettings(); // read first: settings that cannot be read stop the rotation before it starts
     const fresh = this.keys.rotate(keyId);
-    const moved = this.keyCeilings(keyId).filter((r) => r.ceiling.key_id === keyId).map((r) => r.ceiling.name);
-    if (moved.length) writeSettings(this.home.settings, withCeilingsMoved(this.getSettings(), keyId, fresh.key_id));
+    const moved = settings.ceilings.filter((c) => c.key_id === keyId).map((c) => c.name);
+    if (moved.length) writeSettings(this.home.settings, withCeilingsMoved(settings, keyId, fresh.key_id));
     const carried = moved.length ? `; ceiling${moved.length === 1 ? '' : 's'} ${moved.map((n) => `"${n}"`).join(', ')} now name ${fresh.key_id}` : '';
     this.afterRevoke(keyId, actor, 'key_rotated', `key ${keyId} rotated by ${actor}: replaced by ${fresh.key_id} and revoked; its spend so far counts for ${fresh.key_id}${carried}`);
     return fresh;
