@@ -188,7 +188,7 @@ function cmdKeys(argv: string[]): void {
         svc.writeKeyFile(fresh, out);
         warnIfInSpool(svc, out);
         if (values.json) return printJson({ old_key_id: id, key_id: fresh.key_id, spool: fresh.spool, file: out });
-        return say(`Rotated ${id} -> ${fresh.key_id} (spool ${fresh.spool}; the old key is revoked). New key file: ${out}`);
+        return say(`Rotated ${id} -> ${fresh.key_id} (spool ${fresh.spool}; the old key is revoked; the new one keeps its spend so far and its spend ceilings). New key file: ${out}`);
       }
       default:
         throw new UsageError('usage: dumbwaiter keys create|list|revoke|rotate ...');

@@ -10,7 +10,7 @@ import { openLedger, type Db } from './ledger/db';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
 import { Requests, approvalOf, reconcileOf, type RequestRow } from './ledger/requests';
 import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
-import { readSettings, writeSettings, withSetting, type Settings, type SpoolEntry } from './settings';
+import { readSettings, writeSettings, withCeilingsMoved, withSetting, type Settings, type SpoolEntry } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 import { newSpoolProblem, resolveSpool, spoolForCommand, withoutSpool } from './spools';
 import { spoolAllowlistProblem } from './spoolFolders';
@@ -22,7 +22,7 @@ import { Grants, type Grant } from './ledger/grants';
 import { HostFlags } from './ledger/meta';
 import { spendReport, type CeilingReport } from './policy/spend';
 import { writeInboxMessage } from './spool/inbox';
-import { checkSpool, spoolPaths, spoolRefusal } from './spool/layout';
+import { checkSpool, spoolPaths, spoolPlaceRefusal, spoolRefusal } from './spool/layout';
 import { readLiveLog, type LiveLogChunk } from './spool/liveLog';
 import { readCatalog, readHeartbeat } from './spool/hostFiles';
 import { initHome } from './setup';
@@ -249,10 +249,24 @@ export class HostService {
     return changed;
   }
 
+  /**
+   * A new key for the holder of `keyId`, which is revoked. The new key inherits what limits the old:
+   * its spend so far counts for the new key (policy/spend.ts follows rotated_to), and the ceilings
+   * pinned to the old key id are pinned to the new one.
+   */
   rotateKey(keyId: string, actor: string): KeyWithSecret {
+    const settings = this.getSettings(); // read first: settings that cannot be read stop the rotation before it starts
     const fresh = this.keys.rotate(keyId);
-    this.afterRevoke(keyId, actor, 'key_rotated', `key ${keyId} rotated by ${actor}: replaced by ${fresh.key_id} and revoked`);
+    const moved = settings.ceilings.filter((c) => c.key_id === keyId).map((c) => c.name);
+    if (moved.length) writeSettings(this.home.settings, withCeilingsMoved(settings, keyId, fresh.key_id));
+    const carried = moved.length ? `; ceiling${moved.length === 1 ? '' : 's'} ${moved.map((n) => `"${n}"`).join(', ')} now name ${fresh.key_id}` : '';
+    this.afterRevoke(keyId, actor, 'key_rotated', `key ${keyId} rotated by ${actor}: replaced by ${fresh.key_id} and revoked; its spend so far counts for ${fresh.key_id}${carried}`);
     return fresh;
+  }
+
+  /** The per-key ceilings that hold key `keyId` (pinned to it or to every key), with its spend against each. */
+  keyCeilings(keyId: string): CeilingReport[] {
+    return spendReport(this.db, this.settings.ceilings.filter((c) => c.per === 'key' && (c.key_id === undefined || c.key_id === keyId)), [keyId]);
   }
 
   private afterRevoke(keyId: string, actor: string, kind: 'key_revoked' | 'key_rotated', message: string): void {
@@ -644,12 +658,21 @@ export class HostService {
   }
 
   /**
-   * Why spool `name` cannot be added at `dir`, or null (the app asks this before its question): a
-   * name in use, or one whose removed spool's requests are still in the ledger (the results sweep
-   * would write them into the new folder, for another sandbox to read); a folder that cannot be a
-   * spool, overlaps the home or another spool, or lies within an operation's reach.
+   * Why spool `name` cannot be added at `dir`, or null: spoolNamingProblem's reasons, then a folder
+   * that cannot be a spool (what is on the disk there) or lies within an operation's reach.
    */
   spoolAddProblem(name: string, dir: string): string | null {
+    return this.spoolNamingProblem(name, dir) ?? spoolRefusal(dir) ?? spoolAllowlistProblem(this.settings, this.home, name, dir);
+  }
+
+  /**
+   * Why spool `name` cannot be added at `dir`, from the name and the path's text alone (the app asks
+   * this before its question; what is on the disk only after it, so that a page cannot learn what
+   * exists): a name in use, or one whose removed spool's requests are still in the ledger (the
+   * results sweep would write them into the new folder, for another sandbox to read); a path that is
+   * relative, the root, holds the user's home, or overlaps Dumbwaiter's home or another spool.
+   */
+  spoolNamingProblem(name: string, dir: string): string | null {
     const s = this.settings;
     const taken = s.spools.find((x) => x.name === name);
     if (taken) return `there is already a spool named "${name}" (${taken.dir})`;
@@ -657,7 +680,7 @@ export class HostService {
     if (history > 0) {
       return `a removed spool named "${name}" still has ${history} request${history === 1 ? '' : 's'} in the ledger (they leave it after retention_ledger_days, ${s.retention_ledger_days} days): give the new spool another name`;
     }
-    return spoolRefusal(dir) ?? newSpoolProblem(s, this.home.root, name, dir) ?? spoolAllowlistProblem(s, this.home, name, dir);
+    return spoolPlaceRefusal(dir) ?? newSpoolProblem(s, this.home.root, name, dir);
   }
 
   /** Why spool `name` cannot be removed now, or null (the app asks this before its question). */

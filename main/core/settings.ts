@@ -132,3 +132,54 @@ export function withSetting(current: Settings, name: string, value: unknown): Se
   if (!parsed.success) throw new UserError(`invalid value for ${name}:\n${z.prettifyError(parsed.error)}`);
   return parsed.data;
 }
+
+/** The ceilings a new list drops or changes, by name (adding one only limits more). */
+export function loosenedCeilings(before: Ceiling[], after: Ceiling[]): string[] {
+  const next = new Map(after.map((c) => [c.name, JSON.stringify(c)]));
+  return before.filter((c) => next.get(c.name) !== JSON.stringify(c)).map((c) => (next.has(c.name) ? `${c.name} (changed)` : `${c.name} (removed)`));
+}
+
+type Loosening<K extends keyof Settings> = ((before: Settings[K], after: Settings[K]) => boolean) | null;
+const longer = (before: number, after: number) => after > before;
+
+/**
+ * Which change of each setting lets more run, or lets it run with less oversight or less trace: the
+ * app asks the person natively before those (a page gone wrong must not make them alone). null: no
+ * change of it does. Every setting is listed, so a new one must be decided here.
+ */
+export const LOOSENS: { [K in keyof Settings]: { loosens: Loosening<K>; why: string } } = {
+  spools: { loosens: null, why: 'changed only through the spool calls, which ask themselves' },
+  host_id: { loosens: null, why: 'not settable' },
+  // A request signed long ago (by an agent since stopped, or a file copied into the queue later) still runs.
+  max_request_age_s: { loosens: longer, why: 'Older requests still run when they are picked up.' },
+  // How soon a request is seen, not whether it may run.
+  rescan_interval_ms: { loosens: null, why: 'timing only' },
+  file_events: { loosens: null, why: 'timing only' },
+  // More runs at once: a burst gets further before the spend ceilings, checked as each run starts, stop it.
+  max_concurrent_runs: { loosens: longer, why: 'More runs go at once, so a burst gets further before spend ceilings stop it.' },
+  // A run told to end (by a stop, a timeout or a cancel) goes on that much longer.
+  shutdown_grace_s: { loosens: longer, why: 'Runs go on longer after the host is told to stop.' },
+  kill_grace_s: { loosens: longer, why: 'A run that ignores being ended (timeout, cancel) goes on longer before it is killed.' },
+  // A card stays approvable long after the moment it was made for.
+  approval_timeout_s: { loosens: longer, why: 'A request waits longer for approval before it is denied: it can be approved long after it was made.' },
+  ceilings: { loosens: (b, a) => loosenedCeilings(b, a).length > 0, why: 'Requests they stopped or sent to you for approval may then run.' },
+  // Whether the host runs at login, not what it lets run (the tray shows it running).
+  start_at_login: { loosens: null, why: 'when the host runs, not what it allows' },
+  // Off, a request waiting for the person no longer reaches them: nobody sees what is asked.
+  notifications: { loosens: (b, a) => b && !a, why: 'You are no longer told when a request waits for your approval.' },
+  // Run output (which may hold what the operations read) stays longer in the folder the sandbox reads.
+  retention_spool_days: { loosens: longer, why: 'Results and logs stay longer in the spool, where the sandbox reads them.' },
+  // Shorter: the evidence of what ran and who approved it goes sooner.
+  retention_ledger_days: { loosens: (b, a) => a < b, why: 'The record of what ran and who approved it is deleted sooner.' },
+};
+
+/** Whether changing setting `name` from `before` to `after` loosens it (see LOOSENS). */
+export function loosens(name: keyof Settings, before: Settings, after: Settings): boolean {
+  const rule = LOOSENS[name].loosens as Loosening<typeof name>;
+  return rule !== null && (rule as (b: unknown, a: unknown) => boolean)(before[name], after[name]);
+}
+
+/** `settings` with the ceilings pinned to key `from` pinned to `to` instead (a rotated key keeps them). */
+export function withCeilingsMoved(settings: Settings, from: string, to: string): Settings {
+  return { ...settings, ceilings: settings.ceilings.map((c) => (c.key_id === from ? { ...c, key_id: to } : c)) };
+}

@@ -383,3 +383,49 @@ describe('spend is computed from the ledger', () => {
     expect(text).toContain(`${runTime}/100 s`);
   });
 });
+
+describe('a rotated key', () => {
+  /** Rotates `key` with the CLI, as a person would; the new key file. */
+  function rotate(h: TestHost, key: KeyFile, n: number): KeyFile {
+    const out = path.join(h.root, `rotated-${n}.key.json`);
+    const r = h.cli(['keys', 'rotate', key.key_id, '--out', out]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('the new one keeps its spend so far and its spend ceilings');
+    return JSON.parse(readFileSync(out, 'utf8')) as KeyFile;
+  }
+  const ceilingsNow = (h: TestHost) => (JSON.parse(h.cli(['config', 'get', 'ceilings', '--json']).stdout) as { ceilings: Ceiling[] }).ceilings;
+
+  it('keeps a ceiling pinned to it: the new key is stopped where the old one was, and the ceiling names the new key', async () => {
+    const h = makeHost();
+    const old = h.createKey('agent', 'read');
+    const other = h.createKey('other', 'read');
+    setCeilings(h, [{ name: 'pinned', per: 'key', key_id: old.key_id, window_s: 3600, max_runs: 2 }]);
+    await h.startDaemon();
+    expect((await submitAndWait(h, old, 'rp-1', 'record')).state).toBe('succeeded');
+    expect((await submitAndWait(h, old, 'rp-2', 'record')).state).toBe('succeeded');
+    expectCeilingRejection(h, await submitAndWait(h, old, 'rp-3', 'record'), 'pinned', '2 of 2 runs used');
+
+    const fresh = rotate(h, old, 1);
+    expect(ceilingsNow(h)).toEqual([expect.objectContaining({ name: 'pinned', key_id: fresh.key_id })]);
+    expect(h.audit('', 'key_rotated')[0]!.message).toContain(`its spend so far counts for ${fresh.key_id}; ceiling "pinned" now name ${fresh.key_id}`);
+    expectCeilingRejection(h, await submitAndWait(h, fresh, 'rp-4', 'record'), 'pinned', '2 of 2 runs used');
+    // The ceiling is the key's: another key still runs.
+    expect((await submitAndWait(h, other, 'rp-5', 'record')).state).toBe('succeeded');
+    expect(runs()).toEqual(['rp-1', 'rp-2', 'rp-5']);
+    expect(spendOf(h)).toEqual([expect.objectContaining({ key_id: fresh.key_id, spend: { runs: 2, cost: 0, run_time_s: 0 } })]);
+  });
+
+  it('keeps its spend against a ceiling of every key, however many times it is rotated', async () => {
+    const h = makeHost([{ name: 'each', per: 'key', window_s: 3600, max_cost: 7 }]);
+    const first = h.createKey('agent', 'read');
+    await h.startDaemon();
+    expect((await submitAndWait(h, first, 'rk-1', 'costly')).state).toBe('succeeded');
+    const second = rotate(h, first, 1);
+    expect((await submitAndWait(h, second, 'rk-2', 'costly')).state).toBe('succeeded');
+    const third = rotate(h, second, 2);
+    expect(ceilingsNow(h)).toEqual([expect.not.objectContaining({ key_id: expect.anything() })]);
+    expectCeilingRejection(h, await submitAndWait(h, third, 'rk-3', 'costly'), 'each', '6 of 7 cost units used, this run costs 3');
+    expect(runs()).toEqual(['rk-1', 'rk-2']);
+    expect(spendOf(h)).toEqual([expect.objectContaining({ key_id: third.key_id, spend: { runs: 2, cost: 6, run_time_s: 0 } })]);
+  });
+});

@@ -101,9 +101,13 @@ describe('the allowlist editor', () => {
       {
         title: 'Save the allowlist',
         message: 'Let the sandbox run this command?',
-        detail: expect.stringContaining(`+ greet (new):\n    "/bin/echo" "hello, {who}"\n      in ${ui.host.work}; approval: never; scope: read`),
+        detail: expect.stringContaining('+ greet (new):\n    name: "greet"\n'),
       },
     ]);
+    // Every field with its value (shared/allowlist/describe.ts): the command element by element, the folder, the argument's rules.
+    for (const line of ['    command:\n        program: "/bin/echo"\n        argument 1: "hello, {who}"', `    cwd: ${JSON.stringify(ui.host.work)}`, '    args.who.pattern: "[A-Za-z]+"', '    args.who.max_length: 40', '    scope: read', '    approval: never', '    env: none']) {
+      expect(ui.confirmations[asked]!.detail).toContain(line);
+    }
     expect(onDisk()).toBe(ALLOWLIST);
     await p.getByText('Unsaved changes').waitFor();
     await saveButton().click();
@@ -186,7 +190,7 @@ describe('the allowlist editor', () => {
     await p.getByRole('button', { name: 'Dry run' }).click();
     await expect.poll(() => ui.confirmations.length).toBe(asked + 1);
     ui.confirmAnswer = true;
-    expect(ui.confirmations[asked]).toMatchObject({ message: 'Run say now, on this computer?', detail: expect.stringContaining(`"/bin/echo" "dry run from the editor"\nin ${plan.plan.cwd}`) });
+    expect(ui.confirmations[asked]).toMatchObject({ message: 'Run say now, on this computer?', detail: expect.stringContaining(`program: "/bin/echo"\nargument 1: "dry run from the editor"\nin folder: ${JSON.stringify(plan.plan.cwd)}\nenvironment (added to the host's own): none`) });
     const dryButton = p.getByRole('button', { name: 'Dry run' });
     await expect.poll(() => dryButton.isEnabled()).toBe(true);
     expect(dryRuns().length).toBe(ranBefore);
@@ -245,7 +249,7 @@ describe('the allowlist editor', () => {
     ui.confirmAnswer = true;
     expect(ui.confirmations[asked]).toMatchObject({
       message: 'Run the reconcile command of say now, on this computer?',
-      detail: expect.stringContaining('"/bin/sh" "-c" "echo \\"looked up $0 for $1\\"; exit 1" "v1.2" "dry-run"'),
+      detail: expect.stringContaining('program: "/bin/sh"\nargument 1: "-c"\nargument 2: "echo \\"looked up $0 for $1\\"; exit 1"\nargument 3: "v1.2"\nargument 4: "dry-run"'),
     });
     await expect.poll(() => tryIt.isEnabled()).toBe(true);
     expect(dryRuns().length).toBe(ranBefore);

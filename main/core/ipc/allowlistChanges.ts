@@ -1,12 +1,15 @@
-// What an allowlist save changes in what may run: the operations added and changed (with the command,
-// folder, approval and scope they get) and those removed. The native question before a save from a
-// page shows this, so the person sees the commands themselves and not only the page's word for them.
+// What an allowlist save changes in what may run: the operations added (every field, with its value),
+// changed (each changed field before and after) and removed. The native question before a save from a
+// page shows this, so the person sees what decides each run (command, folder, environment, roots,
+// reconcile command...) and not only the page's word for it.
 import { parseAllowlist } from '../allowlist/load';
-import type { Operation } from '../allowlist/types';
-import { visible, visibleJson } from '../../../shared/text/visible';
+import type { ArgType, Operation } from '../allowlist/types';
+import { changedFields, describeChange, describeOperation, type OperationValues } from '../../../shared/allowlist/describe';
+import { visible } from '../../../shared/text/visible';
 
 export interface AllowlistChanges {
   added: Operation[];
+  /** `fields`: the described fields that differ (`env`, `args.file.within`, ...). */
   changed: { before: Operation; after: Operation; fields: string[] }[];
   removed: string[];
 }
@@ -19,13 +22,19 @@ function operationsOf(text: string, file: string): Map<string, Operation> {
   }
 }
 
-/** Every field of an operation as comparable text (a compiled pattern by its source, `patternSource`). */
-function fieldsOf(op: Operation): Map<string, string> {
-  const text = (v: unknown) => JSON.stringify(v, (k, x: unknown) => (k === 'pattern' ? undefined : x));
-  return new Map(Object.entries(op).map(([k, v]) => [k, text(v)]));
+/** An argument's values as the schema names them: a string's compiled pattern by its source text. */
+function argValues(a: ArgType): Record<string, unknown> {
+  if (a.type === 'string') return { ...a, pattern: a.patternSource };
+  if (a.type === 'array') return { ...a, items: argValues(a.items) };
+  return { ...a };
 }
 
-/** Compared field by field, so that whatever an operation gains (now or in a later version) counts. */
+/** An operation as the schema's plain values, for the description (shared/allowlist/describe.ts). */
+export function valuesOf(op: Operation): OperationValues {
+  return { ...op, args: Object.fromEntries(Object.entries(op.args).map(([n, a]) => [n, argValues(a)])) };
+}
+
+/** Compared field by field as described, so that whatever an operation gains in the schema counts. */
 export function allowlistChanges(beforeText: string, afterText: string, file: string): AllowlistChanges {
   const before = operationsOf(beforeText, file);
   const after = operationsOf(afterText, file);
@@ -36,31 +45,25 @@ export function allowlistChanges(beforeText: string, afterText: string, file: st
       changes.added.push(op);
       continue;
     }
-    const a = fieldsOf(old);
-    const b = fieldsOf(op);
-    const fields = [...new Set([...a.keys(), ...b.keys()])].filter((k) => k !== 'description' && a.get(k) !== b.get(k));
+    const fields = changedFields(valuesOf(old), valuesOf(op)).map((f) => f.field);
     if (fields.length) changes.changed.push({ before: old, after: op, fields });
   }
   return changes;
 }
 
 /** Whether the save lets anything run that could not before (added or changed operations): removing
- *  operations, comments, layout or descriptions only narrow or leave what runs, and need no question. */
+ *  operations, comments, layout or descriptions (the agent's text, not what runs) need no question. */
 export function widensWhatRuns(c: AllowlistChanges): boolean {
-  return c.added.length > 0 || c.changed.length > 0;
+  return c.added.length > 0 || c.changed.some((x) => x.fields.some((f) => f !== 'description'));
 }
-
-// Escaped like everything shown to a person: a bidi override in the text cannot reorder what is read.
-const argvText = (op: Operation) => visibleJson(op.command.map((a) => JSON.stringify(a)).join(' '));
-const summary = (op: Operation) => `${argvText(op)}\n      in ${visible(op.cwd)}; approval: ${op.approval}; scope: ${op.scope}`;
 
 /** The changes as the native question's detail: one paragraph per operation. */
 export function describeChanges(c: AllowlistChanges): string {
   const parts: string[] = [];
-  for (const op of c.added) parts.push(`+ ${op.name} (new):\n    ${summary(op)}`);
+  for (const op of c.added) parts.push(`+ ${visible(op.name)} (new):\n${describeOperation(valuesOf(op), '    ')}`);
   for (const { before, after, fields } of c.changed) {
-    parts.push(`~ ${after.name} (changed: ${fields.join(', ')}):\n    now:  ${summary(after)}\n    was:  ${summary(before)}`);
+    parts.push(`~ ${visible(after.name)} (changed: ${fields.join(', ')}):\n${describeChange(valuesOf(before), valuesOf(after), '    ')}`);
   }
-  if (c.removed.length) parts.push(`- removed: ${c.removed.join(', ')}`);
+  if (c.removed.length) parts.push(`- removed: ${c.removed.map(visible).join(', ')}`);
   return parts.join('\n\n');
 }

@@ -7,9 +7,10 @@ import { keyFileOf } from '../keys/keyStore';
 import { approvalOf, reconcileOf } from '../ledger/requests';
 import { planDocOf } from '../policy/plans';
 import type { HostService } from '../service';
-import { withSetting, type Ceiling } from '../settings';
+import { LOOSENS, loosenedCeilings, loosens, withSetting, type Settings } from '../settings';
 import { UserError } from '../errors';
 import { allowlistChanges, describeChanges, widensWhatRuns } from './allowlistChanges';
+import { describeRun } from '../../../shared/allowlist/describe';
 import { visible, visibleJson } from '../../../shared/text/visible';
 
 /** What only the desktop app can do (the OS's dialogs); absent headless and in tests of the core. */
@@ -48,11 +49,13 @@ export const NO_QUESTION = 'refused: this needs a confirmation in a dialog of th
 
 const argvText = (argv: string[]) => visibleJson(argv.map((a) => JSON.stringify(a)).join(' '));
 
-/** The ceilings a new list drops or changes, by name (adding one only limits more). */
-function loosenedCeilings(before: Ceiling[], after: Ceiling[]): string[] {
-  const next = new Map(after.map((c) => [c.name, JSON.stringify(c)]));
-  return before.filter((c) => next.get(c.name) !== JSON.stringify(c)).map((c) => (next.has(c.name) ? `${c.name} (changed)` : `${c.name} (removed)`));
+/** What a key may call, as the key questions say it. */
+function keyPowers(scope: string, ops: string[] | null, spoolDir: string): string {
+  return `Whoever holds its key file may call ${ops ? `these operations: ${visible(ops.join(', '))}` : `every operation of scope ${scope === 'write' ? 'read or write' : 'read'}`} (those that ask for approval still ask), through the spool at ${visible(spoolDir)} only.`;
 }
+
+/** A setting's value as a question shows it. */
+const settingText = (v: unknown) => visibleJson(JSON.stringify(v));
 
 export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdges | null = null): IpcHandlers {
   /** The person's answer; with no desktop edge (headless, or a wiring bug) the call fails closed. */
@@ -116,11 +119,10 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'allowlist.dryRun': async ({ text, op, args }) => {
       const preview = svc.previewOperation(text, op, args);
       if (!preview.ok) return preview;
-      const { argv, cwd } = preview.plan;
       const yes = await confirmed({
         title: 'Dry run',
-        message: `Run ${op} now, on this computer?`,
-        detail: `${argvText(argv)}\nin ${visible(cwd)}\n\nIt runs once, right now, without approval.`,
+        message: `Run ${visible(op)} now, on this computer?`,
+        detail: `${describeRun(preview.plan)}\n\nIt runs once, right now, without approval.`,
         confirmLabel: 'Run it',
       });
       if (!yes) return { ok: false, message: 'Not run: cancelled.', cancelled: true };
@@ -130,11 +132,10 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'allowlist.dryRunReconcile': async ({ text, op, args }) => {
       const preview = previewReconcile(text, svc.home.allowlist, op, args, svc.allowlistContext);
       if (!preview.ok) return preview;
-      const { argv, cwd } = preview.plan;
       const yes = await confirmed({
         title: 'Dry run of a reconcile check',
-        message: `Run the reconcile command of ${op} now, on this computer?`,
-        detail: `${argvText(argv)}\nin ${visible(cwd)}\n\nIt runs once, right now, for the stand-in request id "${DRY_RUN_REQUEST_ID}", without approval.`,
+        message: `Run the reconcile command of ${visible(op)} now, on this computer?`,
+        detail: `${describeRun(preview.plan)}\n\nIt runs once, right now, for the stand-in request id "${DRY_RUN_REQUEST_ID}", without approval.`,
         confirmLabel: 'Run it',
       });
       if (!yes) return { ok: false, message: 'Not run: cancelled.', cancelled: true };
@@ -151,17 +152,30 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       const yes = await confirmed({
         title: 'New key',
         message: `Create a ${scope} key "${visible(name)}" for spool ${target}?`,
-        detail: `Whoever holds its key file may call ${ops ? `these operations: ${visible(ops.join(', '))}` : `every operation of scope ${scope === 'write' ? 'read or write' : 'read'}`} (those that ask for approval still ask), through the spool at ${visible(dir)} only.`,
+        detail: keyPowers(scope, ops ?? null, dir),
         confirmLabel: 'Create key',
       });
       return yes ? keyResult(svc.createKey(name, scope, ops, actor, target)) : null;
     },
     'keys.revoke': ({ keyId }) => ({ changed: svc.revokeKey(keyId, actor) }),
     'keys.rotate': async ({ keyId }) => {
+      const key = svc.listKeys().find((k) => k.key_id === keyId);
+      if (!key) throw new UserError(`no key ${keyId}`);
+      const dir = svc.listSpools().find((s) => s.name === key.spool)?.dir ?? key.spool;
+      // What limits the key carries over: a rotation must not be a way out of a spend ceiling.
+      const ceilings = svc.keyCeilings(keyId).map(({ ceiling: c, spend }) => {
+        const limits = [c.max_runs !== undefined && `${spend.runs} of ${c.max_runs} runs`, c.max_cost !== undefined && `${spend.cost} of ${c.max_cost} cost units`, c.max_run_time_s !== undefined && `${spend.run_time_s} of ${c.max_run_time_s} s of run time`];
+        return `  ${c.name} (${c.key_id ? 'this key' : 'each key'}, per ${c.window_s} s, ${c.action}): ${limits.filter(Boolean).join(', ')} used`;
+      });
       const yes = await confirmed({
         title: 'Rotate key',
-        message: `Replace key ${visible(keyId)} with a new one?`,
-        detail: 'The old key is revoked at once; the new key may call what the old one could.',
+        message: `Replace key ${visible(keyId)} ("${visible(key.name)}") with a new one?`,
+        detail: [
+          `The old key is revoked at once. The new key is a ${key.scope} key for spool ${key.spool}. ${keyPowers(key.scope, key.ops, dir)}`,
+          ceilings.length
+            ? `It keeps the old key's spend so far and its spend ceilings (those pinned to the old key id are pinned to the new one):\n${ceilings.join('\n')}`
+            : 'It keeps the old key\'s spend so far: any spend ceiling set later counts it.',
+        ].join('\n\n'),
         confirmLabel: 'Rotate key',
       });
       return yes ? keyResult(svc.rotateKey(keyId, actor)) : null;
@@ -174,19 +188,29 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     },
     'settings.get': () => svc.getSettings(),
     'settings.set': async ({ name, value }) => {
-      // Dropping or raising a spend ceiling lets more run without a human: asked. (Spools are
-      // refused here by the service: they change only through spools.add and spools.remove.)
-      if (name === 'ceilings') {
-        const before = svc.getSettings();
-        const loosened = loosenedCeilings(before.ceilings, withSetting(before, name, value).ceilings); // throws when invalid
-        if (loosened.length && !(await confirmed({
-          title: 'Spend ceilings',
-          message: `Remove or change ${loosened.length === 1 ? 'a spend ceiling' : `${loosened.length} spend ceilings`}?`,
-          detail: `${loosened.join('\n')}\n\nRequests they stopped or sent to you for approval may then run.`,
-          confirmLabel: 'Change ceilings',
-        }))) {
-          throw new UserError('Not changed: cancelled.');
-        }
+      // A change that lets more run, or with less oversight or trace (settings.ts, LOOSENS), is
+      // asked. (Spools are refused here by withSetting: they change only through spools.add/remove.)
+      const before = svc.getSettings();
+      const after = withSetting(before, name, value); // throws when invalid
+      const key = name as keyof Settings;
+      if (loosens(key, before, after)) {
+        const loosened = key === 'ceilings' ? loosenedCeilings(before.ceilings, after.ceilings) : [];
+        const yes = await confirmed(
+          key === 'ceilings'
+            ? {
+                title: 'Spend ceilings',
+                message: `Remove or change ${loosened.length === 1 ? 'a spend ceiling' : `${loosened.length} spend ceilings`}?`,
+                detail: `${loosened.join('\n')}\n\n${LOOSENS.ceilings.why}`,
+                confirmLabel: 'Change ceilings',
+              }
+            : {
+                title: 'Settings',
+                message: `Change ${name}?`,
+                detail: `${name}: ${settingText(after[key])} (now ${settingText(before[key])})\n\n${LOOSENS[key].why}`,
+                confirmLabel: 'Change it',
+              },
+        );
+        if (!yes) throw new UserError('Not changed: cancelled.');
       }
       return svc.setSetting(name, value, actor);
     },
@@ -245,13 +269,15 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'inbox.send': ({ text, spool }) => svc.sendNotice(text, actor, spool),
     'spools.list': () => svc.listSpools(),
     'spools.add': async ({ name, dir }) => {
-      // A name or folder that cannot be a spool is refused before the question, and nothing is touched.
-      const refused = svc.spoolAddProblem(name, dir);
+      // Refused before the question: only what the name and the path's text say. What is on the disk
+      // there (missing, a folder, files) is looked at only once the person said yes, so that a page
+      // cannot use this call to learn what exists; refused then, nothing is touched.
+      const refused = svc.spoolNamingProblem(name, dir);
       if (refused) throw new UserError(refused);
       const yes = await confirmed({
         title: 'Add a spool',
         message: `Share ${visible(dir)} with one sandbox as spool ${name}?`,
-        detail: 'Dumbwaiter creates or completes the folder, private to you, puts the sandbox\'s clients in it and serves it at once. Only keys made for this spool work through it.',
+        detail: 'Dumbwaiter creates the folder, or uses it if it is empty or already a spool, private to you; puts the sandbox\'s clients in it and serves it at once. Only keys made for this spool work through it.',
         confirmLabel: 'Add spool',
       });
       return yes ? svc.addSpool(name, dir, actor) : null;

