@@ -116,6 +116,38 @@ describe('a plan', () => {
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
+  it('is named on the card and in the result of a request that claims it but is no step of it, with the difference; a match or no claim names none', async () => {
+    await setup();
+    await propose('pl-claim', [alpha, beta]);
+    approve('pl-claim');
+    await host.waitResult('pl-claim', ['succeeded']);
+    const claimOf = (id: string) => host.service((svc) => svc.pendingApprovals().find((a) => a.id === id)?.approval.plan_claim);
+
+    // One argument differs from the closest step: the reason names the step, the argument and both values.
+    step('st-n3', { word: 'alpha', n: 3 }, 'pl-claim');
+    const differs = await host.waitResult('st-n3', ['awaiting_approval']);
+    const reason = 'no step of plan pl-claim is record with these arguments: the closest, step 1, differs in n (step 1, request 3)';
+    expect(differs.approval?.plan_claim).toEqual({ plan_id: 'pl-claim', reason });
+    expect(claimOf('st-n3')).toEqual({ plan_id: 'pl-claim', reason });
+    // Both arguments differ from every step: the first, unused one is named, with each difference.
+    step('st-gamma', { word: 'gamma', n: 7 }, 'pl-claim');
+    expect((await host.waitResult('st-gamma', ['awaiting_approval'])).approval?.plan_claim?.reason).toBe(
+      'no step of plan pl-claim is record with these arguments: the closest, step 1, differs in n (step 1, request 7) and word (step "alpha", request "gamma")',
+    );
+    // A plan id that names no plan.
+    step('st-nowhere', alpha.args, 'pl-nowhere');
+    await host.waitResult('st-nowhere', ['awaiting_approval']);
+    expect(claimOf('st-nowhere')).toEqual({ plan_id: 'pl-nowhere', reason: 'no plan pl-nowhere on this host' });
+    expect(host.result('st-nowhere')?.approval?.plan_claim).toEqual({ plan_id: 'pl-nowhere', reason: 'no plan pl-nowhere on this host' });
+
+    // Claiming nothing, or matching a step: no claim to tell.
+    host.submit(key, 'st-plain', 'record', alpha.args);
+    expect((await host.waitResult('st-plain', ['awaiting_approval'])).approval?.plan_claim).toBeUndefined();
+    step('st-beta', beta.args, 'pl-claim');
+    expect((await host.waitResult('st-beta', ['succeeded'])).approval).toBeUndefined();
+    expect(runs()).toEqual(['st-beta']);
+  });
+
   it("is one key's: another key naming it, or a plan_id that is not a plan, gets the usual policy", async () => {
     await setup();
     const other = host.createKey('other agent', 'write');
@@ -266,6 +298,7 @@ describe('a plan', () => {
     step('st-c2', beta.args, 'pl-c');
     const asked = await host.waitResult('st-c2', ['awaiting_approval']);
     expect(asked.approval?.ceiling).toContain('one-run');
+    expect(asked.approval?.plan_claim).toBeUndefined(); // it is a step of the plan: the ceiling is why it asks
     expect(host.result('pl-c')?.plan?.steps.map((s) => s.request_id)).toEqual(['st-c1', null]);
     approve('st-c2'); // a human lets it past the ceiling
     await host.waitResult('st-c2', ['succeeded']);

@@ -137,11 +137,22 @@ describe('a request as a step of a plan', () => {
     expect(m).toMatchObject({ ok: true, index: 0, plan: { op: 'greet', argv: ['/bin/echo', 'hello', 'ada', '2'] } });
   });
 
-  it('does not match different arguments, another operation, or arguments with more in them', () => {
+  it('does not match different arguments, another operation, or arguments with more in them, and says how the closest step differs', () => {
     const plan = approvedPlan();
-    expect(match(plan, 'greet', { name: 'ada', times: 3 })).toEqual({ ok: false, reason: 'no step of plan plan-1 is greet with these arguments' });
-    expect(match(plan, 'deploy', { target: 'production' })).toMatchObject({ ok: false });
-    expect(match(plan, 'deploy', { target: 'staging', extra: 1 })).toMatchObject({ ok: false });
+    const closest = (op: string, rest: string) => ({ ok: false, reason: `no step of plan plan-1 is ${op} with these arguments: the closest, ${rest}` });
+    expect(match(plan, 'greet', { name: 'ada', times: 3 })).toEqual(closest('greet', 'step 1, differs in times (step 2, request 3)'));
+    expect(match(plan, 'deploy', { target: 'production' })).toEqual(closest('deploy', 'step 2, differs in target (step "staging", request "production")'));
+    expect(match(plan, 'deploy', { target: 'staging', extra: 1 })).toEqual(closest('deploy', 'step 2, differs in extra (step none, request 1)'));
+    expect(match(plan, 'greet', { name: 'x'.repeat(80) })).toEqual(closest('greet', `step 1, differs in name (step "ada", request "${'x'.repeat(58)}…) and times (step 2, request none)`));
+    expect(match(plan, 'wave', {})).toEqual({ ok: false, reason: 'plan plan-1 has no step of operation wave (its steps are greet and deploy)' });
+  });
+
+  it('names an unused step as the closest before a used one that differs as little', () => {
+    let plan = approvedPlan();
+    plan = l.requests.transition(plan.id, ['succeeded'], { steps_json: stepsWith(plan, 'req-a', 'queued', 0)! })!;
+    expect(match(plan, 'greet', { name: 'ada', times: 5 })).toMatchObject({ reason: expect.stringContaining('the closest, step 3, differs in times') });
+    plan = l.requests.transition(plan.id, ['succeeded'], { steps_json: stepsWith(plan, 'req-b', 'queued', 2)! })!;
+    expect(match(plan, 'greet', { name: 'ada', times: 5 })).toMatchObject({ reason: expect.stringContaining('the closest, step 1 (already used by req-a), differs in times') });
   });
 
   it('uses each step once: a used step matches the next equal one, then nothing', () => {
