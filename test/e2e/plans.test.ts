@@ -206,6 +206,7 @@ describe('a plan', () => {
     expect(host.cli(['resume']).status).toBe(0);
     const back = await host.waitResult('st-queued', ['awaiting_approval']);
     expect(back.approval?.argv).toBeDefined();
+    expect(back.approval?.plan_claim).toEqual({ plan_id: 'pl-wd', reason: expect.stringMatching(/^plan pl-wd expired or was withdrawn at \S+, before this step could start$/) });
     step('st-after', beta.args, 'pl-wd');
     await host.waitResult('st-after', ['awaiting_approval']);
     expect(unmatched('st-after')).toEqual([expect.stringContaining('plan pl-wd expired at')]);
@@ -222,17 +223,25 @@ describe('a plan', () => {
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
-  it('no longer covers a step whose command changed since the approval: a human is asked again', async () => {
+  it('no longer covers a step whose command changed since the approval, nor one queued before the change: a human is asked again, and told why', async () => {
     await setup();
-    await propose('pl-old', [alpha]);
+    await propose('pl-old', [alpha, beta]);
     approve('pl-old');
     await host.waitResult('pl-old', ['succeeded']);
+    // A step taken while the host is paused waits queued, and is checked again before it starts.
+    expect(host.cli(['pause']).status).toBe(0);
+    step('st-queued-then-changed', beta.args, 'pl-old');
+    await host.waitResult('st-queued-then-changed', ['queued']);
     host.writeAllowlist(allowlist('echo "$1 $2"; echo changed'));
     await eventually('the allowlist to be reloaded', () => (host.audit('reloaded', 'allowlist_loaded').length > 0 ? true : undefined));
     step('st-changed', alpha.args, 'pl-old');
     const asked = await host.waitResult('st-changed', ['awaiting_approval']);
     expect(asked.approval?.argv[2]).toContain('echo changed');
     expect(unmatched('st-changed')).toEqual([expect.stringContaining('what step 1 of plan pl-old would run changed since the plan was approved')]);
+    expect(asked.approval?.plan_claim).toEqual({ plan_id: 'pl-old', reason: 'what step 1 of plan pl-old would run changed since the plan was approved' });
+    expect(host.cli(['resume']).status).toBe(0);
+    const back = await host.waitResult('st-queued-then-changed', ['awaiting_approval']);
+    expect(back.approval?.plan_claim).toEqual({ plan_id: 'pl-old', reason: 'what this step of plan pl-old would run changed since the plan was approved' });
     expect(runs()).toEqual([]);
   });
 

@@ -103,6 +103,8 @@ export function planDocOf(row: RequestRow): PlanDoc | null {
   return steps && row.expires_at ? { expires_at: row.expires_at, steps: steps.map(wireStep) } : null;
 }
 
+type PlanClaim = NonNullable<ApprovalInfo['plan_claim']>;
+
 export type StepMatch = { ok: true; index: number; plan: RunPlan } | { ok: false; reason: string };
 
 /**
@@ -129,6 +131,19 @@ export function matchStep(planRow: RequestRow | null, planId: string, keyId: str
   const approved: RunPlan = { ...planned.plan, argv: s.argv, cwd: s.cwd, env: s.env, leaves_processes: s.leaves_processes };
   if (!samePlan(approved, planned.plan)) return { ok: false, reason: `what step ${index + 1} of plan ${planId} would run changed since the plan was approved` };
   return { ok: true, index, plan: planned.plan };
+}
+
+/**
+ * The plan_claim of a request the check before its start sends back to a human: the one it had (it
+ * never matched its plan, and a human let it run), or, for one queued as a step of its plan, why that
+ * no longer holds. None for a step that only crosses a ceiling: it is still a step of its plan.
+ */
+export function claimBeforeStart(row: RequestRow, had: ApprovalInfo | null, planHolds: boolean, ceiling: string | null, planRow: RequestRow | null): PlanClaim | undefined {
+  if (had?.plan_claim) return had.plan_claim;
+  const planId = row.plan_id;
+  if (!planId || row.decided_by !== `plan ${planId}`) return undefined;
+  if (!planHolds) return { plan_id: planId, reason: `plan ${planId} expired or was withdrawn at ${planRow?.expires_at ?? 'an unknown time'}, before this step could start` };
+  return ceiling === null ? { plan_id: planId, reason: `what this step of plan ${planId} would run changed since the plan was approved` } : undefined;
 }
 
 /** An argument's value as the reason quotes it: JSON, cut short (the card and the client escape it). */
