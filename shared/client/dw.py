@@ -1023,6 +1023,38 @@ def run_notes(res):
     return [_plain(line) for line in lines]
 
 
+def deadline_text(iso, now_ms):
+    """"2026-12-04 23:50:00 UTC (in 60 min)": a time the same in every clock zone, and how far off it
+    is; None when iso is no time. In the words of shared/client/approvalWait.ts."""
+    t = parse_time(iso)
+    if t is None:
+        return None
+    at = int(round(t * 1000))
+    try:
+        utc = datetime.fromtimestamp(at // 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return None
+    minutes = int(math.floor((at - now_ms) / 60000.0 + 0.5))
+    return "%s (%s)" % (utc, "in less than a minute" if minutes < 1 else "in %d min" % minutes)
+
+
+def waiting_note(res, now_ms=None):
+    """The line about a request (or plan) that waits for a human's decision, from its signed result:
+    why, when it claimed a plan it is not a step of, and when it is denied if nobody decides."""
+    if now_ms is None:
+        now_ms = int(time.time() * 1000)
+    a = res.get("approval") if isinstance(res.get("approval"), dict) else {}
+    if is_plan(res):
+        n = len(a["steps"]) if isinstance(a.get("steps"), list) else None
+        what = "plan %s waits for a human to approve %s" % (res.get("id"), "it" if n is None else "its %d step%s" % (n, "" if n == 1 else "s"))
+    else:
+        claim = a.get("plan_claim") if isinstance(a.get("plan_claim"), dict) else None
+        why = " because it is not a step of plan %s: %s" % (claim.get("plan_id"), claim.get("reason")) if claim else ""
+        what = "request %s waits for a human's decision%s" % (res.get("id"), why)
+    deadline = deadline_text(a.get("timeout_at"), now_ms)
+    return _plain("%s; unless decided, it is denied automatically at %s" % (what, deadline) if deadline else what)
+
+
 # ---------------------------------------------------------------------------------------------
 # Requests
 
@@ -1328,9 +1360,8 @@ class Waiter(object):
     """Polls a request's status with backoff (50 ms growing to 1 s), with notes for the human on stderr.
     on_poll(status) returns False, True (progress: back to short pauses) or MORE."""
 
-    def __init__(self, answers, rid, timeout=None, fresh=False, on_poll=None, notes=True, approval_note=None):
+    def __init__(self, answers, rid, timeout=None, fresh=False, on_poll=None, notes=True):
         self.answers = answers
-        self.approval_note = approval_note or "%s is waiting for a human's approval" % rid
         self.spool = answers.spool
         self.rid = rid
         self.timeout = timeout
@@ -1362,7 +1393,7 @@ class Waiter(object):
                 self._look_at_host(s["state"], said)
             if self.notes and s["state"] == "awaiting_approval" and "approval" not in said:
                 said.add("approval")
-                warn(self.approval_note)
+                warn(waiting_note(s))
             if deadline is not None and now >= deadline:
                 return None
             if progressed:
@@ -1849,8 +1880,7 @@ def cmd_plan(o):
     answers = Answers(spool, key)
     rid = submit_request(answers, PLAN_OP, {"steps": steps}, rid, intent, expires_in)
     err(rid)
-    note = "plan %s waits for a human to approve its %d step%s" % (rid, len(steps), "" if len(steps) == 1 else "s")
-    waiter = Waiter(answers, rid, timeout, fresh=True, approval_note=note)
+    waiter = Waiter(answers, rid, timeout, fresh=True)
     try:
         res = waiter.run()
     except KeyboardInterrupt:

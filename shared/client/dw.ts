@@ -10,6 +10,7 @@ import { DEFAULT_PLAN_EXPIRES_S, PlanError, parsePlanText, planBody, planHead } 
 import { MAX_PLAN_LIFETIME_S, PLAN_OP, type ProposedStep } from '../protocol/plan';
 import { FlagError, durationSeconds, positiveInteger } from './flagValues';
 import { runNotes } from './runNotes';
+import { waitingText } from './approvalWait';
 import { MAX_INTENT_CHARS, MAX_REQUEST_BYTES } from '../protocol/types';
 import { isRequestId } from '../protocol/ids';
 import { visible } from '../text/visible';
@@ -77,6 +78,16 @@ function spoolOf(v: Values): string {
 }
 
 const notice = (text: string) => void process.stderr.write(`dw: ${text}\n`);
+
+/** Says once, when the request comes to wait for a human, that it does, why, and until when. */
+function noticeWhenWaiting(): (s: Status) => void {
+  let said = false;
+  return (s) => {
+    if (said || s.state !== 'awaiting_approval') return;
+    said = true;
+    notice(waitingText(s));
+  };
+}
 
 function clientOf(v: Values, onNotice: (text: string) => void = notice): SpoolClient {
   const spool = spoolOf(v);
@@ -295,7 +306,7 @@ async function main(argv: string[]): Promise<number> {
     case 'wait': {
       const id = requestId(rest[0], 'dw wait ID');
       const c = clientOf(v);
-      const s = await c.wait(id, { timeoutMs: timeoutMs(v) });
+      const s = await c.wait(id, { timeoutMs: timeoutMs(v), onChange: noticeWhenWaiting() });
       if (v.json) print(s);
       else report(c, s, true);
       return exitCodeOf(s);
@@ -304,7 +315,7 @@ async function main(argv: string[]): Promise<number> {
       const c = clientOf(v);
       const id = submitFrom(c, rest, v);
       process.stderr.write(`${id}\n`);
-      const s = await c.follow(id, (chunk) => process.stdout.write(chunk), { timeoutMs: timeoutMs(v) });
+      const s = await c.follow(id, (chunk) => process.stdout.write(chunk), { timeoutMs: timeoutMs(v), onChange: noticeWhenWaiting() });
       reportRun(c, s);
       return exitCodeOf(s);
     }
@@ -315,8 +326,7 @@ async function main(argv: string[]): Promise<number> {
       const steps = planSteps(c, rest[0]!);
       const id = submit(c, { op: PLAN_OP, args: { steps }, id: v.id, intent: v.intent, expiresAt: new Date(Date.now() + expiresS * 1000) });
       process.stderr.write(`${id}\n`);
-      const onChange = (st: Status) => st.state === 'awaiting_approval' && notice(`plan ${id} waits for a human to approve its ${steps.length} step${steps.length === 1 ? '' : 's'}`);
-      const s = await c.wait(id, { timeoutMs: timeoutMs(v), onChange });
+      const s = await c.wait(id, { timeoutMs: timeoutMs(v), onChange: noticeWhenWaiting() });
       if (v.json) print(s);
       else report(c, s, true);
       return exitCodeOf(s);

@@ -19,6 +19,7 @@ import { checkArgs, ArgError } from './typedArgs';
 import { DEFAULT_PLAN_EXPIRES_S, PlanError, checkPlanSteps, planStepsOf } from './plans';
 import { MAX_PLAN_LIFETIME_S, MAX_PLAN_STEPS, PLAN_OP } from '../protocol/plan';
 import { runNotes } from './runNotes';
+import { waitingText } from './approvalWait';
 import { APP_VERSION } from './version';
 import { DEFAULT_WAIT_S } from './limits';
 
@@ -142,7 +143,7 @@ function describe(s: Status): string {
     case 'queued':
       return `request ${s.id} is queued: the host runs it when a slot is free`;
     case 'awaiting_approval':
-      return `${isResult(s) && s.op === PLAN_OP ? 'plan' : 'request'} ${s.id} waits for a human to approve it`;
+      return waitingText(s);
     case 'running':
       return isResult(s) && s.orphaned ? `request ${s.id} is still running after the host restarted: the host watches it` : `request ${s.id} is running`;
     case 'uncertain':

@@ -12,6 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { DEFAULT_WAIT_S } from '../../shared/client/limits';
+import { waitingSaid } from '../helpers/clientCases';
 import { MAX_INTENT_CHARS, type KeyFile } from '../../shared/protocol/types';
 import { signHostDoc } from '../../shared/protocol/hostAuth';
 import { decodeSecret } from '../../shared/protocol/sign';
@@ -287,7 +288,10 @@ describe('dw mcp', () => {
       await eventually('the approval request', () => (host.result(id)?.state === 'awaiting_approval' ? true : undefined));
       expect(host.result(id)!.approval).toMatchObject({ intent, argv: ['echo', 'deployed'] });
       expect(host.cli(['approvals', 'list']).stdout).toContain(`intent: ${intent}`);
-      await eventually('progress saying a human must approve', () => (messages(seen).includes(`request ${id} waits for a human to approve it`) ? true : undefined));
+      await eventually('progress saying a human must decide', () => (messages(seen).some((m) => m.startsWith(`request ${id} waits for a human's decision`)) ? true : undefined));
+      // In the words of dw and dw.py: until when, before it is denied automatically.
+      const { said, expected } = waitingSaid(messages(seen).map((m) => `dw: ${m}`).join('\n'), host.result(id)!);
+      expect(said).toContain(expected);
       expect(host.cli(['approvals', 'approve', id]).status).toBe(0);
       expect(body(await done)).toMatchObject({ id, state: 'succeeded', stdout: 'deployed\n', approval: { intent } });
 

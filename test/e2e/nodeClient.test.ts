@@ -16,6 +16,7 @@ import { decodeSecret } from '../../shared/protocol/sign';
 import type { CatalogDoc, KeyFile, ResultDoc } from '../../shared/protocol/types';
 import { SETTLE_GRACE_MS } from '../../shared/client/spoolClient';
 import { MAX_LIVE_LOG_BYTES } from '../../shared/client/spoolFiles';
+import { waitingSaid } from '../helpers/clientCases';
 
 let host: TestHost;
 let daemon: DaemonProcess;
@@ -187,6 +188,21 @@ describe('dw from the spool bin/ folder', () => {
     const r = dw(['wait', id]);
     expect(r.status).toBe(81);
     expect(r.stderr).toContain('denied');
+  });
+
+  it('dw run and dw wait say once that the request waits for a human, and when it is denied if nobody decides; then its outcome once approved', async () => {
+    const run = dwLive(['run', 'deploy', '--id', 'said-run']);
+    const waiting = await host.waitResult('said-run', ['awaiting_approval']);
+    const wait = dwLive(['wait', 'said-run']);
+    await run.says("request said-run waits for a human's decision");
+    await wait.says("request said-run waits for a human's decision");
+    expect(host.cli(['approvals', 'approve', 'said-run']).status).toBe(0);
+    expect([await run.exited, run.stdout, await wait.exited, wait.stdout]).toEqual([0, 'deployed\n', 0, 'deployed\n']);
+    for (const { stderr } of [run, wait]) {
+      const { said, expected } = waitingSaid(stderr, waiting);
+      expect(said).toEqual([expected]);
+    }
+    expect(waitingSaid(run.stderr, waiting).expected).toMatch(/^dw: request said-run waits for a human's decision; unless decided, it is denied automatically at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in N min\)$/);
   });
 
   it('exits 82 when it expired before it could start', async () => {

@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { GATED_OP, TestHost, eventually } from '../helpers/host';
 import { track } from '../helpers/processes';
+import { waitingSaid } from '../helpers/clientCases';
 import type { PlanStep } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -146,6 +147,26 @@ describe.each(['dw.cjs', 'dw.py'] as const)('%s', (dw) => {
     expect((await host.waitResult(again)).state).toBe('denied');
     expect(runs()).not.toContain(again);
     expectAlive(dw);
+  });
+
+  it('dw run of a request that claims a plan it is no step of says once that it waits for a human because of that, with the difference and the deny time; approved, it runs', async () => {
+    const p = start(dw, ['plan', planFile(`claimed-${dw}.json`, [{ op: 'deploy', args: { target: 'staging' } }])]);
+    const planId = await p.id();
+    await host.waitResult(planId, ['awaiting_approval']);
+    cli(['approvals', 'approve', planId]);
+    expect((await p.done).status).toBe(0);
+
+    const step = start(dw, ['run', 'deploy', 'target=qa', '--plan', planId]);
+    const id = await step.id();
+    const waiting = await host.waitResult(id, ['awaiting_approval']);
+    const reason = `no step of plan ${planId} is deploy with these arguments: the closest, step 1, differs in target (step "staging", request "qa")`;
+    expect(waiting.approval?.plan_claim).toEqual({ plan_id: planId, reason });
+    cli(['approvals', 'approve', id]);
+    const r = await step.done;
+    expect([r.status, r.stdout]).toEqual([0, 'deployed qa\n']);
+    const { said, expected } = waitingSaid(r.stderr, waiting);
+    expect(said).toEqual([expected]);
+    expect(expected).toContain(`request ${id} waits for a human's decision because it is not a step of plan ${planId}: ${reason}; unless decided, it is denied automatically at `);
   });
 
   it('a denied plan exits 81, and a request naming it still asks a human', async () => {

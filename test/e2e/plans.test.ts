@@ -116,6 +116,38 @@ describe('a plan', () => {
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
+  it('is named on the card and in the result of a request that claims it but is no step of it, with the difference; a match or no claim names none', async () => {
+    await setup();
+    await propose('pl-claim', [alpha, beta]);
+    approve('pl-claim');
+    await host.waitResult('pl-claim', ['succeeded']);
+    const claimOf = (id: string) => host.service((svc) => svc.pendingApprovals().find((a) => a.id === id)?.approval.plan_claim);
+
+    // One argument differs from the closest step: the reason names the step, the argument and both values.
+    step('st-n3', { word: 'alpha', n: 3 }, 'pl-claim');
+    const differs = await host.waitResult('st-n3', ['awaiting_approval']);
+    const reason = 'no step of plan pl-claim is record with these arguments: the closest, step 1, differs in n (step 1, request 3)';
+    expect(differs.approval?.plan_claim).toEqual({ plan_id: 'pl-claim', reason });
+    expect(claimOf('st-n3')).toEqual({ plan_id: 'pl-claim', reason });
+    // Both arguments differ from every step: the first, unused one is named, with each difference.
+    step('st-gamma', { word: 'gamma', n: 7 }, 'pl-claim');
+    expect((await host.waitResult('st-gamma', ['awaiting_approval'])).approval?.plan_claim?.reason).toBe(
+      'no step of plan pl-claim is record with these arguments: the closest, step 1, differs in n (step 1, request 7) and word (step "alpha", request "gamma")',
+    );
+    // A plan id that names no plan.
+    step('st-nowhere', alpha.args, 'pl-nowhere');
+    await host.waitResult('st-nowhere', ['awaiting_approval']);
+    expect(claimOf('st-nowhere')).toEqual({ plan_id: 'pl-nowhere', reason: 'no plan pl-nowhere on this host' });
+    expect(host.result('st-nowhere')?.approval?.plan_claim).toEqual({ plan_id: 'pl-nowhere', reason: 'no plan pl-nowhere on this host' });
+
+    // Claiming nothing, or matching a step: no claim to tell.
+    host.submit(key, 'st-plain', 'record', alpha.args);
+    expect((await host.waitResult('st-plain', ['awaiting_approval'])).approval?.plan_claim).toBeUndefined();
+    step('st-beta', beta.args, 'pl-claim');
+    expect((await host.waitResult('st-beta', ['succeeded'])).approval).toBeUndefined();
+    expect(runs()).toEqual(['st-beta']);
+  });
+
   it("is one key's: another key naming it, or a plan_id that is not a plan, gets the usual policy", async () => {
     await setup();
     const other = host.createKey('other agent', 'write');
@@ -174,6 +206,7 @@ describe('a plan', () => {
     expect(host.cli(['resume']).status).toBe(0);
     const back = await host.waitResult('st-queued', ['awaiting_approval']);
     expect(back.approval?.argv).toBeDefined();
+    expect(back.approval?.plan_claim).toEqual({ plan_id: 'pl-wd', reason: expect.stringMatching(/^plan pl-wd expired or was withdrawn at \S+, before this step could start$/) });
     step('st-after', beta.args, 'pl-wd');
     await host.waitResult('st-after', ['awaiting_approval']);
     expect(unmatched('st-after')).toEqual([expect.stringContaining('plan pl-wd expired at')]);
@@ -190,17 +223,25 @@ describe('a plan', () => {
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
-  it('no longer covers a step whose command changed since the approval: a human is asked again', async () => {
+  it('no longer covers a step whose command changed since the approval, nor one queued before the change: a human is asked again, and told why', async () => {
     await setup();
-    await propose('pl-old', [alpha]);
+    await propose('pl-old', [alpha, beta]);
     approve('pl-old');
     await host.waitResult('pl-old', ['succeeded']);
+    // A step taken while the host is paused waits queued, and is checked again before it starts.
+    expect(host.cli(['pause']).status).toBe(0);
+    step('st-queued-then-changed', beta.args, 'pl-old');
+    await host.waitResult('st-queued-then-changed', ['queued']);
     host.writeAllowlist(allowlist('echo "$1 $2"; echo changed'));
     await eventually('the allowlist to be reloaded', () => (host.audit('reloaded', 'allowlist_loaded').length > 0 ? true : undefined));
     step('st-changed', alpha.args, 'pl-old');
     const asked = await host.waitResult('st-changed', ['awaiting_approval']);
     expect(asked.approval?.argv[2]).toContain('echo changed');
     expect(unmatched('st-changed')).toEqual([expect.stringContaining('what step 1 of plan pl-old would run changed since the plan was approved')]);
+    expect(asked.approval?.plan_claim).toEqual({ plan_id: 'pl-old', reason: 'what step 1 of plan pl-old would run changed since the plan was approved' });
+    expect(host.cli(['resume']).status).toBe(0);
+    const back = await host.waitResult('st-queued-then-changed', ['awaiting_approval']);
+    expect(back.approval?.plan_claim).toEqual({ plan_id: 'pl-old', reason: 'what this step of plan pl-old would run changed since the plan was approved' });
     expect(runs()).toEqual([]);
   });
 
@@ -266,6 +307,7 @@ describe('a plan', () => {
     step('st-c2', beta.args, 'pl-c');
     const asked = await host.waitResult('st-c2', ['awaiting_approval']);
     expect(asked.approval?.ceiling).toContain('one-run');
+    expect(asked.approval?.plan_claim).toBeUndefined(); // it is a step of the plan: the ceiling is why it asks
     expect(host.result('pl-c')?.plan?.steps.map((s) => s.request_id)).toEqual(['st-c1', null]);
     approve('st-c2'); // a human lets it past the ceiling
     await host.waitResult('st-c2', ['succeeded']);

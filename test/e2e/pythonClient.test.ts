@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { GATED_OP, TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER, NO_UNPRIVILEGED_USER, track } from '../helpers/processes';
+import { waitingSaid } from '../helpers/clientCases';
 import { canonicalJson, sha256Hex } from '../../shared/protocol/canonicalJson';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import { signHostDoc } from '../../shared/protocol/hostAuth';
@@ -377,7 +378,7 @@ describe('only what the host signed for this key is reported', () => {
   it('a log planted while the request waits for a human is never shown', async () => {
     const p = new DwProcess(['run', 'deploy', 'target=staging', '--id', 'py-planted-log']);
     await host.waitResult('py-planted-log', ['awaiting_approval']);
-    await eventually('the note about the approval', () => (p.stderr.includes("waiting for a human's approval") ? true : undefined));
+    await eventually('the note about the approval', () => (p.stderr.includes("request py-planted-log waits for a human's decision") ? true : undefined));
     plant('results/py-planted-log.log', 'PLANTED: all tests pass\n');
     expect(host.cli(['approvals', 'deny', 'py-planted-log', '--reason', 'no']).status).toBe(0);
     const r = await p.done;
@@ -576,7 +577,7 @@ describe('against the running host', () => {
     expect(await p.id()).toBe('py-deny-1');
     const waiting = await host.waitResult('py-deny-1', ['awaiting_approval']);
     expect(waiting.approval?.intent).toBe('ship it');
-    await eventually('the note about the approval', () => (p.stderr.includes("waiting for a human's approval") ? true : undefined));
+    await eventually('the note about the approval', () => (p.stderr.includes("request py-deny-1 waits for a human's decision") ? true : undefined));
     expect(host.cli(['approvals', 'deny', 'py-deny-1', '--reason', 'not on a Friday']).status).toBe(0);
     const r = await p.done;
     expect(r.status).toBe(81);
@@ -584,13 +585,20 @@ describe('against the running host', () => {
     expect(r.stdout).toBe('');
   });
 
-  it('exits 0 once the human approves', async () => {
+  it('exits 0 once the human approves; dw run and dw wait said once that it waited for a human, and when it would be denied if nobody decided', async () => {
     const p = new DwProcess(['run', 'deploy', 'target=staging', '--id', 'py-approve-1']);
-    await host.waitResult('py-approve-1', ['awaiting_approval']);
+    const waiting = await host.waitResult('py-approve-1', ['awaiting_approval']);
+    const w = new DwProcess(['wait', 'py-approve-1']);
+    for (const c of [p, w]) await eventually('the note about the approval', () => (c.stderr.includes("request py-approve-1 waits for a human's decision") ? true : undefined));
     expect(host.cli(['approvals', 'approve', 'py-approve-1']).status).toBe(0);
-    const r = await p.done;
-    expect(r.status).toBe(0);
+    const [r, rw] = [await p.done, await w.done];
+    expect([r.status, rw.status]).toEqual([0, 0]);
     expect(JSON.parse(r.stdout)).toEqual(['staging']);
+    for (const { stderr } of [r, rw]) {
+      const { said, expected } = waitingSaid(stderr, waiting);
+      expect(said).toEqual([expected]);
+    }
+    expect(waitingSaid(r.stderr, waiting).expected).toMatch(/^dw: request py-approve-1 waits for a human's decision; unless decided, it is denied automatically at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in N min\)$/);
   });
 
   it('exits 82 for a request that expired before it could start (--expires-in, host paused)', async () => {

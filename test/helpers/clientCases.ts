@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import type { ResultDoc } from '../../shared/protocol/types';
+import { waitingText } from '../../shared/client/approvalWait';
 
 /** A finished request's result as the host writes it, with `over` on top. */
 export function resultDoc(over: Partial<ResultDoc>): ResultDoc {
@@ -33,6 +34,8 @@ def call(c):
             return {"ok": [dw.plan_head(c[1])] + dw.plan_body(c[1])}
         if c[0] == "notes":
             return {"ok": dw.run_notes(c[1])}
+        if c[0] == "waiting":
+            return {"ok": dw.waiting_note(c[1], c[2])}
         raise ValueError("no such case: %r" % c[0])
     except dw.DwError as e:
         return {"error": e.message}
@@ -44,9 +47,19 @@ for line in sys.stdin:
 
 /** What dw.py's functions give for each case (one python3 for all of them). A case is one of
  *  ['plan', text, catalog operations | null], ['whole', flag, text, unit], ['duration', text, flag, max],
- *  ['constants'], ['plan_lines', result], ['notes', result]. */
+ *  ['constants'], ['plan_lines', result], ['notes', result], ['waiting', result, now in ms]. */
 export function dwPy(cases: unknown[][]): { ok?: unknown; error?: string }[] {
   const r = spawnSync('python3', ['-c', HARNESS, DW_PY_DIR], { input: cases.map((c) => JSON.stringify(c)).join('\n'), encoding: 'utf8', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
   if (r.status !== 0) throw new Error(r.stderr);
   return r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { ok?: unknown; error?: string });
+}
+
+/** The minutes left, which depend on when a line was said, set aside. */
+const minutesAside = (line: string) => line.replace(/\((in \d+ min|in less than a minute)\)$/, '(in N min)');
+
+/** What a client (dw.cjs or dw.py) said on stderr about waiting for a human, every such line, and the
+ *  one line it should have said once about its request waiting with result `s` (as waitingText words
+ *  it): the minutes left set aside in both. */
+export function waitingSaid(stderr: string, s: ResultDoc): { said: string[]; expected: string } {
+  return { said: stderr.split('\n').filter((l) => l.includes('waits for a human')).map(minutesAside), expected: minutesAside(`dw: ${waitingText(s)}`) };
 }

@@ -218,7 +218,9 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     } else if (g.kind === 'ask') {
       state = 'awaiting_approval';
       plan = g.plan;
-      approval = g.approval;
+      // A plan it claims but does not match is said on the card and in its result: the person and the
+      // agent both learn why it waits.
+      approval = step && !step.ok ? { ...g.approval, plan_claim: { plan_id: p.plan_id!, reason: step.reason } } : g.approval;
     } else {
       plan = g.plan;
       grant = g.grant;

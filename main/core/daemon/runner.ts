@@ -6,7 +6,8 @@
 import { existsSync } from 'node:fs';
 import { commitSoon, type Db } from '../ledger/db';
 import type { AuditLog } from '../ledger/audit';
-import type { RequestRow, Requests } from '../ledger/requests';
+import { approvalOf, type RequestRow, type Requests } from '../ledger/requests';
+import { claimBeforeStart } from '../policy/plans';
 import type { KeyStore } from '../keys/keyStore';
 import type { Grants } from '../ledger/grants';
 import type { HostFlags } from '../ledger/meta';
@@ -225,10 +226,11 @@ export class Runner {
         : row.decided_by && !approved
           ? `its approval (${row.decided_by}) no longer holds`
           : 'what it would run changed since it was approved';
+      const claim = claimBeforeStart(row, approvalOf(row), approved, g.approval.ceiling, row.plan_id ? this.d.requests.get(row.plan_id) : null);
       lifecycle.move(
         row,
         'awaiting_approval',
-        { approval_json: JSON.stringify(g.approval), plan_json: JSON.stringify(g.plan), decided_by: null, decided_at: null, ceiling_override: 0 },
+        { approval_json: JSON.stringify(claim ? { ...g.approval, plan_claim: claim } : g.approval), plan_json: JSON.stringify(g.plan), decided_by: null, decided_at: null, ceiling_override: 0 },
         { kind: 'approval_requested', message: `back to approval before starting: ${why}` },
       );
       return;

@@ -103,13 +103,16 @@ export function planDocOf(row: RequestRow): PlanDoc | null {
   return steps && row.expires_at ? { expires_at: row.expires_at, steps: steps.map(wireStep) } : null;
 }
 
+type PlanClaim = NonNullable<ApprovalInfo['plan_claim']>;
+
 export type StepMatch = { ok: true; index: number; plan: RunPlan } | { ok: false; reason: string };
 
 /**
  * The step of plan `planId` (its row, if any) that a request of key `keyId` for `op` with `args` may
  * run as: the plan is this key's, approved and not expired, and an unused step asks for the same
  * operation and arguments (in canonical JSON: key order does not matter) and would still run exactly
- * what the human approved. Otherwise why not, for the audit log.
+ * what the human approved. Otherwise why not: for the audit log, and, when the request goes to a
+ * human, for the card and the agent (the approval's plan_claim).
  */
 export function matchStep(planRow: RequestRow | null, planId: string, keyId: string, op: string, args: Record<string, unknown>, allowlist: Allowlist, now: Date): StepMatch {
   const steps = planRow ? keptSteps(planRow) : null;
@@ -119,7 +122,7 @@ export function matchStep(planRow: RequestRow | null, planId: string, keyId: str
   if (!planRow.expires_at || Date.parse(planRow.expires_at) <= now.getTime()) return { ok: false, reason: `plan ${planId} expired at ${planRow.expires_at}` };
   const wanted = canonicalJson(args);
   const same = steps.map((s, index) => ({ s, index })).filter(({ s }) => s.op === op && canonicalJson(s.args) === wanted);
-  if (same.length === 0) return { ok: false, reason: `no step of plan ${planId} is ${op} with these arguments` };
+  if (same.length === 0) return { ok: false, reason: unlikeAnyStep(steps, planId, op, args) };
   const free = same.find(({ s }) => s.request_id === null);
   if (!free) return { ok: false, reason: `the step of plan ${planId} with ${op} and these arguments was already used (by ${same.map(({ s }) => s.request_id).join(', ')})` };
   const { s, index } = free;
@@ -128,6 +131,50 @@ export function matchStep(planRow: RequestRow | null, planId: string, keyId: str
   const approved: RunPlan = { ...planned.plan, argv: s.argv, cwd: s.cwd, env: s.env, leaves_processes: s.leaves_processes };
   if (!samePlan(approved, planned.plan)) return { ok: false, reason: `what step ${index + 1} of plan ${planId} would run changed since the plan was approved` };
   return { ok: true, index, plan: planned.plan };
+}
+
+/**
+ * The plan_claim of a request the check before its start sends back to a human: the one it had (it
+ * never matched its plan, and a human let it run), or, for one queued as a step of its plan, why that
+ * no longer holds. None for a step that only crosses a ceiling: it is still a step of its plan.
+ */
+export function claimBeforeStart(row: RequestRow, had: ApprovalInfo | null, planHolds: boolean, ceiling: string | null, planRow: RequestRow | null): PlanClaim | undefined {
+  if (had?.plan_claim) return had.plan_claim;
+  const planId = row.plan_id;
+  if (!planId || row.decided_by !== `plan ${planId}`) return undefined;
+  if (!planHolds) return { plan_id: planId, reason: `plan ${planId} expired or was withdrawn at ${planRow?.expires_at ?? 'an unknown time'}, before this step could start` };
+  return ceiling === null ? { plan_id: planId, reason: `what this step of plan ${planId} would run changed since the plan was approved` } : undefined;
+}
+
+/** An argument's value as the reason quotes it: JSON, cut short (the card and the client escape it). */
+function quoted(value: unknown): string {
+  if (value === undefined) return 'none';
+  const text = JSON.stringify(value);
+  return [...text].length > 60 ? `${[...text].slice(0, 59).join('')}…` : text;
+}
+
+/** "a", "a and b", "a, b and c". */
+function inWords(items: string[]): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
+/**
+ * Why a request is no step of the plan, in words a person can check against the plan: the plan has no
+ * step of this operation, or the closest one (fewest arguments differ; an unused one before a used
+ * one) and each argument that differs, with the step's value and the request's.
+ */
+function unlikeAnyStep(steps: KeptStep[], planId: string, op: string, args: Record<string, unknown>): string {
+  const ofOp = steps.map((s, index) => ({ s, index })).filter(({ s }) => s.op === op);
+  if (ofOp.length === 0) return `plan ${planId} has no step of operation ${op} (its steps are ${inWords([...new Set(steps.map((s) => s.op))])})`;
+  const differing = (stepArgs: Record<string, unknown>) =>
+    [...new Set([...Object.keys(stepArgs), ...Object.keys(args)])].sort().filter((name) => canonicalJson(stepArgs[name]) !== canonicalJson(args[name]));
+  const [closest] = ofOp
+    .map(({ s, index }) => ({ s, index, names: differing(s.args) }))
+    .sort((a, b) => a.names.length - b.names.length || Number(a.s.request_id !== null) - Number(b.s.request_id !== null) || a.index - b.index);
+  const { s, index, names } = closest!;
+  const used = s.request_id !== null ? ` (already used by ${s.request_id})` : '';
+  const diffs = names.map((name) => `${name} (step ${quoted(s.args[name])}, request ${quoted(args[name])})`);
+  return `no step of plan ${planId} is ${op} with these arguments: the closest, step ${index + 1}${used}, differs in ${inWords(diffs)}`;
 }
 
 /**

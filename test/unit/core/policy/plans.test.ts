@@ -3,7 +3,7 @@
 // (same key, approved, unexpired, an unused step with equal op and args that would run as approved).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllowlist } from '../../../../main/core/allowlist/load';
-import { PLAN_OP, keptSteps, matchStep, planDocOf, proposePlan, stepsWith, type ProposalInput } from '../../../../main/core/policy/plans';
+import { PLAN_OP, claimBeforeStart, keptSteps, matchStep, planDocOf, proposePlan, stepsWith, type ProposalInput } from '../../../../main/core/policy/plans';
 import { MAX_PLAN_STEPS } from '../../../../shared/protocol/plan';
 import type { KeyInfo } from '../../../../main/core/keys/keyStore';
 import type { RequestRow } from '../../../../main/core/ledger/requests';
@@ -137,11 +137,22 @@ describe('a request as a step of a plan', () => {
     expect(m).toMatchObject({ ok: true, index: 0, plan: { op: 'greet', argv: ['/bin/echo', 'hello', 'ada', '2'] } });
   });
 
-  it('does not match different arguments, another operation, or arguments with more in them', () => {
+  it('does not match different arguments, another operation, or arguments with more in them, and says how the closest step differs', () => {
     const plan = approvedPlan();
-    expect(match(plan, 'greet', { name: 'ada', times: 3 })).toEqual({ ok: false, reason: 'no step of plan plan-1 is greet with these arguments' });
-    expect(match(plan, 'deploy', { target: 'production' })).toMatchObject({ ok: false });
-    expect(match(plan, 'deploy', { target: 'staging', extra: 1 })).toMatchObject({ ok: false });
+    const closest = (op: string, rest: string) => ({ ok: false, reason: `no step of plan plan-1 is ${op} with these arguments: the closest, ${rest}` });
+    expect(match(plan, 'greet', { name: 'ada', times: 3 })).toEqual(closest('greet', 'step 1, differs in times (step 2, request 3)'));
+    expect(match(plan, 'deploy', { target: 'production' })).toEqual(closest('deploy', 'step 2, differs in target (step "staging", request "production")'));
+    expect(match(plan, 'deploy', { target: 'staging', extra: 1 })).toEqual(closest('deploy', 'step 2, differs in extra (step none, request 1)'));
+    expect(match(plan, 'greet', { name: 'x'.repeat(80) })).toEqual(closest('greet', `step 1, differs in name (step "ada", request "${'x'.repeat(58)}…) and times (step 2, request none)`));
+    expect(match(plan, 'wave', {})).toEqual({ ok: false, reason: 'plan plan-1 has no step of operation wave (its steps are greet and deploy)' });
+  });
+
+  it('names an unused step as the closest before a used one that differs as little', () => {
+    let plan = approvedPlan();
+    plan = l.requests.transition(plan.id, ['succeeded'], { steps_json: stepsWith(plan, 'req-a', 'queued', 0)! })!;
+    expect(match(plan, 'greet', { name: 'ada', times: 5 })).toMatchObject({ reason: expect.stringContaining('the closest, step 3, differs in times') });
+    plan = l.requests.transition(plan.id, ['succeeded'], { steps_json: stepsWith(plan, 'req-b', 'queued', 2)! })!;
+    expect(match(plan, 'greet', { name: 'ada', times: 5 })).toMatchObject({ reason: expect.stringContaining('the closest, step 1 (already used by req-a), differs in times') });
   });
 
   it('uses each step once: a used step matches the next equal one, then nothing', () => {
@@ -184,5 +195,28 @@ describe('a request as a step of a plan', () => {
     const doc = planDocOf(plan)!;
     expect(doc.expires_at).toBe(inAnHour);
     expect(doc.steps[1]).toEqual({ op: 'deploy', args: { target: 'staging' }, argv: ['/bin/echo', 'deploy', 'staging'], cwd: expect.any(String), scope: 'write', request_id: 'req-a', state: 'succeeded' });
+  });
+});
+
+describe('the plan claim of a request the check before its start sends back to a human', () => {
+  const row = (fields: Partial<RequestRow>) => ({ plan_id: 'plan-1', decided_by: 'plan plan-1', ...fields }) as RequestRow;
+  const plan = { expires_at: '2026-12-04T23:00:00.000Z' } as RequestRow;
+  const had = (claim?: { plan_id: string; reason: string }) => ({ ...(claim ? { plan_claim: claim } : {}) }) as Parameters<typeof claimBeforeStart>[1];
+
+  it('keeps the claim of one that never matched its plan (a human let it run)', () => {
+    const claim = { plan_id: 'plan-1', reason: 'no plan plan-1 on this host' };
+    expect(claimBeforeStart(row({ decided_by: 'cli:me' }), had(claim), true, null, null)).toEqual(claim);
+  });
+
+  it('says why a step no longer holds: its plan expired or was withdrawn, or what it runs changed', () => {
+    expect(claimBeforeStart(row({}), null, false, null, plan)).toEqual({ plan_id: 'plan-1', reason: 'plan plan-1 expired or was withdrawn at 2026-12-04T23:00:00.000Z, before this step could start' });
+    expect(claimBeforeStart(row({}), null, false, 'one-run (1 of 1 runs)', plan)?.reason).toContain('expired or was withdrawn');
+    expect(claimBeforeStart(row({}), null, true, null, plan)).toEqual({ plan_id: 'plan-1', reason: 'what this step of plan plan-1 would run changed since the plan was approved' });
+  });
+
+  it('names none for a step that only crosses a ceiling, one a human approved, or one that claims no plan', () => {
+    expect(claimBeforeStart(row({}), null, true, 'one-run (1 of 1 runs)', plan)).toBeUndefined();
+    expect(claimBeforeStart(row({ decided_by: 'cli:me' }), had(), true, null, plan)).toBeUndefined();
+    expect(claimBeforeStart(row({ plan_id: null, decided_by: 'grant g_1' }), null, false, null, null)).toBeUndefined();
   });
 });
