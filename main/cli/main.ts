@@ -208,12 +208,14 @@ function cmdKeys(argv: string[]): void {
 function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]): string {
   const a = p.approval;
   // A plan runs nothing itself: what it would let run is its steps, each in full.
+  // The environment decides the run as much as argv does (host-side: never in the wire's approval).
+  const env = (e: Record<string, string> | undefined, indent: string) => (e && Object.keys(e).length ? [`${indent}env:  ${visibleJson(JSON.stringify(e))}`] : []);
   const what = a.steps
     ? [
         `    a plan of ${a.steps.length} step(s); once approved each may run once, without asking, until ${p.expires_at ?? '?'}:`,
-        ...a.steps.flatMap((st, i) => [`    ${i + 1}. ${visible(st.op)} (${st.scope})`, `       argv: ${visibleJson(JSON.stringify(st.argv))}`, `       cwd:  ${visible(st.cwd)}`]),
+        ...a.steps.flatMap((st, i) => [`    ${i + 1}. ${visible(st.op)} (${st.scope})`, `       argv: ${visibleJson(JSON.stringify(st.argv))}`, `       cwd:  ${visible(st.cwd)}`, ...env(p.steps?.[i]?.env, '       ')]),
       ]
-    : [`    argv: ${visibleJson(JSON.stringify(a.argv))}`, `    cwd:  ${visible(a.cwd)}`];
+    : [`    argv: ${visibleJson(JSON.stringify(a.argv))}`, `    cwd:  ${visible(a.cwd)}`, ...env(p.run?.env, '    ')];
   return [
     `${p.id}  ${visible(a.operation)}  (key ${visible(a.key_name)} / ${a.key_id}, waiting since ${p.waiting_since}, denied at ${a.timeout_at} if undecided)`,
     ...what,

@@ -13,6 +13,7 @@ operations:
     description: "Deploy (a write operation: asks a human by default)"
     command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; echo ${word} "$1"', ${JSON.stringify(path.join(root, 'runs.txt'))}, "{target}"]
     cwd: ${JSON.stringify(root)}
+    env: {DEPLOY_REGION: eu-1}
     args:
       target: {type: string, enum: [staging, production, canary]}
     scope: write
@@ -60,6 +61,7 @@ describe('approval', () => {
     expect(Date.parse(waiting.approval!.timeout_at) - Date.parse(waiting.approval!.requested_at)).toBe(3600 * 1000);
     const listed = cliJson(['approvals', 'list']) as { id: string; approval: { intent: string } }[];
     expect(listed.map((p) => p.id)).toEqual(['ap-1']);
+    expect(host.cli(['approvals', 'list']).stdout).toContain(`    cwd:  ${host.work}\n    env:  {"DEPLOY_REGION":"eu-1"}\n    intent: ship the fix for #42\n`);
     expect(runs()).toEqual([]);
 
     const human = host.cli(['approvals', 'approve', 'ap-1']);
