@@ -26,6 +26,7 @@ export function forAWhileQuestion(p: PendingApproval, rules: ArgRules, forSecond
       `For ${formatDuration(forSeconds)} from now, later calls of ${visible(p.op)} by ${key} run without a card when ${names.length ? 'their arguments are:' : 'they have no arguments.'}`,
       ...names.map((n) => `  ${visible(n)}: ${describeRule(rules[n]!)}`),
       ...(names.length ? ['and they have no other argument.'] : []),
+      'Requests of this key already waiting to run exactly this command, folder and environment are approved with it; others keep their cards.',
       'Revoke the grant under Approvals to end it sooner.',
     ].join('\n'),
     confirmLabel: 'Approve for a while',

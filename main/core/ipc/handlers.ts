@@ -76,7 +76,8 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       // this one runs and what later calls may carry. A widen the request cannot take is refused first.
       if (forSeconds !== undefined) {
         const rules = svc.decisions.grantRules(id, widen);
-        const shown = svc.pendingApprovals().find((x) => x.id === id)!;
+        const shown = svc.pendingApprovals().find((x) => x.id === id);
+        if (!shown) throw new UserError(`request ${id} is no longer waiting for approval`);
         if (!(await confirmed(forAWhileQuestion(shown, rules, forSeconds)))) throw new UserError('Not approved: cancelled.');
         // What the person saw must be what is approved: the card moved meanwhile (decided, or back
         // with another run), so the answer is to a card that is no longer there.
