@@ -22,6 +22,8 @@ import { isInside } from '../core/allowlist/pathArg';
 import { parseSettingValue } from '../core/settings';
 import { parseDuration } from '../core/duration';
 import { PLAN_OP } from '../core/policy/plans';
+import { describeRule, rulesInBrief } from '../core/policy/grantRules';
+import { parseWiden } from './widen';
 import type { SpoolInfo } from '../../shared/ipc/views';
 import { probeLines } from '../../shared/protocol/probe';
 
@@ -38,10 +40,15 @@ Usage: dumbwaiter COMMAND [options]
                                          a key for one spool (--spool NAME, else default)
   keys list | keys revoke KEY_ID | keys rotate KEY_ID --out FILE [--force]
   approvals list                         requests waiting for a human, with what they would run
-  approvals approve ID [--for DURATION]  approve (with --for 30m, 2h, 90s or minutes: also this key's
-                                         calls of this operation for that long, as a revocable grant)
+  approvals approve ID [--for DURATION [--any-args | --args-match NAME=REGEX ...]]
+                                         approve; with --for 30m, 2h, 90s or minutes, also this key's
+                                         later calls of this operation with the same arguments, for
+                                         that long, as a revocable grant (--any-args: with any
+                                         arguments; --args-match: NAME may be any value the RE2
+                                         pattern matches whole; repeat it for several)
   approvals deny ID [--reason TEXT]
   approvals grants [--all] | approvals revoke-grant GRANT_ID
+                                         grants, with what each argument of a call may be
   cancel ID                              cancel a queued, waiting or running request
   pause | resume                         hold / release the start of new runs
   config get [NAME] | config set NAME VALUE
@@ -201,12 +208,14 @@ function cmdKeys(argv: string[]): void {
 function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]): string {
   const a = p.approval;
   // A plan runs nothing itself: what it would let run is its steps, each in full.
+  // The environment decides the run as much as argv does (host-side: never in the wire's approval).
+  const env = (e: Record<string, string> | undefined, indent: string) => (e && Object.keys(e).length ? [`${indent}env:  ${visibleJson(JSON.stringify(e))}`] : []);
   const what = a.steps
     ? [
         `    a plan of ${a.steps.length} step(s); once approved each may run once, without asking, until ${p.expires_at ?? '?'}:`,
-        ...a.steps.flatMap((st, i) => [`    ${i + 1}. ${visible(st.op)} (${st.scope})`, `       argv: ${visibleJson(JSON.stringify(st.argv))}`, `       cwd:  ${visible(st.cwd)}`]),
+        ...a.steps.flatMap((st, i) => [`    ${i + 1}. ${visible(st.op)} (${st.scope})`, `       argv: ${visibleJson(JSON.stringify(st.argv))}`, `       cwd:  ${visible(st.cwd)}`, ...env(p.steps?.[i]?.env, '       ')]),
       ]
-    : [`    argv: ${visibleJson(JSON.stringify(a.argv))}`, `    cwd:  ${visible(a.cwd)}`];
+    : [`    argv: ${visibleJson(JSON.stringify(a.argv))}`, `    cwd:  ${visible(a.cwd)}`, ...env(p.run?.env, '    ')];
   return [
     `${p.id}  ${visible(a.operation)}  (key ${visible(a.key_name)} / ${a.key_id}, waiting since ${p.waiting_since}, denied at ${a.timeout_at} if undecided)`,
     ...what,
@@ -221,6 +230,8 @@ function cmdApprovals(argv: string[]): void {
   const [sub, ...rest] = argv;
   const { values, positionals } = parse(rest, {
     for: { type: 'string' },
+    'any-args': { type: 'boolean', default: false },
+    'args-match': { type: 'string', multiple: true },
     reason: { type: 'string', default: '' },
     all: { type: 'boolean', default: false },
   });
@@ -236,12 +247,24 @@ function cmdApprovals(argv: string[]): void {
         return say(pending.map(describeApproval).join('\n'));
       }
       case 'approve': {
-        if (!id) throw new UsageError('usage: dumbwaiter approvals approve ID [--for DURATION]');
+        if (!id) throw new UsageError(`usage: dumbwaiter approvals approve ID [--for DURATION [--any-args | --args-match NAME=REGEX ...]]`);
         const seconds = values.for === undefined ? undefined : parseDuration(values.for);
-        const r = svc.approve(id, actor, seconds);
+        const widen = parseWiden(values['any-args'], values['args-match'], () => Object.keys(svc.decisions.grantRules(id)));
+        const r = svc.approve(id, actor, seconds, widen);
         if (values.json) return printJson({ id, state: r.row.state, grant: r.grant, also_approved: r.alsoApproved.map((x) => x.id) });
         say(r.row.op === PLAN_OP ? `Approved plan ${id}: each of its steps may run once, without asking, until ${r.row.expires_at}.` : `Approved ${id}.`);
-        if (r.grant) say(`Grant ${r.grant.id}: key ${r.grant.key_id} may call ${r.grant.op} without asking until ${r.grant.expires_at}${r.alsoApproved.length ? `; also approved ${r.alsoApproved.map((x) => x.id).join(', ')}` : ''}. Revoke it with: dumbwaiter approvals revoke-grant ${r.grant.id}`);
+        if (!r.grant) return;
+        const rules = r.grant.args ?? {};
+        const names = Object.keys(rules);
+        say(
+          [
+            `Grant ${r.grant.id}: until ${r.grant.expires_at}, key ${r.grant.key_id} may call ${r.grant.op} without asking ${names.length ? 'when each argument is:' : 'with no arguments.'}`,
+            ...names.map((n) => `  ${n}: ${describeRule(rules[n]!)}`),
+            ...(names.length ? ['  and there is no other argument.'] : []),
+            ...(r.alsoApproved.length ? [`Also approved (waiting to run exactly this): ${r.alsoApproved.map((x) => x.id).join(', ')}.`] : []),
+            `Revoke it with: dumbwaiter approvals revoke-grant ${r.grant.id}`,
+          ].join('\n'),
+        );
         return;
       }
       case 'deny': {
@@ -255,8 +278,17 @@ function cmdApprovals(argv: string[]): void {
         if (values.json) return printJson(grants);
         if (grants.length === 0) return say(values.all ? 'No grants.' : 'No active grants.');
         return printTable([
-          ['GRANT', 'KEY', 'OPERATION', 'UNTIL', 'USES', 'BY', 'STATE'],
-          ...grants.map((g) => [g.id, g.key_id, g.op, g.expires_at, String(g.uses), g.created_by, g.revoked_at ? `revoked by ${g.revoked_by}` : g.expires_at < new Date().toISOString() ? 'expired' : 'active']),
+          ['GRANT', 'KEY', 'OPERATION', 'UNTIL', 'USES', 'BY', 'STATE', 'ARGUMENTS'],
+          ...grants.map((g) => [
+            g.id,
+            g.key_id,
+            g.op,
+            g.expires_at,
+            String(g.uses),
+            g.created_by,
+            g.revoked_at ? `revoked by ${g.revoked_by}` : g.expires_at < new Date().toISOString() ? 'expired' : 'active',
+            rulesInBrief(g.args),
+          ]),
         ]);
       }
       case 'revoke-grant': {
@@ -395,7 +427,7 @@ function cmdStatus(argv: string[]): void {
     say(`Keys:      ${s.keys.active} active, ${s.keys.revoked} revoked`);
     if (s.paused) say('PAUSED:    nothing new starts (dumbwaiter resume)');
     if (s.approvals.length) say(`Approvals: ${s.approvals.length} waiting (dumbwaiter approvals list)`);
-    for (const g of s.grants) say(`  grant     ${g.id}: ${g.op} for key ${g.key_id} until ${g.expires_at}`);
+    for (const g of s.grants) say(`  grant     ${g.id}: ${g.op} for key ${g.key_id} until ${g.expires_at}, arguments ${rulesInBrief(g.args)}`);
     if (s.spend.length) say('Spend:');
     for (const r of s.spend) {
       const c = r.ceiling;

@@ -10,6 +10,15 @@ import { UserError } from './errors';
 import { formatDuration } from './duration';
 import { isFinalState, type RequestState } from '../../shared/protocol/types';
 import { PLAN_OP, keptSteps } from './policy/plans';
+import { samePlan } from './policy/gate';
+import { covers, grantRules, rulesInBrief, type ArgRules, type Widen } from './policy/grantRules';
+import type { RunPlan } from './allowlist/plan';
+
+/** The run a waiting request's card shows: the plan recorded with it. */
+const shownPlan = (row: RequestRow): RunPlan | null => (row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null);
+
+const planNotForAWhile = (id: string) =>
+  new UserError(`${id} is a plan: it is approved once, as a whole, and its expiry says how long its steps may be used (no --for)`);
 
 export interface CancelOutcome {
   changed: boolean;
@@ -46,28 +55,54 @@ export class Decisions {
   }
 
   /**
-   * Approves one request; with `forSeconds`, also this key's other calls of this operation for that long
-   * (recorded as a grant, visible and revocable). Requests waiting because of a spend ceiling are only
-   * approved one by one: a grant lifts the approval rule, not the ceilings.
+   * The rules a grant made from waiting request `id` would have: each argument of the run its card
+   * shows must equal its value there, unless `widen` lets it vary (policy/grantRules.ts). Refuses a
+   * plan, a request recorded before grants named their arguments, and a widen the request cannot take.
    */
-  approve(id: string, by: string, forSeconds?: number): { row: RequestRow; grant: Grant | null; alsoApproved: RequestRow[] } {
+  grantRules(id: string, widen?: Widen): ArgRules {
+    return this.rulesFor(this.pending(id), widen);
+  }
+
+  private rulesFor(row: RequestRow, widen: Widen | undefined): ArgRules {
+    if (row.op === PLAN_OP) throw planNotForAWhile(row.id);
+    const args = shownPlan(row)?.args;
+    if (!args) throw new UserError(`${row.id} was recorded before grants named their arguments: approve it once, without a time box`);
+    return grantRules(args, widen);
+  }
+
+  /**
+   * Approves one request; with `forSeconds`, also this key's later calls of this operation with the
+   * same arguments (or within what `widen` lets vary) for that long, recorded as a grant, visible and
+   * revocable. Other cards already waiting are approved with it only when they would run exactly what
+   * this card shows (same argv, folder and environment): the person saw nothing else. Requests waiting
+   * because of a spend ceiling are only approved one by one: a grant lifts the approval rule, not the
+   * ceilings.
+   */
+  approve(id: string, by: string, forSeconds?: number, widen?: Widen): { row: RequestRow; grant: Grant | null; alsoApproved: RequestRow[] } {
     const row = this.pending(id);
+    if (widen !== undefined && forSeconds === undefined) {
+      throw new UserError('only a time-boxed approval (--for) has later calls to let arguments vary for: add --for, or approve without --any-args/--args-match');
+    }
     if (row.op === PLAN_OP) return { row: this.approvePlan(row, by, forSeconds), grant: null, alsoApproved: [] };
+    const rules = forSeconds === undefined ? null : this.rulesFor(row, widen); // refused before anything changes
     const approved = this.approveRow(row, by, '');
     if (!approved) throw new UserError(`request ${id} changed while approving; look again`);
-    if (forSeconds === undefined) return { row: approved, grant: null, alsoApproved: [] };
-    const grant = this.grants.create(row.key_id, row.op, forSeconds, by);
+    if (forSeconds === undefined || rules === null) return { row: approved, grant: null, alsoApproved: [] };
+    const grant = this.grants.create(row.key_id, row.op, rules, forSeconds, by);
     this.audit.record({
       kind: 'grant_created',
       actor: by,
       key_id: row.key_id,
       op: row.op,
-      message: `${by} approved ${row.op} for key ${row.key_id} for ${formatDuration(forSeconds)} (grant ${grant.id}, until ${grant.expires_at})`,
-      details: { grant: grant.id },
+      message: `${by} approved ${row.op} for key ${row.key_id} for ${formatDuration(forSeconds)}, arguments ${rulesInBrief(rules)} (grant ${grant.id}, until ${grant.expires_at})`,
+      details: { grant: grant.id, args: rules },
     });
+    const shown = shownPlan(row);
     const alsoApproved: RequestRow[] = [];
     for (const other of this.requests.inState('awaiting_approval')) {
       if (other.key_id !== row.key_id || other.op !== row.op || approvalOf(other)?.ceiling) continue;
+      const plan = shownPlan(other);
+      if (!plan?.args || !samePlan(shown, plan) || !covers(rules, plan.args)) continue;
       const next = this.approveRow(other, `grant ${grant.id}`, ` (time-boxed approval by ${by})`);
       if (next) {
         this.grants.use(grant.id);
@@ -82,7 +117,7 @@ export class Decisions {
    * may then run, each once, until it expires. It is approved as a whole, never for a while.
    */
   private approvePlan(row: RequestRow, by: string, forSeconds: number | undefined): RequestRow {
-    if (forSeconds !== undefined) throw new UserError(`${row.id} is a plan: it is approved once, as a whole, and its expiry says how long its steps may be used (no --for)`);
+    if (forSeconds !== undefined) throw planNotForAWhile(row.id);
     if (row.expires_at && Date.parse(row.expires_at) <= Date.now()) throw new UserError(`plan ${row.id} expired at ${row.expires_at}: approving it would let nothing run (deny it, or let it time out)`);
     const next = this.lifecycle.move(
       row,

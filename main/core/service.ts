@@ -17,6 +17,7 @@ import { spoolAllowlistProblem } from './spoolFolders';
 import { probeOptions, probeSpool } from './spool/probe';
 import type { ProbeReport } from '../../shared/protocol/probe';
 import { Decisions, type CancelOutcome } from './decisions';
+import type { Widen } from './policy/grantRules';
 import { Lifecycle } from './lifecycle';
 import { Grants, type Grant } from './ledger/grants';
 import { HostFlags } from './ledger/meta';
@@ -549,12 +550,13 @@ export class HostService {
     }));
   }
 
-  /** `forSeconds`: also approve this key's calls of this operation for that long (at most a day). */
-  approve(id: string, actor: string, forSeconds?: number): ReturnType<Decisions['approve']> {
+  /** `forSeconds`: also approve this key's later calls of this operation with the same arguments for
+   *  that long (at most a day); `widen`: the arguments those calls may vary, and how. */
+  approve(id: string, actor: string, forSeconds?: number, widen?: Widen): ReturnType<Decisions['approve']> {
     if (forSeconds !== undefined && !(forSeconds >= 1 && forSeconds <= 86400)) {
       throw new UserError('a time-boxed approval lasts from 1 second to 24 hours');
     }
-    return this.decisions.approve(id, actor, forSeconds);
+    return this.decisions.approve(id, actor, forSeconds, widen);
   }
 
   deny(id: string, actor: string, reason: string): RequestRow {

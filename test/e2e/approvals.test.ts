@@ -1,5 +1,6 @@
 // Human approval with the real daemon: what the approver sees, approve and deny from the command line
-// while the daemon runs, timeouts, restarts, time-boxed grants, and revoked keys.
+// while the daemon runs, timeouts, restarts, time-boxed grants (covering the arguments the person saw,
+// or what they widened), and revoked keys.
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,8 +13,9 @@ operations:
     description: "Deploy (a write operation: asks a human by default)"
     command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; echo ${word} "$1"', ${JSON.stringify(path.join(root, 'runs.txt'))}, "{target}"]
     cwd: ${JSON.stringify(root)}
+    env: {DEPLOY_REGION: eu-1}
     args:
-      target: {type: string, enum: [staging, production]}
+      target: {type: string, enum: [staging, production, canary]}
     scope: write
 `;
 
@@ -59,6 +61,7 @@ describe('approval', () => {
     expect(Date.parse(waiting.approval!.timeout_at) - Date.parse(waiting.approval!.requested_at)).toBe(3600 * 1000);
     const listed = cliJson(['approvals', 'list']) as { id: string; approval: { intent: string } }[];
     expect(listed.map((p) => p.id)).toEqual(['ap-1']);
+    expect(host.cli(['approvals', 'list']).stdout).toContain(`    cwd:  ${host.work}\n    env:  {"DEPLOY_REGION":"eu-1"}\n    intent: ship the fix for #42\n`);
     expect(runs()).toEqual([]);
 
     const human = host.cli(['approvals', 'approve', 'ap-1']);
@@ -141,26 +144,86 @@ describe('approval', () => {
   it('approves a key and operation for a while with a grant: used, visible, then expired', async () => {
     await setup();
     host.submit(key, 'gr-1', 'deploy', { target: 'staging' });
-    host.submit(key, 'gr-2', 'deploy', { target: 'production' });
+    host.submit(key, 'gr-2', 'deploy', { target: 'staging' });
     await host.waitResult('gr-1', ['awaiting_approval']);
     await host.waitResult('gr-2', ['awaiting_approval']);
     const approved = cliJson(['approvals', 'approve', 'gr-1', '--for', '4s']) as { grant: { id: string; expires_at: string }; also_approved: string[] };
-    expect(approved.also_approved).toEqual(['gr-2']); // the other waiting call of this key and operation
+    expect(approved.also_approved).toEqual(['gr-2']); // the other card waiting to run exactly what this one showed
     await host.waitResult('gr-1', ['succeeded']);
     await host.waitResult('gr-2', ['succeeded']);
-    // Within the time box, the next call runs without asking.
+    // Within the time box, the next call with the same arguments runs without asking.
     host.submit(key, 'gr-3', 'deploy', { target: 'staging' });
     const r3 = await host.waitResult('gr-3', ['succeeded']);
     expect(r3.approval).toBeUndefined();
     expect(host.audit('gr-3', 'claimed')[0]?.message).toContain(`grant ${approved.grant.id}`);
     const grants = cliJson(['approvals', 'grants']) as { id: string; uses: number; key_id: string; op: string }[];
-    expect(grants).toEqual([expect.objectContaining({ id: approved.grant.id, key_id: key.key_id, op: 'deploy', uses: 2 })]);
+    expect(grants).toEqual([expect.objectContaining({ id: approved.grant.id, key_id: key.key_id, op: 'deploy', uses: 2, args: { target: { equals: 'staging' } } })]);
     // After it expires, calls wait for a human again.
     await eventually('the grant to expire', () => (Date.now() > Date.parse(approved.grant.expires_at) + 100 ? true : undefined), 10_000);
     host.submit(key, 'gr-4', 'deploy', { target: 'staging' });
     await host.waitResult('gr-4', ['awaiting_approval']);
     expect(cliJson(['approvals', 'grants'])).toEqual([]);
     expect((cliJson(['approvals', 'grants', '--all']) as unknown[]).length).toBe(1);
+  });
+
+  it('a grant covers later calls with the arguments the person saw only: the same operation with others waits for a card', async () => {
+    await setup();
+    host.submit(key, 'ga-1', 'deploy', { target: 'staging' });
+    await host.waitResult('ga-1', ['awaiting_approval']);
+    const { grant } = cliJson(['approvals', 'approve', 'ga-1', '--for', '1h']) as { grant: { id: string } };
+    await host.waitResult('ga-1', ['succeeded']);
+    // The attack: the same key, the same operation, another argument.
+    host.submit(key, 'ga-2', 'deploy', { target: 'production' });
+    expect((await host.waitResult('ga-2', ['awaiting_approval', 'succeeded'])).state).toBe('awaiting_approval');
+    host.submit(key, 'ga-3', 'deploy', { target: 'staging' });
+    await host.waitResult('ga-3', ['succeeded']);
+    expect(runs()).toEqual(['ga-1', 'ga-3']);
+    expect(host.audit('ga-3', 'claimed')[0]?.message).toContain(`grant ${grant.id}`);
+    const listed = host.cli(['approvals', 'grants']);
+    expect(listed.stdout).toMatch(/ARGUMENTS\n.*target: "staging"\n$/);
+  });
+
+  it('with --args-match, a later call runs when the argument matches the pattern and waits when not; a widen the request cannot take is refused', async () => {
+    await setup();
+    host.submit(key, 'gm-1', 'deploy', { target: 'staging' });
+    await host.waitResult('gm-1', ['awaiting_approval']);
+    const refused = host.cli(['approvals', 'approve', 'gm-1', '--for', '1h', '--args-match', 'region=^eu$']);
+    expect([refused.status, refused.stderr]).toEqual([1, expect.stringContaining('the request has no argument "region" to widen (its arguments: target)')]);
+    const noTimeBox = host.cli(['approvals', 'approve', 'gm-1', '--args-match', 'target=^canary$']);
+    expect([noTimeBox.status, noTimeBox.stderr]).toEqual([1, expect.stringContaining('only a time-boxed approval (--for)')]);
+    expect(host.result('gm-1')?.state).toBe('awaiting_approval');
+    const approved = host.cli(['approvals', 'approve', 'gm-1', '--for', '1h', '--args-match', 'target=^canary$']);
+    expect(approved.stdout).toContain('  target: matching /^canary$/ (the whole value; of a list, each element)\n  and there is no other argument.');
+    await host.waitResult('gm-1', ['succeeded']);
+    host.submit(key, 'gm-2', 'deploy', { target: 'production' });
+    expect((await host.waitResult('gm-2', ['awaiting_approval', 'succeeded'])).state).toBe('awaiting_approval');
+    host.submit(key, 'gm-3', 'deploy', { target: 'canary' });
+    expect((await host.waitResult('gm-3', ['awaiting_approval', 'succeeded'])).state).toBe('succeeded');
+    expect(runs()).toEqual(['gm-1', 'gm-3']);
+    expect(cliJson(['approvals', 'grants'])).toEqual([expect.objectContaining({ args: { target: { match: '^canary$' } }, uses: 1 })]);
+  });
+
+  it('with --any-args, later calls of the operation run whatever their arguments', async () => {
+    await setup();
+    host.submit(key, 'gy-1', 'deploy', { target: 'staging' });
+    await host.waitResult('gy-1', ['awaiting_approval']);
+    expect(cliJson(['approvals', 'approve', 'gy-1', '--for', '1h', '--any-args'])).toMatchObject({ grant: { args: { target: { any: true } } } });
+    host.submit(key, 'gy-2', 'deploy', { target: 'production' });
+    expect((await host.waitResult('gy-2', ['awaiting_approval', 'succeeded'])).state).toBe('succeeded');
+  });
+
+  it('approving one card for a while leaves another waiting card with other arguments waiting', async () => {
+    await setup();
+    host.submit(key, 'tc-1', 'deploy', { target: 'staging' });
+    host.submit(key, 'tc-2', 'deploy', { target: 'production' });
+    await host.waitResult('tc-1', ['awaiting_approval']);
+    await host.waitResult('tc-2', ['awaiting_approval']);
+    const approved = cliJson(['approvals', 'approve', 'tc-1', '--for', '1h']) as { also_approved: string[] };
+    expect(approved.also_approved).toEqual([]);
+    await host.waitResult('tc-1', ['succeeded']);
+    expect((cliJson(['approvals', 'list']) as { id: string }[]).map((p) => p.id)).toEqual(['tc-2']);
+    expect(host.result('tc-2')?.state).toBe('awaiting_approval');
+    expect(runs()).toEqual(['tc-1']);
   });
 
   it('a revoked grant stops approving at once', async () => {

@@ -24,10 +24,14 @@ export interface RunPlan {
   approval: Operation['approval'];
   /** The operation's `leaves_processes` (absent, as in plans recorded before it existed: false). */
   leaves_processes?: boolean;
+  /** The arguments argv was rendered from, checked (defaults filled in, paths resolved): what a grant's
+   *  per-argument rules compare. Absent in a reconcile's plan and in plans recorded before grants named
+   *  their arguments. */
+  args?: Record<string, unknown>;
 }
 
 export type PlanRefusal = { ok: false; code: 'unknown_op' | 'bad_args'; message: string };
-export type PlanResult = { ok: true; plan: RunPlan } | PlanRefusal;
+export type PlanResult = { ok: true; plan: RunPlan & { args: Record<string, unknown> } } | PlanRefusal;
 export type ReconcilePlanResult = { ok: true; plan: RunPlan } | PlanRefusal | { ok: false; code: 'no_reconcile'; message: string };
 
 /** A request's own limits (payload `timeout_s`, `max_output_bytes`): at most the operation's. */
@@ -74,7 +78,7 @@ export function planRun(allowlist: Allowlist, opName: string, args: Record<strin
   const output = limit(op, 'max_output_bytes', limits?.max_output_bytes);
   for (const problem of [timeout, output]) if (typeof problem === 'string') return { ok: false, code: 'bad_args', message: problem };
   const { argv, paths } = render(op.template, op.args, checked.values);
-  return { ok: true, plan: { ...basePlan(op, argv, paths), timeout_s: timeout as number, max_output_bytes: output as number } };
+  return { ok: true, plan: { ...basePlan(op, argv, paths), timeout_s: timeout as number, max_output_bytes: output as number, args: checked.values } };
 }
 
 /**

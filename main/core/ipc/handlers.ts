@@ -12,6 +12,7 @@ import { UserError } from '../errors';
 import { allowlistChanges, describeChanges, widensWhatRuns } from './allowlistChanges';
 import { describeRun } from '../../../shared/allowlist/describe';
 import { visible, visibleJson } from '../../../shared/text/visible';
+import { forAWhileQuestion } from './forAWhileQuestion';
 
 /** What only the desktop app can do (the OS's dialogs); absent headless and in tests of the core. */
 export interface AppEdges {
@@ -72,20 +73,21 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
   return {
     'status.get': () => statusView(svc),
     'approvals.list': () => svc.pendingApprovals(),
-    'approvals.approve': async ({ id, forSeconds }) => {
+    'approvals.approve': async ({ id, forSeconds, widen }) => {
       // One approval decides the request on the card; a grant also lets later calls run unseen, for
-      // up to a day, after the page that asked is gone: that the person confirms natively.
+      // up to a day, after the page that asked is gone: that the person confirms natively, seeing all
+      // this one runs and what later calls may carry. A widen the request cannot take is refused first.
       if (forSeconds !== undefined) {
-        const p = svc.pendingApprovals().find((x) => x.id === id);
-        const yes = await confirmed({
-          title: 'Approve for a while',
-          message: `Let ${p ? `key ${visible(p.approval.key_name)} call ${p.op}` : 'this key call this operation'} without asking, for ${forSeconds < 120 ? `${forSeconds} seconds` : `${Math.round(forSeconds / 60)} minutes`}?`,
-          detail: `${p ? `${argvText(p.approval.argv)}\nin ${visible(p.approval.cwd)}\n\n` : ''}Until then, its requests of this operation run without an approval card (revoke the grant under Approvals).`,
-          confirmLabel: 'Approve for a while',
-        });
-        if (!yes) throw new UserError('Not approved: cancelled.');
+        const rules = svc.decisions.grantRules(id, widen);
+        const shown = svc.pendingApprovals().find((x) => x.id === id);
+        if (!shown) throw new UserError(`request ${id} is no longer waiting for approval`);
+        if (!(await confirmed(forAWhileQuestion(shown, rules, forSeconds)))) throw new UserError('Not approved: cancelled.');
+        // What the person saw must be what is approved: the card moved meanwhile (decided, or back
+        // with another run), so the answer is to a card that is no longer there.
+        const now = svc.pendingApprovals().find((x) => x.id === id);
+        if (now?.waiting_since !== shown.waiting_since) throw new UserError(`request ${id} changed while you were asked; look again`);
       }
-      const r = svc.approve(id, actor, forSeconds);
+      const r = svc.approve(id, actor, forSeconds, widen);
       return { state: r.row.state, grant_id: r.grant?.id ?? null, also_approved: r.alsoApproved.map((x) => x.id) };
     },
     'approvals.deny': ({ id, reason }) => ({ state: svc.deny(id, actor, reason).state }),

@@ -148,6 +148,9 @@ const MIGRATIONS: string[] = [
      INSERT INTO audit_fts (audit_fts, rowid, kind, request_id, key_id, op, message, details)
      VALUES ('delete', old.seq, old.kind, old.request_id, old.key_id, old.op, old.message, old.details);
    END;`,
+  // A grant's rule per argument (JSON, policy/grantRules.ts). NULL on a grant made before: it keeps
+  // covering any arguments until it expires (a day at most).
+  `ALTER TABLE grants ADD COLUMN args_json TEXT;`,
 ];
 
 /** Each connection's page cache (KiB): SQLite's own default. better-sqlite3 builds with 16 MiB, which a

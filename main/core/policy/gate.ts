@@ -80,6 +80,7 @@ export function gate(i: GateInput): GateResult {
   if (hard) return { kind: 'refuse', code: 'spend_ceiling', message: hard.message };
   if (crossed.length > 0 && !(approvedAsIs && i.approved!.ceilingOverride)) return ask(crossed.map((c) => c.message).join('; '));
   if (plan.approval === 'never' || approvedAsIs) return { kind: 'go', plan, grant: null };
-  const grant = i.grants.active(i.key.key_id, plan.op, now);
+  // A grant covers only calls whose checked arguments are within its rules (policy/grantRules.ts).
+  const grant = i.grants.active(i.key.key_id, plan.op, plan.args, now);
   return grant ? { kind: 'go', plan, grant } : ask(null);
 }

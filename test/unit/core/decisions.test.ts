@@ -10,6 +10,7 @@ import { Requests } from '../../../main/core/ledger/requests';
 import { UserError } from '../../../main/core/errors';
 import { TestLedger } from '../../helpers/ledger';
 import { PLAN_OP } from '../../../main/core/policy/plans';
+import type { RunPlan } from '../../../main/core/allowlist/plan';
 
 let l: TestLedger;
 beforeEach(() => {
@@ -17,8 +18,22 @@ beforeEach(() => {
 });
 afterEach(() => l.close());
 
-const waiting = (id: string, keyId = 'k_test', op = 'deploy', ceiling: string | null = null) =>
-  l.add(id, { key_id: keyId, op, state: 'awaiting_approval', approval: l.approval(keyId, ceiling) });
+/** The run a card shows for `deploy` with these checked arguments, as intake records it. */
+const runOf = (op: string, args: Record<string, unknown>): RunPlan => ({
+  op,
+  argv: ['/usr/bin/deploy', ...Object.values(args).map(String)],
+  cwd: '/srv',
+  env: { DEPLOY_ENV: 'test' },
+  timeout_s: 60,
+  max_output_bytes: 1024,
+  concurrency: 1,
+  cost: 1,
+  scope: 'write',
+  approval: 'always',
+  args,
+});
+const waiting = (id: string, keyId = 'k_test', op = 'deploy', ceiling: string | null = null, args: Record<string, unknown> = { target: 'staging' }) =>
+  l.add(id, { key_id: keyId, op, state: 'awaiting_approval', approval: l.approval(keyId, ceiling), plan: runOf(op, args) });
 const state = (id: string) => l.requests.get(id)?.state;
 const auditOf = (id: string) => l.audit.search({ requestId: id }).reverse();
 
@@ -62,12 +77,12 @@ describe('approve', () => {
   });
 
   describe('for a while (a grant)', () => {
-    it("creates a grant for the key's operation and approves its other waiting calls with it", () => {
+    it("creates a grant for the key's operation with this card's arguments, and approves the other cards that would run exactly this", () => {
       waiting('r1');
       waiting('r2');
       waiting('r3');
       const { grant, alsoApproved } = l.decisions.approve('r1', 'cli:alice', 1800);
-      expect(grant).toMatchObject({ key_id: 'k_test', op: 'deploy', created_by: 'cli:alice', revoked_at: null });
+      expect(grant).toMatchObject({ key_id: 'k_test', op: 'deploy', args: { target: { equals: 'staging' } }, created_by: 'cli:alice', revoked_at: null });
       expect(Date.parse(grant!.expires_at) - Date.parse(grant!.created_at)).toBe(1800_000);
       expect(alsoApproved.map((r) => r.id)).toEqual(['r2', 'r3']);
       for (const id of ['r2', 'r3']) {
@@ -76,8 +91,21 @@ describe('approve', () => {
       }
       expect(l.grants.get(grant!.id)?.uses).toBe(2); // the other calls it approved, not the one a human did
       const created = l.audit.search({ kind: 'grant_created' });
-      expect(created).toMatchObject([{ actor: 'cli:alice', key_id: 'k_test', op: 'deploy', details: { grant: grant!.id } }]);
-      expect(created[0]!.message).toContain('for 30 min');
+      expect(created).toMatchObject([{ actor: 'cli:alice', key_id: 'k_test', op: 'deploy', details: { grant: grant!.id, args: { target: { equals: 'staging' } } } }]);
+      expect(created[0]!.message).toContain('for 30 min, arguments target: "staging"');
+    });
+
+    it('leaves waiting every other card whose arguments or run were not the ones shown, even ones the widened grant covers', () => {
+      waiting('r1', 'k_test', 'deploy', null, { target: 'canary' });
+      waiting('other-args', 'k_test', 'deploy', null, { target: 'production' });
+      waiting('matching', 'k_test', 'deploy', null, { target: 'canary-2' }); // the widened grant covers it, but it was never shown
+      l.add('other-run', { state: 'awaiting_approval', approval: l.approval('k_test'), plan: { ...runOf('deploy', { target: 'canary' }), env: { DEPLOY_ENV: 'prod' } } });
+      l.add('recorded-before', { state: 'awaiting_approval', approval: l.approval('k_test'), plan: null });
+      const { grant, alsoApproved } = l.decisions.approve('r1', 'cli:alice', 600, { target: { match: '^canary(-[0-9]+)?$' } });
+      expect(grant?.args).toEqual({ target: { match: '^canary(-[0-9]+)?$' } });
+      expect(alsoApproved).toEqual([]);
+      for (const id of ['other-args', 'matching', 'other-run', 'recorded-before']) expect(state(id)).toBe('awaiting_approval');
+      expect(l.grants.get(grant!.id)?.uses).toBe(0);
     });
 
     it("leaves other keys' and other operations' requests, and those held by a spend ceiling, waiting", () => {
@@ -88,6 +116,34 @@ describe('approve', () => {
       const { alsoApproved } = l.decisions.approve('r1', 'cli:alice', 600);
       expect(alsoApproved).toEqual([]);
       for (const id of ['other-key', 'other-op', 'ceiling']) expect(state(id)).toBe('awaiting_approval');
+    });
+
+    it('widens the named arguments only: any value, or a pattern; the others stay equal to the card', () => {
+      waiting('r1', 'k_test', 'deploy', null, { target: 'canary', tag: 'v1', dry: true });
+      expect(l.decisions.grantRules('r1', { target: { match: '^canary$' }, tag: { any: true } })).toEqual({
+        target: { match: '^canary$' },
+        tag: { any: true },
+        dry: { equals: true },
+      });
+      expect(state('r1')).toBe('awaiting_approval'); // grantRules only says what a grant would be
+    });
+
+    it('refuses, changing nothing, a widen without a time box, naming an argument the request lacks, or with a bad pattern', () => {
+      waiting('r1');
+      expect(() => l.decisions.approve('r1', 'cli:alice', undefined, { target: { any: true } })).toThrow(/only a time-boxed approval \(--for\)/);
+      expect(() => l.decisions.approve('r1', 'cli:alice', 600, { path: { any: true } })).toThrow(new UserError('the request has no argument "path" to widen (its arguments: target)'));
+      expect(() => l.decisions.approve('r1', 'cli:alice', 600, { target: { match: '(a' } })).toThrow(/pattern for argument "target" is not a regular expression in RE2 syntax/);
+      expect(() => l.decisions.approve('r1', 'cli:alice', 600, { target: { match: '(a)\\1' } })).toThrow(/RE2 syntax/); // a backreference
+      expect(state('r1')).toBe('awaiting_approval');
+      expect(l.grants.list(true)).toEqual([]);
+      expect(l.audit.search({})).toEqual([]);
+    });
+
+    it('refuses a time box for a card recorded before grants named their arguments (it can be approved once)', () => {
+      l.add('old', { state: 'awaiting_approval', approval: l.approval('k_test'), plan: null });
+      expect(() => l.decisions.approve('old', 'cli:alice', 600)).toThrow(/old was recorded before grants named their arguments: approve it once/);
+      expect(state('old')).toBe('awaiting_approval');
+      expect(l.decisions.approve('old', 'cli:alice').row.state).toBe('queued');
     });
   });
 });

@@ -820,7 +820,12 @@ describe('a compromised page', () => {
     person.answer = false;
     await expect(api.approvals.approve({ id: 'r06', forSeconds: 3600 })).rejects.toThrow('Not approved: cancelled.');
     person.answer = true;
-    expect(asked).toEqual([expect.objectContaining({ message: 'Let key alice call guarded without asking, for 60 minutes?', detail: expect.stringContaining('"true"') })]);
+    expect(asked).toEqual([
+      expect.objectContaining({
+        message: `Approve this call of guarded, and let key "alice" (${alice.key_id}) call guarded without asking for 1 h, with the arguments below?`,
+        detail: expect.stringContaining('  "true"\n'),
+      }),
+    ]);
     expect(svc.request('r06')?.state).toBe('awaiting_approval');
     expect(svc.listGrants(true)).toEqual([]);
   });
@@ -1106,5 +1111,112 @@ operations:
       // What the page gets of the plan holds no step's environment.
       expect(JSON.stringify([plan, await crashApi.approvals.list(), await crashApi.status.get()])).not.toContain('not-for-the-page');
     });
+  });
+});
+
+describe('approvals.approve for a while: the native question', () => {
+  const GRANTABLE = (work: string) => `version: 1
+operations:
+  - name: remove
+    command: [/usr/bin/env, "TAG={tag}", /bin/rm, -f, --, "{path}"]
+    cwd: ${JSON.stringify(work)}
+    env: {LC_ALL: C, NOTE: "left \\u202eright"}
+    args:
+      path: {type: path, within: [${JSON.stringify(work)}], must_exist: false}
+      tag: {type: string, default: v1}
+    scope: write
+`;
+  let own: TestHost;
+  let ownSvc: HostService;
+  let agent: KeyFile;
+  const ask = () => {
+    person.asked.length = 0;
+    return person.asked;
+  };
+
+  beforeAll(async () => {
+    own = new TestHost('version: 1\noperations: []\n');
+    own.writeAllowlist(GRANTABLE(own.work));
+    agent = own.createKey('agent \u202eevil', 'write');
+    await own.startDaemon();
+    ownSvc = new HostService(own.home, own.spool);
+  }, 60_000);
+  afterAll(async () => {
+    ownSvc?.close();
+    await own?.cleanup();
+  });
+
+  it('shows each argv element apart, the folder, the environment, what each argument of later calls may be, and how long; and the grant is what it said', async () => {
+    const scratch = path.join(own.work, 'scratch.txt');
+    own.submit(agent, 'q-1', 'remove', { path: 'scratch.txt' });
+    await own.waitResult('q-1', ['awaiting_approval']);
+    const ownApi = connect(ownSvc);
+    const asked = ask();
+    person.answer = false;
+    await expect(ownApi.approvals.approve({ id: 'q-1', forSeconds: 1800, widen: { tag: { match: '^v[0-9]+$' } } })).rejects.toThrow('Not approved: cancelled.');
+    person.answer = true;
+    expect(ownSvc.listGrants(true)).toEqual([]);
+    expect(asked).toHaveLength(1);
+    const q = asked[0]!;
+    expect(q.title).toBe('Approve for a while');
+    expect(q.message).toBe(`Approve this call of remove, and let key "agent \\u202eevil" (${agent.key_id}) call remove without asking for 30 min, with the arguments below?`);
+    const lines = q.detail.split('\n');
+    // Each element of the command on its own line, quoted: where one ends and the next begins is seen.
+    expect(lines.slice(0, 8)).toEqual([
+      'Runs now, each argument of the command on its own line:',
+      '  "/usr/bin/env"',
+      '  "TAG=v1"',
+      '  "/bin/rm"',
+      '  "-f"',
+      '  "--"',
+      `  ${JSON.stringify(scratch)}`,
+      `in the folder ${JSON.stringify(own.work)}`,
+    ]);
+    expect(lines).toContain('  LC_ALL="C"');
+    expect(lines).toContain('  NOTE="left \\u202eright"'); // the bidi override shown, not obeyed
+    // The path as it runs (resolved), the default filled in: what later calls are compared on.
+    expect(lines).toContain(`  path: ${JSON.stringify(scratch)} (this value only)`);
+    expect(lines).toContain('  tag: matching /^v[0-9]+$/ (the whole value; of a list, each element)');
+    expect(lines).toContain('and they have no other argument.');
+    mkdirSync(path.join('test', 'artifacts', 'questions'), { recursive: true });
+    writeFileSync(path.join('test', 'artifacts', 'questions', 'approve-for-a-while.txt'), `${q.title}\n\n${q.message}\n\n${q.detail}\n`);
+
+    const r = await ownApi.approvals.approve({ id: 'q-1', forSeconds: 1800, widen: { tag: { match: '^v[0-9]+$' } } });
+    expect(r).toMatchObject({ state: 'queued', also_approved: [] });
+    expect(await ownApi.grants.list()).toEqual([expect.objectContaining({ id: r.grant_id, op: 'remove', args: { path: { equals: scratch }, tag: { match: '^v[0-9]+$' } } })]);
+  });
+
+  it('refuses, before any question, a widen of an argument the request lacks, a bad pattern, and a widen without a time box', async () => {
+    own.submit(agent, 'q-2', 'remove', { path: 'other.txt' });
+    await own.waitResult('q-2', ['awaiting_approval']);
+    const ownApi = connect(ownSvc);
+    const asked = ask();
+    await expect(ownApi.approvals.approve({ id: 'q-2', forSeconds: 60, widen: { force: { any: true } } })).rejects.toThrow('the request has no argument "force" to widen (its arguments: path, tag)');
+    await expect(ownApi.approvals.approve({ id: 'q-2', forSeconds: 60, widen: { tag: { match: '(?!x)' } } })).rejects.toThrow(/not a regular expression in RE2 syntax/);
+    await expect(ownApi.approvals.approve({ id: 'q-2', widen: { tag: { any: true } } })).rejects.toThrow(/only a time-boxed approval/);
+    expect(asked).toEqual([]);
+    expect(ownSvc.request('q-2')?.state).toBe('awaiting_approval');
+  });
+
+  it('approves nothing when the card changed while the person was asked (approved elsewhere and back with another run)', async () => {
+    own.submit(agent, 'q-3', 'remove', { path: 'third.txt' });
+    await own.waitResult('q-3', ['awaiting_approval']);
+    expect(own.cli(['pause']).status).toBe(0);
+    // While the question is open: approved once from the command line, then the allowlist changes what
+    // it runs, so it waits again with a run the question did not show.
+    const racing = connect(ownSvc, {
+      ...PERSON,
+      confirm: async () => {
+        ownSvc.approve('q-3', 'cli:other');
+        own.writeAllowlist(GRANTABLE(own.work).replace('LC_ALL: C', 'LC_ALL: C, EXTRA: "1"'));
+        await eventually('the allowlist to be reloaded', () => (own.audit('reloaded', 'allowlist_loaded').length > 0 ? true : undefined));
+        expect(own.cli(['resume']).status).toBe(0);
+        await eventually('q-3 to wait again', () => (ownSvc.request('q-3')?.state === 'awaiting_approval' ? true : undefined));
+        return true;
+      },
+    });
+    await expect(racing.approvals.approve({ id: 'q-3', forSeconds: 60 })).rejects.toThrow('request q-3 changed while you were asked; look again');
+    expect(ownSvc.listGrants(true).map((g) => g.args?.path)).not.toContainEqual({ equals: path.join(own.work, 'third.txt') });
+    expect(ownSvc.request('q-3')?.state).toBe('awaiting_approval');
   });
 });

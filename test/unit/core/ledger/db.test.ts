@@ -2,7 +2,8 @@
 // with every request, key and request's audit entry in the spool named `default`, and its spool
 // problem kept under that spool's name. A commit without its own fsync leaves the safety level as it
 // was, and inside a transaction is part of that one's commit. The audit log's full-text index, now
-// written in batches, takes up what was indexed entry by entry. A connection's page cache is small.
+// written in batches, takes up what was indexed entry by entry. A grant made before grants named their
+// arguments keeps covering any arguments until it expires. A connection's page cache is small.
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -10,30 +11,48 @@ import path from 'node:path';
 import { commitUnsynced, openLedger, type Db } from '../../../../main/core/ledger/db';
 import { AuditLog } from '../../../../main/core/ledger/audit';
 import { HostFlags } from '../../../../main/core/ledger/meta';
+import { Grants } from '../../../../main/core/ledger/grants';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-db-'));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The full-text index as it was before batches: each entry indexed by a trigger as it is recorded. */
-function undoBatchedIndex(db: Db): void {
-  db.exec(`DROP TRIGGER audit_ai; DROP TRIGGER audit_ad; DROP TABLE audit_fts_through;
-           CREATE TRIGGER audit_ai AFTER INSERT ON audit BEGIN
-             INSERT INTO audit_fts (rowid, kind, request_id, key_id, op, message, details)
-             VALUES (new.seq, new.kind, new.request_id, new.key_id, new.op, new.message, new.details);
-           END;
-           CREATE TRIGGER audit_ad AFTER DELETE ON audit BEGIN
-             INSERT INTO audit_fts (audit_fts, rowid, kind, request_id, key_id, op, message, details)
-             VALUES ('delete', old.seq, old.kind, old.request_id, old.key_id, old.op, old.message, old.details);
-           END;`);
+/**
+ * What each migration since the spools did, undone (by its index in db.ts's list): a ledger of an
+ * earlier version is the newest one with every later migration undone, newest first. A migration
+ * added later needs its undo here, or the tests of the earlier upgrades cannot build their ledgers.
+ */
+const UNDO: Record<number, string> = {
+  // Several spools.
+  6: `DROP INDEX audit_spool; DROP INDEX requests_spool;
+      ALTER TABLE requests DROP COLUMN spool; ALTER TABLE keys DROP COLUMN spool; ALTER TABLE audit DROP COLUMN spool;`,
+  // The full-text index written in batches: each entry indexed by a trigger as it is recorded.
+  7: `DROP TRIGGER audit_ai; DROP TRIGGER audit_ad; DROP TABLE audit_fts_through;
+      CREATE TRIGGER audit_ai AFTER INSERT ON audit BEGIN
+        INSERT INTO audit_fts (rowid, kind, request_id, key_id, op, message, details)
+        VALUES (new.seq, new.kind, new.request_id, new.key_id, new.op, new.message, new.details);
+      END;
+      CREATE TRIGGER audit_ad AFTER DELETE ON audit BEGIN
+        INSERT INTO audit_fts (audit_fts, rowid, kind, request_id, key_id, op, message, details)
+        VALUES ('delete', old.seq, old.kind, old.request_id, old.key_id, old.op, old.message, old.details);
+      END;`,
+  // A grant's rule per argument.
+  8: 'ALTER TABLE grants DROP COLUMN args_json;',
+};
+
+/** A new ledger at `file` as the version with the first `version` migrations left it. */
+function ledgerOfVersion(file: string, version: number): Db {
+  const db = openLedger(file);
+  for (let v = (db.pragma('user_version', { simple: true }) as number) - 1; v >= version; v--) {
+    if (UNDO[v] === undefined) throw new Error(`migration ${v} has no undo in this test`);
+    db.exec(UNDO[v]!);
+  }
+  db.pragma(`user_version = ${version}`);
+  return db;
 }
 
-/** A ledger as the version before spools left it: the newest schema without what the last two migrations added. */
+/** A ledger as the version before spools left it. */
 function previousVersionLedger(file: string): void {
-  const db = openLedger(file);
-  const version = db.pragma('user_version', { simple: true }) as number;
-  undoBatchedIndex(db);
-  db.exec(`DROP INDEX audit_spool; DROP INDEX requests_spool;
-           ALTER TABLE requests DROP COLUMN spool; ALTER TABLE keys DROP COLUMN spool; ALTER TABLE audit DROP COLUMN spool;`);
+  const db = ledgerOfVersion(file, 6);
   db.prepare("INSERT INTO keys (key_id, name, scope, secret, created_at) VALUES ('k_old', 'old', 'read', 's', '2026-01-01T00:00:00Z')").run();
   db.prepare(
     `INSERT INTO requests (id, key_id, op, args_json, binding_hash, mac, created_at, claimed_at, state, updated_at)
@@ -42,7 +61,6 @@ function previousVersionLedger(file: string): void {
   db.prepare("INSERT INTO audit (at, kind, actor, request_id, message) VALUES ('2026-01-01T00:00:00Z', 'claimed', 'daemon', 'r-old', 'claimed')").run();
   db.prepare("INSERT INTO audit (at, kind, actor, message) VALUES ('2026-01-01T00:00:00Z', 'daemon_started', 'daemon', 'started')").run();
   db.prepare("INSERT INTO meta (k, v) VALUES ('spool_problem', 'unsafe spool: it is a link')").run();
-  db.pragma(`user_version = ${version - 2}`);
   db.close();
 }
 
@@ -69,10 +87,7 @@ describe('the upgrade to a full-text index written in batches', () => {
   it('finds the entries indexed one by one before, and those recorded after, in an index that matches the table', () => {
     const own = mkdtempSync(path.join(os.tmpdir(), 'dw-fts-'));
     const file = path.join(own, 'ledger.sqlite');
-    const before = openLedger(file);
-    const version = before.pragma('user_version', { simple: true }) as number;
-    undoBatchedIndex(before);
-    before.pragma(`user_version = ${version - 1}`);
+    const before = ledgerOfVersion(file, 7);
     new AuditLog(before).record({ kind: 'claimed', request_id: 'req-before', message: 'recorded before the upgrade' });
     before.close();
     const db = openLedger(file);
@@ -81,6 +96,29 @@ describe('the upgrade to a full-text index written in batches', () => {
       audit.record({ kind: 'claimed', request_id: 'req-after', message: 'recorded after the upgrade' });
       expect(audit.search({ text: 'recorded upgrade' }).map((r) => r.request_id)).toEqual(['req-after', 'req-before']);
       db.prepare("INSERT INTO audit_fts (audit_fts, rank) VALUES ('integrity-check', 1)").run();
+    } finally {
+      db.close();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the upgrade to grants that name their arguments', () => {
+  it('keeps a grant made before covering any arguments, until it expires', () => {
+    const own = mkdtempSync(path.join(os.tmpdir(), 'dw-grants-'));
+    const file = path.join(own, 'ledger.sqlite');
+    const before = ledgerOfVersion(file, 8);
+    const until = new Date(Date.now() + 3600_000).toISOString();
+    before
+      .prepare("INSERT INTO grants (id, key_id, op, created_at, expires_at, created_by) VALUES ('g_old', 'k_old', 'deploy', ?, ?, 'cli:alice')")
+      .run(new Date().toISOString(), until);
+    before.close();
+    const db = openLedger(file);
+    try {
+      const grants = new Grants(db);
+      expect(grants.get('g_old')).not.toHaveProperty('args');
+      expect(grants.active('k_old', 'deploy', { target: 'anything', n: 3 })?.id).toBe('g_old');
+      expect(grants.active('k_old', 'deploy', {}, new Date(Date.parse(until) + 1))).toBeNull();
     } finally {
       db.close();
       rmSync(own, { recursive: true, force: true });

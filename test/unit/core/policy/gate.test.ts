@@ -1,7 +1,8 @@
 // The gate with a request's own limits: tighter ones reach the plan, larger ones are bad_args, and a
-// human's approval of the argv holds whatever the limits.
+// human's approval of the argv holds whatever the limits. A grant covers a call by the arguments that
+// decide its run: defaults filled in and paths resolved, on the approved request as on the call.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gate, type GateInput } from '../../../../main/core/policy/gate';
@@ -9,6 +10,7 @@ import { parseAllowlist } from '../../../../main/core/allowlist/load';
 import { openLedger, type Db } from '../../../../main/core/ledger/db';
 import { Grants } from '../../../../main/core/ledger/grants';
 import { settingsSchema } from '../../../../main/core/settings';
+import { grantRules } from '../../../../main/core/policy/grantRules';
 import type { KeyInfo } from '../../../../main/core/keys/keyStore';
 
 const allowlist = parseAllowlist(
@@ -46,5 +48,39 @@ describe('gate with per-request limits', () => {
     expect(asked.kind).toBe('ask');
     const approved = { plan: asked.kind === 'ask' ? asked.plan : null, ceilingOverride: false };
     expect(gate(input({ approved, limits: { timeout_s: 1 } }))).toMatchObject({ kind: 'go', plan: { timeout_s: 1, max_output_bytes: 8192 } });
+  });
+});
+
+describe('gate with a grant', () => {
+  /** `remove` of a path in `root`, with a `mode` whose default is "safe". */
+  const removing = (root: string) =>
+    parseAllowlist(
+      [
+        'version: 1',
+        'operations:',
+        '  - name: remove',
+        '    command: [/bin/rm, "--mode={mode}", --, "{path}"]',
+        `    cwd: ${JSON.stringify(root)}`,
+        '    args:',
+        `      path: {type: path, within: [${JSON.stringify(root)}], must_exist: false}`,
+        '      mode: {type: string, default: safe}',
+        '    approval: always',
+        '',
+      ].join('\n'),
+    );
+
+  it('covers a call whose checked arguments meet its rules: a default left out, a path spelled another way; not another path', () => {
+    const root = path.join(dir, 'work');
+    mkdirSync(path.join(root, 'sub'), { recursive: true });
+    const list = removing(root);
+    const shown = gate(input({ allowlist: list, op: 'remove', args: { path: 'a.txt', mode: 'safe' } }));
+    expect(shown).toMatchObject({ kind: 'ask', plan: { args: { path: path.join(root, 'a.txt'), mode: 'safe' } } });
+    const grants = new Grants(db);
+    const g = grants.create(key.key_id, 'remove', grantRules(shown.kind === 'ask' ? shown.plan.args! : {}), 600, 'app');
+    const call = (args: Record<string, unknown>) => gate(input({ allowlist: list, grants, op: 'remove', args }));
+    expect(call({ path: 'a.txt' })).toMatchObject({ kind: 'go', grant: { id: g.id } });
+    expect(call({ path: 'sub/../a.txt', mode: 'safe' })).toMatchObject({ kind: 'go', grant: { id: g.id } });
+    expect(call({ path: 'b.txt' }).kind).toBe('ask');
+    expect(call({ path: 'a.txt', mode: 'force' }).kind).toBe('ask');
   });
 });
