@@ -4,24 +4,20 @@ import type { PendingApproval } from '../service';
 import { formatDuration } from '../duration';
 import { describeRule, type ArgRules } from '../policy/grantRules';
 import { visible, visibleJson } from '../../../shared/text/visible';
+import { describeRun } from '../../../shared/allowlist/describe';
 
 const quoted = (text: string) => visibleJson(JSON.stringify(text));
 
 export function forAWhileQuestion(p: PendingApproval, rules: ArgRules, forSeconds: number) {
   const a = p.approval;
-  const env = Object.entries(p.run?.env ?? {});
   const names = Object.keys(rules);
   const key = `key ${quoted(a.key_name)} (${a.key_id})`;
   return {
     title: 'Approve for a while',
     message: `Approve this call of ${visible(p.op)}, and let ${key} call ${visible(p.op)} without asking for ${formatDuration(forSeconds)}, with the arguments below?`,
     detail: [
-      'Runs now, each argument of the command on its own line:',
-      ...a.argv.map((arg) => `  ${quoted(arg)}`),
-      `in the folder ${quoted(a.cwd)}`,
-      env.length ? 'with the environment:' : 'with no environment of its own (only the host’s base one)',
-      ...env.map(([name, value]) => `  ${visible(name)}=${quoted(value)}`),
-      ...(p.run ? [`at most ${p.run.timeout_s} s and ${p.run.max_output_bytes} bytes of output${p.run.leaves_processes ? '; processes it starts may keep running after it exits' : ''}`] : []),
+      'Runs now:',
+      describeRun({ argv: a.argv, cwd: a.cwd, env: p.run?.env ?? {}, timeout_s: p.run?.timeout_s ?? null, max_output_bytes: p.run?.max_output_bytes ?? null, leaves_processes: p.run?.leaves_processes }),
       '',
       `For ${formatDuration(forSeconds)} from now, later calls of ${visible(p.op)} by ${key} run without a card when ${names.length ? 'their arguments are:' : 'they have no arguments.'}`,
       ...names.map((n) => `  ${visible(n)}: ${describeRule(rules[n]!)}`),

@@ -48,8 +48,6 @@ type Question = Parameters<AppEdges['confirm']>[0];
 /** Why a call that needs the person's native answer is refused where there is no one to ask. */
 export const NO_QUESTION = 'refused: this needs a confirmation in a dialog of the desktop app, and none can be shown here';
 
-const argvText = (argv: string[]) => visibleJson(argv.map((a) => JSON.stringify(a)).join(' '));
-
 /** What a key may call, as the key questions say it. */
 function keyPowers(scope: string, ops: string[] | null, spoolDir: string): string {
   return `Whoever holds its key file may call ${ops ? `these operations: ${visible(ops.join(', '))}` : `every operation of scope ${scope === 'write' ? 'read or write' : 'read'}`} (those that ask for approval still ask), through the spool at ${visible(spoolDir)} only.`;

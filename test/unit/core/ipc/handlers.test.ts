@@ -823,7 +823,7 @@ describe('a compromised page', () => {
     expect(asked).toEqual([
       expect.objectContaining({
         message: `Approve this call of guarded, and let key "alice" (${alice.key_id}) call guarded without asking for 1 h, with the arguments below?`,
-        detail: expect.stringContaining('  "true"\n'),
+        detail: expect.stringContaining('program: "true"\n'),
       }),
     ]);
     expect(svc.request('r06')?.state).toBe('awaiting_approval');
@@ -1163,17 +1163,17 @@ operations:
     const lines = q.detail.split('\n');
     // Each element of the command on its own line, quoted: where one ends and the next begins is seen.
     expect(lines.slice(0, 8)).toEqual([
-      'Runs now, each argument of the command on its own line:',
-      '  "/usr/bin/env"',
-      '  "TAG=v1"',
-      '  "/bin/rm"',
-      '  "-f"',
-      '  "--"',
-      `  ${JSON.stringify(scratch)}`,
-      `in the folder ${JSON.stringify(own.work)}`,
+      'Runs now:',
+      'program: "/usr/bin/env"',
+      'argument 1: "TAG=v1"',
+      'argument 2: "/bin/rm"',
+      'argument 3: "-f"',
+      'argument 4: "--"',
+      `argument 5: ${JSON.stringify(scratch)}`,
+      `in folder: ${JSON.stringify(own.work)}`,
     ]);
-    expect(lines).toContain('  LC_ALL="C"');
-    expect(lines).toContain('  NOTE="left \\u202eright"'); // the bidi override shown, not obeyed
+    expect(lines).toContain('    LC_ALL="C"');
+    expect(lines).toContain('    NOTE="left \\u202eright"'); // the bidi override shown, not obeyed
     // The path as it runs (resolved), the default filled in: what later calls are compared on.
     expect(lines).toContain(`  path: ${JSON.stringify(scratch)} (this value only)`);
     expect(lines).toContain('  tag: matching /^v[0-9]+$/ (the whole value; of a list, each element)');
