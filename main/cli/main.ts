@@ -220,6 +220,7 @@ function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]
     `${p.id}  ${visible(a.operation)}  (key ${visible(a.key_name)} / ${a.key_id}, waiting since ${p.waiting_since}, denied at ${a.timeout_at} if undecided)`,
     ...what,
     ...(a.intent ? [`    intent: ${visible(a.intent)}`] : []),
+    ...(a.plan_claim ? [`    claims plan ${visible(a.plan_claim.plan_id)}, but differs from its steps: ${visible(a.plan_claim.reason)}`] : []),
     ...(a.ceiling ? [`    would cross ${visible(a.ceiling)}`] : []),
     ...(a.shared_with_sandbox?.length ? [`    works on folders the sandbox can write: ${a.shared_with_sandbox.map((r) => visible(r)).join(', ')}`] : []),
     ...(a.leaves_processes ? ['    may leave processes running after it exits (they are not ended)'] : []),

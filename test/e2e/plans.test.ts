@@ -129,6 +129,8 @@ describe('a plan', () => {
     const reason = 'no step of plan pl-claim is record with these arguments: the closest, step 1, differs in n (step 1, request 3)';
     expect(differs.approval?.plan_claim).toEqual({ plan_id: 'pl-claim', reason });
     expect(claimOf('st-n3')).toEqual({ plan_id: 'pl-claim', reason });
+    // The command line's card says it too, whoever decides there.
+    expect(host.cli(['approvals', 'list']).stdout).toContain(`    claims plan pl-claim, but differs from its steps: ${reason}\n`);
     // Both arguments differ from every step: the first, unused one is named, with each difference.
     step('st-gamma', { word: 'gamma', n: 7 }, 'pl-claim');
     expect((await host.waitResult('st-gamma', ['awaiting_approval'])).approval?.plan_claim?.reason).toBe(
@@ -137,8 +139,8 @@ describe('a plan', () => {
     // A plan id that names no plan.
     step('st-nowhere', alpha.args, 'pl-nowhere');
     await host.waitResult('st-nowhere', ['awaiting_approval']);
-    expect(claimOf('st-nowhere')).toEqual({ plan_id: 'pl-nowhere', reason: 'no plan pl-nowhere on this host' });
-    expect(host.result('st-nowhere')?.approval?.plan_claim).toEqual({ plan_id: 'pl-nowhere', reason: 'no plan pl-nowhere on this host' });
+    expect(claimOf('st-nowhere')).toEqual({ plan_id: 'pl-nowhere', reason: 'no plan pl-nowhere of this key' });
+    expect(host.result('st-nowhere')?.approval?.plan_claim).toEqual({ plan_id: 'pl-nowhere', reason: 'no plan pl-nowhere of this key' });
 
     // Claiming nothing, or matching a step: no claim to tell.
     host.submit(key, 'st-plain', 'record', alpha.args);
@@ -156,10 +158,10 @@ describe('a plan', () => {
     await host.waitResult('pl-mine', ['succeeded']);
     step('st-theirs', alpha.args, 'pl-mine', other);
     await host.waitResult('st-theirs', ['awaiting_approval']);
-    expect(unmatched('st-theirs')).toEqual([expect.stringContaining("plan pl-mine is another key's")]);
+    expect(unmatched('st-theirs')).toEqual([expect.stringContaining('no plan pl-mine of this key')]);
     step('st-not-a-plan', alpha.args, 'st-theirs');
     await host.waitResult('st-not-a-plan', ['awaiting_approval']);
-    expect(unmatched('st-not-a-plan')).toEqual([expect.stringContaining('no plan st-theirs on this host')]);
+    expect(unmatched('st-not-a-plan')).toEqual([expect.stringContaining('no plan st-theirs of this key')]);
     // The plan's own key still has its step.
     step('st-mine', alpha.args, 'pl-mine');
     await host.waitResult('st-mine', ['succeeded']);

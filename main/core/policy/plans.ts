@@ -116,8 +116,9 @@ export type StepMatch = { ok: true; index: number; plan: RunPlan } | { ok: false
  */
 export function matchStep(planRow: RequestRow | null, planId: string, keyId: string, op: string, args: Record<string, unknown>, allowlist: Allowlist, now: Date): StepMatch {
   const steps = planRow ? keptSteps(planRow) : null;
-  if (!planRow || !steps) return { ok: false, reason: `no plan ${planId} on this host` };
-  if (planRow.key_id !== keyId) return { ok: false, reason: `plan ${planId} is another key's` };
+  if (!planRow || !steps) return { ok: false, reason: `no plan ${planId} of this key` };
+  // Said as if there were none: the reason reaches the sandbox (the result's plan_claim), which may not learn another key's ids.
+  if (planRow.key_id !== keyId) return { ok: false, reason: `no plan ${planId} of this key` };
   if (planRow.state !== 'succeeded') return { ok: false, reason: `plan ${planId} is ${planRow.state}, not approved` };
   if (!planRow.expires_at || Date.parse(planRow.expires_at) <= now.getTime()) return { ok: false, reason: `plan ${planId} expired at ${planRow.expires_at}` };
   const wanted = canonicalJson(args);

@@ -165,11 +165,11 @@ describe('a request as a step of a plan', () => {
   });
 
   it("does not match another key's plan, one not approved, or no plan", () => {
-    expect(match(approvedPlan(), 'greet', { name: 'ada', times: 2 }, 'k_other')).toEqual({ ok: false, reason: "plan plan-1 is another key's" });
+    expect(match(approvedPlan(), 'greet', { name: 'ada', times: 2 }, 'k_other')).toEqual({ ok: false, reason: 'no plan plan-1 of this key' });
     expect(match(approvedPlan('plan-2', { state: 'awaiting_approval' }), 'greet', { name: 'ada', times: 2 })).toEqual({ ok: false, reason: 'plan plan-1 is awaiting_approval, not approved' });
     expect(match(approvedPlan('plan-3', { state: 'denied' }), 'greet', { name: 'ada', times: 2 })).toMatchObject({ ok: false, reason: expect.stringContaining('denied, not approved') });
-    expect(match(null, 'greet', { name: 'ada', times: 2 })).toEqual({ ok: false, reason: 'no plan plan-1 on this host' });
-    expect(match(l.add('not-a-plan', { key_id: writer.key_id, state: 'succeeded' }), 'greet', { name: 'ada', times: 2 })).toEqual({ ok: false, reason: 'no plan plan-1 on this host' });
+    expect(match(null, 'greet', { name: 'ada', times: 2 })).toEqual({ ok: false, reason: 'no plan plan-1 of this key' });
+    expect(match(l.add('not-a-plan', { key_id: writer.key_id, state: 'succeeded' }), 'greet', { name: 'ada', times: 2 })).toEqual({ ok: false, reason: 'no plan plan-1 of this key' });
   });
 
   it('does not match once the plan has expired', () => {
@@ -204,7 +204,7 @@ describe('the plan claim of a request the check before its start sends back to a
   const had = (claim?: { plan_id: string; reason: string }) => ({ ...(claim ? { plan_claim: claim } : {}) }) as Parameters<typeof claimBeforeStart>[1];
 
   it('keeps the claim of one that never matched its plan (a human let it run)', () => {
-    const claim = { plan_id: 'plan-1', reason: 'no plan plan-1 on this host' };
+    const claim = { plan_id: 'plan-1', reason: 'no plan plan-1 of this key' };
     expect(claimBeforeStart(row({ decided_by: 'cli:me' }), had(claim), true, null, null)).toEqual(claim);
   });
 
