@@ -1,0 +1,102 @@
+// Whether a waiting request may be approved where a notification or the tray menu shows it, without
+// the approval card, and the very texts they show for it. One decision for both surfaces: Approve is
+// offered in place only when everything that decides the run (each argv element, the folder, the
+// environment, the warnings) is in those texts, whole and within what the OS shows; anything else gets
+// an action that opens the card.
+//
+// The limits, measured on the text as shown (after shared/text/visible.ts), in UTF-16 code units:
+// - A notification's body: 200, the length Windows documents for a notification's text
+//   (NOTIFYICONDATA.szInfo: 256 with its NUL, "should be restricted to 200 characters in English").
+//   macOS and the freedesktop servers document no figure (macOS "truncates to a length appropriate for
+//   display"); the decisive lines come first, so whatever a desktop cuts, it cuts from the intent.
+// - A menu item's label: 80. No OS documents a maximum (macOS and Windows widen the menu, then cut it at
+//   the screen's edge; GNOME's AppIndicator ellipsizes), so each label is kept to one line a narrow
+//   screen still shows, the width the tray's other labels are kept to.
+import type { PendingApprovalView } from '../../../shared/ipc/views';
+import { visible } from '../../../shared/text/visible';
+import { capitalized, ellipsis, plural } from './words';
+
+export const NOTIFICATION_BODY_MAX = 200;
+export const MENU_LABEL_MAX = 80;
+
+export interface Notice {
+  title: string;
+  body: string;
+}
+
+export type InPlace =
+  /** `menu`: the labels the tray's entry shows above Approve (the command, the folder, each warning). */
+  | { fits: true; notification: Notice; menu: string[] }
+  /** `why`: what keeps it off the notification and the menu, for a person ("a plan of 50 steps"). */
+  | { fits: false; why: string; notification: Notice };
+
+/** An argv element that reads as itself, unquoted, between spaces. `~` and `$` are left out: a reader
+ *  would take them for the shell's, which nothing here has. */
+const PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/** One line that tells every element apart: plain ones as they are, others in single quotes. Null when
+ *  an element cannot be shown so: it holds a quote, or a character the line would show escaped (a line
+ *  feed, a control, a bidi mark), which a reader could not tell from the same text typed literally. */
+export function argvLine(argv: string[]): string | null {
+  const shown: string[] = [];
+  for (const e of argv) {
+    if (visible(e) !== e || e.includes("'")) return null;
+    shown.push(PLAIN.test(e) ? e : `'${e}'`);
+  }
+  return shown.join(' ');
+}
+
+/**
+ * `nameSpool`: the home has several spools, so the texts say which one the request came through. Whether
+ * it fits does not depend on it (it is measured with the spool named), so the menu, the notification
+ * and the check on dispatch always agree.
+ */
+export function approvalInPlace(p: PendingApprovalView, nameSpool = false): InPlace {
+  const a = p.approval;
+  const who = `${nameSpool ? `spool ${visible(p.spool)}: ` : ''}${visible(a.key_name)}`;
+  const longestWho = `spool ${visible(p.spool)}: ${visible(a.key_name)} wants to run `;
+  const steps = a.steps ?? p.steps;
+  const refuse = (why: string): InPlace => ({
+    fits: false,
+    why,
+    notification: {
+      title: steps ? `Approve a plan of ${plural(steps.length, 'step')}?` : `Approve ${visible(a.operation)}?`,
+      body: `${who} asks to run ${steps ? `a plan of ${plural(steps.length, 'step')}` : visible(a.operation)}.\n${capitalized(why)}: open the card to see all of it before you decide.`,
+    },
+  });
+
+  // A plan's approval lets each of its steps run later without asking: only the card, which arms once
+  // every step has been on screen, may approve it.
+  if (steps) return refuse('once approved, its steps run later without asking');
+  // The person must read how it differs from the plan it cites: that is the card's to show.
+  if (a.plan_claim) return refuse('it claims a plan but differs from its steps');
+  // Environment values may be secrets (a notification stays in the OS's history and on the lock
+  // screen), and names with values seldom fit a line. No run at all: nothing to say it has none.
+  if (!p.run) return refuse('what it runs is not known here');
+  if (Object.keys(p.run.env).length > 0) return refuse(`it sets ${plural(Object.keys(p.run.env).length, 'environment variable')}`);
+  const command = argvLine(a.argv);
+  if (command === null || visible(a.cwd) !== a.cwd) return refuse('its command or folder holds characters shown escaped');
+
+  const warnings = [
+    ...(a.ceiling ? [`Would cross ${visible(a.ceiling)}`] : []),
+    ...(a.shared_with_sandbox?.length ? [`Works on folders the sandbox can write: ${a.shared_with_sandbox.map(visible).join(', ')}`] : []),
+    ...(p.run.leaves_processes || a.leaves_processes ? ['May leave processes running'] : []),
+  ];
+  const menu = [`Command: ${command}`, `Folder: ${a.cwd}`, ...warnings];
+  const rest = [command, `in ${a.cwd}`, ...warnings].join('\n');
+  if (longestWho.length + rest.length > NOTIFICATION_BODY_MAX || menu.some((l) => l.length > MENU_LABEL_MAX)) return refuse('its command is too long to show here');
+  const decisive = `${who}${nameSpool ? ' wants to run ' : ': '}${rest}`;
+
+  // The agent's reason decides nothing that runs: it comes last, cut (visibly) to what room is left.
+  const room = NOTIFICATION_BODY_MAX - decisive.length - 1;
+  const intent = a.intent && room >= 2 ? [ellipsis(visible(a.intent), room)] : [];
+  return { fits: true, notification: { title: `Approve ${visible(a.operation)}?`, body: [decisive, ...intent].join('\n') }, menu };
+}
+
+/** What an Approve from a notification or the menu does, decided again on the request as it waits now
+ *  (what was shown may be stale): approve it in place, open its card, or nothing (it is decided). */
+export function approveInPlace(id: string, waiting: PendingApprovalView[]): 'approve' | 'card' | 'gone' {
+  const p = waiting.find((x) => x.id === id);
+  if (!p) return 'gone';
+  return approvalInPlace(p).fits ? 'approve' : 'card';
+}
