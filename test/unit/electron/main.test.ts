@@ -380,11 +380,17 @@ describe('the desktop app under an Electron stand-in', () => {
 
   const stateOf = (m: Machine, id: string) => withService(m.home, undefined, (svc) => svc.request(id)?.state);
 
-  it('a plan of 50 steps is approved neither from its notification nor from the tray: both open its card', async () => {
+  /** A prepared machine with the app started on it. */
+  async function running() {
     const m = machine();
     const key = preparedHome(m);
     const app = start(m);
     await started(app);
+    return { m, key, app };
+  }
+
+  it('a plan of 50 steps is approved neither from its notification nor from the tray: both open its card', async () => {
+    const { m, key, app } = await running();
     const steps = Array.from({ length: 50 }, (_, i) => ({ op: 'deploy', args: { target: i % 2 ? 'production' : 'staging' } }));
     writeQueueFile(m.spool, 'plan-50.json', envelope(key, 'plan-50', 'dumbwaiter.plan', { steps }, { expiresAt: new Date(Date.now() + 3600_000).toISOString(), intent: 'ship 1.2' }));
     const { id, note, tray, submenu } = await asked(app, 'dumbwaiter.plan for agent-one');
@@ -418,16 +424,15 @@ describe('the desktop app under an Electron stand-in', () => {
   });
 
   it.each([
-    ['argv-40', ['w', ...Array.from({ length: 39 }, (_, i) => `a${i}`)]],
-    ['element-300', ['x'.repeat(300)]],
-    ['element-multiline', ['one\ntwo']],
-  ])('a request whose command does not fit whole (%s) opens its card from its notification and the tray', async (name, words) => {
-    const m = machine();
-    const key = preparedHome(m);
-    const app = start(m);
-    await started(app);
-    submit(m, key, 'long-1', 'words', { words });
-    const { id, note, tray, submenu } = await asked(app, 'words for agent-one');
+    ['argv-40', 'words', { words: ['w', ...Array.from({ length: 39 }, (_, i) => `a${i}`)] }, 'Its command is too long to show here'],
+    ['element-300', 'words', { words: ['x'.repeat(300)] }, 'Its command is too long to show here'],
+    ['element-multiline', 'words', { words: ['one\ntwo'] }, 'Its command or folder holds characters shown escaped'],
+    ['environment', 'ssh-env', {}, 'It sets 1 environment variable'],
+  ])('a request that does not fit whole (%s) opens its card from its notification and the tray', async (name, op, args, why) => {
+    const { m, key, app } = await running();
+    submit(m, key, 'long-1', op, args);
+    const entry = `${op} for agent-one`;
+    const { id, note, tray, submenu } = await asked(app, entry);
     writeShown(name, note, tray.menu);
     await app.waitCall('BrowserWindow.loadURL', (c) => c.url === 'app://dumbwaiter/approval.html#long-1');
     let before = app.calls().at(-1)!.seq;
@@ -435,37 +440,17 @@ describe('the desktop app under an Electron stand-in', () => {
     expect(stateOf(m, 'long-1')).toBe('awaiting_approval');
     await cardShown(app, 'long-1', before);
     expect(note.actions.map((a) => a.text)).toEqual(['Open the card…', 'Deny']);
-    expect(note.body).not.toContain('/bin/echo'); // never a command cut short
-    expect(submenu).toEqual([name === 'element-multiline' ? 'Its command or folder holds characters shown escaped' : 'Its command is too long to show here', 'Open the card…', 'Deny']);
+    // Never a command cut short, nor an environment's value (it may be a secret).
+    expect(JSON.stringify([note, tray])).not.toMatch(/\/bin\/|ProxyCommand/);
+    expect(submenu).toEqual([why, 'Open the card…', 'Deny']);
     before = app.calls().at(-1)!.seq;
-    await app.command('tray.menu', { labels: ['words for agent-one', 'Open the card…'], asId: 'approve:long-1' });
+    await app.command('tray.menu', { labels: [entry, 'Open the card…'], asId: 'approve:long-1' });
     await cardShown(app, 'long-1', before);
     expect(stateOf(m, 'long-1')).toBe('awaiting_approval');
   });
 
-  it('a request with an environment opens its card: its values stay out of the notification', async () => {
-    const m = machine();
-    const key = preparedHome(m);
-    const app = start(m);
-    await started(app);
-    submit(m, key, 'env-1', 'ssh-env');
-    const { id, note, tray, submenu } = await asked(app, 'ssh-env for agent-one');
-    writeShown('environment', note, tray.menu);
-    await app.waitCall('BrowserWindow.loadURL', (c) => c.url === 'app://dumbwaiter/approval.html#env-1');
-    const before = app.calls().at(-1)!.seq;
-    await app.command('notification.action', { id, index: 0 });
-    expect(stateOf(m, 'env-1')).toBe('awaiting_approval');
-    await cardShown(app, 'env-1', before);
-    expect(note.actions.map((a) => a.text)).toEqual(['Open the card…', 'Deny']);
-    expect(JSON.stringify([note, tray])).not.toContain('ProxyCommand');
-    expect(submenu).toEqual(['It sets 1 environment variable', 'Open the card…', 'Deny']);
-  });
-
   it('the tray never approves for a while: no such item, and its old id grants nothing', async () => {
-    const m = machine();
-    const key = preparedHome(m);
-    const app = start(m);
-    await started(app);
+    const { m, key, app } = await running();
     submit(m, key, 'dep-a', 'deploy', { target: 'staging' });
     const { tray, submenu } = await asked(app, 'deploy for agent-one');
     writeShown('no-approve-for-a-while', null, tray.menu);
