@@ -1,8 +1,8 @@
 // Whether a waiting request may be approved where a notification or the tray menu shows it, without
 // the approval card, and the very texts they show for it. One decision for both surfaces: Approve is
 // offered in place only when everything that decides the run (each argv element, the folder, the
-// environment, the warnings) is in those texts, whole and within what the OS shows; anything else gets
-// an action that opens the card.
+// environment, the warnings) is in those texts, whole, unambiguous (plain ASCII, each element told
+// apart) and within what the OS shows; anything else gets an action that opens the card.
 //
 // The limits, measured on the text as shown (after shared/text/visible.ts), in UTF-16 code units:
 // - A notification's body: 200, the length Windows documents for a notification's text
@@ -18,6 +18,7 @@ import { capitalized, ellipsis, plural } from './words';
 
 export const NOTIFICATION_BODY_MAX = 200;
 export const MENU_LABEL_MAX = 80;
+const REASON = "The agent's reason: ";
 
 export interface Notice {
   title: string;
@@ -34,13 +35,17 @@ export type InPlace =
  *  would take them for the shell's, which nothing here has. */
 const PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
+/** Printable ASCII only: no line feed, control or bidi mark (shown escaped, a reader could not tell them
+ *  from the same text typed literally), no look-alike (a no-break space reads as a space, a Cyrillic а
+ *  as a Latin a). Anything else is for the card. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** One line that tells every element apart: plain ones as they are, others in single quotes. Null when
- *  an element cannot be shown so: it holds a quote, or a character the line would show escaped (a line
- *  feed, a control, a bidi mark), which a reader could not tell from the same text typed literally. */
+ *  an element cannot be shown so: it holds a quote or a character beyond printable ASCII. */
 export function argvLine(argv: string[]): string | null {
   const shown: string[] = [];
   for (const e of argv) {
-    if (visible(e) !== e || e.includes("'")) return null;
+    if (!PRINTABLE_ASCII.test(e) || e.includes("'")) return null;
     shown.push(PLAIN.test(e) ? e : `'${e}'`);
   }
   return shown.join(' ');
@@ -75,7 +80,8 @@ export function approvalInPlace(p: PendingApprovalView, nameSpool = false): InPl
   if (!p.run) return refuse('what it runs is not known here');
   if (Object.keys(p.run.env).length > 0) return refuse(`it sets ${plural(Object.keys(p.run.env).length, 'environment variable')}`);
   const command = argvLine(a.argv);
-  if (command === null || visible(a.cwd) !== a.cwd) return refuse('its command or folder holds characters shown escaped');
+  if (command === null || !PRINTABLE_ASCII.test(a.cwd)) return refuse('its command or folder has characters other than plain ASCII');
+  if (a.cwd.trim() !== a.cwd) return refuse('its folder begins or ends with a space');
 
   const warnings = [
     ...(a.ceiling ? [`Would cross ${visible(a.ceiling)}`] : []),
@@ -87,9 +93,10 @@ export function approvalInPlace(p: PendingApprovalView, nameSpool = false): InPl
   if (longestWho.length + rest.length > NOTIFICATION_BODY_MAX || menu.some((l) => l.length > MENU_LABEL_MAX)) return refuse('its command is too long to show here');
   const decisive = `${who}${nameSpool ? ' wants to run ' : ': '}${rest}`;
 
-  // The agent's reason decides nothing that runs: it comes last, cut (visibly) to what room is left.
+  // The agent's reason decides nothing that runs: it comes last, named so that it cannot pass for a
+  // line above, cut (visibly) to what room is left.
   const room = NOTIFICATION_BODY_MAX - decisive.length - 1;
-  const intent = a.intent && room >= 2 ? [ellipsis(visible(a.intent), room)] : [];
+  const intent = a.intent && room >= REASON.length + 2 ? [ellipsis(`${REASON}${visible(a.intent)}`, room)] : [];
   return { fits: true, notification: { title: `Approve ${visible(a.operation)}?`, body: [decisive, ...intent].join('\n') }, menu };
 }
 

@@ -426,7 +426,7 @@ describe('the desktop app under an Electron stand-in', () => {
   it.each([
     ['argv-40', 'words', { words: ['w', ...Array.from({ length: 39 }, (_, i) => `a${i}`)] }, 'Its command is too long to show here'],
     ['element-300', 'words', { words: ['x'.repeat(300)] }, 'Its command is too long to show here'],
-    ['element-multiline', 'words', { words: ['one\ntwo'] }, 'Its command or folder holds characters shown escaped'],
+    ['element-multiline', 'words', { words: ['one\ntwo'] }, 'Its command or folder has characters other than plain ASCII'],
     ['environment', 'ssh-env', {}, 'It sets 1 environment variable'],
   ])('a request that does not fit whole (%s) opens its card from its notification and the tray', async (name, op, args, why) => {
     const { m, key, app } = await running();

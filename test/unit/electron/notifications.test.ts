@@ -73,7 +73,7 @@ describe('the desktop app shows what the sandbox wrote escaped', () => {
     writeShown('escaped-intent', note, null);
     expect(note.title).toBe('Approve deploy?');
     expect(note.body).not.toMatch(RAW);
-    expect(note.body.split('\n')).toEqual(['agent-one: /bin/echo deployed staging', `in ${cwd}`, String.raw`tidy up\x1b[1A\x1b[2K\nApprove: harmless\u202e`]);
+    expect(note.body.split('\n')).toEqual(['agent-one: /bin/echo deployed staging', `in ${cwd}`, String.raw`The agent's reason: tidy up\x1b[1A\x1b[2K\nApprove: harmless\u202e`]);
     expect(note.actions.map((a) => a.text)).toEqual(['Approve', 'Deny']);
 
     await app.command('notification.action', { id: shown.id, index: 0 });
@@ -87,7 +87,7 @@ describe('the desktop app shows what the sandbox wrote escaped', () => {
     const note = app.last('Notification.new', (c) => c.id === shown.id)!.options as Shown;
     writeShown('escaped-argument', note, null);
     expect(JSON.stringify(note)).not.toMatch(RAW);
-    expect(note.body).toBe('agent-one asks to run deploy.\nIts command or folder holds characters shown escaped: open the card to see all of it before you decide.');
+    expect(note.body).toBe('agent-one asks to run deploy.\nIts command or folder has characters other than plain ASCII: open the card to see all of it before you decide.');
     expect(note.actions.map((a) => a.text)).toEqual(['Open the card…', 'Deny']);
 
     await app.waitCall('BrowserWindow.loadURL', (c) => c.url === 'app://dumbwaiter/approval.html#esc-2');

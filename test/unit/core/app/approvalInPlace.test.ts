@@ -29,8 +29,11 @@ describe('argvLine', () => {
   it('gives up on an element it cannot show unambiguously on one line', () => {
     expect(argvLine(['sh', "it's"])).toBeNull();
     expect(argvLine(['echo', 'a\nb'])).toBeNull();
+    expect(argvLine(['echo', 'a\tb'])).toBeNull();
     expect(argvLine(['echo', 'x\u202ey'])).toBeNull();
     expect(argvLine(['echo', '\x1b[2K'])).toBeNull();
+    expect(argvLine(['rm', 'a\u00a0b'])).toBeNull(); // a no-break space reads as a space
+    expect(argvLine(['rm', '/etc/p\u0430sswd'])).toBeNull(); // a Cyrillic а reads as a Latin a
   });
 });
 
@@ -39,7 +42,7 @@ describe('approvalInPlace', () => {
     const r = approvalInPlace(waiting({ intent: 'ship it' }));
     expect(r).toEqual({
       fits: true,
-      notification: { title: 'Approve deploy?', body: 'agent-one: /bin/echo deployed staging\nin /home/me/project\nship it' },
+      notification: { title: 'Approve deploy?', body: "agent-one: /bin/echo deployed staging\nin /home/me/project\nThe agent's reason: ship it" },
       menu: ['Command: /bin/echo deployed staging', 'Folder: /home/me/project'],
     });
     // With several spools the notification names the spool; whether it fits does not change.
@@ -71,10 +74,12 @@ describe('approvalInPlace', () => {
     ['no run known', waiting({}, { run: null }), 'what it runs is not known here'],
     ['40 elements', waiting({ argv: ['/bin/echo', ...Array.from({ length: 39 }, (_, i) => `a${i}`)] }), 'its command is too long to show here'],
     ['a 300-character element', waiting({ argv: ['/bin/echo', 'x'.repeat(300)] }), 'its command is too long to show here'],
-    ['a line feed in an element', waiting({ argv: ['/bin/echo', 'one\ntwo'] }), 'its command or folder holds characters shown escaped'],
-    ['a bidi override in the folder', waiting({ cwd: '/home/\u202emoc.evil' }), 'its command or folder holds characters shown escaped'],
+    ['a line feed in an element', waiting({ argv: ['/bin/echo', 'one\ntwo'] }), 'its command or folder has characters other than plain ASCII'],
+    ['a bidi override in the folder', waiting({ cwd: '/home/\u202emoc.evil' }), 'its command or folder has characters other than plain ASCII'],
+    ['a look-alike in the folder', waiting({ cwd: '/home/me/pr\u043eject' }), 'its command or folder has characters other than plain ASCII'],
+    ['a folder ending in a space', waiting({ cwd: '/home/me/project ' }), 'its folder begins or ends with a space'],
     ['a long folder', waiting({ cwd: `/home/me/${'deep/'.repeat(20)}` }), 'its command is too long to show here'],
-    ['hundreds of combining marks', waiting({ argv: ['/bin/echo', `a${'\u0301'.repeat(300)}`] }), 'its command is too long to show here'],
+    ['hundreds of combining marks', waiting({ argv: ['/bin/echo', `a${'\u0301'.repeat(300)}`] }), 'its command or folder has characters other than plain ASCII'],
   ])('sends %s to the card', (_what, p, why) => {
     const r = approvalInPlace(p);
     expect(r).toMatchObject({ fits: false, why });
@@ -102,7 +107,7 @@ describe('approvalInPlace', () => {
     const r = approvalInPlace(waiting({ intent: `because\x1b[2K ${'z'.repeat(400)}` }), true);
     expect(r.fits).toBe(true);
     expect(r.notification.body.length).toBe(NOTIFICATION_BODY_MAX);
-    expect(r.notification.body.split('\n')[2]).toMatch(/^because\\x1b\[2K z+…$/);
+    expect(r.notification.body.split('\n')[2]).toMatch(/^The agent's reason: because\\x1b\[2K z+…$/);
   });
 });
 
