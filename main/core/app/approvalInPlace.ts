@@ -5,13 +5,14 @@
 // apart) and within what the OS shows; anything else gets an action that opens the card.
 //
 // The limits, measured on the text as shown (after shared/text/visible.ts), in UTF-16 code units:
-// - A notification's body: 200, the length Windows documents for a notification's text
-//   (NOTIFYICONDATA.szInfo: 256 with its NUL, "should be restricted to 200 characters in English").
-//   macOS and the freedesktop servers document no figure (macOS "truncates to a length appropriate for
-//   display"); the decisive lines come first, so whatever a desktop cuts, it cuts from the intent.
-// - A menu item's label: 80. No OS documents a maximum (macOS and Windows widen the menu, then cut it at
-//   the screen's edge; GNOME's AppIndicator ellipsizes), so each label is kept to one line a narrow
-//   screen still shows, the width the tray's other labels are kept to.
+// - A notification's body: 200, what Windows documents for a notification's text (NOTIFYICONDATA's
+//   szInfo: 256 with its NUL, to be kept to 200 characters in English). macOS documents no figure (its
+//   body text "is truncated to a length appropriate for display"), nor does the freedesktop
+//   specification; the decisive lines come first, so whatever a desktop cuts, it cuts from the
+//   agent's reason, which comes last.
+// - A menu item's label: 80. No OS documents a maximum (a menu widens to its longest label, and what
+//   passes the screen's edge is cut), so each label is kept to one line that a narrow screen still
+//   shows, the width the tray's other labels are kept to.
 import type { PendingApprovalView } from '../../../shared/ipc/views';
 import { visible } from '../../../shared/text/visible';
 import { capitalized, ellipsis, plural } from './words';
