@@ -8,7 +8,8 @@ import { defaultSpoolDir, resolveHomeDir } from '../core/home';
 import { configureLogging, scopedLogger } from '../core/log';
 import { firstRunSetup } from '../core/app/firstRun';
 import { StatusFeed, followHome, type FeedPass } from '../core/app/statusFeed';
-import { addRecentRuns, type RecentRun } from '../core/app/trayState';
+import { addRecentRuns, trayCommand, type RecentRun } from '../core/app/trayState';
+import { approveInPlace } from '../core/app/approvalInPlace';
 import { UserError } from '../core/errors';
 import { registerAppScheme, setupAppProtocol } from './protocol';
 import { setupSecurity } from './security';
@@ -70,20 +71,27 @@ async function start(): Promise<void> {
       log.warn((e as Error).message);
     }
   };
+  // Approve in place is checked again on the request as it waits now: what the notification or the
+  // menu showed may be stale, and what does not fit in them goes to its card instead.
   const approvals = {
-    approve: (id: string) => decide(() => svc.approve(id, 'app')),
+    approve: (id: string) => {
+      const now = approveInPlace(id, svc.pendingApprovals());
+      if (now === 'approve') decide(() => svc.approve(id, 'app'));
+      else if (now === 'card') windows.showApproval(id, true);
+    },
     deny: (id: string) => decide(() => svc.deny(id, 'app', 'denied from a notification')),
     open: (id: string) => windows.showApproval(id, true),
   };
-  const tray = new AppTray(iconsDir, (id) => {
-    const [action, arg = ''] = id.split(/:(.*)/s);
-    if (action === 'open') windows.showMain();
-    else if (action === 'approve') approvals.approve(arg);
-    else if (action === 'approve-30m') decide(() => svc.approve(arg, 'app', 1800));
-    else if (action === 'deny') approvals.deny(arg);
-    else if (action === 'pause' || action === 'resume') svc.setPaused(action === 'pause', 'app');
-    else if (action === 'request') windows.showMain(`/requests/${arg}`);
-    else if (action === 'quit') app.quit();
+  const tray = new AppTray(iconsDir, (menuId) => {
+    const c = trayCommand(menuId, svc.pendingApprovals());
+    if (c.do === 'open') windows.showMain();
+    else if (c.do === 'approve') decide(() => svc.approve(c.id, 'app'));
+    else if (c.do === 'card') approvals.open(c.id);
+    else if (c.do === 'deny') approvals.deny(c.id);
+    else if (c.do === 'pause' || c.do === 'resume') svc.setPaused(c.do === 'pause', 'app');
+    else if (c.do === 'request') windows.showMain(`/requests/${c.id}`);
+    else if (c.do === 'quit') app.quit();
+    else log.warn('a tray menu item chosen does nothing now (its request was decided, or the item is gone)');
   });
 
   let recent: RecentRun[] = [];

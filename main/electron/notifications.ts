@@ -1,9 +1,12 @@
-// A native notification for each new approval request, with Approve/Deny buttons where the OS has them.
+// A native notification for each new approval request. Approve is one of its buttons (where the OS has
+// them) only when the whole command, folder and warnings are in its text (approvalInPlace); otherwise
+// that button, like a click, opens the request's card. Deny is always there: it runs nothing.
 import { Notification } from 'electron';
 import type { PendingApprovalView } from '../../shared/ipc/views';
-import { visible } from '../../shared/text/visible';
+import { approvalInPlace } from '../core/app/approvalInPlace';
 
 export interface ApprovalActions {
+  /** Approves it if it still fits in place (checked again on the request as it waits now), else opens its card. */
   approve(id: string): void;
   deny(id: string): void;
   open(id: string): void;
@@ -16,20 +19,22 @@ const shown = new Set<Notification>();
 /** `nameSpool`: the home has several spools, so the notification says which one the request came through. */
 export function notifyApproval(p: PendingApprovalView, act: ApprovalActions, nameSpool = false): void {
   if (!Notification.isSupported()) return;
-  const a = p.approval;
-  // The argv and the intent come from the sandbox: escaped, each part on its own line, so neither a
-  // control character nor a bidi override can make the question read as something else.
+  // Its texts are escaped (sandbox text, each part on its own line) and measured by approvalInPlace.
+  const inPlace = approvalInPlace(p, nameSpool);
   const n = new Notification({
-    title: `Approve ${visible(a.operation)}?`,
-    body: [`${nameSpool ? `spool ${p.spool}: ${visible(a.key_name)} wants to run ` : `${visible(a.key_name)}: `}${a.argv.map(visible).join(' ')}`, ...(a.intent ? [visible(a.intent)] : []), ...(a.ceiling ? [`Would cross ${visible(a.ceiling)}`] : []), ...(a.shared_with_sandbox?.length ? ['Works on folders the sandbox can write'] : []), ...(a.leaves_processes ? ['May leave processes running'] : [])].join('\n'),
+    ...inPlace.notification,
     actions: [
-      { type: 'button', text: 'Approve' },
+      { type: 'button', text: inPlace.fits ? 'Approve' : 'Open the card…' },
       { type: 'button', text: 'Deny' },
     ],
     urgency: 'critical',
   });
   const done = () => shown.delete(n);
-  n.on('action', (e) => (done(), e.actionIndex === 0 ? act.approve(p.id) : act.deny(p.id)));
+  n.on('action', (e) => {
+    done();
+    if (e.actionIndex === 0) (inPlace.fits ? act.approve : act.open)(p.id);
+    else if (e.actionIndex === 1) act.deny(p.id);
+  });
   n.on('click', () => (done(), act.open(p.id)));
   n.on('close', done);
   n.on('failed', done);

@@ -1,5 +1,5 @@
 // Draws the tray from trayState() (a pure function of the core's status) and maps its menu to actions.
-import { Menu, Tray, nativeImage, type MenuItemConstructorOptions } from 'electron';
+import { Menu, Tray, nativeImage, type MenuItem, type MenuItemConstructorOptions } from 'electron';
 import path from 'node:path';
 import { trayState, type RecentRun, type TrayIcon, type TrayMenuItem } from '../core/app/trayState';
 import type { StatusView } from '../../shared/ipc/views';
@@ -19,7 +19,8 @@ function toMenu(items: TrayMenuItem[], act: TrayAction): MenuItemConstructorOpti
       : {
           label: visible(i.label), // may name a request or an operation the sandbox wrote
           enabled: i.enabled ?? true,
-          ...(i.submenu ? { submenu: toMenu(i.submenu, act) } : i.id ? { click: () => act(i.id) } : {}),
+          // Electron hands the item to its click: what is done is the id it carries, decided on dispatch.
+          ...(i.submenu ? { submenu: toMenu(i.submenu, act) } : i.id ? { id: i.id, click: (item: MenuItem) => act(item.id) } : {}),
         },
   );
 }

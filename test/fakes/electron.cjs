@@ -498,6 +498,7 @@ class MenuItem {
   constructor(options) {
     if (!options.label && !options.role && !options.type) throw new Error('Invalid template for MenuItem: must have at least one of label, role or type');
     this.label = options.label ?? '';
+    this.id = options.id ?? '';
     this.type = options.type ?? (options.submenu ? 'submenu' : 'normal');
     this.enabled = options.enabled ?? true;
     this.visible = options.visible ?? true;
@@ -641,8 +642,9 @@ const commands = {
   /** What Electron does in the first instance when another one starts. */
   'second-instance': ({ argv = [], cwd = process.cwd() }) => app.emit('second-instance', new FakeEvent(), argv, cwd, {}),
   'tray.click': () => lastTray().emit('click', new FakeEvent(), { x: 0, y: 0, width: 22, height: 22 }, { x: 10, y: 10 }),
-  /** A click on the tray's context menu, by the labels leading to the item. */
-  'tray.menu': ({ labels }) => {
+  /** A click on the tray's context menu, by the labels leading to the item. `asId`: for this click the item
+   *  carries that id instead (Electron lets an item's id change), as an item of a stale menu would. */
+  'tray.menu': ({ labels, asId }) => {
     let items = lastTray()._menu?.items ?? [];
     let item = null;
     for (const label of labels) {
@@ -652,7 +654,13 @@ const commands = {
       items = item.submenu?.items ?? [];
     }
     if (!item?.click) throw new Error(`the menu item "${labels.join(' > ')}" does nothing`);
-    item.click(item, BrowserWindow.getFocusedWindow() ?? undefined, { triggeredByAccelerator: false });
+    const own = item.id;
+    if (asId !== undefined) item.id = asId;
+    try {
+      item.click(item, BrowserWindow.getFocusedWindow() ?? undefined, { triggeredByAccelerator: false });
+    } finally {
+      item.id = own;
+    }
   },
   /** A button of a notification (macOS, Windows): Electron gives details first, then the deprecated index. */
   'notification.action': ({ id, index }) => notificationOf(id).emit('action', new FakeEvent({ actionIndex: index, selectionIndex: -1 }), index, -1),

@@ -4,7 +4,7 @@
 // them, and drives the user's side (ready, a second instance, tray and notification clicks...) with
 // commands over the child's IPC channel. Nothing here imports Electron.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, copyFileSync, mkdirSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildApp } from '../../scripts/build-app';
 import { generateIcons } from '../../scripts/icons';
@@ -212,4 +212,31 @@ export class AppProcess {
     await Promise.all(all.map((a) => a.kill()));
     return all;
   }
+}
+
+/** A tray menu item as the stand-in records it. */
+export interface RecordedMenuItem {
+  label: string;
+  type: string;
+  enabled: boolean;
+  submenu?: RecordedMenuItem[];
+}
+
+const EVIDENCE = path.join(ROOT, 'test', 'artifacts', 'tray');
+
+/**
+ * What a person was shown, as the stand-in recorded it: a notification's title, body and buttons and/or
+ * the tray's menu, into test/artifacts/tray/<name>.txt (evidence of what each surface offered).
+ */
+export function writeShown(name: string, notification: { title: string; body: string; actions?: { text: string }[] } | null, menu: RecordedMenuItem[] | null): void {
+  const lines = (items: RecordedMenuItem[], depth: number): string[] =>
+    items.flatMap((i) => [`${'  '.repeat(depth)}${i.type === 'separator' ? '--------' : i.label}${i.enabled ? '' : '   [disabled]'}`, ...lines(i.submenu ?? [], depth + 1)]);
+  const text = [
+    ...(notification
+      ? ['Notification', `  title: ${notification.title}`, '  body:', ...notification.body.split('\n').map((l) => `    ${l}`), `  buttons: ${(notification.actions ?? []).map((a) => `[${a.text}]`).join(' ')}`, '']
+      : []),
+    ...(menu ? ['Tray menu', ...lines(menu, 1)] : []),
+  ];
+  mkdirSync(EVIDENCE, { recursive: true });
+  writeFileSync(path.join(EVIDENCE, `${name}.txt`), `${text.join('\n')}\n`);
 }

@@ -1,12 +1,14 @@
 // What the tray shows, as a pure function of the core's status: which icon, the tooltip, the menu.
 // The Electron layer only draws it and maps menu ids to actions.
-import type { StatusView } from '../../../shared/ipc/views';
+import type { PendingApprovalView, StatusView } from '../../../shared/ipc/views';
 import type { RequestState } from '../../../shared/protocol/types';
+import { MENU_LABEL_MAX, approvalInPlace, approveInPlace } from './approvalInPlace';
+import { capitalized, ellipsis, plural } from './words';
 
 export type TrayIcon = 'idle' | 'running' | 'approval' | 'attention';
 
 export interface TrayMenuItem {
-  /** open, approve:<id>, approve-30m:<id>, deny:<id>, pause, resume, request:<id>, quit; empty for labels. */
+  /** open, approve:<id>, card:<id>, deny:<id>, pause, resume, request:<id>, quit; empty for labels. */
   id: string;
   label: string;
   enabled?: boolean;
@@ -38,9 +40,6 @@ export function addRecentRuns(recent: RecentRun[], ended: RecentRun[]): RecentRu
 }
 
 const sep = (): TrayMenuItem => ({ id: '', label: '', separator: true });
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-/** A menu label stays one readable line; the app's banner shows the whole text. */
-const short = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** Problems a human must look at, most important first. */
 export function attentionReasons(s: StatusView): string[] {
@@ -52,6 +51,48 @@ export function attentionReasons(s: StatusView): string[] {
   if (!s.allowlist.ok) out.push('the allowlist is invalid');
   if (s.paused) out.push('paused');
   return out;
+}
+
+/**
+ * A waiting request's entry: its whole command, folder and warnings, then Approve, when they fit
+ * (approvalInPlace); otherwise why not, and its card. Approving for a while is never here: it goes
+ * through the card and its native question, which show what the grant covers.
+ */
+function approvalSubmenu(p: PendingApprovalView): TrayMenuItem[] {
+  const shown = approvalInPlace(p);
+  const deny = { id: `deny:${p.id}`, label: 'Deny' };
+  if (!shown.fits) return [{ id: '', label: capitalized(shown.why), enabled: false }, { id: `card:${p.id}`, label: 'Open the card…' }, deny];
+  return [...shown.menu.map((label) => ({ id: '', label, enabled: false })), sep(), { id: `approve:${p.id}`, label: 'Approve' }, deny];
+}
+
+export type TrayCommand =
+  | { do: 'open' | 'pause' | 'resume' | 'quit' | 'nothing' }
+  | { do: 'approve' | 'card' | 'deny' | 'request'; id: string };
+
+/**
+ * What a menu item's id asks for, decided on the status as it is now, not as the menu showed it (a menu
+ * may be stale): Approve of a request that does not fit in place opens its card; an id the menu no longer
+ * makes (the old approve-30m, a request decided since) does nothing.
+ */
+export function trayCommand(menuId: string, waiting: PendingApprovalView[]): TrayCommand {
+  const [action = '', id = ''] = menuId.split(/:(.*)/s);
+  switch (action) {
+    case 'open':
+    case 'pause':
+    case 'resume':
+    case 'quit':
+      return { do: action };
+    case 'approve': {
+      const now = approveInPlace(id, waiting);
+      return now === 'gone' ? { do: 'nothing' } : { do: now, id };
+    }
+    case 'card':
+    case 'deny':
+    case 'request':
+      return { do: action, id };
+    default:
+      return { do: 'nothing' };
+  }
 }
 
 export function trayState(s: StatusView, recent: RecentRun[] = []): TrayState {
@@ -73,11 +114,7 @@ export function trayState(s: StatusView, recent: RecentRun[] = []): TrayState {
   const approvals: TrayMenuItem[] = s.approvals.slice(0, MAX_APPROVALS_IN_MENU).map((p) => ({
     id: '',
     label: `${several ? `spool ${p.spool}: ` : ''}${p.approval.operation} for ${p.approval.key_name}${p.approval.ceiling ? ' (past a spend ceiling)' : ''}`,
-    submenu: [
-      { id: `approve:${p.id}`, label: 'Approve' },
-      { id: `approve-30m:${p.id}`, label: 'Approve for 30 minutes' },
-      { id: `deny:${p.id}`, label: 'Deny' },
-    ],
+    submenu: approvalSubmenu(p),
   }));
   if (waiting > MAX_APPROVALS_IN_MENU) approvals.push({ id: 'open', label: `${waiting - MAX_APPROVALS_IN_MENU} more…` });
 
@@ -86,7 +123,8 @@ export function trayState(s: StatusView, recent: RecentRun[] = []): TrayState {
     tooltip,
     menu: [
       { id: 'open', label: 'Open Dumbwaiter' },
-      ...(s.spool_problem ? [{ id: '', label: `Spool problem: ${short(s.spool_problem)}`, enabled: false }] : []),
+      // One readable line; the app's banner shows the whole text.
+      ...(s.spool_problem ? [{ id: '', label: `Spool problem: ${ellipsis(s.spool_problem, MENU_LABEL_MAX)}`, enabled: false }] : []),
       ...(approvals.length ? [sep(), { id: '', label: `Waiting for approval (${waiting})`, enabled: false }, ...approvals] : []),
       sep(),
       s.paused ? { id: 'resume', label: 'Resume' } : { id: 'pause', label: 'Pause new runs' },

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AppProcess, buildPackagedApp, type AppLayout, type Call } from '../../fakes/electronApp';
+import { AppProcess, buildPackagedApp, writeShown, type AppLayout, type Call, type RecordedMenuItem } from '../../fakes/electronApp';
 import { envelope, eventually, waitForResult, withService, writeQueueFile } from '../../helpers/host';
 import { alive, groupRunning } from '../../helpers/processes';
 import { CHANNEL_NAMES, IPC_PREFIX } from '../../../shared/ipc/channels';
@@ -88,6 +88,19 @@ operations:
       target: {type: string, enum: [staging, production]}
     scope: write
     approval: always
+  - name: words
+    description: Echoes its words, once a human says yes
+    command: [/bin/echo, "{words}"]
+    args:
+      words: {type: array, items: {type: string, max_length: 400}, max_items: 64}
+    scope: write
+    approval: always
+  - name: ssh-env
+    description: Says which ssh git would use, once a human says yes
+    command: [/bin/sh, -c, 'echo "$GIT_SSH_COMMAND"']
+    env: {GIT_SSH_COMMAND: "ssh -o ProxyCommand=id"}
+    scope: write
+    approval: always
 `;
 
 /** A home made earlier (by `dumbwaiter init`), with the test's allowlist, quick settings and a key. */
@@ -108,12 +121,7 @@ const waitResult = (m: Machine, id: string, states: RequestState[]) => waitForRe
 const apis = (calls: Call[]) => calls.map((c) => c.api);
 const seqOf = (app: AppProcess, api: string, match: (c: Call) => boolean = () => true) => app.calls(api).find(match)?.seq ?? Infinity;
 
-interface MenuItem {
-  label: string;
-  type: string;
-  enabled: boolean;
-  submenu?: MenuItem[];
-}
+type MenuItem = RecordedMenuItem;
 
 interface TrayView {
   icon: string;
@@ -307,7 +315,7 @@ describe('the desktop app under an Electron stand-in', () => {
         { type: 'button', text: 'Deny' },
       ],
     });
-    expect((await waitResult(m, 'dep-1', ['awaiting_approval'])).approval?.operation).toBe('deploy');
+    const cwd = (await waitResult(m, 'dep-1', ['awaiting_approval'])).approval!.cwd;
     // The approval window: on top, at dep-1, shown without taking the focus.
     const win = await app.waitCall('BrowserWindow.new');
     expect(win.options).toMatchObject({ alwaysOnTop: true, show: false, webPreferences: { sandbox: true, contextIsolation: true } });
@@ -318,7 +326,10 @@ describe('the desktop app under an Electron stand-in', () => {
     const waiting = await waitTray(app, 'the approval', (t) => t.icon === 'approval.png');
     expect(waiting.tooltip).toBe('Dumbwaiter: 1 waiting for approval');
     expect(item(waiting.menu, 'Waiting for approval (1)')?.enabled).toBe(false);
-    expect(item(waiting.menu, 'deploy for agent-one')?.submenu?.map((i) => i.label)).toEqual(['Approve', 'Approve for 30 minutes', 'Deny']);
+    // Short enough to show whole: the command and folder above Approve, in the menu as in the notification.
+    expect(item(waiting.menu, 'deploy for agent-one')?.submenu?.map((i) => i.label)).toEqual([`Command: /bin/sh -c 'echo deployed "$0"' staging`, `Folder: ${cwd}`, '', 'Approve', 'Deny']);
+    expect((note.options as { body: string }).body).toBe(`agent-one: /bin/sh -c 'echo deployed "$0"' staging\nin ${cwd}`);
+    writeShown('single-short', note.options as { title: string; body: string }, waiting.menu);
 
     // Approve from the notification's button: the daemon runs it.
     await app.command('notification.action', { id: shown.id, index: 0 });
@@ -354,6 +365,111 @@ describe('the desktop app under an Electron stand-in', () => {
     expect(await app.command('ping')).toBe('pong');
     expect(app.calls('app.quit')).toEqual([]);
     expect(app.running).toBe(true);
+  });
+
+  /** What the notification for `id` offered, once it is shown, and the tray's entry for it. */
+  async function asked(app: AppProcess, entry: string, after = 0) {
+    const shown = await app.waitCall('Notification.show', () => true, after);
+    const note = app.last('Notification.new', (c) => c.id === shown.id)!.options as { title: string; body: string; actions: { type: string; text: string }[] };
+    const tray = await waitTray(app, entry, (t) => !!item(t.menu, entry));
+    return { id: shown.id as number, note, tray, submenu: item(tray.menu, entry)!.submenu!.map((i) => i.label) };
+  }
+
+  /** The approval window is brought up, focused, at request `id` (the card), after `after`. */
+  async function cardShown(app: AppProcess, id: string, after: number): Promise<void> {
+    const nav = await app.waitCall('webContents.send', (c) => c.channel === `${IPC_PREFIX}event:app.navigate`, after);
+    expect(nav.args).toEqual([{ route: id }]);
+    await app.waitCall('BrowserWindow.show', (c) => c.id === nav.window, after);
+  }
+
+  const stateOf = (m: Machine, id: string) => withService(m.home, undefined, (svc) => svc.request(id)?.state);
+
+  /** A prepared machine with the app started on it. */
+  async function running() {
+    const m = machine();
+    const key = preparedHome(m);
+    const app = start(m);
+    await started(app);
+    return { m, key, app };
+  }
+
+  it('a plan of 50 steps is approved neither from its notification nor from the tray: both open its card', async () => {
+    const { m, key, app } = await running();
+    const steps = Array.from({ length: 50 }, (_, i) => ({ op: 'deploy', args: { target: i % 2 ? 'production' : 'staging' } }));
+    writeQueueFile(m.spool, 'plan-50.json', envelope(key, 'plan-50', 'dumbwaiter.plan', { steps }, { expiresAt: new Date(Date.now() + 3600_000).toISOString(), intent: 'ship 1.2' }));
+    const { id, note, tray, submenu } = await asked(app, 'dumbwaiter.plan for agent-one');
+    writeShown('plan-50', note, tray.menu);
+    await app.waitCall('BrowserWindow.loadURL', (c) => c.url === 'app://dumbwaiter/approval.html#plan-50');
+
+    // The notification's first button (Approve, before) brings up its card and approves nothing.
+    let before = app.calls().at(-1)!.seq;
+    await app.command('notification.action', { id, index: 0 });
+    expect(stateOf(m, 'plan-50')).toBe('awaiting_approval');
+    await cardShown(app, 'plan-50', before);
+    expect(note.title).toBe('Approve a plan of 50 steps?');
+    expect(note.body).toBe('agent-one asks to run a plan of 50 steps.\nOnce approved, its steps run later without asking: open the card to see all of it before you decide.');
+    expect(note.actions.map((a) => a.text)).toEqual(['Open the card…', 'Deny']);
+    // The tray's entry says why it is not there, and brings up the card.
+    expect(submenu).toEqual(['Once approved, its steps run later without asking', 'Open the card…', 'Deny']);
+    before = app.calls().at(-1)!.seq;
+    await app.command('tray.menu', { labels: ['dumbwaiter.plan for agent-one', 'Open the card…'] });
+    await cardShown(app, 'plan-50', before);
+    // An Approve as a stale or forged item would carry it is decided again when done: the card again.
+    before = app.calls().at(-1)!.seq;
+    await app.command('tray.menu', { labels: ['dumbwaiter.plan for agent-one', 'Open the card…'], asId: 'approve:plan-50' });
+    await cardShown(app, 'plan-50', before);
+    await app.command('tray.menu', { labels: ['dumbwaiter.plan for agent-one', 'Open the card…'], asId: 'approve-30m:plan-50' });
+    expect(stateOf(m, 'plan-50')).toBe('awaiting_approval');
+    expect(withService(m.home, undefined, (svc) => svc.listGrants(true))).toEqual([]);
+
+    // Its first step, sent as a step of the plan, still waits for a human.
+    writeQueueFile(m.spool, 'step-1.json', envelope(key, 'step-1', 'deploy', { target: 'staging' }, { extra: { plan_id: 'plan-50' } }));
+    await waitResult(m, 'step-1', ['awaiting_approval']);
+  });
+
+  it.each([
+    ['argv-40', 'words', { words: ['w', ...Array.from({ length: 39 }, (_, i) => `a${i}`)] }, 'Its command is too long to show here'],
+    ['element-300', 'words', { words: ['x'.repeat(300)] }, 'Its command is too long to show here'],
+    ['element-multiline', 'words', { words: ['one\ntwo'] }, 'Its command or folder has characters other than plain ASCII'],
+    ['environment', 'ssh-env', {}, 'It sets 1 environment variable'],
+  ])('a request that does not fit whole (%s) opens its card from its notification and the tray', async (name, op, args, why) => {
+    const { m, key, app } = await running();
+    submit(m, key, 'long-1', op, args);
+    const entry = `${op} for agent-one`;
+    const { id, note, tray, submenu } = await asked(app, entry);
+    writeShown(name, note, tray.menu);
+    await app.waitCall('BrowserWindow.loadURL', (c) => c.url === 'app://dumbwaiter/approval.html#long-1');
+    let before = app.calls().at(-1)!.seq;
+    await app.command('notification.action', { id, index: 0 });
+    expect(stateOf(m, 'long-1')).toBe('awaiting_approval');
+    await cardShown(app, 'long-1', before);
+    expect(note.actions.map((a) => a.text)).toEqual(['Open the card…', 'Deny']);
+    // Never a command cut short, nor an environment's value (it may be a secret).
+    expect(JSON.stringify([note, tray])).not.toMatch(/\/bin\/|ProxyCommand/);
+    expect(submenu).toEqual([why, 'Open the card…', 'Deny']);
+    before = app.calls().at(-1)!.seq;
+    await app.command('tray.menu', { labels: [entry, 'Open the card…'], asId: 'approve:long-1' });
+    await cardShown(app, 'long-1', before);
+    expect(stateOf(m, 'long-1')).toBe('awaiting_approval');
+  });
+
+  it('the tray never approves for a while: no such item, and its old id grants nothing', async () => {
+    const { m, key, app } = await running();
+    submit(m, key, 'dep-a', 'deploy', { target: 'staging' });
+    const { tray, submenu } = await asked(app, 'deploy for agent-one');
+    writeShown('no-approve-for-a-while', null, tray.menu);
+    await expect(app.command('tray.menu', { labels: ['deploy for agent-one', 'Approve for 30 minutes'] })).rejects.toThrow('no menu item');
+    expect(JSON.stringify(tray.menu)).not.toMatch(/30 minutes|for a while/);
+    expect(submenu.slice(-2)).toEqual(['Approve', 'Deny']);
+    // The old item's id, carried by an item (as a stale menu's would): nothing is approved, no grant made.
+    await app.command('tray.menu', { labels: ['deploy for agent-one', 'Approve'], asId: 'approve-30m:dep-a' });
+    expect(stateOf(m, 'dep-a')).toBe('awaiting_approval');
+    expect(withService(m.home, undefined, (svc) => svc.listGrants(true))).toEqual([]);
+    // Approve is this very request, shown whole; a later call with other arguments still asks.
+    await app.command('tray.menu', { labels: ['deploy for agent-one', 'Approve'] });
+    expect((await waitResult(m, 'dep-a', ['succeeded'])).stdout).toBe('deployed staging\n');
+    submit(m, key, 'dep-b', 'deploy', { target: 'production' });
+    await waitResult(m, 'dep-b', ['awaiting_approval']);
   });
 
   it('the approval window is pinned to its page, and its few channels follow the window, not the URL its page claims', async () => {

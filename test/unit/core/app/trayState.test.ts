@@ -1,6 +1,6 @@
 // The tray's icon, tooltip and menu as a pure function of the status.
 import { describe, expect, it } from 'vitest';
-import { addRecentRuns, trayState, type TrayMenuItem } from '../../../../main/core/app/trayState';
+import { addRecentRuns, trayCommand, trayState, type TrayMenuItem } from '../../../../main/core/app/trayState';
 import type { PendingApprovalView, SpoolInfo, StatusView } from '../../../../shared/ipc/views';
 
 function status(over: Partial<StatusView> = {}): StatusView {
@@ -59,8 +59,52 @@ describe('trayState', () => {
     const t = trayState(status({ running: [run], approvals: [approval('a1'), approval('a2', 'ceiling "hourly"')] }));
     expect(t.icon).toBe('approval');
     expect(t.tooltip).toBe('Dumbwaiter: 1 running, 2 waiting for approval');
-    expect(ids(t.menu)).toEqual(expect.arrayContaining(['approve:a1', 'approve-30m:a1', 'deny:a1', 'approve:a2', 'deny:a2']));
+    expect(ids(t.menu)).toEqual(expect.arrayContaining(['approve:a1', 'deny:a1', 'approve:a2', 'deny:a2']));
     expect(t.menu.some((i) => i.label.includes('past a spend ceiling'))).toBe(true);
+  });
+
+  it('shows a short request whole above Approve, and never offers to approve for a while', () => {
+    const t = trayState(status({ approvals: [approval('a1', 'ceiling "h" (all keys, per 60 s): 3 of 3 runs used')] }));
+    const entry = t.menu.find((i) => i.label === 'deploy for laptop (past a spend ceiling)')!;
+    expect(entry.submenu!.map((i) => [i.label, i.id, i.enabled ?? true])).toEqual([
+      ['Command: echo', '', false],
+      ['Folder: /', '', false],
+      ['Would cross ceiling "h" (all keys, per 60 s): 3 of 3 runs used', '', false],
+      ['', '', true],
+      ['Approve', 'approve:a1', true],
+      ['Deny', 'deny:a1', true],
+    ]);
+    expect(JSON.stringify(t.menu)).not.toMatch(/approve-30m|for 30 minutes|for a while/i);
+  });
+
+  it('offers only the card (and Deny) for what does not fit: a plan, a long command, an environment', () => {
+    const plan: PendingApprovalView = { ...approval('p1'), op: 'dumbwaiter.plan', run: null, steps: [], approval: { ...approval('p1').approval, operation: 'dumbwaiter.plan', argv: [], cwd: '', steps: Array.from({ length: 50 }, (_, i) => ({ op: 'deploy', args: {}, argv: ['echo', String(i)], cwd: '/', scope: 'write' as const, request_id: null, state: null })) } };
+    const long: PendingApprovalView = { ...approval('l1'), approval: { ...approval('l1').approval, argv: ['echo', ...Array.from({ length: 39 }, (_, i) => `a${i}`)] } };
+    const env: PendingApprovalView = { ...approval('e1'), run: { env: { TOKEN: 'x' }, timeout_s: 1, max_output_bytes: 1, leaves_processes: false } };
+    const t = trayState(status({ approvals: [plan, long, env] }));
+    const entries = t.menu.filter((i) => i.submenu && i.label !== 'Recent runs');
+    expect(entries.map((e) => e.submenu!.map((i) => i.label))).toEqual([
+      ['Once approved, its steps run later without asking', 'Open the card…', 'Deny'],
+      ['Its command is too long to show here', 'Open the card…', 'Deny'],
+      ['It sets 1 environment variable', 'Open the card…', 'Deny'],
+    ]);
+    expect(ids(t.menu).filter((i) => i.startsWith('approve'))).toEqual([]);
+    expect(ids(t.menu)).toEqual(expect.arrayContaining(['card:p1', 'card:l1', 'card:e1']));
+  });
+
+  it("decides a menu item's id on the requests waiting now: Approve of what does not fit opens its card, the old ids do nothing", () => {
+    const short = approval('a1');
+    const plan: PendingApprovalView = { ...approval('p1'), run: null, steps: [], approval: { ...approval('p1').approval, operation: 'dumbwaiter.plan', steps: [] } };
+    expect(trayCommand('approve:a1', [short, plan])).toEqual({ do: 'approve', id: 'a1' });
+    expect(trayCommand('approve:p1', [short, plan])).toEqual({ do: 'card', id: 'p1' });
+    expect(trayCommand('approve:a1', [plan])).toEqual({ do: 'nothing' }); // decided since the menu was drawn
+    expect(trayCommand('approve-30m:a1', [short, plan])).toEqual({ do: 'nothing' });
+    expect(trayCommand('approve-30m:p1', [short, plan])).toEqual({ do: 'nothing' });
+    expect(trayCommand('card:p1', [short, plan])).toEqual({ do: 'card', id: 'p1' });
+    expect(trayCommand('deny:p1', [short, plan])).toEqual({ do: 'deny', id: 'p1' });
+    expect(trayCommand('request:x:y', [])).toEqual({ do: 'request', id: 'x:y' });
+    expect(trayCommand('pause', [])).toEqual({ do: 'pause' });
+    expect(trayCommand('bogus', [])).toEqual({ do: 'nothing' });
   });
 
   it('counts across every spool and, with several, names the spool of each approval and of each problem', () => {
