@@ -348,10 +348,10 @@ describe('the Activity screen', () => {
     // The host answers the check only when the test lets it: the button says it is checking meanwhile.
     const release = await ui.holdChannel('requests.checkReconcile');
     writeFileSync(path.join(PUBLISHED, 'pub-1.published'), '');
-    const again = row('pub-1').getByRole('button', { name: 'Check pub-1 again' });
-    await again.click();
-    await expect.poll(() => again.textContent()).toBe('Checking…');
-    expect(await again.isDisabled()).toBe(true);
+    await row('pub-1').getByRole('button', { name: 'Check again: pub-1' }).click();
+    const checking = row('pub-1').getByRole('button', { name: 'Checking…: pub-1' });
+    await checking.waitFor();
+    expect(await checking.isDisabled()).toBe(true);
     await row('pub-1').getByRole('status').getByText('Running the reconcile check…').waitFor();
     expect(state('pub-1')).toBe('uncertain');
     await release();
@@ -362,7 +362,7 @@ describe('the Activity screen', () => {
 
     // Not applied: failed as not_applied, marked so among the results.
     writeFileSync(path.join(PUBLISHED, 'pub-2.lost'), '');
-    await row('pub-2').getByRole('button', { name: 'Check pub-2 again' }).click();
+    await row('pub-2').getByRole('button', { name: 'Check again: pub-2' }).click();
     const failed = await ui.host.waitResult('pub-2', ['failed']);
     expect(failed.error?.code).toBe('not_applied');
     await section('Recent results').getByRole('row').filter({ hasText: 'pub-2' }).getByText('reconciled: did not take effect').waitFor();

@@ -133,7 +133,7 @@ describe('Settings > Spools', () => {
     const spools = page.getByRole('list', { name: 'Spools' });
     const workCard = spools.getByRole('listitem', { name: 'Spool work' });
     await workCard.getByText(work, { exact: true }).waitFor();
-    await workCard.getByRole('button', { name: 'Check spool work again' }).click();
+    await workCard.getByRole('button', { name: 'Check again: spool work' }).click();
     await expect.poll(() => ui.svc.listSpools().find((s) => s.name === 'work')?.probe?.verdict ?? null).not.toBeNull();
     const report = ui.svc.listSpools().find((s) => s.name === 'work')!.probe!;
     await workCard.getByText(report.summary).waitFor();

@@ -73,6 +73,7 @@ function SpoolCard({ spool }: { spool: SpoolInfo }) {
     }
   };
 
+  const checkWords = busy === 'check' ? 'Checking…' : 'Check again';
   const refusal = spool.open > 0 ? `It has ${spool.open} open request${spool.open === 1 ? '' : 's'}: settle or cancel ${spool.open === 1 ? 'it' : 'them'} first.` : null;
   return (
     <li className="spool-card" aria-labelledby={titleId}>
@@ -102,8 +103,9 @@ function SpoolCard({ spool }: { spool: SpoolInfo }) {
         </p>
       ) : null}
       <div className="row">
-        <button type="button" onClick={() => void check()} disabled={busy !== null} aria-label={`Check spool ${spool.name} again`}>
-          {busy === 'check' ? 'Checking…' : 'Check again'}
+        {/* Named by its visible words first (what a voice user says), then which spool. */}
+        <button type="button" onClick={() => void check()} disabled={busy !== null} aria-label={`${checkWords}: spool ${spool.name}`}>
+          {checkWords}
         </button>
         <button
           type="button"
