@@ -166,7 +166,8 @@ describe('the Activity screen', () => {
     await ui.screenshots('activity');
     await ui.page.setViewportSize({ width: 1200, height: 800 });
 
-    await ui.page.getByRole('button', { name: 'Unpause host' }).click();
+    // The banner's button says what the sidebar's does.
+    await ui.page.locator('.callout', { hasText: 'The host is paused.' }).getByRole('button', { name: 'Resume', exact: true }).click();
     await expect.poll(() => ui.svc.flags.paused).toBe(false);
     expect((await ui.host.waitResult('hello-3')).state).toBe('succeeded');
     await expect.poll(() => ui.page.getByText('The host is paused.', { exact: true }).count()).toBe(0);
