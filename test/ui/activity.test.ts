@@ -60,6 +60,14 @@ operations:
     approval: never
     timeout_s: 300
     concurrency: 4
+  - name: tag
+    description: Tags things
+    command: [/bin/echo, "{tags}"]
+    args:
+      tags: {type: array, items: {type: string}}
+    scope: read
+    approval: never
+    timeout_s: 10
   - name: ship
     description: Ship it (asks first)
     command: [/bin/echo, shipped]
@@ -385,6 +393,20 @@ describe('the Activity screen', () => {
     ]);
     expect(ui.host.audit('pub-1', 'started')).toHaveLength(1); // never re-run
     await ui.screenshots('request-detail-reconciled');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it("a request's page shows the sandbox's text escaped, and each element of an array argument apart", async () => {
+    // An override that would make "gpj.exe" read "exe.jpg", and an element holding ", " that a joined
+    // list would show as two.
+    ui.host.submit(alice, 'tag-1', 'tag', { tags: ['a, b', 'c', 'x\u202egpj.exe'] }, { intent: 'Tidy up \u202egpj.exe' });
+    await ui.host.waitResult('tag-1');
+    await ui.open('/requests/tag-1');
+    await ui.page.getByText('Tidy up \\u202egpj.exe', { exact: true }).waitFor();
+    const tags = ui.page.getByRole('row', { name: /^tags/ }).getByRole('listitem');
+    expect(await tags.allTextContents()).toEqual(['a, b', 'c', 'x\\u202egpj.exe']);
+    expect((await ui.page.locator('dl.facts, table.kv').allTextContents()).join('')).not.toMatch(/\u202e/);
+    await ui.screenshots('request-detail-escaped');
     expect(ui.errors).toEqual([]);
   });
 });
