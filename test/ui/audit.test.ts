@@ -119,8 +119,9 @@ describe('the audit log screen', () => {
       .evaluateAll((rows) =>
         rows.flatMap((row) =>
           [1, 4, 5].flatMap((i) => {
-            const shown = row.children[i]!.firstElementChild as HTMLElement | null;
-            return shown && shown.scrollWidth > shown.clientWidth ? [shown.textContent] : [];
+            const cell = row.children[i]!;
+            const cut = [cell, ...cell.querySelectorAll('*')].some((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth);
+            return cut ? [cell.textContent] : [];
           }),
         ),
       );
