@@ -64,6 +64,10 @@ describe('the main window', () => {
   it('the first start shows the getting-started steps', async () => {
     await ui.open('/first-run');
     await ui.page.getByRole('heading', { name: 'Welcome to Dumbwaiter' }).waitFor();
+    // The step a Docker user trips on: the spool is the host user's alone, so the sandbox runs as that uid.
+    const share = ui.page.getByRole('listitem').filter({ has: ui.page.getByRole('heading', { name: 'Share the spool folder with the sandbox' }) });
+    expect(await share.textContent()).toContain('run the sandbox as your own user');
+    await share.getByText('--user "$(id -u):$(id -g)"', { exact: true }).waitFor();
     await ui.screenshots('welcome');
     expect(ui.errors).toEqual([]);
   });
