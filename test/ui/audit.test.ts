@@ -120,7 +120,7 @@ describe('the audit log screen', () => {
         rows.flatMap((row) =>
           [1, 4, 5].flatMap((i) => {
             const cell = row.children[i]!;
-            const cut = [cell, ...cell.querySelectorAll('*')].some((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth);
+            const cut = [cell, ...Array.from(cell.querySelectorAll('*'))].some((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth);
             return cut ? [cell.textContent] : [];
           }),
         ),
