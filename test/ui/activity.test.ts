@@ -396,11 +396,14 @@ describe('the Activity screen', () => {
     expect(ui.errors).toEqual([]);
   });
 
-  it("a request's page shows the sandbox's text escaped, and each element of an array argument apart", async () => {
+  it("the list and a request's page show the sandbox's text escaped, and each element of an array argument apart", async () => {
     // An override that would make "gpj.exe" read "exe.jpg", and an element holding ", " that a joined
     // list would show as two.
     ui.host.submit(alice, 'tag-1', 'tag', { tags: ['a, b', 'c', 'x\u202egpj.exe'] }, { intent: 'Tidy up \u202egpj.exe' });
     await ui.host.waitResult('tag-1');
+    await ui.open('/activity');
+    const listed = section('Recent results').getByRole('row').filter({ hasText: 'tag-1' });
+    await listed.getByText('Tidy up \\u202egpj.exe', { exact: true }).waitFor();
     await ui.open('/requests/tag-1');
     await ui.page.getByText('Tidy up \\u202egpj.exe', { exact: true }).waitFor();
     const tags = ui.page.getByRole('row', { name: /^tags/ }).getByRole('listitem');
