@@ -35,7 +35,8 @@ export function Welcome() {
                 Mount <code>{spool ?? 'the spool folder'}</code> into the sandbox
               </>
             )}{' '}
-            (for Docker: <code>-v</code>). The key's page shows the lines to paste there.
+            (for Docker: <code>-v</code>), and run the sandbox as your own user: the spool is yours alone, so a sandbox running as another
+            user id cannot open it (for Docker: <code>--user "$(id -u):$(id -g)"</code>). The key's page shows the lines to paste there.
           </p>
           <button type="button" onClick={() => navigate('activity')}>
             Done: show activity

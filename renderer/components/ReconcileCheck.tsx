@@ -56,10 +56,12 @@ export function CheckAgain({ id, onDone }: { id: string; onDone?: () => void }) 
       setBusy(false);
     }
   };
+  const words = busy ? 'Checking…' : 'Check again';
   return (
     <span className="check-again">
-      <button type="button" disabled={busy} aria-busy={busy ? true : undefined} onClick={() => void check()} aria-label={`Check ${id} again`}>
-        {busy ? 'Checking…' : 'Check again'}
+      {/* Named by its visible words first (what a voice user says), then which run. */}
+      <button type="button" disabled={busy} aria-busy={busy ? true : undefined} onClick={() => void check()} aria-label={`${words}: ${id}`}>
+        {words}
       </button>
       <span role="status" className="muted check-again-found">
         {busy ? 'Running the reconcile check…' : found}

@@ -1,7 +1,9 @@
 // One request in full: what was asked, who decided what and when, what ran, its output and timings;
 // and what can still be done about it (cancel; kill a run that outlived a host restart; check an
-// uncertain run again or resolve it). A plan lists its steps and the requests that used them.
+// uncertain run again or resolve it). A plan lists its steps and the requests that used them. What the
+// sandbox wrote (intent, arguments, what the host's messages quote of it) is shown escaped (visible.ts).
 import { useState } from 'react';
+import { visible } from '../../shared/text/visible';
 import { api, errorText } from '../api';
 import { cancelRequest } from '../lib/cancelRequest';
 import { confirmAction } from '../stores/confirm';
@@ -71,7 +73,7 @@ export function RequestDetail({ id }: { id: string }) {
         {r.intent ? (
           <>
             <dt>Why (from the agent)</dt>
-            <dd>{r.intent}</dd>
+            <dd>{visible(r.intent)}</dd>
           </>
         ) : null}
         <dt>Created</dt>
@@ -124,7 +126,7 @@ export function RequestDetail({ id }: { id: string }) {
       ) : null}
       {r.error && r.state !== 'uncertain' ? (
         <div className="callout callout-bad" role="alert">
-          <strong>{r.error.code}</strong>: {r.error.message}
+          <strong>{r.error.code}</strong>: {visible(r.error.message)}
         </div>
       ) : null}
       {r.state === 'uncertain' ? <ResolveUncertain id={id} reconcilable={reconcilable} onDone={req.reload} /> : null}
@@ -170,7 +172,7 @@ export function RequestDetail({ id }: { id: string }) {
           {[...trail.data].reverse().map((a) => (
             <li key={a.seq}>
               <Time iso={a.at} /> <span className="trail-kind">{a.kind.replaceAll('_', ' ')}</span> <span className="muted">by {a.actor}</span>
-              <div>{a.message}</div>
+              <div>{visible(a.message)}</div>
             </li>
           ))}
         </ol>

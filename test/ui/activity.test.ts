@@ -60,6 +60,14 @@ operations:
     approval: never
     timeout_s: 300
     concurrency: 4
+  - name: tag
+    description: Tags things
+    command: [/bin/echo, "{tags}"]
+    args:
+      tags: {type: array, items: {type: string}}
+    scope: read
+    approval: never
+    timeout_s: 10
   - name: ship
     description: Ship it (asks first)
     command: [/bin/echo, shipped]
@@ -166,7 +174,8 @@ describe('the Activity screen', () => {
     await ui.screenshots('activity');
     await ui.page.setViewportSize({ width: 1200, height: 800 });
 
-    await ui.page.getByRole('button', { name: 'Unpause host' }).click();
+    // The banner's button says what the sidebar's does.
+    await ui.page.locator('.callout', { hasText: 'The host is paused.' }).getByRole('button', { name: 'Resume', exact: true }).click();
     await expect.poll(() => ui.svc.flags.paused).toBe(false);
     expect((await ui.host.waitResult('hello-3')).state).toBe('succeeded');
     await expect.poll(() => ui.page.getByText('The host is paused.', { exact: true }).count()).toBe(0);
@@ -348,10 +357,10 @@ describe('the Activity screen', () => {
     // The host answers the check only when the test lets it: the button says it is checking meanwhile.
     const release = await ui.holdChannel('requests.checkReconcile');
     writeFileSync(path.join(PUBLISHED, 'pub-1.published'), '');
-    const again = row('pub-1').getByRole('button', { name: 'Check pub-1 again' });
-    await again.click();
-    await expect.poll(() => again.textContent()).toBe('Checking…');
-    expect(await again.isDisabled()).toBe(true);
+    await row('pub-1').getByRole('button', { name: 'Check again: pub-1' }).click();
+    const checking = row('pub-1').getByRole('button', { name: 'Checking…: pub-1' });
+    await checking.waitFor();
+    expect(await checking.isDisabled()).toBe(true);
     await row('pub-1').getByRole('status').getByText('Running the reconcile check…').waitFor();
     expect(state('pub-1')).toBe('uncertain');
     await release();
@@ -362,7 +371,7 @@ describe('the Activity screen', () => {
 
     // Not applied: failed as not_applied, marked so among the results.
     writeFileSync(path.join(PUBLISHED, 'pub-2.lost'), '');
-    await row('pub-2').getByRole('button', { name: 'Check pub-2 again' }).click();
+    await row('pub-2').getByRole('button', { name: 'Check again: pub-2' }).click();
     const failed = await ui.host.waitResult('pub-2', ['failed']);
     expect(failed.error?.code).toBe('not_applied');
     await section('Recent results').getByRole('row').filter({ hasText: 'pub-2' }).getByText('reconciled: did not take effect').waitFor();
@@ -384,6 +393,23 @@ describe('the Activity screen', () => {
     ]);
     expect(ui.host.audit('pub-1', 'started')).toHaveLength(1); // never re-run
     await ui.screenshots('request-detail-reconciled');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it("the list and a request's page show the sandbox's text escaped, and each element of an array argument apart", async () => {
+    // An override that would make "gpj.exe" read "exe.jpg", and an element holding ", " that a joined
+    // list would show as two.
+    ui.host.submit(alice, 'tag-1', 'tag', { tags: ['a, b', 'c', 'x\u202egpj.exe'] }, { intent: 'Tidy up \u202egpj.exe' });
+    await ui.host.waitResult('tag-1');
+    await ui.open('/activity');
+    const listed = section('Recent results').getByRole('row').filter({ hasText: 'tag-1' });
+    await listed.getByText('Tidy up \\u202egpj.exe', { exact: true }).waitFor();
+    await ui.open('/requests/tag-1');
+    await ui.page.getByText('Tidy up \\u202egpj.exe', { exact: true }).waitFor();
+    const tags = ui.page.getByRole('row', { name: /^tags/ }).getByRole('listitem');
+    expect(await tags.allTextContents()).toEqual(['a, b', 'c', 'x\\u202egpj.exe']);
+    expect((await ui.page.locator('dl.facts, table.kv').allTextContents()).join('')).not.toMatch(/\u202e/);
+    await ui.screenshots('request-detail-escaped');
     expect(ui.errors).toEqual([]);
   });
 });

@@ -78,6 +78,13 @@ describe('the allowlist editor', () => {
     await arg.getByLabel('Pattern').fill('[A-Za-z]+');
     await arg.getByLabel('Max length').fill('40');
     await arg.getByLabel('Description', { exact: true }).fill('Who to greet');
+    // The words a new user reads: Required's automatic choice fits its box, its meaning underneath;
+    // the working folder's hint says what an empty one means (the schema's words, not "home").
+    expect(await arg.getByLabel('Required').evaluate((s: HTMLSelectElement) => s.selectedOptions[0]!.text)).toBe('Automatic');
+    expect(await description(arg.getByLabel('Required'))).toBe('Automatic: required unless it has a default.');
+    expect(await description(p.getByLabel('Working folder'))).toBe('Absolute, or starting with ~/ (your home folder). Empty: an empty folder private to the host user.');
+    await arg.scrollIntoViewIfNeeded();
+    await ui.screenshots('allowlist-argument');
     // The working folder from the (stand-in) OS folder picker.
     ui.pickedFolder = ui.host.work;
     await p.getByRole('button', { name: 'Choose folder…' }).click();

@@ -112,6 +112,22 @@ describe('the audit log screen', () => {
     await ui.page.getByRole('heading', { name: 'Audit log' }).waitFor();
     await expect.poll(() => renderedSeqs().then((s) => s.length)).toBeGreaterThan(5);
     await ui.screenshots('audit');
+    // Kind, Key and Request show whole (every kind's label, this host's key ids, ids of this length);
+    // each cell's title has the full text.
+    const clipped = await grid()
+      .locator('tbody tr[id]')
+      .evaluateAll((rows) =>
+        rows.flatMap((row) =>
+          [1, 4, 5].flatMap((i) => {
+            const cell = row.children[i]!;
+            const cut = [cell, ...Array.from(cell.querySelectorAll('*'))].some((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth);
+            return cut ? [cell.textContent] : [];
+          }),
+        ),
+      );
+    expect(clipped).toEqual([]);
+    const first = ui.svc.searchAudit({ limit: 1 })[0]!;
+    expect(await grid().locator(`#audit-row-${first.seq} td`).nth(5).getAttribute('title')).toBe(first.request_id);
 
     // By id: only that request's entries.
     await ui.page.getByLabel('Search', { exact: true }).fill('req-audit-0001');

@@ -2,8 +2,10 @@
 // driven by playwright-core, served with the app's CSP, talking over the IPC contract to the real core
 // in this process (bindIpc + createIpcHandlers on a HostService), with a real daemon on a temporary
 // home and spool. The page gets the same createApi() the preload builds; events come from the real StatusFeed.
+// Every screen state a test photographs is also checked with axe-core, in light and in dark.
 import { createServer, type Server } from 'node:http';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -28,6 +30,8 @@ vi.setConfig({ expect: { poll: { timeout: 30_000 } } });
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const ARTIFACTS = path.join(ROOT, 'test', 'artifacts');
 const FEED_MS = 150;
+/** axe-core, served beside the pages: the page's CSP (script-src 'self') refuses an inline script. */
+const AXE_FILE = 'axe.min.js';
 
 let built: Promise<string> | null = null;
 /** The renderer (development build: React's warnings show up as console errors) and the test preload. */
@@ -38,6 +42,7 @@ function buildPages(): Promise<string> {
       buildRenderer(dir, false),
       build({ entryPoints: [path.join(import.meta.dirname, 'pagePreload.ts')], outfile: path.join(dir, 'test-preload.js'), bundle: true, platform: 'browser', format: 'iife', logLevel: 'error' }),
     ]);
+    copyFileSync(createRequire(import.meta.url).resolve(`axe-core/${AXE_FILE}`), path.join(dir, AXE_FILE));
     return dir;
   })();
   return built;
@@ -199,16 +204,27 @@ export class Ui {
   }
 
   /** Screenshots of the page, in light and in dark, into test/artifacts/: the screen, without the
-   *  toasts confirming what the test just did. */
+   *  toasts confirming what the test just did. Each is checked with axe-core first (colours differ
+   *  between the schemes, so both are): any violation fails the test, listed, once both are taken. */
   async screenshots(name: string): Promise<void> {
     mkdirSync(ARTIFACTS, { recursive: true });
     const dismiss = this.page.getByRole('button', { name: 'Dismiss' });
     while ((await dismiss.count()) > 0) await dismiss.first().click({ timeout: 1000 }).catch(() => {});
+    const violations: string[] = [];
     for (const colorScheme of ['light', 'dark'] as const) {
       await this.page.emulateMedia({ colorScheme });
       await this.page.screenshot({ path: path.join(ARTIFACTS, `${name}-${colorScheme}.png`) });
+      violations.push(...(await this.axe()).map((v) => `${colorScheme}: ${v}`));
     }
     await this.page.emulateMedia({ colorScheme: 'light' });
+    if (violations.length > 0) throw new Error(`axe-core finds ${violations.length} violation(s) in "${name}":\n${violations.join('\n')}`);
+  }
+
+  /** axe-core's violations on the page as it is, one line per element: rule, impact, target, why. */
+  private async axe(): Promise<string[]> {
+    if (!(await this.page.evaluate(() => 'axe' in window))) await this.page.addScriptTag({ url: `${this.origin}/${AXE_FILE}` });
+    const results = await this.page.evaluate(() => (window as unknown as { axe: typeof import('axe-core') }).axe.run(document, { resultTypes: ['violations'] }));
+    return results.violations.flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact ?? 'no impact'}) at ${JSON.stringify(n.target)}: ${n.failureSummary ?? v.help}`));
   }
 
   async close(): Promise<void> {

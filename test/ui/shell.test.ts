@@ -47,7 +47,7 @@ describe('the main window', () => {
     await ui.page.getByRole('button', { name: 'Pause', exact: true }).click();
     await hostState().filter({ hasText: 'Paused' }).waitFor();
     expect(ui.svc.flags.paused).toBe(true);
-    await ui.page.getByRole('button', { name: 'Resume', exact: true }).click();
+    await ui.page.getByRole('navigation', { name: 'Screens' }).getByRole('button', { name: 'Resume', exact: true }).click();
     await hostState().filter({ hasText: 'Running' }).waitFor();
     expect(ui.svc.flags.paused).toBe(false);
     expect(ui.errors).toEqual([]);
@@ -64,6 +64,10 @@ describe('the main window', () => {
   it('the first start shows the getting-started steps', async () => {
     await ui.open('/first-run');
     await ui.page.getByRole('heading', { name: 'Welcome to Dumbwaiter' }).waitFor();
+    // The step a Docker user trips on: the spool is the host user's alone, so the sandbox runs as that uid.
+    const share = ui.page.getByRole('listitem').filter({ has: ui.page.getByRole('heading', { name: 'Share the spool folder with the sandbox' }) });
+    expect(await share.textContent()).toContain('run the sandbox as your own user');
+    await share.getByText('--user "$(id -u):$(id -g)"', { exact: true }).waitFor();
     await ui.screenshots('welcome');
     expect(ui.errors).toEqual([]);
   });

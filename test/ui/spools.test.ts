@@ -133,13 +133,20 @@ describe('Settings > Spools', () => {
     const spools = page.getByRole('list', { name: 'Spools' });
     const workCard = spools.getByRole('listitem', { name: 'Spool work' });
     await workCard.getByText(work, { exact: true }).waitFor();
-    await workCard.getByRole('button', { name: 'Check spool work again' }).click();
+    await workCard.getByRole('button', { name: 'Check again: spool work' }).click();
     await expect.poll(() => ui.svc.listSpools().find((s) => s.name === 'work')?.probe?.verdict ?? null).not.toBeNull();
     const report = ui.svc.listSpools().find((s) => s.name === 'work')!.probe!;
     await workCard.getByText(report.summary).waitFor();
     await workCard.getByText({ ok: 'OK', degraded: 'Degraded', unusable: 'Unusable' }[report.verdict], { exact: true }).waitFor();
     await workCard.getByText('The checks').click();
     await workCard.getByText(/atomic rename/).waitFor();
+    // A detail too long for the card wraps under its own text, not back to the start of the line.
+    const check = (name: string) => workCard.getByRole('table', { name: 'The checks' }).getByRole('row').filter({ hasText: name });
+    const title = (await check('one filesystem').getByRole('rowheader').boundingBox())!;
+    const detail = (await check('one filesystem').getByRole('cell').last().boundingBox())!;
+    const oneLine = (await check('fsync of a file').boundingBox())!;
+    expect(detail.height).toBeGreaterThan(oneLine.height * 1.5);
+    expect(detail.x).toBeGreaterThanOrEqual(title.x + title.width);
 
     // work-ship still waits for approval: removing work is refused, and the button says why.
     const remove = workCard.getByRole('button', { name: 'Remove spool work' });

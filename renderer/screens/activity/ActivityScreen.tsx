@@ -96,10 +96,10 @@ export function ActivityScreen() {
       {paused ? (
         <div className="callout callout-warn act-banner">
           <div>
-            <strong>The host is paused.</strong> Nothing new starts: requests wait in the queue until you unpause. Runs already going finish normally.
+            <strong>The host is paused.</strong> Nothing new starts: requests wait in the queue until you resume. Runs that have already started finish normally.
           </div>
           <button type="button" className="primary" onClick={() => void setHostPaused(false)}>
-            Unpause host
+            Resume
           </button>
         </div>
       ) : null}

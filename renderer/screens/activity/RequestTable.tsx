@@ -5,6 +5,7 @@
 import type { ReactNode } from 'react';
 import type { RequestSummaryView } from '../../../shared/ipc/views';
 import { verdictText } from '../../../shared/protocol/reconcileText';
+import { visible } from '../../../shared/text/visible';
 import { StateBadge } from '../../components/StateBadge';
 import { Time } from '../../components/Time';
 import { formatDuration } from '../../lib/format';
@@ -56,8 +57,8 @@ export function RequestTable({
               <a href={`#/requests/${encodeURIComponent(r.id)}`} onClick={(e) => e.stopPropagation()}>
                 <code>{r.id}</code>
               </a>
-              {r.intent ? <div className="act-intent muted">{r.intent}</div> : null}
-              {showError && r.error_message ? <div className={r.state === 'uncertain' ? 'act-why muted' : 'act-error'}>{r.error_message}</div> : null}
+              {r.intent ? <div className="act-intent muted">{visible(r.intent)}</div> : null}
+              {showError && r.error_message ? <div className={r.state === 'uncertain' ? 'act-why muted' : 'act-error'}>{visible(r.error_message)}</div> : null}
               {detail?.(r)}
             </td>
             <td>

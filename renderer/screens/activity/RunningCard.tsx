@@ -4,6 +4,7 @@
 import { SpoolBadge } from '../../components/SpoolSwitcher';
 import { useEffect, useRef, useState } from 'react';
 import type { RequestSummaryView } from '../../../shared/ipc/views';
+import { visible } from '../../../shared/text/visible';
 import { formatDuration, formatTime } from '../../lib/format';
 import { useLiveOutput } from '../../lib/useLiveOutput';
 import { ORPHAN_ENDS_BY_ITSELF, OrphanBadge } from '../../components/OrphanBadge';
@@ -62,7 +63,7 @@ export function RunningCard({
           </span>
         </div>
       ) : null}
-      {run.intent ? <div className="run-intent muted">{run.intent}</div> : null}
+      {run.intent ? <div className="run-intent muted">{visible(run.intent)}</div> : null}
       <pre ref={pre} className="output run-output" aria-label={`Live output of ${run.id}`}>
         {tail || <span className="muted">No output yet.</span>}
       </pre>

@@ -47,10 +47,10 @@ export function ArgEditor({ arg, position, opIndex, problems, onChange, onRemove
         <Field label="Description" error={at('description')} hint="Shown to the agent in the catalog.">
           <input value={arg.description} onChange={(e) => set({ description: e.target.value })} />
         </Field>
-        <Field label="Required" error={at('required')}>
+        <Field label="Required" error={at('required')} hint="Automatic: required unless it has a default.">
           <select value={arg.required} onChange={(e) => set({ required: e.target.value })}>
             <InvalidOption value={arg.required} known={REQUIRED} />
-            <option value="">Automatic (required unless it has a default)</option>
+            <option value="">Automatic</option>
             <option value="required">Required</option>
             <option value="optional">Optional</option>
           </select>

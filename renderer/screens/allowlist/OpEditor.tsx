@@ -83,8 +83,8 @@ export function OpEditor({ form, index, problems: all, onChange }: Props) {
       <section aria-labelledby="sec-where">
         <h3 id="sec-where">Where it runs</h3>
         <div className="cwd-row">
-          <Field label="Working folder" error={at('cwd')} hint="Absolute, or starting with ~/ (your home folder). Default: your home folder.">
-            <input value={form.cwd} onChange={(e) => set({ cwd: e.target.value })} spellCheck={false} className="mono" placeholder="~" />
+          <Field label="Working folder" error={at('cwd')} hint={`Absolute, or starting with ~/ (your home folder). Empty: ${OPERATION_FIELDS.cwd.defaultText}.`}>
+            <input value={form.cwd} onChange={(e) => set({ cwd: e.target.value })} spellCheck={false} className="mono" />
           </Field>
           <button type="button" onClick={() => void chooseCwd()}>
             Choose folder…

@@ -8,6 +8,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState, type Keyboar
 import type { AuditView } from '../../../shared/ipc/views';
 import { Time } from '../../components/Time';
 import { formatTime } from '../../lib/format';
+import { visible } from '../../../shared/text/visible';
 import { kindAbout, kindLabel, kindTone } from './query';
 import { loadMore, openEntry, rememberScroll, savedScrollTop, selectEntry, useHasMore, useLoading, useMoreError, useSearchCount, useSelectedSeq } from './store';
 
@@ -204,7 +205,7 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
                 <EntryTime iso={e.at} />
               </td>
               <td>
-                <span className={`badge badge-${tone(e)}`} title={kindAbout(e.kind) ?? undefined}>
+                <span className={`badge badge-${tone(e)}`} title={kindAbout(e.kind) ?? kindLabel(e.kind)}>
                   {kindLabel(e.kind)}
                 </span>
               </td>
@@ -212,12 +213,12 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
                 <>
                   <td title={e.actor}>{e.actor}</td>
                   <td>{e.op ? <code>{e.op}</code> : <span className="muted">—</span>}</td>
-                  <td title={e.key_id ?? undefined}>{e.key_id ? <code>{e.key_id}</code> : <span className="muted">—</span>}</td>
+                  <td title={e.key_id ?? undefined}>{e.key_id ? <Id id={e.key_id} /> : <span className="muted">—</span>}</td>
                   {spoolColumn ? <td title={e.spool ?? undefined}>{e.spool ?? <span className="muted">—</span>}</td> : null}
-                  <td title={e.request_id ?? undefined}>{e.request_id ? <code>{e.request_id}</code> : <span className="muted">—</span>}</td>
+                  <td title={e.request_id ?? undefined}>{e.request_id ? <Id id={e.request_id} /> : <span className="muted">—</span>}</td>
                 </>
               )}
-              <td title={e.message}>{e.message}</td>
+              <td title={visible(e.message)}>{visible(e.message)}</td>
             </tr>
           ))}
           {end < entries.length ? (
@@ -242,6 +243,20 @@ export function AuditTable({ entries, compact }: { entries: AuditView[]; compact
         <p className="audit-more muted">End of the log for this search.</p>
       ) : null}
     </div>
+  );
+}
+
+/** An id in a column sized for this host's ids: a longer one (the sandbox names its requests) is cut
+ *  in the middle, keeping its end, which tells ids with the same start apart; the cell's title and the
+ *  detail panel have it whole. */
+function Id({ id }: { id: string }) {
+  const TAIL = 6;
+  if (id.length <= TAIL * 2) return <code>{id}</code>;
+  return (
+    <code className="audit-id">
+      <span className="audit-id-head">{id.slice(0, -TAIL)}</span>
+      <span>{id.slice(-TAIL)}</span>
+    </code>
   );
 }
 

@@ -1,7 +1,9 @@
 // One audit entry in the side panel: its own fields and details as a table; and for an entry about a
-// request, the request in full (arguments, command, output, timings, decision trail).
+// request, the request in full (arguments, command, output, timings, decision trail). The message and
+// details may quote the sandbox: shown escaped (visible.ts).
 import { useEffect, useRef } from 'react';
 import type { AuditView } from '../../../shared/ipc/views';
+import { visible, visibleLines } from '../../../shared/text/visible';
 import { Argv } from '../../components/Argv';
 import { CopyButton } from '../../components/CopyButton';
 import { RequestDetail } from '../../components/RequestDetail';
@@ -10,11 +12,10 @@ import { GRID_ID } from './AuditTable';
 import { kindLabel } from './query';
 import { openEntry, setFilters } from './store';
 
+/** A detail's value as text, escaped (it may quote the sandbox); a list as JSON, its elements' bounds kept. */
 function value(v: unknown): string {
   if (v === null || v === undefined) return '—';
-  if (typeof v === 'string') return v;
-  if (Array.isArray(v) && v.every((x) => typeof x !== 'object' || x === null)) return v.map(String).join(', ');
-  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return visible(typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v));
 }
 
 /** Closes the panel and puts the focus back on the list (else it would fall to the page). */
@@ -39,7 +40,7 @@ export function EntryDetail({ entry }: { entry: AuditView }) {
           ×
         </button>
       </div>
-      <p className="audit-message">{entry.message}</p>
+      <p className="audit-message">{visibleLines(entry.message)}</p>
       <dl className="facts">
         <dt>Time</dt>
         <dd>

@@ -112,13 +112,13 @@ export function KeysScreen() {
       ) : null}
       {active.length > 0 ? (
         <>
-          <h3 id="active-keys">Active keys</h3>
+          <h2 id="active-keys" className="keys-section">Active keys</h2>
           <KeyTable keys={active} labelledBy="active-keys" busy={busy} onRotate={(k) => void rotate(k)} onRevoke={(k) => void revoke(k)} />
         </>
       ) : null}
       {revoked.length > 0 ? (
         <>
-          <h3 id="revoked-keys">Revoked keys</h3>
+          <h2 id="revoked-keys" className="keys-section">Revoked keys</h2>
           <p className="muted keys-note">Requests signed with these keys are rejected. They stay listed so the audit log and the activity read clearly.</p>
           <KeyTable keys={revoked} labelledBy="revoked-keys" />
         </>

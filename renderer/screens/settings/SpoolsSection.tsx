@@ -4,7 +4,7 @@
 // or removing; the host's refusals are shown as it words them.
 import { useId, useState } from 'react';
 import type { SpoolInfo } from '../../../shared/ipc/views';
-import { checkLines, type ProbeReport } from '../../../shared/protocol/probe';
+import { CHECK_TITLES, type ProbeReport } from '../../../shared/protocol/probe';
 import { SPOOL_NAME, SPOOL_NAME_RULE } from '../../../shared/protocol/ids';
 import { visible } from '../../../shared/text/visible';
 import { api, errorText } from '../../api';
@@ -32,7 +32,25 @@ function Probe({ report }: { report: ProbeReport | null }) {
       </p>
       <details>
         <summary>The checks</summary>
-        <pre className="spool-checks">{checkLines(report).map(visible).join('\n')}</pre>
+        {/* A table, not preformatted lines: a detail too long for the card wraps under its own text. */}
+        <table className="spool-checks" aria-label="The checks">
+          <tbody>
+            <tr>
+              <td />
+              <th scope="row">filesystem</th>
+              <td>
+                {visible(report.fs_type)}; probed {report.at}
+              </td>
+            </tr>
+            {report.checks.map((c) => (
+              <tr key={c.name}>
+                <td>{c.ok ? 'ok' : 'FAIL'}</td>
+                <th scope="row">{CHECK_TITLES[c.name]}</th>
+                <td>{visible(c.detail)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </details>
     </div>
   );
@@ -73,6 +91,7 @@ function SpoolCard({ spool }: { spool: SpoolInfo }) {
     }
   };
 
+  const checkWords = busy === 'check' ? 'Checking…' : 'Check again';
   const refusal = spool.open > 0 ? `It has ${spool.open} open request${spool.open === 1 ? '' : 's'}: settle or cancel ${spool.open === 1 ? 'it' : 'them'} first.` : null;
   return (
     <li className="spool-card" aria-labelledby={titleId}>
@@ -102,8 +121,9 @@ function SpoolCard({ spool }: { spool: SpoolInfo }) {
         </p>
       ) : null}
       <div className="row">
-        <button type="button" onClick={() => void check()} disabled={busy !== null} aria-label={`Check spool ${spool.name} again`}>
-          {busy === 'check' ? 'Checking…' : 'Check again'}
+        {/* Named by its visible words first (what a voice user says), then which spool. */}
+        <button type="button" onClick={() => void check()} disabled={busy !== null} aria-label={`${checkWords}: spool ${spool.name}`}>
+          {checkWords}
         </button>
         <button
           type="button"

@@ -1,12 +1,29 @@
-// The audit screen's pure parts in Node: CSV cells (quoting, formula injection), the filters' search,
+// The audit screen's pure parts in Node: CSV cells (quoting, formula injection whatever separator the
+// spreadsheet splits on), JSON Lines that every reader splits into the same lines, the filters' search,
 // relative ranges brought up to the clock, the custom range's validation, and how kinds are coloured
 // and described.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { csvCell, exportFile, exportFileName } from '../../../../../renderer/screens/audit/exportFormat';
 import { inRange, isoToLocalInput, kindAbout, kindTone, moveOn, NO_FILTERS, rangeError, toQuery, type Filters } from '../../../../../renderer/screens/audit/query';
 import type { AuditView } from '../../../../../shared/ipc/views';
 
 const f = (patch: Partial<Filters>): Filters => ({ ...NO_FILTERS, ...patch });
+
+const entry = (patch: Partial<AuditView>): AuditView => ({ seq: 7, at: '2026-01-02T03:04:05.000Z', kind: 'notice_sent', actor: 'app', request_id: null, key_id: null, op: null, spool: null, message: '', details: null, ...patch });
+
+/** The fields a spreadsheet may see in a CSV file, whichever of `,` `;` tab it takes for the separator
+ *  (and whether or not it honours our quotes): every piece between separators and line breaks, with
+ *  the quotes and spaces a field may start with taken off. */
+function fieldsAnyHowSplit(csv: string): string[] {
+  return csv
+    .replace(/^\uFEFF/, '')
+    .split(/[,;\t\r\n]/)
+    .map((piece) => piece.replace(/^[" ]*/, ''));
+}
+const FORMULA = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
+/** Text rich in what makes a formula: separators, line breaks, quotes, spaces and formula characters. */
+const hostile = fc.string({ unit: fc.constantFrom(',', ';', '\t', '\r', '\n', '"', ' ', '=', '+', '-', '@', '\uFF1D', '\uFF0B', '\uFF0D', '\uFF20', 'x', '1', '(', ')'), maxLength: 30 });
 
 describe('csvCell', () => {
   it('leaves plain values as they are, and empty for null and undefined', () => {
@@ -34,19 +51,60 @@ describe('csvCell', () => {
     expect(csvCell('=HYPERLINK("http://evil.example","click")')).toBe(`"'=HYPERLINK(""http://evil.example"",""click"")"`);
   });
 
+  it('neutralises a formula after a separator inside a value, for a spreadsheet that splits on ; or tab', () => {
+    expect(csvCell('x;=SUM(40+2);y')).toBe("x;'=SUM(40+2);y");
+    expect(csvCell('x\t@SUM(1)')).toBe("x\t'@SUM(1)");
+    expect(csvCell('a,"=1"')).toBe(`"a,""'=1"""`);
+    expect(csvCell('line\n+1')).toBe(`"line\n'+1"`);
+    expect(csvCell('\uFF1DSUM(1)')).toBe("'\uFF1DSUM(1)");
+    expect(csvCell('a-b;c=d')).toBe('a-b;c=d'); // only where a field can start
+  });
+
+  it('lets no field start a formula, whether the file is split on a comma, a semicolon or a tab', () => {
+    const attack = exportFile('csv', [entry({ message: 'x;=SUM(40+2);y', op: 'a\t-1', details: { file: 'q;@evil.json', argv: ['rm', '-f'] } })]).text;
+    for (const field of fieldsAnyHowSplit(attack)) expect(field).not.toMatch(FORMULA);
+    fc.assert(
+      fc.property(hostile, hostile, hostile, (message, op, detail) => {
+        const csv = exportFile('csv', [entry({ message, op, details: { detail } })]).text;
+        for (const field of fieldsAnyHowSplit(csv)) expect(field).not.toMatch(FORMULA);
+      }),
+    );
+  });
+
   it('writes objects as JSON, quoted (JSON holds quotes)', () => {
     expect(csvCell({ argv: ['echo', 'a'], n: 3 })).toBe('"{""argv"":[""echo"",""a""],""n"":3}"');
     expect(csvCell({ n: 3 })).toBe('"{""n"":3}"');
   });
 
   it('makes whole files: CSV with a byte-order mark and CRLF, JSON Lines one entry per line; a dated name', () => {
-    const e: AuditView = { seq: 7, at: '2026-01-02T03:04:05.000Z', kind: 'notice_sent', actor: 'app', request_id: null, key_id: null, op: null, spool: null, message: 'hi, there', details: null };
+    const e = entry({ message: 'hi, there' });
     const csv = exportFile('csv', [e]);
     expect(csv.mime).toBe('text/csv');
     expect(csv.text).toBe('\uFEFFseq,at,kind,actor,request_id,key_id,op,message,details\r\n7,2026-01-02T03:04:05.000Z,notice_sent,app,,,,"hi, there",\r\n');
     expect(exportFile('jsonl', [e, e]).text).toBe(`${JSON.stringify(e)}\n${JSON.stringify(e)}\n`);
     expect(exportFile('jsonl', []).text).toBe('');
     expect(exportFileName('csv', new Date(2026, 0, 2, 3, 4))).toBe('dumbwaiter-audit-2026-01-02-0304.csv');
+  });
+});
+
+describe('JSON Lines export', () => {
+  it('escapes U+2028, U+2029 and U+0085 (line breaks to some readers) and bidi controls, and stays the same JSON', () => {
+    const e = entry({ message: 'a\u2028b\u2029c\u0085d\u202ee' });
+    const text = exportFile('jsonl', [e]).text;
+    expect(text).not.toMatch(/[\u2028\u2029\u0085\u202e]/);
+    expect(text).toContain('a\\u2028b\\u2029c\\u0085d\\u202ee');
+    expect(JSON.parse(text)).toEqual(e);
+  });
+
+  it('gives one valid JSON entry per line, whatever a reader counts as a line break', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: fc.oneof(fc.constantFrom('\u2028', '\u2029', '\u0085', '\r', '\n'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })) }), { maxLength: 5 }), (messages) => {
+        const entries = messages.map((message) => entry({ message, details: { message } }));
+        const lines = exportFile('jsonl', entries).text.split(/\r\n|[\n\r\u2028\u2029\u0085]/);
+        expect(lines.pop()).toBe('');
+        expect(lines.map((l) => JSON.parse(l))).toEqual(entries);
+      }),
+    );
   });
 });
 
