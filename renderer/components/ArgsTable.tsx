@@ -1,4 +1,8 @@
-// A request's arguments as a table of names and values (never raw JSON).
+// A request's arguments as a table of names and values (never raw JSON). The values are the sandbox's:
+// shown escaped (controls and bidi overrides made visible), and a list's items each in a box of its own,
+// so that an item holding ", " cannot pass for two.
+import { visible, visibleJson } from '../../shared/text/visible';
+
 export function ArgsTable({ args }: { args: Record<string, unknown> }) {
   const entries = Object.entries(args);
   if (entries.length === 0) return <p className="muted">No arguments.</p>;
@@ -9,11 +13,31 @@ export function ArgsTable({ args }: { args: Record<string, unknown> }) {
           <tr key={k}>
             <th scope="row">{k}</th>
             <td>
-              <code>{Array.isArray(v) ? v.map(String).join(', ') : typeof v === 'string' ? v : JSON.stringify(v)}</code>
+              <ArgValue value={v} />
             </td>
           </tr>
         ))}
       </tbody>
     </table>
   );
+}
+
+/** One argument's value: a list item by item, anything else as one value. */
+export function ArgValue({ value }: { value: unknown }) {
+  if (!Array.isArray(value)) return <code className="arg-value">{valueText(value)}</code>;
+  if (value.length === 0) return <span className="muted">an empty list</span>;
+  return (
+    <span className="argv">
+      {value.map((item, i) => (
+        <code key={i} className="argv-part">
+          {valueText(item)}
+        </code>
+      ))}
+    </span>
+  );
+}
+
+function valueText(v: unknown): string {
+  if (typeof v === 'string') return v === '' ? '""' : visible(v);
+  return visibleJson(JSON.stringify(v) ?? String(v));
 }
