@@ -816,6 +816,7 @@ describe('approving for a while', () => {
     const table = ui.page.getByRole('table', { name: 'Time-boxed approvals' });
     await table.getByRole('row').filter({ hasText: 'canary' }).waitFor();
     expect(await table.getByRole('columnheader').allTextContents()).toContain('Arguments');
+    await ui.screenshots('approvals-grants');
     ui.svc.revokeGrant(grant.id, 'test');
 
     // Nothing changed on the card: the grant covers the same values only (no widen sent).
