@@ -483,6 +483,8 @@ describe('a plan', () => {
       const deny = await card().getByRole('button', { name: 'Deny' }).boundingBox();
       const footer = await ui.page.locator('.aw-footer').boundingBox();
       expect(deny!.y + deny!.height).toBeLessThanOrEqual(footer!.y);
+      await body().evaluate((el) => void (el.scrollTop = 0));
+      expect(await body().textContent()).toMatch(/Each step runs once, without asking again, until the plan expires in (60 min|1 h)\./);
       await ui.screenshots('approval-window-plan');
       await ui.page.keyboard.press('Enter');
       expect((await ui.host.waitResult('plan-2', ['succeeded'])).plan?.steps.map((s) => s.argv[1])).toEqual(names.map((name) => `hello ${name}`));
