@@ -136,10 +136,12 @@ function ApprovalWindow() {
   let body;
   if (error) {
     body = (
-      <div className="callout callout-bad" role="alert">
+      <>
         <h1 className="offscreen">Approve a request</h1>
-        The host cannot be reached: {error}
-      </div>
+        <div className="callout callout-bad" role="alert">
+          The host cannot be reached: {error}
+        </div>
+      </>
     );
   } else if (!shown) {
     body = <h1 className="aw-none muted">No request to show.</h1>;

@@ -505,6 +505,9 @@ describe('the approval window', () => {
     try {
       await ui.open('win-1', 'approval.html');
       await card().getByRole('heading', { name: 'Run deploy?' }).waitFor();
+      // The window's one h1 says what it is about, whatever it shows.
+      const h1 = () => ui.page.getByRole('heading', { level: 1 }).allTextContents();
+      expect(await h1()).toEqual(['Run deploy?']);
       expect(await card().getByLabel('Command that runs').locator('code').allTextContents()).toEqual(['/bin/echo', 'deployed production']);
       expect(await card().textContent()).toContain('Release 2.4.1 to production');
       expect(await ui.page.getByRole('button', { name: '1 more waiting · next' }).count()).toBe(1);
@@ -526,6 +529,7 @@ describe('the approval window', () => {
       expect((await ui.host.waitResult('win-1')).state).toBe('succeeded');
       expect(ui.svc.request('win-1')?.decided_by).toBe('app');
       await ui.page.getByRole('status').filter({ hasText: 'Approved.' }).waitFor();
+      expect(await h1()).toEqual(['Approved.']);
       expect(state('win-2')).toBe('awaiting_approval');
 
       // The next one in the same window (the app reuses it by changing the hash); decided elsewhere
@@ -534,6 +538,7 @@ describe('the approval window', () => {
       await card().getByRole('heading', { name: 'Run greet?' }).waitFor();
       ui.svc.deny('win-2', 'test', 'decided elsewhere');
       await ui.page.getByText('is no longer waiting for you').waitFor();
+      expect(await h1()).toEqual(['greet is no longer waiting for you.']);
       expect(await ui.page.locator('[data-state]').getAttribute('data-state')).toBe('denied');
       expect(await ui.page.getByRole('status').filter({ hasText: 'decided by test' }).count()).toBe(1);
 
