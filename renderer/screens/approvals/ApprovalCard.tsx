@@ -21,7 +21,7 @@ import { MUST_SEE, useAllSeen } from '../../lib/useAllSeen';
 import { useSeveralSpools } from '../../stores/spool';
 import { toast } from '../../stores/toasts';
 import { GrantScope, missingPattern, widenOf, type ArgChoices } from './GrantScope';
-import { isTyping, onOtherControl, plainKey } from './keyboard';
+import { focusNowhere, isTyping, onOtherControl, plainKey } from './keyboard';
 import { useArmed } from './useArmed';
 import './approvals.css';
 
@@ -33,10 +33,22 @@ const GRANT_MINUTES = [5, 15, 30, 60, 120, 240, 480] as const;
 /** Marks a part of the body that must have been on screen before Approve arms. */
 const part = (name: string) => ({ [MUST_SEE]: name });
 
+/** How far each scrolling key moves the body, as the browser would move it if it had the focus. */
+const SCROLL_KEYS: Record<string, (body: HTMLElement) => number> = {
+  ArrowDown: () => 40,
+  ArrowUp: () => -40,
+  PageDown: (b) => b.clientHeight * 0.875,
+  ' ': (b) => b.clientHeight * 0.875,
+  PageUp: (b) => -b.clientHeight * 0.875,
+  Home: (b) => -b.scrollHeight,
+  End: (b) => b.scrollHeight,
+};
+
 /**
  * `shortcuts`: which keys act on this card while it is shown (never while typing in a field or on a
  * control outside the card). 'screen': A approves, T approves for the chosen minutes, D focuses the
- * reason (Enter there denies). 'window': Enter approves, D focuses the reason.
+ * reason (Enter there denies). 'window': Enter approves, D focuses the reason, the scrolling keys
+ * (arrows, Page Up/Down, space, Home, End) scroll the body.
  * Show one request per card (`key={pending.id}`): its decisions are armed for that request only.
  * `armMs`: how long the request is on screen before it can be approved; in the window, also after the
  * window gains focus. `compact`: in the small approval window, where the card is the page (its title
@@ -136,6 +148,13 @@ export function ApprovalCard({
         if (t instanceof Element && t.closest('button, a[href]')) return;
         e.preventDefault();
         if (armedRef.current) void decideRef.current('approved');
+      } else if (shortcuts === 'window' && focusNowhere(t) && Object.hasOwn(SCROLL_KEYS, e.key) && bodyRef.current) {
+        // The window shows without taking the focus, and only its body scrolls: the first scrolling key
+        // moves the body and gives it the focus, so that the next ones scroll it as usual.
+        e.preventDefault();
+        const body = bodyRef.current;
+        body.focus({ preventScroll: true });
+        body.scrollBy({ top: SCROLL_KEYS[e.key]!(body) });
       }
     };
     window.addEventListener('keydown', onKey);
