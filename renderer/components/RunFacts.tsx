@@ -1,7 +1,7 @@
 // What decides a run besides its command: the environment the host adds (names and values, from the
 // allowlist: they may hold what an argument filled in, so they are shown escaped), the time limit, the
-// output kept; and the warning when what it starts may outlive it. Host-side only: never in the
-// sandbox's view.
+// output kept (the operation's: a request may only lower them, hence "at most"); and the warning when
+// what it starts may outlive it. Host-side only: never in the sandbox's view.
 import type { HostRunView } from '../../shared/ipc/views';
 import { visible } from '../../shared/text/visible';
 import { formatSpan } from '../lib/format';
@@ -9,8 +9,8 @@ import { formatSpan } from '../lib/format';
 export function RunFacts({ run }: { run: HostRunView }) {
   const env = Object.entries(run.env);
   const limits = [
-    run.timeout_s !== null ? `ended after ${formatSpan(run.timeout_s)}` : null,
-    run.max_output_bytes !== null ? `keeps up to ${run.max_output_bytes.toLocaleString('en')} bytes of stdout and of stderr` : null,
+    run.timeout_s !== null ? `runs at most ${formatSpan(run.timeout_s)}` : null,
+    run.max_output_bytes !== null ? `keeps at most ${run.max_output_bytes.toLocaleString('en')} bytes of stdout and of stderr` : null,
   ].filter((x) => x !== null);
   return (
     <dl className="facts run-facts">
