@@ -13,7 +13,7 @@ import type { PendingApprovalView } from '../../../shared/ipc/views';
 import { visible, visibleLines } from '../../../shared/text/visible';
 import { api, errorText } from '../../api';
 import { Argv } from '../../components/Argv';
-import { PlanSteps } from '../../components/PlanSteps';
+import { PlanSteps, stepPart } from '../../components/PlanSteps';
 import { LeavesWarning, RunFacts } from '../../components/RunFacts';
 import { Time } from '../../components/Time';
 import { formatSpan, formatTime } from '../../lib/format';
@@ -87,7 +87,7 @@ export function ApprovalCard({
   const complete = steps ? pending.steps?.length === steps.length : pending.run !== null;
   const { parts, seen } = useAllSeen(bodyRef, pending.id);
   const allShown = complete && parts.length > 0 && seen.size === parts.length;
-  const stepsSeen = [...seen].filter((n) => n.startsWith('step-')).length;
+  const stepsSeen = steps?.filter((_, i) => seen.has(stepPart(i))).length ?? 0;
   // The moment on screen starts again once the last part came into view: it too must be read.
   const armed = useArmed(allShown ? pending.id : `${pending.id}#unseen`, armMs, shortcuts === 'window') && allShown;
   const patternMissing = missingPattern(choices);
