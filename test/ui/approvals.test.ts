@@ -771,6 +771,9 @@ describe('seen before approved', () => {
       await ui.open('plan-wide', 'approval.html');
       await card().getByRole('heading', { name: 'Approve a plan of 2 steps?' }).waitFor();
       expect(await noSideways()).toBe(true);
+      // Each step with its own environment, by name and value.
+      expect(await planSteps().nth(0).getByRole('list', { name: 'Environment added' }).getByRole('listitem').allTextContents()).toEqual([`GIT_SSH_COMMAND=sh -c 'id > /tmp/dw-owned'`, 'LC_ALL=C']);
+      expect(await planSteps().nth(1).getByRole('list', { name: 'Environment added' }).count()).toBe(0);
       const [first, second] = await planSteps().evaluateAll((steps) => steps.map((s) => s.getBoundingClientRect().toJSON() as DOMRect));
       expect(second!.top).toBeGreaterThanOrEqual(first!.bottom);
       await planSteps().nth(1).scrollIntoViewIfNeeded();
