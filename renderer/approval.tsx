@@ -5,7 +5,9 @@
 // screen, or after it gains focus (a key meant for another app must not approve an unseen request).
 // The app points it at each new request by changing the hash: an undecided request is never replaced
 // under the person; the footer says how many more wait and moves on when asked (or after a decision).
-// A plan lists all its steps in the card, and is approvable only once each step has been on screen.
+// The card's body scrolls and its decisions stay in view; it is approvable only once all of the body
+// has been on screen (every argv element, the environment, the warnings, the intent, each plan step).
+// The card's title is the page's h1; the other states say theirs in one too.
 import { StrictMode, useCallback, useEffect, useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import type { PendingApprovalView, RequestView } from '../shared/ipc/views';
@@ -134,27 +136,30 @@ function ApprovalWindow() {
   let body;
   if (error) {
     body = (
-      <div className="callout callout-bad" role="alert">
-        The host cannot be reached: {error}
-      </div>
+      <>
+        <h1 className="offscreen">Approve a request</h1>
+        <div className="callout callout-bad" role="alert">
+          The host cannot be reached: {error}
+        </div>
+      </>
     );
   } else if (!shown) {
-    body = <p className="muted">No request to show.</p>;
+    body = <h1 className="aw-none muted">No request to show.</h1>;
   } else if (decided && decided.id === shown) {
     body = (
       <div className="aw-done" role="status">
-        <strong>{decided.decision === 'denied' ? 'Denied.' : decided.decision === 'approved-for' ? 'Approved, and for a while without asking.' : 'Approved.'}</strong>
+        <h1>{decided.decision === 'denied' ? 'Denied.' : decided.decision === 'approved-for' ? 'Approved, and for a while without asking.' : 'Approved.'}</h1>
         <p className="muted">{followUp ? 'The next request follows.' : 'This window closes by itself.'}</p>
       </div>
     );
   } else if (pending) {
     body = <ApprovalCard key={pending.id} pending={pending} shortcuts="window" armMs={ARM_MS} compact onDecided={onDecided} />;
   } else if (!loaded || goneHere === undefined) {
-    body = <p className="muted">Loading…</p>;
+    body = <h1 className="aw-none muted">Loading…</h1>;
   } else {
     body = (
       <div className="aw-done" role="status">
-        <strong>
+        <h1>
           {goneHere === null ? (
             <>
               There is no request <code>{shown}</code>.
@@ -164,7 +169,7 @@ function ApprovalWindow() {
               <code>{goneHere.op}</code> is no longer waiting for you.
             </>
           )}
-        </strong>
+        </h1>
         {goneHere ? (
           <p>
             It is now <StateBadge state={goneHere.state} />

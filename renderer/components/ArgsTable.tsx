@@ -1,9 +1,7 @@
-// A request's arguments as a table of names and values (never raw JSON). Values come from the sandbox:
-// shown escaped (controls and bidi overrides visible), and an array's elements each apart, so an
-// element holding ", " cannot pass for two.
-import { visible } from '../../shared/text/visible';
-
-const text = (v: unknown): string => (v === '' ? '""' : visible(typeof v === 'string' ? v : JSON.stringify(v)));
+// A request's arguments as a table of names and values (never raw JSON). The values are the sandbox's:
+// shown escaped (controls and bidi overrides made visible), and a list's items each in a box of its own,
+// so that an item holding ", " cannot pass for two.
+import { visible, visibleJson } from '../../shared/text/visible';
 
 export function ArgsTable({ args }: { args: Record<string, unknown> }) {
   const entries = Object.entries(args);
@@ -13,27 +11,34 @@ export function ArgsTable({ args }: { args: Record<string, unknown> }) {
       <tbody>
         {entries.map(([k, v]) => (
           <tr key={k}>
-            <th scope="row">{visible(k)}</th>
+            <th scope="row">{k}</th>
             <td>
-              {Array.isArray(v) ? (
-                v.length === 0 ? (
-                  <span className="muted">an empty list</span>
-                ) : (
-                  <ul className="argv arg-items">
-                    {v.map((item, i) => (
-                      <li key={i}>
-                        <code className="argv-part">{text(item)}</code>
-                      </li>
-                    ))}
-                  </ul>
-                )
-              ) : (
-                <code>{text(v)}</code>
-              )}
+              <ArgValue value={v} />
             </td>
           </tr>
         ))}
       </tbody>
     </table>
   );
+}
+
+/** One argument's value: a list item by item, anything else as one value. */
+export function ArgValue({ value }: { value: unknown }) {
+  if (!Array.isArray(value)) return <code className="arg-value">{valueText(value)}</code>;
+  if (value.length === 0) return <span className="muted">an empty list</span>;
+  // A list, so that a screen reader too hears each item apart.
+  return (
+    <ul className="argv arg-items">
+      {value.map((item, i) => (
+        <li key={i}>
+          <code className="argv-part">{valueText(item)}</code>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function valueText(v: unknown): string {
+  if (typeof v === 'string') return v === '' ? '""' : visible(v);
+  return visibleJson(JSON.stringify(v) ?? String(v));
 }

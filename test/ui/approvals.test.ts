@@ -1,9 +1,13 @@
 // The Approvals screen and the approval window in real Chromium against the real host: requests the
 // sandbox writes into the spool wait for a human, who approves, denies with a reason, or approves for
-// some minutes (a grant the next request uses without asking); by mouse and by keyboard. Nothing is
-// approved that the person has not had on screen for a moment: not by a second A after a decision, not
-// by Enter in a window that just appeared, not by a card that changed under the pointer.
+// some minutes (a grant the next request uses without asking, for the arguments the person chose); by
+// mouse and by keyboard. Nothing is approved that the person has not had on screen, all of it, for a
+// moment: not by a second A after a decision, not by Enter in a window that just appeared, not by a card
+// whose argv, environment or intent was never scrolled to, not by a card that changed under the pointer.
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator } from 'playwright-core';
 import { Ui, description } from './harness';
 import type { KeyFile } from '../../shared/protocol/types';
 
@@ -30,6 +34,27 @@ operations:
     command: [/bin/ls, "{dir}"]
     args:
       dir: {type: path, within: [/usr/share], shared_with_sandbox: true}
+    scope: write
+    approval: always
+    timeout_s: 10
+  - name: many
+    description: Echo many words, with an environment (asks first)
+    command: [/bin/echo, "{words}"]
+    env:
+      GIT_SSH_COMMAND: "sh -c 'id > /tmp/dw-owned'"
+      LC_ALL: C
+    args:
+      words: {type: array, items: {type: string, max_length: 6000}, max_items: 400}
+    scope: write
+    approval: always
+    timeout_s: 10
+    max_output_bytes: 65536
+  - name: canary
+    description: Deploy a build to a target (asks first)
+    command: [/bin/echo, "deploy {target}", "note {note}"]
+    args:
+      target: {type: string, max_length: 100}
+      note: {type: string, max_length: 100}
     scope: write
     approval: always
     timeout_s: 10
@@ -90,8 +115,61 @@ afterAll(async () => {
 const state = (id: string) => ui.svc.request(id)?.state;
 const card = () => ui.page.getByRole('article');
 const approveButton = () => card().getByRole('button', { name: 'Approve', exact: true });
-/** The shown request can be approved (it has been on screen long enough). */
+/** The shown request can be approved (all of it has been on screen, long enough). */
 const armed = () => approveButton().isEnabled();
+/** The card's body: all that decides the run, which scrolls above the decisions. */
+const body = () => card().getByRole('group', { name: 'The request in full' });
+/** Scrolls the card's body through from its top, a half box at a time, a frame or two each: as a
+ *  person reading it would. */
+const scrollThrough = () =>
+  body().evaluate(async (el) => {
+    const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    el.scrollTop = 0;
+    await frames();
+    while (el.scrollTop + el.clientHeight < el.scrollHeight - 1) {
+      el.scrollTop += Math.max(1, Math.floor(el.clientHeight / 2));
+      await frames();
+    }
+  });
+/** Scrolls the card's body to its end at once (skipping what is in between), and waits until it is there. */
+async function jumpToEnd(): Promise<void> {
+  await body().evaluate((el) => void (el.scrollTop = el.scrollHeight));
+  await expect.poll(() => body().evaluate((el) => el.scrollTop + el.clientHeight >= el.scrollHeight - 1)).toBe(true);
+}
+/** Waits until the page's own clock shows that the card has been on screen longer than any arming delay. */
+async function pastArming(): Promise<void> {
+  const from = await ui.page.evaluate(() => performance.now());
+  await expect.poll(() => ui.page.evaluate((t) => performance.now() - t > 1500, from)).toBe(true);
+}
+/** Whether all of `l` is inside the window (its bounding box within the viewport). */
+async function inViewport(l: Locator): Promise<boolean> {
+  const box = await l.boundingBox();
+  const size = ui.page.viewportSize()!;
+  return box !== null && box.x >= 0 && box.y >= 0 && box.x + box.width <= size.width && box.y + box.height <= size.height;
+}
+/** The decisions are in the window, and on top there (nothing drawn over their middle takes the click). */
+async function decisionsInView(): Promise<void> {
+  for (const name of [/^Approve/, /^Deny/]) {
+    for (const b of await card().getByRole('button', { name }).all()) {
+      expect(await inViewport(b)).toBe(true);
+      expect(await b.evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        return el.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2));
+      })).toBe(true);
+    }
+  }
+}
+/** Runs `size` with the page at that size, then back at the usual size. */
+async function sized(size: { width: number; height: number }, run: () => Promise<void>): Promise<void> {
+  await ui.page.setViewportSize(size);
+  try {
+    await run();
+  } finally {
+    await ui.page.setViewportSize({ width: 1200, height: 800 });
+  }
+}
+/** Waits until the card's animations (the highlight, the filling bar) are over: for a steady screenshot. */
+const settled = () => card().evaluate((el) => Promise.all(el.getAnimations({ subtree: true }).map((x) => x.finished)));
 
 describe('the Approvals screen', () => {
   it('shows a waiting request in full; Approve runs it', async () => {
@@ -222,7 +300,7 @@ describe('the Approvals screen', () => {
     // The shortcuts are shown on the screen.
     expect(await ui.page.getByRole('definition').filter({ hasText: 'approve for the chosen time' }).count()).toBe(1);
     await expect.poll(armed).toBe(true);
-    await card().evaluate((el) => Promise.all(el.getAnimations().map((x) => x.finished)));
+    await settled();
     await ui.screenshots('approvals');
 
     await ui.page.keyboard.press('j');
@@ -312,21 +390,8 @@ async function proposePlan(id: string, steps: { op: string; args: Record<string,
   ui.host.submit(key, id, 'dumbwaiter.plan', { steps }, { intent, expiresAt: new Date(Date.now() + 3600_000).toISOString() });
   await expect.poll(() => state(id)).toBe('awaiting_approval');
 }
-const planSteps = () => card().getByRole('list', { name: 'Plan steps' }).getByRole('listitem');
-const stepBox = () => card().getByRole('group', { name: 'Steps of the plan' });
-/** Scrolls the steps' box through, a half box at a time, a frame or two each: as a person reading them would. */
-const scrollThroughSteps = () =>
-  stepBox().evaluate(async (el) => {
-    while (el.scrollTop + el.clientHeight < el.scrollHeight - 1) {
-      el.scrollTop += Math.max(1, Math.floor(el.clientHeight / 2));
-      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-    }
-  });
-/** Waits until the page's own clock shows that the card has been on screen longer than any arming delay. */
-async function pastArming(): Promise<void> {
-  const from = await ui.page.evaluate(() => performance.now());
-  await expect.poll(() => ui.page.evaluate((t) => performance.now() - t > 1500, from)).toBe(true);
-}
+/** The plan's steps (not the list items inside a step, such as its environment). */
+const planSteps = () => card().getByRole('list', { name: 'Plan steps' }).locator(':scope > li');
 
 describe('a plan', () => {
   it('shows every step with its exact argv, folder and scope; cannot be approved until each step was on screen; approved, its steps run without asking, each once', async () => {
@@ -350,24 +415,22 @@ describe('a plan', () => {
     // Long past the moment a request needs on screen, the steps below the fold were not shown: A does nothing.
     await pastArming();
     expect(await approveButton().isDisabled()).toBe(true);
-    await expect.poll(() => description(approveButton())).toMatch(/\d+ of 31 shown: scroll through every step to approve/);
+    await expect.poll(() => description(approveButton())).toMatch(/Scroll through every step to approve: \d+ of 31 seen so far\./);
     await ui.page.keyboard.press('a');
     await ui.page.keyboard.press('d');
     await expect.poll(() => card().getByRole('textbox', { name: 'Reason for denying' }).evaluate((el) => el === document.activeElement)).toBe(true);
     expect(state('plan-1')).toBe('awaiting_approval');
     // Jumping to the end skips the steps in between: they were never on screen.
-    await stepBox().evaluate((el) => void (el.scrollTop = el.scrollHeight));
-    await expect.poll(() => stepBox().evaluate((el) => el.scrollTop + el.clientHeight >= el.scrollHeight - 1)).toBe(true);
+    await jumpToEnd();
     await pastArming();
     expect(await approveButton().isDisabled()).toBe(true);
     // Scrolled through from the top, every step has been shown: Approve arms after its moment.
-    await stepBox().evaluate((el) => void (el.scrollTop = 0));
-    await scrollThroughSteps();
-    await expect.poll(() => card().textContent()).toContain('(all 31 shown)');
-    expect(await card().textContent()).toContain('each step once, without asking again until'); // the plan's own expiry
+    await scrollThrough();
+    await expect.poll(() => description(approveButton())).toBe('All 31 steps have been on screen.');
+    expect(await card().textContent()).toMatch(/Each step runs once, without asking again, until the plan expires in (60 min|1 h)\./); // the plan's own expiry
     await expect.poll(armed).toBe(true);
-    await card().evaluate((el) => Promise.all(el.getAnimations().map((x) => x.finished)));
-    await stepBox().evaluate((el) => void (el.scrollTop = 0));
+    await settled();
+    await body().evaluate((el) => void (el.scrollTop = 0));
     await card().getByRole('heading').click(); // the focus off the reason field
     await ui.screenshots('approvals-plan');
 
@@ -403,8 +466,8 @@ describe('a plan', () => {
       await card().getByRole('heading', { name: 'Approve a plan of 7 steps?' }).waitFor();
       await expect.poll(() => planSteps().count()).toBe(7);
       expect(await planSteps().nth(6).getByLabel('Command that runs').locator('code').allTextContents()).toEqual(['/bin/echo', 'hello golf']);
-      // The box scrolls in the small window: not everything is on screen at first.
-      expect(await stepBox().evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
+      // The body scrolls in the small window: not everything is on screen at first.
+      expect(await body().evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
       await pastArming();
       await ui.page.keyboard.press('Enter');
       await ui.page.keyboard.press('d');
@@ -413,13 +476,15 @@ describe('a plan', () => {
       expect(await approveButton().isDisabled()).toBe(true);
       expect(state('plan-2')).toBe('awaiting_approval');
 
-      await scrollThroughSteps();
+      await scrollThrough();
       await expect.poll(armed).toBe(true);
-      await card().evaluate((el) => Promise.all(el.getAnimations().map((x) => x.finished)));
-      // Everything but the steps' box fits the small window: the decisions are in reach without scrolling the card.
+      await settled();
+      // The decisions are in reach below the body, above the footer.
       const deny = await card().getByRole('button', { name: 'Deny' }).boundingBox();
       const footer = await ui.page.locator('.aw-footer').boundingBox();
       expect(deny!.y + deny!.height).toBeLessThanOrEqual(footer!.y);
+      await body().evaluate((el) => void (el.scrollTop = 0));
+      expect(await body().textContent()).toMatch(/Each step runs once, without asking again, until the plan expires in (60 min|1 h)\./);
       await ui.screenshots('approval-window-plan');
       await ui.page.keyboard.press('Enter');
       expect((await ui.host.waitResult('plan-2', ['succeeded'])).plan?.steps.map((s) => s.argv[1])).toEqual(names.map((name) => `hello ${name}`));
@@ -440,15 +505,18 @@ describe('the approval window', () => {
     try {
       await ui.open('win-1', 'approval.html');
       await card().getByRole('heading', { name: 'Run deploy?' }).waitFor();
+      // The window's one h1 says what it is about, whatever it shows.
+      const h1 = () => ui.page.getByRole('heading', { level: 1 }).allTextContents();
+      expect(await h1()).toEqual(['Run deploy?']);
       expect(await card().getByLabel('Command that runs').locator('code').allTextContents()).toEqual(['/bin/echo', 'deployed production']);
       expect(await card().textContent()).toContain('Release 2.4.1 to production');
       expect(await ui.page.getByRole('button', { name: '1 more waiting · next' }).count()).toBe(1);
-      // Everything fits: no scrolling needed to reach the decisions.
-      expect(await card().getByRole('button', { name: 'Deny' }).isVisible()).toBe(true);
-      const box = await card().getByRole('button', { name: 'Deny' }).boundingBox();
-      expect(box!.y + box!.height).toBeLessThan(420);
+      // The decisions are in view at once; the body scrolls above them, and is read through first.
+      await decisionsInView();
+      await scrollThrough();
       await expect.poll(armed).toBe(true);
-      await card().evaluate((el) => Promise.all(el.getAnimations().map((x) => x.finished)));
+      await settled();
+      await body().evaluate((el) => void (el.scrollTop = 0));
       await ui.screenshots('approval-window');
 
       // D focuses the reason; a click elsewhere leaves it.
@@ -461,6 +529,7 @@ describe('the approval window', () => {
       expect((await ui.host.waitResult('win-1')).state).toBe('succeeded');
       expect(ui.svc.request('win-1')?.decided_by).toBe('app');
       await ui.page.getByRole('status').filter({ hasText: 'Approved.' }).waitFor();
+      expect(await h1()).toEqual(['Approved.']);
       expect(state('win-2')).toBe('awaiting_approval');
 
       // The next one in the same window (the app reuses it by changing the hash); decided elsewhere
@@ -469,6 +538,7 @@ describe('the approval window', () => {
       await card().getByRole('heading', { name: 'Run greet?' }).waitFor();
       ui.svc.deny('win-2', 'test', 'decided elsewhere');
       await ui.page.getByText('is no longer waiting for you').waitFor();
+      expect(await h1()).toEqual(['greet is no longer waiting for you.']);
       expect(await ui.page.locator('[data-state]').getAttribute('data-state')).toBe('denied');
       expect(await ui.page.getByRole('status').filter({ hasText: 'decided by test' }).count()).toBe(1);
 
@@ -492,6 +562,7 @@ describe('the approval window', () => {
       await ui.open('win-3', 'approval.html');
       await holdFromLoad.dispose();
       await card().getByRole('heading', { name: 'Run deploy?' }).waitFor();
+      await scrollThrough();
       // Someone typing in another app presses Enter as the window appears: nothing is approved.
       await ui.page.keyboard.press('Enter');
       expect(await approveButton().isDisabled()).toBe(true);
@@ -542,6 +613,7 @@ describe('the approval window', () => {
       await ui.page.getByRole('status').filter({ hasText: 'Denied.' }).waitFor();
       await card().getByRole('heading', { name: 'Run greet?' }).waitFor();
       expect(await closed()).toBe(false);
+      await scrollThrough();
       await expect.poll(armed).toBe(true);
       expect(state('win-4')).toBe('awaiting_approval');
       // Esc outside a field closes the window (the request keeps waiting).
@@ -579,6 +651,258 @@ describe('the approval window', () => {
     ui.svc.deny('win-6', 'test', 'cleanup');
     await ui.page.getByText('is no longer waiting for you').waitFor();
     expect(await ui.page.getByRole('alert').count()).toBe(0);
+    expect(ui.errors).toEqual([]);
+  });
+});
+
+describe('seen before approved', () => {
+  const words = (n: number, prefix = 'word') => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
+
+  it('in the window, Enter approves nothing while argv elements, the environment or the intent were never on screen; scrolled through, it does', async () => {
+    const argv = words(40);
+    const intent = Array.from({ length: 12 }, (_, i) => `Line ${i + 1} of a long reason, which pushes the command down.`).join('\n');
+    ui.host.submit(key, 'seen-win', 'many', { words: argv }, { intent });
+    await expect.poll(() => state('seen-win')).toBe('awaiting_approval');
+    await sized({ width: 480, height: 360 }, async () => {
+      await ui.open('seen-win', 'approval.html');
+      await card().getByRole('heading', { name: 'Run many?' }).waitFor();
+      // Long past the moment a request needs on screen, the command and its environment were below the
+      // fold: Enter does nothing.
+      await pastArming();
+      await ui.page.keyboard.press('Enter');
+      expect(await approveButton().isDisabled()).toBe(true);
+      expect(await description(approveButton())).toBe('Scroll through the whole request to approve it.');
+      expect(await inViewport(body().getByRole('list', { name: 'Environment added' }))).toBe(false);
+      await decisionsInView();
+      await settled();
+      await ui.screenshots('approval-window-unseen');
+      expect(state('seen-win')).toBe('awaiting_approval');
+
+      // All of it is in the card: each argv element apart, the environment by name and value, the limits.
+      expect(await body().getByLabel('Command that runs').locator('code').allTextContents()).toEqual(['/bin/echo', ...argv]);
+      expect(await body().getByRole('list', { name: 'Environment added' }).getByRole('listitem').allTextContents()).toEqual([`GIT_SSH_COMMAND=sh -c 'id > /tmp/dw-owned'`, 'LC_ALL=C']);
+      expect(await body().textContent()).toContain('runs at most 10 s · keeps at most 65,536 bytes of stdout and of stderr');
+      // Jumping to the end skips what is in between.
+      await jumpToEnd();
+      await pastArming();
+      await ui.page.keyboard.press('Enter');
+      expect(await approveButton().isDisabled()).toBe(true);
+      expect(state('seen-win')).toBe('awaiting_approval');
+      // Read through from the top with the keyboard (the window shows without the focus: the first key
+      // gives it to the body): Approve arms after its moment, and Enter approves.
+      await ui.page.keyboard.press('Home');
+      await expect.poll(() => body().evaluate((el) => el.scrollTop)).toBe(0);
+      const atEnd = () => body().evaluate((el) => el.scrollTop + el.clientHeight >= el.scrollHeight - 1);
+      while (!(await atEnd())) {
+        const before = await body().evaluate((el) => el.scrollTop);
+        await ui.page.keyboard.press('PageDown');
+        await expect.poll(() => body().evaluate((el) => el.scrollTop)).toBeGreaterThan(before);
+      }
+      await expect.poll(armed).toBe(true);
+      expect(await description(approveButton())).toBe('All of the request has been on screen.');
+      await ui.page.keyboard.press('Enter');
+      expect((await ui.host.waitResult('seen-win')).state).toBe('succeeded');
+    });
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('on the Approvals screen, A and T approve nothing while argv elements were never on screen; a 300-element argv keeps the decisions in view', async () => {
+    const argv = words(300, 'w');
+    ui.host.submit(key, 'seen-screen', 'many', { words: argv }, { intent: 'Echo three hundred words' });
+    await expect.poll(() => state('seen-screen')).toBe('awaiting_approval');
+    await sized({ width: 720, height: 480 }, async () => {
+      await ui.open('/approvals/seen-screen');
+      await card().getByRole('heading', { name: 'Run many?' }).waitFor();
+      // The whole card fits the window once scrolled to (the queue is above it in a narrow window).
+      await card().evaluate((el) => el.scrollIntoView({ block: 'end' }));
+      await decisionsInView();
+      await pastArming();
+      await ui.page.keyboard.press('a');
+      await ui.page.keyboard.press('t');
+      expect(await approveButton().isDisabled()).toBe(true);
+      expect(await body().getByLabel('Command that runs').locator('code').count()).toBe(301);
+      await settled();
+      await ui.screenshots('approvals-unseen');
+      expect(state('seen-screen')).toBe('awaiting_approval');
+      expect(ui.svc.listGrants().filter((g) => g.op === 'many')).toEqual([]);
+
+      await scrollThrough();
+      await expect.poll(armed).toBe(true);
+      await decisionsInView();
+      await ui.page.keyboard.press('a');
+      expect((await ui.host.waitResult('seen-screen')).stdout).toBe(`${argv.join(' ')}\n`);
+    });
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('very long or wide content (a 5,000-character word, a letter under 4,999 combining marks) wraps in the card: the decisions and the next step stay in it', async () => {
+    const long = 'x'.repeat(5000);
+    const marks = `a${'\u0301'.repeat(4999)}`;
+    ui.host.submit(key, 'seen-wide', 'many', { words: [long, marks, 'after'] });
+    await proposePlan('plan-wide', [{ op: 'many', args: { words: [marks, long] } }, { op: 'greet', args: { name: 'next' } }], 'A wide step, then the next');
+    /** Nothing in the body is wider than the body: it scrolls only down. */
+    const noSideways = () =>
+      body().evaluate((el) => {
+        const right = el.getBoundingClientRect().right;
+        return el.scrollWidth <= el.clientWidth && Array.from(el.querySelectorAll('*')).every((x) => x.getBoundingClientRect().right <= right + 1);
+      });
+    for (const [size, open] of [
+      [{ width: 480, height: 360 }, () => ui.open('seen-wide', 'approval.html')],
+      [{ width: 720, height: 480 }, () => ui.open('/approvals/seen-wide')],
+    ] as const) {
+      await sized(size, async () => {
+        await open();
+        await card().getByRole('heading', { name: 'Run many?' }).waitFor();
+        await card().evaluate((el) => el.scrollIntoView({ block: 'end' }));
+        expect(await noSideways()).toBe(true);
+        await decisionsInView();
+        await scrollThrough();
+        await expect.poll(armed).toBe(true);
+        await decisionsInView();
+        expect(await body().getByLabel('Command that runs').locator('code').allTextContents()).toEqual(['/bin/echo', long, marks, 'after']);
+      });
+    }
+    await ui.page.setViewportSize({ width: 480, height: 360 });
+    try {
+      await card().getByRole('textbox', { name: 'Reason for denying' }).fill('too wide');
+      await card().getByRole('button', { name: 'Deny' }).click();
+      expect((await ui.host.waitResult('seen-wide')).state).toBe('denied');
+      // A plan: the wide step stays in its place, the next step follows it, inside the card.
+      await ui.open('plan-wide', 'approval.html');
+      await card().getByRole('heading', { name: 'Approve a plan of 2 steps?' }).waitFor();
+      expect(await noSideways()).toBe(true);
+      // Each step with its own environment, by name and value.
+      expect(await planSteps().nth(0).getByRole('list', { name: 'Environment added' }).getByRole('listitem').allTextContents()).toEqual([`GIT_SSH_COMMAND=sh -c 'id > /tmp/dw-owned'`, 'LC_ALL=C']);
+      expect(await planSteps().nth(1).getByRole('list', { name: 'Environment added' }).count()).toBe(0);
+      const [first, second] = await planSteps().evaluateAll((steps) => steps.map((s) => s.getBoundingClientRect().toJSON() as DOMRect));
+      expect(second!.top).toBeGreaterThanOrEqual(first!.bottom);
+      await planSteps().nth(1).scrollIntoViewIfNeeded();
+      expect(await inViewport(planSteps().nth(1))).toBe(true);
+      await decisionsInView();
+      await settled();
+      // On screen: the end of the wide step (the letter under its marks, then the long word) and the next.
+      await planSteps().nth(0).getByLabel('Command that runs').locator('code').nth(1).evaluate((el) => el.scrollIntoView({ block: 'start' }));
+      await ui.screenshots('approval-window-wide-plan');
+      ui.svc.deny('plan-wide', 'test', 'cleanup');
+    } finally {
+      await ui.page.setViewportSize({ width: 1200, height: 800 });
+    }
+    expect(ui.errors).toEqual([]);
+  });
+});
+
+describe('approving for a while', () => {
+  /** Records what the page asks approvals.approve, from now until the page loads again. */
+  const recordApprovals = () =>
+    ui.page.evaluate(() => {
+      const w = window as unknown as { __dwInvoke: (c: string, a: unknown) => Promise<unknown>; approveCalls: unknown[] };
+      const invoke = w.__dwInvoke;
+      w.approveCalls = [];
+      w.__dwInvoke = (c, a) => {
+        if (c.endsWith('approvals.approve')) w.approveCalls.push(a);
+        return invoke(c, a);
+      };
+    });
+  const approveCalls = () => ui.page.evaluate(() => (window as unknown as { approveCalls: unknown[] }).approveCalls);
+
+  it('covers later calls with the same arguments by default; the card lets each argument be any value or match a typed pattern, and sends that', async () => {
+    const agent = ui.host.createKey('canary-agent', 'write');
+    ui.host.submit(agent, 'wid-1', 'canary', { target: 'canary', note: 'first' });
+    await expect.poll(() => state('wid-1')).toBe('awaiting_approval');
+    await ui.open('/approvals/wid-1');
+    await card().getByRole('heading', { name: 'Run canary?' }).waitFor();
+    await recordApprovals();
+    const args = card().getByRole('group', { name: 'Arguments' });
+    expect(await args.getByRole('rowheader').allTextContents()).toEqual(['target', 'note']);
+    await expect.poll(armed).toBe(true);
+
+    // A pattern chosen but not typed yet: Approve for waits for it (Approve does not).
+    await args.getByRole('combobox', { name: 'What later calls may give as target' }).selectOption('match');
+    const approveFor = card().getByRole('button', { name: 'Approve for 30 min' });
+    expect(await approveFor.isDisabled()).toBe(true);
+    expect(await card().locator('.approval-seen').textContent()).toContain('Type the pattern for target to approve for a while.');
+    expect(await approveButton().isEnabled()).toBe(true);
+    await args.getByRole('textbox', { name: 'Pattern for target (the whole value must match)' }).fill('^canary$');
+    await args.getByRole('combobox', { name: 'What later calls may give as note' }).selectOption('any');
+    await card().getByRole('heading').click();
+    await settled();
+    await ui.screenshots('approvals-widen');
+    await ui.page.keyboard.press('t');
+    expect((await ui.host.waitResult('wid-1')).state).toBe('succeeded');
+    expect(await approveCalls()).toEqual([{ id: 'wid-1', forSeconds: 1800, widen: { target: { match: '^canary$' }, note: { any: true } } }]);
+    const grant = ui.svc.listGrants().find((g) => g.key_id === agent.key_id)!;
+    const table = ui.page.getByRole('table', { name: 'Time-boxed approvals' });
+    await table.getByRole('row').filter({ hasText: 'canary' }).waitFor();
+    expect(await table.getByRole('columnheader').allTextContents()).toContain('Arguments');
+    await ui.screenshots('approvals-grants');
+    ui.svc.revokeGrant(grant.id, 'test');
+
+    // Nothing changed on the card: the grant covers the same values only (no widen sent).
+    ui.host.submit(agent, 'wid-2', 'canary', { target: 'canary', note: 'second' });
+    await expect.poll(() => state('wid-2')).toBe('awaiting_approval');
+    await ui.open('/approvals/wid-2');
+    await card().getByRole('heading', { name: 'Run canary?' }).waitFor();
+    await recordApprovals();
+    await expect.poll(armed).toBe(true);
+    await ui.page.keyboard.press('t');
+    expect((await ui.host.waitResult('wid-2')).state).toBe('succeeded');
+    expect(await approveCalls()).toEqual([{ id: 'wid-2', forSeconds: 1800 }]);
+    for (const g of ui.svc.listGrants()) ui.svc.revokeGrant(g.id, 'test');
+    expect(ui.errors).toEqual([]);
+  });
+
+  it('in the window too: the arguments and their choices are on the card, and Approve for 30 min sends them', async () => {
+    const agent = ui.host.createKey('canary-window', 'write');
+    ui.host.submit(agent, 'wid-3', 'canary', { target: 'canary-eu', note: 'third' });
+    await expect.poll(() => state('wid-3')).toBe('awaiting_approval');
+    await sized({ width: 480, height: 420 }, async () => {
+      await ui.open('wid-3', 'approval.html');
+      await card().getByRole('heading', { name: 'Run canary?' }).waitFor();
+      await recordApprovals();
+      await scrollThrough();
+      await expect.poll(armed).toBe(true);
+      const args = card().getByRole('group', { name: 'Arguments' });
+      await args.getByRole('combobox', { name: 'What later calls may give as target' }).selectOption('match');
+      await args.getByRole('textbox', { name: /^Pattern for target/ }).fill('^canary-(eu|us)$');
+      await settled();
+      await ui.screenshots('approval-window-widen');
+      await card().getByRole('button', { name: 'Approve for 30 min' }).click();
+      expect((await ui.host.waitResult('wid-3')).state).toBe('succeeded');
+      expect(await approveCalls()).toEqual([{ id: 'wid-3', forSeconds: 1800, widen: { target: { match: '^canary-(eu|us)$' } } }]);
+    });
+    for (const g of ui.svc.listGrants()) ui.svc.revokeGrant(g.id, 'test');
+    expect(ui.errors).toEqual([]);
+  });
+});
+
+describe('a request that claims a plan', () => {
+  it('says "claims plan P, but differs from its steps" with the difference, as a warning that must be seen like the rest', async () => {
+    await proposePlan('claimed-plan', [{ op: 'greet', args: { name: 'alpha' } }], 'Greet alpha');
+    ui.svc.approve('claimed-plan', 'test');
+    ui.host.submit(key, 'claim-1', 'greet', { name: 'mallory' }, { intent: 'Step 1 of the approved plan', extra: { plan_id: 'claimed-plan' } });
+    await expect.poll(() => state('claim-1')).toBe('awaiting_approval');
+    // What the core's intake records on the waiting request's approval (in the real ledger).
+    const ledger = new Database(path.join(ui.host.home, 'ledger.sqlite'), { timeout: 10_000 });
+    try {
+      ledger
+        .prepare(`UPDATE requests SET approval_json = json_set(approval_json, '$.plan_claim', json(?)) WHERE id = ?`)
+        .run(JSON.stringify({ plan_id: 'claimed-plan', reason: 'no step of greet has name "mallory"' }), 'claim-1');
+    } finally {
+      ledger.close();
+    }
+    await ui.open('/approvals/claim-1');
+    await card().getByRole('heading', { name: 'Run greet?' }).waitFor();
+    const claim = body().getByRole('note').filter({ hasText: 'Claims plan' });
+    expect(await claim.textContent()).toBe(
+      'Claims plan claimed-plan, but differs from its steps: no step of greet has name "mallory". It is not one of that plan’s approved steps, so it asks you like any request.',
+    );
+    expect(await claim.evaluate((el) => el.classList.contains('callout-warn'))).toBe(true);
+    await expect.poll(armed).toBe(true);
+    await settled();
+    await ui.screenshots('approvals-plan-claim');
+    await card().getByRole('textbox', { name: 'Reason for denying' }).fill('not a step of the plan');
+    await card().getByRole('button', { name: 'Deny' }).click();
+    expect((await ui.host.waitResult('claim-1')).state).toBe('denied');
     expect(ui.errors).toEqual([]);
   });
 });

@@ -1,7 +1,10 @@
-// The time-boxed approvals in force ("this key may run this operation without asking until…"), each
-// revocable at once.
+// The time-boxed approvals in force ("this key may run this operation, with these arguments, without
+// asking until…"), each revocable at once.
 import { useState } from 'react';
+import type { GrantArgRule } from '../../../shared/ipc/views';
+import { visible } from '../../../shared/text/visible';
 import { api, errorText } from '../../api';
+import { ArgValue } from '../../components/ArgsTable';
 import { EmptyState } from '../../components/EmptyState';
 import { Time } from '../../components/Time';
 import { formatTime } from '../../lib/format';
@@ -51,8 +54,8 @@ export function GrantsTable() {
         <p className="muted">Loading…</p>
       ) : list.length === 0 ? (
         <EmptyState title="No time-boxed approvals in force">
-          “Approve for …” on a waiting request lets that key run that operation without asking, until the time is up. They are listed here, and you can
-          revoke them early.
+          “Approve for …” on a waiting request lets that key run that operation again without asking, until the time is up: with the same arguments,
+          or with those you let vary. They are listed here, and you can revoke them early.
         </EmptyState>
       ) : (
         <table className="list" aria-labelledby="grants-title">
@@ -60,6 +63,7 @@ export function GrantsTable() {
             <tr>
               <th scope="col">Operation</th>
               <th scope="col">Key</th>
+              <th scope="col">Arguments</th>
               <th scope="col">Approved</th>
               <th scope="col">Ends</th>
               <th scope="col">Runs since</th>
@@ -80,6 +84,9 @@ export function GrantsTable() {
                     {name ?? <span className="muted">unknown key</span>} <code className="muted">{g.key_id}</code>
                   </td>
                   <td>
+                    <ArgRules rules={g.args} />
+                  </td>
+                  <td>
                     <Time iso={g.created_at} /> <span className="muted">by {g.created_by}</span>
                   </td>
                   <td title={formatTime(g.expires_at)}>
@@ -98,5 +105,32 @@ export function GrantsTable() {
         </table>
       )}
     </section>
+  );
+}
+
+/** What a grant lets later calls carry, argument by argument. */
+function ArgRules({ rules }: { rules: Record<string, GrantArgRule> | undefined }) {
+  if (rules === undefined) return <span className="muted">any (made before grants named their arguments)</span>;
+  const entries = Object.entries(rules);
+  if (entries.length === 0) return <span className="muted">none</span>;
+  return (
+    <ul className="grant-rules">
+      {entries.map(([name, rule]) => (
+        <li key={name}>
+          <code>{name}</code>{' '}
+          {'any' in rule ? (
+            'any value'
+          ) : 'match' in rule ? (
+            <>
+              matching <code>{visible(rule.match)}</code>
+            </>
+          ) : (
+            <>
+              = <ArgValue value={rule.equals} />
+            </>
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }
