@@ -84,7 +84,9 @@ export class Windows {
     const { workArea } = screen.getPrimaryDisplay();
     this.approval = secureWindow(this.paths, {
       width: 480,
-      height: 420,
+      // Tall enough that an ordinary request's whole card is on screen without scrolling (Approve arms
+      // only once all of it was seen), within the screen's work area.
+      height: Math.min(540, workArea.height - 40),
       x: workArea.x + workArea.width - 500,
       y: workArea.y + 20,
       alwaysOnTop: true,
