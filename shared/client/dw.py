@@ -1817,7 +1817,9 @@ def cmd_run(o):
         warn("the live output above stopped at %d bytes of results/%s.log; the host's signed output follows:" % (LIVE_LOG_MAX_BYTES, rid))
         _print_result_output(res)
     elif not has_hash:
-        warn("the live output above could not be checked against the host's log (its result has no log_sha256)")
+        # The sandbox can make the host's log vanish (a folder at its name) and put its own text there.
+        warn("the live output above could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; the host's signed output follows:")
+        _print_result_output(res)
     elif streamed[0] != logged or digest.hexdigest() != res["log_sha256"]:
         warn("the live output above is not what the host logged (results/%s.log was changed by someone else); the host's signed output follows:" % rid)
         _print_result_output(res)

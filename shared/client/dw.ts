@@ -11,7 +11,7 @@ import { MAX_PLAN_LIFETIME_S, PLAN_OP, type ProposedStep } from '../protocol/pla
 import { FlagError, durationSeconds, positiveInteger } from './flagValues';
 import { runNotes } from './runNotes';
 import { waitingText } from './approvalWait';
-import { MAX_INTENT_CHARS, MAX_REQUEST_BYTES } from '../protocol/types';
+import { MAX_INTENT_CHARS, MAX_REQUEST_BYTES, type ResultDoc } from '../protocol/types';
 import { isRequestId } from '../protocol/ids';
 import { visible } from '../text/visible';
 
@@ -221,6 +221,12 @@ function planSteps(c: SpoolClient, file: string): ProposedStep[] {
   }
 }
 
+/** The run's output as the host signed it in its result: the outcome, whatever the live log showed. */
+function printSignedOutput(s: ResultDoc): void {
+  process.stdout.write(s.stdout);
+  process.stderr.write(s.stderr);
+}
+
 /** What a settled (or still pending) request says, on stdout and stderr. */
 function report(c: SpoolClient, s: Status, withOutput: boolean): void {
   if (s.state === 'conflict') {
@@ -243,10 +249,7 @@ function report(c: SpoolClient, s: Status, withOutput: boolean): void {
     if (isResult(s)) for (const line of runNotes(s)) notice(line);
     return;
   }
-  if (withOutput && !plan) {
-    process.stdout.write(s.stdout);
-    process.stderr.write(s.stderr);
-  }
+  if (withOutput && !plan) printSignedOutput(s);
   // The operation's own code may be one of dw's (64-87): the words tell them apart.
   if (s.state === 'failed' && s.exit_code !== null) process.stderr.write(`dw: ${s.id} failed: the operation exited with ${s.exit_code}\n`);
   if (s.error) process.stderr.write(`dw: ${s.id} ${s.state}: ${s.error.code}: ${s.error.message}\n`);
@@ -254,11 +257,11 @@ function report(c: SpoolClient, s: Status, withOutput: boolean): void {
   for (const line of runNotes(s)) notice(line);
 }
 
-/** After `dw run` streamed the live log: whether it was the host's, and the signed output where it was not. */
+/** After `dw run` streamed the live log: whether it was the host's, and the signed output unless it was checked to be. */
 function reportRun(c: SpoolClient, s: Followed): void {
   const note = isSettled(s) ? logCheckNote(s.log.check, s.id, 'stream') : null;
   if (note) notice(note);
-  report(c, s, s.log.check === 'none' || s.log.check === 'mismatch' || s.log.check === 'capped');
+  report(c, s, s.log.check !== 'match');
 }
 
 async function main(argv: string[]): Promise<number> {

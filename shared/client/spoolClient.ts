@@ -496,7 +496,9 @@ export class SpoolClient {
 
 /** What to say after live output of `id` was shown (`shown`: `stream` on stdout, above the signed output
  *  that follows; `progress` in progress notifications, before the result that holds it), when it was not
- *  checked to be what the host logged; null when it was, or when nothing was shown. */
+ *  checked to be what the host logged; null when it was, or when nothing was shown. Whatever could not be
+ *  checked is followed by the signed output: the sandbox can make the host's log vanish (a folder at its
+ *  name) and put its own text there. */
 export function logCheckNote(check: LogCheck['check'], id: string, shown: 'stream' | 'progress'): string | null {
   const live = shown === 'stream' ? 'the live output above' : 'the live output sent as progress';
   const signed = shown === 'stream' ? "the host's signed output follows:" : "the output above is the host's signed one";
@@ -506,7 +508,7 @@ export function logCheckNote(check: LogCheck['check'], id: string, shown: 'strea
     case 'capped':
       return `${live} stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/${id}.log; ${signed}`;
     case 'unchecked':
-      return `${live} could not be checked against the host's log (its result has no log_sha256)`;
+      return `${live} could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; ${signed}`;
     default:
       return null;
   }
