@@ -36,6 +36,15 @@ def call(c):
             return {"ok": dw.run_notes(c[1])}
         if c[0] == "waiting":
             return {"ok": dw.waiting_note(c[1], c[2])}
+        if c[0] == "visible":
+            return {"ok": dw._plain(c[1])}
+        if c[0] == "visible_json":
+            return {"ok": dw._visible_json(c[1])}
+        if c[0] == "catalog":
+            ops, skipped = dw.checked_operations(c[1])
+            return {"ok": {"operations": ops, "skipped": skipped}}
+        if c[0] == "utc":
+            return {"ok": dw.utc_text(c[1])}
         raise ValueError("no such case: %r" % c[0])
     except dw.DwError as e:
         return {"error": e.message}
@@ -47,7 +56,8 @@ for line in sys.stdin:
 
 /** What dw.py's functions give for each case (one python3 for all of them). A case is one of
  *  ['plan', text, catalog operations | null], ['whole', flag, text, unit], ['duration', text, flag, max],
- *  ['constants'], ['plan_lines', result], ['notes', result], ['waiting', result, now in ms]. */
+ *  ['constants'], ['plan_lines', result], ['notes', result], ['waiting', result, now in ms], ['visible', text],
+ *  ['visible_json', JSON text], ['catalog', catalog.json's operations], ['utc', time]. */
 export function dwPy(cases: unknown[][]): { ok?: unknown; error?: string }[] {
   const r = spawnSync('python3', ['-c', HARNESS, DW_PY_DIR], { input: cases.map((c) => JSON.stringify(c)).join('\n'), encoding: 'utf8', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
   if (r.status !== 0) throw new Error(r.stderr);
