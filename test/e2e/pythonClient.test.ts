@@ -1016,7 +1016,7 @@ print(json.dumps({"state": res["state"], "error": res.get("error")}))
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
-  it('a catalog.json no check foresaw (a required name that is an object) ends dw with 69 and a plain message, never a traceback or 1; nothing is written', async () => {
+  it('a catalog.json entry without the host\'s shape (a required name that is an object) is left out: dw refuses the operation as unknown (65), never a traceback; nothing is written', async () => {
     const file = path.join(host.spool, 'catalog.json');
     const original = readFileSync(file, 'utf8');
     const catalog = JSON.parse(original) as { operations: { name: string; args_schema: { required?: unknown[] } }[] };
@@ -1025,8 +1025,8 @@ print(json.dumps({"state": res["state"], "error": res.get("error")}))
     plant('catalog.json', JSON.stringify(catalog, null, 2));
     try {
       const r = dw(['submit', 'echo', 'msg=x']);
-      expect(r.status).toBe(69);
-      expect(r.stderr).toMatch(/^dw: cannot go on: TypeError: .*a file in the spool may not be what the host wrote.*\n$/);
+      expect(r.status).toBe(65);
+      expect(r.stderr).toMatch(/^dw: unknown operation "echo" \(this host offers: .*\n$/);
       expect(r.stderr).not.toContain('Traceback');
       expect(r.stdout).toBe('');
       expect(listing('queue')).toEqual(queued);
