@@ -5,12 +5,19 @@ import { PLAN_OP } from '../protocol/plan';
 import type { ResultDoc } from '../protocol/types';
 import { visible } from '../text/visible';
 
-/** "2026-12-04 23:50:00 UTC (in 60 min)": a time the same in every sandbox's clock zone, and how far off
- *  it is; null when `iso` is no time. */
-export function deadlineText(iso: unknown, nowMs: number): string | null {
+/** "2026-12-04 23:50:00 UTC": a time the same in every sandbox's clock zone, whatever offset it was
+ *  written with (a time read raw, +01:00, passes for an hour off); null when `iso` is no time. */
+export function utcText(iso: unknown): string | null {
   const at = typeof iso === 'string' ? Date.parse(iso) : NaN;
-  if (Number.isNaN(at)) return null;
-  const utc = `${new Date(at).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  return Number.isNaN(at) ? null : `${new Date(at).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** "2026-12-04 23:50:00 UTC (in 60 min)": a time as utcText gives it, and how far off it is; null when
+ *  `iso` is no time. */
+export function deadlineText(iso: unknown, nowMs: number): string | null {
+  const utc = utcText(iso);
+  if (utc === null) return null;
+  const at = Date.parse(iso as string);
   const minutes = Math.floor((at - nowMs) / 60_000 + 0.5);
   return `${utc} (${minutes < 1 ? 'in less than a minute' : `in ${minutes} min`})`;
 }

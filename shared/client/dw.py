@@ -30,6 +30,7 @@ import signal
 import stat
 import sys
 import time
+import unicodedata
 from datetime import datetime, timedelta, timezone
 
 PROTOCOL = 1
@@ -523,7 +524,11 @@ class Spool(object):
         ops = doc.get("operations") if isinstance(doc, dict) else None
         if not isinstance(ops, list):
             raise DwError(EXIT_NO_SPOOL, "catalog.json in %s has no operations list" % self.root)
-        return [o for o in ops if isinstance(o, dict) and isinstance(o.get("name"), str)]
+        return checked_operations(ops)
+
+    def catalog_ops(self):
+        """The catalog's well-formed operations (see checked_operations), without the notes."""
+        return self.catalog()[0]
 
     def write_request(self, rid, text):
         """tmp/ then rename into queue/, with fsyncs: readers never see a partial file."""
@@ -982,7 +987,7 @@ def plan_head(res):
     rid, state = res.get("id"), res.get("state")
     if state == "succeeded":
         by = (res.get("approval") or {}).get("decided_by")
-        until = (res.get("plan") or {}).get("expires_at") or "it expires"
+        until = utc_text((res.get("plan") or {}).get("expires_at")) or "it expires"
         return "plan %s: approved%s, usable until %s" % (rid, " by " + _plain(by) if by else "", until)
     return "plan %s: %s" % (rid, "waiting for a human to approve it" if state == "awaiting_approval" else state)
 
@@ -1023,17 +1028,25 @@ def run_notes(res):
     return [_plain(line) for line in lines]
 
 
-def deadline_text(iso, now_ms):
-    """"2026-12-04 23:50:00 UTC (in 60 min)": a time the same in every clock zone, and how far off it
-    is; None when iso is no time. In the words of shared/client/approvalWait.ts."""
+def utc_text(iso):
+    """"2026-12-04 23:50:00 UTC": a time the same in every clock zone, whatever offset it was written
+    with; None when iso is no time. As utcText in shared/client/approvalWait.ts."""
     t = parse_time(iso)
     if t is None:
         return None
-    at = int(round(t * 1000))
     try:
-        utc = datetime.fromtimestamp(at // 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return datetime.fromtimestamp(int(round(t * 1000)) // 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (OverflowError, OSError, ValueError):
         return None
+
+
+def deadline_text(iso, now_ms):
+    """"2026-12-04 23:50:00 UTC (in 60 min)": a time as utc_text gives it, and how far off it is; None
+    when iso is no time. In the words of shared/client/approvalWait.ts."""
+    utc = utc_text(iso)
+    if utc is None:
+        return None
+    at = int(round(parse_time(iso) * 1000))
     minutes = int(math.floor((at - now_ms) / 60000.0 + 0.5))
     return "%s (%s)" % (utc, "in less than a minute" if minutes < 1 else "in %d min" % minutes)
 
@@ -1159,12 +1172,37 @@ IGNORED_WHY = {
     "other_key": "the host did not sign it for this key (signed for key %s)",
     "bad_mac": "the host did not sign it for this key (its signature does not match)",
 }
-# What a terminal acts on, or what hides or reorders text: shown escaped where the text is not the host's.
-_RAW_RE = re.compile("[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# What a terminal acts on, or what hides or reorders text, shown escaped where the text is not the host's:
+# the rules of shared/text/visible.ts (controls, format characters but the zero-width (non-)joiner, line
+# and paragraph separators, lone surrogates), in its escapes (\x1b, \u202e, \u{e0001}, \n).
+_MAYBE_HIDDEN_RE = re.compile("[^\u0020-\u007e]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _hidden(ch, keep_line_feed=False):
+    if ch in "\u200c\u200d" or (keep_line_feed and ch == "\n"):
+        return False
+    return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs")
+
+
+def _escape(ch):
+    cp = ord(ch)
+    if ch in _NAMED:
+        return _NAMED[ch]
+    return "\\x%02x" % cp if cp <= 0xFF else "\\u%04x" % cp if cp <= 0xFFFF else "\\u{%x}" % cp
 
 
 def _plain(text):
-    return _RAW_RE.sub(lambda m: "\\u%04x" % ord(m.group(0)), str(text))
+    """One line for a person (visible() of shared/text/visible.ts)."""
+    return _MAYBE_HIDDEN_RE.sub(lambda m: _escape(m.group(0)) if _hidden(m.group(0)) else m.group(0), str(text))
+
+
+def _visible_json(text):
+    """JSON text with the same characters as JSON escapes (visibleJson of shared/text/visible.ts)."""
+    def esc(ch):
+        b = ch.encode("utf-16-be", "surrogatepass")
+        return "".join("\\u%04x" % int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2))
+    return _MAYBE_HIDDEN_RE.sub(lambda m: esc(m.group(0)) if _hidden(m.group(0), True) else m.group(0), text)
 
 
 def is_settled(status):
@@ -1279,6 +1317,9 @@ class Answers(object):
                     msg = None
                 else:
                     msg = self._open("inbox", "inbox/" + name, data, version, name[: -len(".json")])
+                    # Signed, but still held to the shape the host writes: whatever is printed of it is text.
+                    if msg is not None and not (all(isinstance(msg.get(k), str) for k in ("kind", "text", "created_at")) and (msg.get("ref") is None or isinstance(msg.get("ref"), str))):
+                        msg = None
             looked[name] = (version, msg)
             if msg is not None:
                 msgs.append(msg)
@@ -1675,7 +1716,7 @@ def _prepare_request(o):
     rid, intent = _id_and_intent(o)
     spool = _spool_of(o, ("tmp", "queue", "results"))
     key = _key_of(o)
-    catalog_ops = [] if op.startswith("dumbwaiter.") else spool.catalog()
+    catalog_ops = [] if op.startswith("dumbwaiter.") else spool.catalog_ops()
     args = build_args(op, pairs, o.flags.get("--args-json"), catalog_ops)
     return spool, key, rid, op, args, intent
 
@@ -1817,7 +1858,9 @@ def cmd_run(o):
         warn("the live output above stopped at %d bytes of results/%s.log; the host's signed output follows:" % (LIVE_LOG_MAX_BYTES, rid))
         _print_result_output(res)
     elif not has_hash:
-        warn("the live output above could not be checked against the host's log (its result has no log_sha256)")
+        # The sandbox can make the host's log vanish (a folder at its name) and put its own text there.
+        warn("the live output above could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; the host's signed output follows:")
+        _print_result_output(res)
     elif streamed[0] != logged or digest.hexdigest() != res["log_sha256"]:
         warn("the live output above is not what the host logged (results/%s.log was changed by someone else); the host's signed output follows:" % rid)
         _print_result_output(res)
@@ -1873,7 +1916,7 @@ def cmd_plan(o):
     spool = _spool_of(o, ("tmp", "queue", "results", "inbox"))
     key = _key_of(o)
     try:
-        catalog_ops = spool.catalog()
+        catalog_ops = spool.catalog_ops()
     except DwError:
         catalog_ops = None  # not readable: the host checks every step anyway
     steps = read_plan(o.positional[0], catalog_ops)
@@ -1946,15 +1989,60 @@ def cmd_inbox(o):
     spool = _spool_of(o, ("inbox",))
     msgs = Answers(spool, _key_of(o)).messages()
     if o.flags.get("--json"):
-        outln(json.dumps(msgs, indent=2, ensure_ascii=False))
+        outln(_visible_json(json.dumps(msgs, indent=2, ensure_ascii=False)))
         return EXIT_OK
     if not msgs:
         outln("No messages.")
         return EXIT_OK
     for m in msgs:
+        # The host signed it, but its words may quote the sandbox's: shown escaped, its time in UTC.
         ref = m.get("ref")
-        outln("%s  %s%s  %s" % (m.get("created_at", "?"), m.get("kind", "?"), " [%s]" % ref if ref else "", m.get("text", "")))
+        at = utc_text(m.get("created_at")) or m.get("created_at", "?")
+        outln(_plain("%s  %s%s  %s" % (at, m.get("kind", "?"), " [%s]" % ref if ref else "", m.get("text", ""))))
     return EXIT_OK
+
+
+def _catalog_flaw(e):
+    """Why a catalog.json entry is not an operation as the host writes it; None when it is (as
+    shared/client/catalogEntries.ts)."""
+    if not isinstance(e, dict):
+        return "not an object"
+    if not isinstance(e.get("name"), str) or not OP_NAME_RE.fullmatch(e["name"]):
+        return "its name is not an operation name"
+    if not isinstance(e.get("description"), str):
+        return "its description is not text"
+    if e.get("scope") not in ("read", "write"):
+        return "its scope is neither read nor write"
+    if e.get("approval") not in ("never", "always"):
+        return "its approval is neither never nor always"
+    t = e.get("timeout_s")
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not (0 < t < float("inf")):
+        return "its timeout_s is not a number of seconds"
+    schema = e.get("args_schema")
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return "its args_schema is not an object schema"
+    props = schema.get("properties")
+    if "properties" in schema and not (isinstance(props, dict) and all(isinstance(v, dict) for v in props.values())):
+        return "its args_schema's properties are not schemas"
+    req = schema.get("required")
+    if "required" in schema and not (isinstance(req, list) and all(isinstance(r, str) for r in req)):
+        return "its args_schema's required is not a list of names"
+    if "reconcile" in e and e["reconcile"] is not True:
+        return "its reconcile is not true"
+    return None
+
+
+def checked_operations(entries):
+    """(the entries that are operations, the first of each name; a note for each other one)."""
+    ops, skipped = [], []
+    for i, e in enumerate(entries):
+        name = ' "%s"' % _plain(e["name"]) if isinstance(e, dict) and isinstance(e.get("name"), str) else ""
+        why = _catalog_flaw(e) or ("an operation of that name came before it" if any(o["name"] == e["name"] for o in ops) else None)
+        if why:
+            skipped.append("catalog.json: operation %d%s is left out: %s" % (i + 1, name, why))
+        else:
+            ops.append(e)
+    return ops, skipped
 
 
 def _describe_arg(name, schema, required):
@@ -1993,10 +2081,13 @@ def _describe_arg(name, schema, required):
 
 def cmd_ops(o):
     spool = _spool_of(o, ())
-    ops = spool.catalog()
+    ops, skipped = spool.catalog()
+    for note in skipped:
+        warn(note)
     if o.flags.get("--json"):
-        outln(json.dumps(ops, indent=2, ensure_ascii=False))
+        outln(_visible_json(json.dumps(ops, indent=2, ensure_ascii=False)))
         return EXIT_OK
+    # Anyone who can write the spool can write catalog.json: its text is shown escaped.
     if not ops:
         outln("This host offers no operations (yet): its allowlist is empty.")
         return EXIT_OK
@@ -2012,14 +2103,14 @@ def cmd_ops(o):
             extra.append("timeout %s s" % op["timeout_s"])
         outln("%s  (%s)" % (op["name"], ", ".join(extra)))
         if op.get("description"):
-            outln("    " + str(op["description"]))
+            outln("    " + _plain(op["description"]))
         schema = op.get("args_schema") if isinstance(op.get("args_schema"), dict) else {}
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         required = schema.get("required") if isinstance(schema.get("required"), list) else []
         if not props:
             outln("    no arguments")
         for name, prop in props.items():
-            outln("    " + _describe_arg(name, prop, name in required))
+            outln("    " + _plain(_describe_arg(name, prop, name in required)))
         outln()
     outln("Built in: dumbwaiter.ping, dumbwaiter.cancel (dw cancel ID), dumbwaiter.plan (dw plan FILE)")
     return EXIT_OK

@@ -10,10 +10,10 @@ import { DEFAULT_PLAN_EXPIRES_S, PlanError, parsePlanText, planBody, planHead } 
 import { MAX_PLAN_LIFETIME_S, PLAN_OP, type ProposedStep } from '../protocol/plan';
 import { FlagError, durationSeconds, positiveInteger } from './flagValues';
 import { runNotes } from './runNotes';
-import { waitingText } from './approvalWait';
-import { MAX_INTENT_CHARS, MAX_REQUEST_BYTES } from '../protocol/types';
+import { utcText, waitingText } from './approvalWait';
+import { MAX_INTENT_CHARS, MAX_REQUEST_BYTES, type InboxMessage, type ResultDoc } from '../protocol/types';
 import { isRequestId } from '../protocol/ids';
-import { visible } from '../text/visible';
+import { visible, visibleJson } from '../text/visible';
 
 class Exit extends Error {
   constructor(
@@ -221,10 +221,21 @@ function planSteps(c: SpoolClient, file: string): ProposedStep[] {
   }
 }
 
+/** An inbox message on one line, its time in UTC. The host signed it, but its words may quote the sandbox's. */
+function inboxLine(m: InboxMessage): string {
+  return visible(`${utcText(m.created_at) ?? m.created_at}  ${m.kind}${m.ref ? ` (${m.ref})` : ''}: ${m.text}`);
+}
+
+/** The run's output as the host signed it in its result: the outcome, whatever the live log showed. */
+function printSignedOutput(s: ResultDoc): void {
+  process.stdout.write(s.stdout);
+  process.stderr.write(s.stderr);
+}
+
 /** What a settled (or still pending) request says, on stdout and stderr. */
 function report(c: SpoolClient, s: Status, withOutput: boolean): void {
   if (s.state === 'conflict') {
-    process.stderr.write(`dw: ${s.id} conflict: ${s.message}\n`);
+    process.stderr.write(`dw: ${s.id} conflict: ${visible(s.message)}\n`);
     return;
   }
   if ('unsigned' in s) {
@@ -243,10 +254,7 @@ function report(c: SpoolClient, s: Status, withOutput: boolean): void {
     if (isResult(s)) for (const line of runNotes(s)) notice(line);
     return;
   }
-  if (withOutput && !plan) {
-    process.stdout.write(s.stdout);
-    process.stderr.write(s.stderr);
-  }
+  if (withOutput && !plan) printSignedOutput(s);
   // The operation's own code may be one of dw's (64-87): the words tell them apart.
   if (s.state === 'failed' && s.exit_code !== null) process.stderr.write(`dw: ${s.id} failed: the operation exited with ${s.exit_code}\n`);
   if (s.error) process.stderr.write(`dw: ${s.id} ${s.state}: ${s.error.code}: ${s.error.message}\n`);
@@ -254,11 +262,11 @@ function report(c: SpoolClient, s: Status, withOutput: boolean): void {
   for (const line of runNotes(s)) notice(line);
 }
 
-/** After `dw run` streamed the live log: whether it was the host's, and the signed output where it was not. */
+/** After `dw run` streamed the live log: whether it was the host's, and the signed output unless it was checked to be. */
 function reportRun(c: SpoolClient, s: Followed): void {
   const note = isSettled(s) ? logCheckNote(s.log.check, s.id, 'stream') : null;
   if (note) notice(note);
-  report(c, s, s.log.check === 'none' || s.log.check === 'mismatch' || s.log.check === 'capped');
+  report(c, s, s.log.check !== 'match');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -278,10 +286,12 @@ async function main(argv: string[]): Promise<number> {
     case 'ops': {
       const catalog = new SpoolClient(spoolOf(v), null).catalog();
       if (!catalog) throw new Exit(EXIT.unavailable, 'no catalog.json in the spool: has the host ever run?');
+      for (const line of catalog.skipped) notice(line);
       if (v.json) return print(catalog.operations);
+      // Anyone who can write the spool can write catalog.json: its text is shown escaped.
       for (const op of catalog.operations) {
-        process.stdout.write(`${op.name}  [${op.scope}${op.approval === 'always' ? ', asks a human' : ''}, timeout ${op.timeout_s} s]  ${op.description}\n`);
-        for (const line of describeArgs(op.args_schema)) process.stdout.write(`    ${line}\n`);
+        process.stdout.write(`${op.name}  [${op.scope}${op.approval === 'always' ? ', asks a human' : ''}, timeout ${op.timeout_s} s]  ${visible(op.description)}\n`);
+        for (const line of describeArgs(op.args_schema)) process.stdout.write(`    ${visible(line)}\n`);
       }
       return EXIT.ok;
     }
@@ -298,7 +308,7 @@ async function main(argv: string[]): Promise<number> {
       const s = clientOf(v).status(id);
       if (v.json) return print(s);
       const err = s.state === 'conflict' ? `  ${s.message}` : 'error' in s && s.error ? `  ${s.error.code}: ${s.error.message}${'unsigned' in s ? ' (not signed by the host)' : ''}` : '';
-      const lines = [`${id}  ${s.state}${'exit_code' in s && s.exit_code !== null ? `  exit ${s.exit_code}` : ''}${err}`];
+      const lines = [visible(`${id}  ${s.state}${'exit_code' in s && s.exit_code !== null ? `  exit ${s.exit_code}` : ''}${err}`)];
       if (isResult(s)) lines.push(...(s.op === PLAN_OP ? planBody(s) : []), ...runNotes(s));
       process.stdout.write(lines.map((l) => `${l}\n`).join(''));
       return EXIT.ok;
@@ -344,7 +354,7 @@ async function main(argv: string[]): Promise<number> {
       const msgs = clientOf(v).inbox();
       if (v.json) return print(msgs);
       if (msgs.length === 0) process.stdout.write('No messages.\n');
-      for (const m of msgs) process.stdout.write(`${m.created_at}  ${m.kind}${m.ref ? ` (${m.ref})` : ''}: ${m.text}\n`);
+      for (const m of msgs) process.stdout.write(`${inboxLine(m)}\n`);
       return EXIT.ok;
     }
     case 'doctor':
@@ -381,8 +391,9 @@ function timeoutMs(v: Values): number | undefined {
   return s === undefined ? undefined : s * 1000;
 }
 
+/** JSON for a program: the same values, with nothing in its strings that a terminal would act on. */
 function print(x: unknown): number {
-  process.stdout.write(JSON.stringify(x, null, 2) + '\n');
+  process.stdout.write(visibleJson(JSON.stringify(x, null, 2)) + '\n');
   return EXIT.ok;
 }
 

@@ -19,7 +19,7 @@ import { checkArgs, ArgError } from './typedArgs';
 import { DEFAULT_PLAN_EXPIRES_S, PlanError, checkPlanSteps, planStepsOf } from './plans';
 import { MAX_PLAN_LIFETIME_S, MAX_PLAN_STEPS, PLAN_OP } from '../protocol/plan';
 import { runNotes } from './runNotes';
-import { waitingText } from './approvalWait';
+import { utcText, waitingText } from './approvalWait';
 import { APP_VERSION } from './version';
 import { DEFAULT_WAIT_S } from './limits';
 
@@ -204,7 +204,7 @@ function planResultOf(s: ResultDoc, client: SpoolClient): CallToolResult {
   const host = client.hostState();
   const note =
     s.state === 'succeeded'
-      ? `approved: call each step's tool with the step's arguments and ${PLAN_ID_INPUT} "${s.id}"; it then runs without asking again (each step once, until ${s.plan?.expires_at ?? 'the plan expires'})`
+      ? `approved: call each step's tool with the step's arguments and ${PLAN_ID_INPUT} "${s.id}"; it then runs without asking again (each step once, until ${utcText(s.plan?.expires_at) ?? 'the plan expires'})`
       : settled
         ? `the plan was not approved (${s.state}): nothing of it runs without its own approval`
         : `${describe(s)}; not decided yet: call dumbwaiter_wait or dumbwaiter_status with id "${s.id}"`;
@@ -333,7 +333,18 @@ class Progress {
 
 export async function serveMcp(client: SpoolClient, waitMs = DEFAULT_WAIT_S * 1000): Promise<void> {
   const server = new Server({ name: 'dumbwaiter', version: APP_VERSION }, { capabilities: { tools: { listChanged: true } } });
-  const operations = () => client.catalog()?.operations ?? [];
+  /** The catalog's operations that can be tools: one named like a built-in tool is left out (it would
+   *  shadow it), said on stderr, as is each entry the catalog check left out, once per catalog. */
+  let noted = '';
+  const operations = (): CatalogOperation[] => {
+    const catalog = client.catalog();
+    const builtIn = new Set([PLAN_TOOL, ...OWN_TOOLS.map((t) => t.name)]);
+    const shadowing = (catalog?.operations ?? []).filter((o) => builtIn.has(o.name));
+    const notes = [...(catalog?.skipped ?? []), ...shadowing.map((o) => `catalog.json: operation "${o.name}" is left out: it is named like a built-in tool`)];
+    if (notes.length && notes.join('\n') !== noted) process.stderr.write(notes.map((n) => `dw mcp: ${n}\n`).join(''));
+    noted = notes.join('\n');
+    return (catalog?.operations ?? []).filter((o) => !builtIn.has(o.name));
+  };
 
   /** Waits for a request: up to the wait limit, or until it is settled with progress when asked for. */
   async function settle(id: string, extra: { signal: AbortSignal; _meta?: { progressToken?: ProgressToken }; sendNotification: Send }, first: string) {

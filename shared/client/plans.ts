@@ -5,6 +5,7 @@
 import { checkPlanShape, type ProposedStep } from '../protocol/plan';
 import type { CatalogDoc, PlanStep, ResultDoc } from '../protocol/types';
 import { visible } from '../text/visible';
+import { utcText } from './approvalWait';
 import { checkArgs, ArgError } from './typedArgs';
 
 /** How long an approved plan may be used unless the agent says (at most MAX_PLAN_LIFETIME_S). */
@@ -66,7 +67,7 @@ export function planStepLines(steps: PlanStep[]): string[] {
 /** The first line about a plan: its decision (or that it waits for one). */
 export function planHead(s: ResultDoc): string {
   const by = s.approval?.decided_by;
-  if (s.state === 'succeeded') return `plan ${s.id}: approved${by ? ` by ${visible(by)}` : ''}, usable until ${s.plan?.expires_at ?? 'it expires'}`;
+  if (s.state === 'succeeded') return `plan ${s.id}: approved${by ? ` by ${visible(by)}` : ''}, usable until ${utcText(s.plan?.expires_at) ?? 'it expires'}`;
   return `plan ${s.id}: ${s.state === 'awaiting_approval' ? 'waiting for a human to approve it' : s.state}`;
 }
 

@@ -16,6 +16,7 @@ import { newRequestId } from './requestIds';
 import { MAX_LIVE_LOG_BYTES, MAX_MESSAGE_BYTES, MAX_RESULT_BYTES, MAX_SPOOL_FILE_BYTES, openSpoolFile, readAt, readSpoolFile } from './spoolFiles';
 import { entryExists, inFolder, isPermissionError, permissionDenied } from './spoolAccess';
 import { readHostState, type HostState } from './hostState';
+import { checkedOperations } from './catalogEntries';
 
 export type { HostState } from './hostState';
 
@@ -324,7 +325,10 @@ export class SpoolClient {
     const opened = openHostDoc('inbox', r.data.toString('utf8'), this.hostKey!);
     if (!opened.ok) return null;
     this.keyKnown = true;
-    return opened.doc.id === msgId ? (opened.doc as unknown as InboxMessage) : null;
+    const m = opened.doc as Partial<InboxMessage>;
+    // Signed, but still held to the shape the host writes: whatever is printed of it is text.
+    const shaped = typeof m.kind === 'string' && typeof m.text === 'string' && typeof m.created_at === 'string' && (m.ref === null || typeof m.ref === 'string');
+    return m.id === msgId && shaped ? (m as InboxMessage) : null;
   }
 
   /** The host's signed word that it revoked this key, if any. */
@@ -482,21 +486,27 @@ export class SpoolClient {
     }
   }
 
-  catalog(): CatalogDoc | null {
+  /** The catalog with only its well-formed operations; `skipped` says which entries were left out. */
+  catalog(): (CatalogDoc & { skipped: string[] }) | null {
     const r = readSpoolFile(this.p('catalog.json'), MAX_SPOOL_FILE_BYTES);
     if (!r.ok) return null;
+    let doc: Partial<CatalogDoc> | null;
     try {
-      const doc = JSON.parse(r.data.toString('utf8')) as CatalogDoc;
-      return Array.isArray(doc?.operations) ? doc : null;
+      doc = JSON.parse(r.data.toString('utf8')) as Partial<CatalogDoc> | null;
     } catch {
       return null; // not JSON: not the host's catalog
     }
+    if (!Array.isArray(doc?.operations)) return null;
+    const { operations, skipped } = checkedOperations(doc.operations);
+    return { v: 1, updated_at: typeof doc.updated_at === 'string' ? doc.updated_at : '', operations, skipped };
   }
 }
 
 /** What to say after live output of `id` was shown (`shown`: `stream` on stdout, above the signed output
  *  that follows; `progress` in progress notifications, before the result that holds it), when it was not
- *  checked to be what the host logged; null when it was, or when nothing was shown. */
+ *  checked to be what the host logged; null when it was, or when nothing was shown. Whatever could not be
+ *  checked is followed by the signed output: the sandbox can make the host's log vanish (a folder at its
+ *  name) and put its own text there. */
 export function logCheckNote(check: LogCheck['check'], id: string, shown: 'stream' | 'progress'): string | null {
   const live = shown === 'stream' ? 'the live output above' : 'the live output sent as progress';
   const signed = shown === 'stream' ? "the host's signed output follows:" : "the output above is the host's signed one";
@@ -506,7 +516,7 @@ export function logCheckNote(check: LogCheck['check'], id: string, shown: 'strea
     case 'capped':
       return `${live} stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/${id}.log; ${signed}`;
     case 'unchecked':
-      return `${live} could not be checked against the host's log (its result has no log_sha256)`;
+      return `${live} could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; ${signed}`;
     default:
       return null;
   }

@@ -16,7 +16,7 @@ import { decodeSecret } from '../../shared/protocol/sign';
 import type { CatalogDoc, KeyFile, ResultDoc } from '../../shared/protocol/types';
 import { SETTLE_GRACE_MS } from '../../shared/client/spoolClient';
 import { MAX_LIVE_LOG_BYTES } from '../../shared/client/spoolFiles';
-import { waitingSaid } from '../helpers/clientCases';
+import { FORGED_LOG, SUITE_OP, logForger, waitingSaid } from '../helpers/clientCases';
 
 let host: TestHost;
 let daemon: DaemonProcess;
@@ -63,7 +63,7 @@ operations:
     command: [/nonexistent/tool]
     scope: read
     approval: never
-${GATED_OP}  - name: fresh
+${GATED_OP}${SUITE_OP}  - name: fresh
     command: [echo, fresh]
     cwd: ${JSON.stringify(root)}
     scope: read
@@ -506,6 +506,23 @@ describe('dw believes only what the host signed for its key', () => {
       // A host without log_sha256 in its results: the client says it could not check, and adds nothing.
       expect(run.stderr).toContain('could not be checked');
     }
+    expectAlive();
+  });
+
+  it.skipIf(AS_USER === null)('a live log the sandbox forged (a folder at its name, then its own text) is followed by the host\'s signed output', async () => {
+    const go = path.join(host.work, 'go-forged-log');
+    const forger = logForger(AS_USER!, host.spool, 'forged-log', go);
+    track(forger.proc);
+    await forger.said('folder');
+    const run = dwLive(['run', 'suite', `go=${go}`, '--id', 'forged-log']);
+    await host.waitResult('forged-log', ['running']);
+    writeFileSync(go, '');
+    await forger.said('forged');
+    await eventually('the forged text streamed', () => (run.stdout.includes(FORGED_LOG) ? true : undefined));
+    writeFileSync(`${go}.end`, '');
+    expect(await run.exited).toBe(0);
+    expect(run.stdout).toBe(`${FORGED_LOG}3 of 128 tests FAILED\n`);
+    expect(run.stderr).toContain("dw: the live output above could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; the host's signed output follows:");
     expectAlive();
   });
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { GATED_OP, TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER, NO_UNPRIVILEGED_USER, track } from '../helpers/processes';
-import { waitingSaid } from '../helpers/clientCases';
+import { FORGED_LOG, SUITE_OP, logForger, waitingSaid } from '../helpers/clientCases';
 import { canonicalJson, sha256Hex } from '../../shared/protocol/canonicalJson';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import { signHostDoc } from '../../shared/protocol/hostAuth';
@@ -129,7 +129,7 @@ ${op('fail', 'exit, "{code}"', '    args:\n      code: {type: integer, min: 0, m
 ${op('lines', 'lines, "{n}"', '    args:\n      n: {type: integer, min: 1, max: 20}')}
 ${op('nap', 'nap, "{seconds}"', '    args:\n      seconds: {type: integer, min: 0, max: 10}')}
 ${op('slow', 'sleep', '    timeout_s: 60')}
-${GATED_OP}  - name: deploy
+${GATED_OP}${SUITE_OP}  - name: deploy
     description: A write operation that asks a human
     command: [${node}, ${JSON.stringify(script)}, argv, "{target}"]
     cwd: ${JSON.stringify(host.work)}
@@ -399,6 +399,23 @@ describe('only what the host signed for this key is reported', () => {
     expect(r.status).toBe(0);
     expect(r.stderr).toContain('dw: the live output above is not what the host logged (results/py-swapped-log.log was changed by someone else); the host\'s signed output follows:');
     expect(r.stdout.endsWith('line 0\nline 1\nline 2\nline 3\nline 4\n')).toBe(true);
+  });
+
+  it.skipIf(AS_USER === null)('a live log the sandbox forged (a folder at its name, then its own text) is followed by the host\'s signed output', async () => {
+    const go = path.join(host.work, 'go-py-forged-log');
+    const forger = logForger(AS_USER!, host.spool, 'py-forged-log', go);
+    track(forger.proc);
+    await forger.said('folder');
+    const p = new DwProcess(['run', 'suite', `go=${go}`, '--id', 'py-forged-log']);
+    await host.waitResult('py-forged-log', ['running']);
+    writeFileSync(go, '');
+    await forger.said('forged');
+    await eventually('the forged text streamed', () => (p.stdout.includes(FORGED_LOG) ? true : undefined));
+    writeFileSync(`${go}.end`, '');
+    const r = await p.done;
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`${FORGED_LOG}3 of 128 tests FAILED\n`);
+    expect(r.stderr).toContain("dw: the live output above could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; the host's signed output follows:");
   });
 
   it('an unsigned refusal (a key the host does not know) exits 80 saying it is not signed; doctor names the failing checks', async () => {
@@ -999,7 +1016,7 @@ print(json.dumps({"state": res["state"], "error": res.get("error")}))
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
-  it('a catalog.json no check foresaw (a required name that is an object) ends dw with 69 and a plain message, never a traceback or 1; nothing is written', async () => {
+  it('a catalog.json entry without the host\'s shape (a required name that is an object) is left out: dw refuses the operation as unknown (65), never a traceback; nothing is written', async () => {
     const file = path.join(host.spool, 'catalog.json');
     const original = readFileSync(file, 'utf8');
     const catalog = JSON.parse(original) as { operations: { name: string; args_schema: { required?: unknown[] } }[] };
@@ -1008,8 +1025,8 @@ print(json.dumps({"state": res["state"], "error": res.get("error")}))
     plant('catalog.json', JSON.stringify(catalog, null, 2));
     try {
       const r = dw(['submit', 'echo', 'msg=x']);
-      expect(r.status).toBe(69);
-      expect(r.stderr).toMatch(/^dw: cannot go on: TypeError: .*a file in the spool may not be what the host wrote.*\n$/);
+      expect(r.status).toBe(65);
+      expect(r.stderr).toMatch(/^dw: unknown operation "echo" \(this host offers: .*\n$/);
       expect(r.stderr).not.toContain('Traceback');
       expect(r.stdout).toBe('');
       expect(listing('queue')).toEqual(queued);

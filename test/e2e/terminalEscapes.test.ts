@@ -4,7 +4,7 @@
 // escaped form and the real argv, and no line the sandbox forged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import type { KeyFile } from '../../shared/protocol/types';
@@ -110,6 +110,58 @@ describe('what the sandbox wrote, shown to a human', () => {
     expect(cli(['approvals', 'approve', 'esc-1'])).toContain('Approved esc-1.');
     const done = await host.waitResult('esc-1', ['succeeded']);
     expect(done.stdout).toBe(`deployed ${TARGET}\n`);
+  });
+});
+
+/** A hyperlink (OSC 8), a clipboard write (OSC 52), cursor movement and a bidi override. */
+const SANDBOX_TEXT = 'see \x1b]8;;https://evil.example\x07docs\x1b]8;;\x07 \x1b]52;c;cm0gLXJmIH4=\x07\x1b[2A\x1b[2K\u202egpj.exe\u009b2J';
+
+describe('what the spool holds, shown by the sandbox clients (dw.cjs and dw.py)', () => {
+  const keyPath = () => path.join(host.root, 'client.key.json');
+  const clients: [string, string][] = [
+    ['dw.cjs', process.execPath],
+    ['dw.py', 'python3'],
+  ];
+  const run = (client: string, args: string[]) => {
+    const program = client === 'python3' ? 'dw.py' : 'dw.cjs';
+    const r = spawnSync(client, [path.join(host.spool, 'bin', program), ...args], { encoding: 'utf8', env: { PATH: process.env.PATH!, DUMBWAITER_SPOOL: host.spool, DUMBWAITER_KEY_FILE: keyPath() }, timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    return r;
+  };
+
+  beforeAll(() => {
+    writeFileSync(keyPath(), JSON.stringify(key));
+    host.service((svc) => svc.sendNotice(`build note: ${SANDBOX_TEXT}`, 'test'));
+  });
+
+  it.each(clients)('%s ops escapes a description catalog.json was given, and leaves out a malformed entry with a note', (_name, cmd) => {
+    const file = path.join(host.spool, 'catalog.json');
+    const real = readFileSync(file, 'utf8');
+    const doc = JSON.parse(real) as { operations: Record<string, unknown>[] };
+    const forged = [{ ...doc.operations[0]!, description: `Deploy. ${SANDBOX_TEXT}` }, { name: 'broken\x1b[2J', scope: 'write' }];
+    writeFileSync(file, JSON.stringify({ ...doc, operations: forged }));
+    try {
+      const text = run(cmd, ['ops']);
+      expect(text.stdout).not.toMatch(RAW);
+      expect(text.stdout).toContain(String.raw`see \x1b]8;;https://evil.example\x07docs\x1b]8;;\x07 \x1b]52;c;cm0gLXJmIH4=\x07\x1b[2A\x1b[2K\u202egpj.exe\x9b2J`);
+      expect(text.stderr).not.toMatch(RAW);
+      expect(text.stderr).toContain(String.raw`catalog.json: operation 2 "broken\x1b[2J" is left out: its name is not an operation name`);
+      const json = run(cmd, ['ops', '--json']).stdout;
+      expect(json.replaceAll('\n', '')).not.toMatch(RAW);
+      expect((JSON.parse(json) as { description: string }[])[0]?.description).toBe(`Deploy. ${SANDBOX_TEXT}`);
+    } finally {
+      writeFileSync(file, real);
+    }
+  });
+
+  it.each(clients)('%s inbox escapes a message, its time in UTC', (_name, cmd) => {
+    const text = run(cmd, ['inbox']).stdout;
+    expect(text).not.toMatch(RAW);
+    expect(text).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC {2}notice/m);
+    expect(text).toContain(String.raw`build note: see \x1b]8;;https://evil.example\x07docs`);
+    const json = run(cmd, ['inbox', '--json']).stdout;
+    expect(json.replaceAll('\n', '')).not.toMatch(RAW);
+    expect((JSON.parse(json) as { text: string }[]).map((m) => m.text)).toContain(`build note: ${SANDBOX_TEXT}`);
   });
 });
 

@@ -1,6 +1,6 @@
 // What the sandbox clients' unit tests share: a result document to start from, and dw.py's own
 // functions, called through one python3 for a batch of cases, to show that dw.py says what dw.cjs says.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { ResultDoc } from '../../shared/protocol/types';
 import { waitingText } from '../../shared/client/approvalWait';
@@ -36,6 +36,15 @@ def call(c):
             return {"ok": dw.run_notes(c[1])}
         if c[0] == "waiting":
             return {"ok": dw.waiting_note(c[1], c[2])}
+        if c[0] == "visible":
+            return {"ok": dw._plain(c[1])}
+        if c[0] == "visible_json":
+            return {"ok": dw._visible_json(c[1])}
+        if c[0] == "catalog":
+            ops, skipped = dw.checked_operations(c[1])
+            return {"ok": {"operations": ops, "skipped": skipped}}
+        if c[0] == "utc":
+            return {"ok": dw.utc_text(c[1])}
         raise ValueError("no such case: %r" % c[0])
     except dw.DwError as e:
         return {"error": e.message}
@@ -47,7 +56,8 @@ for line in sys.stdin:
 
 /** What dw.py's functions give for each case (one python3 for all of them). A case is one of
  *  ['plan', text, catalog operations | null], ['whole', flag, text, unit], ['duration', text, flag, max],
- *  ['constants'], ['plan_lines', result], ['notes', result], ['waiting', result, now in ms]. */
+ *  ['constants'], ['plan_lines', result], ['notes', result], ['waiting', result, now in ms], ['visible', text],
+ *  ['visible_json', JSON text], ['catalog', catalog.json's operations], ['utc', time]. */
 export function dwPy(cases: unknown[][]): { ok?: unknown; error?: string }[] {
   const r = spawnSync('python3', ['-c', HARNESS, DW_PY_DIR], { input: cases.map((c) => JSON.stringify(c)).join('\n'), encoding: 'utf8', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
   if (r.status !== 0) throw new Error(r.stderr);
@@ -62,4 +72,63 @@ const minutesAside = (line: string) => line.replace(/\((in \d+ min|in less than 
  *  it): the minutes left set aside in both. */
 export function waitingSaid(stderr: string, s: ResultDoc): { said: string[]; expected: string } {
   return { said: stderr.split('\n').filter((l) => l.includes('waits for a human')).map(minutesAside), expected: minutesAside(`dw: ${waitingText(s)}`) };
+}
+
+/** An operation for the live-log forgery: once `{go}` exists it prints the real verdict, says so (a file
+ *  `<go>.printed`), and ends once `<go>.end` exists. */
+export const SUITE_OP = `  - name: suite
+    description: Run the test suite once the go file exists
+    command: [/bin/sh, -c, 'while [ ! -e "$0" ]; do sleep 0.05; done; echo "3 of 128 tests FAILED"; : > "$0.printed"; while [ ! -e "$0.end" ]; do sleep 0.05; done', "{go}"]
+    args:
+      go: {type: string, max_length: 500}
+    scope: read
+    approval: never
+`;
+
+/** The text the forger puts where the live log goes. */
+export const FORGED_LOG = 'All 128 tests PASSED\n';
+
+/** Sandbox code that forges request `id`'s live log (the sandbox chooses ids, so it need not wait for the
+ *  request): it makes results/<id>.log a folder, makes it one again whenever it is not, and once the run has printed
+ *  (`<go>.printed`) puts a file of forged text there instead. It says `folder` once it made the folder,
+ *  `forged` once the text is in place. Run as `asUser` (an ordinary user: the spool's permissions decide
+ *  what it can do). */
+const FORGER = `
+import os, sys, time
+spool, rid, go = sys.argv[1:4]
+log = os.path.join(spool, "results", rid + ".log")
+said = False
+while not os.path.exists(go + ".printed"):
+    if said is False and os.path.isdir(log):
+        said = print("folder", flush=True)
+    if not os.path.isdir(log):
+        try:
+            if os.path.lexists(log):
+                os.unlink(log)
+            os.mkdir(log)
+        except OSError:
+            pass
+    time.sleep(0.002)
+tmp = os.path.join(spool, "tmp", rid + ".forged")
+with open(tmp, "w") as f:
+    f.write(${JSON.stringify(FORGED_LOG)})
+try:
+    os.rmdir(log)
+except OSError:
+    pass
+os.rename(tmp, log)
+print("forged", flush=True)
+`;
+
+export function logForger(asUser: string[], spool: string, id: string, go: string): { proc: ChildProcess; said: (word: 'folder' | 'forged') => Promise<void> } {
+  const [program, ...rest] = [...asUser, 'python3', '-c', FORGER, spool, id, go];
+  const proc = spawn(program!, rest, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const waiting: { word: string; resolve: () => void }[] = [];
+  proc.stdout!.on('data', (c: Buffer) => {
+    out += c.toString();
+    for (const w of waiting.filter((w) => out.split('\n').includes(w.word))) w.resolve();
+  });
+  const said = (word: string) => new Promise<void>((resolve) => (out.split('\n').includes(word) ? resolve() : waiting.push({ word, resolve })));
+  return { proc, said };
 }

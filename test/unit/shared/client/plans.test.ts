@@ -103,19 +103,25 @@ const PLANS: [string, ResultDoc, string, string[]][] = [
       approval: { ...card, decided_by: 'cli (user)' },
       plan: { expires_at: '2026-12-01T01:00:00.000Z', steps: [step({ request_id: 'r-1', state: 'succeeded' }), step({ op: 'deploy', args: { count: 1 }, argv: ['echo', 'deployed'], scope: 'write' })] },
     }),
-    'plan p-1: approved by cli (user), usable until 2026-12-01T01:00:00.000Z',
+    'plan p-1: approved by cli (user), usable until 2026-12-01 01:00:00 UTC',
     [
       '  1. echo {"msg":"hi"}: runs ["echo","hi"] in /work (read); used by r-1 (succeeded)',
       '  2. deploy {"count":1}: runs ["echo","deployed"] in /work (write); not used yet',
       'run each step with: dw run OP name=value ... --plan p-1 (the operation and arguments of a step, each step once: it then runs without asking)',
     ],
   ],
+  [
+    'an expiry written with an offset, in UTC (raw, 02:00+01:00 reads as an hour later than it is)',
+    result({ approval: card, plan: { expires_at: '2026-12-01T02:00:00+01:00', steps: [step({})] } }),
+    'plan p-1: approved, usable until 2026-12-01 01:00:00 UTC',
+    ['  1. echo {"msg":"hi"}: runs ["echo","hi"] in /work (read); not used yet', expect.stringContaining('--plan p-1') as unknown as string],
+  ],
   ['while it waits: the steps of the approval card', result({ state: 'awaiting_approval', approval: card }), 'plan p-1: waiting for a human to approve it', ['  1. echo {"msg":"hi"}: runs ["echo","hi"] in /work (read); not used yet']],
   ['once denied: the steps, and no way to use them', result({ state: 'denied', approval: card }), 'plan p-1: denied', ['  1. echo {"msg":"hi"}: runs ["echo","hi"] in /work (read); not used yet']],
   [
     'an argument that would act on a terminal, escaped',
     result({ plan: { expires_at: 'x', steps: [step({ args: { msg: '\u202egpj.exe' }, argv: ['echo', '\u202egpj.exe'] })] } }),
-    'plan p-1: approved, usable until x',
+    'plan p-1: approved, usable until it expires',
     ['  1. echo {"msg":"\\u202egpj.exe"}: runs ["echo","\\u202egpj.exe"] in /work (read); not used yet', expect.stringContaining('--plan p-1') as unknown as string],
   ],
 ];
