@@ -11,6 +11,7 @@ import path from 'node:path';
 import { nodeSpawner, Spawner, SPAWNER_V8_FLAGS, SpawnerLost } from '../../../../main/core/exec/spawner';
 import { startRun } from '../../../../main/core/exec/executor';
 import type { RunPlan } from '../../../../main/core/allowlist/plan';
+import { OUTPUT_EXCERPT_BYTES } from '../../../../shared/protocol/types';
 import { eventually } from '../../../helpers/host';
 import { alive, groupRunning, stopGroups, trackGroup } from '../../../helpers/processes';
 
@@ -65,6 +66,28 @@ describe('a run started by the spawner process', () => {
     expect(o).toMatchObject({ exit_code: 3, signal: null, error: null, terminated: null, stdout: local.stdout, stderr: local.stderr, stdout_truncated: local.stdout_truncated });
     expect(readFileSync(there, 'utf8')).toBe(readFileSync(here, 'utf8'));
     expect(o.log).toEqual(digestOf(there));
+  });
+
+  it('carries output of any bytes as the executor kept it: control bytes, invalid UTF-8, characters of every width', async () => {
+    const argv = ['/bin/sh', '-c', 'printf "a\\000b\\001\\033[2J\\377\\376 é € 😀\\n"; printf "\\000\\200z" >&2'];
+    const o = await (await spawner.start('req-b', plan(argv), null, GRACE_MS)).done;
+    const local = await startRun('req-b', plan(argv), null, GRACE_MS).done;
+    expect(o.stdout).toBe('a\0b\x01\x1b[2J\ufffd\ufffd é € 😀\n');
+    expect(o).toMatchObject({ stdout: local.stdout, stderr: local.stderr });
+    expect(o.stderr).toBe('\0\ufffdz');
+  });
+
+  it('survives 64 MiB of NUL bytes on stdout and stderr under a 64 MiB limit: the excerpts come back, the log holds it all', async () => {
+    const argv = ['/bin/sh', '-c', 'head -c 67108864 /dev/zero; head -c 67108864 /dev/zero >&2'];
+    const pid = spawner.pid;
+    const log = path.join(dir, 'zeros.log');
+    const o = await (await spawner.start('req-z', plan(argv, { max_output_bytes: 64 * 1024 * 1024 }), log, GRACE_MS)).done;
+    expect(o).toMatchObject({ exit_code: 0, stdout_truncated: true, stderr_truncated: true });
+    expect(o.stdout).toBe('\0'.repeat(OUTPUT_EXCERPT_BYTES));
+    expect(o.stderr).toBe('\0'.repeat(OUTPUT_EXCERPT_BYTES));
+    expect(o.log).toEqual(digestOf(log));
+    expect(spawner.pid).toBe(pid);
+    expect(alive(pid!)).toBe(true);
   });
 
   it('writes the log into a folder reached through a descriptor of the daemon (a pinned results folder)', async () => {
