@@ -1,11 +1,12 @@
 // results.ts: the largest result a run can leave is one both clients read. Its output is at most
-// OUTPUT_EXCERPT_BYTES per stream (the executor keeps no more), for the run and for its reconcile
-// check, and JSON escapes each control byte as 6 characters: a result of NUL bytes everywhere the
-// sandbox can steer is still under the clients' read limit, and opens as the host's.
+// OUTPUT_EXCERPT_BYTES per stream, for the run and for its reconcile check, whatever the ledger row
+// holds (one written before the executor kept no more may hold 64 MiB), and JSON escapes each control
+// byte as 6 characters: a result of NUL bytes everywhere the sandbox can steer is still under the
+// clients' read limit, and opens as the host's.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { TestLedger } from '../../../helpers/ledger';
-import { signedResultText } from '../../../../main/core/spool/results';
+import { resultDocOf, signedResultText } from '../../../../main/core/spool/results';
 import { openHostDoc } from '../../../../shared/protocol/hostAuth';
 import { MAX_INTENT_CHARS, MAX_REQUEST_BYTES, OUTPUT_EXCERPT_BYTES, type ReconcileAttempt } from '../../../../shared/protocol/types';
 import { MAX_RESULT_BYTES } from '../../../../shared/client/spoolFiles';
@@ -28,9 +29,10 @@ function pythonResultLimit(): number {
 }
 
 describe('signedResultText', () => {
-  it('keeps the largest result a run can make (NUL excerpts from the run and its reconcile check) under both clients\' read limit', () => {
+  it('keeps the largest result a run can make (NUL output from the run and its reconcile check) under both clients\' read limit', () => {
     const key = ledger.keys.create('sandbox', 'write');
-    const zeros = '\0'.repeat(OUTPUT_EXCERPT_BYTES);
+    const excerpt = '\0'.repeat(OUTPUT_EXCERPT_BYTES);
+    const zeros = excerpt.repeat(8);
     // Every argument the sandbox sent, in control bytes, in the argv shown.
     const argv = ['/bin/run', '\x01'.repeat(MAX_REQUEST_BYTES)];
     const attempt: ReconcileAttempt = { at: new Date().toISOString(), argv, exit_code: 0, signal: null, stdout: zeros, stderr: zeros, error: null, verdict: 'applied', by: 'daemon (restart)' };
@@ -53,6 +55,19 @@ describe('signedResultText', () => {
     expect(bytes).toBeLessThan(MAX_RESULT_BYTES);
     expect(bytes).toBeLessThan(pythonResultLimit());
     const opened = openHostDoc('result', text, ledger.keys.signer(key.key_id)!);
-    expect(opened.ok && opened.doc.stdout).toBe(zeros);
+    expect(opened.ok && opened.doc.stdout).toBe(excerpt);
+  });
+
+  it('carries only the tail of an output a ledger row written before the excerpt holds in full, and says it was cut', () => {
+    const key = ledger.keys.create('sandbox', 'write');
+    const big = '\0'.repeat(2 * OUTPUT_EXCERPT_BYTES) + 'é'.repeat(OUTPUT_EXCERPT_BYTES / 2) + 'end';
+    const attempt: ReconcileAttempt = { at: new Date().toISOString(), argv: ['check'], exit_code: 0, signal: null, stdout: big, stderr: 'short', error: null, verdict: 'applied', by: 'daemon (restart)' };
+    ledger.add('old', { key_id: key.key_id, state: 'running' });
+    const row = ledger.requests.transition('old', ['running'], { state: 'succeeded', exit_code: 0, stdout: big, stderr: 'fine', resolved_by: 'reconcile', reconcile_json: JSON.stringify(attempt) })!;
+    const doc = resultDocOf(row);
+    // The last OUTPUT_EXCERPT_BYTES: 'end', whole é's, and the second byte of one more (U+FFFD).
+    const tail = '\ufffd' + 'é'.repeat(OUTPUT_EXCERPT_BYTES / 2 - 2) + 'end';
+    expect(doc).toMatchObject({ stdout: tail, stdout_truncated: true, stderr: 'fine', stderr_truncated: false });
+    expect(doc.reconcile).toMatchObject({ stdout: tail, stderr: 'short', verdict: 'applied' });
   });
 });
