@@ -29,7 +29,9 @@ export function logPath(resultsDir: string, id: string): string {
  *  but a ledger row written before it did may hold up to max_output_bytes (64 MiB), which JSON would
  *  make a result no client reads. */
 function excerptOf(text: string): { text: string; cut: boolean } {
-  if (text.length * 3 <= OUTPUT_EXCERPT_BYTES) return { text, cut: false }; // 3 bytes a UTF-16 unit at most
+  // An excerpt of that many bytes is at most that many UTF-16 units (a byte gives one at most, an
+  // invalid one U+FFFD), each at most 6 characters of JSON.
+  if (text.length <= OUTPUT_EXCERPT_BYTES) return { text, cut: false };
   const tail = new TailBuffer(OUTPUT_EXCERPT_BYTES);
   tail.push(Buffer.from(text, 'utf8'));
   return { text: tail.text(), cut: tail.truncated };
