@@ -2,8 +2,8 @@
 // of output into printing 64 MiB of NUL bytes on stdout and on stderr (each such byte is 6 characters
 // of JSON), while sandbox B's run (spool `default`) is in progress, against the real daemon and its
 // spawner: B's run ends as it would have; A's result carries the last OUTPUT_EXCERPT_BYTES of each
-// stream, the whole output is in the log the result signs, and `dw wait` (the spool's own dw.cjs)
-// accepts it; the host (the daemon and its spawner) holds no more than HOST_BOUND meanwhile; and A
+// stream, the whole output is in the log the result signs, and `dw wait` (the spool's own dw.cjs and
+// dw.py) accepts it; the host (the daemon and its spawner) holds no more than HOST_BOUND meanwhile; and A
 // replacing its result again and again costs the repair no more than that either.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -46,7 +46,7 @@ ${GATED_OP}`);
   b = host.createKeyWithCli('b', 'default');
   daemon = await host.startDaemon({}, { spool: null });
   sandbox = mkdtempSync(path.join(os.tmpdir(), 'dw-sandbox-a-'));
-  copyFileSync(path.join(work, 'bin', 'dw.cjs'), path.join(sandbox, 'dw.cjs'));
+  for (const client of ['dw.cjs', 'dw.py']) copyFileSync(path.join(work, 'bin', client), path.join(sandbox, client));
   writeFileSync(path.join(sandbox, 'key.json'), JSON.stringify(a));
 });
 
@@ -100,8 +100,10 @@ function sampleHost(pid: number): { stop(): { sampled: number; peak: number } } 
   };
 }
 
-function dwWait(id: string) {
-  const r = spawnSync(process.execPath, [path.join(sandbox, 'dw.cjs'), 'wait', id], {
+/** `dw wait` of the client the host placed in A's spool: dw.cjs, or dw.py. */
+function dwWait(client: 'dw.cjs' | 'dw.py', id: string) {
+  const program = client === 'dw.cjs' ? process.execPath : 'python3';
+  const r = spawnSync(program, [path.join(sandbox, client), 'wait', id], {
     cwd: sandbox,
     env: { PATH: process.env.PATH!, HOME: sandbox, DUMBWAITER_SPOOL: work, DUMBWAITER_KEY_FILE: path.join(sandbox, 'key.json') },
     maxBuffer: 64 * MIB,
@@ -138,10 +140,12 @@ describe("64 MiB of NUL bytes on stdout and stderr from sandbox A's run", () => 
     expect(log.subarray(0, OUTPUT).equals(Buffer.alloc(OUTPUT))).toBe(true);
     expect(log.subarray(OUTPUT).toString()).toMatch(/^\n\[dumbwaiter: output limit of 67108864 bytes reached; the rest is not logged\]\n$/);
 
-    const waited = dwWait('a-flood');
-    expect(waited.status, waited.stderr).toBe(0);
-    expect(waited.stdout.equals(Buffer.alloc(OUTPUT_EXCERPT_BYTES))).toBe(true);
-    expect(waited.stderr).not.toMatch(/still|ignored/);
+    for (const client of ['dw.cjs', 'dw.py'] as const) {
+      const waited = dwWait(client, 'a-flood');
+      expect(waited.status, `${client}: ${waited.stderr}`).toBe(0);
+      expect(waited.stdout.equals(Buffer.alloc(OUTPUT_EXCERPT_BYTES)), client).toBe(true);
+      expect(waited.stderr, client).not.toMatch(/still|ignored/);
+    }
 
     console.log(`host memory with ${OUTPUT / MIB} MiB on each stream: sampled ${(during.sampled / MIB).toFixed(0)} MiB, peak (VmHWM) ${(during.peak / MIB).toFixed(0)} MiB; result ${hostText.length} bytes`);
     expect(during.sampled).toBeLessThan(HOST_BOUND);
