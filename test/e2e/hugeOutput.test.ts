@@ -18,7 +18,8 @@ import { MAX_RESULT_BYTES } from '../../shared/client/spoolFiles';
 const MIB = 1024 * 1024;
 const OUTPUT = 64 * MIB;
 /** What the daemon and its spawner may hold together at their peak (their resident memory): some
- *  100 MiB idle, so this leaves room for the excerpts, not for the output (128 MiB here). */
+ *  155 MiB with tiny excerpts, so this leaves room for the excerpts, not for the output (128 MiB here;
+ *  docs/BENCHMARKS.md, "Huge output"). */
 const HOST_BOUND = 300 * MIB;
 /** Results A replaces in a row (the repair writes an id back by file events up to BACKOFF_AFTER times a minute). */
 const REPLACEMENTS = 3;
