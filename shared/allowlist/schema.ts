@@ -55,7 +55,7 @@ export const OPERATION_FIELDS = {
   scope: { type: choice(SCOPES, 'write'), about: 'Which keys may ask: a read key only read operations.' },
   approval: { type: choice(APPROVALS, null), defaultText: 'always for write, never for read', about: 'Whether a person must approve each run.' },
   timeout_s: { type: whole(1, 7 * 86400, 600), about: 'Seconds a run may take before it is ended.' },
-  max_output_bytes: { type: whole(1024, 64 * 1024 * 1024, 1024 * 1024), about: 'Bytes of stdout and of stderr kept per run.' },
+  max_output_bytes: { type: whole(1024, 64 * 1024 * 1024, 1024 * 1024), about: 'Bytes of output (stdout and stderr together) the run\'s log keeps; the result carries the last 256 KiB of each at most.' },
   concurrency: { type: whole(1, 64, 1), about: 'Runs of this operation at once.' },
   cost: { type: whole(0, 1_000_000, 0), about: 'Spend units charged per run (see spend ceilings).' },
   leaves_processes: { type: flag(false), about: 'What it starts may outlive it (a service); else ended when it exits.' },

@@ -1864,8 +1864,6 @@ def cmd_run(o):
     elif streamed[0] != logged or digest.hexdigest() != res["log_sha256"]:
         warn("the live output above is not what the host logged (results/%s.log was changed by someone else); the host's signed output follows:" % rid)
         _print_result_output(res)
-    elif res.get("stdout_truncated") or res.get("stderr_truncated"):
-        warn("the output above stopped at the operation's output limit; `dw wait %s` shows its tail" % rid)
     _print_end(res, output=False)
     return exit_code_of(res)
 

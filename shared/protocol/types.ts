@@ -217,6 +217,13 @@ export interface InboxMessage {
 }
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
+/** A result's `stdout` and `stderr` each keep at most the last this many bytes of their stream (fewer
+ *  when the operation's `max_output_bytes` is lower); the whole output, up to `max_output_bytes`, is in
+ *  the run's log, which the result signs (`log_bytes`, `log_sha256`). JSON escapes a control byte as 6
+ *  characters, so this keeps every result well under the clients' read limit (64 MiB) whatever the
+ *  output's bytes (some 3 MiB for NUL excerpts of both streams), and what the host holds, sends and
+ *  repairs of a result small. */
+export const OUTPUT_EXCERPT_BYTES = 256 * 1024;
 /** host.json: far more than the host ever writes, so anything bigger was not written by it. */
 export const MAX_HOST_JSON_BYTES = 64 * 1024;
 export const MAX_INTENT_CHARS = 2000;

@@ -1,6 +1,7 @@
 // Runs one planned request: no shell, its own process group, a fixed environment, a timeout, and
-// output streamed to results/<id>.log (capped; or no log, for a reconcile check) while the tails are
-// kept for the result. Checked paths
+// output streamed to results/<id>.log (capped at max_output_bytes; or no log, for a reconcile check)
+// while only a bounded tail of each stream is kept in memory for the result (OUTPUT_EXCERPT_BYTES),
+// whatever the operation's limit. Checked paths
 // and the working folder reach the program as the very objects checked (pathHandles.ts).
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -12,6 +13,7 @@ import { pidSearchBefore, runProcessesOf } from './leftovers';
 import { handOver, type HandedOver } from './pathHandles';
 import { DEFAULT_CWD, ensureDefaultCwd } from '../allowlist/defaultCwd';
 import { TailBuffer } from './tailBuffer';
+import { OUTPUT_EXCERPT_BYTES } from '../../../shared/protocol/types';
 
 export interface RunOutcome {
   exit_code: number | null;
@@ -209,8 +211,9 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string | nul
   } catch (e) {
     return notStarted(plan.argv[0]!, e as Error, started); // a checked path was swapped, or the working folder is gone
   }
-  const out = new TailBuffer(plan.max_output_bytes);
-  const err = new TailBuffer(plan.max_output_bytes);
+  const excerpt = Math.min(plan.max_output_bytes, OUTPUT_EXCERPT_BYTES);
+  const out = new TailBuffer(excerpt);
+  const err = new TailBuffer(excerpt);
   const log = new CappedLog(logFile, plan.max_output_bytes);
   const [program, ...rest] = handed.argv;
   const marker = randomBytes(16).toString('hex');

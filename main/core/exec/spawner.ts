@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunPlan } from '../allowlist/plan';
 import { startRun, type RunHandle, type RunOutcome } from './executor';
-import type { FromSpawner, ToSpawner } from './spawnerProtocol';
+import { fromWire, type FromSpawner, type ToSpawner } from './spawnerProtocol';
 import { shareFile } from './sharedFile';
 
 /** How runs are started: through a spawner process (Spawner), or in this process (IN_PROCESS). */
@@ -210,7 +210,7 @@ export class Spawner implements RunStarter {
     if (m.type === 'failed' || m.type === 'done') {
       live.runs.delete(m.run);
       this.idleFrom(live);
-      return m.type === 'failed' ? p.started?.reject(new Error(m.message)) : p.done?.resolve(m.outcome);
+      return m.type === 'failed' ? p.started?.reject(new Error(m.message)) : p.done?.resolve(fromWire(m.outcome));
     }
     const done = new Promise<RunOutcome>((resolve, reject) => (p.done = { resolve, reject }));
     done.catch(() => {}); // seen by whoever awaits it; never an unhandled rejection of the daemon

@@ -7,7 +7,7 @@
 // and the next host finds them by their pid and marker (daemon/orphans.ts).
 import { startRun, type RunHandle } from './executor';
 import { openShared } from './sharedFile';
-import type { FromSpawner, ToSpawner } from './spawnerProtocol';
+import { toWire, type FromSpawner, type ToSpawner } from './spawnerProtocol';
 
 /** Electron's utility process: `process.parentPort` (typed here: the core never imports Electron). */
 interface ParentPort {
@@ -38,7 +38,7 @@ function handle(m: ToSpawner): void {
   void h.done.then((outcome) => {
     log?.close();
     runs.delete(m.run);
-    send({ type: 'done', run: m.run, outcome });
+    send({ type: 'done', run: m.run, outcome: toWire(outcome) });
   });
 }
 

@@ -7,7 +7,8 @@ import { scopedLogger } from '../log';
 import { writeFileAtomic } from '../fs/atomicWrite';
 import { signHostDoc, type HostDocKey } from '../../../shared/protocol/hostAuth';
 import { approvalOf, reconcileOf, type RequestRow, type Requests } from '../ledger/requests';
-import type { ErrorCode, ResultDoc } from '../../../shared/protocol/types';
+import { OUTPUT_EXCERPT_BYTES, type ErrorCode, type ResultDoc } from '../../../shared/protocol/types';
+import { TailBuffer } from '../exec/tailBuffer';
 import { planDocOf } from '../policy/plans';
 import { nowIso } from '../time';
 import { merged } from '../merged';
@@ -24,7 +25,21 @@ export function logPath(resultsDir: string, id: string): string {
   return path.join(resultsDir, `${id}.log`);
 }
 
+/** The tail of an output that a result carries. The executor keeps no more than OUTPUT_EXCERPT_BYTES,
+ *  but a ledger row written before it did may hold up to max_output_bytes (64 MiB), which JSON would
+ *  make a result no client reads. */
+function excerptOf(text: string): { text: string; cut: boolean } {
+  // An excerpt of that many bytes is at most that many UTF-16 units (a byte gives one at most, an
+  // invalid one U+FFFD), each at most 6 characters of JSON.
+  if (text.length <= OUTPUT_EXCERPT_BYTES) return { text, cut: false };
+  const tail = new TailBuffer(OUTPUT_EXCERPT_BYTES);
+  tail.push(Buffer.from(text, 'utf8'));
+  return { text: tail.text(), cut: tail.truncated };
+}
+
 export function resultDocOf(row: RequestRow): ResultDoc {
+  const stdout = excerptOf(row.stdout);
+  const stderr = excerptOf(row.stderr);
   const doc: ResultDoc = {
     v: 1,
     id: row.id,
@@ -33,10 +48,10 @@ export function resultDocOf(row: RequestRow): ResultDoc {
     updated_at: row.updated_at,
     exit_code: row.exit_code,
     signal: row.signal,
-    stdout: row.stdout,
-    stderr: row.stderr,
-    stdout_truncated: row.stdout_truncated === 1,
-    stderr_truncated: row.stderr_truncated === 1,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    stdout_truncated: row.stdout_truncated === 1 || stdout.cut,
+    stderr_truncated: row.stderr_truncated === 1 || stderr.cut,
     started_at: row.started_at,
     finished_at: row.finished_at,
     duration_ms: row.duration_ms,
@@ -49,7 +64,7 @@ export function resultDocOf(row: RequestRow): ResultDoc {
   } else if (row.resolved_by === 'reconcile') doc.resolved_by = 'reconcile';
   if (row.state === 'running' && row.orphaned === 1) doc.orphaned = true;
   const reconcile = reconcileOf(row);
-  if (reconcile) doc.reconcile = reconcile;
+  if (reconcile) doc.reconcile = { ...reconcile, stdout: excerptOf(reconcile.stdout).text, stderr: excerptOf(reconcile.stderr).text };
   const approval = approvalOf(row);
   if (approval) {
     doc.approval = row.decided_by ? merged(approval, { decided_by: row.decided_by, decided_at: row.decided_at ?? undefined }) : approval;

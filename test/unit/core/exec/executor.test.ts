@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startRun, type RunHandle } from '../../../../main/core/exec/executor';
 import type { RunPlan } from '../../../../main/core/allowlist/plan';
+import { OUTPUT_EXCERPT_BYTES } from '../../../../shared/protocol/types';
 import { eventually } from '../../../helpers/host';
 import { alive, procStat, stopGroups, track, trackGroup } from '../../../helpers/processes';
 
@@ -343,6 +344,17 @@ describe('output caps', () => {
     const o = await run(nodeScript('process.stdout.write("x".repeat(1000))'), { max_output_bytes: 1000 }).done;
     expect(o).toMatchObject({ stdout: 'x'.repeat(1000), stdout_truncated: false });
     expect(readFileSync(logFile, 'utf8')).toBe('x'.repeat(1000));
+  });
+
+  it('keeps only the last OUTPUT_EXCERPT_BYTES of each stream for the result under a larger limit, and logs all of it', async () => {
+    const total = 3 * OUTPUT_EXCERPT_BYTES;
+    const script = `const z = Buffer.alloc(${total}); process.stdout.write(z); process.stderr.write(z)`;
+    const o = await run(nodeScript(script), { max_output_bytes: 64 * 1024 * 1024 }).done;
+    expect(o).toMatchObject({ exit_code: 0, stdout_truncated: true, stderr_truncated: true });
+    expect(o.stdout).toBe('\0'.repeat(OUTPUT_EXCERPT_BYTES));
+    expect(o.stderr).toBe('\0'.repeat(OUTPUT_EXCERPT_BYTES));
+    expect(o.log).toEqual(digestOfLog());
+    expect(o.log!.bytes).toBe(2 * total);
   });
 
   it("counts stdout and stderr together against the log's limit", async () => {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { nodeSpawner, Spawner, SPAWNER_V8_FLAGS, SpawnerLost } from '../../../../main/core/exec/spawner';
 import { startRun } from '../../../../main/core/exec/executor';
 import type { RunPlan } from '../../../../main/core/allowlist/plan';
+import { OUTPUT_EXCERPT_BYTES } from '../../../../shared/protocol/types';
 import { eventually } from '../../../helpers/host';
 import { alive, groupRunning, stopGroups, trackGroup } from '../../../helpers/processes';
 
@@ -53,18 +54,43 @@ describe('the spawner process', () => {
 
 describe('a run started by the spawner process', () => {
   it('ends with the outcome, output and log of the same run in the daemon process', async () => {
-    const argv = ['/bin/sh', '-c', 'echo out; echo err >&2; printf "%s" "$DUMBWAITER_REQUEST_ID"; exit 3'];
+    // stdout alone: the log interleaves the streams in the order their pipes are read, which differs
+    // between two runs (stderr's way through the spawner is shown below, without a log).
+    const argv = ['/bin/sh', '-c', 'echo out; printf "%s" "$DUMBWAITER_REQUEST_ID"; exit 3'];
     const there = path.join(dir, 'there.log');
     const here = path.join(dir, 'here.log');
-    const h = await spawner.start('req-s', plan(argv, { max_output_bytes: 10 }), there, GRACE_MS);
+    const h = await spawner.start('req-s', plan(argv, { max_output_bytes: 6 }), there, GRACE_MS);
     expect(h.pid).not.toBeNull();
     expect(h.pid).not.toBe(process.pid);
     expect(h.marker).toMatch(/^[0-9a-f]{32}$/);
     const o = await h.done;
-    const local = await startRun('req-s', plan(argv, { max_output_bytes: 10 }), here, GRACE_MS).done;
+    const local = await startRun('req-s', plan(argv, { max_output_bytes: 6 }), here, GRACE_MS).done;
     expect(o).toMatchObject({ exit_code: 3, signal: null, error: null, terminated: null, stdout: local.stdout, stderr: local.stderr, stdout_truncated: local.stdout_truncated });
+    expect(o.stdout_truncated).toBe(true);
     expect(readFileSync(there, 'utf8')).toBe(readFileSync(here, 'utf8'));
     expect(o.log).toEqual(digestOf(there));
+  });
+
+  it('carries output of any bytes as the executor kept it: control bytes, invalid UTF-8, characters of every width', async () => {
+    const argv = ['/bin/sh', '-c', 'printf "a\\000b\\001\\033[2J\\377\\376 é € 😀\\n"; printf "\\000\\200z" >&2'];
+    const o = await (await spawner.start('req-b', plan(argv), null, GRACE_MS)).done;
+    const local = await startRun('req-b', plan(argv), null, GRACE_MS).done;
+    expect(o.stdout).toBe('a\0b\x01\x1b[2J\ufffd\ufffd é € 😀\n');
+    expect(o).toMatchObject({ stdout: local.stdout, stderr: local.stderr });
+    expect(o.stderr).toBe('\0\ufffdz');
+  });
+
+  it('survives 64 MiB of NUL bytes on stdout and stderr under a 64 MiB limit: the excerpts come back, the log holds it all', async () => {
+    const argv = ['/bin/sh', '-c', 'head -c 67108864 /dev/zero; head -c 67108864 /dev/zero >&2'];
+    const pid = spawner.pid;
+    const log = path.join(dir, 'zeros.log');
+    const o = await (await spawner.start('req-z', plan(argv, { max_output_bytes: 64 * 1024 * 1024 }), log, GRACE_MS)).done;
+    expect(o).toMatchObject({ exit_code: 0, stdout_truncated: true, stderr_truncated: true });
+    expect(o.stdout).toBe('\0'.repeat(OUTPUT_EXCERPT_BYTES));
+    expect(o.stderr).toBe('\0'.repeat(OUTPUT_EXCERPT_BYTES));
+    expect(o.log).toEqual(digestOf(log));
+    expect(spawner.pid).toBe(pid);
+    expect(alive(pid!)).toBe(true);
   });
 
   it('writes the log into a folder reached through a descriptor of the daemon (a pinned results folder)', async () => {
