@@ -3,7 +3,8 @@
 // Needs a small tmpfs; where this machine does not let us mount one, the test says so and skips.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import type { HostStatusDoc, KeyFile } from '../../shared/protocol/types';
@@ -80,3 +81,90 @@ operations:
     expect((await host.waitResult('after')).state).toBe('succeeded');
   });
 });
+
+// The home and the spool on one filesystem, as the default layout puts them (both under $HOME): the
+// sandbox fills it from its spool. The host keeps taking nothing new while the home is under its reserve
+// (ledger/room.ts), stays up and says why, and takes the waiting request by itself once space returns.
+// Run as root: a tmpfs's size binds root too (unlike ext4's reserved blocks), so this is what a user sees.
+describe.skipIf(!canMount)('a full disk shared by the home and the spool', () => {
+  let mount: string;
+  let host: TestHost;
+  let key: KeyFile;
+  let daemon: DaemonProcess;
+
+  beforeAll(async () => {
+    mount = mkdtempSync(path.join(os.tmpdir(), 'dw-shared-'));
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0700', 'tmpfs', mount]).status).toBe(0);
+    host = new TestHost(`version: 1
+operations:
+  - name: talk
+    command: [/bin/sh, -c, 'echo "said $DUMBWAITER_REQUEST_ID"']
+    scope: read
+    approval: never
+`, {}, { root: mount });
+    key = host.createKey('full', 'read');
+    daemon = await host.startDaemon();
+  });
+
+  afterAll(async () => {
+    await daemon?.stop();
+    spawnSync('umount', [mount]);
+    await host?.cleanup();
+  });
+
+  const hostJson = () => JSON.parse(readFileSync(path.join(host.spool, 'host.json'), 'utf8')) as HostStatusDoc;
+
+  it('keeps the host up, says why, and takes the request once space returns, without a restart', async () => {
+    host.submit(key, 'before', 'talk');
+    expect((await host.waitResult('before')).state).toBe('succeeded');
+    const pid = daemon.proc.pid;
+
+    // The request file is made while there is room, and put into queue/ once the disk is full (a rename
+    // needs no space): the sandbox fills the disk from its spool to the last byte.
+    const ready = path.join(host.spool, 'tmp', 'during.ready');
+    writeFileSync(ready, host.envelope(key, 'during', 'talk'));
+    const filler = path.join(host.spool, 'tmp', 'filler');
+    const fd = openSync(filler, 'w');
+    try {
+      for (;;) writeSync(fd, Buffer.alloc(256 * 1024));
+    } catch (e) {
+      expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(ready, host.queuePath('during.json'));
+
+    await eventually('the daemon to say it takes no new requests', () =>
+      daemon.stderr.includes('new requests wait in queue/') ? true : daemon.proc.exitCode !== null ? fail(daemon.stderr) : undefined,
+    );
+    expect(daemon.proc.exitCode).toBeNull();
+    expect(host.exists('queue/during.json')).toBe(true); // left where the sandbox put it
+    const status = JSON.parse(host.cli(['status', '--json']).stdout) as { spool_problem: string | null; daemon: { running: boolean } };
+    expect(status.daemon.running).toBe(true);
+    expect(status.spool_problem).toMatch(/home's filesystem has .* free, under the 64\.0 MiB the host keeps for its ledger/);
+
+    // A little room, still under the reserve: the heartbeat moves again and host.json says why.
+    truncateSync(filler, statSync(filler).size - 4 * 1024 * 1024);
+    const since = Date.now();
+    const held = await eventually('a new heartbeat saying why', () => {
+      const h = hostJson();
+      return Date.parse(h.heartbeat_at) > since && h.held ? h : undefined;
+    }, 12_000);
+    expect(held.held).toContain('new requests wait in queue/');
+    expect(host.exists('queue/during.json')).toBe(true);
+
+    rmSync(filler);
+    expect((await host.waitResult('during')).stdout).toBe('said during\n');
+    host.submit(key, 'after', 'talk');
+    expect((await host.waitResult('after')).state).toBe('succeeded');
+    expect(daemon.proc.pid).toBe(pid);
+    expect(daemon.proc.exitCode).toBeNull();
+    await eventually('host.json without the reason', () => (hostJson().held === undefined ? true : undefined), 12_000);
+    expect(host.audit('', 'disk_full').some((e) => e.message.includes('the host takes no new requests'))).toBe(true);
+    expect(host.audit('', 'disk_ok').some((e) => e.message.includes('the host takes requests again'))).toBe(true);
+  });
+});
+
+function fail(stderr: string): never {
+  throw new Error(`the daemon exited:\n${stderr}`);
+}
