@@ -731,7 +731,7 @@ export class HostService {
   async probeSpool(name: string): Promise<ProbeReport> {
     const entry = resolveSpool(this.settings, name);
     const pinned = this.pinnedSpool(name)?.pinned;
-    const report = await probeSpool({ name, root: path.resolve(entry.dir), paths: pinned?.paths ?? spoolPaths(path.resolve(entry.dir)) }, probeOptions(this.settings));
+    const report = await probeSpool({ name, root: path.resolve(entry.dir), paths: pinned?.paths ?? spoolPaths(path.resolve(entry.dir)), home: this.home.root }, probeOptions(this.settings));
     this.flags.setProbe(name, report);
     return report;
   }

@@ -114,6 +114,13 @@ operations:
 
   const hostJson = () => JSON.parse(readFileSync(path.join(host.spool, 'host.json'), 'utf8')) as HostStatusDoc;
 
+  it('is warned about by `spools check`', () => {
+    const r = host.cli(['spools', 'check', 'default'], { spool: null });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/FAIL apart from the home +on the filesystem of the host's home/);
+    expect(r.stdout).toContain("on the home's filesystem: a sandbox filling it stops the host taking requests");
+  });
+
   it('keeps the host up, says why, and takes the request once space returns, without a restart', async () => {
     host.submit(key, 'before', 'talk');
     expect((await host.waitResult('before')).state).toBe('succeeded');

@@ -125,7 +125,7 @@ export class SpoolServer {
   /** The mount's probe (a few file operations and one file event): its verdict is kept in the ledger
    *  for `status` and the app, and a mount that delivers no file events is served by the rescan alone. */
   async runProbe(): Promise<ProbeReport> {
-    const report = await probeSpool({ name: this.name, root: this.plain.root, paths: this.ok ? this.io : this.plain }, probeOptions(this.d.settings()));
+    const report = await probeSpool({ name: this.name, root: this.plain.root, paths: this.ok ? this.io : this.plain, home: this.d.room.home }, probeOptions(this.d.settings()));
     this.d.flags.setProbe(this.name, report);
     if (this.stopped) return report; // ended after the stop (or the spool's removal)
     const say = report.verdict === 'ok' ? this.log.info : this.log.warn;

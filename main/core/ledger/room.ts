@@ -62,7 +62,8 @@ export class LedgerRoom {
   private failure: string | null = null;
 
   constructor(
-    private readonly home: string,
+    /** The home's folder: its filesystem is the one measured. */
+    readonly home: string,
     private readonly events: RoomEvents,
     /** Tried when room seems back after a failed write (the audit entries held back, say): true if it wrote. */
     private readonly retry: () => boolean,
