@@ -40,7 +40,7 @@ export const CHECK_TITLES: Record<ProbeCheckName, string> = {
   events: 'file events',
   case: 'case of names',
   free_space: 'free space',
-  apart_from_home: 'apart from the home',
+  apart_from_home: 'apart from home',
 };
 
 /** The report as lines for a person (the CLI, docs): the verdict and summary, then one line per check. */

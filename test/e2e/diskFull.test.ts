@@ -117,7 +117,7 @@ operations:
   it('is warned about by `spools check`', () => {
     const r = host.cli(['spools', 'check', 'default'], { spool: null });
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/FAIL apart from the home +on the filesystem of the host's home/);
+    expect(r.stdout).toMatch(/FAIL apart from home +on the filesystem of the host's home/);
     expect(r.stdout).toContain("on the home's filesystem: a sandbox filling it stops the host taking requests");
   });
 
