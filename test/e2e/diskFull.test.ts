@@ -13,6 +13,27 @@ const probe = spawnSync('sh', ['-c', 'd=$(mktemp -d) && mount -t tmpfs -o size=6
 const canMount = probe.status === 0;
 if (!canMount) console.warn(`SKIPPED disk-full test: cannot mount a tmpfs here (${probe.stderr.toString().trim() || `exit ${probe.status}`})`);
 
+const TALK = `version: 1
+operations:
+  - name: talk
+    command: [/bin/sh, -c, 'echo "said $DUMBWAITER_REQUEST_ID"']
+    scope: read
+    approval: never
+    concurrency: 4
+`;
+
+/** Writes `file` until its disk is full to the last byte, as a sandbox can from its spool. */
+function fillDisk(file: string): void {
+  const fd = openSync(file, 'w');
+  try {
+    for (;;) writeSync(fd, Buffer.alloc(256 * 1024));
+  } catch (e) {
+    expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 describe.skipIf(!canMount)('a full spool disk', () => {
   let host: TestHost;
   let key: KeyFile;
@@ -20,14 +41,7 @@ describe.skipIf(!canMount)('a full spool disk', () => {
   let filler: string;
 
   beforeAll(async () => {
-    host = new TestHost(`version: 1
-operations:
-  - name: talk
-    command: [/bin/sh, -c, 'echo "said $DUMBWAITER_REQUEST_ID"']
-    scope: read
-    approval: never
-    concurrency: 4
-`);
+    host = new TestHost(TALK);
     expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m,mode=0700', 'tmpfs', host.spool]).status).toBe(0);
     expect(host.cli(['init']).status).toBe(0); // lays the spool out again, inside the tmpfs
     key = host.createKey('full', 'read');
@@ -48,15 +62,7 @@ operations:
     expect(host.cli(['pause']).status).toBe(0);
     for (let i = 0; i < 3; i++) host.submit(key, `held-${i}`, 'talk');
     for (let i = 0; i < 3; i++) await host.waitResult(`held-${i}`, ['queued']);
-    // Fill the disk to the last byte.
-    const fd = openSync(filler, 'w');
-    try {
-      for (;;) writeSync(fd, Buffer.alloc(64 * 1024));
-    } catch (e) {
-      expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
-    } finally {
-      closeSync(fd);
-    }
+    fillDisk(filler);
     expect(host.cli(['resume']).status).toBe(0);
 
     // The runs happen and the ledger has them, though no result file can be written.
@@ -95,13 +101,7 @@ describe.skipIf(!canMount)('a full disk shared by the home and the spool', () =>
   beforeAll(async () => {
     mount = mkdtempSync(path.join(os.tmpdir(), 'dw-shared-'));
     expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0700', 'tmpfs', mount]).status).toBe(0);
-    host = new TestHost(`version: 1
-operations:
-  - name: talk
-    command: [/bin/sh, -c, 'echo "said $DUMBWAITER_REQUEST_ID"']
-    scope: read
-    approval: never
-`, {}, { root: mount });
+    host = new TestHost(TALK, {}, { root: mount });
     key = host.createKey('full', 'read');
     daemon = await host.startDaemon();
   });
@@ -131,14 +131,7 @@ operations:
     const ready = path.join(host.spool, 'tmp', 'during.ready');
     writeFileSync(ready, host.envelope(key, 'during', 'talk'));
     const filler = path.join(host.spool, 'tmp', 'filler');
-    const fd = openSync(filler, 'w');
-    try {
-      for (;;) writeSync(fd, Buffer.alloc(256 * 1024));
-    } catch (e) {
-      expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
-    } finally {
-      closeSync(fd);
-    }
+    fillDisk(filler);
     renameSync(ready, host.queuePath('during.json'));
 
     await eventually('the daemon to say it takes no new requests', () =>
