@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { GATED_OP, TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import type { HostStatusDoc, KeyFile } from '../../shared/protocol/types';
 
 const probe = spawnSync('sh', ['-c', 'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs "$d" && umount "$d"; s=$?; rmdir "$d"; exit $s']);
@@ -101,7 +101,7 @@ describe.skipIf(!canMount)('a full disk shared by the home and the spool', () =>
   beforeAll(async () => {
     mount = mkdtempSync(path.join(os.tmpdir(), 'dw-shared-'));
     expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0700', 'tmpfs', mount]).status).toBe(0);
-    host = new TestHost(TALK, {}, { root: mount });
+    host = new TestHost(TALK + GATED_OP, {}, { root: mount });
     key = host.createKey('full', 'read');
     daemon = await host.startDaemon();
   });
@@ -162,6 +162,36 @@ describe.skipIf(!canMount)('a full disk shared by the home and the spool', () =>
     await eventually('host.json without the reason', () => (hostJson().held === undefined ? true : undefined), 12_000);
     expect(host.audit('', 'disk_full').some((e) => e.message.includes('the host takes no new requests'))).toBe(true);
     expect(host.audit('', 'disk_ok').some((e) => e.message.includes('the host takes requests again'))).toBe(true);
+  });
+});
+
+describe.skipIf(!canMount)('a run that ends while the shared disk is full', () => {
+  it('is recorded once there is room, without a restart', async () => {
+    const mount = mkdtempSync(path.join(os.tmpdir(), 'dw-shared-'));
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0700', 'tmpfs', mount]).status).toBe(0);
+    const host = new TestHost(TALK + GATED_OP, {}, { root: mount });
+    try {
+      const key = host.createKey('full', 'read');
+      const daemon = await host.startDaemon();
+      const go = path.join(host.work, 'go');
+      host.submit(key, 'slow', 'gated', { go });
+      await host.waitResult('slow', ['running']);
+      const filler = path.join(host.spool, 'tmp', 'filler');
+      fillDisk(filler);
+      writeFileSync(go, ''); // an empty file needs no room on a tmpfs
+      await eventually('the daemon to say it takes no new requests', () =>
+        daemon.stderr.includes('new requests wait in queue/') ? true : daemon.proc.exitCode !== null ? fail(daemon.stderr) : undefined,
+      );
+      rmSync(filler);
+      const r = await host.waitResult('slow');
+      expect(r.state).toBe('succeeded');
+      expect(r.stdout).toBe('started\ndone\n');
+      expect(daemon.proc.exitCode).toBeNull();
+    } finally {
+      await host.cleanup().catch(() => {});
+      spawnSync('umount', [mount]);
+      rmSync(mount, { recursive: true, force: true });
+    }
   });
 });
 

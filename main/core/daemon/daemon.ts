@@ -345,7 +345,7 @@ export class Daemon {
     const every = Math.min(EVENTS_RESCAN_TICKS * this.settings.rescan_interval_ms, EVENTS_RESCAN_MAX_MS);
     const rescan = !this.eventsWork() || now - this.rescannedAt >= every - this.settings.rescan_interval_ms / 2;
     this.safely('tick', () => {
-      this.room.check(); // room back: it says so and scans
+      if (this.room.check()) this.runner.recordLeftEnds(); // room back: it says so and scans
       if (rescan) {
         this.checkLedger();
         this.reloadSettings();
