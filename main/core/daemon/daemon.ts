@@ -305,7 +305,7 @@ export class Daemon {
 
   private roomBack(was: string): void {
     log.info('the home has room again: taking requests');
-    this.audit.record({ kind: 'disk_ok', message: `the host takes requests again (it did not while ${was.replace(/: new requests wait.*$/, '')})` });
+    this.audit.record({ kind: 'disk_ok', message: `the host takes requests again; it had stopped: ${was}` });
     this.heartbeat();
     this.changed();
     this.requestScan();
@@ -345,7 +345,8 @@ export class Daemon {
     const every = Math.min(EVENTS_RESCAN_TICKS * this.settings.rescan_interval_ms, EVENTS_RESCAN_MAX_MS);
     const rescan = !this.eventsWork() || now - this.rescannedAt >= every - this.settings.rescan_interval_ms / 2;
     this.safely('tick', () => {
-      if (this.room.check()) this.runner.recordLeftEnds(); // room back: it says so and scans
+      // Room measured again (when it is back, roomBack() says so and scans), and ends it kept out, recorded.
+      if (this.room.check()) this.runner.recordLeftEnds();
       if (rescan) {
         this.checkLedger();
         this.reloadSettings();
