@@ -45,6 +45,7 @@ import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
 import type { RunPlan } from './allowlist/plan';
 import { keptSteps } from './policy/plans';
 import { wakeDaemon } from './wake';
+import { reserveProblem } from './ledger/room';
 import type { RequestFilter } from './ledger/requests';
 import type { AllowlistContext } from './allowlist/roots';
 
@@ -730,7 +731,7 @@ export class HostService {
   async probeSpool(name: string): Promise<ProbeReport> {
     const entry = resolveSpool(this.settings, name);
     const pinned = this.pinnedSpool(name)?.pinned;
-    const report = await probeSpool({ name, root: path.resolve(entry.dir), paths: pinned?.paths ?? spoolPaths(path.resolve(entry.dir)) }, probeOptions(this.settings));
+    const report = await probeSpool({ name, root: path.resolve(entry.dir), paths: pinned?.paths ?? spoolPaths(path.resolve(entry.dir)), home: this.home.root }, probeOptions(this.settings));
     this.flags.setProbe(name, report);
     return report;
   }
@@ -752,6 +753,9 @@ export class HostService {
     const keys = this.keys.list();
     const spools = this.listSpools(running, ops);
     const problems = spools.filter((s) => s.problem).map((s) => (spools.length === 1 ? s.problem! : `spool ${s.name}: ${s.problem}`));
+    // Measured here, not read from the ledger: a full disk is what keeps the daemon from writing it there.
+    const room = reserveProblem(this.home.root);
+    if (room) problems.unshift(room);
     return {
       home: this.home.root,
       spool: this.spool?.dir ?? null,

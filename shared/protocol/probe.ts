@@ -1,7 +1,7 @@
 // What the host found out about a spool's mount (main/core/spool/probe.ts): kept in the ledger, shown by
 // `spools check`, in host.json (verdict, summary, events) and in the app's Settings.
 
-export type ProbeCheckName = 'owner_mode' | 'same_filesystem' | 'rename' | 'fsync_file' | 'fsync_dir' | 'events' | 'case' | 'free_space';
+export type ProbeCheckName = 'owner_mode' | 'same_filesystem' | 'rename' | 'fsync_file' | 'fsync_dir' | 'events' | 'case' | 'free_space' | 'apart_from_home';
 
 export interface ProbeCheck {
   name: ProbeCheckName;
@@ -40,6 +40,7 @@ export const CHECK_TITLES: Record<ProbeCheckName, string> = {
   events: 'file events',
   case: 'case of names',
   free_space: 'free space',
+  apart_from_home: 'apart from home',
 };
 
 /** The report as lines for a person (the CLI, docs): the verdict and summary, then one line per check. */

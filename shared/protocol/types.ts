@@ -179,6 +179,9 @@ export interface HostStatusDoc {
   up?: boolean;
   /** Extension: present (true) while the spool's disk refuses writes. */
   disk_full?: boolean;
+  /** Extension: why the host takes no new requests now (no room for its ledger in its home's
+   *  filesystem); they wait in queue/, and are taken once the reason goes. */
+  held?: string;
   /** Extension: the name of this spool in the host's home (one host may serve several spools). */
   spool?: string;
   /** Extension: the host's probe of this spool's mount (events false: the host rescans on an interval only). */

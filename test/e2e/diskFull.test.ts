@@ -3,14 +3,36 @@
 // Needs a small tmpfs; where this machine does not let us mount one, the test says so and skips.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { GATED_OP, TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import type { HostStatusDoc, KeyFile } from '../../shared/protocol/types';
 
 const probe = spawnSync('sh', ['-c', 'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs "$d" && umount "$d"; s=$?; rmdir "$d"; exit $s']);
 const canMount = probe.status === 0;
 if (!canMount) console.warn(`SKIPPED disk-full test: cannot mount a tmpfs here (${probe.stderr.toString().trim() || `exit ${probe.status}`})`);
+
+const TALK = `version: 1
+operations:
+  - name: talk
+    command: [/bin/sh, -c, 'echo "said $DUMBWAITER_REQUEST_ID"']
+    scope: read
+    approval: never
+    concurrency: 4
+`;
+
+/** Writes `file` until its disk is full to the last byte, as a sandbox can from its spool. */
+function fillDisk(file: string): void {
+  const fd = openSync(file, 'w');
+  try {
+    for (;;) writeSync(fd, Buffer.alloc(256 * 1024));
+  } catch (e) {
+    expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
+  } finally {
+    closeSync(fd);
+  }
+}
 
 describe.skipIf(!canMount)('a full spool disk', () => {
   let host: TestHost;
@@ -19,14 +41,7 @@ describe.skipIf(!canMount)('a full spool disk', () => {
   let filler: string;
 
   beforeAll(async () => {
-    host = new TestHost(`version: 1
-operations:
-  - name: talk
-    command: [/bin/sh, -c, 'echo "said $DUMBWAITER_REQUEST_ID"']
-    scope: read
-    approval: never
-    concurrency: 4
-`);
+    host = new TestHost(TALK);
     expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m,mode=0700', 'tmpfs', host.spool]).status).toBe(0);
     expect(host.cli(['init']).status).toBe(0); // lays the spool out again, inside the tmpfs
     key = host.createKey('full', 'read');
@@ -47,15 +62,7 @@ operations:
     expect(host.cli(['pause']).status).toBe(0);
     for (let i = 0; i < 3; i++) host.submit(key, `held-${i}`, 'talk');
     for (let i = 0; i < 3; i++) await host.waitResult(`held-${i}`, ['queued']);
-    // Fill the disk to the last byte.
-    const fd = openSync(filler, 'w');
-    try {
-      for (;;) writeSync(fd, Buffer.alloc(64 * 1024));
-    } catch (e) {
-      expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
-    } finally {
-      closeSync(fd);
-    }
+    fillDisk(filler);
     expect(host.cli(['resume']).status).toBe(0);
 
     // The runs happen and the ledger has them, though no result file can be written.
@@ -80,3 +87,114 @@ operations:
     expect((await host.waitResult('after')).state).toBe('succeeded');
   });
 });
+
+// The home and the spool on one filesystem, as the default layout puts them (both under $HOME): the
+// sandbox fills it from its spool. The host keeps taking nothing new while the home is under its reserve
+// (ledger/room.ts), stays up and says why, and takes the waiting request by itself once space returns.
+// Run as root: a tmpfs's size binds root too (unlike ext4's reserved blocks), so this is what a user sees.
+describe.skipIf(!canMount)('a full disk shared by the home and the spool', () => {
+  let mount: string;
+  let host: TestHost;
+  let key: KeyFile;
+  let daemon: DaemonProcess;
+
+  beforeAll(async () => {
+    mount = mkdtempSync(path.join(os.tmpdir(), 'dw-shared-'));
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0700', 'tmpfs', mount]).status).toBe(0);
+    host = new TestHost(TALK + GATED_OP, {}, { root: mount });
+    key = host.createKey('full', 'read');
+    daemon = await host.startDaemon();
+  });
+
+  afterAll(async () => {
+    await daemon?.stop();
+    spawnSync('umount', [mount]);
+    await host?.cleanup();
+  });
+
+  const hostJson = () => JSON.parse(readFileSync(path.join(host.spool, 'host.json'), 'utf8')) as HostStatusDoc;
+
+  it('is warned about by `spools check`', () => {
+    const r = host.cli(['spools', 'check', 'default'], { spool: null });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/FAIL apart from home +on the filesystem of the host's home/);
+    expect(r.stdout).toContain("on the home's filesystem: a sandbox filling it stops the host taking requests");
+  });
+
+  it('keeps the host up, says why, and takes the request once space returns, without a restart', async () => {
+    host.submit(key, 'before', 'talk');
+    expect((await host.waitResult('before')).state).toBe('succeeded');
+    const pid = daemon.proc.pid;
+
+    // The request file is made while there is room, and put into queue/ once the disk is full (a rename
+    // needs no space): the sandbox fills the disk from its spool to the last byte.
+    const ready = path.join(host.spool, 'tmp', 'during.ready');
+    writeFileSync(ready, host.envelope(key, 'during', 'talk'));
+    const filler = path.join(host.spool, 'tmp', 'filler');
+    fillDisk(filler);
+    renameSync(ready, host.queuePath('during.json'));
+
+    await eventually('the daemon to say it takes no new requests', () =>
+      daemon.stderr.includes('new requests wait in queue/') ? true : daemon.proc.exitCode !== null ? fail(daemon.stderr) : undefined,
+    );
+    expect(daemon.proc.exitCode).toBeNull();
+    expect(host.exists('queue/during.json')).toBe(true); // left where the sandbox put it
+    const status = JSON.parse(host.cli(['status', '--json']).stdout) as { spool_problem: string | null; daemon: { running: boolean } };
+    expect(status.daemon.running).toBe(true);
+    expect(status.spool_problem).toMatch(/home's filesystem has .* free, under the 64\.0 MiB the host keeps for its ledger/);
+
+    // A little room, still under the reserve: the heartbeat moves again and host.json says why.
+    truncateSync(filler, statSync(filler).size - 4 * 1024 * 1024);
+    const since = Date.now();
+    const held = await eventually('a new heartbeat saying why', () => {
+      const h = hostJson();
+      return Date.parse(h.heartbeat_at) > since && h.held ? h : undefined;
+    }, 12_000);
+    expect(held.held).toContain('new requests wait in queue/');
+    expect(host.exists('queue/during.json')).toBe(true);
+
+    rmSync(filler);
+    expect((await host.waitResult('during')).stdout).toBe('said during\n');
+    host.submit(key, 'after', 'talk');
+    expect((await host.waitResult('after')).state).toBe('succeeded');
+    expect(daemon.proc.pid).toBe(pid);
+    expect(daemon.proc.exitCode).toBeNull();
+    await eventually('host.json without the reason', () => (hostJson().held === undefined ? true : undefined), 12_000);
+    expect(host.audit('', 'disk_full').some((e) => e.message.includes('the host takes no new requests'))).toBe(true);
+    expect(host.audit('', 'disk_ok').some((e) => e.message.includes('the host takes requests again'))).toBe(true);
+  });
+});
+
+describe.skipIf(!canMount)('a run that ends while the shared disk is full', () => {
+  it('is recorded once there is room, without a restart', async () => {
+    const mount = mkdtempSync(path.join(os.tmpdir(), 'dw-shared-'));
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0700', 'tmpfs', mount]).status).toBe(0);
+    const host = new TestHost(TALK + GATED_OP, {}, { root: mount });
+    try {
+      const key = host.createKey('full', 'read');
+      const daemon = await host.startDaemon();
+      const go = path.join(host.work, 'go');
+      host.submit(key, 'slow', 'gated', { go });
+      await host.waitResult('slow', ['running']);
+      const filler = path.join(host.spool, 'tmp', 'filler');
+      fillDisk(filler);
+      writeFileSync(go, ''); // an empty file needs no room on a tmpfs
+      await eventually('the daemon to say it takes no new requests', () =>
+        daemon.stderr.includes('new requests wait in queue/') ? true : daemon.proc.exitCode !== null ? fail(daemon.stderr) : undefined,
+      );
+      rmSync(filler);
+      const r = await host.waitResult('slow');
+      expect(r.state).toBe('succeeded');
+      expect(r.stdout).toBe('started\ndone\n');
+      expect(daemon.proc.exitCode).toBeNull();
+    } finally {
+      await host.cleanup().catch(() => {});
+      spawnSync('umount', [mount]);
+      rmSync(mount, { recursive: true, force: true });
+    }
+  });
+});
+
+function fail(stderr: string): never {
+  throw new Error(`the daemon exited:\n${stderr}`);
+}

@@ -160,8 +160,9 @@ export class TestHost {
   private daemons: DaemonProcess[] = [];
   private sentinels = 0;
 
-  constructor(allowlist: string, settings: Record<string, unknown> = {}) {
-    this.root = mkdtempSync(path.join(os.tmpdir(), 'dw-test-'));
+  /** `root`: an empty folder to lay the home and the spool out in (a mount the test made), instead of a new one. */
+  constructor(allowlist: string, settings: Record<string, unknown> = {}, opts: { root?: string } = {}) {
+    this.root = opts.root ?? mkdtempSync(path.join(os.tmpdir(), 'dw-test-'));
     this.home = path.join(this.root, 'home');
     this.spool = path.join(this.root, 'spool');
     this.work = path.join(this.root, 'work');

@@ -13,6 +13,7 @@ import { Lifecycle } from '../lifecycle';
 import { UserError } from '../errors';
 import { openLedger, type Db } from '../ledger/db';
 import { AuditLog } from '../ledger/audit';
+import { LedgerRoom, writeFailureCode } from '../ledger/room';
 import { KeyStore, type SecretSealer } from '../keys/keyStore';
 import { checkSpool } from '../spool/layout';
 import { Grants } from '../ledger/grants';
@@ -90,6 +91,8 @@ export class Daemon {
   private settingsStamp = '';
   private tickTimer: NodeJS.Timeout | null = null;
   readonly allowlist: AllowlistSource;
+  /** Whether the home has room for the ledger: without it no spool takes new requests (ledger/room.ts). */
+  private readonly room: LedgerRoom;
   private readonly grants: Grants;
   private readonly lifecycle: Lifecycle;
   private readonly decisions: Decisions;
@@ -112,6 +115,8 @@ export class Daemon {
     private readonly keys: KeyStore,
     private readonly starter: RunStarter,
   ) {
+    this.room = new LedgerRoom(home.root, { lost: (why) => this.roomLost(why), back: (was) => this.roomBack(was) }, () => audit.writeHeld());
+    audit.onWriteFailure = (e) => this.room.failed(e, 'audit log');
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, () => ({ spools: this.settings.spools, home: home.root }), audit, scopedLogger('allowlist'), (a) => {
       this.spools.forEach((s) => s.publishCatalog(a));
       this.changed();
@@ -167,6 +172,7 @@ export class Daemon {
       reloadSettings: () => this.reloadSettings(),
       pump: () => this.runner.pump(),
       runs: this.runner,
+      room: this.room,
       safely,
     };
     for (const entry of spools) this.spools.set(entry.name, new SpoolServer(entry, this.shared));
@@ -275,10 +281,34 @@ export class Daemon {
     try {
       fn();
     } catch (e) {
+      if (writeFailureCode(e)) {
+        // A full or failing disk: inside a commit, the commit fails as a whole (what it took is taken
+        // again once there is room); outside, the host stops taking requests until there is room.
+        if (this.db.inTransaction) throw e;
+        this.room.failed(e, 'ledger');
+        log.error(`while handling ${JSON.stringify(name)}: ${(e as Error).message}`);
+        return;
+      }
       // One bad file never blocks the queue: say what happened and go on with the next.
       log.error(`while handling ${JSON.stringify(name)}: ${(e as Error).stack ?? String(e)}`);
       this.audit.record({ kind: 'internal_error', message: `while handling ${JSON.stringify(name)}: ${(e as Error).message}` });
     }
+  }
+
+  /** No room for the ledger: every spool leaves its new requests in queue/ (said in host.json, status). */
+  private roomLost(why: string): void {
+    log.error(`${why} (nothing else stops: runs go on, and results are written)`);
+    this.audit.record({ kind: 'disk_full', message: `the host takes no new requests: ${why}` });
+    this.heartbeat();
+    this.changed();
+  }
+
+  private roomBack(was: string): void {
+    log.info('the home has room again: taking requests');
+    this.audit.record({ kind: 'disk_ok', message: `the host takes requests again; it had stopped: ${was}` });
+    this.heartbeat();
+    this.changed();
+    this.requestScan();
   }
 
   /** Registers `fn` to be told after each change of what the host's status shows: a request's move,
@@ -315,6 +345,8 @@ export class Daemon {
     const every = Math.min(EVENTS_RESCAN_TICKS * this.settings.rescan_interval_ms, EVENTS_RESCAN_MAX_MS);
     const rescan = !this.eventsWork() || now - this.rescannedAt >= every - this.settings.rescan_interval_ms / 2;
     this.safely('tick', () => {
+      // Room measured again (when it is back, roomBack() says so and scans), and ends it kept out, recorded.
+      if (this.room.check()) this.runner.recordLeftEnds();
       if (rescan) {
         this.checkLedger();
         this.reloadSettings();

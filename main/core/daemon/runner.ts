@@ -26,6 +26,7 @@ import { SpawnerLost, type RunStarter } from '../exec/spawner';
 import { faultPoint } from '../faults';
 import { Orphan, type OrphanEnd, type OrphanWatch, type Remains } from './orphans';
 import { Reconciler, settleHint, uncheckedInterruption } from './reconciler';
+import { writeFailureCode } from '../ledger/room';
 
 export interface RunnerDeps {
   db: Db;
@@ -71,6 +72,8 @@ export class Runner {
   private readonly running = new Map<string, Running>();
   /** Runs that ended, to be recorded together (endTogether). */
   private readonly ending: { id: string; record: () => void; done: () => void }[] = [];
+  /** Ends of runs a full or failing disk kept out of the ledger: recorded by recordLeftEnds() once there is room. */
+  private leftEnds: { id: string; record: () => void }[] = [];
   private readonly reconciler: Reconciler;
   private stopping = false;
   /** Where nextQueued() starts looking: the spool after the one that started last. */
@@ -358,7 +361,7 @@ export class Runner {
     const recorded = ended.then((end) => {
       if (together) return new Promise<void>((done) => this.endTogether({ id, record: () => finish(end), done }));
       this.running.delete(id);
-      this.d.safely(id, () => finish(end));
+      this.recordEnd({ id, record: () => finish(end) });
       this.pump();
     });
     this.running.set(id, { op, terminate, recorded });
@@ -382,8 +385,33 @@ export class Runner {
         made = true;
       });
       ends.forEach((e) => e.done());
-      if (!made) this.pump(); // the starts were undone with the commit: each in its own, then
+      if (made) return;
+      // The commit failed (a full disk): each end in its own, kept for later if it fails again; the
+      // starts were undone with the commit: each in its own, then.
+      ends.forEach((e) => this.recordEnd(e));
+      this.pump();
     });
+  }
+
+  /** Records a run's end; one the disk refuses is kept, and recorded by recordLeftEnds(). */
+  private recordEnd(e: { id: string; record: () => void }): void {
+    let refused = false;
+    this.d.safely(e.id, () => {
+      try {
+        e.record();
+      } catch (err) {
+        refused = writeFailureCode(err) !== null;
+        throw err;
+      }
+    });
+    if (refused) this.leftEnds.push(e);
+  }
+
+  /** The ends a full disk kept out of the ledger, tried again (the daemon: once there is room). */
+  recordLeftEnds(): void {
+    if (!this.leftEnds.length) return;
+    this.leftEnds.splice(0).forEach((e) => this.recordEnd(e));
+    this.pump();
   }
 
   /** A run found still running at start: watched, holding its slot, until it ends or is ended. */

@@ -11,6 +11,7 @@ import { claim, entryPath, firstEntries, quarantine, type Entry } from '../spool
 import { unboundRejection, type ResultWriter } from '../spool/results';
 import type { SpoolPaths } from '../spool/layout';
 import type { AuditLog } from '../ledger/audit';
+import { writeFailureCode, type LedgerRoom } from '../ledger/room';
 import type { Requests } from '../ledger/requests';
 import type { Logger } from '../log';
 import { faultPoint } from '../faults';
@@ -43,6 +44,8 @@ export interface ScannerDeps {
   spoolUsable: () => boolean;
   /** Whether it was found usable by the last check, and is still pinned (no check now). */
   spoolOk: () => boolean;
+  /** Room for the ledger: without it, nothing is taken (requests wait in queue/, claimed/ keeps its files). */
+  room: LedgerRoom;
   /** Before each pass: settings changed a moment ago apply to the very next request. */
   beforePass: () => void;
   /** Starts what may start: between steps, so a flood never holds the runs back. */
@@ -97,7 +100,7 @@ export class Scanner {
       while (this.rescanWanted && !this.stopping) {
         this.rescanWanted = false;
         this.namedWanted = false; // the listing takes them, or takeNamed() in a backlog
-        if (!this.d.spoolUsable()) return;
+        if (!this.d.room.check() || !this.d.spoolUsable()) return;
         this.d.beforePass();
         await this.recoverClaimed(); // anything left by a failed intake is retried, not stranded
         const { entries, more } = firstEntries(this.d.io.queue, LISTING_MAX);
@@ -117,6 +120,8 @@ export class Scanner {
         this.scanError = null;
       }
     } catch (e) {
+      // A full disk failed the step's commit: what it claimed stays in claimed/, taken again with room.
+      if (this.d.room.failed(e, 'ledger')) return;
       // The spool changed under the scan (a folder made unreadable after the check): the next check says why.
       const msg = `the scan of the spool failed: ${(e as Error).message}`;
       if (msg !== this.scanError) {
@@ -135,7 +140,7 @@ export class Scanner {
 
   /** The files events named, in steps, until none is left; the spool as the last check found it. */
   private async namedPass(): Promise<void> {
-    if (!this.d.spoolOk()) return; // the next full pass checks it again, and says why
+    if (!this.d.room.check() || !this.d.spoolOk()) return; // the next full pass checks it again, and says why
     this.d.beforePass();
     let waiting: number;
     while ((waiting = this.d.queueWatch()?.namedCount ?? 0) > 0 && !this.stopping && !this.rescanWanted) {
@@ -179,6 +184,8 @@ export class Scanner {
     try {
       intakeClaimed(this.d.intake, id, file, recovering);
     } catch (e) {
+      // The disk, not the request: the step fails as a whole, the file stays in claimed/ for the next pass.
+      if (writeFailureCode(e)) throw e;
       const msg = `the host could not process this request: ${(e as Error).message}`;
       this.d.log.error(`${id}: ${(e as Error).stack ?? msg}`);
       this.d.safely(id, () => {

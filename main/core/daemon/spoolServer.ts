@@ -4,6 +4,7 @@
 // ledger, the runner, the lifecycle, the allowlist) lives in the daemon.
 import path from 'node:path';
 import type { HostFlags } from '../ledger/meta';
+import type { LedgerRoom } from '../ledger/room';
 import type { SpoolEntry } from '../settings';
 import type { Allowlist } from '../allowlist/types';
 import { allowlistFor } from '../allowlist/forSpool';
@@ -36,6 +37,8 @@ export interface SharedParts extends Omit<IntakeDeps, 'spool' | 'paths' | 'resul
   stopping: () => boolean;
   reloadSettings: () => void;
   pump: () => void;
+  /** Room for the ledger in the home: without it, no spool takes new requests. */
+  room: LedgerRoom;
   safely: (name: string, fn: () => void) => void;
 }
 
@@ -102,6 +105,7 @@ export class SpoolServer {
       results: this.results,
       log: this.log,
       spoolUsable: () => this.usable(),
+      room: d.room,
       // Pinned folders need no check for a file an event named (a swapped folder is not followed);
       // without pins (macOS, Windows) the check before each pass is all there is.
       spoolOk: () => (CAN_PIN ? this.ok && !this.stopped : this.usable()),
@@ -121,7 +125,7 @@ export class SpoolServer {
   /** The mount's probe (a few file operations and one file event): its verdict is kept in the ledger
    *  for `status` and the app, and a mount that delivers no file events is served by the rescan alone. */
   async runProbe(): Promise<ProbeReport> {
-    const report = await probeSpool({ name: this.name, root: this.plain.root, paths: this.ok ? this.io : this.plain }, probeOptions(this.d.settings()));
+    const report = await probeSpool({ name: this.name, root: this.plain.root, paths: this.ok ? this.io : this.plain, home: this.d.room.home }, probeOptions(this.d.settings()));
     this.d.flags.setProbe(this.name, report);
     if (this.stopped) return report; // ended after the stop (or the spool's removal)
     const say = report.verdict === 'ok' ? this.log.info : this.log.warn;
@@ -253,6 +257,7 @@ export class SpoolServer {
         spool: this.name,
         ...(probe ? { probe: { verdict: probe.verdict, summary: probe.summary, events: probe.events.delivered } } : {}),
         ...(this.health.full ? { disk_full: true } : {}),
+        ...(this.d.room.problem ? { held: this.d.room.problem } : {}),
       });
       this.health.succeeded();
       this.heartbeatError = null;

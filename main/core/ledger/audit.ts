@@ -7,6 +7,7 @@ import type { AuditView } from '../../../shared/ipc/views';
 import { nowIso } from '../time';
 import type { RequestState } from '../../../shared/protocol/types';
 import type { AuditKind } from '../../../shared/audit/kinds';
+import { writeFailureCode } from './room';
 
 export interface AuditEntry {
   kind: AuditKind;
@@ -62,9 +63,21 @@ export function ftsQuery(text: string): string | null {
 /** How long an entry may wait for the full-text index (a search adds what waits first). */
 export const INDEX_AFTER_MS = 1000;
 
+/** Entries kept in memory while the ledger refuses writes (a full disk): the oldest are written when
+ *  it takes them again; past this many, the newest are counted, and the count is recorded instead. */
+export const HELD_MAX = 1000;
+
+type Params = Record<string, string | null>;
+
 export class AuditLog {
   private readonly insert;
   private indexTimer: NodeJS.Timeout | null = null;
+  /** Entries a full (or failing) disk refused, oldest first, with their own times; and those past HELD_MAX. */
+  private held: Params[] = [];
+  private dropped = 0;
+  /** Told when an entry could not be written (the daemon: it stops taking requests until room returns).
+   *  Unset (a command's own process, which ends soon), such an entry's failure is thrown. */
+  onWriteFailure: ((e: unknown) => void) | null = null;
 
   constructor(private readonly db: Db) {
     this.insert = db.prepare(
@@ -74,8 +87,52 @@ export class AuditLog {
     );
   }
 
+  /**
+   * Records an entry. Outside a transaction, with `onWriteFailure` set, a disk that refuses the write
+   * (full, failing) never makes this throw: the entry is held in memory (HELD_MAX of them) and written before the next one that
+   * can be, or by `writeHeld()`. Inside one it throws, so that the transaction fails as a whole.
+   */
   record(e: AuditEntry): void {
-    this.insert.run({
+    const params = this.paramsOf(e);
+    if (this.db.inTransaction || !this.onWriteFailure) return void this.write(params);
+    try {
+      if (this.held.length || this.dropped) this.writeHeld(true);
+      this.write(params);
+    } catch (err) {
+      if (!writeFailureCode(err)) throw err;
+      if (this.held.length < HELD_MAX) this.held.push(params);
+      else this.dropped++;
+      this.onWriteFailure(err);
+    }
+  }
+
+  /** Writes the entries held back, in one commit, then how many could not be held: true once none
+   *  waits. `rethrow`: a refused write throws (else it is kept for the next try, and false returned). */
+  writeHeld(rethrow = false): boolean {
+    if (!this.held.length && !this.dropped) return true;
+    try {
+      this.db.transaction(() => {
+        this.held.forEach((p) => this.write(p));
+        if (this.dropped) {
+          this.write(this.paramsOf({ kind: 'internal_error', message: `${this.dropped} audit entries were lost: the ledger's disk refused writes for longer than ${HELD_MAX} entries could be held in memory` }));
+        }
+      })();
+    } catch (err) {
+      if (rethrow || !writeFailureCode(err)) throw err;
+      return false;
+    }
+    this.held = [];
+    this.dropped = 0;
+    return true;
+  }
+
+  /** How many entries wait in memory for the disk, and how many were lost past those. */
+  get waiting(): { held: number; dropped: number } {
+    return { held: this.held.length, dropped: this.dropped };
+  }
+
+  private paramsOf(e: AuditEntry): Params {
+    return {
       at: nowIso(),
       kind: e.kind,
       actor: e.actor ?? 'daemon',
@@ -85,7 +142,11 @@ export class AuditLog {
       message: e.message,
       details: e.details ? JSON.stringify(e.details) : null,
       spool: e.spool ?? null,
-    });
+    };
+  }
+
+  private write(params: Params): void {
+    this.insert.run(params);
     this.indexTimer ??= setTimeout(() => {
       this.indexTimer = null;
       try {

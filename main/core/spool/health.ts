@@ -1,4 +1,5 @@
-// Whether the spool takes our writes and may be touched at all. A full disk (or quota) is said once in
+// Whether the spool takes our writes and may be touched at all. A full disk (or quota, or one failing
+// with EIO) is said once in
 // the log and the audit log, shown in host.json while it lasts, and said again when writes succeed
 // again. A spool the daemon must not touch (unsafe, unreadable, incomplete) is said once per distinct
 // problem, and kept in the ledger for `status` and the app, which cannot rely on host.json then.
@@ -6,8 +7,7 @@
 import type { AuditLog } from '../ledger/audit';
 import type { HostFlags } from '../ledger/meta';
 import type { Logger } from '../log';
-
-const SPACE_ERRORS = new Set(['ENOSPC', 'EDQUOT']);
+import { writeFailureCode } from '../ledger/room';
 
 export class SpoolHealth {
   full = false;
@@ -24,13 +24,13 @@ export class SpoolHealth {
     this.problem = flags.spoolProblem(spool);
   }
 
-  /** Returns true when the error was the disk being full (already reported). */
+  /** Returns true when the error was the disk being full or failing (EIO) (already reported). */
   failed(e: unknown, what: string): boolean {
-    const code = (e as NodeJS.ErrnoException).code ?? '';
-    if (!SPACE_ERRORS.has(code)) return false;
+    const code = writeFailureCode(e);
+    if (!code) return false;
     if (!this.full) {
       this.full = true;
-      const msg = `the disk of spool "${this.spool}" is full (${code} while writing ${what}): requests are still recorded in the ledger, and their results are written when space returns`;
+      const msg = `the disk of spool "${this.spool}" ${code === 'EIO' ? 'fails' : 'is full'} (${code} while writing ${what}): requests are still recorded in the ledger, and their results are written when space returns`;
       this.log.error(msg);
       this.audit.record({ kind: 'disk_full', spool: this.spool, message: msg });
     }

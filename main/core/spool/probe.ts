@@ -15,6 +15,7 @@ import { checkSpool, type SpoolPaths } from './layout';
 import { pinDir, unpin, type PinnedDir } from './pinned';
 import { readSpoolFile } from './safeRead';
 import { fsTypeOf, isSharedMount } from './mountType';
+import { RESERVE_BYTES, mib } from '../ledger/room';
 
 export interface ProbeTarget {
   name: string;
@@ -22,6 +23,8 @@ export interface ProbeTarget {
   root: string;
   /** The pinned paths (spool/pinned.ts) when the daemon has them, else spoolPaths(root). */
   paths: SpoolPaths;
+  /** The host's home: a spool on its filesystem is warned about (without it, that is not checked). */
+  home?: string;
 }
 
 export interface ProbeOptions {
@@ -32,9 +35,10 @@ export interface ProbeOptions {
 }
 
 export const LOW_SPACE_BYTES = 100 * 1024 * 1024;
-const CHECK_ORDER: ProbeCheckName[] = ['owner_mode', 'same_filesystem', 'rename', 'fsync_file', 'fsync_dir', 'events', 'case', 'free_space'];
+const CHECK_ORDER: ProbeCheckName[] = ['owner_mode', 'same_filesystem', 'rename', 'fsync_file', 'fsync_dir', 'events', 'case', 'free_space', 'apart_from_home'];
 const UNUSABLE_IF_FAILED: ProbeCheckName[] = ['owner_mode', 'same_filesystem', 'rename'];
 const DEGRADED_IF_FAILED: ProbeCheckName[] = ['events', 'fsync_dir', 'fsync_file', 'free_space'];
+// apart_from_home only warns: the default layout puts both under $HOME, and the host copes (ledger/room.ts).
 /** The name of the probe's own folders under tmp/: a dot name, which every reader of the spool skips. */
 export const PROBE_DIR_PREFIX = '.dw-probe-';
 
@@ -55,10 +59,6 @@ function openFolder(p: string): number {
 
 function folderDev(p: string): number {
   return (PINNED_PATH.test(p) ? statSync(p) : lstatSync(p)).dev;
-}
-
-function mib(bytes: number): string {
-  return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
 }
 
 /** The probe's folder and what it made there, all removed by `remove()` whatever happened meanwhile. */
@@ -295,6 +295,22 @@ function freeSpace(paths: SpoolPaths): { check: ProbeCheck; bytes: number | null
   }
 }
 
+/** Whether the spool shares a filesystem (st_dev) with the home: its sandbox can then fill the disk the
+ *  host's ledger needs. The host then takes no requests until space returns, from any spool. */
+function apartFromHome(paths: SpoolPaths, home: string): ProbeCheck {
+  try {
+    const spool = folderDev(paths.root);
+    if (spool !== statSync(home).dev) return { name: 'apart_from_home', ok: true, detail: "on another filesystem than the host's home" };
+    return {
+      name: 'apart_from_home',
+      ok: false,
+      detail: `on the filesystem of the host's home (${home}): a sandbox that fills it leaves the ledger no room, and the host then takes no requests from any spool until the home has ${mib(RESERVE_BYTES)} free again. A spool on a filesystem of its own (a partition, a tmpfs, a quota) keeps that to itself`,
+    };
+  } catch (e) {
+    return { name: 'apart_from_home', ok: false, detail: `cannot be checked (${codeOf(e)})` };
+  }
+}
+
 function summarize(fsType: string, checks: Map<ProbeCheckName, ProbeCheck>, verdict: ProbeReport['verdict'], latency: number | null, insensitive: boolean, rescanMs: number): string {
   const note = isSharedMount(fsType) ? `; a shared mount (${fsType}): changes made on the other side may send no file events` : '';
   if (verdict === 'unusable') return `${fsType}: unusable: ${UNUSABLE_IF_FAILED.map((n) => checks.get(n)!).find((c) => !c.ok)!.detail}`;
@@ -304,6 +320,7 @@ function summarize(fsType: string, checks: Map<ProbeCheckName, ProbeCheck>, verd
     if (!c.ok) parts.push(n === 'free_space' ? c.detail : `${CHECK_TITLES[n]}: ${c.detail}`);
   }
   if (insensitive) parts.push('names are case-insensitive');
+  if (checks.get('apart_from_home')?.ok === false) parts.push("on the home's filesystem: a sandbox filling it stops the host taking requests");
   return `${fsType}: ${verdict === 'ok' ? 'ok; ' : ''}${parts.join('; ')}${note}`;
 }
 
@@ -322,6 +339,7 @@ export async function probeSpool(spool: ProbeTarget, opts: ProbeOptions = {}): P
   const fsType = fsTypeOf(spool.paths.root);
   const space = freeSpace(spool.paths);
   put(space.check);
+  if (spool.home !== undefined) put(apartFromHome(spool.paths, spool.home));
   put(ownerMode(spool.root));
   let latency: number | null = null;
   let insensitive = false;
@@ -361,7 +379,7 @@ export async function probeSpool(spool: ProbeTarget, opts: ProbeOptions = {}): P
     events: { delivered: checks.get('events')!.ok, latency_ms: latency },
     case_insensitive: insensitive,
     free_bytes: space.bytes,
-    checks: CHECK_ORDER.map((n) => checks.get(n)!),
+    checks: CHECK_ORDER.filter((n) => checks.has(n)).map((n) => checks.get(n)!),
     verdict,
     summary: summarize(fsType, checks, verdict, latency, insensitive, rescanMs),
   };

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openLedger, type Db } from '../../../../main/core/ledger/db';
-import { AuditLog, INDEX_AFTER_MS } from '../../../../main/core/ledger/audit';
+import { AuditLog, HELD_MAX, INDEX_AFTER_MS } from '../../../../main/core/ledger/audit';
 
 let dir = '';
 let db: Db;
@@ -86,5 +86,50 @@ describe('the full-text index', () => {
     expect(audit.indexPending()).toBe(1);
     expect(found('one')).toEqual(['one']);
     indexMatchesTable();
+  });
+});
+
+describe('a ledger whose disk refuses writes', () => {
+  /** The ledger as full as a full disk leaves it (SQLite says SQLITE_FULL), or given room again. */
+  const full = () => db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+  const room = () => db.pragma('max_page_count = 1073741823');
+  const big = (message: string) => audit.record({ kind: 'claimed', message: `${message} ${'x'.repeat(5000)}` });
+  const messages = () => audit.search({ limit: 10_000 }).map((r) => r.message.split(' ')[0]!).reverse();
+
+  it("holds the daemon's entries in memory, and writes them, oldest first with their own times, once it can", () => {
+    const failures: unknown[] = [];
+    audit.onWriteFailure = (e) => failures.push(e);
+    full();
+    expect(() => big('one')).not.toThrow();
+    big('two');
+    expect(failures.map((e) => (e as { code: string }).code)).toEqual(['SQLITE_FULL', 'SQLITE_FULL']);
+    expect(audit.waiting).toEqual({ held: 2, dropped: 0 });
+    expect(messages()).toEqual([]);
+    const heldAt = Date.now();
+    room();
+    big('three'); // the next entry that can be written brings the held ones first
+    expect(messages()).toEqual(['one', 'two', 'three']);
+    expect(Date.parse(audit.search({ limit: 3 }).at(-1)!.at)).toBeLessThanOrEqual(heldAt);
+    expect(audit.waiting).toEqual({ held: 0, dropped: 0 });
+  });
+
+  it('counts what it cannot hold, and records the count', () => {
+    audit.onWriteFailure = () => {};
+    full();
+    for (let i = 0; i < HELD_MAX + 5; i++) audit.record({ kind: 'claimed', message: `m${i} ${'x'.repeat(5000)}` });
+    expect(audit.waiting).toEqual({ held: HELD_MAX, dropped: 5 });
+    expect(audit.writeHeld()).toBe(false); // still no room: kept for the next try
+    room();
+    expect(audit.writeHeld()).toBe(true);
+    expect(audit.search({ kind: 'internal_error' })[0]!.message).toContain('5 audit entries were lost');
+    expect(audit.search({ kind: 'claimed', limit: 10_000 })).toHaveLength(HELD_MAX);
+  });
+
+  it("throws a command's entry (nobody would write it later), and any entry inside a transaction", () => {
+    full();
+    expect(() => big('cli')).toThrow(expect.objectContaining({ code: 'SQLITE_FULL' }));
+    audit.onWriteFailure = () => {};
+    expect(() => db.transaction(() => big('in a commit'))()).toThrow(expect.objectContaining({ code: 'SQLITE_FULL' }));
+    expect(audit.waiting).toEqual({ held: 0, dropped: 0 });
   });
 });

@@ -241,3 +241,31 @@ describe.skipIf(!CAN_MOUNT)(unless(CAN_MOUNT, NO_MOUNT, 'with filesystems mounte
     expect(statSync(at).isDirectory()).toBe(true);
   });
 });
+
+describe('a spool on the filesystem of the home', () => {
+  it("is warned about, in its own check and the summary, without making the mount's verdict worse", async () => {
+    const t = newSpool(diskBase());
+    const home = path.join(path.dirname(t.root), 'home');
+    mkdirSync(home);
+    const r = await probeSpool({ ...t, home }, { eventTimeoutMs: 0 });
+    expect(check(r, 'apart_from_home')).toEqual({
+      name: 'apart_from_home',
+      ok: false,
+      detail: expect.stringContaining(`on the filesystem of the host's home (${home}): a sandbox that fills it leaves the ledger no room, and the host then takes no requests from any spool until the home has 64.0 MiB free again`),
+    });
+    expect(r.summary).toContain("on the home's filesystem: a sandbox filling it stops the host taking requests");
+    expect(r.verdict).toBe((await probeSpool(t, { eventTimeoutMs: 0 })).verdict);
+  });
+
+  it(unless(SHM_IS_TMPFS, 'no tmpfs at /dev/shm', 'is not warned about on a filesystem of its own'), async () => {
+    if (!SHM_IS_TMPFS) return;
+    const r = await probeSpool({ ...newSpool('/dev/shm'), home: diskBase() }, { eventTimeoutMs: 0 });
+    expect(check(r, 'apart_from_home')).toEqual({ name: 'apart_from_home', ok: true, detail: "on another filesystem than the host's home" });
+    expect(r.summary).not.toContain("home's filesystem");
+  });
+
+  it('is not looked at when no home is given', async () => {
+    const r = await probeSpool(newSpool(diskBase()), { eventTimeoutMs: 0 });
+    expect(r.checks.map((c) => c.name)).not.toContain('apart_from_home');
+  });
+});
