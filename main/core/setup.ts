@@ -3,6 +3,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { homePaths, type HomePaths } from './home';
 import { createSpool, type SpoolPaths } from './spool/layout';
+import { homeAsOwner } from './spool/marker';
 import { readSettings, writeSettings, type Settings } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 import { findSpool, newSpoolProblem, withSpool } from './spools';
@@ -50,7 +51,7 @@ export function initHome(homeDir: string, spoolFlag: string | undefined, default
   const spoolDir = path.resolve(named?.dir ?? spoolFlag ?? settings.spools.find((s) => s.name === spoolName)?.dir ?? defaultSpool);
   const problem = newSpoolProblem(settings, home.root, spoolName, spoolDir) ?? spoolAllowlistProblem(settings, home, spoolName, spoolDir);
   if (problem) throw new UserError(problem);
-  const spool = createSpool(spoolDir);
+  const spool = createSpool(spoolDir, homeAsOwner(home.root, settings)); // refused when another home serves it
   if (!existsSync(home.settings) || settings.spools.find((s) => s.name === spoolName)?.dir !== spoolDir) {
     settings = withSpool(settings, spoolName, spoolDir);
     writeSettings(home.settings, settings);
