@@ -1,9 +1,9 @@
 // The spool folder: creation with safe permissions, and the safety check made at start and before each scan.
-import { lstatSync, mkdirSync, readdirSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { UserError } from '../errors';
-import { mkdirPrivate } from '../fs/privateDir';
+import { mkdirParents, mkdirPrivate } from '../fs/privateDir';
 import { isInside } from '../allowlist/pathArg';
 import { SPOOL_MARKER, claimSpool, ownerRefusal, writeSpoolMarker, type SpoolOwner } from './marker';
 
@@ -170,7 +170,7 @@ export function createSpool(root: string, home?: SpoolOwner): SpoolPaths {
   if (refused) throw new UserError(refused);
   const paths = spoolPaths(root);
   if (!lstatOrNull(root)) {
-    mkdirSync(path.dirname(root), { recursive: true });
+    mkdirParents(path.dirname(root));
     mkdirPrivate(root);
   }
   for (const d of SPOOL_DIRS) ensurePrivateDir(paths[d]);
