@@ -95,6 +95,7 @@ function cmdInit(argv: string[]): void {
   say(`Home:  ${r.home.root}   (private: allowlist.yaml, settings.json, ledger.sqlite, logs/)`);
   say(`Spool: ${r.spool.root}   (share this folder with the sandbox)`);
   say(r.created.length ? `Created: ${r.created.map((p) => path.basename(p)).join(', ')}` : 'Everything was already in place.');
+  if (r.adopted) say('The spool named no home (an earlier version made it): this home serves it from now on, and other homes are refused it.');
   // Commands that work as printed: the name as it can be typed here, the folders given as flags, and
   // the key file outside the current folder (often a checkout, where a secret could be committed).
   const dw = commandName();

@@ -72,10 +72,16 @@ afterAll(async () => {
 });
 
 describe('a spool has one home', () => {
-  it('a spool an earlier version made is taken by the first home that serves it, and that is said', async () => {
+  it('a spool an earlier version made is taken by the first home that serves it (daemon or init), and that is said', async () => {
     expect(markerOf(h1.spool)).toMatchObject({ home_id: settingsOf(h1).host_id, home: h1.home });
     expect(d1.stderr).toContain('named no home (an earlier version made it): this home serves it from now on');
     await answeredBy(h1, key1, h1.spool);
+    // And by init, which says so too.
+    writeFileSync(path.join(h2.spool, SPOOL_MARKER), 'A Dumbwaiter spool: the host created this folder and owns what is in it.\n');
+    const init = h2.cli(['init']);
+    expect(init.status, init.stderr).toBe(0);
+    expect(init.stdout).toContain('The spool named no home (an earlier version made it): this home serves it from now on');
+    expect(markerOf(h2.spool)).toMatchObject({ home_id: settingsOf(h2).host_id, home: h2.home });
   });
 
   it('a second home is refused it at init, spools add and daemon, naming the home that serves it; it writes nothing there, and the first goes on answering', async () => {
