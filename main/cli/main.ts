@@ -1,5 +1,5 @@
 // `dumbwaiter`: the host's headless command line.
-import { existsSync } from 'node:fs';
+import { accessSync, constants, lstatSync, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
@@ -36,6 +36,9 @@ Usage: dumbwaiter COMMAND [options]
   spools list | spools add NAME DIR | spools remove NAME | spools check NAME
                                          the home's spools, one folder per sandbox (check: probe
                                          its mount: rename, fsync, file events, filesystem...)
+  spools adopt NAME DIR --from-home HOME --yes
+                                         hand over a spool another home serves (a spool has one
+                                         home; that home's daemon must be stopped)
   keys create NAME --out FILE [--scope read|write] [--ops a,b] [--force]
                                          a key for one spool (--spool NAME, else default)
   keys list | keys revoke KEY_ID | keys rotate KEY_ID --out FILE [--force]
@@ -92,6 +95,7 @@ function cmdInit(argv: string[]): void {
   say(`Home:  ${r.home.root}   (private: allowlist.yaml, settings.json, ledger.sqlite, logs/)`);
   say(`Spool: ${r.spool.root}   (share this folder with the sandbox)`);
   say(r.created.length ? `Created: ${r.created.map((p) => path.basename(p)).join(', ')}` : 'Everything was already in place.');
+  if (r.adopted) say('The spool named no home (an earlier version made it): this home serves it from now on, and other homes are refused it.');
   // Commands that work as printed: the name as it can be typed here, the folders given as flags, and
   // the key file outside the current folder (often a checkout, where a secret could be committed).
   const dw = commandName();
@@ -138,8 +142,33 @@ function keyRows(keys: ReturnType<HostService['listKeys']>): string[][] {
   ];
 }
 
-function refuseOverwrite(file: string, force: boolean): void {
-  if (existsSync(file) && !force) throw new UserError(`${file} exists; pass --force to overwrite it`);
+/** Checked before a key is made: its file can be written (the folder is there and writable, no file
+ *  is in the way unless --force, and only a file is overwritten). The key is committed only once the
+ *  file is written (HostService.createKey's `save`): a secret nobody holds must never be active. */
+function checkKeyOut(file: string, force: boolean): void {
+  const dir = path.dirname(file);
+  const cannot = (why: string) => new UserError(`cannot write the key file ${file}: ${why}`);
+  let st: Stats;
+  try {
+    st = statSync(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw cannot(code === 'ENOENT' ? `the folder ${dir} does not exist` : `the folder ${dir} cannot be reached (${code})`);
+  }
+  if (!st.isDirectory()) throw cannot(`${dir} is not a folder`);
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch {
+    throw cannot(`the folder ${dir} is not writable by you`);
+  }
+  let there: Stats | null = null;
+  try {
+    there = lstatSync(file);
+  } catch {
+    /* not there: as it should be */
+  }
+  if (there && !force) throw new UserError(`${file} exists; pass --force to overwrite it`);
+  if (there && !there.isFile()) throw cannot('it is not a regular file');
 }
 
 function warnIfInSpool(svc: HostService, file: string): void {
@@ -163,9 +192,8 @@ function cmdKeys(argv: string[]): void {
         if (!name || !values.out) throw new UsageError('usage: dumbwaiter keys create NAME --out FILE [--scope read|write] [--ops a,b]');
         const out = path.resolve(values.out);
         const ops = values.ops ? values.ops.split(',').map((s) => s.trim()).filter(Boolean) : null;
-        refuseOverwrite(out, values.force);
-        const key = svc.createKey(name, values.scope as Scope, ops, actor);
-        svc.writeKeyFile(key, out);
+        checkKeyOut(out, values.force);
+        const key = svc.createKey(name, values.scope as Scope, ops, actor, undefined, (k) => svc.writeKeyFile(k, out));
         warnIfInSpool(svc, out);
         if (values.json) return printJson({ key_id: key.key_id, name: key.name, scope: key.scope, ops: key.ops, spool: key.spool, file: out });
         say(`Created key ${key.key_id} ("${name}", ${key.scope}${ops ? `, ops ${ops.join(',')}` : ''}) for spool ${key.spool}: it works through that spool only.`);
@@ -190,9 +218,8 @@ function cmdKeys(argv: string[]): void {
         const id = positionals[0];
         if (!id || !values.out) throw new UsageError('usage: dumbwaiter keys rotate KEY_ID --out FILE');
         const out = path.resolve(values.out);
-        refuseOverwrite(out, values.force);
-        const fresh = svc.rotateKey(id, actor);
-        svc.writeKeyFile(fresh, out);
+        checkKeyOut(out, values.force);
+        const fresh = svc.rotateKey(id, actor, (k) => svc.writeKeyFile(k, out));
         warnIfInSpool(svc, out);
         if (values.json) return printJson({ old_key_id: id, key_id: fresh.key_id, spool: fresh.spool, file: out });
         return say(`Rotated ${id} -> ${fresh.key_id} (spool ${fresh.spool}; the old key is revoked; the new one keeps its spend so far and its spend ceilings). New key file: ${out}`);
@@ -467,11 +494,11 @@ function spoolRows(spools: SpoolInfo[]): string[][] {
   ];
 }
 
-const SPOOLS_USAGE = 'usage: dumbwaiter spools list | spools add NAME DIR | spools remove NAME | spools check NAME';
+const SPOOLS_USAGE = 'usage: dumbwaiter spools list | spools add NAME DIR | spools adopt NAME DIR --from-home HOME --yes | spools remove NAME | spools check NAME';
 
 async function cmdSpools(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
-  const { values, positionals } = parse(rest, {});
+  const { values, positionals } = parse(rest, { 'from-home': { type: 'string' }, yes: { type: 'boolean', default: false } });
   const [name, dir] = positionals;
   const svc = service(values);
   try {
@@ -490,6 +517,21 @@ async function cmdSpools(argv: string[]): Promise<void> {
         if (values.json) return printJson(s);
         say(`Added spool ${s.name} at ${s.dir}: share this folder with one sandbox only.`);
         say(`A running daemon serves it within a few seconds. Next: ${commandName()} keys create NAME --spool ${s.name} --out FILE`);
+        return;
+      }
+      case 'adopt': {
+        const from = values['from-home'];
+        if (!name || !dir || !from) throw new UsageError('usage: dumbwaiter spools adopt NAME DIR --from-home HOME --yes');
+        if (!values.yes) {
+          throw new UserError(
+            `this takes spool ${path.resolve(dir)} away from the home ${path.resolve(from)}: from now on only this home serves it, and that one's daemon refuses it. ` +
+              'Its sandbox then needs a key of this home. Stop that home\'s daemon, then run this again with --yes',
+          );
+        }
+        const s = svc.adoptSpool(name, dir, from, actor);
+        if (values.json) return printJson(s);
+        say(`Spool ${s.name} at ${s.dir} is now this home's; the home ${path.resolve(from)} no longer serves it (remove it there: ${commandName()} spools remove NAME --home ${shellWord(path.resolve(from))}).`);
+        say(`A running daemon serves it within a few seconds. Its sandbox needs a key of this home: ${commandName()} keys create NAME --spool ${s.name} --out FILE`);
         return;
       }
       case 'remove': {
@@ -563,8 +605,8 @@ export async function main(argv: string[]): Promise<number> {
       warn(`dumbwaiter ${cmd}: ${e.message}`);
       return 1;
     }
-    // Not a crash report Node prints raw: the message may quote what the sandbox wrote.
-    warn(`dumbwaiter ${cmd}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    // One line, never a stack (the message may quote what the sandbox wrote; warn escapes it).
+    warn(`dumbwaiter ${cmd}: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
 }

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { stampOf } from './fs/stamp';
 import path from 'node:path';
 import { homePaths, type HomePaths } from './home';
+import { visible } from '../../shared/text/visible';
 import { UserError } from './errors';
 import { openLedger, type Db } from './ledger/db';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
@@ -27,11 +28,12 @@ import { checkSpool, spoolPaths, spoolPlaceRefusal, spoolRefusal } from './spool
 import { readLiveLog, type LiveLogChunk } from './spool/liveLog';
 import { readCatalog, readHeartbeat } from './spool/hostFiles';
 import { initHome } from './setup';
+import { homeAsOwner, ownerRefusal, readSpoolOwner, writeSpoolMarker, type SpoolOwner } from './spool/marker';
 import { dryRun, dryRunReconcile, previewRun, type DryReconcileResult, type DryRunResult, type PreviewResult } from './allowlist/tryOut';
 import { PinnedSpool } from './spool/pinned';
 import { ResultWriter } from './spool/results';
 import { parseAllowlist } from './allowlist/load';
-import { isLocked, readHolder, type LockHolder } from './daemon/lock';
+import { isLocked, readHolder, whileStopped, type LockHolder } from './daemon/lock';
 import { Reconciler } from './daemon/reconciler';
 import { scopedLogger } from './log';
 import { opVisibleTo, type Allowlist } from './allowlist/types';
@@ -230,10 +232,20 @@ export class HostService {
     for (const p of this.pins.values()) p.pinned.close();
   }
 
-  /** A key for one spool (by default the one commands act on): requests through any other are `unknown_key`. */
-  createKey(name: string, scope: Scope, ops: string[] | null, actor: string, spool = this.requireSpool().name): KeyWithSecret {
+  /** A key for one spool (by default the one commands act on): requests through any other are `unknown_key`.
+   *  `save`: where its secret goes (the key file): the key exists only once that succeeded. */
+  createKey(name: string, scope: Scope, ops: string[] | null, actor: string, spool = this.requireSpool().name, save?: (key: KeyWithSecret) => void): KeyWithSecret {
     resolveSpool(this.settings, spool);
-    const key = this.keys.create(name, scope, ops, spool);
+    return this.db.transaction(() => {
+      const key = this.keys.create(name, scope, ops, spool);
+      save?.(key);
+      this.recordKeyCreated(key, actor);
+      return key;
+    })();
+  }
+
+  private recordKeyCreated(key: KeyWithSecret, actor: string): void {
+    const { name, scope, ops, spool } = key;
     this.audit.record({
       kind: 'key_created',
       actor,
@@ -241,7 +253,6 @@ export class HostService {
       spool,
       message: `key ${key.key_id} "${name}" created for spool ${spool} (${scope}${ops ? `, ops ${ops.join(',')}` : ''})`,
     });
-    return key;
   }
 
   /** Revokes a key; its requests that have not started are rejected and the sandbox is told. */
@@ -256,9 +267,14 @@ export class HostService {
    * its spend so far counts for the new key (policy/spend.ts follows rotated_to), and the ceilings
    * pinned to the old key id are pinned to the new one.
    */
-  rotateKey(keyId: string, actor: string): KeyWithSecret {
+  rotateKey(keyId: string, actor: string, save?: (key: KeyWithSecret) => void): KeyWithSecret {
     const settings = this.getSettings(); // read first: settings that cannot be read stop the rotation before it starts
-    const fresh = this.keys.rotate(keyId);
+    // The old key stays and no new one is made unless its secret went where it should (`save`).
+    const fresh = this.db.transaction(() => {
+      const k = this.keys.rotate(keyId);
+      save?.(k);
+      return k;
+    })();
     const moved = settings.ceilings.filter((c) => c.key_id === keyId).map((c) => c.name);
     if (moved.length) writeSettings(this.home.settings, withCeilingsMoved(settings, keyId, fresh.key_id));
     const carried = moved.length ? `; ceiling${moved.length === 1 ? '' : 's'} ${moved.map((n) => `"${n}"`).join(', ')} now name ${fresh.key_id}` : '';
@@ -444,12 +460,19 @@ export class HostService {
     return pinned ? readLiveLog(pinned.paths.results, id, from) : { text: '', next: from, skipped: 0 };
   }
 
-  /** Whether `dir` (by default the spool commands act on) is a safe, complete spool, and if not, why. */
+  /** This home, as a spool's marker names the home that serves it (spool/marker.ts). */
+  private get owner(): SpoolOwner {
+    return homeAsOwner(this.home.root, this.settings);
+  }
+
+  /** Whether `dir` (by default the spool commands act on) is a safe, complete spool of this home, and if not, why. */
   checkSpoolFolder(dir = this.spool?.dir ?? null): { path: string; ok: boolean; message: string } {
     if (!dir) return { path: '', ok: false, message: 'No spool folder is set: choose one.' };
     const abs = path.resolve(dir);
     try {
       checkSpool(abs);
+      const foreign = ownerRefusal(abs, this.owner);
+      if (foreign) return { path: abs, ok: false, message: foreign };
       return { path: abs, ok: true, message: 'Private to you and complete.' };
     } catch (e) {
       if (e instanceof UserError) return { path: abs, ok: false, message: e.message };
@@ -627,11 +650,15 @@ export class HostService {
     const keys = this.keys.list();
     return this.settings.spools.map((s) => {
       const pinned = this.pinnedSpool(s.name)?.pinned;
+      const problem = this.spoolProblem(s, daemonRunning);
+      const probe = this.flags.probe(s.name);
       return {
         name: s.name,
         dir: s.dir,
-        problem: this.spoolProblem(s, daemonRunning),
-        probe: this.flags.probe(s.name),
+        problem,
+        // The daemon serves no mount it finds unusable (SpoolServer.usable): while it serves this one,
+        // an "unusable" verdict is from before the fix (its own check passes now), not the spool's state.
+        probe: daemonRunning && problem === null && probe?.verdict === 'unusable' ? null : probe,
         keys: keys.filter((k) => k.spool === s.name && !k.revoked_at).length,
         open: this.requests.openInSpool(s.name),
         heartbeat_at: readHeartbeat((pinned?.paths ?? spoolPaths(s.dir)).hostJson).heartbeat_at,
@@ -661,11 +688,37 @@ export class HostService {
   }
 
   /**
+   * The hand-over of a spool another home serves (`spools adopt`): spool `name` of this home from now
+   * on, and refused to `fromHome`, the home its marker names (by its folder or its id). Only while that
+   * home's daemon is stopped: its lock is held meanwhile, so it cannot start halfway. That home keeps
+   * the spool in its list (and its keys) until `spools remove` there; its daemon no longer serves it.
+   */
+  adoptSpool(name: string, dir: string, fromHome: string, actor: string): SpoolInfo {
+    const abs = path.resolve(dir);
+    const owner = readSpoolOwner(abs);
+    if (!owner || owner.home_id === this.owner.home_id) throw new UserError(`spool ${abs} is served by no other home: add it with dumbwaiter spools add ${name} '${abs}'`);
+    const from = homePaths(path.resolve(fromHome));
+    const fromId = existsSync(from.settings) ? readSettings(from.settings).host_id : null;
+    if (fromId !== owner.home_id && (fromId !== null || from.root !== owner.home)) {
+      throw new UserError(`spool ${abs} is served by the home ${visible(owner.home)} (id ${visible(owner.home_id)}), not by ${from.root}: name that one with --from-home`);
+    }
+    const problem = this.spoolNamingProblem(name, abs) ?? spoolAllowlistProblem(this.settings, this.home, name, abs);
+    if (problem) throw new UserError(problem);
+    whileStopped(from.lock, from.lockInfo, `the daemon of ${from.root}`, () => {
+      writeSpoolMarker(abs, this.owner);
+      initHome(this.home.root, abs, abs, name);
+    });
+    this.audit.record({ kind: 'spool_added', actor, spool: name, message: `${actor} took spool ${name} at ${abs} over from the home ${from.root}` });
+    this.wake();
+    return this.listSpools().find((s) => s.name === name)!;
+  }
+
+  /**
    * Why spool `name` cannot be added at `dir`, or null: spoolNamingProblem's reasons, then a folder
    * that cannot be a spool (what is on the disk there) or lies within an operation's reach.
    */
   spoolAddProblem(name: string, dir: string): string | null {
-    return this.spoolNamingProblem(name, dir) ?? spoolRefusal(dir) ?? spoolAllowlistProblem(this.settings, this.home, name, dir);
+    return this.spoolNamingProblem(name, dir) ?? spoolRefusal(dir, this.owner) ?? spoolAllowlistProblem(this.settings, this.home, name, dir);
   }
 
   /**

@@ -2,7 +2,8 @@
 import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { homePaths, type HomePaths } from './home';
-import { createSpool, type SpoolPaths } from './spool/layout';
+import { createSpool, isHostMadeSpool, type SpoolPaths } from './spool/layout';
+import { homeAsOwner, readSpoolOwner } from './spool/marker';
 import { readSettings, writeSettings, type Settings } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 import { findSpool, newSpoolProblem, withSpool } from './spools';
@@ -19,6 +20,8 @@ export interface InitResult {
   spool: SpoolPaths;
   settings: Settings;
   created: string[];
+  /** The spool named no home (an earlier version made it): this one took it. */
+  adopted: boolean;
 }
 
 /** A folder of the home: created private, or checked to be ours and made private (it holds key secrets). */
@@ -50,7 +53,8 @@ export function initHome(homeDir: string, spoolFlag: string | undefined, default
   const spoolDir = path.resolve(named?.dir ?? spoolFlag ?? settings.spools.find((s) => s.name === spoolName)?.dir ?? defaultSpool);
   const problem = newSpoolProblem(settings, home.root, spoolName, spoolDir) ?? spoolAllowlistProblem(settings, home, spoolName, spoolDir);
   if (problem) throw new UserError(problem);
-  const spool = createSpool(spoolDir);
+  const adopted = isHostMadeSpool(spoolDir) && readSpoolOwner(spoolDir) === null;
+  const spool = createSpool(spoolDir, homeAsOwner(home.root, settings)); // refused when another home serves it
   if (!existsSync(home.settings) || settings.spools.find((s) => s.name === spoolName)?.dir !== spoolDir) {
     settings = withSpool(settings, spoolName, spoolDir);
     writeSettings(home.settings, settings);
@@ -63,5 +67,5 @@ export function initHome(homeDir: string, spoolFlag: string | undefined, default
   if (!existsSync(home.ledger)) created.push(home.ledger);
   openLedger(home.ledger).close();
   placeSandboxClients(spool);
-  return { home, spool, settings, created };
+  return { home, spool, settings, created, adopted };
 }

@@ -198,6 +198,25 @@ describe('one spool made unsafe', () => {
 
   it('default replaced by a symbolic link to a real spool folder while it runs: said, work served meanwhile, default served again once put back', () => unsafeWhileRunning(link));
 
+  it('a probe that found a spool unusable while it was unsafe is not shown once the daemon serves it again: status says it is fine', async () => {
+    daemon = await startAll();
+    await answered(b, work);
+    chmodSync(work, 0o777);
+    await eventually('the problem of spool work', () => problemOf('work') ?? undefined);
+    expect(host.cli(['spools', 'check', 'work'], { spool: null }).status).toBe(1); // probed now: unusable
+    expect(statusSpools().find((s) => s.name === 'work')?.probe?.verdict).toBe('unusable');
+
+    chmodSync(work, 0o700);
+    await answered(b, work);
+    await eventually('spool work fine again', () => (problemOf('work') === null ? true : undefined));
+    const shown = statusSpools().find((s) => s.name === 'work')!;
+    expect(shown.problem).toBeNull();
+    expect(shown.probe?.verdict).not.toBe('unusable');
+    const text = host.cli(['status'], { spool: null });
+    expect(text.stdout).not.toMatch(/unusable|PROBLEM/);
+    expect(spoolsJson().find((s) => s.name === 'work')?.probe?.verdict).not.toBe('unusable');
+  });
+
   it.skipIf(AS_USER === null)(`default made mode 000 while a daemon runs as an ordinary user: said, work served meanwhile (${NO_UNPRIVILEGED_USER} otherwise)`, () =>
     unsafeWhileRunning(mode(0o000, /chmod 700/), true),
   );

@@ -1,145 +1,137 @@
-// Two homes on one spool (a misconfiguration): two daemons, each with its own home, ledger and lock,
-// claim from the same queue/ at once. The claim is an atomic rename, so every request is taken by one
-// of them only: each runs exactly once in total, gets exactly one final result, and none is lost.
+// A spool has one home. A second home of the same person (a new user's second `init`, a copy of the
+// settings) used to take over a spool another home served: it claimed that sandbox's requests and
+// refused them (unknown_key: it knows none of its keys), and rewrote its catalog.json. Against the real
+// command line and two real daemons: the second home is refused the spool at init, spools add and
+// daemon, naming the home that serves it, never writes there, and the first goes on answering; an
+// explicit hand-over (`spools adopt`, with the first home's daemon stopped) moves the spool.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
-import { CLI, DaemonProcess, TestHost, eventually } from '../helpers/host';
-import { track } from '../helpers/processes';
+import { CLI, TestHost, type DaemonProcess } from '../helpers/host';
+import { SPOOL_MARKER } from '../../main/core/spool/layout';
 import type { KeyFile } from '../../shared/protocol/types';
+import type { SpoolInfo } from '../../shared/ipc/views';
 
-const N = 300;
-let host: TestHost;
-let home2: string;
-let key: KeyFile;
-let counter: string;
-const daemons: DaemonProcess[] = [];
-
-/** The real `dumbwaiter` command line against the second home (and the shared spool). */
-function cli2(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args, '--home', home2, '--spool', host.spool], { encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** The second home's daemon, started like TestHost.startDaemon() does for the first. */
-async function startDaemon2(): Promise<DaemonProcess> {
-  const proc = track(spawn(process.execPath, [CLI, 'daemon', '--home', home2, '--spool', host.spool], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
-  const d = new DaemonProcess(proc);
-  daemons.push(d);
-  return d.ready();
-}
-
-function settingsOf(home: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(path.join(home, 'settings.json'), 'utf8')) as Record<string, unknown>;
-}
-
-/** Every request row of one home's ledger: id -> state. */
-function ledgerStates(home: string): Map<string, string> {
-  const db = new Database(path.join(home, 'ledger.sqlite'), { readonly: true, timeout: 10_000 });
-  try {
-    const rows = db.prepare('SELECT id, state FROM requests').all() as { id: string; state: string }[];
-    return new Map(rows.map((r) => [r.id, r.state]));
-  } finally {
-    db.close();
-  }
-}
-
-/** How many `finished` audit entries each request has in one home's ledger. */
-function finishedCounts(home: string): Map<string, number> {
-  const db = new Database(path.join(home, 'ledger.sqlite'), { readonly: true, timeout: 10_000 });
-  try {
-    const rows = db.prepare("SELECT request_id AS id, count(*) AS n FROM audit WHERE kind = 'finished' GROUP BY request_id").all() as { id: string; n: number }[];
-    return new Map(rows.map((r) => [r.id, r.n]));
-  } finally {
-    db.close();
-  }
-}
-
-beforeAll(() => {
-  host = new TestHost('version: 1\noperations: []\n', { max_concurrent_runs: 4 });
-  counter = path.join(host.root, 'runs.txt');
-  host.writeAllowlist(`version: 1
+const OPS = `version: 1
 operations:
-  - name: tick
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"', ${JSON.stringify(counter)}]
+  - name: hello
+    command: [echo, hello]
     scope: read
     approval: never
-    concurrency: 4
-`);
+`;
 
-  // The second home, made by the real command line on the first host's spool.
-  home2 = path.join(host.root, 'home2');
-  const init = cli2(['init']);
-  expect(init.status, init.stderr).toBe(0);
-  copyFileSync(path.join(host.home, 'allowlist.yaml'), path.join(home2, 'allowlist.yaml'));
-  const s1 = settingsOf(host.home);
-  const s2 = settingsOf(home2);
-  expect(s2.spool).toBe(s1.spool);
-  expect(s2.host_id).not.toBe(s1.host_id); // two distinct hosts, so two distinct claimed/<host_id>/ folders
-  writeFileSync(path.join(home2, 'settings.json'), JSON.stringify({ ...s1, host_id: s2.host_id, spool: s2.spool }));
+let h1: TestHost;
+let h2: TestHost;
+let key1: KeyFile;
+let d1: DaemonProcess;
+let ids = 0;
 
-  // One key, known to both homes with the same key_id and secret, so either can verify any request.
-  key = host.createKey('shared', 'read');
-  const src = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true });
-  const row = src.prepare('SELECT * FROM keys WHERE key_id = ?').get(key.key_id) as Record<string, unknown>;
-  src.close();
-  expect(row.secret_format).toBe('plain');
-  const dst = new Database(path.join(home2, 'ledger.sqlite'));
-  const cols = Object.keys(row);
-  dst.prepare(`INSERT INTO keys (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')})`).run(row);
-  dst.close();
+const settingsOf = (h: TestHost) => JSON.parse(readFileSync(path.join(h.home, 'settings.json'), 'utf8')) as { host_id: string; spools: { name: string; dir: string }[] };
+const markerOf = (spool: string) => JSON.parse(readFileSync(path.join(spool, SPOOL_MARKER), 'utf8')) as { home_id?: string; home?: string };
+/** What a home must never change in a spool it does not serve: each entry's inode and mtime. */
+function hostFiles(spool: string): Record<string, string> {
+  const names = ['catalog.json', ...readdirSync(path.join(spool, 'bin')).map((n) => `bin/${n}`)];
+  return Object.fromEntries(names.map((n) => [n, `${statSync(path.join(spool, n)).ino}:${statSync(path.join(spool, n)).mtimeMs}`]));
+}
+
+/** A failure of the command line: one line on stderr naming `owner`'s home, no stack, a non-zero exit. */
+function refusedNaming(r: { status: number | null; stderr: string }, owner: TestHost): void {
+  expect(r.status, r.stderr).not.toBe(0);
+  expect(r.stderr).toContain('served by another Dumbwaiter home');
+  expect(r.stderr).toContain(owner.home);
+  expect(r.stderr).not.toMatch(/^\s+at /m);
+}
+
+/** `dumbwaiter daemon` of `h` for the spool `spool` only, expected to refuse to start (bounded: a
+ *  daemon that starts is killed at the timeout, and the test fails on its status). */
+function daemonRefused(h: TestHost, spool: string): { status: number | null; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, 'daemon', '--home', h.home, '--spool', spool], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' });
+  return { status: r.status, stderr: r.stderr };
+}
+
+async function answeredBy(host: TestHost, key: KeyFile, spool: string): Promise<void> {
+  const id = `two-homes-${++ids}`;
+  host.submit(key, id, 'hello', {}, {}, spool);
+  const r = await host.waitResult(id, undefined, undefined, spool);
+  expect(r.state, JSON.stringify(r.error)).toBe('succeeded');
+}
+
+beforeAll(async () => {
+  h1 = new TestHost(OPS);
+  h2 = new TestHost(OPS);
+  // h1's spool as an earlier version made it: a marker that names no home.
+  writeFileSync(path.join(h1.spool, SPOOL_MARKER), 'A Dumbwaiter spool: the host created this folder and owns what is in it.\n');
+  key1 = h1.createKey('agent', 'read');
+  d1 = await h1.startDaemon();
 });
 
 afterAll(async () => {
-  await Promise.all(daemons.map((d) => d.stop()));
-  await host?.cleanup();
-  if (home2) rmSync(home2, { recursive: true, force: true });
+  await h2?.cleanup();
+  await h1?.cleanup();
 });
 
-describe('two homes on one spool', () => {
-  it(`run each of ${N} requests exactly once in total, answer each once, and lose none`, async () => {
-    // Some wait in the queue before either daemon starts, so both start-up scans race for them too.
-    for (let i = 0; i < 100; i++) host.submit(key, `th-${i}`, 'tick');
-    const [d1, d2] = await Promise.all([host.startDaemon(), startDaemon2()]);
-    for (let i = 100; i < N; i++) host.submit(key, `th-${i}`, 'tick');
+describe('a spool has one home', () => {
+  it('a spool an earlier version made is taken by the first home that serves it (daemon or init), and that is said', async () => {
+    expect(markerOf(h1.spool)).toMatchObject({ home_id: settingsOf(h1).host_id, home: h1.home });
+    expect(d1.stderr).toContain('named no home (an earlier version made it): this home serves it from now on');
+    await answeredBy(h1, key1, h1.spool);
+    // And by init, which says so too.
+    writeFileSync(path.join(h2.spool, SPOOL_MARKER), 'A Dumbwaiter spool: the host created this folder and owns what is in it.\n');
+    const init = h2.cli(['init']);
+    expect(init.status, init.stderr).toBe(0);
+    expect(init.stdout).toContain('The spool named no home (an earlier version made it): this home serves it from now on');
+    expect(markerOf(h2.spool)).toMatchObject({ home_id: settingsOf(h2).host_id, home: h2.home });
+  });
 
-    const ids = Array.from({ length: N }, (_, i) => `th-${i}`);
-    await eventually('every result to be final', () => (ids.every((id) => host.result(id)?.state === 'succeeded') ? true : undefined), 120_000);
-    // Both still run (neither gave up on the shared spool), and nothing is left in the queue.
-    expect(d1.proc.exitCode).toBeNull();
-    expect(d2.proc.exitCode).toBeNull();
-    expect(readdirSync(path.join(host.spool, 'queue'))).toEqual([]);
+  it('a second home is refused it at init, spools add and daemon, naming the home that serves it; it writes nothing there, and the first goes on answering', async () => {
+    const before = hostFiles(h1.spool);
+    refusedNaming(h2.cli(['init'], { spool: h1.spool }), h1);
+    refusedNaming(h2.cli(['spools', 'add', 'other', h1.spool], { spool: null }), h1);
+    expect(settingsOf(h2).spools.map((s) => s.name)).toEqual(['default']);
 
-    // Ran exactly once in total: the operation itself counts.
-    const runs = readFileSync(counter, 'utf8').trim().split('\n');
-    expect(runs).toHaveLength(N);
-    expect(new Set(runs)).toEqual(new Set(ids));
+    // The spool in the second home's list all the same (settings.json edited by hand, or a copy of the first's).
+    const s2 = settingsOf(h2);
+    writeFileSync(path.join(h2.home, 'settings.json'), JSON.stringify({ ...s2, spools: [...s2.spools, { name: 'other', dir: h1.spool }] }));
+    refusedNaming(daemonRefused(h2, 'other'), h1); // the only spool it would serve: no start
+    const d2 = await h2.startDaemon({}, { spool: null }); // its own spool is served, the other is not
+    expect(d2.stderr).toContain(`spool "other": spool ${h1.spool} is served by another Dumbwaiter home: ${h1.home}`);
+    const shown = (JSON.parse(h2.cli(['status', '--json'], { spool: null }).stdout) as { spools: SpoolInfo[] }).spools;
+    expect(shown.find((s) => s.name === 'other')?.problem).toContain(h1.home);
+    expect(shown.find((s) => s.name === 'default')?.problem).toBeNull();
+    await answeredBy(h2, h2.createKey('own', 'read'), h2.spool);
 
-    // Each request is in exactly one of the two ledgers, finished once there, and succeeded.
-    const l1 = ledgerStates(host.home);
-    const l2 = ledgerStates(home2);
-    const both = ids.filter((id) => l1.has(id) && l2.has(id));
-    expect(both).toEqual([]);
-    expect(ids.filter((id) => !l1.has(id) && !l2.has(id))).toEqual([]);
-    expect([...l1.values(), ...l2.values()].every((s) => s === 'succeeded')).toBe(true);
-    const f1 = finishedCounts(host.home);
-    const f2 = finishedCounts(home2);
-    expect(ids.filter((id) => (f1.get(id) ?? 0) + (f2.get(id) ?? 0) !== 1)).toEqual([]);
-    // Exactly one result file per request, nothing else in results/ but their logs.
-    const results = readdirSync(path.join(host.spool, 'results')).filter((n) => n.endsWith('.json')).sort();
-    expect(results).toEqual(ids.map((id) => `${id}.json`).sort());
-    // Neither daemon refused or quarantined anything of the other's.
-    expect(readdirSync(path.join(host.spool, 'quarantine'))).toEqual([]);
-    expect(readdirSync(path.join(host.spool, 'inbox'))).toEqual([]);
-    for (const hostId of [settingsOf(host.home).host_id, settingsOf(home2).host_id] as string[]) {
-      const dir = path.join(host.spool, 'claimed', hostId);
-      expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
-    }
-    console.log(`two homes on one spool: home 1 took ${l1.size}, home 2 took ${l2.size} of ${N}; ${runs.length} runs, 0 twice, 0 lost`);
-    // Both really competed for the queue (otherwise this test proved nothing about the race).
-    expect(l1.size).toBeGreaterThan(0);
-    expect(l2.size).toBeGreaterThan(0);
+    // The first home answers its sandbox meanwhile, and the second took nothing of it.
+    await answeredBy(h1, key1, h1.spool);
+    await answeredBy(h1, key1, h1.spool);
+    expect(existsSync(path.join(h1.spool, 'claimed', settingsOf(h2).host_id))).toBe(false);
+    expect(hostFiles(h1.spool)).toEqual(before);
+    expect(JSON.parse(readFileSync(path.join(h1.spool, 'host.json'), 'utf8'))).toMatchObject({ host_id: settingsOf(h1).host_id });
+    expect(markerOf(h1.spool).home_id).toBe(settingsOf(h1).host_id);
+    await d2.stop();
+    expect(h2.cli(['spools', 'remove', 'other'], { spool: null }).status).toBe(0);
+  });
+
+  it('is handed over by spools adopt --from-home --yes, only while the first home\'s daemon is stopped; the first then refuses it', async () => {
+    const adopt = (yes: boolean) => h2.cli(['spools', 'adopt', 'taken', h1.spool, '--from-home', h1.home, ...(yes ? ['--yes'] : [])], { spool: null });
+    const unconfirmed = adopt(false);
+    expect(unconfirmed.status).toBe(1);
+    expect(unconfirmed.stderr).toContain('--yes');
+    const whileRunning = adopt(true);
+    expect(whileRunning.status).toBe(1);
+    expect(whileRunning.stderr).toMatch(/the daemon of .* runs \(pid \d+/);
+    expect(whileRunning.stderr).not.toMatch(/^\s+at /m);
+    expect(markerOf(h1.spool).home_id).toBe(settingsOf(h1).host_id);
+    await answeredBy(h1, key1, h1.spool);
+
+    await d1.stop();
+    const handed = adopt(true);
+    expect(handed.status, handed.stderr).toBe(0);
+    expect(markerOf(h1.spool)).toMatchObject({ home_id: settingsOf(h2).host_id, home: h2.home });
+
+    const d2 = await h2.startDaemon({}, { spool: null });
+    await answeredBy(h2, h2.createKey('new-agent', 'read', null, 'taken'), h1.spool);
+    refusedNaming(daemonRefused(h1, h1.spool), h2);
+    await d2.stop();
   });
 });

@@ -15,12 +15,14 @@ import { openLedger, type Db } from '../ledger/db';
 import { AuditLog } from '../ledger/audit';
 import { LedgerRoom, writeFailureCode } from '../ledger/room';
 import { KeyStore, type SecretSealer } from '../keys/keyStore';
-import { checkSpool } from '../spool/layout';
+import { checkSpool, isHostMadeSpool } from '../spool/layout';
+import { claimSpool, homeAsOwner, ownerRefusal } from '../spool/marker';
+import { SpoolHealth } from '../spool/health';
 import { Grants } from '../ledger/grants';
 import { HostFlags } from '../ledger/meta';
 import { Decisions } from '../decisions';
 import { reapLedger, reapedText, type ReapReport } from '../retention';
-import { readSettings, type Settings } from '../settings';
+import { readSettings, type Settings, type SpoolEntry } from '../settings';
 import { selectSpools } from '../spools';
 import { configureLogging, scopedLogger } from '../log';
 import { APP_VERSION } from '../version';
@@ -175,7 +177,28 @@ export class Daemon {
       room: this.room,
       safely,
     };
-    for (const entry of spools) this.spools.set(entry.name, new SpoolServer(entry, this.shared));
+    for (const entry of spools) if (this.ownsSpool(entry)) this.spools.set(entry.name, new SpoolServer(entry, this.shared));
+  }
+
+  /** Whether this home may serve spool `entry` (spool/marker.ts). One another home serves is not
+   *  touched at all (said in the log, the audit log and status, like any spool problem); one that names
+   *  no home (made by an earlier version) is taken, and that is said. */
+  private ownsSpool(entry: SpoolEntry): boolean {
+    const root = path.resolve(entry.dir);
+    const self = homeAsOwner(this.home.root, this.settings);
+    const refused = ownerRefusal(root, self);
+    if (refused) {
+      new SpoolHealth(entry.name, this.audit, scopedLogger(`spool ${entry.name}`), this.flags).setProblem(refused);
+      return false;
+    }
+    // Its server says what is wrong and waits for the fix; a folder the host did not make a spool gets no marker.
+    if (rootProblem(root) !== null || !isHostMadeSpool(root)) return true;
+    try {
+      if (claimSpool(root, self)) log.warn(`spool ${entry.name} (${root}) named no home (an earlier version made it): this home serves it from now on, and other homes are refused it`);
+    } catch (e) {
+      log.warn(`spool ${entry.name}: its marker cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): other homes are not refused it yet`);
+    }
+    return true;
   }
 
   static async start(opts: DaemonOptions): Promise<Daemon> {
@@ -189,7 +212,9 @@ export class Daemon {
     // Only the folders a human chose are checked here, and the start is refused only when none of them
     // can be a spool: what is inside, the sandbox can break at any time, and a spool that cannot be
     // used waits for its fix (said in the log, status and the app) while the others are served.
-    const refused = spools.map((s) => rootProblem(s.dir));
+    // A spool another home serves is never touched (spool/marker.ts): none left to serve, no start.
+    const self = homeAsOwner(home.root, settings);
+    const refused = spools.map((s) => rootProblem(s.dir) ?? ownerRefusal(path.resolve(s.dir), self));
     if (refused.every((r) => r !== null)) throw new UserError(refused.join('\n'));
     const lock = acquireHomeLock(home.lock, home.lockInfo, opts.command ?? 'dumbwaiter daemon');
     let db: Db | null = null;
@@ -434,7 +459,7 @@ export class Daemon {
       if (!entry) this.safely(`requests of spool ${name}`, () => this.cancelOpenOf(name));
     }
     for (const entry of wanted.values()) {
-      if (this.spools.has(entry.name)) continue;
+      if (this.spools.has(entry.name) || !this.ownsSpool(entry)) continue;
       const server = new SpoolServer(entry, this.shared);
       this.spools.set(entry.name, server);
       log.info(`serving spool ${entry.name} (${server.plain.root})`);

@@ -2,7 +2,7 @@
 // when the holder dies, even by SIGKILL, and a reused pid can never keep it alive. daemon.json beside it
 // says who holds it.
 import os from 'node:os';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { writeJsonAtomic } from '../fs/atomicWrite';
 import { UserError } from '../errors';
@@ -79,6 +79,21 @@ export function acquireHomeLock(lockFile: string, infoFile: string, command: str
       db.close();
     },
   };
+}
+
+/** Runs `fn` while holding another home's lock (no file there: that home never ran a daemon), so its
+ *  daemon cannot start meanwhile; refused while it runs. `who` names it in the refusal. */
+export function whileStopped<T>(lockFile: string, infoFile: string, who: string, fn: () => T): T {
+  const st = lstatSync(lockFile, { throwIfNoEntry: false });
+  if (!st) return fn();
+  if (!st.isFile()) throw new UserError(`${lockFile} is not a file: cannot tell whether ${who} runs`);
+  const db = lockWithPatience(lockFile);
+  if (!db) throw new UserError(`${who} runs (${describeHolder(readHolder(infoFile))}): stop it first`);
+  try {
+    return fn();
+  } finally {
+    db.close();
+  }
 }
 
 /** Whether a daemon holds the lock right now (without keeping it). */

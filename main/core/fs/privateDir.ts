@@ -1,7 +1,8 @@
 // Folders private to the host's user (0700). The mode is set through a descriptor opened without
 // following links, never by path: between a mkdir and a chmod by path, whoever can write the parent
 // (the sandbox, inside the spool) could put a symlink there and have the host chmod what it points to.
-import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, mkdirSync, openSync } from 'node:fs';
+import path from 'node:path';
 import { UserError } from '../errors';
 
 /** Where modes mean nothing (Windows) there is nothing to set. */
@@ -29,8 +30,23 @@ export function chmodPrivateDir(dir: string): void {
   }
 }
 
+/** `mkdir -p`, one folder at a time: Node's recursive mkdir loops for ever where a parent exists but
+ *  the folder cannot be made there (ENOENT under /proc), and the command line would hang. */
+export function mkdirParents(dir: string): void {
+  const missing: string[] = [];
+  for (let d = path.resolve(dir); !existsSync(d) && d !== path.dirname(d); d = path.dirname(d)) missing.unshift(d);
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
+}
+
 /** Creates `dir` (and with `parents` its missing parents, left as the umask makes them), private. */
 export function mkdirPrivate(dir: string, parents = false): void {
-  mkdirSync(dir, { recursive: parents, mode: 0o700 });
+  if (parents) mkdirParents(path.dirname(dir));
+  mkdirSync(dir, { mode: 0o700 });
   chmodPrivateDir(dir);
 }

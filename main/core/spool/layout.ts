@@ -1,11 +1,13 @@
 // The spool folder: creation with safe permissions, and the safety check made at start and before each scan.
-import { lstatSync, mkdirSync, readdirSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { UserError } from '../errors';
-import { mkdirPrivate } from '../fs/privateDir';
-import { writeFileAtomic } from '../fs/atomicWrite';
+import { mkdirParents, mkdirPrivate } from '../fs/privateDir';
 import { isInside } from '../allowlist/pathArg';
+import { SPOOL_MARKER, claimSpool, ownerRefusal, writeSpoolMarker, type SpoolOwner } from './marker';
+
+export { SPOOL_MARKER };
 
 export const SPOOL_DIRS = ['tmp', 'queue', 'claimed', 'results', 'inbox', 'quarantine', 'bin'] as const;
 export type SpoolDir = (typeof SPOOL_DIRS)[number];
@@ -106,8 +108,6 @@ export function checkPrivateDir(dir: string): boolean {
   return true;
 }
 
-/** Written by the host into every spool it creates: only such a folder is ever treated as a spool. */
-export const SPOOL_MARKER = '.dumbwaiter-spool';
 /** Everything the host itself puts at a spool's top level. */
 const HOST_ENTRIES = new Set<string>([...SPOOL_DIRS, SPOOL_MARKER, 'host.json', 'catalog.json']);
 const HOST_CLIENTS = new Set(['dw.cjs', 'dw.py']);
@@ -148,8 +148,9 @@ export function spoolPlaceRefusal(root: string): string | null {
 /** Why `root` cannot become a spool, or null when it can: it must be absolute, neither the root of the
  *  file system nor a folder holding the home, and either missing, empty or already a spool the host
  *  made (never one holding files the host did not write: it places its clients in bin/ and retention
- *  deletes in tmp/, queue/, results/...). Looks only: nothing is created or changed. */
-export function spoolRefusal(root: string): string | null {
+ *  deletes in tmp/, queue/, results/...), and served by no home but `home` (spool/marker.ts). Looks
+ *  only: nothing is created or changed. */
+export function spoolRefusal(root: string, home?: SpoolOwner): string | null {
   const placed = spoolPlaceRefusal(root);
   if (placed) return placed;
   const st = lstatOrNull(root);
@@ -159,20 +160,21 @@ export function spoolRefusal(root: string): string | null {
   if (readdirSync(root).length > 0 && !isHostMadeSpool(root)) {
     return `refusing to use ${root} as the spool: it holds files Dumbwaiter did not create, and the host writes and deletes files in its spool. ${AGAIN}`;
   }
-  return null;
+  return home ? ownerRefusal(root, home) : null;
 }
 
-/** Creates the spool (0700), its folders and its marker, where spoolRefusal allows it. */
-export function createSpool(root: string): SpoolPaths {
-  const refused = spoolRefusal(root);
+/** Creates the spool (0700), its folders and its marker, where spoolRefusal allows it; the marker names
+ *  `home` as the one that serves it (without one, as in tests, it names none). */
+export function createSpool(root: string, home?: SpoolOwner): SpoolPaths {
+  const refused = spoolRefusal(root, home);
   if (refused) throw new UserError(refused);
   const paths = spoolPaths(root);
   if (!lstatOrNull(root)) {
-    mkdirSync(path.dirname(root), { recursive: true });
+    mkdirParents(path.dirname(root));
     mkdirPrivate(root);
   }
   for (const d of SPOOL_DIRS) ensurePrivateDir(paths[d]);
-  const marker = path.join(root, SPOOL_MARKER);
-  if (!lstatOrNull(marker)) writeFileAtomic(marker, 'A Dumbwaiter spool: the host created this folder and owns what is in it.\n', 0o644);
+  if (home) claimSpool(root, home);
+  else if (!lstatOrNull(path.join(root, SPOOL_MARKER))) writeSpoolMarker(root, null);
   return paths;
 }

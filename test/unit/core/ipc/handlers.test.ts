@@ -720,6 +720,20 @@ describe('a compromised page', () => {
     expect((await api.settings.get()).spools).toEqual([{ name: 'default', dir: host.spool }]);
   });
 
+  it('spools.add of a spool another home serves: refused once asked, naming that home, and nothing of it changes', async () => {
+    const other = new TestHost('version: 1\noperations: []\n');
+    try {
+      const before = readdirSync(other.spool).sort();
+      const marker = readFileSync(path.join(other.spool, '.dumbwaiter-spool'), 'utf8');
+      await expect(api.spools.add({ name: 'theirs', dir: other.spool })).rejects.toThrow(`served by another Dumbwaiter home: ${other.home}`);
+      expect(readdirSync(other.spool).sort()).toEqual(before);
+      expect(readFileSync(path.join(other.spool, '.dumbwaiter-spool'), 'utf8')).toBe(marker);
+      expect((await api.settings.get()).spools).toEqual([{ name: 'default', dir: host.spool }]);
+    } finally {
+      await other.cleanup();
+    }
+  });
+
   it('keys.rotate says the new key keeps the old one\'s spend and its ceilings, with the spend so far against each', async () => {
     const asked = ask();
     const ceilings = [
