@@ -253,24 +253,30 @@ function placeholderSpec(args: Record<string, ArgSpec>, rawArgs: unknown, a: str
   return isObj(rawArgs) && Object.hasOwn(rawArgs, a) ? null : undeclared;
 }
 
-/** Whether a value of `s` may start with "-" (allow_dash: true, for a string or an array's strings). */
-function allowsDash(s: ArgSpec): boolean {
+/** Why a value of `s` may start with "-" where it starts an element (validateArgs lets it through
+ *  there), and what takes that away; null when it never may. A path is absolute once checked, a
+ *  flag is the author's text, and an integer without a min below 0 is refused negative there. */
+function dashConsent(s: ArgSpec): { why: string; fix: string } | null {
   const scalar = s.type === 'array' ? s.items : s;
-  return scalar.type === 'string' && scalar.allow_dash;
+  if (scalar.type === 'string' && scalar.allow_dash) return { why: 'allow_dash: true', fix: 'drop allow_dash' };
+  if (scalar.type === 'integer' && scalar.min !== null && scalar.min < 0) return { why: `a negative integer: its min is ${scalar.min}`, fix: 'set its min to 0 or more' };
+  return null;
 }
 
 /**
  * An argv template (`command`, or reconcile's): a non-empty list, the program first and never from a
  * request, each placeholder one that `spec` accepts, arrays and flags only as whole elements.
- * `dashesNeedEnd`: an allow_dash argument may start an element only after a literal "--" (reconcile:
- * the author allowed a leading "-" for the command, not for this other program's options).
+ * `dashesNeedEnd` (reconcile's, of operation `opName`): an argument whose value may start with "-"
+ * (allow_dash, an integer whose min is below 0) may start an element only after a literal "--": the
+ * author allowed a leading "-" for the command, not for this other program's options, which would
+ * turn the value into an option and the lookup's answer into the sandbox's choice.
  */
 function argvTemplate(
   c: Checker,
   p: YPath,
   raw: unknown,
   spec: (name: string) => ArgSpec | string | null,
-  dashesNeedEnd = false,
+  dashesNeedEnd: { opName: string } | null = null,
 ): { command: string[]; template: TemplateElement[] } {
   const template: TemplateElement[] = [];
   const command: string[] = [];
@@ -299,8 +305,9 @@ function argvTemplate(
       if (s === null || typeof s === 'string') continue;
       if (wholeArg(parsed) === null && s.type === 'array') c.add(ep, `array argument {${a}} must be a whole element on its own`);
       if (wholeArg(parsed) === null && s.type === 'boolean' && s.flag !== null) c.add(ep, `flag argument {${a}} must be a whole element on its own`);
-      if (dashesNeedEnd && !optionsEnded && allowsDash(s) && leadingArgs(parsed).includes(a)) {
-        c.add(ep, `{${a}} may start with "-" (allow_dash: true) and starts this argument, where the program would read it as an option: put a "--" element before it (if the program takes one), or drop allow_dash`);
+      const dash = !optionsEnded && leadingArgs(parsed).includes(a) ? dashConsent(s) : null;
+      if (dashesNeedEnd && dash) {
+        c.add(ep, `{${a}} of operation "${dashesNeedEnd.opName}" may start with "-" (${dash.why}) and starts this element of reconcile's command, where that program would read it as an option: put a "--" element before it (if the program takes one), or ${dash.fix}`);
       }
     }
     if (text === '--') optionsEnded = true;
@@ -311,7 +318,7 @@ function argvTemplate(
 }
 
 /** `reconcile: {command, timeout_s}`: the lookup that settles a run whose end the host missed. */
-function reconcile(c: Checker, p: YPath, raw: unknown, args: Record<string, ArgSpec>, rawArgs: unknown): Reconcile | null {
+function reconcile(c: Checker, p: YPath, raw: unknown, opName: string, args: Record<string, ArgSpec>, rawArgs: unknown): Reconcile | null {
   if (raw === undefined || raw === null) return null;
   if (!isObj(raw)) {
     c.add(p, 'must be a mapping such as {command: [/usr/bin/gh, release, view, "v{version}"], timeout_s: 30}');
@@ -325,7 +332,7 @@ function reconcile(c: Checker, p: YPath, raw: unknown, args: Record<string, ArgS
     [...p, 'command'],
     raw.command,
     (a) => (a === REQUEST_ID_PLACEHOLDER ? REQUEST_ID_SPEC : placeholderSpec(args, rawArgs, a, `uses {${a}}, which is neither an argument of the operation nor {${REQUEST_ID_PLACEHOLDER}}`)),
-    true,
+    { opName },
   );
   return { command, template, timeout_s: int(c, [...p, 'timeout_s'], raw.timeout_s, RECONCILE_FIELDS.timeout_s.type) };
 }
@@ -435,7 +442,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
     cost: int(c, [...p, 'cost'], raw.cost, OPERATION_FIELDS.cost.type),
     // What the run starts may outlive its main process (a service it starts); else it is ended when that exits.
     leaves_processes: flag(c, [...p, 'leaves_processes'], raw.leaves_processes, OPERATION_FIELDS.leaves_processes.type),
-    reconcile: reconcile(c, [...p, 'reconcile'], raw.reconcile, args, raw.args),
+    reconcile: reconcile(c, [...p, 'reconcile'], raw.reconcile, name ?? '', args, raw.args),
     spools: offeredTo,
   };
 }
