@@ -5,7 +5,7 @@
 // offers the operation again once its folder is safe.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER } from '../helpers/processes';
@@ -134,5 +134,15 @@ describe("a link planted under an operation's root", () => {
     await eventually('read-file back in the catalog', () => (catalogOps(host.spool).includes('read-file') ? true : undefined));
     expect((await ask(a, 'read-file', { file: path.join(data, 'notes.txt') })).stdout).toBe('project notes\n');
     expect(status().allowlist.disabled).toEqual([]);
+  });
+
+  it("spools add refuses a folder that a link puts inside an operation's root, naming the operation it would disable", () => {
+    const viaLink = path.join(path.dirname(shared), 'data-link');
+    symlinkSync(data, viaLink);
+    const added = host.cli(['spools', 'add', 'cee', path.join(viaLink, 'cee')], { spool: null });
+    expect(added.status).toBe(1);
+    expect(added.stderr).toContain(`spool cee at ${path.join(viaLink, 'cee')} would be within reach of the allowlist's operation "read-file" through a link, which would then be disabled`);
+    expect(added.stderr).toMatch(/line 13: operations\[1\]\.args\.file\.within: .*data leads to .*data, which contains the spool "cee"/);
+    expect(existsSync(path.join(data, 'cee'))).toBe(false);
   });
 });
