@@ -28,13 +28,13 @@ export interface AllowlistStatus {
 
 const EMPTY: Allowlist = { version: 1, operations: new Map(), disabled: new Map(), context: NO_CONTEXT };
 
-
 export class AllowlistSource {
   private current: Allowlist = EMPTY;
   /** The text of `current` (null: nothing loaded). */
   private currentText: string | null = null;
   private lastHash: string | null = null;
-  /** The text's hash and the context it was checked against: either changing means checking again. */
+  /** The text's hash, the context it was checked against and what the links made of its folders
+   *  (keyOf): any of them changing means checking again. */
   private lastKey: string | null = null;
   private lastStamp = '';
   status: AllowlistStatus = { ok: false, error: 'not loaded yet', operations: 0, loaded_at: null, disabled: [] };
