@@ -442,6 +442,7 @@ function cmdStatus(argv: string[]): void {
       if (sp.problem) say(`  SPOOL PROBLEM: ${visible(sp.problem)}`);
     }
     say(`Allowlist: ${s.allowlist.ok ? `ok, ${s.allowlist.operations.length} operations (${s.allowlist.operations.join(', ') || 'none'})` : `INVALID\n${s.allowlist.error}`}`);
+    for (const d of s.allowlist.disabled) say(`  DISABLED ${d.name}: ${visible(d.reason)}`);
     const c = s.requests;
     say(`Requests:  ${STATES.map((k) => `${k} ${c[k] ?? 0}`).join(', ')}`);
     for (const r of s.running) {

@@ -36,7 +36,7 @@ import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, whileStopped, type LockHolder } from './daemon/lock';
 import { Reconciler } from './daemon/reconciler';
 import { scopedLogger } from './log';
-import { opVisibleTo, type Allowlist } from './allowlist/types';
+import { disabledOf, opVisibleTo, type Allowlist } from './allowlist/types';
 import { writeJsonAtomic } from './fs/atomicWrite';
 import type { SpoolInfo } from '../../shared/ipc/views';
 import type { ApprovalInfo, CatalogDoc, InboxMessage, KeyFile, ReconcileAttempt, RequestState } from '../../shared/protocol/types';
@@ -61,7 +61,9 @@ export interface StatusReport {
   /** Why a spool is not being served (each named): the running daemon's word (it stopped touching
    *  it), else this process's own check of the folder. Null when every spool is fine. */
   spool_problem: string | null;
-  allowlist: { ok: boolean; operations: string[]; error: string | null };
+  /** `disabled`: operations valid as written that cannot run as the disk is now (a link leads a
+   *  folder of theirs into a spool or the home), each with why; the catalog leaves them out. */
+  allowlist: { ok: boolean; operations: string[]; error: string | null; disabled: { name: string; reason: string }[] };
   requests: Record<RequestState, number>;
   /** `orphaned`: it outlived a host that stopped, and the daemon watches it (a cancel ends it). */
   running: (Pick<RequestRow, 'id' | 'op' | 'key_id' | 'spool' | 'started_at' | 'pid'> & { orphaned: boolean })[];
@@ -672,7 +674,7 @@ export class HostService {
     try {
       return this.loadAllowlist();
     } catch {
-      return { version: 1, operations: new Map() };
+      return { version: 1, operations: new Map(), disabled: new Map(), context: this.allowlistContext };
     }
   }
 
@@ -794,10 +796,11 @@ export class HostService {
     let allowlist: StatusReport['allowlist'];
     let ops: Allowlist['operations'] = new Map();
     try {
-      ops = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, this.allowlistContext).operations;
-      allowlist = { ok: true, operations: [...ops.keys()], error: null };
+      const loaded = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, this.allowlistContext);
+      ops = loaded.operations;
+      allowlist = { ok: true, operations: [...ops.keys()], error: null, disabled: disabledOf(loaded) };
     } catch (e) {
-      allowlist = { ok: false, operations: [], error: (e as Error).message };
+      allowlist = { ok: false, operations: [], error: (e as Error).message, disabled: [] };
     }
     const shown = this.spool ?? this.settings.spools[0] ?? null;
     const pinned = shown ? this.pinnedSpool(shown.name)?.pinned : null;

@@ -4,6 +4,7 @@
 // says which operation is in the way. For `spools add` (command line and app) and `init` moving a spool.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { AllowlistError, parseAllowlist } from './allowlist/load';
 import type { AllowlistContext } from './allowlist/roots';
 import type { Allowlist } from './allowlist/types';
@@ -35,12 +36,19 @@ export function spoolAllowlistProblem(settings: Settings, home: Pick<HomePaths, 
   if (!now) return null; // nothing is offered now: a fixed file is checked with the new spool when it loads
   const abs = path.resolve(dir);
   try {
-    parseAllowlist(now.text, now.file, { spools: withSpool(settings, name, abs).spools, home: home.root });
-    return null;
+    // Through a link only, the new spool would disable the operations in the way (allowlist/roots.ts): name them too.
+    const next = parseAllowlist(now.text, now.file, { spools: withSpool(settings, name, abs).spools, home: home.root });
+    const blocked = [...next.disabled.values()].filter((d) => !now.list.disabled.has(d.name));
+    if (blocked.length === 0) return null;
+    return (
+      `spool ${name} at ${abs} would be within reach of the allowlist's operation${blocked.length === 1 ? '' : 's'} ${blocked.map((d) => `"${d.name}"`).join(', ')} through a link, which would then be disabled:\n` +
+      `${blocked.map((d) => `  ${d.reason}`).join('\n')}\nChoose a folder apart from the operations' folders, or change the allowlist first`
+    );
   } catch (e) {
     if (!(e instanceof AllowlistError)) throw e;
-    // It loads now, so each problem comes of the new spool; `operations[i]` is the i-th operation loaded.
-    const names = [...now.list.operations.keys()];
+    // It loads now, so each problem comes of the new spool; `operations[i]` is the file's i-th operation
+    // (disabled ones included: they are not among those loaded).
+    const names = ((parse(now.text) as { operations: { name?: unknown }[] }).operations ?? []).map((o) => String(o?.name));
     const ops = [...new Set(e.problems.map((p) => /^operations\[(\d+)\]/.exec(p.field)?.[1]).filter((i) => i !== undefined).map((i) => `"${names[Number(i)]}"`))];
     const lines = e.problems.map((p) => `  ${p.line !== null ? `line ${p.line}: ` : ''}${p.field}: ${p.message}`);
     return (

@@ -27,7 +27,9 @@ export interface StatusView {
   /** Why a spool is not served (each named when there are several), or null. */
   spool_problem: string | null;
   paused: boolean;
-  allowlist: { ok: boolean; operations: string[]; error: string | null };
+  /** `disabled`: operations valid as written that cannot run as the disk is now (a link leads one of
+   *  their folders into a spool or the home), each with why; left out of the catalog, refused. */
+  allowlist: { ok: boolean; operations: string[]; error: string | null; disabled: { name: string; reason: string }[] };
   requests: Partial<Record<RequestState, number>>;
   /** `orphaned`: the run outlived a host restart; the host watches it (cancel kills it). */
   running: { id: string; op: string; key_id: string; spool: string; started_at: string | null; orphaned: boolean }[];

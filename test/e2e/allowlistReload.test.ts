@@ -24,6 +24,18 @@ operations:
       word: {type: string, max_length: -5}
 `;
 
+/** The issue's ledger: grep would read a negative delta as an option, exit 1, and say "not applied". */
+const STEERABLE_RECONCILE = `version: 1
+operations:
+  - name: apply
+    command: [echo, --, "{delta}"]
+    args:
+      delta: {type: integer, min: -100}
+    scope: read
+    approval: never
+    reconcile: {command: [grep, -qx, "{delta}", ledger]}
+`;
+
 let host: TestHost;
 let key: KeyFile;
 let daemon: DaemonProcess;
@@ -81,5 +93,21 @@ describe('allowlist reload', () => {
     await eventually('wave to disappear', () => (opNames().includes('wave') ? undefined : true));
     host.submit(key, 'rl-4', 'wave', { word: 'gone' });
     expect((await host.waitResult('rl-4')).error?.code).toBe('unknown_op');
+  });
+
+  it('refuses a reconcile a negative integer could steer (it keeps the last good version), and status names the operation, the element and the argument', async () => {
+    host.writeAllowlist(STEERABLE_RECONCILE);
+    const why = '{delta} of operation "apply" may start with "-" (a negative integer: its min is -100)';
+    const entry = await eventually('the steerable reconcile refused', () => host.audit('', 'allowlist_invalid').find((e) => e.message.includes(why)));
+    expect(entry.message).toContain('line 9: operations[0].reconcile.command[2]');
+    expect(entry.message).toContain('keeping the last good allowlist (1 operations)');
+    expect(opNames()).toEqual(['greet']);
+    host.submit(key, 'rl-5', 'apply', { delta: -3 });
+    expect((await host.waitResult('rl-5')).error?.code).toBe('unknown_op');
+    host.submit(key, 'rl-6', 'greet', { word: 'still' });
+    expect((await host.waitResult('rl-6')).stdout).toBe('greet still\n');
+    const st = JSON.parse(host.cli(['status', '--json']).stdout) as { allowlist: { ok: boolean; error: string } };
+    expect(st.allowlist.ok).toBe(false);
+    expect(st.allowlist.error).toContain(why);
   });
 });

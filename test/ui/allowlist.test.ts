@@ -2,7 +2,7 @@
 // reaches allowlist.yaml (comments kept) and the running daemon's catalog.json; problems show as you
 // type and block saving; the preview shows the exact argv and a dry run really runs; an outside edit
 // is noticed and never overwritten; the YAML view is exactly what is saved.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CatalogDoc } from '../../shared/protocol/types';
@@ -600,5 +600,25 @@ describe('the allowlist editor', () => {
     await p.getByRole('tab', { name: 'Form' }).click();
     await expect.poll(() => p.getByRole('region', { name: 'Operation', exact: true }).getByLabel('Description').inputValue()).toBe('Count up');
     expect(ui.errors).toEqual([]);
+  });
+
+  it('says which operations the host disabled because a link leads a folder of theirs into a spool, and why', async () => {
+    const linked = path.join(ui.host.root, 'linked-project');
+    symlinkSync(ui.host.spool, linked);
+    ui.host.writeAllowlist(`${ALLOWLIST}
+  - name: read-linked
+    command: [/bin/cat, "{file}"]
+    args:
+      file: {type: path, within: [${JSON.stringify(linked)}]}
+    scope: read
+`);
+    await ui.open('/allowlist');
+    const callout = ui.page.locator('#disabled-operations');
+    await callout.waitFor();
+    expect(await callout.textContent()).toMatch(/^One operation is disabled: a link leads a folder into a spool or Dumbwaiter's home\. .*read-linked: line \d+: operations\[2\]\.args\.file\.within: .*linked-project leads to .*, which contains the spool "default"/s);
+    ui.host.writeAllowlist(ALLOWLIST);
+    await ui.open('/allowlist');
+    await opButton('say').waitFor();
+    expect(await callout.count()).toBe(0);
   });
 });

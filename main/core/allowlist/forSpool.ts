@@ -10,7 +10,11 @@ export function allowlistFor(allowlist: Allowlist, spool: string): Allowlist {
   if (!bySpool) views.set(allowlist, (bySpool = new Map()));
   let view = bySpool.get(spool);
   if (!view) {
-    view = { ...allowlist, operations: new Map([...allowlist.operations].filter(([, op]) => opVisibleTo(op, spool))) };
+    view = {
+      ...allowlist,
+      operations: new Map([...allowlist.operations].filter(([, op]) => opVisibleTo(op, spool))),
+      disabled: new Map([...allowlist.disabled].filter(([, op]) => opVisibleTo(op, spool))),
+    };
     bySpool.set(spool, view);
   }
   return view;

@@ -22,9 +22,9 @@ import {
 import { HOST_VARS } from '../exec/baseEnv';
 import { expandTilde } from '../home';
 import { REQUEST_ID_PLACEHOLDER, REQUEST_ID_SPEC, leadingArgs, parseElement, placeholders, wholeArg } from './template';
-import { NO_CONTEXT, rootProblem, type AllowlistContext } from './roots';
+import { NO_CONTEXT, linkedRootProblem, rootProblem, type AllowlistContext } from './roots';
 import { DEFAULT_CWD } from './defaultCwd';
-import type { Allowlist, ArgSpec, ArgType, Operation, Reconcile, ScalarArg, TemplateElement } from './types';
+import type { Allowlist, ArgSpec, ArgType, DisabledOperation, Operation, Reconcile, ScalarArg, TemplateElement } from './types';
 
 type YPath = (string | number)[];
 
@@ -51,10 +51,32 @@ const COMMON_ARG_FIELDS = Object.keys(ARG_FIELDS);
 
 class Checker {
   readonly problems: { path: YPath; message: string }[] = [];
+  /** The operation being read: why the disk's links keep it from running, and its folders as written. */
+  unsafe: { path: YPath; message: string }[] = [];
+  folders: string[] = [];
   constructor(readonly ctx: AllowlistContext) {}
   add(p: YPath, message: string): void {
     this.problems.push({ path: p, message });
   }
+}
+
+/** A folder as written (absolute, tilde expanded) and as it was when loaded (its real path, when it exists). */
+interface Dir {
+  written: string;
+  real: string;
+}
+
+/**
+ * One folder of an operation against the spools and the home: overlapping one as written, the file is
+ * invalid; only through a link on the disk (a sandbox may plant one any time), the operation alone is
+ * disabled, and the rest of the file goes on (roots.ts linkedRootProblem). `say` words the problem.
+ */
+function checkFolder(c: Checker, p: YPath, dir: Dir, what: 'root' | 'cwd', shared: boolean, offeredTo: string[] | null, say: (problem: string) => string): void {
+  c.folders.push(dir.written);
+  const asWritten = rootProblem(dir.written, what, shared, c.ctx, offeredTo, false);
+  if (asWritten) return c.add(p, say(asWritten));
+  const linked = linkedRootProblem(dir.written, what, shared, c.ctx, offeredTo);
+  if (linked) c.unsafe.push({ path: p, message: say(linked) });
 }
 
 function fieldName(p: YPath): string {
@@ -100,14 +122,14 @@ function str(c: Checker, p: YPath, v: unknown, dflt: string | null): string | nu
  * so a root (or a shared cwd) that the sandbox replaces with a link afterwards leads nowhere new. One
  * that does not exist yet is kept as written, and compared as such.
  */
-function absDir(c: Checker, p: YPath, v: string): string {
+function absDir(c: Checker, p: YPath, v: string): Dir {
   const expanded = expandTilde(v);
   if (!path.isAbsolute(expanded)) c.add(p, `must be an absolute path or start with ~/ (got "${v}")`);
   const abs = path.resolve(expanded);
   try {
-    return realpathSync.native(abs);
+    return { written: abs, real: realpathSync.native(abs) };
   } catch {
-    return abs;
+    return { written: abs, real: abs };
   }
 }
 
@@ -117,7 +139,7 @@ function unknownFields(c: Checker, p: YPath, obj: Record<string, unknown>, allow
 }
 
 /** `offeredTo`: the spools that see the operation (null: every spool), for its path roots (roots.ts). */
-function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string, offeredTo: string[] | null): ScalarArg | null {
+function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: Dir, offeredTo: string[] | null): ScalarArg | null {
   switch (raw.type) {
     case 'string': {
       const source = str(c, [...p, 'pattern'], raw.pattern, null);
@@ -177,11 +199,11 @@ function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: str
       const mustExist = flag(c, [...p, 'must_exist'], raw.must_exist, fields.must_exist.type);
       const shared = flag(c, [...p, 'shared_with_sandbox'], raw.shared_with_sandbox, fields.shared_with_sandbox.type);
       within.forEach((root, i) => {
-        const problem = rootProblem(root, 'root', shared, c.ctx, offeredTo);
         // At the field (as the editor shows it), naming the folder as written: there may be several.
-        if (problem) c.add(raw.within === undefined ? [...p, 'type'] : [...p, 'within'], raw.within === undefined ? `its folder, the operation's cwd ${root}, ${problem}` : `${String((raw.within as unknown[])[i])} ${problem}`);
+        const at = raw.within === undefined ? [...p, 'type'] : [...p, 'within'];
+        checkFolder(c, at, root, 'root', shared, offeredTo, (problem) => (raw.within === undefined ? `its folder, the operation's cwd ${root.real}, ${problem}` : `${String((raw.within as unknown[])[i])} ${problem}`));
       });
-      return { type: 'path', within, must_exist: mustExist, shared_with_sandbox: shared };
+      return { type: 'path', within: within.map((d) => d.real), must_exist: mustExist, shared_with_sandbox: shared };
     }
     default:
       c.add([...p, 'type'], `must be one of ${ARG_TYPES.join(', ')} (got ${JSON.stringify(raw.type)})`);
@@ -189,7 +211,7 @@ function scalarType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: str
   }
 }
 
-function argType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string, offeredTo: string[] | null): ArgType | null {
+function argType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: Dir, offeredTo: string[] | null): ArgType | null {
   if (raw.type !== 'array') return scalarType(c, p, raw, cwd, offeredTo);
   if (!isObj(raw.items)) {
     c.add([...p, 'items'], 'must describe the type of each item, e.g. {type: string}');
@@ -206,7 +228,7 @@ function argType(c: Checker, p: YPath, raw: Record<string, unknown>, cwd: string
   return inner && { type: 'array', items: inner, max_items: int(c, [...p, 'max_items'], raw.max_items, ARG_TYPE_FIELDS.array.max_items.type) };
 }
 
-function argSpec(c: Checker, p: YPath, raw: unknown, cwd: string, offeredTo: string[] | null): ArgSpec | null {
+function argSpec(c: Checker, p: YPath, raw: unknown, cwd: Dir, offeredTo: string[] | null): ArgSpec | null {
   if (!isObj(raw)) {
     c.add(p, 'must be a mapping such as {type: string}');
     return null;
@@ -253,24 +275,30 @@ function placeholderSpec(args: Record<string, ArgSpec>, rawArgs: unknown, a: str
   return isObj(rawArgs) && Object.hasOwn(rawArgs, a) ? null : undeclared;
 }
 
-/** Whether a value of `s` may start with "-" (allow_dash: true, for a string or an array's strings). */
-function allowsDash(s: ArgSpec): boolean {
+/** Why a value of `s` may start with "-" where it starts an element (validateArgs lets it through
+ *  there), and what takes that away; null when it never may. A path is absolute once checked, a
+ *  flag is the author's text, and an integer without a min below 0 is refused negative there. */
+function dashConsent(s: ArgSpec): { why: string; fix: string } | null {
   const scalar = s.type === 'array' ? s.items : s;
-  return scalar.type === 'string' && scalar.allow_dash;
+  if (scalar.type === 'string' && scalar.allow_dash) return { why: 'allow_dash: true', fix: 'drop allow_dash' };
+  if (scalar.type === 'integer' && scalar.min !== null && scalar.min < 0) return { why: `a negative integer: its min is ${scalar.min}`, fix: 'set its min to 0 or more' };
+  return null;
 }
 
 /**
  * An argv template (`command`, or reconcile's): a non-empty list, the program first and never from a
  * request, each placeholder one that `spec` accepts, arrays and flags only as whole elements.
- * `dashesNeedEnd`: an allow_dash argument may start an element only after a literal "--" (reconcile:
- * the author allowed a leading "-" for the command, not for this other program's options).
+ * `dashesNeedEnd` (reconcile's, of operation `opName`): an argument whose value may start with "-"
+ * (allow_dash, an integer whose min is below 0) may start an element only after a literal "--": the
+ * author allowed a leading "-" for the command, not for this other program's options, which would
+ * turn the value into an option and the lookup's answer into the sandbox's choice.
  */
 function argvTemplate(
   c: Checker,
   p: YPath,
   raw: unknown,
   spec: (name: string) => ArgSpec | string | null,
-  dashesNeedEnd = false,
+  dashesNeedEnd: { opName: string } | null = null,
 ): { command: string[]; template: TemplateElement[] } {
   const template: TemplateElement[] = [];
   const command: string[] = [];
@@ -299,8 +327,9 @@ function argvTemplate(
       if (s === null || typeof s === 'string') continue;
       if (wholeArg(parsed) === null && s.type === 'array') c.add(ep, `array argument {${a}} must be a whole element on its own`);
       if (wholeArg(parsed) === null && s.type === 'boolean' && s.flag !== null) c.add(ep, `flag argument {${a}} must be a whole element on its own`);
-      if (dashesNeedEnd && !optionsEnded && allowsDash(s) && leadingArgs(parsed).includes(a)) {
-        c.add(ep, `{${a}} may start with "-" (allow_dash: true) and starts this argument, where the program would read it as an option: put a "--" element before it (if the program takes one), or drop allow_dash`);
+      const dash = !optionsEnded && leadingArgs(parsed).includes(a) ? dashConsent(s) : null;
+      if (dashesNeedEnd && dash) {
+        c.add(ep, `{${a}} of operation "${dashesNeedEnd.opName}" may start with "-" (${dash.why}) and starts this element of reconcile's command, where that program would read it as an option: put a "--" element before it (if the program takes one), or ${dash.fix}`);
       }
     }
     if (text === '--') optionsEnded = true;
@@ -311,7 +340,7 @@ function argvTemplate(
 }
 
 /** `reconcile: {command, timeout_s}`: the lookup that settles a run whose end the host missed. */
-function reconcile(c: Checker, p: YPath, raw: unknown, args: Record<string, ArgSpec>, rawArgs: unknown): Reconcile | null {
+function reconcile(c: Checker, p: YPath, raw: unknown, opName: string, args: Record<string, ArgSpec>, rawArgs: unknown): Reconcile | null {
   if (raw === undefined || raw === null) return null;
   if (!isObj(raw)) {
     c.add(p, 'must be a mapping such as {command: [/usr/bin/gh, release, view, "v{version}"], timeout_s: 30}');
@@ -325,7 +354,7 @@ function reconcile(c: Checker, p: YPath, raw: unknown, args: Record<string, ArgS
     [...p, 'command'],
     raw.command,
     (a) => (a === REQUEST_ID_PLACEHOLDER ? REQUEST_ID_SPEC : placeholderSpec(args, rawArgs, a, `uses {${a}}, which is neither an argument of the operation nor {${REQUEST_ID_PLACEHOLDER}}`)),
-    true,
+    { opName },
   );
   return { command, template, timeout_s: int(c, [...p, 'timeout_s'], raw.timeout_s, RECONCILE_FIELDS.timeout_s.type) };
 }
@@ -370,12 +399,11 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
   else if (name.startsWith('dumbwaiter')) c.add([...p, 'name'], 'names starting with "dumbwaiter" are reserved for built-in operations and the MCP server\'s own tools');
 
   const cwdRaw = str(c, [...p, 'cwd'], raw.cwd, null);
-  const cwd = cwdRaw === null ? DEFAULT_CWD : absDir(c, [...p, 'cwd'], cwdRaw);
+  const cwd = cwdRaw === null ? { written: DEFAULT_CWD, real: DEFAULT_CWD } : absDir(c, [...p, 'cwd'], cwdRaw);
   const cwdShared = flag(c, [...p, 'cwd_shared_with_sandbox'], raw.cwd_shared_with_sandbox, OPERATION_FIELDS.cwd_shared_with_sandbox.type);
   // Who sees the operation decides whose spool its folders may share (roots.ts).
   const offeredTo = spools(c, [...p, 'spools'], raw.spools);
-  const cwdProblem = rootProblem(cwd, 'cwd', cwdShared, c.ctx, offeredTo);
-  if (cwdProblem) c.add([...p, cwdRaw === null ? 'name' : 'cwd'], cwdRaw === null ? `its working folder (${DEFAULT_CWD}, as no cwd is given) ${cwdProblem}` : cwdProblem);
+  checkFolder(c, [...p, cwdRaw === null ? 'name' : 'cwd'], cwd, 'cwd', cwdShared, offeredTo, (problem) => (cwdRaw === null ? `its working folder (${DEFAULT_CWD}, as no cwd is given) ${problem}` : problem));
 
   const args: Record<string, ArgSpec> = {};
   if (raw.args !== undefined && raw.args !== null) {
@@ -423,7 +451,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
     description: str(c, [...p, 'description'], raw.description, '') ?? '',
     command,
     template,
-    cwd,
+    cwd: cwd.real,
     cwd_shared_with_sandbox: cwdShared,
     env,
     args,
@@ -435,7 +463,7 @@ function operation(c: Checker, p: YPath, raw: unknown): Operation | null {
     cost: int(c, [...p, 'cost'], raw.cost, OPERATION_FIELDS.cost.type),
     // What the run starts may outlive its main process (a service it starts); else it is ended when that exits.
     leaves_processes: flag(c, [...p, 'leaves_processes'], raw.leaves_processes, OPERATION_FIELDS.leaves_processes.type),
-    reconcile: reconcile(c, [...p, 'reconcile'], raw.reconcile, args, raw.args),
+    reconcile: reconcile(c, [...p, 'reconcile'], raw.reconcile, name ?? '', args, raw.args),
     spools: offeredTo,
   };
 }
@@ -449,7 +477,8 @@ function lineOf(doc: Document, lc: LineCounter, p: YPath): number | null {
 }
 
 /** Parses and validates allowlist text against where this host's spool and home are (`ctx`). Throws
- *  AllowlistError listing every problem found. */
+ *  AllowlistError listing every problem found as written. An operation whose folders only the disk's
+ *  links lead into a spool or the home is left out of `operations`, in `disabled` with the reason. */
 export function parseAllowlist(text: string, file = 'allowlist.yaml', ctx: AllowlistContext = NO_CONTEXT): Allowlist {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
@@ -463,6 +492,7 @@ export function parseAllowlist(text: string, file = 'allowlist.yaml', ctx: Allow
   const raw: unknown = doc.toJS({ maxAliasCount: 100 });
   const c = new Checker(ctx);
   const ops = new Map<string, Operation>();
+  const disabled = new Map<string, DisabledOperation>();
   if (!isObj(raw)) {
     c.add([], 'the file must be a mapping with "version: 1" and "operations:"');
   } else {
@@ -472,10 +502,14 @@ export function parseAllowlist(text: string, file = 'allowlist.yaml', ctx: Allow
       c.add(['operations'], 'must be a list of operations');
     } else if (Array.isArray(raw.operations)) {
       raw.operations.forEach((o, i) => {
+        c.unsafe = [];
+        c.folders = [];
         const op = operation(c, ['operations', i], o);
         if (!op || !op.name) return;
-        if (ops.has(op.name)) c.add(['operations', i, 'name'], `"${op.name}" is defined twice`);
-        ops.set(op.name, op);
+        if (ops.has(op.name) || disabled.has(op.name)) c.add(['operations', i, 'name'], `"${op.name}" is defined twice`);
+        if (c.unsafe.length === 0) return ops.set(op.name, op);
+        const reason = c.unsafe.map((u) => `line ${lineOf(doc, lc, u.path) ?? '?'}: ${fieldName(u.path)}: ${u.message}`).join('\n');
+        disabled.set(op.name, { name: op.name, spools: op.spools, reason, folders: c.folders });
       });
     }
   }
@@ -485,5 +519,5 @@ export function parseAllowlist(text: string, file = 'allowlist.yaml', ctx: Allow
       c.problems.map((pr) => ({ line: lineOf(doc, lc, pr.path), field: fieldName(pr.path), message: pr.message })),
     );
   }
-  return { version: 1, operations: ops };
+  return { version: 1, operations: ops, disabled, context: ctx };
 }

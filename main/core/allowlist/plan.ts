@@ -2,6 +2,7 @@
 // operation's reconcile command, the lookup that says whether a run whose end the host missed took effect.
 import { validateArgs } from './validateArgs';
 import { REQUEST_ID_PLACEHOLDER, REQUEST_ID_SPEC, render, type PathSlot } from './template';
+import { operationWorldProblem } from './roots';
 import type { Allowlist, Operation } from './types';
 import type { ReconcileAttempt } from '../../../shared/protocol/types';
 
@@ -40,8 +41,20 @@ export interface RequestLimits {
   max_output_bytes?: number;
 }
 
+/**
+ * The operation `opName`, when it may run now: not one disabled at load, and none of its folders led
+ * since into a spool or the home by a link (looked at again here, before each plan: a sandbox may
+ * plant one between two ticks of the daemon). Either is refused as `unknown_op`, as it is not in the
+ * catalog, naming why.
+ */
 function lookUp(allowlist: Allowlist, opName: string): Operation | PlanRefusal {
-  return allowlist.operations.get(opName) ?? { ok: false, code: 'unknown_op', message: `no operation "${opName}" in this host's allowlist` };
+  const disabled = (why: string): PlanRefusal => ({ ok: false, code: 'unknown_op', message: `operation "${opName}" is disabled until the host's person makes its folders safe again: ${why}` });
+  const off = allowlist.disabled.get(opName);
+  if (off) return disabled(off.reason);
+  const op = allowlist.operations.get(opName);
+  if (!op) return { ok: false, code: 'unknown_op', message: `no operation "${opName}" in this host's allowlist` };
+  const unsafe = operationWorldProblem(op, allowlist.context);
+  return unsafe ? disabled(unsafe) : op;
 }
 
 /** The plan of `op`'s run as the allowlist sets it, argv aside. */

@@ -24,7 +24,7 @@ export const NO_CONTEXT: AllowlistContext = { spools: [], home: null };
 
 /** `p` with links resolved: its real path, or, when it does not exist yet (a spool about to be
  *  created), the real path of its nearest existing parent with the rest of the names after it. */
-function realForm(p: string): string {
+export function realForm(p: string): string {
   try {
     return realpathSync.native(p);
   } catch {
@@ -33,19 +33,20 @@ function realForm(p: string): string {
   }
 }
 
-/** The forms a folder may be compared in: as written (resolved) and with its links resolved. */
-function forms(p: string): string[] {
-  const real = realForm(p);
+/** The forms a folder may be compared in: as written (resolved) and, when `follow`, with its links resolved. */
+function forms(p: string, follow: boolean): string[] {
+  const real = follow ? realForm(p) : p;
   return real === p ? [p] : [p, real];
 }
-
-const overlaps = (a: string, b: string, how: (x: string, y: string) => boolean) => forms(a).some((x) => forms(b).some((y) => how(x, y)));
 
 /**
  * Why `root`, a path root (`what` "root") or working folder ("cwd"), may not be used; null when it may.
  * `offeredTo`: the spools whose sandboxes see the operation (its `spools:`, null for every spool).
+ * `follow` false: compared as written only (the text against the settings), not through the links on
+ * the disk (see linkedRootProblem).
  */
-export function rootProblem(root: string, what: 'root' | 'cwd', shared: boolean, ctx: AllowlistContext, offeredTo: string[] | null): string | null {
+export function rootProblem(root: string, what: 'root' | 'cwd', shared: boolean, ctx: AllowlistContext, offeredTo: string[] | null, follow = true): string | null {
+  const overlaps = (a: string, b: string, how: (x: string, y: string) => boolean) => forms(a, follow).some((x) => forms(b, follow).some((y) => how(x, y)));
   const flag = what === 'root' ? 'shared_with_sandbox: true on the argument' : 'cwd_shared_with_sandbox: true on the operation';
   if (ctx.home !== null) {
     const home = ctx.home;
@@ -82,4 +83,36 @@ export function sharedRoots(op: Operation): string[] {
     if (t.type === 'path' && t.shared_with_sandbox) for (const r of t.within) roots.add(r);
   }
   return [...roots];
+}
+
+/**
+ * Why `folder`, fine as written, may not be used as the disk is now: a link on its way (or on a
+ * spool's or the home's) leads it into a spool or the home. That is the world's problem, not the
+ * text's: it disables its operation alone (allowlist/load.ts), and is looked at again before each
+ * run and at each tick (the daemon's allowlist source), as a sandbox may plant such a link any time.
+ */
+export function linkedRootProblem(folder: string, what: 'root' | 'cwd', shared: boolean, ctx: AllowlistContext, offeredTo: string[] | null): string | null {
+  if (rootProblem(folder, what, shared, ctx, offeredTo, false) !== null) return null; // the text's problem
+  const problem = rootProblem(folder, what, shared, ctx, offeredTo);
+  return problem && `leads to ${realForm(folder)}, which ${problem}`;
+}
+
+/** The folders an operation works in, as it was loaded: its cwd, then each path argument's roots. */
+function foldersOf(op: Operation): { folder: string; what: 'root' | 'cwd'; shared: boolean; label: string }[] {
+  const out: { folder: string; what: 'root' | 'cwd'; shared: boolean; label: string }[] = [{ folder: op.cwd, what: 'cwd', shared: op.cwd_shared_with_sandbox, label: `its cwd ${op.cwd}` }];
+  for (const [name, spec] of Object.entries(op.args)) {
+    const t = spec.type === 'array' ? spec.items : spec;
+    if (t.type === 'path') for (const r of t.within) out.push({ folder: r, what: 'root', shared: t.shared_with_sandbox, label: `the root ${r} of its argument "${name}"` });
+  }
+  return out;
+}
+
+/** Why operation `op`, as loaded, may not run as the disk is now (linkedRootProblem of one of its
+ *  folders), or null. Cheap: a few realpath calls. */
+export function operationWorldProblem(op: Operation, ctx: AllowlistContext): string | null {
+  for (const f of foldersOf(op)) {
+    const problem = linkedRootProblem(f.folder, f.what, f.shared, ctx, op.spools);
+    if (problem) return `${f.label} ${problem}`;
+  }
+  return null;
 }

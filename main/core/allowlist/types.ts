@@ -1,6 +1,7 @@
 // The allowlist's model after validation: what the policy, the templating and the catalog work from.
 import type { RE2JS } from 're2js';
 import type { Approval, Scope } from '../../../shared/allowlist/schema';
+import type { AllowlistContext } from './roots';
 
 export interface StringArg {
   type: 'string';
@@ -91,7 +92,27 @@ export interface Reconcile {
   timeout_s: number;
 }
 
+/** An operation valid as written that cannot run as the disk is now (a link leads one of its folders
+ *  into a spool or the home: roots.ts linkedRootProblem). Offered to no one, refused with `reason`. */
+export interface DisabledOperation {
+  name: string;
+  /** Its `spools:` (null: every spool): who is told why when it asks for it. */
+  spools: string[] | null;
+  /** Each problem, with its line and field. */
+  reason: string;
+  /** Its folders as written (absolute): where their links lead decides when to look again. */
+  folders: string[];
+}
+
+/** The operations disabled in `a`, by name with why: for status, the log and the audit log. */
+export function disabledOf(a: Allowlist): { name: string; reason: string }[] {
+  return [...a.disabled.values()].map(({ name, reason }) => ({ name, reason }));
+}
+
 export interface Allowlist {
   version: 1;
   operations: Map<string, Operation>;
+  disabled: Map<string, DisabledOperation>;
+  /** The spools and home it was checked against: each run's plan looks at its folders again with it. */
+  context: AllowlistContext;
 }

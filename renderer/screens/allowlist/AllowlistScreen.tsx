@@ -9,6 +9,7 @@ import { confirmAction, questionOpen } from '../../stores/confirm';
 import { toast } from '../../stores/toasts';
 import { OpEditor } from './OpEditor';
 import { OutsideChange } from './OutsideChange';
+import { DisabledOperations } from './DisabledOperations';
 import { describeProblem, opIndexOf, problemsOf, type Problem } from './problems';
 import {
   addOp,
@@ -144,6 +145,7 @@ export function AllowlistScreen() {
       }
     >
       <OutsideChange />
+      <DisabledOperations />
       <ProblemSummary check={check} problems={problems} names={names} onGo={(p) => {
         const i = opIndexOf(p);
         if (i !== null && readOperations(text).syntaxErrors.length === 0) {

@@ -520,7 +520,7 @@ describe('reconcile', () => {
     const tag = (arg: string, reconcile: string) =>
       lines('version: 1', 'operations:', '  - name: tag', '    command: [/usr/bin/git, tag, --, "{name}"]', '    args:', `      name: ${arg}`, `    reconcile: {command: ${reconcile}}`);
     const dashed = '{type: string, max_length: 100, allow_dash: true}';
-    const refused = /\{name\} may start with "-" \(allow_dash: true\) and starts this argument, where the program would read it as an option: put a "--" element before it/;
+    const refused = /\{name\} of operation "tag" may start with "-" \(allow_dash: true\) and starts this element of reconcile's command, where that program would read it as an option: put a "--" element before it/;
     // The review's operation: name "--output=/tmp/x" is fine for git tag after its "--", not for rev-parse.
     expectOneProblem(tag(dashed, '[/usr/bin/git, rev-parse, "{name}", "{request_id}"]'), 7, 'operations[0].reconcile.command[2]', refused);
     // Before any literal text, it still starts the element; an array's items alike.
@@ -529,13 +529,35 @@ describe('reconcile', () => {
       lines('version: 1', 'operations:', '  - name: tag', '    command: [/usr/bin/git, tag, --, "{names}"]', '    args:', '      names: {type: array, items: {type: string, allow_dash: true}}', '    reconcile: {command: [/usr/bin/git, rev-parse, "{names}"]}'),
       7,
       'operations[0].reconcile.command[2]',
-      /\{names\} may start with "-"/,
+      /\{names\} of operation "tag" may start with "-"/,
     );
     // A "--" after it does not help; one before it does, as does literal text in front or no allow_dash.
     expectOneProblem(tag(dashed, '[/usr/bin/git, rev-parse, "{name}", --]'), 7, 'operations[0].reconcile.command[2]', refused);
     expect(onlyOp(tag(dashed, '[/usr/bin/git, rev-parse, --verify, --, "{name}"]')).reconcile!.command).toEqual(['/usr/bin/git', 'rev-parse', '--verify', '--', '{name}']);
     expect(onlyOp(tag(dashed, '[/usr/bin/git, rev-parse, "refs/tags/{name}"]')).reconcile).not.toBeNull();
     expect(onlyOp(tag('{type: string, max_length: 100}', '[/usr/bin/git, rev-parse, "{name}"]')).reconcile).not.toBeNull();
+  });
+
+  it('refuses a negative integer that starts an element of reconcile before a "--" (the issue\'s ledger: grep reads "-3" as an option and says "not applied")', () => {
+    const ledger = (delta: string, reconcile: string) =>
+      lines('version: 1', 'operations:', '  - name: apply', '    command: [./apply.sh, --, "{delta}"]', '    args:', `      delta: ${delta}`, `    reconcile: {command: ${reconcile}}`);
+    const refused = /^\{delta\} of operation "apply" may start with "-" \(a negative integer: its min is -100\) and starts this element of reconcile's command, where that program would read it as an option: put a "--" element before it \(if the program takes one\), or set its min to 0 or more$/;
+    expectOneProblem(ledger('{type: integer, min: -100}', '[grep, -qx, "{delta}", ledger]'), 7, 'operations[0].reconcile.command[2]', refused);
+    // Before literal text too; an array's items alike.
+    expectOneProblem(ledger('{type: integer, min: -100}', '[grep, -qx, "{delta}.0", ledger]'), 7, 'operations[0].reconcile.command[2]', refused);
+    expectOneProblem(
+      ledger('{type: array, items: {type: integer, min: -5}}', '[grep, -qx, "{delta}", ledger]'),
+      7,
+      'operations[0].reconcile.command[2]',
+      /\{delta\} of operation "apply" may start with "-" \(a negative integer: its min is -5\)/,
+    );
+    // After a "--", behind literal text, or an integer never negative there (no min: a request's "-3" is bad_args), it may.
+    expect(onlyOp(ledger('{type: integer, min: -100}', '[grep, -qx, --, "{delta}", ledger]')).reconcile).not.toBeNull();
+    expect(onlyOp(ledger('{type: integer, min: -100}', '[grep, -qx, "delta={delta}", ledger]')).reconcile).not.toBeNull();
+    for (const delta of ['{type: integer}', '{type: integer, min: 0}']) {
+      const op = onlyOp(ledger(delta, '[grep, -qx, "{delta}", ledger]'));
+      expect(validateArgs(op, { delta: -3 })).toMatchObject({ ok: false, message: expect.stringMatching(/must not be negative here|must be at least 0/) });
+    }
   });
 
   it('an argument only reconcile uses is still refused as unused by command', () => {

@@ -41,6 +41,13 @@ function problems(text: string): AllowlistProblem[] {
   return [];
 }
 
+/** Why the only operation is disabled as the disk is now (null: it is not). */
+function disabledReason(text: string, c = ctx): string | null {
+  const list = parseAllowlist(text, 'allowlist.yaml', c);
+  expect(list.operations.size + list.disabled.size).toBe(1);
+  return list.disabled.get('read')?.reason ?? null;
+}
+
 describe('path roots and the spool', () => {
   it('refuses a root that contains the spool, naming the line and field, and says how to allow it', () => {
     expect(problems(yaml(within(path.join(base, 'share'))))).toEqual([
@@ -48,9 +55,12 @@ describe('path roots and the spool', () => {
     ]);
   });
 
-  it('refuses the spool itself, a root inside it, and one reached through a symlink', () => {
-    for (const root of [spool, path.join(spool, 'results'), path.join(base, 'share-link', 'spool', 'results'), path.join(base, 'share-link')]) {
-      expect(problems(yaml(within(root))), root).toHaveLength(1);
+  it('refuses the spool itself and a root inside it; one reached through a symlink disables its operation alone', () => {
+    for (const root of [spool, path.join(spool, 'results')]) expect(problems(yaml(within(root))), root).toHaveLength(1);
+    // The link is the disk's doing, not the text's (a sandbox may plant one any time): the file loads.
+    for (const root of [path.join(base, 'share-link', 'spool', 'results'), path.join(base, 'share-link')]) {
+      expect(problems(yaml(within(root))), root).toEqual([]);
+      expect(disabledReason(yaml(within(root))), root).toMatch(new RegExp(`^line 6: operations\\[0\\]\\.args\\.p\\.within: ${root} leads to ${path.dirname(spool)}.*, which (contains|lies inside) the spool "default"`));
     }
     expect(problems(yaml(within(path.join(spool, 'results'))))[0]!.message).toBe(`${path.join(spool, 'results')} lies inside the spool "default" (${spool}), which the sandbox writes: it could swap what the program works on for a link to elsewhere. Declare shared_with_sandbox: true on the argument if that is intended`);
   });
@@ -151,9 +161,10 @@ describe('folders shared with a sandbox, and the other spools', () => {
     ]);
   });
 
-  it('refuses a root that holds a spool not created yet whose parent is reached through a link', () => {
+  it('disables an operation whose root holds a spool not created yet whose parent is reached through a link', () => {
     const later: AllowlistContext = { spools: [{ name: 'later', dir: path.join(base, 'share-link', 'later') }], home: ctx.home };
-    expect(problemsIn(yaml(within(path.join(base, 'share'))), later)).toEqual([{ line: 6, field: 'operations[0].args.p.within', message: expect.stringMatching(/contains the spool "later"/) }]);
+    expect(problemsIn(yaml(within(path.join(base, 'share'))), later)).toEqual([]);
+    expect(disabledReason(yaml(within(path.join(base, 'share'))), later)).toMatch(/^line 6: operations\[0\]\.args\.p\.within: .*share leads to .*share, which contains the spool "later"/);
   });
 });
 
