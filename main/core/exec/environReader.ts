@@ -59,13 +59,16 @@ function grepOnce(pids: number[], entry: string, deadlineMs: number): Promise<Gr
   const program = grepPath();
   if (program === null) return Promise.resolve({ has: [], unanswered: pids, stuck: false });
   // -c with -H: "<file>:<count>" for each file read, at once (--line-buffered); a file that cannot be
-  // read: "grep: <file>: <why>" on stderr, unbuffered. -z: NUL ends an entry, -x -F: the whole entry.
-  const args = ['-c', '-H', '--line-buffered', '-z', '-x', '-F', '-e', entry, '--', ...pids.map((p) => `/proc/${p}/environ`)];
+  // read: "grep: <file>: <why>" on stderr, unbuffered. -z: NUL ends an entry, -x -F: the whole entry,
+  // given on stdin (-f -): a command line is anyone's to read, and the marker is the run's.
+  const args = ['-c', '-H', '--line-buffered', '-z', '-x', '-F', '-f', '-', '--', ...pids.map((p) => `/proc/${p}/environ`)];
   return new Promise((resolve) => {
     const answered = new Set<number>();
     const has: number[] = [];
     let stuck = false;
-    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { LC_ALL: 'C' } });
+    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { LC_ALL: 'C' } });
+    child.stdin.on('error', () => {}); // EPIPE: it ended first (then it said nothing, and all are unread)
+    child.stdin.end(`${entry}\n`);
     const lines = (stream: NodeJS.ReadableStream, counts: boolean) => {
       let part = '';
       stream.setEncoding('latin1');

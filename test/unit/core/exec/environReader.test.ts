@@ -1,9 +1,12 @@
 // Reading environments in a grep child, with real processes: the entry is found exactly (not a longer
 // value, not a name that only ends like it); a gone process has nothing; and a process that keeps its
 // memory map busy (test/helpers/staller.ts) is said unread at the deadline, while the processes given
-// before and after it are still answered and this process's event loop never waits on it.
+// before and after it are still answered and this process's event loop never waits on it; the entry
+// looked for is not on grep's command line (anyone can read that).
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { procStat } from '../../../../main/core/exec/procfs';
 import { readEnvEntry } from '../../../../main/core/exec/environReader';
 import { stallerCommand } from '../../../helpers/staller';
 import { eventually } from '../../../helpers/host';
@@ -35,6 +38,19 @@ async function staller(): Promise<number> {
   return pid;
 }
 
+/** The running grep children of this process. */
+const grepsOfMine = () =>
+  readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n) && procStat(Number(n))?.ppid === process.pid && procStat(Number(n))?.running)
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'latin1').trim() === 'grep';
+      } catch {
+        return false; // ended meanwhile
+      }
+    });
+
 const canStall = process.platform === 'linux' ? stallerCommand() : { why: 'Linux only' };
 if (!('argv' in canStall)) console.warn(`environReader: the stalled read is not tried: ${canStall.why}`);
 
@@ -61,7 +77,12 @@ describe.runIf(process.platform === 'linux')('readEnvEntry', () => {
       ticks++;
     }, 10);
     const started = performance.now();
-    const r = await readEnvEntry([before, stuck, after], ENTRY, 500);
+    const reading = readEnvEntry([before, stuck, after], ENTRY, 500);
+    // The grep stuck on it shows its files on its command line, which anyone can read; not the entry.
+    const grep = await eventually('the grep', () => grepsOfMine()[0]);
+    expect(readFileSync(`/proc/${grep}/cmdline`, 'latin1').split('\0')).toContain(`/proc/${stuck}/environ`);
+    expect(readFileSync(`/proc/${grep}/cmdline`, 'latin1')).not.toContain('a'.repeat(32));
+    const r = await reading;
     const took = performance.now() - started;
     clearInterval(tick);
     expect(r).toEqual({ has: [before, after], unread: [stuck] });
