@@ -123,7 +123,8 @@ export class RunProcesses {
       if (!st?.running || !st.leader || st.started < this.since) continue;
       if (group && st.pgrp === this.pgid) members.push(pid);
       // A child of this process is another run's main process (or a grep of environReader.ts): this
-      // run's exited, or is in its group.
+      // run's exited, or is in its group. Only that main process could make one of its own a child of
+      // ours (clone's CLONE_PARENT); one that then left the group hides as one without the marker does.
       else if (this.entry !== null && st.ppid !== process.pid) toRead.push(pid);
     }
     if (toRead.length === 0) return { found: members, unread: [] };
