@@ -3,7 +3,8 @@
 // exit, a lost connection to vitest, or vitest's SIGTERM after a timeout or a Ctrl-C. Also: running a
 // snippet of the project's TypeScript in a child process of its own.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { groupMembers, hasEnvEntry, procStat } from '../../main/core/exec/procfs';
+import { readFileSync } from 'node:fs';
+import { groupMembers, procStat } from '../../main/core/exec/procfs';
 import { groupAlive } from '../../main/core/exec/processGroup';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,9 +34,14 @@ export function alive(pid: number): boolean {
 /** Whether a process group has a member still running (a zombie not yet reaped by its adopter is not). */
 export const groupRunning = groupAlive;
 
-/** Whether a process carries this test run's TMPDIR (test/setup/global.ts), as all it starts do. */
+/** Whether a process carries this test run's TMPDIR (test/setup/global.ts), as all it starts do. Reads
+ *  its environment here: never call it on a process that keeps its memory map busy (kill that one by pid). */
 function ofThisRun(pid: number): boolean {
-  return hasEnvEntry(pid, `TMPDIR=${process.env.TMPDIR}`);
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`TMPDIR=${process.env.TMPDIR}`);
+  } catch {
+    return false;
+  }
 }
 
 /** Cleanup: SIGKILL to a process group that still has running members (never throws). On Linux only

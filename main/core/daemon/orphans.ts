@@ -78,8 +78,11 @@ export class Orphan {
       o.timer.unref();
       return { orphan: o };
     }
-    // Its main process is gone, so its run is over: what it left is ended as a run's is.
-    if (rec.leaves || !HAS_PROC || (await rec.procs.find()).length === 0) return null;
+    // Its main process is gone, so its run is over: what it left is ended as a run's is (and one that
+    // may be its, unreadable in time, is looked at again there, and said).
+    if (rec.leaves || !HAS_PROC) return null;
+    const { found, unread } = await rec.procs.find();
+    if (found.length === 0 && unread.length === 0) return null;
     return { leftovers: endNow(rec.procs, w.killGraceMs) };
   }
 

@@ -5,15 +5,23 @@
 // Without /proc (macOS) only the process group can be reached; on Windows nothing is left to find once
 // the main process is gone (taskkill /T walks the tree from a living root).
 // Only processes started since the main process are looked at: anything of the run was forked after
-// it, and reading the environment of a process can wait on it (procfs.ts), so one that was running
-// before the run, whoever started it, is never read. Only their pids are tried, where the pid counter
-// says which they can be (pidWindow.ts): a search costs what the run forked, not what the machine runs.
+// it, and reading the environment of a process can wait on it, so one that was running before the run,
+// whoever started it, is never read. Only their pids are tried, where the pid counter says which they
+// can be (pidWindow.ts): a search costs what the run forked, not what the machine runs.
+// A process's environment is read in a child process with a deadline (environReader.ts): a process can
+// make that read wait as long as it likes, and here it would hold the event loop of the spawner (every
+// spool's runs) or the daemon. One whose environment could not be read in time may be the run's or
+// anyone's: it is never signalled (ending a program that is not the run's is the worse harm, and a run
+// can always leave a process behind by starting it without its marker), it is read again while the
+// rest of the run is being ended, and if it still cannot be, the run's log says so: never "nothing was
+// left". Its process group, found from /proc/<pid>/stat alone (which never waits), is ended as ever.
 // A restarted host finds a run again from what was recorded when it started (its pid, marker and
 // start time: daemon/orphans.ts).
 import type { RunPlan } from '../allowlist/plan';
 import { RUN_MARKER_VAR } from './baseEnv';
 import { groupAlive, signalGroup } from './processGroup';
-import { HAS_PROC, groupExists, hasEnvEntry, procHas, procPids, procStat, readPidCounter } from './procfs';
+import { readEnvEntry } from './environReader';
+import { HAS_PROC, groupExists, procHas, procPids, procStat, readPidCounter } from './procfs';
 import { inPidWindow, pidsOf, pidWindow, type PidCounter } from './pidWindow';
 
 /** Pids read between two turns of the event loop: a scan never holds the daemon up for long. */
@@ -25,6 +33,9 @@ const MIN_KILL_WAIT_MS = 1000;
 /** Up to how many pids are tried one by one (a few µs each when free) rather than listing /proc (some
  *  tens of µs for a hundred processes, and desktops run several hundred). */
 const PROBE_MOST = 64;
+/** How long a grep of environments is given (environReader.ts): some ms when nothing holds it up, and
+ *  a run's end waits this long for each process that does. */
+export const ENV_READ_DEADLINE_MS = 1000;
 /** How long one reading of the pid counter serves the runs that start: an older reading bounds their
  *  pids more loosely, never wrongly (pidWindow.ts). */
 const COUNTER_REUSE_MS = 1000;
@@ -50,6 +61,13 @@ export function pidSearchBefore(): PidSearch | null {
 }
 
 type Signal = 'SIGTERM' | 'SIGKILL';
+
+/** What a look found: the run's processes, and those that may be (their environment could not be read
+ *  in time: never signalled). */
+export interface Found {
+  found: number[];
+  unread: number[];
+}
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 const pause = () => new Promise<void>((r) => setTimeout(r, POLL_MS));
@@ -88,22 +106,30 @@ export class RunProcesses {
 
   /** Linux: the running members of the run's process group, and every running process with its
    *  marker; only among the processes started since the main process. */
-  async find(): Promise<number[]> {
-    const found: number[] = [];
+  async find(): Promise<Found> {
+    const none: Found = { found: [], unread: [] };
     const group = this.groupIsOurs();
     // Without a marker only the group is looked for: when it has no member at all (kill(-pgid, 0)
     // says ESRCH: not even a zombie), nothing is. With one, the scan finds the members anyway.
-    if (this.entry === null && !(group && groupExists(this.pgid))) return found;
+    if (this.entry === null && !(group && groupExists(this.pgid))) return none;
     const pids = this.candidates();
+    const members: number[] = [];
+    const toRead: number[] = [];
     for (let i = 0; i < pids.length; i++) {
       if (i > 0 && i % SCAN_SLICE === 0) await turn();
       const pid = pids[i]!;
       const st = procStat(pid);
       // A thread of an older process is forked since, but its environment is that process's.
       if (!st?.running || !st.leader || st.started < this.since) continue;
-      if ((group && st.pgrp === this.pgid) || (this.entry !== null && hasEnvEntry(pid, this.entry))) found.push(pid);
+      if (group && st.pgrp === this.pgid) members.push(pid);
+      // A child of this process is another run's main process (or a grep of environReader.ts): this
+      // run's exited, or is in its group. Only that main process could make one of its own a child of
+      // ours (clone's CLONE_PARENT); one that then left the group hides as one without the marker does.
+      else if (this.entry !== null && st.ppid !== process.pid) toRead.push(pid);
     }
-    return found;
+    if (toRead.length === 0) return { found: members, unread: [] };
+    const read = await readEnvEntry(toRead, this.entry!, ENV_READ_DEADLINE_MS);
+    return { found: [...members, ...read.has].sort((a, b) => a - b), unread: read.unread };
   }
 
   /** The pids to look at: those the pid counter allows (pidWindow.ts), or all. Both lists leave this
@@ -139,7 +165,7 @@ export class RunProcesses {
   async signal(sig: Signal): Promise<void> {
     signalGroup(this.pgid, sig);
     if (!HAS_PROC) return;
-    for (const pid of await this.find()) {
+    for (const pid of (await this.find()).found) {
       if (sig === 'SIGTERM' && this.termed.has(pid)) continue;
       if (procStat(pid)?.pgrp !== this.pgid) send(pid, sig);
       if (sig === 'SIGTERM') this.termed.add(pid);
@@ -149,38 +175,56 @@ export class RunProcesses {
   /**
    * Once the main process has exited: ends whatever of the run is left. TERM to each process found
    * (once) until `termUntil` (ms since the epoch), then KILL until nothing is found, for at most
-   * `killForMs` (or a second). Returns what the run's log says about it, or null when nothing was left.
+   * `killForMs` (or a second); one whose environment cannot be read is looked at again meanwhile.
+   * Returns what the run's log says about it, or null when nothing was left.
    */
   async end(termUntil: number, killForMs: number): Promise<string | null> {
     if (!HAS_PROC) return this.endGroup(termUntil, killForMs);
-    for (;;) {
-      const found = await this.find();
-      for (const pid of found) this.seen.add(pid);
-      if (found.length === 0) return this.note([]);
-      if (Date.now() >= termUntil) break;
-      for (const pid of found) {
+    // Each look acts on what it found before the time is checked again: a look can take a while (a
+    // process whose environment is slow to read), and what it found must still be signalled.
+    let f = await this.look();
+    while (Date.now() < termUntil) {
+      if (f.found.length === 0 && f.unread.length === 0) return this.note([], []);
+      for (const pid of f.found) {
         if (!this.termed.has(pid)) send(pid, 'SIGTERM');
         this.termed.add(pid);
       }
       await pause();
+      f = await this.look();
     }
     const killUntil = Date.now() + Math.max(killForMs, MIN_KILL_WAIT_MS);
     for (;;) {
-      const found = await this.find();
-      for (const pid of found) this.seen.add(pid);
-      if (found.length === 0 || Date.now() >= killUntil) return this.note(found);
+      if (f.found.length === 0 && f.unread.length === 0) return this.note([], []);
       // The group as a whole too: a member forked since the scan is in it.
-      if (found.some((pid) => procStat(pid)?.pgrp === this.pgid)) signalGroup(this.pgid, 'SIGKILL');
-      for (const pid of found) send(pid, 'SIGKILL');
+      if (f.found.some((pid) => procStat(pid)?.pgrp === this.pgid)) signalGroup(this.pgid, 'SIGKILL');
+      for (const pid of f.found) send(pid, 'SIGKILL');
       await pause();
+      f = await this.look();
+      if (Date.now() >= killUntil) return this.note(f.found, f.unread);
     }
   }
 
-  private note(survivors: number[]): string | null {
-    if (this.seen.size === 0) return null;
-    const n = this.seen.size - survivors.length;
-    const ended = `${n} process${n === 1 ? '' : 'es'} left behind by the run ${n === 1 ? 'was' : 'were'} ended`;
-    return survivors.length === 0 ? ended : `${ended}; ${survivors.length} could not be (pid ${survivors.join(', ')})`;
+  /** find(), keeping every process found. */
+  private async look(): Promise<Found> {
+    const f = await this.find();
+    for (const pid of f.found) this.seen.add(pid);
+    return f;
+  }
+
+  private note(survivors: number[], unread: number[]): string | null {
+    const parts: string[] = [];
+    if (this.seen.size > 0) {
+      const n = this.seen.size - survivors.length;
+      parts.push(`${n} process${n === 1 ? '' : 'es'} left behind by the run ${n === 1 ? 'was' : 'were'} ended`);
+      if (survivors.length > 0) parts.push(`${survivors.length} could not be (pid ${survivors.join(', ')})`);
+    }
+    if (unread.length > 0) {
+      const one = unread.length === 1;
+      parts.push(
+        `${unread.length} process${one ? '' : 'es'} started during the run could not be looked at in time (pid ${unread.join(', ')}: reading ${one ? 'its' : 'their'} environment waited over ${ENV_READ_DEADLINE_MS / 1000} s) and ${one ? 'was' : 'were'} left running: ${one ? 'it' : 'they'} may be the run's`,
+      );
+    }
+    return parts.length === 0 ? null : parts.join('; ');
   }
 
   /** Without /proc: the process group is all there is to reach, and its members cannot be counted. */

@@ -1,9 +1,10 @@
 // What Linux's /proc says about other processes: which exist, their state, process group and start
-// time, and whether one carries a given variable in its environment; and the pid counter (pidWindow.ts).
+// time; and the pid counter (pidWindow.ts). Never a process's environment (environReader.ts).
 // A process that is gone or not ours to read is simply not there. /proc/<pid>/stat is made from the
 // kernel's own bookkeeping and never waits on the process; /proc/<pid>/environ is read from its memory,
-// under its memory-map lock, which a process of the same user can keep held (a fault on a FUSE mapping,
-// say, with an mmap queued behind it): that read can wait as long as it does.
+// under its memory-map lock, which the process itself can keep held (a fault on a FUSE mapping,
+// or a huge MAP_POPULATE, with an mmap queued behind it): that read can wait as long as it does, so the
+// host makes it only in a child process (environReader.ts).
 import { closeSync, existsSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
 import type { PidCounter } from './pidWindow';
 
@@ -21,8 +22,7 @@ function readlinkOr(file: string): string | null {
   }
 }
 
-/** How much of a /proc file is read: far more than any environment (a program that pads its own to hide
- *  a variable past this could as well have removed it) or /proc/stat of a large machine. One buffer for
+/** How much of a /proc file is read: far more than /proc/stat of a large machine. One buffer for
  *  every read, all synchronous: readFileSync of a procfs file (size 0) would allocate 64 KiB a call. */
 const READ_CAP = 256 * 1024;
 const buf = Buffer.allocUnsafe(READ_CAP);
@@ -70,6 +70,8 @@ export interface ProcStat {
   /** The state letter (R, S, D, Z, X...). */
   state: string;
   running: boolean;
+  /** Its parent's pid (0 when its parent is outside this pid namespace). */
+  ppid: number;
   pgrp: number;
   started: number;
   /** A process, not one of its other threads: /proc/<tid> is there for every thread (though readdir
@@ -84,7 +86,7 @@ export function procStat(pid: number): ProcStat | null {
   // "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const state = fields[0]!;
-  return { state, running: state !== 'Z' && state !== 'X', pgrp: Number(fields[2]), started: Number(fields[19]), leader: fields[35] !== '-1' };
+  return { state, running: state !== 'Z' && state !== 'X', ppid: Number(fields[1]), pgrp: Number(fields[2]), started: Number(fields[19]), leader: fields[35] !== '-1' };
 }
 
 /** Whether process group `pgid` has any member, zombies included (EPERM: one that is not ours). */
@@ -134,16 +136,4 @@ export function readPidCounter(): PidCounter | null {
   const last = Number(fields[4]);
   if (forks === null || ![pidMax, tasks, last].every(Number.isInteger)) return null;
   return { last, tasks, forks, pidMax };
-}
-
-/** Whether the environment of `pid` holds the entry `NAME=value` exactly. Can wait on `pid` (see the
- *  top of this file): read only the environment of processes that must be looked at. */
-export function hasEnvEntry(pid: number, entry: string): boolean {
-  const len = readProc(`/proc/${pid}/environ`);
-  if (len < 0) return false;
-  // Entries are NUL-terminated: the entry must start the block or follow a NUL, and end with one.
-  const env = buf.subarray(0, len);
-  const needle = Buffer.from(`${entry}\0`, 'latin1');
-  for (let at = env.indexOf(needle); at !== -1; at = env.indexOf(needle, at + 1)) if (at === 0 || env[at - 1] === 0) return true;
-  return false;
 }

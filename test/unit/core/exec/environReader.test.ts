@@ -1,0 +1,95 @@
+// Reading environments in a grep child, with real processes: the entry is found exactly (not a longer
+// value, not a name that only ends like it); a gone process has nothing; and a process that keeps its
+// memory map busy (test/helpers/staller.ts) is said unread at the deadline, while the processes given
+// before and after it are still answered and this process's event loop never waits on it; the entry
+// looked for is not on grep's command line (anyone can read that).
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { procStat } from '../../../../main/core/exec/procfs';
+import { readEnvEntry } from '../../../../main/core/exec/environReader';
+import { stallerCommand } from '../../../helpers/staller';
+import { eventually } from '../../../helpers/host';
+import { stopGroups, track, trackGroup } from '../../../helpers/processes';
+
+const ENTRY = `DUMBWAITER_RUN_MARKER=${'a'.repeat(32)}`;
+const stalling: number[] = [];
+
+afterEach(() => {
+  // Killed by pid: the net's check of a process (test/helpers/processes.ts) would read its environment.
+  for (const pid of stalling.splice(0)) process.kill(pid, 'SIGKILL');
+  stopGroups();
+});
+
+/** A sleeping process with these variables. */
+function sleeper(env: Record<string, string>): number {
+  const child = track(spawn('/bin/sh', ['-c', 'exec sleep 300'], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH!, ...env } }));
+  return trackGroup(child.pid!);
+}
+
+async function staller(): Promise<number> {
+  const cmd = stallerCommand();
+  if (!('argv' in cmd)) throw new Error(cmd.why);
+  const child = track(spawn(cmd.argv[0]!, cmd.argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: process.env.PATH!, DUMBWAITER_RUN_MARKER: 'a'.repeat(32) } }));
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  const pid = await eventually('the staller to start', () => (out.includes('\n') ? Number(out) : undefined));
+  stalling.push(pid);
+  return pid;
+}
+
+/** The running grep children of this process. */
+const grepsOfMine = () =>
+  readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n) && procStat(Number(n))?.ppid === process.pid && procStat(Number(n))?.running)
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'latin1').trim() === 'grep';
+      } catch {
+        return false; // ended meanwhile
+      }
+    });
+
+const canStall = process.platform === 'linux' ? stallerCommand() : { why: 'Linux only' };
+if (!('argv' in canStall)) console.warn(`environReader: the stalled read is not tried: ${canStall.why}`);
+
+describe.runIf(process.platform === 'linux')('readEnvEntry', () => {
+  it('finds the entry exactly, and nothing in a gone process', async () => {
+    const marked = sleeper({ DUMBWAITER_RUN_MARKER: 'a'.repeat(32) });
+    const longer = sleeper({ DUMBWAITER_RUN_MARKER: 'a'.repeat(33) });
+    const suffix = sleeper({ X_DUMBWAITER_RUN_MARKER: 'a'.repeat(32) });
+    const gone = 2 ** 22 + 1; // above any pid_max
+    expect(await readEnvEntry([marked, longer, suffix, gone], ENTRY, 5000)).toEqual({ has: [marked], unread: [] });
+  });
+
+  it.runIf('argv' in canStall)('says a process that holds its memory map busy unread at the deadline, answers the others, and never holds the event loop', async () => {
+    const before = sleeper({ DUMBWAITER_RUN_MARKER: 'a'.repeat(32) });
+    const stuck = await staller();
+    const after = sleeper({ DUMBWAITER_RUN_MARKER: 'a'.repeat(32) });
+    let ticks = 0;
+    let widest = 0;
+    let last = performance.now();
+    const tick = setInterval(() => {
+      const now = performance.now();
+      widest = Math.max(widest, now - last);
+      last = now;
+      ticks++;
+    }, 10);
+    const started = performance.now();
+    const reading = readEnvEntry([before, stuck, after], ENTRY, 500);
+    // The grep stuck on it shows its files on its command line, which anyone can read; not the entry.
+    const grep = await eventually('the grep', () => grepsOfMine()[0]);
+    expect(readFileSync(`/proc/${grep}/cmdline`, 'latin1').split('\0')).toContain(`/proc/${stuck}/environ`);
+    expect(readFileSync(`/proc/${grep}/cmdline`, 'latin1')).not.toContain('a'.repeat(32));
+    const r = await reading;
+    const took = performance.now() - started;
+    clearInterval(tick);
+    expect(r).toEqual({ has: [before, after], unread: [stuck] });
+    // Two greps: one killed at its deadline, then one for `after`. A read of its environment here
+    // would have waited seconds at a time.
+    expect(took).toBeLessThan(500 * 2 + 3000);
+    expect(ticks).toBeGreaterThan(0);
+    expect(widest).toBeLessThan(500);
+  });
+});
