@@ -10,7 +10,7 @@ export function RunFacts({ run }: { run: HostRunView }) {
   const env = Object.entries(run.env);
   const limits = [
     run.timeout_s !== null ? `runs at most ${formatSpan(run.timeout_s)}` : null,
-    run.max_output_bytes !== null ? `keeps at most ${run.max_output_bytes.toLocaleString('en')} bytes of stdout and of stderr` : null,
+    run.max_output_bytes !== null ? `logs at most ${run.max_output_bytes.toLocaleString('en')} bytes of output` : null,
   ].filter((x) => x !== null);
   return (
     <dl className="facts run-facts">

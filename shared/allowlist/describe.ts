@@ -126,7 +126,7 @@ export function describeRun(run: RunValues): string {
     `in folder: ${quoted(run.cwd)}`,
     fieldLine({ field: 'environment (added to the host\'s own)', text: envText(run.env) }, ''),
     `timeout: ${run.timeout_s === null ? 'none' : `${run.timeout_s} s`}`,
-    `output kept: ${run.max_output_bytes === null ? 'no limit' : `${run.max_output_bytes} bytes`} of stdout and of stderr`,
+    `output logged: ${run.max_output_bytes === null ? 'no limit' : `at most ${run.max_output_bytes} bytes`} (stdout and stderr together)`,
     `processes it starts: ${run.leaves_processes ? 'may outlive it (leaves_processes)' : 'ended when it exits'}`,
   ].join('\n');
 }

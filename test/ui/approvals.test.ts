@@ -681,7 +681,7 @@ describe('seen before approved', () => {
       // All of it is in the card: each argv element apart, the environment by name and value, the limits.
       expect(await body().getByLabel('Command that runs').locator('code').allTextContents()).toEqual(['/bin/echo', ...argv]);
       expect(await body().getByRole('list', { name: 'Environment added' }).getByRole('listitem').allTextContents()).toEqual([`GIT_SSH_COMMAND=sh -c 'id > /tmp/dw-owned'`, 'LC_ALL=C']);
-      expect(await body().textContent()).toContain('runs at most 10 s · keeps at most 65,536 bytes of stdout and of stderr');
+      expect(await body().textContent()).toContain('runs at most 10 s · logs at most 65,536 bytes of output');
       // Jumping to the end skips what is in between.
       await jumpToEnd();
       await pastArming();

@@ -587,7 +587,7 @@ describe('a compromised page', () => {
       expect(q.detail).toContain(`environment (added to the host's own): GIT_SSH_COMMAND="sh -c 'touch ${marker}' --"`);
       expect(q.detail).toContain('program: "git"\nargument 1: "ls-remote"\nargument 2: "git@example.com:x.git"');
       expect(q.detail).toMatch(/\nin folder: "\/[^"]+"\n/);
-      expect(q.detail).toContain('output kept: 4096 bytes of stdout and of stderr');
+      expect(q.detail).toContain('output logged: at most 4096 bytes (stdout and stderr together)');
     }
     expect(run.detail).toContain('timeout: 20 s');
     expect(check.detail).toContain('argument 3: "refs/tags/dry-run"');

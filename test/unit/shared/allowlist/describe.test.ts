@@ -168,7 +168,7 @@ describe('describeRun', () => {
       'in folder: "/home/me/p"',
       "environment (added to the host's own): GIT_SSH_COMMAND=\"sh -c id\"",
       'timeout: 30 s',
-      'output kept: 4096 bytes of stdout and of stderr',
+      'output logged: at most 4096 bytes (stdout and stderr together)',
       'processes it starts: may outlive it (leaves_processes)',
     ]);
   });
