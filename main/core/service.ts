@@ -38,8 +38,8 @@ import { Reconciler } from './daemon/reconciler';
 import { scopedLogger } from './log';
 import { disabledOf, opVisibleTo, type Allowlist } from './allowlist/types';
 import { writeJsonAtomic } from './fs/atomicWrite';
-import type { SpoolInfo } from '../../shared/ipc/views';
-import type { ApprovalInfo, CatalogDoc, InboxMessage, KeyFile, ReconcileAttempt, RequestState } from '../../shared/protocol/types';
+import type { PendingApprovalView, SpoolInfo } from '../../shared/ipc/views';
+import type { CatalogDoc, InboxMessage, KeyFile, ReconcileAttempt, RequestState } from '../../shared/protocol/types';
 import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { attemptEnd } from '../../shared/protocol/reconcileText';
 import { writeFileAtomic } from './fs/atomicWrite';
@@ -76,34 +76,8 @@ export interface StatusReport {
   spend: CeilingReport[];
 }
 
-export interface PendingApproval {
-  id: string;
-  op: string;
-  key_id: string;
-  spool: string;
-  waiting_since: string;
-  /** The request's own expiry: for a plan, until when its steps may be used once approved. */
-  expires_at: string | null;
-  approval: ApprovalInfo;
-  /** The request's arguments as the agent gave them (a grant's rules are per argument); {} for a plan. */
-  args: Record<string, unknown>;
-  /**
-   * What else decides the run, which the wire's `approval` leaves out because the sandbox reads it
-   * (environment values may be secrets): host-side only, for the card and the questions. For a plan,
-   * `run` is null and `steps` has one entry per step, in order.
-   */
-  run: HostRunView | null;
-  steps: HostRunView[] | null;
-}
-
-/** The host-side half of what a card shows about one run. */
-export interface HostRunView {
-  env: Record<string, string>;
-  /** null for a plan's step: the step's own request is checked against its operation when it comes. */
-  timeout_s: number | null;
-  max_output_bytes: number | null;
-  leaves_processes: boolean;
-}
+/** A request waiting for a person, as every face shows it (the IPC view is the one definition). */
+export type PendingApproval = PendingApprovalView;
 
 /** The host-side fields of a waiting request's card, from its recorded plan (or a plan's kept steps). */
 function hostRunsOf(r: RequestRow): Pick<PendingApproval, 'run' | 'steps'> {
