@@ -42,7 +42,9 @@ describe('keepHeapSmall', () => {
   it('keeps the young generation at its size through a burst that grows it otherwise', () => {
     const grown = aroundBurst('');
     expect(grown.youngAfter).toBeGreaterThan(grown.youngBefore * 2);
-    expect(kept.youngAfter).toBe(kept.youngBefore);
+    // Never larger; it may be smaller, when loading the test's own modules had grown it before the call
+    // and V8 shrank it back to the size kept (the fresh-clone run saw 4 MiB before, 2 after).
+    expect(kept.youngAfter).toBeLessThanOrEqual(kept.youngBefore);
   });
 
   it('keeps the old generation near what lives through a burst that grows it to several times that otherwise', () => {
