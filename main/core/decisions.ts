@@ -5,17 +5,13 @@
 import type { AuditLog } from './ledger/audit';
 import type { Grant, Grants } from './ledger/grants';
 import type { Lifecycle } from './lifecycle';
-import { approvalOf, type RequestRow, type Requests } from './ledger/requests';
+import { approvalOf, planOf, type RequestRow, type Requests } from './ledger/requests';
 import { UserError } from './errors';
 import { formatDuration } from './duration';
 import { isFinalState, type RequestState } from '../../shared/protocol/types';
 import { PLAN_OP, keptSteps } from './policy/plans';
 import { samePlan } from './policy/gate';
 import { covers, grantRules, rulesInBrief, type ArgRules, type Widen } from './policy/grantRules';
-import type { RunPlan } from './allowlist/plan';
-
-/** The run a waiting request's card shows: the plan recorded with it. */
-const shownPlan = (row: RequestRow): RunPlan | null => (row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null);
 
 const planNotForAWhile = (id: string) =>
   new UserError(`${id} is a plan: it is approved once, as a whole, and its expiry says how long its steps may be used (no --for)`);
@@ -65,7 +61,7 @@ export class Decisions {
 
   private rulesFor(row: RequestRow, widen: Widen | undefined): ArgRules {
     if (row.op === PLAN_OP) throw planNotForAWhile(row.id);
-    const args = shownPlan(row)?.args;
+    const args = planOf(row)?.args;
     if (!args) throw new UserError(`${row.id} was recorded before grants named their arguments: approve it once, without a time box`);
     return grantRules(args, widen);
   }
@@ -97,11 +93,11 @@ export class Decisions {
       message: `${by} approved ${row.op} for key ${row.key_id} for ${formatDuration(forSeconds)}, arguments ${rulesInBrief(rules)} (grant ${grant.id}, until ${grant.expires_at})`,
       details: { grant: grant.id, args: rules },
     });
-    const shown = shownPlan(row);
+    const shown = planOf(row);
     const alsoApproved: RequestRow[] = [];
     for (const other of this.requests.inState('awaiting_approval')) {
       if (other.key_id !== row.key_id || other.op !== row.op || approvalOf(other)?.ceiling) continue;
-      const plan = shownPlan(other);
+      const plan = planOf(other);
       if (!plan?.args || !samePlan(shown, plan) || !covers(rules, plan.args)) continue;
       const next = this.approveRow(other, `grant ${grant.id}`, ` (time-boxed approval by ${by})`);
       if (next) {

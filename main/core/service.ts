@@ -9,7 +9,7 @@ import { visible } from '../../shared/text/visible';
 import { UserError } from './errors';
 import { openLedger, type Db } from './ledger/db';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
-import { Requests, approvalOf, reconcileOf, type RequestRow } from './ledger/requests';
+import { Requests, approvalOf, planOf, reconcileOf, type RequestRow } from './ledger/requests';
 import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
 import { readSettings, writeSettings, withCeilingsMoved, withSetting, type Settings, type SpoolEntry } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
@@ -44,7 +44,6 @@ import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { attemptEnd } from '../../shared/protocol/reconcileText';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
-import type { RunPlan } from './allowlist/plan';
 import { keptSteps } from './policy/plans';
 import { wakeDaemon } from './wake';
 import { reserveProblem } from './ledger/room';
@@ -83,7 +82,7 @@ export type PendingApproval = PendingApprovalView;
 function hostRunsOf(r: RequestRow): Pick<PendingApproval, 'run' | 'steps'> {
   const steps = keptSteps(r);
   if (steps) return { run: null, steps: steps.map((s) => ({ env: s.env, timeout_s: null, max_output_bytes: null, leaves_processes: s.leaves_processes })) };
-  const p = r.plan_json ? (JSON.parse(r.plan_json) as RunPlan) : null;
+  const p = planOf(r);
   return { run: p && { env: p.env, timeout_s: p.timeout_s, max_output_bytes: p.max_output_bytes, leaves_processes: p.leaves_processes === true }, steps: null };
 }
 

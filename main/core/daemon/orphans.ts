@@ -4,7 +4,7 @@
 // As for a run of the host itself, once its main process has exited what it left behind is ended
 // (unless its operation leaves processes running on purpose): it holds no slot past its run.
 import type { RunPlan } from '../allowlist/plan';
-import type { RequestRow } from '../ledger/requests';
+import { planOf, type RequestRow } from '../ledger/requests';
 import type { Logger } from '../log';
 import { runProcessesOf, type RunProcesses } from '../exec/leftovers';
 import { HAS_PROC } from '../exec/procfs';
@@ -39,7 +39,7 @@ function recorded(row: RequestRow, log: Logger): Recorded | null {
   // Windows gives pids out again at once, and has no start time to tell one from another: a pid
   // found running there may be anyone's, and a cancel would end that program's tree.
   if (process.platform === 'win32') return null;
-  const plan: Partial<RunPlan> = row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : {};
+  const plan: Partial<RunPlan> = planOf(row) ?? {};
   const leaves = plan.leaves_processes === true;
   // On Linux the start time tells the run's process from whoever holds its pid now (after a reboot,
   // anyone), and the marker finds what it left: a row recorded without them (by an earlier version)

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { commitSoon, type Db } from '../ledger/db';
 import type { AuditLog } from '../ledger/audit';
-import { approvalOf, type RequestRow, type Requests } from '../ledger/requests';
+import { approvalOf, planOf, type RequestRow, type Requests } from '../ledger/requests';
 import { claimBeforeStart } from '../policy/plans';
 import type { KeyStore } from '../keys/keyStore';
 import type { Grants } from '../ledger/grants';
@@ -220,7 +220,7 @@ export class Runner {
       args: JSON.parse(row.args_json) as Record<string, unknown>,
       limits: row.limits_json ? (JSON.parse(row.limits_json) as RequestLimits) : null,
       intent: row.intent,
-      approved: approved ? { plan: row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null, ceilingOverride: row.ceiling_override === 1 } : null,
+      approved: approved ? { plan: planOf(row), ceilingOverride: row.ceiling_override === 1 } : null,
     });
     if (g.kind === 'refuse') return void lifecycle.refuse(row, 'rejected', g.code, `${g.message} (checked again before starting)`);
     if (g.kind === 'ask') {

@@ -4,7 +4,7 @@ import type { PlanView, RequestView, StatusView } from '../../../shared/ipc/view
 import type { RunPlan } from '../allowlist/plan';
 import { DRY_RUN_REQUEST_ID, previewReconcile, type DryRunResult } from '../allowlist/tryOut';
 import { keyFileOf } from '../keys/keyStore';
-import { approvalOf, reconcileOf } from '../ledger/requests';
+import { approvalOf, planOf, reconcileOf } from '../ledger/requests';
 import { planDocOf } from '../policy/plans';
 import type { HostService } from '../service';
 import { LOOSENS, loosenedCeilings, loosens, withSetting, type Settings } from '../settings';
@@ -221,6 +221,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     'requests.get': ({ id }) => {
       const r = svc.request(id);
       if (!r) return null;
+      const plan = planOf(r);
       const view: RequestView = {
         id: r.id,
         key_id: r.key_id,
@@ -241,7 +242,7 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         stderr: r.stderr,
         approval: approvalOf(r),
         decided_by: r.decided_by,
-        plan: r.plan_json ? (({ argv, cwd }: RunPlan) => ({ argv, cwd }))(JSON.parse(r.plan_json) as RunPlan) : null,
+        plan: plan && { argv: plan.argv, cwd: plan.cwd },
         orphaned: r.orphaned === 1 && r.state === 'running',
         resolved_by: r.resolved_by === 'human' || r.resolved_by === 'reconcile' ? r.resolved_by : null,
         reconcile: reconcileOf(r),

@@ -107,6 +107,11 @@ export function approvalOf(row: RequestRow): ApprovalInfo | null {
   return row.approval_json ? (JSON.parse(row.approval_json) as ApprovalInfo) : null;
 }
 
+/** The run recorded on `row` (what was approved, or what runs), if any. */
+export function planOf(row: RequestRow): RunPlan | null {
+  return row.plan_json ? (JSON.parse(row.plan_json) as RunPlan) : null;
+}
+
 /** The last reconcile attempt recorded on `row`, if any. */
 export function reconcileOf(row: RequestRow): ReconcileAttempt | null {
   return row.reconcile_json ? (JSON.parse(row.reconcile_json) as ReconcileAttempt) : null;
