@@ -612,6 +612,22 @@ def host_down(spool):
     return HostDown("the host is not running (since %s, per host.json)" % time.strftime(fmt, time.localtime(t)), ran=True)
 
 
+def host_held(spool):
+    """While the host runs but takes no new requests (no room for its ledger, say): dw.cjs's words for it
+    (shared/client/hostState.ts), the reason escaped (anyone can write host.json); else None."""
+    if host_down(spool):
+        return None
+    doc = spool.host() or {}
+    held = doc.get("held")
+    if not isinstance(held, str):
+        return None
+    version = doc.get("app_version")
+    running = "the host is running (%sper host.json)" % ("Dumbwaiter %s, " % host_word(version) if isinstance(version, str) else "")
+    if doc.get("paused") is True:
+        running += ", paused: requests are checked but nothing starts until it is resumed"
+    return "%s, but takes no new requests: %s" % (running, _plain(held[:300]))
+
+
 def host_word(value):
     """host.json's app_version or host_id fit to show ("?" when not a plain word): anyone can write it."""
     return value if isinstance(value, str) and HOST_WORD_RE.fullmatch(value) else "?"
@@ -1412,6 +1428,7 @@ class Waiter(object):
         self.last = {"id": rid, "state": "unknown"}
         self.last_state = "unknown"
         self.down = None  # why the host is not running, as last seen
+        self.held = None  # why the running host takes no new requests, as last seen
 
     def run(self):
         """The settled status, or None when the timeout passed first."""
@@ -1452,6 +1469,10 @@ class Waiter(object):
             elif self.down:
                 warn("the host is running again (per host.json)")
         self.down = down
+        held = host_held(self.spool) if state == "unclaimed" else self.held
+        if self.notes and held and held != self.held:
+            warn(held)
+        self.held = held
         if self.notes and not down and state in ("unclaimed", "queued") and "paused" not in said and (self.spool.host() or {}).get("paused"):
             said.add("paused")
             warn("the host is paused: %s will start when it resumes" % self.rid)
@@ -1730,6 +1751,9 @@ def cmd_submit(o):
     down = host_down(spool)
     if down:
         warn("%s; %s" % (down, _until_back(rid, "unclaimed", down)))
+    held = host_held(spool)
+    if held:
+        warn(held)
     return EXIT_OK
 
 
@@ -1769,6 +1793,8 @@ def _timeout_message(rid, waiter, timeout):
     if waiter.down and state in ("unclaimed", "unknown", "queued"):
         return "%s is still %s after %s s: %s; %s; check again with: dw wait %s" % (
             rid, state, _js_number(timeout), waiter.down, _until_back(rid, state, waiter.down), rid)
+    if waiter.held and state == "unclaimed":
+        return "%s is still %s after %s s: %s; check again with: dw wait %s" % (rid, state, _js_number(timeout), waiter.held, rid)
     return "%s is still %s after %s s; check again with: dw wait %s" % (rid, state, _js_number(timeout), rid)
 
 
@@ -2189,6 +2215,9 @@ def cmd_doctor(o):
         line(True, "host running", "host %s (dumbwaiter %s) beat %s ago%s" % (
             host_word(host_doc.get("host_id")), host_word(host_doc.get("app_version")), _dur(max(age, 0)),
             "; PAUSED: requests wait until it resumes" if host_doc.get("paused") else ""))
+        held = host_held(spool)
+        if held:
+            line(False, "host takes requests", held)
     elif answered:
         line(True, "host running", "it answered a signed ping, although host.json says %s: host.json is stale or not the host's" % down)
     else:

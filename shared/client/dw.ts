@@ -249,7 +249,7 @@ function report(c: SpoolClient, s: Status, withOutput: boolean): void {
   if (plan) process.stdout.write([planHead(s), ...planBody(s)].map((l) => `${l}\n`).join(''));
   if (!isResult(s) || !isSettled(s)) {
     const host = c.hostState();
-    const why = host.running ? '' : `: ${hostDownText(host, s)}`;
+    const why = host.running && !(host.held && s.state === 'unclaimed') ? '' : `: ${hostDownText(host, s)}`;
     process.stderr.write(`${s.id} is still ${s.state}${why}; check again with: dw wait ${s.id}\n`);
     if (isResult(s)) for (const line of runNotes(s)) notice(line);
     return;
@@ -300,7 +300,7 @@ async function main(argv: string[]): Promise<number> {
       const id = submitFrom(c, rest, v);
       process.stdout.write(id + '\n');
       const host = c.hostState();
-      if (!host.running) notice(hostDownText(host, { id, state: 'unclaimed' }));
+      if (!host.running || host.held) notice(hostDownText(host, { id, state: 'unclaimed' }));
       return EXIT.ok;
     }
     case 'status': {
@@ -428,7 +428,7 @@ async function doctor(v: Values): Promise<number> {
   const s = await c.wait(id, { timeoutMs: waitS * 1000 });
   // An unanswered ping is taken back, so that a host that comes back later does not find it.
   if (s.state === 'unclaimed') c.withdraw(id);
-  if (host.running || !isResult(s)) line(host.running, host.text);
+  if (host.running || !isResult(s)) line(host.running && !host.held, host.text);
   else line(true, `the host is running: it answered the ping, signed for this key (host.json says otherwise: ${host.text})`);
   // Only the host can fix its mount: a degraded one (no file events, say) still works, more slowly.
   if (host.probe) line(host.probe.verdict !== 'unusable', `mount, as the host probed it: ${host.probe.verdict}: ${visible(host.probe.summary)}`);

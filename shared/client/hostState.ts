@@ -5,6 +5,7 @@ import path from 'node:path';
 import { readSpoolFile } from './spoolFiles';
 import { MAX_HOST_JSON_BYTES, type HostStatusDoc } from '../protocol/types';
 import { PROBE_VERDICTS, type ProbeVerdict } from '../protocol/probe';
+import { visible } from '../text/visible';
 
 export const HEARTBEAT_STALE_MS = 20_000;
 /** A heartbeat further ahead than this is no heartbeat: else a forged one would say "running" for ever. */
@@ -17,6 +18,8 @@ export interface HostState {
   /** The last heartbeat (ISO time) of a host that is not running; null if it never ran. */
   since: string | null;
   paused: boolean;
+  /** Why a running host takes no new requests now (no room for its ledger, say), escaped; else null. */
+  held: string | null;
   version: string | null;
   /** One line saying all of the above, for a human or an agent. */
   text: string;
@@ -43,11 +46,14 @@ export function localTime(iso: string, now = new Date()): string {
 }
 
 export function hostStateOf(doc: Partial<HostStatusDoc> | null, nowMs = Date.now()): HostState {
-  if (doc === null) return { running: false, since: null, paused: false, version: null, text: 'the host has never run on this spool (no host.json)', probe: null };
-  return { ...stateOf(doc, nowMs), probe: probeOf(doc) };
+  if (doc === null) return { running: false, since: null, paused: false, held: null, version: null, text: 'the host has never run on this spool (no host.json)', probe: null };
+  const state = stateOf(doc, nowMs);
+  // Anyone can write host.json: the reason is shown escaped and bounded, and only a running host holds.
+  const held = state.running && typeof doc.held === 'string' ? visible(doc.held.slice(0, 300)) : null;
+  return { ...state, held, text: held ? `${state.text}, but takes no new requests: ${held}` : state.text, probe: probeOf(doc) };
 }
 
-function stateOf(doc: Partial<HostStatusDoc>, nowMs: number): Omit<HostState, 'probe'> {
+function stateOf(doc: Partial<HostStatusDoc>, nowMs: number): Omit<HostState, 'probe' | 'held'> {
   const version = typeof doc.app_version === 'string' ? (VERSION.test(doc.app_version) ? doc.app_version : '?') : null;
   const paused = doc.paused === true;
   const beat = typeof doc.heartbeat_at === 'string' ? Date.parse(doc.heartbeat_at) : NaN;
@@ -61,6 +67,11 @@ function stateOf(doc: Partial<HostStatusDoc>, nowMs: number): Omit<HostState, 'p
   }
   const text = `the host is running (${version ? `Dumbwaiter ${version}, ` : ''}per host.json)${paused ? ', paused: requests are checked but nothing starts until it is resumed' : ''}`;
   return { running: true, since: null, paused, version, text };
+}
+
+/** Whether requests start as they come: the host runs, is not paused and holds nothing back. */
+export function startsRequests(host: HostState): boolean {
+  return host.running && !host.paused && host.held === null;
 }
 
 export function readHostState(spool: string): HostState {

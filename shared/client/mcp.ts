@@ -19,6 +19,7 @@ import { checkArgs, ArgError } from './typedArgs';
 import { DEFAULT_PLAN_EXPIRES_S, PlanError, checkPlanSteps, planStepsOf } from './plans';
 import { MAX_PLAN_LIFETIME_S, MAX_PLAN_STEPS, PLAN_OP } from '../protocol/plan';
 import { runNotes } from './runNotes';
+import { startsRequests } from './hostState';
 import { utcText, waitingText } from './approvalWait';
 import { APP_VERSION } from './version';
 import { DEFAULT_WAIT_S } from './limits';
@@ -176,7 +177,7 @@ function resultOf(s: Status, client: SpoolClient): CallToolResult {
       state: s.state,
       note: `${describe(s)}; not finished yet: call dumbwaiter_wait or dumbwaiter_status with id "${s.id}"`,
       ...afterRestart(s),
-      ...(host.running && !host.paused ? {} : { host: host.text }),
+      ...(startsRequests(host) ? {} : { host: host.text }),
     });
   }
   return text(
@@ -217,7 +218,7 @@ function planResultOf(s: ResultDoc, client: SpoolClient): CallToolResult {
       steps: planStepsOf(s) ?? [],
       error: s.error,
       note,
-      ...(settled || (host.running && !host.paused) ? {} : { host: host.text }),
+      ...(settled || startsRequests(host) ? {} : { host: host.text }),
     },
     settled && s.state !== 'succeeded',
   );
@@ -301,14 +302,14 @@ class Progress {
     }
   }
 
-  /** Says when the host is not running (or paused), and when that changes. */
+  /** Says when the host is not running (or paused, or holding new requests), and when that changes. */
   private checkHost(answered = false): void {
     const host = this.client.hostState();
-    const now = `${host.running || answered}:${host.paused}`;
+    const now = `${host.running || answered}:${host.paused}:${host.held}`;
     if (now === this.host) return;
     const wasKnown = this.host !== null;
     this.host = now;
-    if ((!host.running && !answered) || host.paused) this.say(host.text);
+    if ((!host.running && !answered) || host.paused || host.held) this.say(host.text);
     else if (wasKnown) this.say(`the host is running again${this.last ? `; ${describe(this.last)}` : ''}`);
   }
 

@@ -413,6 +413,7 @@ export class SpoolClient {
     let last = '';
     let graceFrom: number | null = null;
     let hostRunning: boolean | null = null;
+    let held: string | null = null;
     for (;;) {
       const { s, moreMayCome } = this.look(id);
       const busy = step?.(s) ?? false;
@@ -432,6 +433,10 @@ export class SpoolClient {
       if (host.running !== hostRunning) {
         if (hostRunning !== null || !host.running) this.onNotice(host.running ? 'the host is running again (per host.json)' : hostDownText(host, s));
         hostRunning = host.running;
+      }
+      if (host.held !== held && s.state === 'unclaimed') {
+        if (host.held) this.onNotice(hostDownText(host, s));
+        held = host.held;
       }
       await sleep(busy ? 0 : Math.min(delay, Math.max(0, end - Date.now())), opts.signal);
       if (!busy) delay = Math.min(delay * 1.5, maxDelayMs);
@@ -522,8 +527,8 @@ export function logCheckNote(check: LogCheck['check'], id: string, shown: 'strea
   }
 }
 
-/** What to say while the host is down: where the request is. */
+/** What to say while the host is down, or holds new requests back: where the request is. */
 export function hostDownText(host: HostState, s: Status): string {
-  if (s.state !== 'unclaimed') return host.text;
+  if (s.state !== 'unclaimed' || host.held) return host.text;
   return `${host.text}; the request waits in queue/ until it ${host.since ? 'is back' : 'runs'}`;
 }

@@ -152,6 +152,20 @@ describe.skipIf(!canMount)('a full disk shared by the home and the spool', () =>
     }, 12_000);
     expect(held.held).toContain('new requests wait in queue/');
     expect(host.exists('queue/during.json')).toBe(true);
+    // Both clients tell the agent why its request is not taken, though the host runs.
+    const keyPath = path.join(os.tmpdir(), `dw-full-key-${process.pid}.json`);
+    writeFileSync(keyPath, JSON.stringify(key));
+    try {
+      const clients = [['node', path.join(host.spool, 'bin', 'dw.cjs')], ['python3', path.join(host.spool, 'bin', 'dw.py')]];
+      for (const [i, [exe, client]] of clients.entries()) {
+        const r = spawnSync(exe!, [client!, 'submit', 'talk', '--id', `told-${i}`, '--spool', host.spool, '--key-file', keyPath], { encoding: 'utf8' });
+        expect(r.status, r.stderr).toBe(0);
+        expect(r.stderr).toContain('the host is running');
+        expect(r.stderr).toContain('but takes no new requests: the home');
+      }
+    } finally {
+      rmSync(keyPath, { force: true });
+    }
 
     rmSync(filler);
     expect((await host.waitResult('during')).stdout).toBe('said during\n');

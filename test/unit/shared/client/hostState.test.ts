@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { hostStateOf, localTime, readHostState, HEARTBEAT_FUTURE_MS, HEARTBEAT_STALE_MS } from '../../../../shared/client/hostState';
+import { hostStateOf, localTime, readHostState, startsRequests, HEARTBEAT_FUTURE_MS, HEARTBEAT_STALE_MS } from '../../../../shared/client/hostState';
 import { MAX_HOST_JSON_BYTES } from '../../../../shared/protocol/types';
 
 const now = Date.parse('2026-12-01T12:00:00.000Z');
@@ -13,6 +13,18 @@ describe('hostStateOf', () => {
   it('a host with a fresh heartbeat runs; paused says so', () => {
     expect(hostStateOf({ heartbeat_at: beat(3000), up: true, paused: false, app_version: '1.2.3' }, now)).toMatchObject({ running: true, since: null, text: 'the host is running (Dumbwaiter 1.2.3, per host.json)' });
     expect(hostStateOf({ heartbeat_at: beat(3000), paused: true }, now).text).toContain('paused');
+  });
+
+  it('a running host that holds new requests back says why, escaped and bounded; a stopped one holds nothing', () => {
+    const held = hostStateOf({ heartbeat_at: beat(1000), app_version: '1.2.3', held: 'no room\u001b]52;c;eA==\u0007' + 'x'.repeat(400) }, now);
+    expect(held).toMatchObject({ running: true });
+    expect(held.held).not.toContain('\u001b');
+    expect(held.held).not.toContain('\u0007');
+    expect(held.held!.length).toBeLessThan(340);
+    expect(held.text).toMatch(/^the host is running \(Dumbwaiter 1\.2\.3, per host\.json\), but takes no new requests: no room/);
+    expect(startsRequests(held)).toBe(false);
+    expect(startsRequests(hostStateOf({ heartbeat_at: beat(1000) }, now))).toBe(true);
+    expect(hostStateOf({ heartbeat_at: beat(1000), up: false, held: 'no room' }, now).held).toBeNull();
   });
 
   it('a host that said it stopped, or whose heartbeat is stale, is not running since its last heartbeat', () => {
