@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpath
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER, NO_UNPRIVILEGED_USER } from '../helpers/processes';
-import type { CatalogDoc, KeyFile, ResultDoc } from '../../shared/protocol/types';
+import type { CatalogDoc, HostStatusDoc, KeyFile, ResultDoc } from '../../shared/protocol/types';
 import type { ProbeReport } from '../../shared/protocol/probe';
 import type { SpoolInfo } from '../../shared/ipc/views';
 
@@ -215,6 +215,9 @@ describe('one spool made unsafe', () => {
     const text = host.cli(['status'], { spool: null });
     expect(text.stdout).not.toMatch(/unusable|PROBLEM/);
     expect(spoolsJson().find((s) => s.name === 'work')?.probe?.verdict).not.toBe('unusable');
+    // The sandbox's view too: host.json's probe is made again once the spool is served.
+    const hostProbe = () => (JSON.parse(readFileSync(path.join(work, 'host.json'), 'utf8')) as HostStatusDoc).probe?.verdict;
+    expect(await eventually('a fresh probe in host.json', () => (hostProbe() !== 'unusable' ? hostProbe() : undefined))).toBe('ok');
   });
 
   it.skipIf(AS_USER === null)(`default made mode 000 while a daemon runs as an ordinary user: said, work served meanwhile (${NO_UNPRIVILEGED_USER} otherwise)`, () =>

@@ -65,6 +65,8 @@ export class SpoolServer {
   private heartbeatError: string | null = null;
   /** Once stopped, nothing opens a watcher again (a probe ending later must not keep the process alive). */
   private stopped = false;
+  /** A probe of this spool is under way (the daemon's, or one asked for when the spool came back). */
+  private probing = false;
 
   constructor(
     entry: SpoolEntry,
@@ -125,7 +127,13 @@ export class SpoolServer {
   /** The mount's probe (a few file operations and one file event): its verdict is kept in the ledger
    *  for `status` and the app, and a mount that delivers no file events is served by the rescan alone. */
   async runProbe(): Promise<ProbeReport> {
-    const report = await probeSpool({ name: this.name, root: this.plain.root, paths: this.ok ? this.io : this.plain, home: this.d.room.home }, probeOptions(this.d.settings()));
+    this.probing = true;
+    let report: ProbeReport;
+    try {
+      report = await probeSpool({ name: this.name, root: this.plain.root, paths: this.ok ? this.io : this.plain, home: this.d.room.home }, probeOptions(this.d.settings()));
+    } finally {
+      this.probing = false;
+    }
     this.d.flags.setProbe(this.name, report);
     if (this.stopped) return report; // ended after the stop (or the spool's removal)
     const say = report.verdict === 'ok' ? this.log.info : this.log.warn;
@@ -219,6 +227,11 @@ export class SpoolServer {
   /** The spool can be written again (or for the first time, or its folders are new): what could not
    *  be written meanwhile, or went with a replaced folder. */
   private back(): void {
+    // A probe made while the spool was broken says "unusable" in host.json, which the sandbox's client
+    // shows: probed again now that it is served (the fresh verdict replaces it when the probe ends).
+    if (this.d.flags.probe(this.name)?.verdict === 'unusable' && !this.probing) {
+      void this.runProbe().catch((e: Error) => this.log.error(`probe of spool ${this.name}: ${e.stack ?? String(e)}`));
+    }
     this.d.safely('bin/', () => placeSandboxClients(this.io));
     this.publishCatalog(this.d.allowlist());
     this.repairResults();
