@@ -91,5 +91,8 @@ describe.runIf('argv' in stall)('a process that is slow to look at', () => {
       `started\n[dumbwaiter: 1 process started during the run could not be looked at in time (pid ${stuck}: reading its environment waited over 1 s) and was left running: it may be the run's]\n`,
     );
     expect(alive(stuck)).toBe(true);
+    // Said where the human looks too, not only in the run's log.
+    const finished = host.audit('', 'finished').find((e) => e.request_id === 'a-1');
+    expect(finished?.message).toContain(`could not be looked at in time (pid ${stuck}`);
   });
 });

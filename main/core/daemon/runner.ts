@@ -516,7 +516,8 @@ export class Runner {
     const how = o.signal ? `signal ${o.signal}` : `exit code ${o.exit_code}`;
     const next = this.d.lifecycle.move(row, state, patch, {
       kind: 'finished',
-      message: `${row.op} ${state} (${how}, ${o.duration_ms} ms)${patch.error_message ? `: ${patch.error_message}` : ''}`,
+      // What the run left behind is the audit's too: a process left running unread is the human's to look at.
+      message: `${row.op} ${state} (${how}, ${o.duration_ms} ms)${patch.error_message ? `: ${patch.error_message}` : ''}${o.leftovers ? `; ${o.leftovers}` : ''}`,
       details: { state, exit_code: o.exit_code, signal: o.signal, duration_ms: o.duration_ms, ...(patch.error_code ? { code: patch.error_code } : {}) },
     }, ['running']);
     if (!next) return;

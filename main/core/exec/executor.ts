@@ -30,6 +30,8 @@ export interface RunOutcome {
   /** What the host left in results/<id>.log (its own lines included), for the signed result; null
    *  when the run had no log. */
   log: LogDigest | null;
+  /** What was done about processes the run left behind, as its log says it (none left: absent). */
+  leftovers?: string;
 }
 
 export interface LogDigest {
@@ -266,6 +268,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string | nul
 
   const done = new Promise<RunOutcome>((resolve) => {
     let settled = false;
+    let leftovers: string | null = null;
     const finish = (exitCode: number | null, signal: string | null, spawnError: Error | null) => {
       if (settled) return;
       settled = true;
@@ -288,6 +291,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string | nul
         finished_at: new Date(finishedAt).toISOString(),
         duration_ms: finishedAt - started,
         log: log.digest(),
+        ...(leftovers ? { leftovers } : {}),
       });
     };
     child.on('error', (e) => {
@@ -307,6 +311,7 @@ export function startRun(requestId: string, plan: RunPlan, logFile: string | nul
       const ending = procs !== null && (killTimer !== null || !plan.leaves_processes) ? procs.end(killTimer ? killAt : Date.now() + killGraceMs, killGraceMs) : Promise.resolve(null);
       leftEnded = ending.then((note) => {
         if (note) log.note(note);
+        leftovers = note;
         // 'close' waits for the pipes; a process that keeps them open (one left running on purpose) must
         // not hold the result back.
         setTimeout(() => {
