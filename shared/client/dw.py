@@ -49,7 +49,7 @@ HOST_DOC_PREFIX_RE = re.compile(rb'\{"auth":\{"key_id":"([A-Za-z0-9_-]{1,64})","
 RESULT_MAX_BYTES = 64 * 1024 * 1024
 SPOOL_FILE_MAX_BYTES = 8 * 1024 * 1024
 LOG_STEP_BYTES = 1 << 20  # read of the live log per poll: a huge (sparse) log never holds up --timeout
-LIVE_LOG_MAX_BYTES = RESULT_MAX_BYTES  # streamed at most; past it the host's signed output is shown instead
+LIVE_LOG_MAX_BYTES = 65 * 1024 * 1024  # streamed at most (the largest output kept, 64 MiB, and the host's lines past it); past it the host's signed output is shown instead
 # inbox/: only names the host gives (newest first), each message small; the host writes every one anew.
 INBOX_NAME_RE = re.compile(r"\d{8}T\d{9}Z-[0-9a-f]{8}\.json")
 INBOX_KEEP = 256

@@ -10,8 +10,9 @@ export const MAX_SPOOL_FILE_BYTES = 8 * 1024 * 1024;
 /** An inbox message is a few lines of text: a cap this low keeps a flood of big files cheap to skip. */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
 /** The live log shown as it grows: past this, only the host's signed output (a planted sparse log can be
- *  any size, and nothing the host ran needs more than this to be followed live). */
-export const MAX_LIVE_LOG_BYTES = 64 * 1024 * 1024;
+ *  any size). The largest output an operation may keep (64 MiB) and the host's own lines past it (the
+ *  limit reached, what the run left behind) fit: such a log is followed whole and checked. */
+export const MAX_LIVE_LOG_BYTES = 65 * 1024 * 1024;
 
 // O_NONBLOCK and O_NOFOLLOW do not exist on Windows, where FIFOs and links cannot be planted this way.
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);

@@ -346,6 +346,21 @@ describe('following a huge planted log', () => {
     expect(s.log).toEqual({ streamed: real.length, check: 'mismatch' });
     expect(streamed).toBe('PLANTED\n');
   });
+
+  it("a log of the largest output an operation may keep, and the host's line past it, is followed whole and checked", async () => {
+    const id = 'largest';
+    const { spool, client } = hugeLog(id);
+    const log = Buffer.concat([Buffer.alloc(64 * 1024 * 1024, 'x'), Buffer.from('\n[dumbwaiter: output limit of 67108864 bytes reached; the rest is not logged]\n')]);
+    writeFileSync(path.join(spool, 'results', `${id}.log`), log);
+    writeFileSync(path.join(spool, 'results', `${id}.json`), signedResult(id, {
+      state: 'succeeded', exit_code: 0, finished_at: new Date().toISOString(), duration_ms: 1,
+      log_bytes: log.length, log_sha256: createHash('sha256').update(log).digest('hex'),
+    }));
+    let streamed = 0;
+    const s: Status & { log: unknown } = await client.follow(id, (b) => void (streamed += b.length));
+    expect(s.log).toEqual({ streamed: log.length, check: 'match' });
+    expect(streamed).toBe(log.length);
+  });
 });
 
 describe('request ids', () => {
