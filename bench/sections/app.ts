@@ -7,6 +7,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Daemon } from '../../main/core/daemon/daemon';
 import { HostService } from '../../main/core/service';
+import { HostCore } from '../../main/core/hostCore';
 import { StatusFeed, followHome } from '../../main/core/app/statusFeed';
 import { homePaths } from '../../main/core/home';
 import type { BenchHost } from '../lib/host';
@@ -19,8 +20,7 @@ export interface AppPush {
 }
 
 /** `n` no-op requests in turn, each timed from its final commit to the event the app would send. */
-async function pushTimes(host: BenchHost, n: number, follow: (feed: StatusFeed) => () => void): Promise<number[]> {
-  const svc = new HostService(host.home);
+async function pushTimes(host: BenchHost, n: number, svc: HostService, follow: (feed: StatusFeed) => () => void): Promise<number[]> {
   const db = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
   const finishedAt = db.prepare("SELECT at FROM audit WHERE request_id = ? AND kind = 'finished'");
   const waiting = new Map<string, (epoch: number) => void>();
@@ -49,28 +49,32 @@ async function pushTimes(host: BenchHost, n: number, follow: (feed: StatusFeed) 
     stop();
     feed.close();
     db.close();
-    svc.close();
   }
   return times;
 }
 
 export async function measureAppPush(inProcessHost: BenchHost, otherProcessHost: BenchHost, n: number): Promise<AppPush> {
-  const daemon = await Daemon.start({ homeDir: inProcessHost.home, command: 'the benchmark (as the desktop app)', consoleLog: false });
+  // As the app does: one core for its daemon and its service.
+  const core = HostCore.open(inProcessHost.home);
+  const daemon = await Daemon.start({ homeDir: inProcessHost.home, core, command: 'the benchmark (as the desktop app)', consoleLog: false });
   let in_process: number[];
   try {
-    in_process = await pushTimes(inProcessHost, n, (feed) => daemon.onChange(() => feed.changed()));
+    in_process = await pushTimes(inProcessHost, n, new HostService(core), (feed) => daemon.onChange(() => feed.changed()));
   } finally {
     await daemon.stop();
+    core.close();
   }
   const d = otherProcessHost.startDaemon();
   await d.ready();
   let other_process: number[];
+  const svc = new HostService(otherProcessHost.home);
   try {
-    other_process = await pushTimes(otherProcessHost, n, (feed) => {
+    other_process = await pushTimes(otherProcessHost, n, svc, (feed) => {
       const watch = followHome(homePaths(otherProcessHost.home), () => feed.changed());
       return () => watch?.close();
     });
   } finally {
+    svc.close();
     await d.stop();
   }
   return { in_process, other_process };

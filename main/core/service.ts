@@ -2,12 +2,12 @@
 // Each call works whether or not a daemon runs; after a change the daemon must act on, it wakes the
 // daemon (wake.ts), which also finds it at its next tick should the wake not come.
 import { existsSync, readFileSync } from 'node:fs';
-import { stampOf } from './fs/stamp';
 import path from 'node:path';
 import { homePaths, type HomePaths } from './home';
 import { visible } from '../../shared/text/visible';
 import { UserError } from './errors';
-import { openLedger, type Db } from './ledger/db';
+import type { Db } from './ledger/db';
+import { HostCore } from './hostCore';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
 import { Requests, approvalOf, planOf, reconcileOf, type RequestRow } from './ledger/requests';
 import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
@@ -30,12 +30,8 @@ import { readCatalog, readHeartbeat } from './spool/hostFiles';
 import { initHome } from './setup';
 import { homeAsOwner, ownerRefusal, readSpoolOwner, writeSpoolMarker, type SpoolOwner } from './spool/marker';
 import { dryRun, dryRunReconcile, previewRun, type DryReconcileResult, type DryRunResult, type PreviewResult } from './allowlist/tryOut';
-import { PinnedSpool } from './spool/pinned';
-import { ResultWriter } from './spool/results';
 import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, whileStopped, type LockHolder } from './daemon/lock';
-import { Reconciler } from './daemon/reconciler';
-import { scopedLogger } from './log';
 import { disabledOf, opVisibleTo, type Allowlist } from './allowlist/types';
 import { writeJsonAtomic } from './fs/atomicWrite';
 import type { PendingApprovalView, SpoolInfo } from '../../shared/ipc/views';
@@ -45,7 +41,6 @@ import { attemptEnd } from '../../shared/protocol/reconcileText';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { checkAllowlist, type AllowlistCheck } from './allowlist/check';
 import { keptSteps } from './policy/plans';
-import { wakeDaemon } from './wake';
 import { reserveProblem } from './ledger/room';
 import type { RequestFilter } from './ledger/requests';
 import type { AllowlistContext } from './allowlist/roots';
@@ -88,8 +83,6 @@ function hostRunsOf(r: RequestRow): Pick<PendingApproval, 'run' | 'steps'> {
 
 export class HostService {
   readonly home: HomePaths;
-  /** The settings as last read, and the file's stamp then (see `settings`). */
-  private read: { stamp: string; settings: Settings };
   private readonly db: Db;
   private readonly keys: KeyStore;
   private readonly requests: Requests;
@@ -98,46 +91,31 @@ export class HostService {
   readonly decisions: Decisions;
   readonly lifecycle: Lifecycle;
   readonly flags: HostFlags;
-  /** Each spool's folders pinned, and its result writer, once it was found safe. */
-  private readonly pins = new Map<string, { dir: string; pinned: PinnedSpool; writer: ResultWriter }>();
+  /** Whether this service opened its core (and so closes it). */
+  private readonly ownsCore: boolean;
+  readonly core: HostCore;
 
+  /** `home`: the home's core, shared with a daemon of this process (the app); or the home's folder, for
+   *  a core of this service's own (the command line). */
   constructor(
-    homeDir: string,
+    home: HostCore | string,
     private readonly spoolFlag?: string,
     sealer: SecretSealer | null = null,
   ) {
-    this.home = homePaths(homeDir);
-    if (!existsSync(this.home.settings)) {
-      throw new UserError(`${this.home.root} is not a Dumbwaiter home yet. Run: dumbwaiter init --home '${this.home.root}'`);
+    this.ownsCore = typeof home === 'string';
+    this.core = typeof home === 'string' ? HostCore.open(home, sealer) : home;
+    ({ home: this.home, db: this.db, keys: this.keys, requests: this.requests, audit: this.audit, grants: this.grants, decisions: this.decisions, lifecycle: this.lifecycle, flags: this.flags } = this.core);
+    try {
+      spoolForCommand(this.settings, spoolFlag); // an unknown --spool is an error at once
+    } catch (e) {
+      if (this.ownsCore) this.core.close();
+      throw e;
     }
-    this.read = { stamp: stampOf(this.home.settings), settings: readSettings(this.home.settings) };
-    spoolForCommand(this.settings, spoolFlag); // an unknown --spool is an error at once
-    this.db = openLedger(this.home.ledger);
-    this.keys = new KeyStore(this.db, sealer);
-    this.requests = new Requests(this.db);
-    this.audit = new AuditLog(this.db);
-    this.grants = new Grants(this.db);
-    // Result files are written now when the spool is reachable; a running daemon also does once woken.
-    this.lifecycle = new Lifecycle(this.db, this.requests, this.audit, (row) => {
-      this.pinnedSpool(row.spool)?.writer.publish(row);
-      this.wake();
-    });
-    this.decisions = new Decisions(this.requests, this.lifecycle, this.audit, this.grants, () => this.wake());
-    this.flags = new HostFlags(this.db, () => this.wake());
   }
 
-  /** The settings as the file says now: the app's service lives long, and the command line or the
-   *  app's other calls change them (a spool added or moved). An invalid file keeps the last good read. */
+  /** The settings as the file says now (see HostCore.settings). */
   get settings(): Settings {
-    const stamp = stampOf(this.home.settings);
-    if (stamp !== this.read.stamp) {
-      try {
-        this.read = { stamp, settings: readSettings(this.home.settings) };
-      } catch {
-        /* said by the daemon (settings_invalid) and by config get */
-      }
-    }
-    return this.read.settings;
+    return this.core.settings;
   }
 
   /** The spool commands act on (keys create, inbox, the spool folder's check): --spool, else `default`,
@@ -150,41 +128,6 @@ export class HostService {
     }
   }
 
-  /**
-   * A spool of the home, checked and pinned, when it is there and safe: only then do we write into it.
-   * Looked at again at each use, as the app's service lives long: a spool that was unsafe when it
-   * started is pinned once it is fixed, and folders replaced meanwhile are pinned anew (never used
-   * through old pins). Null for a spool no longer in the home: its results wait for it to come back.
-   */
-  private pinnedSpool(name: string): { pinned: PinnedSpool; writer: ResultWriter } | null {
-    const entry = this.settings.spools.find((s) => s.name === name);
-    if (!entry) return null;
-    const dir = path.resolve(entry.dir);
-    let have = this.pins.get(name);
-    if (have && have.dir !== dir) {
-      // Moved (or removed and added again elsewhere) since it was pinned: never the old folder.
-      have.pinned.close();
-      this.pins.delete(name);
-      have = undefined;
-    }
-    if (have && have.pinned.replaced().length === 0) return have;
-    try {
-      const checked = checkSpool(dir);
-      if (have) {
-        have.pinned.repin();
-        return have;
-      }
-      const pinned = new PinnedSpool(checked);
-      // paths: updated in place by a repin
-      const made = { dir, pinned, writer: new ResultWriter(name, pinned.paths, this.requests, (k) => this.keys.signer(k)) };
-      this.pins.set(name, made);
-      return made;
-    } catch {
-      return null; // unsafe or incomplete: the daemon reports it, and publishes once it is fixed
-    }
-  }
-
-
   /** The spool commands act on, or why there is none. */
   private requireSpool(): SpoolEntry {
     if (this.spool) return this.spool;
@@ -196,15 +139,13 @@ export class HostService {
     return { spools: this.settings.spools, home: this.home.root };
   }
 
-  /** Tells a running daemon that the ledger or the settings changed (after the commit). */
+  /** Tells the daemon that the ledger or the settings changed (after the commit). */
   private wake(): void {
-    wakeDaemon(this.home.wake);
+    this.core.wake();
   }
 
   close(): void {
-    this.requests.flushSynced();
-    this.db.close();
-    for (const p of this.pins.values()) p.pinned.close();
+    if (this.ownsCore) this.core.close();
   }
 
   /** A key for one spool (by default the one commands act on): requests through any other are `unknown_key`.
@@ -267,7 +208,7 @@ export class HostService {
     this.wake(); // its queued requests must not start
     const rejected = this.decisions.rejectPendingOfKey(keyId, actor);
     const spool = this.keys.get(keyId)?.spool;
-    const pinned = spool ? this.pinnedSpool(spool)?.pinned : null;
+    const pinned = spool ? this.core.results.reach(spool) : null;
     const to = this.keys.signer(keyId); // the revoked key: only its holder needs to know
     if (pinned && to) {
       const n = rejected.length;
@@ -351,16 +292,8 @@ export class HostService {
    * runs), records the attempt and moves the request as its verdict says (daemon/reconciler.ts).
    */
   checkReconcile(id: string, actor: string): Promise<RequestRow> {
-    const allowlist = this.loadAllowlist();
-    const reconciler = new Reconciler({
-      requests: this.requests,
-      audit: this.audit,
-      lifecycle: this.lifecycle,
-      allowlist: () => allowlist,
-      killGraceMs: () => this.settings.kill_grace_s * 1000,
-      log: scopedLogger('reconcile'),
-    });
-    return reconciler.check(id, actor);
+    this.core.allowlist(); // one that cannot be used now is said before anything runs
+    return this.core.reconciler.check(id, actor);
   }
 
   /** The allowlist as a daemon would load it from the file now. */
@@ -431,7 +364,7 @@ export class HostService {
   /** New output of a running (or finished, while its log is kept) request, from byte `from`. */
   liveOutput(id: string, from: number): LiveLogChunk {
     const spool = this.requests.get(id)?.spool;
-    const pinned = spool ? this.pinnedSpool(spool)?.pinned : null;
+    const pinned = spool ? this.core.results.reach(spool) : null;
     return pinned ? readLiveLog(pinned.paths.results, id, from) : { text: '', next: from, skipped: 0 };
   }
 
@@ -494,7 +427,7 @@ export class HostService {
   /** A message typed by the human, for a sandbox's inbox (by default the spool commands act on): one
    *  copy signed for each of that spool's active keys. */
   sendNotice(text: string, actor: string, spool = this.requireSpool().name): InboxMessage[] {
-    const pinned = this.pinnedSpool(spool)?.pinned;
+    const pinned = this.core.results.reach(spool);
     if (!pinned) throw new UserError(`spool ${spool} is not reachable or not safe: no message can be written`);
     const to = this.listKeys(spool).filter((k) => !k.revoked_at).map((k) => this.keys.signer(k.key_id)).filter((k) => k !== null);
     if (to.length === 0) throw new UserError(`no active key of spool ${spool} whose secret this process can open: nobody could read the message`);
@@ -505,7 +438,7 @@ export class HostService {
 
   /** A spool's catalog.json as its sandbox sees it; null when it is not a regular file of the catalog's shape. */
   catalog(spool = this.spool?.name): CatalogDoc | null {
-    const pinned = spool ? this.pinnedSpool(spool)?.pinned : null;
+    const pinned = spool ? this.core.results.reach(spool) : null;
     return pinned ? readCatalog(pinned.paths.catalogJson) : null;
   }
 
@@ -624,7 +557,7 @@ export class HostService {
   listSpools(daemonRunning = isLocked(this.home.lock), ops: Allowlist['operations'] = this.allowlistOrEmpty().operations): SpoolInfo[] {
     const keys = this.keys.list();
     return this.settings.spools.map((s) => {
-      const pinned = this.pinnedSpool(s.name)?.pinned;
+      const pinned = this.core.results.reach(s.name);
       const problem = this.spoolProblem(s, daemonRunning);
       const probe = this.flags.probe(s.name);
       return {
@@ -737,8 +670,7 @@ export class HostService {
     for (const k of keys) this.revokeKey(k.key_id, actor);
     writeSettings(this.home.settings, withoutSpool(this.getSettings(), name));
     this.flags.forgetSpool(name); // wakes the daemon
-    this.pins.get(name)?.pinned.close();
-    this.pins.delete(name);
+    this.core.results.forget(name);
     const revoked = keys.length ? `; its ${keys.length === 1 ? 'key was' : `${keys.length} keys were`} revoked` : '';
     this.audit.record({ kind: 'spool_removed', actor, spool: name, message: `${actor} removed spool ${name} (${entry.dir}; the folder was left as it is${revoked})` });
     return { name, dir: entry.dir, keys: keys.length };
@@ -758,7 +690,7 @@ export class HostService {
   /** Probes a spool's mount now (spool/probe.ts) and keeps the verdict for `status` and the app. */
   async probeSpool(name: string): Promise<ProbeReport> {
     const entry = resolveSpool(this.settings, name);
-    const pinned = this.pinnedSpool(name)?.pinned;
+    const pinned = this.core.results.reach(name);
     const report = await probeSpool({ name, root: path.resolve(entry.dir), paths: pinned?.paths ?? spoolPaths(path.resolve(entry.dir)), home: this.home.root }, probeOptions(this.settings));
     this.flags.setProbe(name, report);
     return report;
@@ -776,7 +708,7 @@ export class HostService {
       allowlist = { ok: false, operations: [], error: (e as Error).message, disabled: [] };
     }
     const shown = this.spool ?? this.settings.spools[0] ?? null;
-    const pinned = shown ? this.pinnedSpool(shown.name)?.pinned : null;
+    const pinned = shown ? this.core.results.reach(shown.name) : null;
     const heartbeat = shown ? readHeartbeat((pinned?.paths ?? spoolPaths(shown.dir)).hostJson) : { heartbeat_at: null, problem: null };
     const running = isLocked(this.home.lock);
     const keys = this.keys.list();

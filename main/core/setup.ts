@@ -8,7 +8,7 @@ import { readSettings, writeSettings, type Settings } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 import { findSpool, newSpoolProblem, withSpool } from './spools';
 import { spoolAllowlistProblem } from './spoolFolders';
-import { openLedger } from './ledger/db';
+import { HostCore } from './hostCore';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { chmodPrivateDir, mkdirPrivate } from './fs/privateDir';
 import { EXAMPLE_ALLOWLIST } from './allowlist/example';
@@ -65,7 +65,7 @@ export function initHome(homeDir: string, spoolFlag: string | undefined, default
     created.push(home.allowlist);
   }
   if (!existsSync(home.ledger)) created.push(home.ledger);
-  openLedger(home.ledger).close();
+  HostCore.open(home.root).close(); // the ledger made (or brought up to date) as every face opens it
   placeSandboxClients(spool);
   return { home, spool, settings, created, adopted };
 }

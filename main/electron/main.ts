@@ -4,6 +4,7 @@ import { app, dialog } from 'electron';
 import path from 'node:path';
 import { Daemon } from '../core/daemon/daemon';
 import { HostService } from '../core/service';
+import { HostCore } from '../core/hostCore';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
 import { configureLogging, scopedLogger } from '../core/log';
 import { firstRunSetup } from '../core/app/firstRun';
@@ -48,16 +49,19 @@ async function start(): Promise<void> {
   const setup = firstRunSetup(homeDir, defaultSpoolDir());
   const { sealer, warning } = chooseSealer();
 
-  // The command line's daemon may already run for this home: then the app shows and decides, and
-  // that daemon acts on its decisions, but the app does not start a second one.
+  // One core for the home: the daemon and the service share it, so the service's changes reach the
+  // daemon directly. The command line's daemon may already run for this home: then the app shows and
+  // decides, and that daemon acts on its decisions (told through the wake file), but the app does not
+  // start a second one.
+  const core = HostCore.open(homeDir, sealer);
   let daemon: Daemon | null = null;
   try {
-    daemon = await Daemon.start({ homeDir, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', sealer, starter: new Spawner(utilitySpawner(path.join(__dirname, 'spawner.cjs'))) });
+    daemon = await Daemon.start({ homeDir, core, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', starter: new Spawner(utilitySpawner(path.join(__dirname, 'spawner.cjs'))) });
   } catch (e) {
     if (!(e instanceof UserError) || !e.message.includes('already runs')) throw e;
     log.warn(e.message);
   }
-  const svc = new HostService(homeDir, undefined, sealer);
+  const svc = new HostService(core);
   svc.sealKeys('app');
   if (warning) log.warn(warning);
 
@@ -134,7 +138,7 @@ async function start(): Promise<void> {
     feed.close();
     // Like the headless daemon's clean stop: running work gets its grace period, then is marked.
     void (daemon?.stop() ?? Promise.resolve()).finally(() => {
-      svc.close();
+      core.close();
       tray.destroy();
       app.exit(0);
     });

@@ -8,19 +8,20 @@ import chokidar, { type FSWatcher } from 'chokidar';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { homePaths, type HomePaths } from '../home';
-import { Requests, type RequestRow } from '../ledger/requests';
-import { Lifecycle } from '../lifecycle';
+import type { Requests } from '../ledger/requests';
+import type { Lifecycle } from '../lifecycle';
 import { UserError } from '../errors';
-import { openLedger, type Db } from '../ledger/db';
-import { AuditLog } from '../ledger/audit';
+import type { Db } from '../ledger/db';
+import type { AuditLog } from '../ledger/audit';
 import { LedgerRoom, writeFailureCode } from '../ledger/room';
-import { KeyStore, type SecretSealer } from '../keys/keyStore';
+import type { KeyStore, SecretSealer } from '../keys/keyStore';
+import { HostCore } from '../hostCore';
 import { checkSpool, isHostMadeSpool } from '../spool/layout';
 import { claimSpool, homeAsOwner, ownerRefusal } from '../spool/marker';
 import { SpoolHealth } from '../spool/health';
-import { Grants } from '../ledger/grants';
-import { HostFlags } from '../ledger/meta';
-import { Decisions } from '../decisions';
+import type { Grants } from '../ledger/grants';
+import type { HostFlags } from '../ledger/meta';
+import type { Decisions } from '../decisions';
 import { reapLedger, reapedText, type ReapReport } from '../retention';
 import { readSettings, type Settings, type SpoolEntry } from '../settings';
 import { selectSpools } from '../spools';
@@ -37,9 +38,6 @@ const log = scopedLogger('daemon');
 const HEARTBEAT_MS = 5000;
 const REAP_INTERVAL_MS = 10 * 60_000;
 const START_REAP_DELAY_MS = 5000;
-/** How long a request is queued or running before its result says so (a file write and a ledger note
- *  fewer for one that moves on sooner: in a burst, most queued ones start within milliseconds). */
-const SHOWN_AFTER_MS = 50;
 /** While every watch works (each spool's queue/ and results/, the home), the rescan only catches an
  *  event the system lost: every this many ticks, and at most this long apart (an overflow asks for one
  *  at once; a watch's error brings the rescan back to every tick). */
@@ -55,6 +53,9 @@ export interface DaemonOptions {
   consoleLog?: 'info' | 'warn' | false;
   /** Opens key secrets sealed by an OS keychain (the desktop app's safeStorage). */
   sealer?: SecretSealer | null;
+  /** The home's core, shared with the other faces of this process (the app's service); else the
+   *  daemon opens one of its own, closed when it stops. */
+  core?: HostCore;
   /** How runs start: by default in a spawner process of plain Node (exec/spawner.ts); the desktop
    *  app, whose binary cannot run as plain Node, gives its own. */
   starter?: RunStarter;
@@ -95,10 +96,17 @@ export class Daemon {
   readonly allowlist: AllowlistSource;
   /** Whether the home has room for the ledger: without it no spool takes new requests (ledger/room.ts). */
   private readonly room: LedgerRoom;
+  private readonly db: Db;
+  private readonly flags: HostFlags;
+  private readonly requests: Requests;
+  private readonly audit: AuditLog;
+  private readonly keys: KeyStore;
   private readonly grants: Grants;
   private readonly lifecycle: Lifecycle;
   private readonly decisions: Decisions;
   private readonly runner: Runner;
+  /** Ends the core's telling this daemon of changes. */
+  private readonly detach: () => void;
   /** The spools served, by name. */
   readonly spools = new Map<string, SpoolServer>();
   private readonly shared: SharedParts;
@@ -109,38 +117,30 @@ export class Daemon {
     spools: Settings['spools'],
     /** --spool: the one spool served, whatever the home's list says later; else every spool, as it changes. */
     private readonly onlySpool: string | undefined,
-    private readonly db: Db,
-    private readonly flags: HostFlags,
+    private readonly core: HostCore,
+    /** Whether the core is this daemon's own (closed when it stops). */
+    private readonly ownsCore: boolean,
     private readonly lock: HomeLock,
-    private readonly requests: Requests,
-    private readonly audit: AuditLog,
-    private readonly keys: KeyStore,
     private readonly starter: RunStarter,
   ) {
+    ({ db: this.db, flags: this.flags, requests: this.requests, audit: this.audit, keys: this.keys, grants: this.grants, lifecycle: this.lifecycle, decisions: this.decisions } = core);
+    const audit = this.audit;
     this.room = new LedgerRoom(home.root, { lost: (why) => this.roomLost(why), back: (was) => this.roomBack(was) }, () => audit.writeHeld());
     audit.onWriteFailure = (e) => this.room.failed(e, 'audit log');
     this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, () => ({ spools: this.settings.spools, home: home.root }), audit, scopedLogger('allowlist'), (a) => {
       this.spools.forEach((s) => s.publishCatalog(a));
       this.changed();
     });
-    this.grants = new Grants(db);
-    // A request's result goes back to the spool it came through (none while that one is not served).
-    this.lifecycle = new Lifecycle(
-      db,
-      requests,
-      audit,
-      (row) => {
-        this.resultsOf(row);
-        this.changed();
-      },
-      (name, fn) => this.safely(name, fn),
-    );
-    // A cancel asked for from inside (dumbwaiter.cancel) is carried out at once; other processes' wake us.
-    this.decisions = new Decisions(requests, this.lifecycle, audit, this.grants, () => {
-      this.runner.cancelRequested();
-      this.changed();
+    // Changes made by the other faces of this process (the app's service) come straight here.
+    this.detach = core.attach({
+      wake: () => this.wake(),
+      changed: () => this.changed(),
+      cancelRequested: () => this.runner.cancelRequested(),
+      safely: (name, fn) => this.safely(name, fn),
+      allowlist: () => this.allowlist.get(),
     });
     const safely = (name: string, fn: () => void) => this.safely(name, fn);
+    const { db, requests, keys, flags } = core;
     this.runner = new Runner({
       db,
       spools: () => [...this.spools.values()].filter((s) => s.ok).map((s) => s.name),
@@ -151,6 +151,7 @@ export class Daemon {
       grants: this.grants,
       flags,
       lifecycle: this.lifecycle,
+      reconciler: core.reconciler,
       allowlist: () => this.allowlist.get(),
       settings: () => this.settings,
       log: scopedLogger('runner'),
@@ -166,6 +167,7 @@ export class Daemon {
       lifecycle: this.lifecycle,
       grants: this.grants,
       decisions: this.decisions,
+      spoolResults: core.results,
       allowlist: () => this.allowlist.get(),
       settings: () => this.settings,
       maxRequestAgeMs: () => this.settings.max_request_age_s * 1000,
@@ -217,37 +219,23 @@ export class Daemon {
     const refused = spools.map((s) => rootProblem(s.dir) ?? ownerRefusal(path.resolve(s.dir), self));
     if (refused.every((r) => r !== null)) throw new UserError(refused.join('\n'));
     const lock = acquireHomeLock(home.lock, home.lockInfo, opts.command ?? 'dumbwaiter daemon');
-    let db: Db | null = null;
+    let core: HostCore | null = opts.core ?? null;
     let d: Daemon | null = null;
     try {
       configureLogging(home.logs, opts.consoleLog ?? 'info');
-      db = openLedger(home.ledger);
-      // A spool's problem or probe verdict is part of the status: its write is a change.
-      d = new Daemon(home, settings, spools, opts.spool, db, new HostFlags(db, () => d?.changed()), lock, new Requests(db), new AuditLog(db), new KeyStore(db, opts.sealer ?? null), opts.starter ?? new Spawner());
+      core ??= HostCore.open(home.root, opts.sealer ?? null);
+      d = new Daemon(home, settings, spools, opts.spool, core, !opts.core, lock, opts.starter ?? new Spawner());
       await d.boot();
       return d;
     } catch (e) {
       // A failed start leaves nothing held: the desktop app may try again in the same process.
       await d?.starter.stop();
       d?.spools.forEach((s) => s.close());
-      db?.close();
+      d?.detach();
+      if (!opts.core) core?.close();
       lock.release();
       throw e;
     }
-  }
-
-  private resultsOf(row: RequestRow): void {
-    if (row.state !== 'running' && row.state !== 'queued') return void this.spools.get(row.spool)?.results.publish(row);
-    // Shown as queued or running once it has been so a moment: a request that moves on sooner (most
-    // quick runs, and what waits in a burst) has its next result as its first file, written by whoever
-    // moved it; the timer of that state shows it if it stays.
-    setTimeout(() => {
-      if (!this.db.open) return; // stopped: the next start writes what is not written
-      this.safely(`result of ${row.id}`, () => {
-        const now = this.requests.get(row.id);
-        if (now?.state === row.state && !this.requests.isSynced(now)) this.spools.get(now.spool)?.results.publish(now);
-      });
-    }, SHOWN_AFTER_MS).unref();
   }
 
   private async boot(): Promise<void> {
@@ -527,9 +515,10 @@ export class Daemon {
     this.heartbeat();
     this.audit.record({ kind: 'daemon_stopped', message: 'daemon stopped cleanly' });
     log.info('stopped');
-    this.requests.flushSynced();
-    this.db.close();
     this.spools.forEach((s) => s.close());
+    this.detach();
+    if (this.ownsCore) this.core.close();
+    else this.requests.flushSynced();
     this.lock.release();
   }
 }

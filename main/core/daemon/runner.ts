@@ -25,7 +25,7 @@ import type { RunHandle, RunOutcome } from '../exec/executor';
 import { SpawnerLost, type RunStarter } from '../exec/spawner';
 import { faultPoint } from '../faults';
 import { Orphan, type OrphanEnd, type OrphanWatch, type Remains } from './orphans';
-import { Reconciler, settleHint, uncheckedInterruption } from './reconciler';
+import { settleHint, uncheckedInterruption, type Reconciler } from './reconciler';
 import { writeFailureCode } from '../ledger/room';
 
 export interface RunnerDeps {
@@ -39,6 +39,8 @@ export interface RunnerDeps {
   grants: Grants;
   flags: HostFlags;
   lifecycle: Lifecycle;
+  /** The home's one reconciler (HostCore's): the daemon's checks and a human's `resolve --check` share its slots. */
+  reconciler: Reconciler;
   allowlist: () => Allowlist;
   settings: () => Settings;
   log: Logger;
@@ -80,14 +82,7 @@ export class Runner {
   private turn = 0;
 
   constructor(private readonly d: RunnerDeps) {
-    this.reconciler = new Reconciler({
-      requests: d.requests,
-      audit: d.audit,
-      lifecycle: d.lifecycle,
-      allowlist: d.allowlist,
-      killGraceMs: () => d.settings().kill_grace_s * 1000,
-      log: d.log,
-    });
+    this.reconciler = d.reconciler;
   }
 
   get size(): number {

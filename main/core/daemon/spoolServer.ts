@@ -11,7 +11,8 @@ import { allowlistFor } from '../allowlist/forSpool';
 import { checkPrivateDir, checkSpool, spoolPaths, type SpoolPaths } from '../spool/layout';
 import { CAN_PIN, PinnedSpool } from '../spool/pinned';
 import { SpoolHealth } from '../spool/health';
-import { ResultWriter, WrittenResults } from '../spool/results';
+import { WrittenResults, type ResultWriter } from '../spool/results';
+import type { SpoolResults } from '../spool/spoolResults';
 import { ResultRepair } from '../spool/resultRepair';
 import { HorizonStore } from '../spool/resultsHorizon';
 import { catalogOf, writeCatalog, writeHostStatus } from '../spool/hostFiles';
@@ -39,6 +40,8 @@ export interface SharedParts extends Omit<IntakeDeps, 'spool' | 'paths' | 'resul
   pump: () => void;
   /** Room for the ledger in the home: without it, no spool takes new requests. */
   room: LedgerRoom;
+  /** The home's result publishers (HostCore's): this server's writer is the spool's while it serves it. */
+  spoolResults: SpoolResults;
   safely: (name: string, fn: () => void) => void;
 }
 
@@ -50,6 +53,8 @@ export class SpoolServer {
   readonly io: SpoolPaths;
   readonly results: ResultWriter;
   private readonly pinned: PinnedSpool;
+  /** Ends this server's being the spool's result publisher. */
+  private readonly release: () => void;
   private readonly health: SpoolHealth;
   private readonly log: Logger;
   /** null without file events (the setting, or a mount the probe found delivers none). */
@@ -80,7 +85,9 @@ export class SpoolServer {
     this.io = this.pinned.paths;
     this.health = new SpoolHealth(entry.name, d.audit, this.log, d.flags);
     const written = new WrittenResults();
-    this.results = new ResultWriter(entry.name, this.io, d.requests, (k) => d.keys.signer(k), this.health, written);
+    const served = d.spoolResults.serve(entry.name, this.io, () => this.ok, this.health, written);
+    this.results = served.writer;
+    this.release = served.release;
     this.fileEvents = settings.file_events;
     this.queueWatch = settings.file_events ? this.newQueueWatch() : null;
     this.layoutWatch = settings.file_events ? new LayoutWatch(() => this.requestScan(), this.log) : null;
@@ -297,6 +304,7 @@ export class SpoolServer {
 
   /** After the stop: the last heartbeat (up: false) is written by the daemon first. */
   close(): void {
+    this.release();
     this.pinned.close();
   }
 }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StatusFeed, followHome, type FeedPass } from '../../../../main/core/app/statusFeed';
 import { Daemon } from '../../../../main/core/daemon/daemon';
 import { HostService } from '../../../../main/core/service';
+import { HostCore } from '../../../../main/core/hostCore';
 import type { EventName } from '../../../../shared/ipc/contract';
 import type { KeyFile } from '../../../../shared/protocol/types';
 import { TestHost, eventually, type DaemonProcess } from '../../../helpers/host';
@@ -155,8 +156,10 @@ operations:
     approval: always
 `);
     const ownKey = own.createKey();
-    const d = await Daemon.start({ homeDir: own.home, consoleLog: false });
-    const service = new HostService(own.home, own.spool);
+    // As in the app: one core for the daemon and the service of this process.
+    const core = HostCore.open(own.home);
+    const d = await Daemon.start({ homeDir: own.home, core, consoleLog: false });
+    const service = new HostService(core, own.spool);
     const { feed, events } = pushedFeed(service);
     const unsubscribe = d.onChange(() => feed.changed());
     try {
@@ -169,8 +172,8 @@ operations:
     } finally {
       unsubscribe();
       feed.close();
-      service.close();
       await d.stop();
+      core.close();
       await own.cleanup();
     }
   });
