@@ -7,6 +7,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { CLI } from '../helpers/host';
 import { serviceName } from '../../main/core/loginService/units';
+import { acquireHomeLock } from '../../main/core/daemon/lock';
+import { homePaths } from '../../main/core/home';
 
 let scratch: string;
 let home: string;
@@ -67,6 +69,22 @@ describe.runIf(process.platform === 'linux')('dumbwaiter service (systemd)', () 
     expect(u.status).toBe(0);
     expect(existsSync(unitFile)).toBe(false);
     expect(recorded()).toEqual([`--user disable --now ${serviceName(home)}.service`, '--user daemon-reload']);
+  });
+
+  it('install says when a daemon already runs for the home, which the service then takes over from', () => {
+    fakeSystemctl();
+    const paths = homePaths(home);
+    const lock = acquireHomeLock(paths.lock, paths.lockInfo, 'the Dumbwaiter desktop app');
+    try {
+      const r = dw(['service', 'install', '--home', home]);
+      expect(r.status).toBe(0);
+      expect(r.stdout).toMatch(/A daemon already runs for this home \(pid \d+ .*\(the Dumbwaiter desktop app\)\): the service's starts when that one stops/);
+      const s = dw(['service', 'status', '--home', home]);
+      expect(s.stdout).toMatch(/Daemon: +runs for .*the Dumbwaiter desktop app/);
+    } finally {
+      lock.release();
+    }
+    expect(dw(['service', 'uninstall', '--home', home]).status).toBe(0);
   });
 
   it('status asks systemctl whether the unit is enabled and running', () => {

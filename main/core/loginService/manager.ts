@@ -93,7 +93,10 @@ export function installService(plan: ServicePlan, home: string): string[] {
   // launchd refuses to bootstrap a label it already has: a second install replaces the first.
   if (plan.kind === 'launchd') run(plan.uninstall[0]!);
   runAll(plan, plan.install, plan.file ? `wrote ${plan.file}` : 'the task was not created');
-  return [plan.file ? `Installed ${plan.file}` : `Created the scheduled task "${plan.name}"`, `Enabled and started ${plan.name}: it runs the daemon for ${home} at every login.`];
+  const lines = [plan.file ? `Installed ${plan.file}` : `Created the scheduled task "${plan.name}"`, `Enabled and started ${plan.name}: it runs the daemon for ${home} at every login.`];
+  const paths = homePaths(home);
+  if (isLocked(paths.lock)) lines.push(`A daemon already runs for this home (${describeHolder(readHolder(paths.lockInfo))}): the service's starts when that one stops (it tries every 10 s).`);
+  return lines;
 }
 
 export function uninstallService(plan: ServicePlan): string[] {
