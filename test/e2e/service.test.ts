@@ -118,7 +118,10 @@ describe.runIf(process.platform === 'linux')('dumbwaiter service (systemd)', () 
     const i = dw(['service', 'install', '--home', home]);
     expect(i.status).toBe(1);
     expect(i.stderr).toMatch(/^dumbwaiter service: wrote .*, but systemctl is not on this machine: nothing enabled it \(run `systemctl --user daemon-reload` where it is\)\n$/);
-    rmSync(unitFile);
+    const u = dw(['service', 'uninstall', '--home', home]);
+    expect(u.status).toBe(0);
+    expect(u.stdout).toContain('did not succeed (systemctl is not on this machine)');
+    expect(existsSync(unitFile)).toBe(false);
   });
 
   it('refuses a home that was never made, and --spool, in one line', () => {

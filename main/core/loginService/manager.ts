@@ -70,7 +70,7 @@ function run(argv: string[]): Ran {
   const [cmd, ...args] = argv;
   const r = spawnSync(cmd!, args, { encoding: 'utf8', timeout: 30_000 });
   const missing = (r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
-  const why = (r.stderr || r.stdout || r.error?.message || `exit ${r.status}`).trim().split('\n')[0]!;
+  const why = missing ? `${cmd} is not on this machine` : (r.stderr || r.stdout || r.error?.message || `exit ${r.status}`).trim().split('\n')[0]!;
   return { ok: r.status === 0, missing, out: (r.stdout ?? '').trim(), why };
 }
 

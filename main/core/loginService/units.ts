@@ -99,8 +99,6 @@ export function launchdPlist(c: DaemonCommand): string {
     '  </dict>',
     '  <key>ThrottleInterval</key>',
     '  <integer>10</integer>',
-    '  <key>ProcessType</key>',
-    '  <string>Background</string>',
     '</dict>',
     '</plist>',
     '',

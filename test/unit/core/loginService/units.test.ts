@@ -77,7 +77,6 @@ describe('launchdPlist', () => {
       RunAtLoad: true,
       KeepAlive: { SuccessfulExit: false },
       ThrottleInterval: 10,
-      ProcessType: 'Background',
     });
   });
 });
