@@ -46,7 +46,7 @@ describe('systemdUnit', () => {
   // characters systemd takes in a program's name (spaces, %, $, markup), Node is found only if systemd
   // reads the word back exactly as it was.
   it.runIf(hasAnalyze)('is accepted by systemd-analyze verify, which finds the program under an odd path', () => {
-    const dir = path.join(scratch, 'node 100% $HOME ${x} <&>');
+    const dir = path.join(scratch, 'node 100%n $HOME ${x} <&>'); // %n: the unit's name, unless escaped
     mkdirSync(dir);
     const node = path.join(dir, 'node');
     symlinkSync(process.execPath, node);
