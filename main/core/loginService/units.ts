@@ -47,7 +47,7 @@ export function systemdUnit(c: DaemonCommand): string {
   return [
     '[Unit]',
     `Description=Dumbwaiter daemon for ${checked('the home', c.home).replaceAll('%', '%%')}`,
-    'Documentation=https://github.com/dumbwaiter-dev/dumbwaiter/blob/main/docs/APP.md',
+    'Documentation=https://github.com/dumbwaiter-dev/dumbwaiter#commands',
     '',
     '[Service]',
     'Type=simple',
