@@ -1,5 +1,6 @@
 // `dumbwaiter`: the host's headless command line.
-import { accessSync, constants, lstatSync, statSync, type Stats } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, statSync, type Stats } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
@@ -26,6 +27,8 @@ import { describeRule, rulesInBrief } from '../core/policy/grantRules';
 import { parseWiden } from './widen';
 import type { SpoolInfo } from '../../shared/ipc/views';
 import { probeLines } from '../../shared/protocol/probe';
+import { installService, serviceKind, servicePlan, serviceStatus, uninstallService } from '../core/loginService/manager';
+import { daemonArgv } from '../core/loginService/units';
 
 const HELP = `dumbwaiter ${APP_VERSION}: run allowlisted operations for a sandboxed agent, through a spool folder
 
@@ -64,6 +67,9 @@ Usage: dumbwaiter COMMAND [options]
   status                                 daemon, allowlist, queue, approvals, spend, keys
   audit [QUERY] [--kind K] [--id ID] [--limit N]
                                          search the audit log (every word must match)
+  service install | service uninstall | service status [--dry-run]
+                                         start this home's daemon at login (a systemd user unit,
+                                         a launchd agent, a scheduled task); --dry-run prints it
 
 Every command takes --home DIR (else $DUMBWAITER_HOME, else the app's data folder) and
 --spool NAME|DIR (else $DUMBWAITER_SPOOL): the spool a command acts on (else the one named
@@ -559,6 +565,40 @@ async function cmdSpools(argv: string[]): Promise<void> {
   }
 }
 
+/** The daemon as a service starts it: this Node and this install's command line, by absolute paths. */
+function daemonCommand(home: string) {
+  const entry = fileURLToPath(new URL('../../bin/dumbwaiter.js', import.meta.url));
+  if (!existsSync(entry)) throw new UserError(`this install's command line is not at ${entry}: no service can start it`);
+  return { node: process.execPath, entry, home, path: process.env.PATH };
+}
+
+const SERVICE_USAGE = 'usage: dumbwaiter service install|uninstall|status [--dry-run]';
+
+function cmdService(argv: string[]): void {
+  const [sub, ...rest] = argv;
+  const { values, positionals } = parse(rest, { 'dry-run': { type: 'boolean', default: false } });
+  if (positionals.length) throw new UsageError(SERVICE_USAGE);
+  if (values.spool !== undefined) throw new UsageError('the service runs the daemon for every spool of the home: --spool is not taken');
+  const home = resolveHomeDir(values.home);
+  const command = daemonCommand(home);
+  const plan = servicePlan(command, serviceKind());
+  const dry = values['dry-run'];
+  switch (sub) {
+    case 'install':
+      if (!dry) return say(installService(plan, home).join('\n'));
+      say(`Would write ${plan.file ?? `the scheduled task "${plan.name}"`}:\n\n${plan.content}`);
+      say(`It runs: ${daemonArgv(command).map(shellWord).join(' ')}`);
+      return say(`Then: ${plan.install.map((s) => s.map(shellWord).join(' ')).join('; ')}`);
+    case 'uninstall':
+      if (dry) return say(`Would run: ${plan.uninstall.map((s) => s.map(shellWord).join(' ')).join('; ')}${plan.file ? `, then remove ${plan.file}` : ''}`);
+      return say(uninstallService(plan).join('\n'));
+    case 'status':
+      return say(serviceStatus(plan, home).join('\n'));
+    default:
+      throw new UsageError(SERVICE_USAGE);
+  }
+}
+
 const COMMANDS: Record<string, (argv: string[]) => void | Promise<void>> = {
   init: cmdInit,
   spools: cmdSpools,
@@ -572,6 +612,7 @@ const COMMANDS: Record<string, (argv: string[]) => void | Promise<void>> = {
   config: cmdConfig,
   status: cmdStatus,
   audit: cmdAudit,
+  service: cmdService,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -44,6 +44,7 @@ import { keptSteps } from './policy/plans';
 import { reserveProblem } from './ledger/room';
 import type { RequestFilter } from './ledger/requests';
 import type { AllowlistContext } from './allowlist/roots';
+import { agentSetupLines } from './agentSetup';
 
 export interface StatusReport {
   home: string;
@@ -420,7 +421,9 @@ export class HostService {
       '  Tell the agent: "Read $DUMBWAITER_SPOOL/bin/AGENTS.md before using Dumbwaiter."',
       '  Or, for an agent with Agent Skills: copy $DUMBWAITER_SPOOL/bin/SKILL.md into its skills folder as dumbwaiter/SKILL.md',
       '',
-      'See docs/SANDBOX.md for Docker, devcontainers and MCP.',
+      agentSetupLines(spool, keyFile),
+      '',
+      'See docs/SANDBOX.md for Docker, devcontainers, Podman and MCP.',
     ].join('\n');
   }
 
