@@ -21,8 +21,3 @@ export function commandName(env: NodeJS.ProcessEnv = process.env, platform: Node
   }
   return 'npx dumbwaiter';
 }
-
-/** A path as one word for a POSIX shell, quoted only when it needs to be. */
-export function shellWord(p: string): string {
-  return /^[\w@%+=:,./~-]+$/.test(p) ? p : `'${p.replaceAll("'", `'\\''`)}'`;
-}

@@ -3,7 +3,7 @@
 // `keys create` (HostService.pasteLines) and quoted in docs/SANDBOX.md, which a test holds to them.
 // The paths are the sandbox's: a container sees the spool and the key where they are mounted.
 import path from 'node:path';
-import { shellWord } from '../cli/invocation';
+import { shellWord } from '../../shared/text/shellWord';
 
 /** Where docs/SANDBOX.md mounts the spool and the key file in a container. */
 export const SANDBOX_SPOOL = '/dumbwaiter';

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { commandName, shellWord } from '../../../main/cli/invocation';
+import { commandName } from '../../../main/cli/invocation';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-invocation-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,13 +42,5 @@ describe('commandName', () => {
     const PATH = binDir('win', 'dumbwaiter.cmd');
     expect(commandName({ PATH, PATHEXT: '.COM;.EXE;.CMD' }, 'win32')).toBe('dumbwaiter');
     expect(commandName({ PATH, PATHEXT: '.EXE' }, 'win32')).toBe('npx dumbwaiter');
-  });
-});
-
-describe('shellWord', () => {
-  it('leaves plain paths alone and quotes the rest as one word', () => {
-    expect(shellWord('/home/me/.config/Dumbwaiter')).toBe('/home/me/.config/Dumbwaiter');
-    expect(shellWord('/Users/me/Library/Application Support/Dumbwaiter')).toBe(`'/Users/me/Library/Application Support/Dumbwaiter'`);
-    expect(shellWord(`/tmp/it's; rm -rf ~`)).toBe(`'/tmp/it'\\''s; rm -rf ~'`);
   });
 });
