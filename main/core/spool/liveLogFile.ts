@@ -15,43 +15,52 @@ import { kindReason } from './safeRead';
 import type { SpoolPaths } from './layout';
 
 /** Entries moved away before the log is given up on (the sandbox planting again and again). */
-const TRIES = 3;
+const TRIES = 10;
+
+interface Moved {
+  found: string;
+  to: string;
+}
 
 /** The live log of `row`'s run, made anew in `spool`'s results folder; null when it cannot be made (the
  *  run then goes on without a log, and its result says so). */
 export function makeLiveLog(d: { audit: AuditLog; log: Logger }, spool: SpoolPaths, row: RequestRow): HeldFile | null {
   const name = `${row.id}.log`;
   const file = logPath(spool.results, row.id);
-  for (let tries = 0; ; tries++) {
-    const made = makeShared(file);
-    if (made !== TAKEN) {
-      if (made === null) d.log.warn(`${row.id}: could not create results/${name}: the run has no live log`);
-      return made;
+  const moved: Moved[] = [];
+  let made = makeShared(file);
+  // Each move is followed at once by the create, and recorded only after: a sandbox planting again in
+  // a loop has only the moment between the two.
+  for (let tries = 0; made === TAKEN && tries < TRIES; tries++) {
+    const away = moveAway(spool, file, name);
+    if (away instanceof Error) {
+      d.log.error(`${row.id}: could not move what is at results/${name} to quarantine: ${away.message}`);
+      break;
     }
-    if (tries === TRIES || !moveAway(d, spool, file, name, row)) {
-      d.log.warn(`${row.id}: results/${name} could not be cleared for the run: it has no live log`);
-      return null;
-    }
+    if (away) moved.push(away);
+    made = makeShared(file);
   }
+  for (const { found, to } of moved) {
+    const message = `results/${name} was ${found} the host did not make; moved to ${to}`;
+    d.log.warn(`${row.id}: ${message}`);
+    d.audit.record({ kind: 'log_quarantined', request_id: row.id, key_id: row.key_id, op: row.op, message, details: { file: name, found, moved_to: to } });
+  }
+  if (made === TAKEN || made === null) {
+    d.log.warn(`${row.id}: results/${name} could not be ${made === TAKEN ? 'cleared' : 'created'}: the run has no live log`);
+    return null;
+  }
+  return made;
 }
 
-/** Moves what is at the log's name to quarantine, saying what it was; false when it could not. */
-function moveAway(d: { audit: AuditLog; log: Logger }, spool: SpoolPaths, file: string, name: string, row: RequestRow): boolean {
-  let found: string;
-  let movedTo: string | null;
+/** Moves what is at the log's name to quarantine: what it was and where it went; null when it was
+ *  gone already. */
+function moveAway(spool: SpoolPaths, file: string, name: string): Moved | null | Error {
   try {
     const st = lstatSync(file, { throwIfNoEntry: false });
-    if (!st) return true; // gone meanwhile
-    found = (kindReason(st) ?? `is a file of ${st.size} bytes`).replace(/^is /, '');
-    movedTo = quarantine(spool, file, name);
+    if (!st) return null;
+    const movedTo = quarantine(spool, file, name);
+    return movedTo === null ? null : { found: (kindReason(st) ?? `is a file of ${st.size} bytes`).replace(/^is /, ''), to: `quarantine/${path.basename(movedTo)}` };
   } catch (e) {
-    d.log.error(`${row.id}: could not move what is at results/${name} to quarantine: ${(e as Error).message}`);
-    return false;
+    return e as Error;
   }
-  if (movedTo === null) return true;
-  const where = `quarantine/${path.basename(movedTo)}`;
-  const message = `results/${name} was ${found} the host did not make; moved to ${where}, and the run's log made anew`;
-  d.log.warn(`${row.id}: ${message}`);
-  d.audit.record({ kind: 'log_quarantined', request_id: row.id, key_id: row.key_id, op: row.op, message, details: { file: name, found, moved_to: where } });
-  return true;
 }

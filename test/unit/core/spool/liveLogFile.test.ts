@@ -79,14 +79,14 @@ describe('the live log the daemon makes for a run', () => {
     expect(readFileSync(precious, 'utf8')).toBe('do not touch\n');
     const [entry, ...others] = ledger.audit.search({ kind: 'log_quarantined' });
     expect(others).toEqual([]);
-    expect(entry).toMatchObject({ request_id: id, message: `results/${id}.log was ${found} the host did not make; moved to quarantine/${moved}, and the run's log made anew` });
+    expect(entry).toMatchObject({ request_id: id, message: `results/${id}.log was ${found} the host did not make; moved to quarantine/${moved}` });
     expect(said).toEqual([`${id}: ${entry!.message}`]);
   });
 
   it('is none when its folder cannot be written: the run goes without, and the log says so', () => {
     rmSync(spool.results, { recursive: true });
     expect(make('nowhere')).toBeNull();
-    expect(said).toEqual(['nowhere: could not create results/nowhere.log: the run has no live log']);
+    expect(said).toEqual(['nowhere: results/nowhere.log could not be created: the run has no live log']);
   });
 
   it('leaves what is at its name when it cannot be moved, and is none', () => {
@@ -94,6 +94,6 @@ describe('the live log the daemon makes for a run', () => {
     rmSync(spool.quarantine, { recursive: true }); // nowhere to move it: each try finds it again
     expect(make('stuck')).toBeNull();
     expect(statSync(logFile('stuck')).isDirectory()).toBe(true);
-    expect(said.at(-1)).toBe('stuck: results/stuck.log could not be cleared for the run: it has no live log');
+    expect(said).toEqual(['stuck: results/stuck.log could not be cleared: the run has no live log']);
   });
 });
