@@ -30,6 +30,7 @@ export const AUDIT_KINDS = [
   { kind: 'key_revoked', about: 'a key was revoked' },
   { kind: 'key_rotated', about: 'a key was replaced by a new one and revoked' },
   { kind: 'keys_sealed', about: 'key secrets were sealed with the OS keychain' },
+  { kind: 'log_quarantined', about: "something the sandbox put where a run's live log goes was moved to quarantine; the host made the log itself" },
   { kind: 'notice_sent', about: 'a person wrote a message to the sandbox' },
   { kind: 'orphan_ended', about: "an orphaned run's processes were ended after a person's forced verdict" },
   { kind: 'orphaned', about: 'a run outlived the host that started it and is watched' },

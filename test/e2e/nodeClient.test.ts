@@ -5,7 +5,7 @@
 // host, permission denied, and the MCP server through the SDK's own client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -509,20 +509,24 @@ describe('dw believes only what the host signed for its key', () => {
     expectAlive();
   });
 
-  it.skipIf(AS_USER === null)('a live log the sandbox forged (a folder at its name, then its own text) is followed by the host\'s signed output', async () => {
+  it.skipIf(AS_USER === null)('a live log the sandbox forged (a folder at its name, made again once the host made its log, then its own text) is followed by a note and the host\'s signed output', async () => {
     const go = path.join(host.work, 'go-forged-log');
     const forger = logForger(AS_USER!, host.spool, 'forged-log', go);
     track(forger.proc);
     await forger.said('folder');
     const run = dwLive(['run', 'suite', `go=${go}`, '--id', 'forged-log']);
     await host.waitResult('forged-log', ['running']);
+    // The host moved the folder to quarantine and made its own log, which the forger then took away:
+    // the run's output goes to the host's file, which no name leads to any more.
+    const log = path.join(host.spool, 'results', 'forged-log.log');
+    await eventually("the host's own log, then the forger's folder again", () => (host.audit('', 'log_quarantined').some((e) => e.request_id === 'forged-log') && lstatSync(log, { throwIfNoEntry: false })?.isDirectory() ? true : undefined));
     writeFileSync(go, '');
     await forger.said('forged');
     await eventually('the forged text streamed', () => (run.stdout.includes(FORGED_LOG) ? true : undefined));
     writeFileSync(`${go}.end`, '');
     expect(await run.exited).toBe(0);
     expect(run.stdout).toBe(`${FORGED_LOG}3 of 128 tests FAILED\n`);
-    expect(run.stderr).toContain("dw: the live output above could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; the host's signed output follows:");
+    expect(run.stderr).toContain("dw: the live output above is not what the host logged (results/forged-log.log was changed by someone else); the host's signed output follows:");
     expectAlive();
   });
 

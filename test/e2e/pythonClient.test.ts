@@ -3,7 +3,7 @@
 // key file (DUMBWAITER_SPOOL, DUMBWAITER_KEY_FILE). Every command and exit code of docs/SANDBOX.md.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, copyFileSync, cpSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -401,13 +401,17 @@ describe('only what the host signed for this key is reported', () => {
     expect(r.stdout.endsWith('line 0\nline 1\nline 2\nline 3\nline 4\n')).toBe(true);
   });
 
-  it.skipIf(AS_USER === null)('a live log the sandbox forged (a folder at its name, then its own text) is followed by the host\'s signed output', async () => {
+  it.skipIf(AS_USER === null)('a live log the sandbox forged (a folder at its name, made again once the host made its log, then its own text) is followed by a note and the host\'s signed output', async () => {
     const go = path.join(host.work, 'go-py-forged-log');
     const forger = logForger(AS_USER!, host.spool, 'py-forged-log', go);
     track(forger.proc);
     await forger.said('folder');
     const p = new DwProcess(['run', 'suite', `go=${go}`, '--id', 'py-forged-log']);
     await host.waitResult('py-forged-log', ['running']);
+    // The host moved the folder to quarantine and made its own log, which the forger then took away:
+    // the run's output goes to the host's file, which no name leads to any more.
+    const log = path.join(host.spool, 'results', 'py-forged-log.log');
+    await eventually("the host's own log, then the forger's folder again", () => (host.audit('', 'log_quarantined').some((e) => e.request_id === 'py-forged-log') && lstatSync(log, { throwIfNoEntry: false })?.isDirectory() ? true : undefined));
     writeFileSync(go, '');
     await forger.said('forged');
     await eventually('the forged text streamed', () => (p.stdout.includes(FORGED_LOG) ? true : undefined));
@@ -415,7 +419,7 @@ describe('only what the host signed for this key is reported', () => {
     const r = await p.done;
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(`${FORGED_LOG}3 of 128 tests FAILED\n`);
-    expect(r.stderr).toContain("dw: the live output above could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; the host's signed output follows:");
+    expect(r.stderr).toContain("dw: the live output above is not what the host logged (results/py-forged-log.log was changed by someone else); the host's signed output follows:");
   });
 
   it('an unsigned refusal (a key the host does not know) exits 80 saying it is not signed; doctor names the failing checks', async () => {

@@ -234,8 +234,8 @@ describe('with the daemon running', () => {
     await replacedByHostFile(spoolFile('results', `${id}.json`));
     expect(await host.waitResult(id)).toMatchObject({ state: 'succeeded', stdout: 'logged\n' });
     const live = (await inAppProcess(`return svc.liveOutput(${JSON.stringify(id)}, 0);`)) as { text: string };
-    // The run's log replaced what was planted (a folder cannot be replaced: then there is no log).
-    expect(live.text).toBe(kind === 'a folder' ? '' : 'logged\n');
+    // The run's log took the place of what was planted (moved to quarantine), a folder too.
+    expect(live.text).toBe('logged\n');
     expect(readFileSync(hostFile, 'utf8')).toBe(HOST_FILE_TEXT);
   });
 

@@ -1,7 +1,7 @@
 // Trying an operation from the editor before it is saved: the exact argv, cwd and environment a sample
 // request would get, and a dry run that really runs it once through the executor; the same for its
 // reconcile command.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AllowlistError, parseAllowlist } from './load';
@@ -52,7 +52,7 @@ export type DryReconcileResult = { ok: true; plan: RunPlan; run: RunOutcome; ver
 async function runOnce(plan: RunPlan, requestId: string, killGraceMs: number): Promise<RunOutcome> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dumbwaiter-dry-run-'));
   try {
-    return await startRun(requestId, plan, path.join(dir, 'output.log'), killGraceMs).done;
+    return await startRun(requestId, plan, openSync(path.join(dir, 'output.log'), 'wx', 0o600), killGraceMs).done;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

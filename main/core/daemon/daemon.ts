@@ -144,7 +144,7 @@ export class Daemon {
     this.runner = new Runner({
       db,
       spools: () => [...this.spools.values()].filter((s) => s.ok).map((s) => s.name),
-      resultsDir: (spool) => (this.spools.get(spool)?.ok ? this.spools.get(spool)!.io.results : null),
+      spoolDirs: (spool) => (this.spools.get(spool)?.ok ? this.spools.get(spool)!.io : null),
       requests,
       audit,
       keys,

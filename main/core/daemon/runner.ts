@@ -16,7 +16,8 @@ import type { RequestLimits, RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
 import type { Settings } from '../settings';
 import type { Logger } from '../log';
-import { logPath } from '../spool/results';
+import { makeLiveLog } from '../spool/liveLogFile';
+import type { SpoolPaths } from '../spool/layout';
 import { gate } from '../policy/gate';
 import { allowlistFor } from '../allowlist/forSpool';
 import { clockProblem } from '../policy/clock';
@@ -30,9 +31,10 @@ import { writeFailureCode } from '../ledger/room';
 
 export interface RunnerDeps {
   db: Db;
-  /** The spools whose requests may start now (served and usable), and where a run of one writes its log. */
+  /** The spools whose requests may start now (served and usable), and the (pinned) folders of one,
+   *  where a run's log is made. */
   spools: () => string[];
-  resultsDir: (spool: string) => string | null;
+  spoolDirs: (spool: string) => SpoolPaths | null;
   requests: Requests;
   audit: AuditLog;
   keys: KeyStore;
@@ -308,9 +310,9 @@ export class Runner {
   private async run(row: RequestRow, plan: RunPlan, killGraceMs: number, onHandle: (h: RunHandle) => void): Promise<RunEnd> {
     let handle: RunHandle;
     try {
-      const results = this.d.resultsDir(row.spool);
-      if (!results) throw new Error(`spool "${row.spool}" cannot be written now`);
-      handle = await this.d.starter.start(row.id, plan, logPath(results, row.id), killGraceMs);
+      const dirs = this.d.spoolDirs(row.spool);
+      if (!dirs) throw new Error(`spool "${row.spool}" cannot be written now`);
+      handle = await this.d.starter.start(row.id, plan, makeLiveLog(this.d, dirs, row), killGraceMs);
     } catch (e) {
       // It may have started: no pid to look for, so it ends uncertain, as a run cut by a host crash.
       if (e instanceof SpawnerLost) return { row, remains: null };

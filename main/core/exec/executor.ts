@@ -1,11 +1,11 @@
 // Runs one planned request: no shell, its own process group, a fixed environment, a timeout, and
-// output streamed to results/<id>.log (capped at max_output_bytes; or no log, for a reconcile check)
-// while only a bounded tail of each stream is kept in memory for the result (OUTPUT_EXCERPT_BYTES),
-// whatever the operation's limit. Checked paths
-// and the working folder reach the program as the very objects checked (pathHandles.ts).
+// output streamed to the log the daemon made for it at results/<id>.log (capped at max_output_bytes; or
+// no log, for a reconcile check) while only a bounded tail of each stream is kept in memory for the
+// result (OUTPUT_EXCERPT_BYTES), whatever the operation's limit. Checked paths and the working folder
+// reach the program as the very objects checked (pathHandles.ts).
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { RunPlan } from '../allowlist/plan';
 import { runEnv } from './baseEnv';
@@ -58,10 +58,8 @@ const DRAIN_MS = 1000;
  * Appends to the live log up to the operation's limit, then writes one line saying it stopped; the
  * host's notes (what the run left behind) are written past the limit. Every byte that reaches the file
  * is counted and hashed, so the result can say what the log holds (anyone may change the file later).
- * The sandbox chooses request ids, so it can put anything at results/<id>.log before the run: a
- * symlink to a host file, a FIFO, a folder. Whatever is there is removed at the start, the log is
- * created anew at the first byte (a run with no output makes no file: on a busy disk each create
- * costs), without following links or blocking, and a log that fails is dropped: the run goes on.
+ * The file is the one the daemon made for the run (sharedFile.ts), given as a descriptor the log owns
+ * from then on; a log that fails is dropped: the run goes on.
  */
 class CappedLog {
   /** Output bytes logged, against the limit. */
@@ -70,31 +68,20 @@ class CappedLog {
   private bytes = 0;
   private readonly hash = createHash('sha256');
   /** Whether the run has a log (its digest is then given, 0 bytes when nothing was written). */
-  private hasLog: boolean;
-  /** Where the log is still to be created, at the first byte; null once created, or with no log. */
-  private pending: string | null;
+  private readonly hasLog: boolean;
   private full = false;
   private atLineStart = true;
-  private fd: number | null = null;
 
-  /** `file`: null for no log (nothing is written, and the digest is null). */
-  constructor(file: string | null, private readonly limit: number) {
-    this.pending = file !== null && clearPlace(file) ? file : null;
-    this.hasLog = this.pending !== null;
-  }
-
-  /** Whether the file is open to write, creating it the first time. */
-  private ready(): boolean {
-    if (this.pending !== null) {
-      this.fd = createNew(this.pending);
-      this.pending = null;
-      if (this.fd === null) this.hasLog = false; // a folder put there meanwhile, say
-    }
-    return this.fd !== null;
+  /** `fd`: null for no log (nothing is written, and the digest is null). */
+  constructor(
+    private fd: number | null,
+    private readonly limit: number,
+  ) {
+    this.hasLog = fd !== null;
   }
 
   write(chunk: Buffer): void {
-    if (this.full || chunk.length === 0 || !this.ready()) return;
+    if (this.full || chunk.length === 0 || this.fd === null) return;
     try {
       const room = this.limit - this.written;
       if (room > 0) {
@@ -115,7 +102,7 @@ class CappedLog {
 
   /** A line of the host's own, on a line of its own. */
   note(text: string): void {
-    if (!this.ready()) return;
+    if (this.fd === null) return;
     try {
       this.put(Buffer.from(`${this.atLineStart ? '' : '\n'}[dumbwaiter: ${text}]\n`));
       this.atLineStart = true;
@@ -142,81 +129,36 @@ class CappedLog {
   close(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
-    this.pending = null;
   }
-}
-
-const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-
-/** What openNew returns when something is already there. */
-const EXISTS = -2;
-
-/** A descriptor of a file created at `file` just now, EXISTS, or -1 when it cannot be created. */
-function openNew(file: string): number {
-  try {
-    return openSync(file, CREATE_NEW, 0o644);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EEXIST' ? EXISTS : -1;
-  }
-}
-
-/** Whether the log's name is free now: what is there is removed, but not a folder (no log then). */
-function clearPlace(file: string): boolean {
-  try {
-    const st = lstatSync(file, { throwIfNoEntry: false });
-    if (st?.isDirectory()) return false;
-    if (st) rmSync(file, { force: true });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A log file made anew at `file`, or null. The exclusive create comes first (usually nothing is
- *  there), and only what is there is removed before a second try; not a folder: the run goes on
- *  without a log. */
-function createNew(file: string): number | null {
-  let fd = openNew(file);
-  if (fd === EXISTS) {
-    try {
-      rmSync(file, { force: true, recursive: false });
-    } catch {
-      return null;
-    }
-    fd = openNew(file);
-  }
-  if (fd < 0) return null;
-  const st = fstatSync(fd);
-  if (st.isFile() && st.nlink === 1) return fd;
-  closeSync(fd);
-  return null;
 }
 
 function spawnFailed(program: string, e: Error): RunOutcome['error'] {
   return { code: 'spawn_failed', message: `could not start "${program}": ${e.message}` };
 }
 
-/** A run that never started: nothing to wait for or terminate. */
-function notStarted(program: string, e: Error, started: number): RunHandle {
+/** A run that never started: nothing to wait for or terminate; its log stays empty. */
+function notStarted(program: string, e: Error, started: number, log: CappedLog): RunHandle {
+  log.close();
   const at = Date.now();
-  const outcome: RunOutcome = { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error: spawnFailed(program, e), terminated: null, finished_at: new Date(at).toISOString(), duration_ms: at - started, log: null };
+  const outcome: RunOutcome = { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error: spawnFailed(program, e), terminated: null, finished_at: new Date(at).toISOString(), duration_ms: at - started, log: log.digest() };
   return { pid: null, marker: null, since: null, done: Promise.resolve(outcome), terminate() {} };
 }
 
-/** `logFile`: where the live log goes, or null for none. */
-export function startRun(requestId: string, plan: RunPlan, logFile: string | null, killGraceMs: number): RunHandle {
+/** `logFd`: a descriptor open for writing on the run's (new, empty) live log, which the run owns and
+ *  closes from now on, even when this throws; or null for no log. */
+export function startRun(requestId: string, plan: RunPlan, logFd: number | null, killGraceMs: number): RunHandle {
   const started = Date.now();
+  const log = new CappedLog(logFd, plan.max_output_bytes);
   let handed: HandedOver;
   try {
     if (plan.cwd === DEFAULT_CWD) ensureDefaultCwd(); // a temporary-files cleaner may have removed it
     handed = handOver(plan.argv, plan.paths ?? [], plan.cwd, plan.cwd_shared === true);
   } catch (e) {
-    return notStarted(plan.argv[0]!, e as Error, started); // a checked path was swapped, or the working folder is gone
+    return notStarted(plan.argv[0]!, e as Error, started, log); // a checked path was swapped, or the working folder is gone
   }
   const excerpt = Math.min(plan.max_output_bytes, OUTPUT_EXCERPT_BYTES);
   const out = new TailBuffer(excerpt);
   const err = new TailBuffer(excerpt);
-  const log = new CappedLog(logFile, plan.max_output_bytes);
   const [program, ...rest] = handed.argv;
   const marker = randomBytes(16).toString('hex');
   const search = pidSearchBefore();

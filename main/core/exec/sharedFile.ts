@@ -1,44 +1,62 @@
-// A file the daemon names for the spawner process (a run's log in results/). The daemon reaches a
-// spool's folders through descriptors it pinned (/proc/self/fd/N: spool/pinned.ts), names that lead
-// nowhere, or elsewhere, in another process. So the folder is handed over as the daemon's
-// /proc/<pid>/fd/N with the folder's identity, and the spawner uses what it opens there only while it
-// is still that folder: a repin may have given the number to something else meanwhile.
-import { closeSync, constants, fstatSync, openSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { HAS_PROC_FD, O_PATH } from '../fs/linuxFd';
+// A file the daemon makes for the spawner process to write: a run's log in results/. The sandbox can
+// rename, replace or plant anything at that name at any moment, so the daemon creates the file itself,
+// anew, and names it to the spawner by its identity: on Linux as the daemon's /proc/<pid>/fd/N, which
+// the kernel resolves to that very inode whatever the name now holds (the daemon holds N open until the
+// spawner has opened its own); elsewhere by its path, opened without following a link. Either way the
+// spawner writes only to a regular file with the inode the daemon made (a descriptor number can be
+// given to something else, a name can lead elsewhere), or to nothing.
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { HAS_PROC_FD } from '../fs/linuxFd';
 
+/** What the spawner is given (it is sent over the spawner's channel). */
 export interface SharedFile {
-  dir: string;
-  name: string;
+  path: string;
   dev: number;
   ino: number;
 }
 
-/** In the daemon: `file` as the spawner can reach it; null when its folder cannot be reached now
- *  (the run then has no log, as when the log cannot be created). */
-export function shareFile(file: string): SharedFile | null {
-  const dir = path.dirname(file);
-  try {
-    const st = statSync(dir);
-    return { dir: dir.replace(/^\/proc\/self\/fd\//, `/proc/${process.pid}/fd/`), name: path.basename(file), dev: st.dev, ino: st.ino };
-  } catch {
-    return null;
-  }
+/** A file the daemon made and holds open until the spawner has its own descriptor of it. */
+export interface HeldFile {
+  shared: SharedFile;
+  close(): void;
 }
 
-/** In the spawner: the path to use for `f` until `close()`, or null when its folder is no longer the
- *  one the daemon named. */
-export function openShared(f: SharedFile): { path: string; close(): void } | null {
+/** What makeShared returns when something is at the name already (it is left as it is). */
+export const TAKEN = 'taken';
+
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** In the daemon: a regular file made anew at `file` (mode 0644) and held open; TAKEN when something
+ *  (a link, a FIFO, a folder, a file) is at its name; null when it cannot be made there. */
+export function makeShared(file: string): HeldFile | typeof TAKEN | null {
   let fd: number;
   try {
-    fd = openSync(f.dir, (HAS_PROC_FD ? O_PATH : constants.O_RDONLY) | constants.O_DIRECTORY);
+    fd = openSync(file, CREATE_NEW, 0o644);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EEXIST' ? TAKEN : null;
+  }
+  const st = fstatSync(fd);
+  // Made just now, so a regular file with one name, unless a link to it was made meanwhile.
+  if (!st.isFile() || st.nlink !== 1) {
+    closeSync(fd);
+    return null;
+  }
+  const path = HAS_PROC_FD ? `/proc/${process.pid}/fd/${fd}` : file;
+  return { shared: { path, dev: st.dev, ino: st.ino }, close: () => closeSync(fd) };
+}
+
+/** In the spawner (or the daemon's own process): a descriptor open for writing on the very file the
+ *  daemon made, which the caller then owns; null when it cannot be reached. Through /proc the link is
+ *  the kernel's own (O_NOFOLLOW would refuse it); a name is never followed. */
+export function openShared(f: SharedFile): number | null {
+  let fd: number;
+  try {
+    fd = openSync(f.path, constants.O_WRONLY | constants.O_NONBLOCK | (HAS_PROC_FD ? 0 : constants.O_NOFOLLOW));
   } catch {
     return null;
   }
   const st = fstatSync(fd);
-  if (st.dev !== f.dev || st.ino !== f.ino) {
-    closeSync(fd);
-    return null;
-  }
-  return { path: HAS_PROC_FD ? `/proc/self/fd/${fd}/${f.name}` : path.join(f.dir, f.name), close: () => closeSync(fd) };
+  if (st.isFile() && st.dev === f.dev && st.ino === f.ino) return fd;
+  closeSync(fd);
+  return null;
 }

@@ -11,14 +11,16 @@ import { fileURLToPath } from 'node:url';
 import type { RunPlan } from '../allowlist/plan';
 import { startRun, type RunHandle, type RunOutcome } from './executor';
 import { fromWire, type FromSpawner, type ToSpawner } from './spawnerProtocol';
-import { shareFile } from './sharedFile';
+import { openShared, type HeldFile, type SharedFile } from './sharedFile';
 
 /** How runs are started: through a spawner process (Spawner), or in this process (IN_PROCESS). */
 export interface RunStarter {
   /** Starts the spawner process now, if there is one and it is not running (else at the next start()). */
   launch(): void;
-  /** Rejects with SpawnerLost when the spawner died before saying whether the run started. */
-  start(requestId: string, plan: RunPlan, logFile: string | null, killGraceMs: number): Promise<RunHandle>;
+  /** Rejects with SpawnerLost when the spawner died before saying whether the run started. `log`: the
+   *  run's live log as the daemon made it (or null for none), closed here once the run no longer
+   *  needs the daemon's descriptor: the run has its own, or never will. */
+  start(requestId: string, plan: RunPlan, log: HeldFile | null, killGraceMs: number): Promise<RunHandle>;
   /** Once the runs have ended: the spawner process exits. */
   stop(): Promise<void>;
 }
@@ -26,7 +28,13 @@ export interface RunStarter {
 /** The executor in the daemon's own process (where no spawner process can be started). */
 export const IN_PROCESS: RunStarter = {
   launch() {},
-  start: (requestId, plan, logFile, killGraceMs) => Promise.resolve(startRun(requestId, plan, logFile, killGraceMs)),
+  start(requestId, plan, log, killGraceMs) {
+    try {
+      return Promise.resolve(startRun(requestId, plan, log && openShared(log.shared), killGraceMs));
+    } finally {
+      log?.close();
+    }
+  },
   stop: () => Promise.resolve(),
 };
 
@@ -172,7 +180,14 @@ export class Spawner implements RunStarter {
     live.proc.close();
   }
 
-  start(requestId: string, plan: RunPlan, logFile: string | null, killGraceMs: number): Promise<RunHandle> {
+  start(requestId: string, plan: RunPlan, log: HeldFile | null, killGraceMs: number): Promise<RunHandle> {
+    const started = this.startThere(requestId, plan, log?.shared ?? null, killGraceMs);
+    const close = () => log?.close(); // the spawner has opened its own (or will not)
+    void started.then(close, close);
+    return started;
+  }
+
+  private startThere(requestId: string, plan: RunPlan, logFile: SharedFile | null, killGraceMs: number): Promise<RunHandle> {
     if (this.stopping) return Promise.reject(new Error('the host is stopping'));
     this.launch();
     const live = this.live!;
@@ -181,7 +196,7 @@ export class Spawner implements RunStarter {
     const run = this.nextRun++;
     return new Promise<RunHandle>((resolve, reject) => {
       live.runs.set(run, { started: { resolve, reject }, done: null, sent: false });
-      this.send(live, { type: 'start', run, requestId, plan, logFile: logFile === null ? null : shareFile(logFile), killGraceMs });
+      this.send(live, { type: 'start', run, requestId, plan, logFile, killGraceMs });
     });
   }
 

@@ -23,20 +23,16 @@ const runs = new Map<number, RunHandle>();
 
 function handle(m: ToSpawner): void {
   if (m.type === 'terminate') return runs.get(m.run)?.terminate(m.reason);
-  // A log whose folder is no longer the one named is not written, as one that cannot be created.
-  // Held until the run's end: the log is created in that folder at the run's first output.
-  const log = m.logFile && openShared(m.logFile);
+  // The log the daemon made, as a descriptor of that very file (or none): the run owns it from here.
   let h: RunHandle;
   try {
-    h = startRun(m.requestId, m.plan, log ? log.path : null, m.killGraceMs);
+    h = startRun(m.requestId, m.plan, m.logFile && openShared(m.logFile), m.killGraceMs);
   } catch (e) {
-    log?.close();
     return send({ type: 'failed', run: m.run, message: (e as Error).message });
   }
   runs.set(m.run, h);
   send({ type: 'started', run: m.run, pid: h.pid, marker: h.marker, since: h.since });
   void h.done.then((outcome) => {
-    log?.close();
     runs.delete(m.run);
     send({ type: 'done', run: m.run, outcome: toWire(outcome) });
   });

@@ -156,6 +156,7 @@ const TONES: Record<AuditKind, Tone> = {
   key_revoked: 'warn',
   key_rotated: 'warn',
   keys_sealed: 'neutral',
+  log_quarantined: 'bad',
   notice_sent: 'neutral',
   orphan_ended: 'neutral',
   orphaned: 'warn',

@@ -1,11 +1,12 @@
 // The executor with real processes: the run is its own process group and a timeout or terminate()
 // takes the whole group down; what the run leaves behind when it exits (in its group, or carrying its
 // marker after setsid) is ended before the result, unless the operation says it leaves processes
-// running; the output is capped (tail kept for the result, head for the live log);
+// running; the output is capped (tail kept for the result, head for the live log, which is the file the
+// run was given, whatever is put at its name);
 // the environment, working folder and argv are the plan's and nothing else, and no shell sees the args.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,8 +37,11 @@ function plan(argv: string[], o: Partial<RunPlan> = {}): RunPlan {
   return { op: 'test', argv, cwd: dir, env: {}, timeout_s: 60, max_output_bytes: 64 * 1024, concurrency: 1, cost: 1, scope: 'read', approval: 'never', ...o };
 }
 
+/** The run's log as the daemon makes it: an empty file, open for writing (the run owns it). */
+const newLog = () => openSync(logFile, 'w');
+
 function run(argv: string[], o: Partial<RunPlan> = {}): RunHandle {
-  const h = startRun('req-1', plan(argv, o), logFile, GRACE_MS);
+  const h = startRun('req-1', plan(argv, o), newLog(), GRACE_MS);
   if (h.pid !== null) trackGroup(h.pid);
   return h;
 }
@@ -205,7 +209,7 @@ describe('what a run leaves behind', () => {
     expect(o).toMatchObject({ exit_code: 0, error: null });
     const bg = pidIn(file('bg'))!;
     expect(alive(pid) && alive(bg)).toBe(true);
-    expect(existsSync(logFile)).toBe(false); // nothing was written, so no log was made
+    expect(readFileSync(logFile, 'utf8')).toBe(''); // nothing was written
     process.kill(pid, 'SIGKILL');
     process.kill(bg, 'SIGKILL');
     await gone([pid, bg]);
@@ -368,40 +372,7 @@ describe('output caps', () => {
 
 describe('the live log file', () => {
   const victim = () => path.join(dir, 'precious.txt');
-
-  it('replaces a symlink planted as the log instead of writing through it', async () => {
-    writeFileSync(victim(), 'do not touch\n');
-    symlinkSync(victim(), logFile);
-    const o = await run(['/bin/echo', 'PWNED']).done;
-    expect(o.stdout).toBe('PWNED\n');
-    expect(readFileSync(victim(), 'utf8')).toBe('do not touch\n');
-    expect(lstatSync(logFile).isFile()).toBe(true);
-    expect(readFileSync(logFile, 'utf8')).toBe('PWNED\n');
-  });
-
-  it('replaces a hard link planted as the log: its other name keeps its content', async () => {
-    writeFileSync(victim(), 'do not touch\n');
-    linkSync(victim(), logFile);
-    await run(['/bin/echo', 'PWNED']).done;
-    expect(readFileSync(victim(), 'utf8')).toBe('do not touch\n');
-    expect(statSync(victim()).nlink).toBe(1);
-    expect(readFileSync(logFile, 'utf8')).toBe('PWNED\n');
-  });
-
-  it('neither blocks nor fails on a FIFO planted as the log', async () => {
-    expect(spawnSync('mkfifo', [logFile]).status).toBe(0);
-    const o = await run(['/bin/echo', 'through']).done;
-    expect(o).toMatchObject({ exit_code: 0, stdout: 'through\n' });
-    expect(lstatSync(logFile).isFile()).toBe(true);
-    expect(readFileSync(logFile, 'utf8')).toBe('through\n');
-  });
-
-  it('goes on without a log when a folder is planted there', async () => {
-    mkdirSync(logFile);
-    const o = await run(['/bin/echo', 'no log']).done;
-    expect(o).toMatchObject({ exit_code: 0, stdout: 'no log\n' });
-    expect(lstatSync(logFile).isDirectory()).toBe(true);
-  });
+  const EMPTY = { bytes: 0, sha256: createHash('sha256').digest('hex') };
 
   it("gives the log's length and SHA-256 in the outcome, as the file holds them", async () => {
     const o = await run(nodeScript('process.stdout.write("out\\n"); process.stderr.write("é\\n")')).done;
@@ -409,41 +380,40 @@ describe('the live log file', () => {
     expect(o.log!.bytes).toBe(Buffer.byteLength('out\né\n'));
   });
 
-  it('gives an empty log its length and hash, and makes no file: a run with no output', async () => {
+  it('gives an empty log its length and hash: a run with no output', async () => {
     const o = await run(['/bin/true']).done;
-    expect(o.log).toEqual({ bytes: 0, sha256: createHash('sha256').digest('hex') });
-    expect(existsSync(logFile)).toBe(false);
+    expect(o.log).toEqual(EMPTY);
+    expect(readFileSync(logFile, 'utf8')).toBe('');
   });
 
-  it('removes what was planted as the log at the start even when the run writes nothing', async () => {
+  it('writes only to the file it was given, whatever is renamed or put at its name meanwhile', async () => {
     writeFileSync(victim(), 'do not touch\n');
+    const go = path.join(dir, 'go');
+    const h = run(['/bin/sh', '-c', 'while [ ! -e "$0" ]; do sleep 0.02; done; echo late', go]);
+    const moved = path.join(dir, 'moved.log');
+    renameSync(logFile, moved);
     symlinkSync(victim(), logFile);
-    const o = await run(['/bin/true']).done;
-    expect(o.log).toEqual({ bytes: 0, sha256: createHash('sha256').digest('hex') });
-    expect(lstatSync(logFile, { throwIfNoEntry: false })).toBeUndefined();
-    expect(readFileSync(victim(), 'utf8')).toBe('do not touch\n');
-  });
-
-  it('creates the log at the first output, however late: what was planted meanwhile is replaced', async () => {
-    const h = run(nodeScript('setTimeout(() => console.log("late"), 300)'));
-    writeFileSync(victim(), 'do not touch\n');
-    symlinkSync(victim(), logFile);
+    writeFileSync(go, '');
     const o = await h.done;
-    expect(lstatSync(logFile).isFile()).toBe(true);
-    expect(readFileSync(logFile, 'utf8')).toBe('late\n');
+    expect(readFileSync(moved, 'utf8')).toBe('late\n');
     expect(readFileSync(victim(), 'utf8')).toBe('do not touch\n');
-    expect(o.log).toEqual(digestOfLog());
+    expect(lstatSync(logFile).isSymbolicLink()).toBe(true);
+    expect(o.log).toEqual({ bytes: 5, sha256: createHash('sha256').update('late\n').digest('hex') });
   });
 
-  it('gives no log digest when there was no log (a folder in its place)', async () => {
-    mkdirSync(logFile);
-    expect((await run(['/bin/echo', 'no log']).done).log).toBeNull();
+  it.runIf(process.platform === 'linux')("keeps the log's descriptor from the run's processes (they could write to it uncounted)", async () => {
+    const o = await run(['/bin/sh', '-c', 'ls -l /proc/$$/fd/']).done;
+    expect(o.exit_code).toBe(0);
+    expect(o.stdout).toContain('pipe:');
+    expect(o.stdout).not.toContain(logFile);
   });
 
-  it('starts a new log rather than appending to an old one', async () => {
-    writeFileSync(logFile, 'stale\n');
-    await run(['/bin/echo', 'fresh']).done;
-    expect(readFileSync(logFile, 'utf8')).toBe('fresh\n');
+  it('closes the log it was given when the run never starts, and says it is empty', async () => {
+    const fd = newLog();
+    const o = await startRun('req-1', plan(['/bin/true'], { cwd: path.join(dir, 'missing') }), fd, GRACE_MS).done;
+    expect(o.error?.code).toBe('spawn_failed');
+    expect(o.log).toEqual(EMPTY);
+    expect(() => fstatSync(fd)).toThrow(/EBADF/);
   });
 
   it('writes no log at all when given none, and keeps the output for the result', async () => {

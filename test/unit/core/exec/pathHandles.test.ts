@@ -1,7 +1,7 @@
 // The component-wise open of checked paths and their handover to the program, with real folders,
 // symlinks, FIFOs and processes (Linux: elsewhere the paths are passed as they are).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeSync, fstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -166,7 +166,7 @@ describe.skipIf(!CAN_HAND_OVER)('handOver', () => {
 
 describe.skipIf(!CAN_HAND_OVER)('a run gets the objects that were checked', () => {
   const plan = (argv: string[], paths: PathSlot[], cwd = dir): RunPlan => ({ op: 't', argv, paths, cwd, env: {}, timeout_s: 30, max_output_bytes: 65536, concurrency: 1, cost: 0, scope: 'read', approval: 'never' });
-  const log = () => path.join(dir, 'run.log');
+  const log = () => openSync(path.join(dir, 'run.log'), 'w');
 
   it('reads the file and lists the folder through the handles; the host keeps none of them open', async () => {
     const file = path.join(deep, 'f.txt');

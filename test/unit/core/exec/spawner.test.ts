@@ -5,10 +5,11 @@
 // started, and the next start gets a new spawner.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { nodeSpawner, Spawner, SPAWNER_V8_FLAGS, SpawnerLost } from '../../../../main/core/exec/spawner';
+import { IN_PROCESS, nodeSpawner, Spawner, SPAWNER_V8_FLAGS, SpawnerLost, type RunStarter } from '../../../../main/core/exec/spawner';
+import { makeShared, TAKEN, type HeldFile } from '../../../../main/core/exec/sharedFile';
 import { startRun } from '../../../../main/core/exec/executor';
 import type { RunPlan } from '../../../../main/core/allowlist/plan';
 import { OUTPUT_EXCERPT_BYTES } from '../../../../shared/protocol/types';
@@ -40,6 +41,22 @@ const digestOf = (file: string) => {
   return { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
 };
 
+/** The run's log as the daemon makes it (sharedFile.ts). */
+function made(file: string): HeldFile {
+  const f = makeShared(file);
+  if (f === null || f === TAKEN) throw new Error(`could not make ${file}`);
+  return f;
+}
+
+/** Where a held file's descriptor leads in this process, or null once it is closed. */
+const heldTarget = (f: HeldFile) => {
+  try {
+    return readlinkSync(f.shared.path);
+  } catch {
+    return null;
+  }
+};
+
 /** A run that waits for the file `go` in `d` (writing nothing: its pipes die with the spawner). */
 const gatedIn = (d: string) => ['/bin/sh', '-c', 'while [ ! -e "$0" ]; do sleep 0.05; done', path.join(d, 'go')];
 
@@ -59,12 +76,12 @@ describe('a run started by the spawner process', () => {
     const argv = ['/bin/sh', '-c', 'echo out; printf "%s" "$DUMBWAITER_REQUEST_ID"; exit 3'];
     const there = path.join(dir, 'there.log');
     const here = path.join(dir, 'here.log');
-    const h = await spawner.start('req-s', plan(argv, { max_output_bytes: 6 }), there, GRACE_MS);
+    const h = await spawner.start('req-s', plan(argv, { max_output_bytes: 6 }), made(there), GRACE_MS);
     expect(h.pid).not.toBeNull();
     expect(h.pid).not.toBe(process.pid);
     expect(h.marker).toMatch(/^[0-9a-f]{32}$/);
     const o = await h.done;
-    const local = await startRun('req-s', plan(argv, { max_output_bytes: 6 }), here, GRACE_MS).done;
+    const local = await startRun('req-s', plan(argv, { max_output_bytes: 6 }), openSync(here, 'wx'), GRACE_MS).done;
     expect(o).toMatchObject({ exit_code: 3, signal: null, error: null, terminated: null, stdout: local.stdout, stderr: local.stderr, stdout_truncated: local.stdout_truncated });
     expect(o.stdout_truncated).toBe(true);
     expect(readFileSync(there, 'utf8')).toBe(readFileSync(here, 'utf8'));
@@ -84,7 +101,7 @@ describe('a run started by the spawner process', () => {
     const argv = ['/bin/sh', '-c', 'head -c 67108864 /dev/zero; head -c 67108864 /dev/zero >&2'];
     const pid = spawner.pid;
     const log = path.join(dir, 'zeros.log');
-    const o = await (await spawner.start('req-z', plan(argv, { max_output_bytes: 64 * 1024 * 1024 }), log, GRACE_MS)).done;
+    const o = await (await spawner.start('req-z', plan(argv, { max_output_bytes: 64 * 1024 * 1024 }), made(log), GRACE_MS)).done;
     expect(o).toMatchObject({ exit_code: 0, stdout_truncated: true, stderr_truncated: true });
     expect(o.stdout).toBe('\0'.repeat(OUTPUT_EXCERPT_BYTES));
     expect(o.stderr).toBe('\0'.repeat(OUTPUT_EXCERPT_BYTES));
@@ -93,12 +110,12 @@ describe('a run started by the spawner process', () => {
     expect(alive(pid!)).toBe(true);
   });
 
-  it('writes the log into a folder reached through a descriptor of the daemon (a pinned results folder)', async () => {
+  it('writes the log made in a folder reached through a descriptor of the daemon (a pinned results folder)', async () => {
     const results = path.join(dir, 'results');
     mkdirSync(results);
     const fd = openSync(results, 'r');
     try {
-      const o = await (await spawner.start('req-p', plan(['/bin/echo', 'pinned']), `/proc/self/fd/${fd}/req-p.log`, GRACE_MS)).done;
+      const o = await (await spawner.start('req-p', plan(['/bin/echo', 'pinned']), made(`/proc/self/fd/${fd}/req-p.log`), GRACE_MS)).done;
       expect(readFileSync(path.join(results, 'req-p.log'), 'utf8')).toBe('pinned\n');
       expect(o.log).toEqual(digestOf(path.join(results, 'req-p.log')));
     } finally {
@@ -107,7 +124,7 @@ describe('a run started by the spawner process', () => {
   });
 
   it('ends the run with its process group on terminate()', async () => {
-    const h = await spawner.start('req-t', plan(['/bin/sh', '-c', 'sleep 300 & wait']), path.join(dir, 'req-t.log'), GRACE_MS);
+    const h = await spawner.start('req-t', plan(['/bin/sh', '-c', 'sleep 300 & wait']), made(path.join(dir, 'req-t.log')), GRACE_MS);
     trackGroup(h.pid!);
     await eventually('the run to have a child', () => (groupRunning(h.pid!) ? true : undefined));
     h.terminate('cancel');
@@ -127,9 +144,50 @@ describe('a run started by the spawner process', () => {
   });
 });
 
+// The sandbox can rename the log the daemon made, and put a folder, a link or its own text at its
+// name, before the spawner opens it: the run writes to the file the daemon made, or to nothing.
+describe.each<[string, () => RunStarter]>([
+  ['the spawner process', () => spawner],
+  ['the daemon\'s own process', () => IN_PROCESS],
+])('the live log a run started in %s writes', (_, starter) => {
+  const gated = (d: string) => ['/bin/sh', '-c', 'while [ ! -e "$0" ]; do sleep 0.05; done; echo late', path.join(d, 'go')];
+
+  it.runIf(process.platform === 'linux').each(['a folder', 'a symlink to a host file', 'forged text'])('is the file the daemon made, when its name was taken away and %s put there first', async (kind) => {
+    const precious = path.join(dir, 'precious.txt');
+    writeFileSync(precious, 'do not touch\n');
+    const name = path.join(dir, 'req-r.log');
+    const log = made(name);
+    const moved = path.join(dir, 'moved.log');
+    renameSync(name, moved);
+    if (kind === 'a folder') mkdirSync(name);
+    else if (kind === 'forged text') writeFileSync(name, 'All tests PASSED\n');
+    else symlinkSync(precious, name);
+    const h = await starter().start('req-r', plan(gated(dir)), log, GRACE_MS);
+    trackGroup(h.pid!);
+    expect(heldTarget(log)).not.toBe(moved); // the daemon's descriptor is closed once the run has its own
+    writeFileSync(path.join(dir, 'go'), '');
+    const o = await h.done;
+    expect(readFileSync(moved, 'utf8')).toBe('late\n');
+    expect(o.log).toEqual(digestOf(moved));
+    expect(readFileSync(precious, 'utf8')).toBe('do not touch\n');
+    if (kind === 'forged text') expect(readFileSync(name, 'utf8')).toBe('All tests PASSED\n');
+  });
+
+  it('is none when the file named is not the one the daemon made: the run goes on', async () => {
+    const log = made(path.join(dir, 'req-x.log'));
+    const other = path.join(dir, 'other.log');
+    writeFileSync(other, '');
+    const stranger: HeldFile = { shared: { ...log.shared, path: other }, close: () => log.close() };
+    const o = await (await starter().start('req-x', plan(['/bin/echo', 'unlogged']), stranger, GRACE_MS)).done;
+    expect(o).toMatchObject({ exit_code: 0, stdout: 'unlogged\n', log: null });
+    expect(readFileSync(other, 'utf8')).toBe('');
+    expect(heldTarget(log)).not.toBe(path.join(dir, 'req-x.log'));
+  });
+});
+
 describe('the death of the spawner process', () => {
   it('rejects what it was running with SpawnerLost, leaves its processes running, and a new spawner starts the next run', async () => {
-    const h = await spawner.start('req-l', plan(gatedIn(dir)), path.join(dir, 'req-l.log'), GRACE_MS);
+    const h = await spawner.start('req-l', plan(gatedIn(dir)), made(path.join(dir, 'req-l.log')), GRACE_MS);
     trackGroup(h.pid!);
     const first = spawner.pid!;
     process.kill(first, 'SIGKILL');
@@ -175,7 +233,7 @@ describe('an idle spawner process', () => {
     const first = s.pid!;
     await eventually('the idle spawner to exit', () => (alive(first) ? undefined : true));
     expect(s.pid).toBeUndefined();
-    const o = await (await s.start('req-i', plan(['/bin/echo', 'back']), path.join(dir, 'req-i.log'), GRACE_MS)).done;
+    const o = await (await s.start('req-i', plan(['/bin/echo', 'back']), made(path.join(dir, 'req-i.log')), GRACE_MS)).done;
     expect(o).toMatchObject({ exit_code: 0, stdout: 'back\n', error: null });
     expect(s.pid).not.toBe(first);
     expect(alive(s.pid!)).toBe(true);
