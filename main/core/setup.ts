@@ -1,5 +1,6 @@
 // `dumbwaiter init`: the home (private) and the spool (shared), both created safely and idempotently.
 import { existsSync, lstatSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { homePaths, type HomePaths } from './home';
 import { createSpool, isHostMadeSpool, type SpoolPaths } from './spool/layout';
@@ -11,7 +12,7 @@ import { folderCreationProblem, spoolAllowlistProblem, spoolParentProblem } from
 import { openLedger } from './ledger/db';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { chmodPrivateDir, mkdirPrivate } from './fs/privateDir';
-import { EXAMPLE_ALLOWLIST } from './allowlist/example';
+import { exampleAllowlistFor } from './allowlist/example';
 import { UserError } from './errors';
 import { placeSandboxClients } from './sandboxClients';
 
@@ -75,7 +76,7 @@ export function initHome(homeDir: string, spoolFlag: string | undefined, default
     created.push(home.settings);
   }
   if (!existsSync(home.allowlist)) {
-    writeFileAtomic(home.allowlist, EXAMPLE_ALLOWLIST);
+    writeFileAtomic(home.allowlist, exampleAllowlistFor(os.homedir()));
     created.push(home.allowlist);
   }
   if (!existsSync(home.ledger)) created.push(home.ledger);
