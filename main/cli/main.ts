@@ -89,8 +89,8 @@ function spoolFlag(values: { spool?: string }): string | undefined {
   return values.spool ?? process.env.DUMBWAITER_SPOOL;
 }
 
-/** A new or moved spool's mount, as `spools check` finds it (a network, shared or synced filesystem
- *  said as such), so that a folder meant to be shared that is not is seen at once. */
+/** A new or moved spool's mount, as `spools check` finds it (a network or shared mount, NFS, SMB, 9p,
+ *  virtiofs, FUSE, said as such): a folder meant to be shared that is a local one is seen at once. */
 async function probeNewSpool(values: { home?: string }, name: string): Promise<ProbeReport> {
   const svc = new HostService(resolveHomeDir(values.home));
   try {
