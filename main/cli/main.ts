@@ -27,7 +27,7 @@ import { PLAN_OP } from '../core/policy/plans';
 import { describeRule, rulesInBrief } from '../core/policy/grantRules';
 import { parseWiden } from './widen';
 import type { SpoolInfo } from '../../shared/ipc/views';
-import { probeLines } from '../../shared/protocol/probe';
+import { probeLines, type ProbeReport } from '../../shared/protocol/probe';
 import { installService, serviceKind, servicePlan, serviceStatus, uninstallService } from '../core/loginService/manager';
 import { daemonArgv } from '../core/loginService/units';
 
@@ -35,9 +35,10 @@ const HELP = `dumbwaiter ${APP_VERSION}: run allowlisted operations for a sandbo
 
 Usage: dumbwaiter COMMAND [options]
 
-  init                                   create the home (allowlist, keys, ledger) and the spool
+  init [--spool DIR [--parents]]         create the home (allowlist, keys, ledger) and the spool
+                                         (its folder only: --parents also makes missing ones above it)
   daemon                                 run the host in the foreground until Ctrl-C / SIGTERM
-  spools list | spools add NAME DIR | spools remove NAME | spools check NAME
+  spools list | spools add NAME DIR [--parents] | spools remove NAME | spools check NAME
                                          the home's spools, one folder per sandbox (check: probe
                                          its mount: rename, fsync, file events, filesystem...)
   spools adopt NAME DIR --from-home HOME --yes
@@ -95,12 +96,25 @@ function spoolFlag(values: { spool?: string }): string | undefined {
   return values.spool ?? process.env.DUMBWAITER_SPOOL;
 }
 
-function cmdInit(argv: string[]): void {
-  const { values } = parse(argv, {});
-  const r = initHome(resolveHomeDir(values.home), spoolFlag(values), defaultSpoolDir());
-  if (values.json) return printJson({ home: r.home.root, spool: r.spool.root, created: r.created });
+/** A new or moved spool's mount, as `spools check` finds it (a network or shared mount, NFS, SMB, 9p,
+ *  virtiofs, FUSE, said as such): a folder meant to be shared that is a local one is seen at once. */
+async function probeNewSpool(values: { home?: string }, name: string): Promise<ProbeReport> {
+  const svc = new HostService(resolveHomeDir(values.home));
+  try {
+    return await svc.probeSpool(name);
+  } finally {
+    svc.close();
+  }
+}
+
+async function cmdInit(argv: string[]): Promise<void> {
+  const { values } = parse(argv, { parents: { type: 'boolean', default: false } });
+  const r = initHome(resolveHomeDir(values.home), spoolFlag(values), defaultSpoolDir(), undefined, { parents: values.parents });
+  const probe = await probeNewSpool(values, r.name);
+  if (values.json) return printJson({ home: r.home.root, spool: r.spool.root, created: r.created, probe });
   say(`Home:  ${r.home.root}   (private: allowlist.yaml, settings.json, ledger.sqlite, logs/)`);
   say(`Spool: ${r.spool.root}   (share this folder with the sandbox)`);
+  say(`Mount: ${visible(probe.summary)}`);
   say(r.created.length ? `Created: ${r.created.map((p) => path.basename(p)).join(', ')}` : 'Everything was already in place.');
   if (r.adopted) say('The spool named no home (an earlier version made it): this home serves it from now on, and other homes are refused it.');
   // Commands that work as printed: the name as it can be typed here, the folders given as flags, and
@@ -363,7 +377,7 @@ function cmdPause(paused: boolean) {
 
 function cmdConfig(argv: string[]): void {
   const [sub, ...rest] = argv;
-  const { values, positionals } = parse(rest, {});
+  const { values, positionals } = parse(rest, { parents: { type: 'boolean', default: false } });
   withService(values, (svc) => {
     if (sub === 'get' || sub === undefined) {
       const settings = svc.getSettings();
@@ -379,7 +393,7 @@ function cmdConfig(argv: string[]): void {
       if (!name || value === undefined) throw new UsageError('usage: dumbwaiter config set NAME VALUE');
       // A spool moves through the one call that checks the new folder as `init` does.
       if (name === 'spool') {
-        const r = svc.useSpool(path.resolve(value), cliActor());
+        const r = svc.useSpool(path.resolve(value), cliActor(), values.parents);
         return values.json ? printJson({ spool: r.path }) : say(r.message);
       }
       const next = svc.setSetting(name, parseSettingValue(value), cliActor());
@@ -502,11 +516,11 @@ function spoolRows(spools: SpoolInfo[]): string[][] {
   ];
 }
 
-const SPOOLS_USAGE = 'usage: dumbwaiter spools list | spools add NAME DIR | spools adopt NAME DIR --from-home HOME --yes | spools remove NAME | spools check NAME';
+const SPOOLS_USAGE = 'usage: dumbwaiter spools list | spools add NAME DIR [--parents] | spools adopt NAME DIR --from-home HOME --yes | spools remove NAME | spools check NAME';
 
 async function cmdSpools(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
-  const { values, positionals } = parse(rest, { 'from-home': { type: 'string' }, yes: { type: 'boolean', default: false } });
+  const { values, positionals } = parse(rest, { 'from-home': { type: 'string' }, yes: { type: 'boolean', default: false }, parents: { type: 'boolean', default: false } });
   const [name, dir] = positionals;
   const svc = service(values);
   try {
@@ -520,10 +534,12 @@ async function cmdSpools(argv: string[]): Promise<void> {
         return printTable(spoolRows(spools));
       }
       case 'add': {
-        if (!name || !dir) throw new UsageError('usage: dumbwaiter spools add NAME DIR');
-        const s = svc.addSpool(name, path.resolve(dir), actor);
-        if (values.json) return printJson(s);
+        if (!name || !dir) throw new UsageError('usage: dumbwaiter spools add NAME DIR [--parents]');
+        const s = svc.addSpool(name, path.resolve(dir), actor, values.parents);
+        const probe = await svc.probeSpool(s.name);
+        if (values.json) return printJson({ ...s, probe });
         say(`Added spool ${s.name} at ${s.dir}: share this folder with one sandbox only.`);
+        say(`Mount: ${visible(probe.summary)}`);
         say(`A running daemon serves it within a few seconds. Next: ${commandName()} keys create NAME --spool ${s.name} --out FILE`);
         return;
       }

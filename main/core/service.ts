@@ -14,7 +14,7 @@ import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type
 import { readSettings, writeSettings, withCeilingsMoved, withSetting, type Settings, type SpoolEntry } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 import { newSpoolProblem, resolveSpool, spoolForCommand, withoutSpool } from './spools';
-import { spoolAllowlistProblem } from './spoolFolders';
+import { spoolAllowlistProblem, spoolParentProblem } from './spoolFolders';
 import { probeOptions, probeSpool } from './spool/probe';
 import type { ProbeReport } from '../../shared/protocol/probe';
 import { Decisions, type CancelOutcome } from './decisions';
@@ -391,14 +391,15 @@ export class HostService {
 
   /**
    * Moves the spool commands act on (else `default`) to `dir` (absolute), created safely with its
-   * clients in it; refused for a folder holding files the host did not write. A running daemon serves
+   * clients in it (its missing parents only with `parents`); refused for a folder holding files the
+   * host did not write. A running daemon serves
    * it there within its rescan interval (one started with --spool, from its next start).
    */
-  useSpool(dir: string, actor: string): { path: string; ok: boolean; message: string } {
+  useSpool(dir: string, actor: string, parents = false): { path: string; ok: boolean; message: string } {
     if (!path.isAbsolute(dir)) throw new UserError(`${dir} is a relative path: give the spool folder's full path`);
     const abs = path.resolve(dir);
     const name = this.spool?.name ?? DEFAULT_SPOOL;
-    initHome(this.home.root, abs, abs, name);
+    initHome(this.home.root, abs, abs, name, { parents });
     this.audit.record({ kind: 'settings_changed', actor, spool: name, message: `${actor} moved spool ${name} to ${abs}` });
     this.wake();
     return { ...this.checkSpoolFolder(abs), message: `Ready: spool ${name} is now ${abs}. A running host serves it there within seconds; share this folder with its sandbox.` };
@@ -588,11 +589,12 @@ export class HostService {
   }
 
   /** A new spool for another sandbox: its folder created safely (new or empty, apart from the other
-   *  spools and the home), with its clients. A running daemon starts serving it within a tick. */
-  addSpool(name: string, dir: string, actor: string): SpoolInfo {
-    const problem = this.spoolAddProblem(name, dir);
+   *  spools and the home; its missing parents only with `parents`), with its clients. A running daemon
+   *  starts serving it within a tick. */
+  addSpool(name: string, dir: string, actor: string, parents = false): SpoolInfo {
+    const problem = this.spoolAddProblem(name, dir, parents);
     if (problem) throw new UserError(problem);
-    initHome(this.home.root, path.resolve(dir), path.resolve(dir), name);
+    initHome(this.home.root, path.resolve(dir), path.resolve(dir), name, { parents });
     this.audit.record({ kind: 'spool_added', actor, spool: name, message: `${actor} added spool ${name} at ${path.resolve(dir)}` });
     this.wake();
     return this.listSpools().find((s) => s.name === name)!;
@@ -626,10 +628,11 @@ export class HostService {
 
   /**
    * Why spool `name` cannot be added at `dir`, or null: spoolNamingProblem's reasons, then a folder
-   * that cannot be a spool (what is on the disk there) or lies within an operation's reach.
+   * that cannot be made there (missing parents, unless `parents`), cannot be a spool (what is on the
+   * disk there) or lies within an operation's reach.
    */
-  spoolAddProblem(name: string, dir: string): string | null {
-    return this.spoolNamingProblem(name, dir) ?? spoolRefusal(dir, this.owner) ?? spoolAllowlistProblem(this.settings, this.home, name, dir);
+  spoolAddProblem(name: string, dir: string, parents = false): string | null {
+    return this.spoolNamingProblem(name, dir) ?? spoolParentProblem(dir, parents) ?? spoolRefusal(dir, this.owner) ?? spoolAllowlistProblem(this.settings, this.home, name, dir);
   }
 
   /**

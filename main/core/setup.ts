@@ -1,5 +1,6 @@
 // `dumbwaiter init`: the home (private) and the spool (shared), both created safely and idempotently.
 import { existsSync, lstatSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { homePaths, type HomePaths } from './home';
 import { createSpool, isHostMadeSpool, type SpoolPaths } from './spool/layout';
@@ -7,16 +8,18 @@ import { homeAsOwner, readSpoolOwner } from './spool/marker';
 import { readSettings, writeSettings, type Settings } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 import { findSpool, newSpoolProblem, withSpool } from './spools';
-import { spoolAllowlistProblem } from './spoolFolders';
+import { folderCreationProblem, spoolAllowlistProblem, spoolParentProblem } from './spoolFolders';
 import { HostCore } from './hostCore';
 import { writeFileAtomic } from './fs/atomicWrite';
 import { chmodPrivateDir, mkdirPrivate } from './fs/privateDir';
-import { EXAMPLE_ALLOWLIST } from './allowlist/example';
+import { exampleAllowlistFor } from './allowlist/example';
 import { UserError } from './errors';
 import { placeSandboxClients } from './sandboxClients';
 
 export interface InitResult {
   home: HomePaths;
+  /** The spool's name in this home, and its folder. */
+  name: string;
   spool: SpoolPaths;
   settings: Settings;
   created: string[];
@@ -40,8 +43,10 @@ function ensureHomeDir(dir: string, created: string[]): void {
 /**
  * The home, and spool `spoolName` (by default `default`) at `spoolFlag` (a folder, or the name of a spool
  * of this home), else where it already is, else at `defaultSpool`. A folder for an existing spool moves it.
+ * The spool's folder is made, not the folders above it: those only with `parents`, or for the default
+ * place (Dumbwaiter's own ~/Dumbwaiter at a first start).
  */
-export function initHome(homeDir: string, spoolFlag: string | undefined, defaultSpool: string, spoolName = DEFAULT_SPOOL): InitResult {
+export function initHome(homeDir: string, spoolFlag: string | undefined, defaultSpool: string, spoolName = DEFAULT_SPOOL, opts: { parents?: boolean } = {}): InitResult {
   const home = homePaths(path.resolve(homeDir));
   const created: string[] = [];
   ensureHomeDir(home.root, created);
@@ -50,22 +55,32 @@ export function initHome(homeDir: string, spoolFlag: string | undefined, default
   let settings = readSettings(home.settings);
   const named = spoolFlag === undefined ? null : findSpool(settings, spoolFlag);
   if (named) spoolName = named.name;
-  const spoolDir = path.resolve(named?.dir ?? spoolFlag ?? settings.spools.find((s) => s.name === spoolName)?.dir ?? defaultSpool);
-  const problem = newSpoolProblem(settings, home.root, spoolName, spoolDir) ?? spoolAllowlistProblem(settings, home, spoolName, spoolDir);
+  const configured = named?.dir ?? spoolFlag ?? settings.spools.find((s) => s.name === spoolName)?.dir;
+  const spoolDir = path.resolve(configured ?? defaultSpool);
+  const problem =
+    newSpoolProblem(settings, home.root, spoolName, spoolDir) ??
+    spoolParentProblem(spoolDir, opts.parents === true || configured === undefined) ??
+    spoolAllowlistProblem(settings, home, spoolName, spoolDir);
   if (problem) throw new UserError(problem);
   const adopted = isHostMadeSpool(spoolDir) && readSpoolOwner(spoolDir) === null;
-  const spool = createSpool(spoolDir, homeAsOwner(home.root, settings)); // refused when another home serves it
+  let spool: SpoolPaths;
+  try {
+    spool = createSpool(spoolDir, homeAsOwner(home.root, settings)); // refused when another home serves it
+  } catch (e) {
+    const said = folderCreationProblem(e);
+    throw said ? new UserError(said) : e;
+  }
   if (!existsSync(home.settings) || settings.spools.find((s) => s.name === spoolName)?.dir !== spoolDir) {
     settings = withSpool(settings, spoolName, spoolDir);
     writeSettings(home.settings, settings);
     created.push(home.settings);
   }
   if (!existsSync(home.allowlist)) {
-    writeFileAtomic(home.allowlist, EXAMPLE_ALLOWLIST);
+    writeFileAtomic(home.allowlist, exampleAllowlistFor(os.homedir()));
     created.push(home.allowlist);
   }
   if (!existsSync(home.ledger)) created.push(home.ledger);
   HostCore.open(home.root).close(); // the ledger made (or brought up to date) as every face opens it
   placeSandboxClients(spool);
-  return { home, spool, settings, created, adopted };
+  return { home, name: spoolName, spool, settings, created, adopted };
 }

@@ -1,4 +1,7 @@
 // The commented allowlist that `dumbwaiter init` writes into a new home.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
 export const EXAMPLE_ALLOWLIST = `# Dumbwaiter allowlist: the only things a sandbox may ask this machine to do.
 #
 # Each operation is an argv template: the program and its arguments as a list, never a shell string.
@@ -126,3 +129,23 @@ operations:
   #     command: [git, --no-pager, -c, core.fsmonitor=false, rev-parse, --verify, --quiet, "refs/tags/v{version}"]
   #     timeout_s: 10
 `;
+
+/** The list-documents operation of EXAMPLE_ALLOWLIST: from its entry to the blank line after it. */
+const LIST_DOCUMENTS = /^ {2}- name: list-documents\n(?: {4}.*\n)+/m;
+
+/**
+ * The example allowlist for a machine whose home folder is `home`: as it is where ~/Documents exists;
+ * elsewhere (a server, a container) list-documents would fail every call, so it is written commented
+ * out, saying why, for the person to point at a folder of theirs.
+ */
+export function exampleAllowlistFor(home: string): string {
+  if (existsSync(path.join(home, 'Documents'))) return EXAMPLE_ALLOWLIST;
+  return EXAMPLE_ALLOWLIST.replace(LIST_DOCUMENTS, (entry) =>
+    [
+      '  # This machine had no ~/Documents when this file was written: create it (or point cwd and within',
+      '  # at a folder of yours), then uncomment (the lines starting "  # ").',
+      ...entry.trimEnd().split('\n').map((line) => `  # ${line.slice(2)}`),
+      '',
+    ].join('\n'),
+  );
+}

@@ -1,6 +1,6 @@
 // .github/workflows/ci.yml, checked here because GitHub Actions cannot run on this machine: against
 // GitHub's own workflow schema (a broken copy must fail it), and for what the project relies on: `npm test`
-// on Linux, macOS and Windows, the installers packaged by electron-builder and kept, and a smoke start
+// on Linux, macOS and Windows (and on every supported Node line: test/unit/readme.test.ts), the installers packaged by electron-builder and kept, and a smoke start
 // of the packaged app on Linux that watches the signs the app really gives.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -136,11 +136,18 @@ describe('what the project relies on in ci.yml', () => {
   describe('job test', () => {
     const test = job('test');
 
-    it('runs `npm ci` then `npm test` on Linux, macOS and Windows, under Node 20 with npm’s cache', () => {
+    it('runs `npm ci` then `npm test` on Linux, macOS and Windows under Node 24, and on Linux under 20.19 and 22 too, with npm’s cache', () => {
       expect(test['runs-on']).toBe('${{ matrix.os }}');
-      expect(matrixRows(test).map((r) => r.os)).toEqual(OSES);
+      expect(matrixRows(test).map((r) => [r.os, r.node])).toEqual([
+        ...OSES.map((os) => [os, '24']),
+        ['ubuntu-latest', '20.19'],
+        ['ubuntu-latest', '22'],
+      ]);
       const setupNode = test.steps.find((s) => s.uses?.startsWith('actions/setup-node@'));
-      expect(setupNode?.with).toEqual({ 'node-version': 20, cache: 'npm' });
+      expect(setupNode?.with).toEqual({ 'node-version': '${{ matrix.node }}', cache: 'npm' });
+      // One job per OS and Node: the artifacts of a failed run must not collide.
+      const artifacts = test.steps.find((s) => s.uses?.startsWith('actions/upload-artifact@'));
+      expect(artifacts?.with?.name).toBe('test-artifacts-${{ matrix.os }}-node-${{ matrix.node }}');
       const npmTest = onlyStep(test, /^npm test$/);
       expect(npmTest.if, 'npm test runs on every OS').toBeUndefined();
       expect(indexOfRun(test, /^npm ci$/)).toBeGreaterThan(test.steps.findIndex((s) => s.uses?.startsWith('actions/checkout@')));
@@ -172,6 +179,8 @@ describe('what the project relies on in ci.yml', () => {
 
     it('builds, then packages with electron-builder for each OS’s own targets, publishing nothing', () => {
       expect(pkg['runs-on']).toBe('${{ matrix.os }}');
+      // Node 24: electron-builder's @electron/rebuild and node-abi want 22.12 or later.
+      expect(pkg.steps.find((s) => s.uses?.startsWith('actions/setup-node@'))?.with).toEqual({ 'node-version': '24', cache: 'npm' });
       expect(matrixRows(pkg)).toEqual([
         { os: 'ubuntu-latest', target: '--linux' },
         { os: 'macos-latest', target: '--mac' },

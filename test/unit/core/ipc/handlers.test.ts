@@ -706,7 +706,8 @@ describe('a compromised page', () => {
     writeFileSync(path.join(userDir, 'notes.txt'), 'keep me');
     const emptyDir = path.join(host.root, 'empty-dir');
     mkdirSync(emptyDir, { recursive: true });
-    const targets = [userDir, emptyDir, path.join(userDir, 'notes.txt'), '/etc/passwd', path.join(host.root, 'no-such-folder')];
+    const noParent = path.join(host.root, 'no-such-parent', 'spool');
+    const targets = [userDir, emptyDir, path.join(userDir, 'notes.txt'), '/etc/passwd', path.join(host.root, 'no-such-folder'), noParent];
     person.answer = false;
     for (const dir of targets) expect(await api.spools.add({ name: 'probe', dir }), dir).toBeNull();
     person.answer = true;
@@ -717,6 +718,9 @@ describe('a compromised page', () => {
     await expect(api.spools.add({ name: 'probe', dir: userDir })).rejects.toThrow('it holds files Dumbwaiter did not create');
     expect(readdirSync(userDir)).toEqual(['notes.txt']);
     expect(existsSync(path.join(host.root, 'no-such-folder'))).toBe(false);
+    // The app makes the folder chosen, never the folders above it (its native dialog picks one that exists).
+    await expect(api.spools.add({ name: 'probe', dir: noParent })).rejects.toThrow(`${path.dirname(noParent)} does not exist: check the path`);
+    expect(existsSync(path.dirname(noParent))).toBe(false);
     expect((await api.settings.get()).spools).toEqual([{ name: 'default', dir: host.spool }]);
   });
 
