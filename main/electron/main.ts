@@ -54,7 +54,7 @@ async function start(): Promise<void> {
   try {
     daemon = await Daemon.start({ homeDir, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', sealer, starter: new Spawner(utilitySpawner(path.join(__dirname, 'spawner.cjs'))) });
   } catch (e) {
-    if (!(e instanceof UserError) || !e.message.includes('already runs')) throw e;
+    if (!(e instanceof UserError) || e.code !== 'home_locked') throw e;
     log.warn(e.message);
   }
   const svc = new HostService(homeDir, undefined, sealer);
@@ -82,8 +82,8 @@ async function start(): Promise<void> {
     deny: (id: string) => decide(() => svc.deny(id, 'app', 'denied from a notification')),
     open: (id: string) => windows.showApproval(id, true),
   };
-  const tray = new AppTray(iconsDir, (menuId) => {
-    const c = trayCommand(menuId, svc.pendingApprovals());
+  const tray = new AppTray(iconsDir, (action) => {
+    const c = trayCommand(action, svc.pendingApprovals());
     if (c.do === 'open') windows.showMain();
     else if (c.do === 'approve') decide(() => svc.approve(c.id, 'app'));
     else if (c.do === 'card') approvals.open(c.id);
