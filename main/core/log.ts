@@ -1,13 +1,23 @@
-// One logger for the core, scoped per module, the same under plain Node and inside Electron. Each line
-// is written at once with one system call to the file and one to stderr: the daemon logs a few lines
-// per request, and a general-purpose logger's formatting pipeline cost a tenth of its CPU in a burst.
+// One logger for the core, scoped per module, the same under plain Node and inside Electron. Lines go to
+// a sink: by default the core's own writer, where each line is written at once with one system call to
+// the file and one to stderr (the daemon logs a few lines per request, and a general-purpose logger's
+// formatting pipeline cost a tenth of its CPU in a burst); the desktop app installs its own (electron-log,
+// main/electron/logging.ts). Either way a line is escaped here first, once.
 import { closeSync, fstatSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { visibleLines } from '../../shared/text/visible';
 
-type Level = 'error' | 'warn' | 'info';
+export type LogLevel = 'error' | 'warn' | 'info';
+type Level = LogLevel;
 const RANK: Record<Level, number> = { error: 0, warn: 1, info: 2 };
+
+/** Where escaped log lines go. `accepts` is asked first, so that a line nobody keeps costs nothing. */
+export interface LogSink {
+  accepts(level: LogLevel): boolean;
+  /** `text`: the message, escaped, each further line indented; `scope`: the module's name. */
+  write(level: LogLevel, scope: string, text: string): void;
+}
 
 export interface Logger {
   error(...parts: unknown[]): void;
@@ -25,6 +35,13 @@ let consoleLevel: Level | false = 'warn';
 let file: { path: string; fd: number | null; bytes: number; failed: boolean } | null = null;
 /** Scope labels are padded to the longest one made so far, so that the messages line up. */
 let labelWidth = 0;
+/** Another sink than the core's writer, once one is installed (the desktop app's). */
+let installed: LogSink | null = null;
+
+/** Sends every line to `sink` from now on (null: back to the core's own writer). */
+export function useLogSink(sink: LogSink | null): void {
+  installed = sink;
+}
 
 /** Sends log lines to `<home>/logs/dumbwaiter.log` (at info, rotated by size) and, at `consoleLevel`, to stderr. */
 export function configureLogging(logsDir: string, level: 'info' | 'warn' | false = 'info'): void {
@@ -39,7 +56,10 @@ export function configureLogging(logsDir: string, level: 'info' | 'warn' | false
 export function scopedLogger(scope: string): Logger {
   const label = `(${scope})`;
   labelWidth = Math.max(labelWidth, label.length);
-  const at = (level: Level) => (...parts: unknown[]) => logLine(level, label, parts);
+  const at = (level: Level) => (...parts: unknown[]) => {
+    const sink = installed ?? coreWriter;
+    if (sink.accepts(level)) sink.write(level, scope, parts.map((p) => visibleLines(asText(p)).replaceAll('\n', '\n    ')).join(' '));
+  };
   return { error: at('error'), warn: at('warn'), info: at('info') };
 }
 
@@ -53,23 +73,25 @@ function asText(part: unknown): string {
   return typeof part === 'object' && part !== null ? inspect(part) : String(part);
 }
 
-function logLine(level: Level, label: string, parts: unknown[]): void {
-  const toFile = file !== null;
-  const toConsole = consoleLevel !== false && RANK[level] <= RANK[consoleLevel];
-  if (!toFile && !toConsole) return;
-  const text = parts.map((p) => visibleLines(asText(p)).replaceAll('\n', '\n    ')).join(' ');
-  const now = new Date();
-  const time = `${two(now.getHours())}:${two(now.getMinutes())}:${two(now.getSeconds())}.${String(now.getMilliseconds()).padStart(3, '0')}`;
-  const scope = label.padEnd(labelWidth);
-  if (toFile) toLogFile(`[${now.getFullYear()}-${two(now.getMonth() + 1)}-${two(now.getDate())} ${time}] [${level}]${' '.repeat(5 - level.length)} ${scope} ${text}\n`);
-  if (toConsole) {
-    try {
-      process.stderr.write(`${time} ${scope} › ${text}\n`);
-    } catch {
-      /* no stderr (a closed pipe): the file still has it */
+const toConsole = (level: Level) => consoleLevel !== false && RANK[level] <= RANK[consoleLevel];
+
+/** The core's own writer: `<home>/logs/dumbwaiter.log` once configured, and stderr at its level. */
+export const coreWriter: LogSink = {
+  accepts: (level) => file !== null || toConsole(level),
+  write(level, name, text) {
+    const now = new Date();
+    const time = `${two(now.getHours())}:${two(now.getMinutes())}:${two(now.getSeconds())}.${String(now.getMilliseconds()).padStart(3, '0')}`;
+    const scope = `(${name})`.padEnd(labelWidth);
+    if (file !== null) toLogFile(`[${now.getFullYear()}-${two(now.getMonth() + 1)}-${two(now.getDate())} ${time}] [${level}]${' '.repeat(5 - level.length)} ${scope} ${text}\n`);
+    if (toConsole(level)) {
+      try {
+        process.stderr.write(`${time} ${scope} › ${text}\n`);
+      } catch {
+        /* no stderr (a closed pipe): the file still has it */
+      }
     }
-  }
-}
+  },
+};
 
 function two(n: number): string {
   return n < 10 ? `0${n}` : String(n);
