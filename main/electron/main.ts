@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Daemon } from '../core/daemon/daemon';
 import { HostService } from '../core/service';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
-import { configureLogging, scopedLogger } from '../core/log';
+import { scopedLogger } from '../core/log';
+import { openLogsFolder, startLogging } from './logging';
 import { firstRunSetup } from '../core/app/firstRun';
 import { StatusFeed, followHome, type FeedPass } from '../core/app/statusFeed';
 import { addRecentRuns, trayCommand, type RecentRun } from '../core/app/trayState';
@@ -41,8 +42,8 @@ function fatal(e: unknown): void {
 }
 
 async function start(): Promise<void> {
+  startLogging();
   const homeDir = resolveHomeDir();
-  configureLogging(path.join(homeDir, 'logs'), 'warn');
   setupSecurity();
   setupAppProtocol(path.join(__dirname, '..', 'renderer'));
   const setup = firstRunSetup(homeDir, defaultSpoolDir());
@@ -90,6 +91,7 @@ async function start(): Promise<void> {
     else if (c.do === 'deny') approvals.deny(c.id);
     else if (c.do === 'pause' || c.do === 'resume') svc.setPaused(c.do === 'pause', 'app');
     else if (c.do === 'request') windows.showMain(`/requests/${c.id}`);
+    else if (c.do === 'logs') void openLogsFolder().then((problem) => problem && log.warn(`the logs folder could not be opened: ${problem}`));
     else if (c.do === 'quit') app.quit();
     else log.warn('a tray menu item chosen does nothing now (its request was decided, or the item is gone)');
   });
