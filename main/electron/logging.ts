@@ -16,11 +16,7 @@ export const LOG_FILE = 'dumbwaiter.log';
 
 /** Sends every log line of this process to electron-log's file (info and above) and console (warnings). */
 export function startLogging(): void {
-  const file = path.join(app.getPath('logs'), LOG_FILE);
-  log.transports.file.resolvePathFn = () => file;
-  log.transports.file.level = 'info';
-  log.transports.console.level = 'warn';
-  useLogSink(electronLogSink(log));
+  useLogSink(electronLogSink(log, path.join(app.getPath('logs'), LOG_FILE)));
 }
 
 /** The logs folder in the OS's file manager; the OS's error text when it could not be opened. */

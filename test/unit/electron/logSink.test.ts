@@ -1,8 +1,8 @@
-// The desktop app's sink, on electron-log itself (its Node flavour: the same logger and file transport
-// the app uses, without Electron): the core's lines land in electron-log's file, escaped, scoped, and
-// only at the levels its transports take.
+// The desktop app's sink, on electron-log itself (its Node flavour: the same logger the app uses, without
+// Electron): the core's lines land in its file, escaped, scoped, private, and only at the levels its
+// transports take.
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import log from 'electron-log/node';
@@ -16,11 +16,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('electronLogSink', () => {
   it("writes the core's lines into electron-log's file, escaped and scoped, at the levels its transports take", () => {
     const logger = log.create({ logId: 'sink-test' });
-    logger.transports.file.resolvePathFn = () => file;
-    logger.transports.file.level = 'warn';
-    logger.transports.console.level = false;
-    const sink = electronLogSink(logger);
+    const sink = electronLogSink(logger, file);
+    expect([sink.accepts('error'), sink.accepts('warn'), sink.accepts('info')]).toEqual([true, true, true]);
+    // Fewer levels kept, fewer taken (the console keeps warnings).
+    logger.transports.appFile!.level = 'warn';
     expect([sink.accepts('error'), sink.accepts('warn'), sink.accepts('info')]).toEqual([true, true, false]);
+    logger.transports.console.level = false;
     useLogSink(sink);
     try {
       const intake = scopedLogger('intake');
@@ -31,7 +32,10 @@ describe('electronLogSink', () => {
     }
     const lines = readFileSync(file, 'utf8').split(os.EOL).filter(Boolean);
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] \[warn\]\s+\(intake\) refused "op\\x1b\[2J"$/);
+    // The line the core's own writer makes.
+    expect(lines[0]).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] \[warn\] {2}\(intake\)\s* refused "op\\x1b\[2J"$/);
     expect(lines[1]).toBe('    [2030-01-01 00:00:00.000] [info] forged');
+    // What the sandbox wrote is in it: the owner's alone, as the core's own log file is.
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 });
