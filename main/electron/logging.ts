@@ -1,6 +1,6 @@
 // The desktop app's log: electron-log, writing to the file in the OS's usual place for an app's logs
-// (app.getPath('logs'): ~/Library/Logs/Dumbwaiter on macOS, %APPDATA%\Dumbwaiter\logs on Windows,
-// ~/.config/Dumbwaiter/logs on Linux). The core's lines (the daemon's, the IPC's, the app's, the page's
+// (app.getPath('logs'): ~/Library/Logs/<app> on macOS, %APPDATA%\<app>\logs on Windows,
+// ~/.config/<app>/logs on Linux). The core's lines (the daemon's, the IPC's, the app's, the page's
 // reported errors) reach it through the core's sink (core/log.ts), escaped there.
 //
 // electron-log/node, not electron-log/main: the main flavour listens on ipcMain for its renderer side as
@@ -12,7 +12,7 @@ import path from 'node:path';
 import { useLogSink } from '../core/log';
 import { electronLogSink } from './logSink';
 
-export const LOG_FILE = 'dumbwaiter.log';
+const LOG_FILE = 'dumbwaiter.log';
 
 /** Sends every log line of this process to electron-log's file (info and above) and console (warnings). */
 export function startLogging(): void {
