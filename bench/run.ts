@@ -18,7 +18,7 @@ import { REFERENCE_POLL_MS, ReferenceHost } from './reference/referenceHost';
 import { bareSpawn, measureClientSubmit, measureDurability, measureLatency, type LatencyRun } from './sections/latency';
 import { measureThroughput, type ThroughputRun } from './sections/throughput';
 import { CLI_ALLOWLIST, measureCliChanges, measureVersion, type Reached } from './sections/cli';
-import { measureAppPush } from './sections/app';
+import { measureAppLogging, measureAppPush } from './sections/app';
 import { measureAudit } from './sections/audit';
 import { makeHistory, measureStarts } from './sections/startup';
 import { measureIdle, type IdleRun } from './sections/idle';
@@ -330,13 +330,21 @@ async function cliSection(): Promise<void> {
 
 async function appSection(): Promise<void> {
   progress(`app: ${SIZE.appPushes} requests' ends reaching the app's status feed, its daemon in the same process and in another`);
-  const r = await measureAppPush(newHost(), newHost(), SIZE.appPushes);
+  const inApp = newHost();
+  const r = await measureAppPush(inApp, newHost(), SIZE.appPushes);
   const inProcess = summarize(r.in_process);
   const other = summarize(r.other_process);
   const shown = (s: Summary) => `${ms(s.p50)} (max ${ms(s.max)})`;
   metric('app_push_p50_ms', "app: a request's end reaching the windows (pushed), its daemon in the app, p50", inProcess.p50, 'ms', shown(inProcess), '≤ 50 ms', inProcess.p50 <= 50);
   metric('app_push_other_p50_ms', "  the same, the command line's daemon serving the home (the home folder's watch), p50", other.p50, 'ms', shown(other), '≤ 50 ms', other.p50 <= 50);
-  details.app = { in_process: { ...roundSummary(inProcess), samples: r.in_process.map((x) => round(x)) }, other_process: { ...roundSummary(other), samples: r.other_process.map((x) => round(x)) } };
+  const logging = measureAppLogging(inApp, r.lines, SIZE.appPushes, 11);
+  const us = (x: number) => `${round(x)} µs`;
+  metric('app_log_electron_us', `  the in-app daemon's log lines through electron-log, CPU a request (${round(logging.lines_per_request)} lines)`, logging.electron_log_us, 'µs', us(logging.electron_log_us), `≤ the core writer's ${us(logging.core_us)}`, logging.electron_log_us <= logging.core_us);
+  details.app = {
+    in_process: { ...roundSummary(inProcess), samples: r.in_process.map((x) => round(x)) },
+    other_process: { ...roundSummary(other), samples: r.other_process.map((x) => round(x)) },
+    logging: { lines_per_request: round(logging.lines_per_request), core_us: round(logging.core_us), electron_log_us: round(logging.electron_log_us) },
+  };
 }
 
 async function auditSection(): Promise<void> {

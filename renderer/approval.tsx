@@ -16,6 +16,7 @@ import { StateBadge } from './components/StateBadge';
 import { Toasts } from './components/Toasts';
 import { ApprovalCard, type Decision } from './screens/approvals/ApprovalCard';
 import { isTyping } from './screens/approvals/keyboard';
+import { reportErrors } from './lib/reportErrors';
 import { startStatus, useHostVersion, useStatus, useStatusError } from './stores/status';
 import './styles/theme.css';
 import './styles/components.css';
@@ -204,6 +205,7 @@ function ApprovalWindow() {
 }
 
 startStatus();
+reportErrors();
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <ApprovalWindow />

@@ -10,7 +10,7 @@ import type { Db } from './ledger/db';
 import { HostCore } from './hostCore';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
 import { Requests, approvalOf, planOf, reconcileOf, type RequestRow } from './ledger/requests';
-import { KeyStore, keyFileOf, type KeyInfo, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
+import { KeyStore, keyFileOf, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
 import { readSettings, writeSettings, withCeilingsMoved, withSetting, type Settings, type SpoolEntry } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 import { newSpoolProblem, resolveSpool, spoolForCommand, withoutSpool } from './spools';
@@ -34,7 +34,7 @@ import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, whileStopped, type LockHolder } from './daemon/lock';
 import { disabledOf, opVisibleTo, type Allowlist } from './allowlist/types';
 import { writeJsonAtomic } from './fs/atomicWrite';
-import type { PendingApprovalView, SpoolInfo } from '../../shared/ipc/views';
+import type { AllowlistSaved, AllowlistView, KeyView, PendingApprovalView, SpoolInfo } from '../../shared/ipc/views';
 import type { CatalogDoc, InboxMessage, KeyFile, ReconcileAttempt, RequestState } from '../../shared/protocol/types';
 import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { attemptEnd } from '../../shared/protocol/reconcileText';
@@ -224,7 +224,7 @@ export class HostService {
   }
 
   /** `spool`: only that spool's keys. */
-  listKeys(spool?: string): (KeyInfo & { requests: number })[] {
+  listKeys(spool?: string): KeyView[] {
     const counts = this.requests.countByKey();
     return this.keys
       .list()
@@ -307,7 +307,7 @@ export class HostService {
   }
 
   /** The allowlist file as it is, with its hash (to notice an outside edit) and its check. */
-  readAllowlist(): { path: string; text: string; hash: string; check: AllowlistCheck } {
+  readAllowlist(): AllowlistView {
     const text = existsSync(this.home.allowlist) ? readFileSync(this.home.allowlist, 'utf8') : '';
     return { path: this.home.allowlist, text, hash: sha256Hex(text), check: checkAllowlist(text, this.home.allowlist, this.allowlistContext) };
   }
@@ -320,7 +320,7 @@ export class HostService {
    * Saves allowlist text from an editor: refused when invalid, or when the file changed since the
    * editor read it (`baseHash`), so an outside edit is never overwritten. A running daemon reloads it.
    */
-  saveAllowlist(text: string, baseHash: string, actor: string): { saved: true; hash: string } | { saved: false; reason: 'invalid' | 'changed_outside'; check: AllowlistCheck; hash: string } {
+  saveAllowlist(text: string, baseHash: string, actor: string): AllowlistSaved {
     const current = this.readAllowlist();
     const check = checkAllowlist(text, this.home.allowlist, this.allowlistContext);
     if (current.hash !== baseHash) return { saved: false, reason: 'changed_outside', check, hash: current.hash };

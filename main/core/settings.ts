@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { writeJsonAtomic } from './fs/atomicWrite';
 import { UserError } from './errors';
 import { DEFAULT_SPOOL, SPOOL_NAME, SPOOL_NAME_RULE } from '../../shared/protocol/ids';
+import type { CeilingView, SettingsView } from '../../shared/ipc/views';
 
 const DAY_S = 86400;
 
@@ -83,6 +84,12 @@ export const settingsSchema = z.strictObject({
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
+
+// The schemas stay here (they check paths with node:path); what the app is shown must be exactly what
+// they give: a field added to one and not the other fails to compile.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _sameShape: [Same<Settings, SettingsView>, Same<Ceiling, CeilingView>] = [true, true];
+void _sameShape;
 
 export function readSettings(file: string): Settings {
   if (!existsSync(file)) return settingsSchema.parse({});

@@ -1,6 +1,7 @@
 // IPC registration: the contract's handlers (Electron-free, in the core) bound to ipcMain, and the
 // contract's events sent to our own windows.
 import { BrowserWindow, dialog, ipcMain } from 'electron';
+import { openLogsFolder } from './logging';
 import { bindIpc, trustWindows, type WindowRole } from '../core/ipc/bind';
 import { createIpcHandlers, type AppEdges } from '../core/ipc/handlers';
 import type { HostService } from '../core/service';
@@ -29,6 +30,7 @@ const edges: AppEdges = {
     const r = owner ? await dialog.showMessageBox(owner, options) : await dialog.showMessageBox(options);
     return r.response === 0;
   },
+  openLogs: openLogsFolder,
 };
 
 /** `windows`: which of our windows a web contents is, to give each its own channels. */

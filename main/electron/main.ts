@@ -6,7 +6,8 @@ import { Daemon } from '../core/daemon/daemon';
 import { HostService } from '../core/service';
 import { HostCore } from '../core/hostCore';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
-import { configureLogging, scopedLogger } from '../core/log';
+import { scopedLogger } from '../core/log';
+import { openLogsFolder, startLogging } from './logging';
 import { firstRunSetup } from '../core/app/firstRun';
 import { StatusFeed, followHome, type FeedPass } from '../core/app/statusFeed';
 import { addRecentRuns, trayCommand, type RecentRun } from '../core/app/trayState';
@@ -42,8 +43,8 @@ function fatal(e: unknown): void {
 }
 
 async function start(): Promise<void> {
+  startLogging();
   const homeDir = resolveHomeDir();
-  configureLogging(path.join(homeDir, 'logs'), 'warn');
   setupSecurity();
   setupAppProtocol(path.join(__dirname, '..', 'renderer'));
   const setup = firstRunSetup(homeDir, defaultSpoolDir());
@@ -58,7 +59,7 @@ async function start(): Promise<void> {
   try {
     daemon = await Daemon.start({ homeDir, core, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', starter: new Spawner(utilitySpawner(path.join(__dirname, 'spawner.cjs'))) });
   } catch (e) {
-    if (!(e instanceof UserError) || !e.message.includes('already runs')) throw e;
+    if (!(e instanceof UserError) || e.code !== 'home_locked') throw e;
     log.warn(e.message);
   }
   const svc = new HostService(core);
@@ -86,14 +87,15 @@ async function start(): Promise<void> {
     deny: (id: string) => decide(() => svc.deny(id, 'app', 'denied from a notification')),
     open: (id: string) => windows.showApproval(id, true),
   };
-  const tray = new AppTray(iconsDir, (menuId) => {
-    const c = trayCommand(menuId, svc.pendingApprovals());
+  const tray = new AppTray(iconsDir, (action) => {
+    const c = trayCommand(action, svc.pendingApprovals());
     if (c.do === 'open') windows.showMain();
     else if (c.do === 'approve') decide(() => svc.approve(c.id, 'app'));
     else if (c.do === 'card') approvals.open(c.id);
     else if (c.do === 'deny') approvals.deny(c.id);
     else if (c.do === 'pause' || c.do === 'resume') svc.setPaused(c.do === 'pause', 'app');
     else if (c.do === 'request') windows.showMain(`/requests/${c.id}`);
+    else if (c.do === 'logs') void openLogsFolder().then((problem) => problem && log.warn(`the logs folder could not be opened: ${problem}`));
     else if (c.do === 'quit') app.quit();
     else log.warn('a tray menu item chosen does nothing now (its request was decided, or the item is gone)');
   });

@@ -1,26 +1,26 @@
-// Draws the tray from trayState() (a pure function of the core's status) and maps its menu to actions.
-import { Menu, Tray, nativeImage, type MenuItem, type MenuItemConstructorOptions } from 'electron';
+// Draws the tray from trayState() (a pure function of the core's status); a chosen item hands back its action.
+import { Menu, Tray, nativeImage, type MenuItemConstructorOptions } from 'electron';
 import path from 'node:path';
-import { trayState, type RecentRun, type TrayIcon, type TrayMenuItem } from '../core/app/trayState';
+import { trayState, type RecentRun, type TrayAction, type TrayIcon, type TrayMenuItem } from '../core/app/trayState';
 import type { StatusView } from '../../shared/ipc/views';
 import { visible } from '../../shared/text/visible';
 
-export type TrayAction = (id: string) => void;
+export type OnTrayAction = (action: TrayAction) => void;
 
 function iconFile(dir: string, icon: TrayIcon): string {
   // macOS draws template images in the menu bar's own colours; elsewhere the coloured ones.
   return path.join(dir, process.platform === 'darwin' ? `${icon}Template.png` : `${icon}.png`);
 }
 
-function toMenu(items: TrayMenuItem[], act: TrayAction): MenuItemConstructorOptions[] {
+function toMenu(items: TrayMenuItem[], act: OnTrayAction): MenuItemConstructorOptions[] {
   return items.map((i) =>
     i.separator
       ? { type: 'separator' }
       : {
           label: visible(i.label), // may name a request or an operation the sandbox wrote
           enabled: i.enabled ?? true,
-          // Electron hands the item to its click: what is done is the id it carries, decided on dispatch.
-          ...(i.submenu ? { submenu: toMenu(i.submenu, act) } : i.id ? { id: i.id, click: (item: MenuItem) => act(item.id) } : {}),
+          // The item's own action, typed; what it comes to is decided on dispatch (trayCommand).
+          ...(i.submenu ? { submenu: toMenu(i.submenu, act) } : i.action ? { click: () => act(i.action!) } : {}),
         },
   );
 }
@@ -31,10 +31,10 @@ export class AppTray {
 
   constructor(
     private readonly iconsDir: string,
-    private readonly act: TrayAction,
+    private readonly act: OnTrayAction,
   ) {
     this.tray = new Tray(nativeImage.createFromPath(iconFile(iconsDir, 'idle')));
-    this.tray.on('click', () => act('open'));
+    this.tray.on('click', () => act({ do: 'open' }));
   }
 
   update(status: StatusView, recent: RecentRun[]): void {

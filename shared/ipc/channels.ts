@@ -36,6 +36,8 @@ export const CHANNEL_NAMES = [
   'spools.remove',
   'spools.check',
   'dialog.pickFolder',
+  'app.openLogs',
+  'app.reportError',
 ] as const;
 
 export const EVENT_NAMES = ['state.changed', 'approval.requested', 'run.finished', 'app.navigate'] as const;
@@ -51,5 +53,9 @@ export function eventChannel(e: EventName): string {
   return `${IPC_PREFIX}event:${e}`;
 }
 
+/** How much of a page's uncaught error the log takes (app.reportError): the page clips to these, main
+ *  refuses longer. Here, not in contract.ts, so that the page can read them without the schemas. */
+export const RENDERER_ERROR_MAX = { message: 2000, stack: 8000 } as const;
+
 /** The approval window (approval.html) decides one request at a time: it may call these and no more. */
-export const APPROVAL_WINDOW_CHANNELS: readonly ChannelName[] = ['status.get', 'approvals.list', 'approvals.approve', 'approvals.deny', 'requests.get'];
+export const APPROVAL_WINDOW_CHANNELS: readonly ChannelName[] = ['status.get', 'approvals.list', 'approvals.approve', 'approvals.deny', 'requests.get', 'app.reportError'];

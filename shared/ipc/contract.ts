@@ -6,7 +6,7 @@ import type { ProbeReport } from '../protocol/probe';
 import { ARG_NAME } from '../allowlist/schema';
 import { STATES, type CatalogDoc, type InboxMessage, type KeyFile, type ReconcileAttempt, type RequestState } from '../protocol/types';
 import type * as V from './views';
-import type { ChannelName, EventName } from './channels';
+import { RENDERER_ERROR_MAX, type ChannelName, type EventName } from './channels';
 
 export { CHANNEL_NAMES, EVENT_NAMES, IPC_PREFIX, type ChannelName, type EventName } from './channels';
 
@@ -131,6 +131,17 @@ export const ipcContract = {
   'spools.check': channel<ProbeReport>()(z.strictObject({ name: spoolName })),
   /** The OS's folder picker (the desktop app only; null when cancelled or where there is none). */
   'dialog.pickFolder': channel<string | null>()(z.strictObject({ title: z.string().max(200), defaultPath: folder.optional() })),
+  /** Opens the app's logs folder in the OS's file manager (main knows where: the page names nothing). */
+  'app.openLogs': channel<null>()(none),
+  /** An error the page did not catch, or a promise it left rejected, for the app's log. The page may be
+   *  compromised: what it sends is bounded here and escaped when logged, and its rate is limited. */
+  'app.reportError': channel<null>()(
+    z.strictObject({
+      kind: z.enum(['error', 'unhandledrejection']),
+      message: z.string().max(RENDERER_ERROR_MAX.message),
+      stack: z.string().max(RENDERER_ERROR_MAX.stack).default(''),
+    }),
+  ),
 } as const satisfies Record<ChannelName, Channel<z.ZodType, unknown>>;
 
 /** Events main sends to the renderer: the payload type of each. */

@@ -1,6 +1,10 @@
-// What crosses IPC: plain data, no secrets except a new key's file (shown once).
+// What crosses IPC: plain data, no secrets except a new key's file (shown once). These are the one
+// definition of each shape: the core's types are these (keys, grants, allowlist checks, approvals,
+// audit entries), or are checked equal to them at compile time where the core's zod schema is the
+// source (settings, ceilings). shared/ never imports main/: the renderer and the sandbox's clients use it.
 import type { ApprovalInfo, PlanStep, ReconcileAttempt, RequestState } from '../protocol/types';
 import type { ProbeReport } from '../protocol/probe';
+import type { Scope } from '../allowlist/schema';
 
 /** One spool of the home (a folder shared with one sandbox), with its state. */
 export interface SpoolInfo {
@@ -91,6 +95,7 @@ export interface GrantView {
   expires_at: string;
   created_by: string;
   revoked_at: string | null;
+  revoked_by: string | null;
   uses: number;
 }
 
@@ -111,17 +116,22 @@ export interface AllowlistCheck {
 /** `cancelled`: the person said no to the native question showing the commands the save adds or changes. */
 export type AllowlistSaved = { saved: true; hash: string } | { saved: false; reason: 'invalid' | 'changed_outside' | 'cancelled'; check: AllowlistCheck; hash: string };
 
-export interface KeyView {
+/** A sandbox key as the ledger holds it, without its secret. */
+export interface KeyInfo {
   key_id: string;
   name: string;
-  scope: 'read' | 'write';
+  scope: Scope;
+  /** null: every operation its scope allows. */
   ops: string[] | null;
   created_at: string;
   revoked_at: string | null;
   rotated_to: string | null;
   last_used_at: string | null;
-  /** The one spool whose requests it signs. */
+  /** The one spool whose requests it may sign (a request through another spool is `unknown_key`). */
   spool: string;
+}
+
+export interface KeyView extends KeyInfo {
   /** Requests made with this key that are still in the ledger. */
   requests: number;
 }
@@ -155,8 +165,10 @@ export interface SettingsView {
 }
 
 
+/** A ceiling's spend so far: one entry per ceiling, or per key for a per-key ceiling. */
 export interface SpendView {
   ceiling: CeilingView;
+  /** The key this figure is for; null for a global ceiling. */
   key_id: string | null;
   spend: { runs: number; cost: number; run_time_s: number };
 }

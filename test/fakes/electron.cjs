@@ -130,6 +130,13 @@ class App extends Recorded {
     record('app.getAppPath', { result: opts.appPath });
     return opts.appPath;
   }
+  /** Only 'logs' (the app's log file goes there): beside the record file, in the test's own folder. */
+  getPath(name) {
+    if (name !== 'logs') throw new Error(`the stand-in has no app.getPath('${name}')`);
+    const result = path.join(path.dirname(LOG), 'app-logs');
+    record('app.getPath', { name, result });
+    return result;
+  }
   setLoginItemSettings(settings) {
     record('app.setLoginItemSettings', { settings });
   }
@@ -213,6 +220,11 @@ const dialog = {
 const shell = {
   async openExternal(url, options) {
     record('shell.openExternal', { url, options });
+  },
+  /** Opens nothing; answers as Electron does when it could: ''. */
+  async openPath(p) {
+    record('shell.openPath', { path: p });
+    return '';
   },
 };
 

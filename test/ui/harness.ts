@@ -88,6 +88,9 @@ export class Ui {
   /** How the (stand-in) native confirmation answers, and what it was asked. */
   confirmAnswer = true;
   readonly confirmations: { title: string; message: string; detail: string }[] = [];
+  /** How often the page had main open the logs folder (app.openLogs), and what the OS answers next. */
+  logsOpened = 0;
+  openLogsProblem: string | null = null;
   daemon: DaemonProcess | null = null;
   /** Which of the app's windows the page is (by the page open() loaded): its IPC channels follow it. */
   private window: WindowRole = 'main';
@@ -142,6 +145,7 @@ export class Ui {
       pickFolder: async () => this.pickedFolder,
       pickSavePath: async () => this.savePath,
       confirm: async ({ title, message, detail }) => (this.confirmations.push({ title, message, detail }), this.confirmAnswer),
+      openLogs: async () => (this.logsOpened++, this.openLogsProblem),
     });
     // The page plays the window open() last loaded it as: each window has its web contents id.
     const ids: Record<WindowRole, number> = { main: 1, approval: 2 };

@@ -124,4 +124,17 @@ describe('the Settings screen', () => {
     await ui.screenshots('settings');
     expect(ui.errors).toEqual([]);
   });
+
+  it('opens the logs folder through main, naming nothing, and says when the OS could not', async () => {
+    await ui.open('/settings');
+    const button = ui.page.getByRole('button', { name: 'Open logs' });
+    await button.click();
+    await expect.poll(() => ui.logsOpened).toBe(1);
+    ui.openLogsProblem = 'no file manager';
+    await button.click();
+    await ui.page.getByText('The logs folder could not be opened: no file manager').waitFor();
+    expect(ui.logsOpened).toBe(2);
+    ui.openLogsProblem = null;
+    expect(ui.errors).toEqual([]);
+  });
 });

@@ -1,12 +1,9 @@
 // An allowlist text's verdict, as data: for editors (the desktop app) and status reports.
 import { AllowlistError, parseAllowlist } from './load';
 import type { AllowlistContext } from './roots';
+import type { AllowlistCheck } from '../../../shared/ipc/views';
 
-export interface AllowlistCheck {
-  ok: boolean;
-  operations: string[];
-  problems: { line: number | null; field: string; message: string }[];
-}
+export type { AllowlistCheck };
 
 export function checkAllowlist(text: string, file: string, ctx: AllowlistContext): AllowlistCheck {
   try {

@@ -1,5 +1,5 @@
 // What the tray shows, as a pure function of the core's status: which icon, the tooltip, the menu.
-// The Electron layer only draws it and maps menu ids to actions.
+// The Electron layer only draws it and hands each chosen item's action back to be decided.
 import type { PendingApprovalView, StatusView } from '../../../shared/ipc/views';
 import type { RequestState } from '../../../shared/protocol/types';
 import { MENU_LABEL_MAX, approvalInPlace, approveInPlace } from './approvalInPlace';
@@ -7,9 +7,13 @@ import { capitalized, ellipsis, plural } from './words';
 
 export type TrayIcon = 'idle' | 'running' | 'approval' | 'attention';
 
+/** What a menu item asks for, carried by the item itself (absent on labels and submenus). */
+export type TrayAction =
+  | { do: 'open' | 'pause' | 'resume' | 'logs' | 'quit' }
+  | { do: 'approve' | 'card' | 'deny' | 'request'; id: string };
+
 export interface TrayMenuItem {
-  /** open, approve:<id>, card:<id>, deny:<id>, pause, resume, request:<id>, quit; empty for labels. */
-  id: string;
+  action?: TrayAction;
   label: string;
   enabled?: boolean;
   separator?: boolean;
@@ -39,7 +43,7 @@ export function addRecentRuns(recent: RecentRun[], ended: RecentRun[]): RecentRu
   return [...newest, ...recent].filter((r, i, all) => all.findIndex((x) => x.id === r.id) === i).slice(0, MAX_RECENT);
 }
 
-const sep = (): TrayMenuItem => ({ id: '', label: '', separator: true });
+const sep = (): TrayMenuItem => ({ label: '', separator: true });
 
 /** Problems a human must look at, most important first. */
 export function attentionReasons(s: StatusView): string[] {
@@ -60,39 +64,22 @@ export function attentionReasons(s: StatusView): string[] {
  */
 function approvalSubmenu(p: PendingApprovalView): TrayMenuItem[] {
   const shown = approvalInPlace(p);
-  const deny = { id: `deny:${p.id}`, label: 'Deny' };
-  if (!shown.fits) return [{ id: '', label: capitalized(shown.why), enabled: false }, { id: `card:${p.id}`, label: 'Open the card…' }, deny];
-  return [...shown.menu.map((label) => ({ id: '', label, enabled: false })), sep(), { id: `approve:${p.id}`, label: 'Approve' }, deny];
+  const deny: TrayMenuItem = { action: { do: 'deny', id: p.id }, label: 'Deny' };
+  if (!shown.fits) return [{ label: capitalized(shown.why), enabled: false }, { action: { do: 'card', id: p.id }, label: 'Open the card…' }, deny];
+  return [...shown.menu.map((label) => ({ label, enabled: false })), sep(), { action: { do: 'approve', id: p.id }, label: 'Approve' }, deny];
 }
 
-export type TrayCommand =
-  | { do: 'open' | 'pause' | 'resume' | 'quit' | 'nothing' }
-  | { do: 'approve' | 'card' | 'deny' | 'request'; id: string };
+export type TrayCommand = TrayAction | { do: 'nothing' };
 
 /**
- * What a menu item's id asks for, decided on the status as it is now, not as the menu showed it (a menu
- * may be stale): Approve of a request that does not fit in place opens its card; an id the menu no longer
- * makes (the old approve-30m, a request decided since) does nothing.
+ * What a chosen item's action comes to, decided on the requests waiting now, not as the menu showed
+ * them (a menu may be stale): Approve of a request that no longer fits in place opens its card, and
+ * Approve of a request decided since does nothing. Every other action is done as it is.
  */
-export function trayCommand(menuId: string, waiting: PendingApprovalView[]): TrayCommand {
-  const [action = '', id = ''] = menuId.split(/:(.*)/s);
-  switch (action) {
-    case 'open':
-    case 'pause':
-    case 'resume':
-    case 'quit':
-      return { do: action };
-    case 'approve': {
-      const now = approveInPlace(id, waiting);
-      return now === 'gone' ? { do: 'nothing' } : { do: now, id };
-    }
-    case 'card':
-    case 'deny':
-    case 'request':
-      return { do: action, id };
-    default:
-      return { do: 'nothing' };
-  }
+export function trayCommand(action: TrayAction, waiting: PendingApprovalView[]): TrayCommand {
+  if (action.do !== 'approve') return action;
+  const now = approveInPlace(action.id, waiting);
+  return now === 'gone' ? { do: 'nothing' } : { do: now, id: action.id };
 }
 
 export function trayState(s: StatusView, recent: RecentRun[] = []): TrayState {
@@ -112,30 +99,29 @@ export function trayState(s: StatusView, recent: RecentRun[] = []): TrayState {
   // Counts are totals across the home's spools; with several, each approval names its spool.
   const several = s.spools.length > 1;
   const approvals: TrayMenuItem[] = s.approvals.slice(0, MAX_APPROVALS_IN_MENU).map((p) => ({
-    id: '',
     label: `${several ? `spool ${p.spool}: ` : ''}${p.approval.operation} for ${p.approval.key_name}${p.approval.ceiling ? ' (past a spend ceiling)' : ''}`,
     submenu: approvalSubmenu(p),
   }));
-  if (waiting > MAX_APPROVALS_IN_MENU) approvals.push({ id: 'open', label: `${waiting - MAX_APPROVALS_IN_MENU} more…` });
+  if (waiting > MAX_APPROVALS_IN_MENU) approvals.push({ action: { do: 'open' }, label: `${waiting - MAX_APPROVALS_IN_MENU} more…` });
 
   return {
     icon,
     tooltip,
     menu: [
-      { id: 'open', label: 'Open Dumbwaiter' },
+      { action: { do: 'open' }, label: 'Open Dumbwaiter' },
       // One readable line; the app's banner shows the whole text.
-      ...(s.spool_problem ? [{ id: '', label: `Spool problem: ${ellipsis(s.spool_problem, MENU_LABEL_MAX)}`, enabled: false }] : []),
-      ...(approvals.length ? [sep(), { id: '', label: `Waiting for approval (${waiting})`, enabled: false }, ...approvals] : []),
+      ...(s.spool_problem ? [{ label: `Spool problem: ${ellipsis(s.spool_problem, MENU_LABEL_MAX)}`, enabled: false }] : []),
+      ...(approvals.length ? [sep(), { label: `Waiting for approval (${waiting})`, enabled: false }, ...approvals] : []),
       sep(),
-      s.paused ? { id: 'resume', label: 'Resume' } : { id: 'pause', label: 'Pause new runs' },
+      s.paused ? { action: { do: 'resume' }, label: 'Resume' } : { action: { do: 'pause' }, label: 'Pause new runs' },
       {
-        id: '',
         label: 'Recent runs',
         enabled: recent.length > 0,
-        submenu: recent.slice(0, 8).map((r) => ({ id: `request:${r.id}`, label: `${s.spools.length > 1 ? `${r.spool}: ` : ''}${r.op}: ${r.state.replace('_', ' ')}` })),
+        submenu: recent.slice(0, 8).map((r): TrayMenuItem => ({ action: { do: 'request', id: r.id }, label: `${s.spools.length > 1 ? `${r.spool}: ` : ''}${r.op}: ${r.state.replace('_', ' ')}` })),
       },
       sep(),
-      { id: 'quit', label: 'Quit Dumbwaiter' },
+      { action: { do: 'logs' }, label: 'Open logs' },
+      { action: { do: 'quit' }, label: 'Quit Dumbwaiter' },
     ],
   };
 }

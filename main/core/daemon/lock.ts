@@ -64,6 +64,7 @@ export function acquireHomeLock(lockFile: string, infoFile: string, command: str
     throw new UserError(
       `another Dumbwaiter daemon already runs for this home: ${describeHolder(readHolder(infoFile))}. ` +
         'Stop it first (or quit the desktop app), or use another --home.',
+      'home_locked',
     );
   }
   let user = 'unknown';

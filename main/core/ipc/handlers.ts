@@ -9,6 +9,7 @@ import { planDocOf } from '../policy/plans';
 import type { HostService } from '../service';
 import { LOOSENS, loosenedCeilings, loosens, withSetting, type Settings } from '../settings';
 import { UserError } from '../errors';
+import { scopedLogger } from '../log';
 import { allowlistChanges, describeChanges, widensWhatRuns } from './allowlistChanges';
 import { describeRun } from '../../../shared/allowlist/describe';
 import { visible, visibleJson } from '../../../shared/text/visible';
@@ -25,6 +26,8 @@ export interface AppEdges {
    * spool lives, so that a page gone wrong cannot do any of them by itself.
    */
   confirm(q: { title: string; message: string; detail: string; confirmLabel: string }): Promise<boolean>;
+  /** Opens the app's logs folder in the OS's file manager; the OS's error text when it could not. */
+  openLogs?(): Promise<string | null>;
 }
 
 const planView = (p: RunPlan): PlanView => ({ argv: p.argv, cwd: p.cwd, env: p.env, timeout_s: p.timeout_s, max_output_bytes: p.max_output_bytes, approval: p.approval });
@@ -53,6 +56,10 @@ function keyPowers(scope: string, ops: string[] | null, spoolDir: string): strin
   return `Whoever holds its key file may call ${ops ? `these operations: ${visible(ops.join(', '))}` : `every operation of scope ${scope === 'write' ? 'read or write' : 'read'}`} (those that ask for approval still ask), through the spool at ${visible(spoolDir)} only.`;
 }
 
+/** A page's uncaught errors are logged at most this many per minute: a page gone wrong (or made to go
+ *  wrong) cannot fill the log and rotate the host's own lines out of it. */
+export const RENDERER_ERRORS_PER_MINUTE = 20;
+
 /** A setting's value as a question shows it. */
 const settingText = (v: unknown) => visibleJson(JSON.stringify(v));
 
@@ -64,6 +71,9 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
   };
   /** Reconcile checks running now, by request: one at a time each, however often a page asks. */
   const checking = new Set<string>();
+  const rendererLog = scopedLogger('renderer');
+  /** The page's error reports in the current minute (when it began, how many, how many dropped). */
+  const reports = { since: 0, count: 0, dropped: 0 };
   const keyResult = (key: ReturnType<HostService['createKey']>) => {
     const { secret: _secret, ...view } = key;
     return { key: { ...view, requests: 0 }, keyFile: keyFileOf(key), pasteLines: svc.pasteLines('/path/where/you/saved/the/key.json', key.spool) };
@@ -299,5 +309,22 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
     },
     'spools.check': ({ name }) => svc.probeSpool(name),
     'dialog.pickFolder': ({ title, defaultPath }) => edges?.pickFolder(title, defaultPath) ?? null,
+    'app.openLogs': async () => {
+      if (typeof edges?.openLogs !== 'function') throw new UserError('refused: only the desktop app has a logs folder to open');
+      const problem = await edges.openLogs();
+      if (problem) throw new UserError(`The logs folder could not be opened: ${problem}`);
+      return null;
+    },
+    'app.reportError': ({ kind, message, stack }) => {
+      const now = Date.now();
+      if (now - reports.since >= 60_000) {
+        if (reports.dropped) rendererLog.warn(`${reports.dropped} more errors from the page were not logged (at most ${RENDERER_ERRORS_PER_MINUTE} a minute)`);
+        Object.assign(reports, { since: now, count: 0, dropped: 0 });
+      }
+      if (++reports.count > RENDERER_ERRORS_PER_MINUTE) reports.dropped++;
+      // The log escapes every part (core/log.ts): the page's text cannot act on a terminal nor forge a line.
+      else rendererLog.error(kind === 'error' ? 'uncaught error in the page:' : 'unhandled rejection in the page:', stack || message);
+      return null;
+    },
   };
 }

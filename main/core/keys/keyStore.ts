@@ -8,22 +8,11 @@ import type { KeyFile } from '../../../shared/protocol/types';
 import type { HostDocKey } from '../../../shared/protocol/hostAuth';
 import { decodeSecret } from '../../../shared/protocol/sign';
 import { merged } from '../merged';
+import type { KeyInfo } from '../../../shared/ipc/views';
+import type { Scope } from '../../../shared/allowlist/schema';
 
-export type Scope = 'read' | 'write';
-
-export interface KeyInfo {
-  key_id: string;
-  name: string;
-  scope: Scope;
-  /** null: every operation its scope allows. */
-  ops: string[] | null;
-  created_at: string;
-  revoked_at: string | null;
-  rotated_to: string | null;
-  last_used_at: string | null;
-  /** The one spool whose requests it may sign (a request through another spool is `unknown_key`). */
-  spool: string;
-}
+/** A key as every face shows it (the IPC view is the one definition). */
+export type { KeyInfo, Scope };
 
 export interface KeyWithSecret extends KeyInfo {
   /** null when the secret is sealed by a keychain this process cannot open (see SecretSealer). */

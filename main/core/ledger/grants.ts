@@ -3,21 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './db';
 import { covers, type ArgRules } from '../policy/grantRules';
+import type { GrantView } from '../../../shared/ipc/views';
 
-export interface Grant {
-  id: string;
-  key_id: string;
-  op: string;
-  created_at: string;
-  expires_at: string;
-  created_by: string;
-  revoked_at: string | null;
-  revoked_by: string | null;
-  uses: number;
-  /** Each argument's rule, by name. Absent on a grant made before grants named their arguments: it
-   *  covers any arguments. */
-  args?: ArgRules;
-}
+/** A grant as the ledger holds it is what the app is shown (the IPC view is the one definition). */
+export type Grant = GrantView;
 
 type GrantRow = Omit<Grant, 'args'> & { args_json: string | null };
 

@@ -4,19 +4,11 @@
 // rotating a key does not start its spend again at zero.
 import type { Db } from '../ledger/db';
 import type { Ceiling } from '../settings';
+import type { SpendView } from '../../../shared/ipc/views';
 
-export interface Spend {
-  runs: number;
-  cost: number;
-  run_time_s: number;
-}
-
-export interface CeilingReport {
-  ceiling: Ceiling;
-  /** The key this figure is for; null for a global ceiling. */
-  key_id: string | null;
-  spend: Spend;
-}
+/** A ceiling's spend as the app shows it (the IPC view is the one definition). */
+export type CeilingReport = SpendView;
+export type Spend = SpendView['spend'];
 
 export interface Crossing {
   ceiling: Ceiling;

@@ -2,6 +2,7 @@
 // to write a message into the sandbox's inbox. What is shown follows the host (stores/settings.ts),
 // without touching a value being typed.
 import type { SettingsView } from '../../../shared/ipc/views';
+import { api, errorText } from '../../api';
 import { Page } from '../../components/Page';
 import { settingError } from '../../lib/settingError';
 import { saveSetting, useSettings, useSettingsError } from '../../stores/settings';
@@ -107,6 +108,14 @@ export function SettingsScreen() {
               value={s.start_at_login}
               save={(v) => set('start_at_login', v, 'Start at login')}
             />
+            <div className="settings-logs">
+              <p className="muted" id="logs-hint">
+                The app's log: what the host did and any error the app met. Useful when something went wrong.
+              </p>
+              <button type="button" aria-describedby="logs-hint" onClick={() => void api.app.openLogs().catch((e: unknown) => toast(errorText(e), 'error'))}>
+                Open logs
+              </button>
+            </div>
           </section>
 
           <InboxSection />

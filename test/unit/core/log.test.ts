@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { configureLogging, scopedLogger } from '../../../main/core/log';
+import { configureLogging, scopedLogger, useLogSink, type LogLevel } from '../../../main/core/log';
 
 // eslint-disable-next-line no-control-regex -- raw controls are what this looks for
 const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/u;
@@ -80,3 +80,41 @@ describe('the log', () => {
     expect(readFileSync(path.join(blocked, 'dumbwaiter.log'), 'utf8')).toContain('written again');
   });
 });
+
+describe('the sink', () => {
+  const log = scopedLogger('sinktest');
+
+  it('gets each line once, escaped, with its level and scope; the core writer writes nothing meanwhile; null puts it back', async () => {
+    const got: [LogLevel, string, string][] = [];
+    useLogSink({ accepts: () => true, write: (level, scope, text) => void got.push([level, scope, text]) });
+    try {
+      log.warn('op "evil\x1b[2J"', new Error('bad\u202e'));
+      log.info('a\n[2030-01-01 00:00:00.000] [info] (intake) forged');
+    } finally {
+      useLogSink(null);
+    }
+    expect(got[0]![0]).toBe('warn');
+    expect(got[0]![1]).toBe('sinktest');
+    expect(got[0]![2]).toMatch(/^op "evil\\x1b\[2J" Error: bad\\u202e\n {4}\s+at /);
+    expect(got[1]).toEqual(['info', 'sinktest', 'a\n    [2030-01-01 00:00:00.000] [info] (intake) forged']);
+    expect(readFileSync(file, 'utf8')).not.toContain('(sinktest)');
+    log.info('core writer again');
+    expect(await logWith('core writer again')).toContain('(sinktest) core writer again');
+  });
+
+  it('formats nothing for a level the sink does not take', () => {
+    let formatted = 0;
+    const costly = { [Symbol.for('nodejs.util.inspect.custom')]: () => `made ${++formatted}` };
+    const got: string[] = [];
+    useLogSink({ accepts: (level) => level !== 'info', write: (_l, _s, text) => void got.push(text) });
+    try {
+      log.info(costly);
+      log.error(costly);
+    } finally {
+      useLogSink(null);
+    }
+    expect(got).toEqual(['made 1']);
+    expect(formatted).toBe(1);
+  });
+});
+

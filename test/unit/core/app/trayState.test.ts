@@ -1,6 +1,6 @@
 // The tray's icon, tooltip and menu as a pure function of the status.
 import { describe, expect, it } from 'vitest';
-import { addRecentRuns, trayCommand, trayState, type TrayMenuItem } from '../../../../main/core/app/trayState';
+import { addRecentRuns, trayCommand, trayState, type TrayAction, type TrayMenuItem } from '../../../../main/core/app/trayState';
 import type { PendingApprovalView, SpoolInfo, StatusView } from '../../../../shared/ipc/views';
 
 function status(over: Partial<StatusView> = {}): StatusView {
@@ -39,14 +39,16 @@ const approval = (id: string, ceiling: string | null = null, spool = 'default'):
   steps: null,
 });
 const run = { id: 'r1', op: 'echo', key_id: 'k_1', spool: 'default', started_at: null, orphaned: false };
-const ids = (items: TrayMenuItem[]): string[] => items.flatMap((i) => [i.id, ...ids(i.submenu ?? [])]).filter(Boolean);
+/** Each item's action, written `do:id` (or `do`) to read the menu at a glance; labels have none. */
+const named = (a: TrayAction | undefined): string => (a ? ('id' in a ? `${a.do}:${a.id}` : a.do) : '');
+const ids = (items: TrayMenuItem[]): string[] => items.flatMap((i) => [named(i.action), ...ids(i.submenu ?? [])]).filter(Boolean);
 
 describe('trayState', () => {
   it('is idle with nothing going on', () => {
     const t = trayState(status());
     expect(t.icon).toBe('idle');
     expect(t.tooltip).toBe('Dumbwaiter: idle');
-    expect(ids(t.menu)).toEqual(['open', 'pause', 'quit']);
+    expect(ids(t.menu)).toEqual(['open', 'pause', 'logs', 'quit']);
   });
 
   it('shows running work with counts in the tooltip', () => {
@@ -66,7 +68,7 @@ describe('trayState', () => {
   it('shows a short request whole above Approve, and never offers to approve for a while', () => {
     const t = trayState(status({ approvals: [approval('a1', 'ceiling "h" (all keys, per 60 s): 3 of 3 runs used')] }));
     const entry = t.menu.find((i) => i.label === 'deploy for laptop (past a spend ceiling)')!;
-    expect(entry.submenu!.map((i) => [i.label, i.id, i.enabled ?? true])).toEqual([
+    expect(entry.submenu!.map((i) => [i.label, named(i.action), i.enabled ?? true])).toEqual([
       ['Command: echo', '', false],
       ['Folder: /', '', false],
       ['Would cross ceiling "h" (all keys, per 60 s): 3 of 3 runs used', '', false],
@@ -92,19 +94,27 @@ describe('trayState', () => {
     expect(ids(t.menu)).toEqual(expect.arrayContaining(['card:p1', 'card:l1', 'card:e1']));
   });
 
-  it("decides a menu item's id on the requests waiting now: Approve of what does not fit opens its card, the old ids do nothing", () => {
+  it("decides a menu item's action on the requests waiting now: Approve of what does not fit opens its card, of what was decided does nothing", () => {
     const short = approval('a1');
     const plan: PendingApprovalView = { ...approval('p1'), run: null, steps: [], approval: { ...approval('p1').approval, operation: 'dumbwaiter.plan', steps: [] } };
-    expect(trayCommand('approve:a1', [short, plan])).toEqual({ do: 'approve', id: 'a1' });
-    expect(trayCommand('approve:p1', [short, plan])).toEqual({ do: 'card', id: 'p1' });
-    expect(trayCommand('approve:a1', [plan])).toEqual({ do: 'nothing' }); // decided since the menu was drawn
-    expect(trayCommand('approve-30m:a1', [short, plan])).toEqual({ do: 'nothing' });
-    expect(trayCommand('approve-30m:p1', [short, plan])).toEqual({ do: 'nothing' });
-    expect(trayCommand('card:p1', [short, plan])).toEqual({ do: 'card', id: 'p1' });
-    expect(trayCommand('deny:p1', [short, plan])).toEqual({ do: 'deny', id: 'p1' });
-    expect(trayCommand('request:x:y', [])).toEqual({ do: 'request', id: 'x:y' });
-    expect(trayCommand('pause', [])).toEqual({ do: 'pause' });
-    expect(trayCommand('bogus', [])).toEqual({ do: 'nothing' });
+    expect(trayCommand({ do: 'approve', id: 'a1' }, [short, plan])).toEqual({ do: 'approve', id: 'a1' });
+    expect(trayCommand({ do: 'approve', id: 'p1' }, [short, plan])).toEqual({ do: 'card', id: 'p1' });
+    expect(trayCommand({ do: 'approve', id: 'a1' }, [plan])).toEqual({ do: 'nothing' }); // decided since the menu was drawn
+    expect(trayCommand({ do: 'card', id: 'p1' }, [short, plan])).toEqual({ do: 'card', id: 'p1' });
+    expect(trayCommand({ do: 'deny', id: 'p1' }, [short, plan])).toEqual({ do: 'deny', id: 'p1' });
+    // An id is carried whole, never parsed back out of a string (a colon in it is just a character).
+    expect(trayCommand({ do: 'request', id: 'x:y' }, [])).toEqual({ do: 'request', id: 'x:y' });
+    expect(trayCommand({ do: 'pause' }, [])).toEqual({ do: 'pause' });
+    expect(trayCommand({ do: 'logs' }, [])).toEqual({ do: 'logs' });
+  });
+
+  it('carries on each Approve item the action of the request it shows, decided to the same request', () => {
+    const t = trayState(status({ approvals: [approval('a1'), approval('a2')] }));
+    const approves = t.menu.flatMap((i) => i.submenu ?? []).filter((i) => i.action?.do === 'approve');
+    expect(approves.map((i) => trayCommand(i.action!, [approval('a1'), approval('a2')]))).toEqual([
+      { do: 'approve', id: 'a1' },
+      { do: 'approve', id: 'a2' },
+    ]);
   });
 
   it('counts across every spool and, with several, names the spool of each approval and of each problem', () => {
@@ -153,7 +163,7 @@ describe('trayState', () => {
 
   it('offers resume while paused, and recent runs', () => {
     const t = trayState(status({ paused: true }), [{ id: 'r9', op: 'test', spool: 'default', state: 'failed' }]);
-    expect(ids(t.menu)).toEqual(['open', 'resume', 'request:r9', 'quit']);
+    expect(ids(t.menu)).toEqual(['open', 'resume', 'request:r9', 'logs', 'quit']);
     expect(t.menu.find((i) => i.label === 'Recent runs')?.submenu?.[0]?.label).toBe('test: failed');
     // With several spools, each run names its spool.
     const two = trayState(status({ spools: [spoolInfo('default'), spoolInfo('work')] }), [{ id: 'r9', op: 'test', spool: 'work', state: 'failed' }]);

@@ -7,12 +7,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { CHANNEL_NAMES, EVENT_NAMES, IPC_PREFIX, ipcContract } from '../../../../shared/ipc/contract';
 import { bindIpc, trustWindows, type IpcEventLike } from '../../../../main/core/ipc/bind';
-import { createIpcHandlers, type AppEdges } from '../../../../main/core/ipc/handlers';
+import { RENDERER_ERRORS_PER_MINUTE, createIpcHandlers, type AppEdges } from '../../../../main/core/ipc/handlers';
 import { createApi, type DumbwaiterApi } from '../../../../preload/api';
 import { eventChannel } from '../../../../shared/ipc/channels';
 import { HostService } from '../../../../main/core/service';
 import { initHome } from '../../../../main/core/setup';
-import { scopedLogger } from '../../../../main/core/log';
+import { scopedLogger, useLogSink } from '../../../../main/core/log';
+import { RENDERER_ERROR_MAX } from '../../../../shared/ipc/channels';
 
 const ORIGIN = 'app://dumbwaiter';
 /** Web contents ids of the app's two windows, as the Electron layer tells them apart. */
@@ -22,7 +23,8 @@ const roleOf = (id: number) => (id === MAIN ? 'main' : id === APPROVAL ? 'approv
 const OURS: IpcEventLike = { sender: { id: MAIN }, senderFrame: { url: `${ORIGIN}/index.html` } };
 
 /** The desktop's dialogs, standing in for a person who says yes to every question. */
-const yesToAll: AppEdges = { pickFolder: async () => null, pickSavePath: async () => null, confirm: async () => true };
+const opened: string[] = [];
+const yesToAll: AppEdges = { pickFolder: async () => null, pickSavePath: async () => null, confirm: async () => true, openLogs: async () => (opened.push('logs'), null) };
 
 let dir: string;
 let svc: HostService;
@@ -105,6 +107,7 @@ describe('calls', () => {
       ['allowlist.dryRun', { text: '', op: 'x', args: {} }],
       ['spools.add', { name: 'moved', dir: path.join(dir, 'moved') }],
       ['settings.set', { name: 'notifications', value: false }],
+      ['app.openLogs', undefined],
     ] as const) {
       await expect(call(channel, arg)).rejects.toThrow('refused');
     }
@@ -177,5 +180,46 @@ describe('events', () => {
     for (const l of listeners.get(eventChannel('state.changed')) ?? []) l({ paused: false });
     expect(seen).toEqual([{ paused: true }]);
     expect(EVENT_NAMES.map(eventChannel).every((c) => c.startsWith(IPC_PREFIX))).toBe(true);
+  });
+});
+
+describe("the page's error reports and the logs folder", () => {
+  const report = (arg: unknown) => registered.get(`${IPC_PREFIX}app.reportError`)!(OURS, arg);
+
+  it('refuses a report over its bounds, of another kind, or with more fields, before anything is logged', async () => {
+    const logged: string[] = [];
+    useLogSink({ accepts: () => true, write: (_l, scope, text) => void (scope === 'renderer' && logged.push(text)) });
+    try {
+      await expect(report({ kind: 'error', message: 'x'.repeat(RENDERER_ERROR_MAX.message + 1) })).rejects.toThrow('invalid arguments for app.reportError');
+      await expect(report({ kind: 'error', message: 'm', stack: 'x'.repeat(RENDERER_ERROR_MAX.stack + 1) })).rejects.toThrow('invalid arguments');
+      await expect(report({ kind: 'fatal', message: 'm' })).rejects.toThrow('invalid arguments');
+      await expect(report({ kind: 'error', message: 'm', level: 'info' })).rejects.toThrow('invalid arguments');
+      await expect(report('m')).rejects.toThrow('invalid arguments');
+      expect(logged).toEqual([]);
+    } finally {
+      useLogSink(null);
+    }
+  });
+
+  it('logs what a report says escaped, as an error of the page, and at most so many a minute', async () => {
+    const logged: { level: string; text: string }[] = [];
+    useLogSink({ accepts: () => true, write: (level, scope, text) => void (scope === 'renderer' && logged.push({ level, text })) });
+    // A fresh set of handlers: the minute's count starts at zero.
+    const handlers = createIpcHandlers(svc, 'app', yesToAll);
+    try {
+      handlers['app.reportError']({ kind: 'error', message: 'boom', stack: 'Error: boom\x1b]0;owned\x07\n[2030-01-01 00:00:00.000] [info] forged' });
+      expect(logged).toEqual([{ level: 'error', text: String.raw`uncaught error in the page: Error: boom\x1b]0;owned\x07` + '\n    [2030-01-01 00:00:00.000] [info] forged' }]);
+      for (let i = 0; i < RENDERER_ERRORS_PER_MINUTE + 10; i++) handlers['app.reportError']({ kind: 'unhandledrejection', message: `r${i}`, stack: '' });
+      expect(logged).toHaveLength(RENDERER_ERRORS_PER_MINUTE);
+      expect(logged.at(-1)!.text).toBe(`unhandled rejection in the page: r${RENDERER_ERRORS_PER_MINUTE - 2}`);
+    } finally {
+      useLogSink(null);
+    }
+  });
+
+  it('opens the logs folder through the desktop edge; headless there is none', async () => {
+    expect(await api.app.openLogs()).toBeNull();
+    expect(opened).toEqual(['logs']);
+    await expect(Promise.resolve(createIpcHandlers(svc)['app.openLogs'](undefined))).rejects.toThrow('only the desktop app has a logs folder');
   });
 });
