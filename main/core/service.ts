@@ -430,9 +430,9 @@ export class HostService {
 
   /** New output of a running (or finished, while its log is kept) request, from byte `from`. */
   liveOutput(id: string, from: number): LiveLogChunk {
-    const spool = this.requests.get(id)?.spool;
-    const pinned = spool ? this.pinnedSpool(spool)?.pinned : null;
-    return pinned ? readLiveLog(pinned.paths.results, id, from) : { text: '', next: from, skipped: 0 };
+    const row = this.requests.get(id);
+    const pinned = row ? this.pinnedSpool(row.spool)?.pinned : null;
+    return row && pinned ? readLiveLog(pinned.paths.results, row.wire_id, from) : { text: '', next: from, skipped: 0 };
   }
 
   /** This home, as a spool's marker names the home that serves it (spool/marker.ts). */
