@@ -514,6 +514,12 @@ export class HostService {
     return this.requests.get(id);
   }
 
+  /** The host's handle of the request that `wireId` names in `spool` (a plan and its steps name
+   *  requests as their sandbox does), or `wireId` when there is none. */
+  handleIn(spool: string, wireId: string): string {
+    return this.requests.bound(spool, wireId)?.id ?? wireId;
+  }
+
   listRequests(f: RequestFilter = {}): ReturnType<Requests['list']> {
     return this.requests.list(f);
   }

@@ -40,7 +40,7 @@ const UNDO: Record<number, string> = {
   // A grant's rule per argument.
   8: 'ALTER TABLE grants DROP COLUMN args_json;',
   // Ids bound within their spool.
-  9: 'DROP INDEX requests_wire; CREATE INDEX requests_spool ON requests (spool); ALTER TABLE requests DROP COLUMN wire_id;',
+  9: 'DROP INDEX requests_wire; ALTER TABLE requests DROP COLUMN wire_id;',
 };
 
 /** A new ledger at `file` as the version with the first `version` migrations left it. */
