@@ -151,6 +151,31 @@ describe('request ids used in the other spool', () => {
     expect([['race-1', 'race-1@work'], ['race-1', 'race-1@default']]).toContainEqual(handles);
   });
 
+  it("a plan and its step named by ids default's sandbox holds too: work's step takes work's plan, and the plan's result names work's ids alone", async () => {
+    const inAnHour = new Date(Date.now() + 3600_000).toISOString();
+    await answered(a, host.spool, 'plan-1');
+    await answered(a, host.spool, 'step-1');
+    host.submit(b, 'plan-1', 'dumbwaiter.plan', { steps: [{ op: 'held', args: {} }] }, { expiresAt: inAnHour }, work);
+    await host.waitResult('plan-1', ['awaiting_approval'], undefined, work);
+    const approve = host.cli(['approvals', 'approve', 'plan-1@work'], { spool: null });
+    expect(approve.status, approve.stderr).toBe(0);
+    await host.waitResult('plan-1', ['succeeded'], undefined, work);
+
+    // `held` asks a human each time, but not as a step of the approved plan.
+    host.submit(b, 'step-1', 'held', {}, { extra: { plan_id: 'plan-1' } }, work);
+    await host.waitResult('step-1', ['succeeded', 'awaiting_approval'], undefined, work);
+    expect(host.result('step-1', work)?.state).toBe('succeeded');
+    expect(host.audit('', 'plan_step_used').map((e) => e.request_id).sort()).toEqual(['plan-1@work', 'step-1@work']);
+    const plan = await eventually('the plan to show its step used', () => {
+      const r = host.result('plan-1', work);
+      return r?.plan?.steps[0]?.state === 'succeeded' ? r : undefined;
+    });
+    expect(plan.plan?.steps[0]?.request_id).toBe('step-1');
+    for (const text of [resultText(work, 'plan-1'), resultText(work, 'step-1')]) expect(text).not.toMatch(/@|default/);
+    // The app links the step to work's request, by the host's handle.
+    expect(host.service((s) => s.handleIn('work', 'step-1'))).toBe('step-1@work');
+  });
+
   it("a cancel from work of an id both spools hold waiting reaches work's request alone", async () => {
     host.submit(a, 'held-1', 'held');
     host.submit(b, 'held-1', 'held', {}, {}, work);
