@@ -76,6 +76,7 @@ function rowOf(l: Lifecycle, keyId: string): RequestRow | 'unbound' | null {
   const stderr = state === 'failed' ? `Error: ${l.op} failed\n    at main (${CWD}/scripts/run.js:12:11)\n` : '';
   return {
     id: l.id,
+    wire_id: l.id,
     spool: 'default',
     key_id: keyId,
     op: l.op,

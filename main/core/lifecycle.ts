@@ -217,8 +217,9 @@ export class Lifecycle {
    * publish; null when there is nothing to change (no plan, or no step of it is this request's).
    */
   private followPlan(row: RequestRow, index?: number): RequestRow | null {
-    const plan = row.plan_id ? this.requests.get(row.plan_id) : null;
-    const steps = plan && stepsWith(plan, row.id, row.state, index);
+    // plan_id and a step's request_id are ids as the sandbox gave them, bound within the spool.
+    const plan = row.plan_id ? this.requests.bound(row.spool, row.plan_id) : null;
+    const steps = plan && stepsWith(plan, row.wire_id, row.state, index);
     return plan && steps ? this.requests.transition(plan.id, [plan.state], { steps_json: steps }) : null;
   }
 

@@ -101,7 +101,7 @@ export function reapSpool(spool: SpoolPaths, db: Db, settings: Settings, now = D
 
   // A result file stays while its request is unfinished (or uncertain), whatever its age.
   const unfinished = new Set(
-    (db.prepare(`SELECT id FROM requests WHERE state NOT IN (${finals})`).all() as { id: string }[]).map((r) => r.id),
+    (db.prepare(`SELECT wire_id FROM requests WHERE state NOT IN (${finals})`).all() as { wire_id: string }[]).map((r) => r.wire_id), // files are named by it
   );
   // Only in a folder the host made a spool: pointed at someone's folder, it deletes nothing there.
   const ours = isHostMadeSpool(spool.root);

@@ -364,9 +364,9 @@ export class HostService {
 
   /** New output of a running (or finished, while its log is kept) request, from byte `from`. */
   liveOutput(id: string, from: number): LiveLogChunk {
-    const spool = this.requests.get(id)?.spool;
-    const pinned = spool ? this.core.results.reach(spool) : null;
-    return pinned ? readLiveLog(pinned.paths.results, id, from) : { text: '', next: from, skipped: 0 };
+    const row = this.requests.get(id);
+    const pinned = row ? this.core.results.reach(row.spool) : null;
+    return row && pinned ? readLiveLog(pinned.paths.results, row.wire_id, from) : { text: '', next: from, skipped: 0 };
   }
 
   /** This home, as a spool's marker names the home that serves it (spool/marker.ts). */
@@ -449,6 +449,12 @@ export class HostService {
   /** A request as the ledger has it now, or null. */
   request(id: string): RequestRow | null {
     return this.requests.get(id);
+  }
+
+  /** The host's handle of the request that `wireId` names in `spool` (a plan and its steps name
+   *  requests as their sandbox does), or `wireId` when there is none. */
+  handleIn(spool: string, wireId: string): string {
+    return this.requests.bound(spool, wireId)?.id ?? wireId;
   }
 
   listRequests(f: RequestFilter = {}): ReturnType<Requests['list']> {

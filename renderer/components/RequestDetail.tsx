@@ -65,6 +65,12 @@ export function RequestDetail({ id }: { id: string }) {
         <dt>Request</dt>
         <dd>
           <code>{r.id}</code>
+          {r.wire_id ? (
+            <>
+              {' '}
+              (its sandbox calls it <code>{r.wire_id}</code>)
+            </>
+          ) : null}
         </dd>
         <dt>Key</dt>
         <dd>

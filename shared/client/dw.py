@@ -291,10 +291,15 @@ def canonical_json(value):
     raise TypeError("not JSON: %r" % (value,))
 
 
-def stable_id(op, args, intent=None):
-    """A deterministic request id for (op, args, intent): "s-" + 32 hex digits of the SHA-256 of the
-    canonical JSON of {"args", "intent", "op"}. A caller that retries after a crash gets the same id."""
-    text = canonical_json({"args": args if args is not None else {}, "intent": intent, "op": op})
+def stable_id(key_id, op, args, intent=""):
+    """A deterministic request id for (key_id, op, args, intent): "s-" + 32 hex digits of the SHA-256
+    of the canonical JSON of {"args", "intent", "key_id", "op"} (docs/PROTOCOL.md, "Stable ids"). A
+    caller that retries after a crash gets the same id; another sandbox cannot foresee it."""
+    if not isinstance(key_id, str) or not KEY_ID_RE.fullmatch(key_id):
+        raise ValueError("not a key id: %r" % (key_id,))
+    if not isinstance(op, str):
+        raise ValueError("the operation must be a string, got %r" % (op,))
+    text = canonical_json({"args": args if args is not None else {}, "intent": intent if intent is not None else "", "key_id": key_id, "op": op})
     return "s-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

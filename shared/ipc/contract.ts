@@ -1,7 +1,7 @@
 // The IPC contract: one map of every call the renderer may make (channel -> request schema and
 // response type) and of every event main sends. Main's handlers and preload's API are derived from it.
 import { z } from 'zod';
-import { KEY_ID, OP_NAME, REQUEST_ID, SPOOL_NAME, SPOOL_NAME_RULE } from '../protocol/ids';
+import { KEY_ID, OP_NAME, REQUEST_HANDLE, SPOOL_NAME, SPOOL_NAME_RULE } from '../protocol/ids';
 import type { ProbeReport } from '../protocol/probe';
 import { ARG_NAME } from '../allowlist/schema';
 import { STATES, type CatalogDoc, type InboxMessage, type KeyFile, type ReconcileAttempt, type RequestState } from '../protocol/types';
@@ -21,7 +21,7 @@ const channel =
   <S extends z.ZodType>(request: S): Channel<S, Res> => ({ request });
 
 const none = z.undefined();
-const requestId = z.string().regex(REQUEST_ID);
+const requestId = z.string().regex(REQUEST_HANDLE); // the host's handle: the app names requests as the host does
 const keyId = z.string().regex(KEY_ID);
 const opName = z.string().regex(OP_NAME);
 const argName = z.string().regex(ARG_NAME);

@@ -188,7 +188,10 @@ export interface AuditView {
 }
 
 export interface RequestView {
+  /** The host's handle (what the app and the command line name it by). */
   id: string;
+  /** The id its sandbox gave, where that differs from `id` (another spool's request held it first). */
+  wire_id?: string;
   key_id: string;
   op: string;
   /** The spool it came through. */

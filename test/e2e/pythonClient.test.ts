@@ -10,7 +10,7 @@ import path from 'node:path';
 import { GATED_OP, TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER, NO_UNPRIVILEGED_USER, track } from '../helpers/processes';
 import { FORGED_LOG, SUITE_OP, logForger, waitingSaid } from '../helpers/clientCases';
-import { canonicalJson, sha256Hex } from '../../shared/protocol/canonicalJson';
+import { stableId } from '../../shared/client/requestIds';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import { signHostDoc } from '../../shared/protocol/hostAuth';
 import type { CatalogDoc, Envelope, KeyFile } from '../../shared/protocol/types';
@@ -180,26 +180,36 @@ describe('signing and ids', () => {
     expect(r.stdout.trim()).toBe(computeMac(decodeSecret(key.secret), key.key_id, payload));
   });
 
-  it('stable_id gives "s-" + 32 hex of the sha256 of the canonical JSON, as the TypeScript client computes it', () => {
-    const cases: [string, Record<string, unknown>, string | null][] = [
-      ['echo', { msg: 'hello' }, null],
-      ['echo', { msg: 'hello' }, 'why not'],
-      ['typed', { workers: 4, verbose: true, files: ['a.ts', 'b.ts'], label: 'beta' }, 'ordering'],
-      ['typed', { z: 1, a: { y: [1, 2, { b: null, a: false }], x: 'é' } }, 'nested, keys out of order'],
-      ['echo', { msg: 'héllo ✓ "quoted" \\ back\n\ttab \u0001 \u007f \u2028' }, 'unicode ✓ and escapes'],
-      ['echo', { '\ue000': 1, '😀': 2, é: 3, Z: 4, a: 5 }, 'keys sorted by UTF-16 code units, as JavaScript sorts'],
-      ['num', { a: 1.5, b: -0.25, c: 1e21, d: 1e-7, e: 123456789012, f: 2.5e-5, g: 0 }, null],
-      ['echo', {}, ''],
+  it("stable_id gives the TypeScript client's stableId, the key in it, and the vectors' ids", () => {
+    const cases: [string, string, Record<string, unknown>, string | null][] = [
+      ['k_a', 'echo', { msg: 'hello' }, null],
+      ['k_a', 'echo', { msg: 'hello' }, 'why not'],
+      ['k_b', 'echo', { msg: 'hello' }, 'why not'],
+      ['k_a', 'typed', { workers: 4, verbose: true, files: ['a.ts', 'b.ts'], label: 'beta' }, 'ordering'],
+      ['k_a', 'typed', { z: 1, a: { y: [1, 2, { b: null, a: false }], x: 'é' } }, 'nested, keys out of order'],
+      ['k_a', 'echo', { msg: 'héllo ✓ "quoted" \\ back\n\ttab \u0001 \u007f \u2028' }, 'unicode ✓ and escapes'],
+      ['k_a', 'echo', { '\ue000': 1, '😀': 2, é: 3, Z: 4, a: 5 }, 'keys sorted by UTF-16 code units, as JavaScript sorts'],
+      ['k_a', 'num', { a: 1.5, b: -0.25, c: 1e21, d: 1e-7, e: 123456789012, f: 2.5e-5, g: 0 }, 'numbers'],
     ];
-    const code = 'import json, sys; sys.path.insert(0, sys.argv[1]); import dw\nfor line in sys.stdin:\n    op, args, intent = json.loads(line)\n    print(dw.stable_id(op, args, intent))';
-    const input = cases.map((c) => JSON.stringify(c)).join('\n') + '\n';
+    const vectors = (JSON.parse(readFileSync(HOST_VECTORS, 'utf8')) as { stable_id: { key_id: string; op: string; args_json: string; intent: string; stable_id: string }[] }).stable_id;
+    const all: [string, string, Record<string, unknown>, string | null][] = [
+      ...cases,
+      ...vectors.map((v): [string, string, Record<string, unknown>, string] => [v.key_id, v.op, JSON.parse(v.args_json) as Record<string, unknown>, v.intent]),
+    ];
+    const code = 'import json, sys; sys.path.insert(0, sys.argv[1]); import dw\nfor line in sys.stdin:\n    k, op, args, intent = json.loads(line)\n    print(dw.stable_id(k, op, args, intent))';
+    const input = all.map((c) => JSON.stringify(c)).join('\n') + '\n';
     const r = spawnSync('python3', ['-c', code, clientDir], { input, encoding: 'utf8' });
     expect(r.stderr).toBe('');
     const got = r.stdout.trim().split('\n');
-    const want = cases.map(([op, args, intent]) => 's-' + sha256Hex(canonicalJson({ args, intent, op })).slice(0, 32));
-    expect(got).toEqual(want);
+    // No intent is the empty one, in both clients.
+    expect(got).toEqual(all.map(([k, op, args, intent]) => stableId(k, op, args, intent ?? '')));
+    expect(got.slice(cases.length)).toEqual(vectors.map((v) => v.stable_id));
     for (const id of got) expect(id).toMatch(/^s-[0-9a-f]{32}$/);
-    expect(new Set(got).size).toBe(cases.length);
+    expect(new Set(got.slice(0, cases.length)).size).toBe(cases.length);
+    // A call in the old form (no key) fails loudly instead of giving an id another sandbox can foresee.
+    const old = spawnSync('python3', ['-c', 'import sys; sys.path.insert(0, sys.argv[1]); import dw; dw.stable_id("echo", {"msg": "hello"}, "why")', clientDir], { encoding: 'utf8' });
+    expect(old.status).not.toBe(0);
+    expect(old.stderr).toContain('ValueError');
   });
 });
 

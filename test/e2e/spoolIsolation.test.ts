@@ -1,12 +1,16 @@
 // A hostile sandbox in spool `work` (it holds key B, a valid write key of that spool, and writes
 // anything into its own folder) against the real daemon that also serves spool `default` (key A):
-// request ids that default uses, results of default's requests planted in work/results/, a cancel
-// of default's request. It learns nothing of default and changes nothing there; default's results
-// are written into default/ only, work's into work/ only.
+// request ids that default uses (each spool binds its own), results of default's requests planted in
+// work/results/, a cancel of default's request. It learns nothing of default and changes nothing
+// there; default's results are written into default/ only, work's into work/ only.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { openHostDoc } from '../../shared/protocol/hostAuth';
+import { requestHash } from '../../shared/protocol/requestHash';
+import { decodeSecret } from '../../shared/protocol/sign';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -63,70 +67,131 @@ async function bothPassed(): Promise<void> {
 }
 
 describe('request ids used in the other spool', () => {
-  it("work's sandbox reuses an id of default's: a conflict in work, nothing runs, and default's result is neither written into work/results nor changed", async () => {
-    await answered(a, host.spool, 'shared-1');
-    const before = resultText(host.spool, 'shared-1');
+  // An id binds within its spool: default's sandbox squatting one costs work's nothing and tells it
+  // nothing. The host's handle for work's request is `<id>@work` (its run's DUMBWAITER_REQUEST_ID, so
+  // runsOf tells the two apart); what work's sandbox reads names only the id it gave.
+  it("work's agent uses an id default's sandbox took first: its own run and result (dw run, exit 0), its retry a replay, its other request of that id a conflict (exit 87) in work alone", async () => {
+    const fromA = await answered(a, host.spool, 'run-tests-1');
+    const keyFile = path.join(host.root, 'key-b.json');
+    writeFileSync(keyFile, JSON.stringify(b));
+    const dw = (args: string[]) =>
+      spawnSync(process.execPath, [path.join(work, 'bin', 'dw.cjs'), ...args], {
+        encoding: 'utf8',
+        cwd: host.root,
+        env: { PATH: process.env.PATH!, HOME: host.root, DUMBWAITER_SPOOL: work, DUMBWAITER_KEY_FILE: keyFile },
+        timeout: 30_000,
+      });
 
-    host.submit(b, 'shared-1', 'mark', {}, {}, work);
-    await eventually('the conflict in the audit log', () =>
-      host.service((s) => s.searchAudit({ text: '', kind: 'conflict', requestId: 'shared-1', limit: 10 })).find((e) => e.spool === 'work'),
-    );
+    const run = dw(['run', '--id', 'run-tests-1', 'mark']);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toBe('marked\n');
+    expect(runsOf('run-tests-1@work')).toBe(1);
+    const fromB = JSON.parse(resultText(work, 'run-tests-1')) as ResultDoc;
+    expect(fromB).toMatchObject({ id: 'run-tests-1', state: 'succeeded', exit_code: 0, request_hash: requestHash(b.key_id, 'mark', {}) });
+    expect(openHostDoc('result', resultText(work, 'run-tests-1'), { keyId: b.key_id, secret: decodeSecret(b.secret) }).ok).toBe(true);
+    expect(resultText(work, 'run-tests-1')).not.toMatch(/@|default/);
+    expect(JSON.parse(resultText(host.spool, 'run-tests-1'))).toEqual(fromA); // default's untouched
+    expect(runsOf('run-tests-1')).toBe(1);
+    expect(host.service((s) => s.request('run-tests-1@work'))).toMatchObject({ spool: 'work', wire_id: 'run-tests-1', key_id: b.key_id });
+
+    // Its retry (same operation and arguments) is a replay of its own: nothing runs again.
+    const retry = dw(['run', '--id', 'run-tests-1', 'mark']);
+    expect(retry.status, retry.stderr).toBe(0);
+    expect(runsOf('run-tests-1@work')).toBe(1);
+    expect(host.audit('', 'replay').map((e) => e.request_id)).toEqual(['run-tests-1@work']);
+
+    // Another request of that id is a conflict with its own, said in work's inbox alone.
+    const other = dw(['run', '--id', 'run-tests-1', 'held']);
+    expect(other.status, other.stderr).toBe(87);
+    expect(other.stderr).not.toMatch(/@|default/);
     await bothPassed();
-    expect(existsSync(resultFile(work, 'shared-1'))).toBe(false);
-    expect(resultText(host.spool, 'shared-1')).toBe(before);
-    expect(runsOf('shared-1')).toBe(1);
-    expect(host.service((s) => s.request('shared-1'))).toMatchObject({ spool: 'default', key_id: a.key_id, state: 'succeeded' });
-    // What work's sandbox is told says nothing of the other spool.
+    expect(JSON.parse(resultText(work, 'run-tests-1'))).toEqual(fromB);
+    expect(JSON.parse(resultText(host.spool, 'run-tests-1'))).toEqual(fromA);
     const inbox = readdirSync(path.join(work, 'inbox')).map((n) => readFileSync(path.join(work, 'inbox', n), 'utf8'));
-    expect(inbox.some((m) => m.includes('shared-1'))).toBe(true);
-    for (const m of inbox) for (const other of ['default', host.spool, a.key_id]) expect(m).not.toContain(other);
+    expect(inbox).toHaveLength(1);
+    expect(inbox[0]).toContain('"ref": "run-tests-1"');
+    expect(inbox[0]).toContain('your earlier request (operation mark)');
+    for (const other of ['@', 'default', host.spool, a.key_id]) expect(inbox[0]).not.toContain(other);
     expect(readdirSync(path.join(host.spool, 'inbox'))).toEqual([]);
-
-    await answered(b, work);
   });
 
-  it("and the other way: default reuses an id of work's, and work's result is never written into default/results", async () => {
-    await answered(b, work, 'shared-2');
+  it("and the other way: default's sandbox uses an id of work's, and each spool keeps its own request and result", async () => {
+    const fromB = await answered(b, work, 'shared-2');
     const before = resultText(work, 'shared-2');
     host.submit(a, 'shared-2', 'mark');
-    await eventually('the conflict in the audit log', () =>
-      host.service((s) => s.searchAudit({ text: '', kind: 'conflict', requestId: 'shared-2', limit: 10 })).find((e) => e.spool === 'default'),
-    );
-    await bothPassed();
-    expect(existsSync(resultFile(host.spool, 'shared-2'))).toBe(false);
+    const fromA = await host.waitResult('shared-2');
+    expect(fromA).toMatchObject({ id: 'shared-2', state: 'succeeded', request_hash: requestHash(a.key_id, 'mark', {}) });
+    expect(runsOf('shared-2@default')).toBe(1);
     expect(resultText(work, 'shared-2')).toBe(before);
-    expect(runsOf('shared-2')).toBe(1);
-    await answered(a, host.spool);
+    expect(fromB.request_hash).toBe(requestHash(b.key_id, 'mark', {}));
+    expect(host.audit('', 'conflict')).toEqual([]);
   });
 
-  it("default's id written into work/queue with default's own key (stolen): unknown_key, and no result is written in work for the bound id", async () => {
+  it("default's id written into work/queue with default's own key (stolen): unknown_key in work, and default's request is untouched", async () => {
     await answered(a, host.spool, 'shared-3');
     const before = resultText(host.spool, 'shared-3');
     host.submit(a, 'shared-3', 'mark', {}, {}, work);
-    await eventually('the refusal in the audit log', () =>
-      host.service((s) => s.searchAudit({ text: 'belongs to spool "default"', kind: 'rejected', requestId: 'shared-3', limit: 10 })).find((e) => e.spool === 'work'),
-    );
+    const refused = await host.waitResult('shared-3', undefined, undefined, work);
+    expect(refused.error?.code).toBe('unknown_key');
+    expect(resultText(work, 'shared-3')).not.toMatch(/@|default/);
     await bothPassed();
-    expect(existsSync(resultFile(work, 'shared-3'))).toBe(false);
     expect(resultText(host.spool, 'shared-3')).toBe(before);
     expect(runsOf('shared-3')).toBe(1);
     await answered(b, work);
   });
 
-  it('one new id written into both queues at once: it runs once, and only the spool whose request it bound gets a result', async () => {
+  it('one new id written into both queues at once: each spool\'s request runs once and gets its own result', async () => {
     host.submit(a, 'race-1', 'mark');
     host.submit(b, 'race-1', 'mark', {}, {}, work);
-    await bothPassed();
-    const row = await eventually('race-1 to finish', () => {
-      const r = host.service((s) => s.request('race-1'));
-      return r?.state === 'succeeded' ? r : undefined;
+    const [inA, inB] = [await host.waitResult('race-1'), await host.waitResult('race-1', undefined, undefined, work)];
+    expect(inA).toMatchObject({ id: 'race-1', state: 'succeeded', request_hash: requestHash(a.key_id, 'mark', {}) });
+    expect(inB).toMatchObject({ id: 'race-1', state: 'succeeded', request_hash: requestHash(b.key_id, 'mark', {}) });
+    // Whichever was recorded first has the plain handle, the other its spool's.
+    const handles = (existsSync(runs) ? readFileSync(runs, 'utf8').split('\n') : []).filter((l) => l.startsWith('race-1')).sort();
+    expect([['race-1', 'race-1@work'], ['race-1', 'race-1@default']]).toContainEqual(handles);
+  });
+
+  it("a plan and its step named by ids default's sandbox holds too: work's step takes work's plan, and the plan's result names work's ids alone", async () => {
+    const inAnHour = new Date(Date.now() + 3600_000).toISOString();
+    await answered(a, host.spool, 'plan-1');
+    await answered(a, host.spool, 'step-1');
+    host.submit(b, 'plan-1', 'dumbwaiter.plan', { steps: [{ op: 'held', args: {} }] }, { expiresAt: inAnHour }, work);
+    await host.waitResult('plan-1', ['awaiting_approval'], undefined, work);
+    const approve = host.cli(['approvals', 'approve', 'plan-1@work'], { spool: null });
+    expect(approve.status, approve.stderr).toBe(0);
+    await host.waitResult('plan-1', ['succeeded'], undefined, work);
+
+    // `held` asks a human each time, but not as a step of the approved plan.
+    host.submit(b, 'step-1', 'held', {}, { extra: { plan_id: 'plan-1' } }, work);
+    await host.waitResult('step-1', ['succeeded', 'awaiting_approval'], undefined, work);
+    expect(host.result('step-1', work)?.state).toBe('succeeded');
+    expect(host.audit('', 'plan_step_used').map((e) => e.request_id).sort()).toEqual(['plan-1@work', 'step-1@work']);
+    const plan = await eventually('the plan to show its step used', () => {
+      const r = host.result('plan-1', work);
+      return r?.plan?.steps[0]?.state === 'succeeded' ? r : undefined;
     });
-    const [winner, loser] = row.spool === 'default' ? [host.spool, work] : [work, host.spool];
-    expect(row.key_id).toBe(row.spool === 'default' ? a.key_id : b.key_id);
-    expect((await host.waitResult('race-1', ['succeeded'], undefined, winner)).id).toBe('race-1');
+    expect(plan.plan?.steps[0]?.request_id).toBe('step-1');
+    for (const text of [resultText(work, 'plan-1'), resultText(work, 'step-1')]) expect(text).not.toMatch(/@|default/);
+    // The app links the step to work's request, by the host's handle.
+    expect(host.service((s) => s.handleIn('work', 'step-1'))).toBe('step-1@work');
+  });
+
+  it("a cancel from work of an id both spools hold waiting reaches work's request alone", async () => {
+    host.submit(a, 'held-1', 'held');
+    host.submit(b, 'held-1', 'held', {}, {}, work);
+    const waitingA = await host.waitResult('held-1', ['awaiting_approval']);
+    await host.waitResult('held-1', ['awaiting_approval'], undefined, work);
+
+    host.submit(b, 'c-held', 'dumbwaiter.cancel', { target: 'held-1' }, {}, work);
+    const cancel = await host.waitResult('c-held', undefined, undefined, work);
+    expect(cancel).toMatchObject({ state: 'succeeded', stdout: 'held-1 cancelled (it was awaiting approval)\n' });
+    expect((await host.waitResult('held-1', ['cancelled'], undefined, work)).id).toBe('held-1');
     await bothPassed();
-    expect(existsSync(resultFile(loser, 'race-1'))).toBe(false);
-    expect(runsOf('race-1')).toBe(1);
+    expect(host.result('held-1')).toEqual(waitingA);
+    expect(host.service((s) => s.listRequests({ limit: 100 })).filter((r) => r.id.startsWith('held-1')).map((r) => [r.spool, r.state]).sort()).toEqual([
+      ['default', 'awaiting_approval'],
+      ['work', 'cancelled'],
+    ]);
   });
 });
 

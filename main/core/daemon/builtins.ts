@@ -31,12 +31,14 @@ export function runBuiltin(d: BuiltinDeps, key: KeyInfo, op: string, args: Recor
       if (extra.length) return { ok: false, code: 'bad_args', message: `unknown argument "${extra[0]}" (expected: target)` };
       const target = args.target;
       if (typeof target !== 'string' || !isRequestId(target)) return { ok: false, code: 'bad_args', message: 'argument "target" must be a request id' };
-      const row = d.requests.get(target);
-      // Another spool's request is, to this sandbox, none at all.
-      if (!row || row.spool !== key.spool) return { ok: false, code: 'bad_args', message: `no request ${target} on this host` };
+      // The target is named as this sandbox named it, within its spool: another spool's request of
+      // that id is, to this sandbox, none at all.
+      const row = d.requests.bound(key.spool, target);
+      if (!row) return { ok: false, code: 'bad_args', message: `no request ${target} on this host` };
       if (row.key_id !== key.key_id) return { ok: false, code: 'scope_denied', message: `key ${key.key_id} may only cancel its own requests` };
-      const out = d.decisions.cancel(target, `key ${key.key_id} (dumbwaiter.cancel)`);
-      return { ok: true, stdout: out.message + '\n' };
+      const out = d.decisions.cancel(row.id, `key ${key.key_id} (dumbwaiter.cancel)`);
+      // Said with the sandbox's id: the host's handle (`<id>@<spool>`) would tell it another spool has one.
+      return { ok: true, stdout: out.message.split(row.id).join(target) + '\n' };
     }
     default:
       return { ok: false, code: 'unknown_op', message: `no built-in operation "${op}" (built-ins: ${BUILTIN_OPS.join(', ')})` };

@@ -71,7 +71,9 @@ function limitsOf(p: Payload): RequestLimits | null {
   return Object.keys(limits).length ? limits : null;
 }
 
-/** `recovering`: the file was found in claimed/ at start, so it may be our own, already recorded. */
+/** `id`: the request's id as the sandbox gave it (its file's name), bound within this spool
+ *  (Requests.bound). `recovering`: the file was found in claimed/ at start, so it may be our own,
+ *  already recorded. */
 export function intakeClaimed(d: IntakeDeps, id: string, file: string, recovering = false): IntakeOutcome {
   /** Drops the claimed file, once what it asked for is recorded (or refused). */
   const done = () => {
@@ -85,7 +87,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   /** Refused before authentication: the id is not bound, so the result may be replaced later. */
   /** `note`: for the host's records only (the result tells the sandbox `message`). */
   const refuseUnbound = (code: ErrorCode, message: string, op: string | null = null, keyId: string | null = null, note = ''): IntakeOutcome => {
-    const bound = d.requests.get(id) !== null;
+    const bound = d.requests.bound(d.spool, id) !== null;
     // Recorded with the rest of the scan's step (see refusals.ts): anyone can write such a file.
     d.refused({
       entry: {
@@ -127,34 +129,35 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   const now = Date.now();
   const touchKey = () => d.keys.touch(keyId, new Date(now).toISOString());
   const hash = requestHash(keyId, p.op, p.args); // the idempotency binding: the id is tied to its key and what it asks
-  const existing = d.requests.get(id);
+  // Bound within this spool only: another sandbox's request of the same id is none of this one's.
+  const existing = d.requests.bound(d.spool, id);
   if (existing) {
     touchKey();
     done();
-    if (existing.spool === d.spool && !existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
+    if (!existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
     if (existing.binding_hash === hash) {
       if (recovering && existing.mac === mac) {
         // Our own claim, left behind by a crash between the ledger insert and the unlink.
-        d.audit.record({ spool: d.spool, kind: 'claim_recovered', request_id: id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
+        d.audit.record({ spool: d.spool, kind: 'claim_recovered', request_id: existing.id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
         return { kind: 'duplicate_claim' };
       }
       d.audit.record({
         spool: d.spool,
         kind: 'replay',
-        request_id: id,
+        request_id: existing.id,
         key_id: keyId,
         op: p.op,
-        message: `replay of ${id}: nothing runs again; the existing result (${existing.state}) stands`,
+        message: `replay of ${existing.id}: nothing runs again; the existing result (${existing.state}) stands`,
       });
       return { kind: 'replay' };
     }
     d.audit.record({
       spool: d.spool,
       kind: 'conflict',
-      request_id: id,
+      request_id: existing.id,
       key_id: keyId,
       op: p.op,
-      message: `conflict: ${id} is already bound to ${existing.key_id === keyId ? `another request (op ${existing.op})` : 'another key'}; nothing runs and its result is unchanged`,
+      message: `conflict: ${existing.id} is already bound to ${existing.key_id === keyId ? `another request (op ${existing.op})` : 'another key'}; nothing runs and its result is unchanged`,
       details: { bound_op: existing.op, bound_key: existing.key_id },
     });
     const boundTo = existing.key_id === keyId ? `your earlier request (operation ${existing.op})` : 'a request of another key';
@@ -166,7 +169,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       `Request id "${id}" is already bound to ${boundTo}; nothing was run, and its result is that request's. Use a new id for a different request.`,
       { request_hash: hash },
     );
-    d.log.warn(`conflict on ${id}`);
+    d.log.warn(`conflict on ${existing.id}`);
     return { kind: 'conflict' };
   }
 
@@ -208,7 +211,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     }
   } else {
     const allowlist = d.allowlist();
-    if (p.plan_id) step = matchStep(d.requests.get(p.plan_id), p.plan_id, keyId, p.op, p.args, allowlist, new Date(now));
+    if (p.plan_id) step = matchStep(d.requests.bound(d.spool, p.plan_id), p.plan_id, keyId, p.op, p.args, allowlist, new Date(now));
     // A matched step is approved as the plan's approval (scope, ceilings and validity still apply).
     const approved = step?.ok ? { plan: step.plan, ceilingOverride: false } : null;
     const g = gate({ allowlist, settings: d.settings(), db: d.db, grants: d.grants, key, op: p.op, args: p.args, limits, intent: p.intent ?? null, approved, now: new Date(now) });
@@ -229,6 +232,8 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
   /** The step this request takes: only one that matched and may go now (a ceiling still asks a human). */
   const taken = step?.ok && state === 'queued' ? step : null;
 
+  /** The host's handle for it (the command line, the app, the audit log, the run's environment). */
+  const handle = d.requests.handleFor(d.spool, id);
   const notes: MoveNote[] = [];
   if (step && !step.ok) {
     notes.push({ kind: 'plan_step_unmatched', message: `not a step of plan ${p.plan_id}: ${step.reason}; the usual policy applies`, details: { plan_id: p.plan_id, reason: step.reason } });
@@ -237,16 +242,17 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     kind: error ? refusalKind(state, error.code) : state === 'awaiting_approval' ? 'approval_requested' : 'claimed',
     message: error
       ? `${error.code}: ${error.message}`
-      : `claimed ${id}: ${p.op} -> ${state}${grant ? ` (approved by grant ${grant.id})` : ''}${taken ? ` (step ${taken.index + 1} of approved plan ${p.plan_id})` : ''}${approval?.ceiling ? ` (would cross ${approval.ceiling}${step?.ok ? `, though it is step ${step.index + 1} of plan ${p.plan_id}` : ''})` : ''}`,
+      : `claimed ${handle}: ${p.op} -> ${state}${grant ? ` (approved by grant ${grant.id})` : ''}${taken ? ` (step ${taken.index + 1} of approved plan ${p.plan_id})` : ''}${approval?.ceiling ? ` (would cross ${approval.ceiling}${step?.ok ? `, though it is step ${step.index + 1} of plan ${p.plan_id}` : ''})` : ''}`,
     details: { state, ...(error ? { code: error.code } : {}), ...(plan ? { argv: plan.argv } : {}), ...(p.intent ? { intent: p.intent } : {}) },
   });
   // A slot free now: queued -> running in the insert's own commit (no `queued` commit or result file).
-  const startNow = state === 'queued' && plan && d.runs.reserve(id, p.op, d.spool, plan) ? plan : null;
+  const startNow = state === 'queued' && plan && d.runs.reserve(handle, p.op, d.spool, plan) ? plan : null;
   let row: RequestRow;
   try {
     row = d.lifecycle.enter(
       {
-        id,
+        id: handle,
+        wire_id: id,
         spool: d.spool,
         key_id: keyId,
         op: p.op,
@@ -278,19 +284,19 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       },
     );
   } catch (e) {
-    if (startNow) d.runs.release(id);
+    if (startNow) d.runs.release(handle);
     throw e;
   }
   d.lifecycle.afterCommit(
-    id,
+    handle,
     () => {
       done(); // only now: until the ledger has it, the claimed file is the request's only copy
-      if (startNow && row.state !== 'running') d.runs.release(id); // paused, or its key revoked, by the time of its commit
+      if (startNow && row.state !== 'running') d.runs.release(handle); // paused, or its key revoked, by the time of its commit
       if (state === 'awaiting_approval') faultPoint('during_approval_wait');
-      if (error) d.log.warn(`${id}: ${state}: ${error.code}: ${error.message}`);
-      else if (row.state !== 'running') d.log.info(`${id}: ${p.op} ${row.state}`); // else the runner's "started" line says it
+      if (error) d.log.warn(`${handle}: ${state}: ${error.code}: ${error.message}`);
+      else if (row.state !== 'running') d.log.info(`${handle}: ${p.op} ${row.state}`); // else the runner's "started" line says it
     },
-    startNow ? () => d.runs.release(id) : undefined,
+    startNow ? () => d.runs.release(handle) : undefined,
   );
   return error ? { kind: 'refused', code: error.code } : { kind: 'recorded', state: row.state };
 }

@@ -45,7 +45,7 @@ export class ResultsWatch {
   private readonly named = new Map<string, boolean>();
   /** The sweep under way: where it is in the ledger, the page it is on (last first), its horizon, and
    *  whether a look in it could not settle its file (then it proves nothing from there on). */
-  private sweep: { after: number; page: { rowid: number; id: string }[]; started: Horizon; broken: boolean } | null = null;
+  private sweep: { after: number; page: { rowid: number; wire_id: string }[]; started: Horizon; broken: boolean } | null = null;
   /** What the sweeps proved of the folder watched; null: nothing (each file is compared once). */
   private horizon: HorizonRecord | null = null;
   private folder: string | null = null;
@@ -174,7 +174,7 @@ export class ResultsWatch {
       const r = sweep.page.pop();
       if (r !== undefined) {
         n++;
-        if (this.look(r.id, 'sweep', trustedBefore(this.horizon, r.rowid)) === 'unsettled') sweep.broken = true;
+        if (this.look(r.wire_id, 'sweep', trustedBefore(this.horizon, r.rowid)) === 'unsettled') sweep.broken = true;
         continue;
       }
       this.proved(sweep); // the page before is done
@@ -211,6 +211,7 @@ export class ResultsWatch {
     this.safely('saving what the sweeps proved', () => this.horizons.save(this.horizon));
   }
 
+  /** `id`: a result file's name, the wire id (bound within this spool). */
   private look(id: string, from: Look, unchangedBefore: bigint | null = null): Outcome {
     // One file never stops the others: the next look tries again.
     return this.safelyGet(`while looking at results/${id}.json`, () => this.repair.check(id, from, unchangedBefore)) ?? 'unsettled';

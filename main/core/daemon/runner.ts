@@ -226,7 +226,7 @@ export class Runner {
         : row.decided_by && !approved
           ? `its approval (${row.decided_by}) no longer holds`
           : 'what it would run changed since it was approved';
-      const claim = claimBeforeStart(row, approvalOf(row), approved, g.approval.ceiling, row.plan_id ? this.d.requests.get(row.plan_id) : null);
+      const claim = claimBeforeStart(row, approvalOf(row), approved, g.approval.ceiling, row.plan_id ? this.d.requests.bound(row.spool, row.plan_id) : null);
       lifecycle.move(
         row,
         'awaiting_approval',
@@ -477,7 +477,7 @@ export class Runner {
     if (grant) return this.d.grants.isActive(grant[1]!);
     // A plan's approval holds until the plan expires or is withdrawn (its expiry is then the withdrawal).
     const plan = /^plan (\S+)$/.exec(row.decided_by);
-    const expires = plan ? this.d.requests.get(plan[1]!)?.expires_at : null;
+    const expires = plan ? this.d.requests.bound(row.spool, plan[1]!)?.expires_at : null;
     return plan === null || (expires != null && Date.parse(expires) > Date.now());
   }
 

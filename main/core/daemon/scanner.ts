@@ -191,7 +191,7 @@ export class Scanner {
       this.d.safely(id, () => {
         this.d.audit.record({ kind: 'internal_error', request_id: id, message: msg });
         quarantine(this.d.io, file, `${id}.json`);
-        if (!this.d.requests.get(id)) this.d.results.writeUnbound(unboundRejection(id, null, 'bad_envelope', msg));
+        if (!this.d.requests.bound(this.d.intake.spool, id)) this.d.results.writeUnbound(unboundRejection(id, null, 'bad_envelope', msg));
       });
     }
   }
@@ -257,7 +257,7 @@ export class Scanner {
     if (c.kind === 'gone') return;
     if (c.kind === 'claimed') faultPoint('after_claim');
     if (c.kind === 'refused') {
-      const bound = c.id !== null && this.d.requests.get(c.id) !== null;
+      const bound = c.id !== null && this.d.requests.bound(this.d.intake.spool, c.id) !== null;
       const msg = `queue entry ${JSON.stringify(name)} ${c.reason}; ${c.movedTo ? `moved to quarantine/${path.basename(c.movedTo)}` : 'it vanished'}`;
       this.d.refusals.add({
         entry: { kind: 'rejected', request_id: c.id, message: `bad_envelope: ${msg}`, details: { code: 'bad_envelope', file: name, reason: c.reason } },

@@ -232,8 +232,10 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       const r = svc.request(id);
       if (!r) return null;
       const plan = planOf(r);
+      const handle = (wireId: string) => svc.handleIn(r.spool, wireId);
       const view: RequestView = {
         id: r.id,
+        ...(r.wire_id !== r.id ? { wire_id: r.wire_id } : {}),
         key_id: r.key_id,
         op: r.op,
         spool: r.spool,
@@ -256,8 +258,8 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         orphaned: r.orphaned === 1 && r.state === 'running',
         resolved_by: r.resolved_by === 'human' || r.resolved_by === 'reconcile' ? r.resolved_by : null,
         reconcile: reconcileOf(r),
-        plan_id: r.plan_id,
-        steps: planDocOf(r)?.steps ?? null,
+        plan_id: r.plan_id && handle(r.plan_id),
+        steps: planDocOf(r)?.steps.map((s) => (s.request_id === null ? s : { ...s, request_id: handle(s.request_id) })) ?? null,
       };
       return view;
     },

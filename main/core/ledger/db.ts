@@ -151,6 +151,12 @@ const MIGRATIONS: string[] = [
   // A grant's rule per argument (JSON, policy/grantRules.ts). NULL on a grant made before: it keeps
   // covering any arguments until it expires (a day at most).
   `ALTER TABLE grants ADD COLUMN args_json TEXT;`,
+  // A request id binds within its spool: another sandbox's ids neither conflict with its own nor tell
+  // it anything. `wire_id` is the id the sandbox gave (every earlier row's `id`); `id` stays the host's
+  // handle for the request (Requests.handleFor).
+  `ALTER TABLE requests ADD COLUMN wire_id TEXT NOT NULL DEFAULT '';
+   UPDATE requests SET wire_id = id;
+   CREATE UNIQUE INDEX requests_wire ON requests (spool, wire_id);`,
 ];
 
 /** Each connection's page cache (KiB): SQLite's own default. better-sqlite3 builds with 16 MiB, which a

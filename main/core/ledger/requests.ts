@@ -8,7 +8,11 @@ import { nowIso } from '../time';
 import { merged } from '../merged';
 
 export interface RequestRow {
+  /** The host's handle (the command line, the app, the audit log, the run's DUMBWAITER_REQUEST_ID):
+   *  the wire id, or `<wire id>@<spool>` when another spool's request holds that (handleFor). */
   id: string;
+  /** The id the sandbox gave, bound within its spool: what everything in the spool names it by. */
+  wire_id: string;
   key_id: string;
   op: string;
   args_json: string;
@@ -84,6 +88,8 @@ export type NewRequest = Pick<
   RequestRow,
   'id' | 'key_id' | 'op' | 'args_json' | 'binding_hash' | 'mac' | 'intent' | 'created_at' | 'expires_at' | 'state' | 'spool'
 > & Partial<Pick<RequestRow, 'plan_id' | 'limits_json' | 'steps_json'>>
+  // The sandbox's id, when the host's handle is not that (default: `id`).
+  & Partial<Pick<RequestRow, 'wire_id'>>
   // A built-in the host answered itself enters finished, with its output, in the one insert.
   & Partial<Pick<RequestRow, 'stdout' | 'exit_code' | 'started_at' | 'finished_at' | 'duration_ms'>> & {
   plan: RunPlan | null;
@@ -121,6 +127,7 @@ const FINALS = FINAL_STATES.map((s) => `'${s}'`).join(', ');
 
 export class Requests {
   private readonly byId;
+  private readonly byWire;
   private readonly insertStmt;
   private readonly markSyncedStmt;
   /** Result files written whose rows are not yet marked synced: id -> the version written. */
@@ -128,12 +135,13 @@ export class Requests {
 
   constructor(private readonly db: Db) {
     this.byId = db.prepare('SELECT * FROM requests WHERE id = ?');
+    this.byWire = db.prepare('SELECT * FROM requests WHERE spool = ? AND wire_id = ?');
     this.markSyncedStmt = db.prepare('UPDATE requests SET synced = 1 WHERE id = ? AND version = ?');
     this.insertStmt = db.prepare(
-      `INSERT INTO requests (id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
+      `INSERT INTO requests (id, wire_id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
                              state, plan_json, error_code, error_message, approval_json, decided_by, decided_at, updated_at,
                              plan_id, limits_json, steps_json, stdout, exit_code, started_at, finished_at, duration_ms, spool)
-       VALUES (@id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
+       VALUES (@id, @wire_id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
                @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at,
                @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms, @spool)
        RETURNING *`,
@@ -142,6 +150,20 @@ export class Requests {
 
   get(id: string): RequestRow | null {
     return (this.byId.get(id) as RequestRow | undefined) ?? null;
+  }
+
+  /** The request bound to `wireId` in `spool` (what a sandbox's id names there), if any. */
+  bound(spool: string, wireId: string): RequestRow | null {
+    return (this.byWire.get(spool, wireId) as RequestRow | undefined) ?? null;
+  }
+
+  /**
+   * The host's handle for a new request of `spool` with `wireId`: the wire id itself unless a request
+   * of another spool holds that handle (so a home of one spool sees no difference), then
+   * `<wire id>@<spool>` (`@` is in no wire id, and that spool's binding is unique).
+   */
+  handleFor(spool: string, wireId: string): string {
+    return this.db.prepare('SELECT 1 FROM requests WHERE id = ?').get(wireId) ? `${wireId}@${spool}` : wireId;
   }
 
   /** The row's version alone (null: no such request), to tell whether it changed without reading it. */
@@ -153,6 +175,7 @@ export class Requests {
     const at = nowIso();
     const { plan, approval, ...fields } = r;
     return this.insertStmt.get(merged(fields, {
+      wire_id: r.wire_id ?? r.id,
       plan_json: plan ? JSON.stringify(plan) : null,
       error_code: r.error_code ?? null,
       error_message: r.error_message ?? null,
@@ -252,10 +275,10 @@ export class Requests {
    * A page of the requests whose result file may be in the spool (changed since `since`, or not
    * finished), in rowid order after `after`: for the periodic look at result files.
    */
-  resultIdsAfter(spool: string, after: number, since: string, limit: number): { rowid: number; id: string }[] {
+  resultIdsAfter(spool: string, after: number, since: string, limit: number): { rowid: number; wire_id: string }[] {
     return this.db
-      .prepare(`SELECT rowid, id FROM requests WHERE rowid > ? AND spool = ? AND (updated_at >= ? OR state NOT IN (${FINAL_STATES.map((s) => `'${s}'`).join(', ')})) ORDER BY rowid LIMIT ?`)
-      .all(after, spool, since, limit) as { rowid: number; id: string }[];
+      .prepare(`SELECT rowid, wire_id FROM requests WHERE rowid > ? AND spool = ? AND (updated_at >= ? OR state NOT IN (${FINAL_STATES.map((s) => `'${s}'`).join(', ')})) ORDER BY rowid LIMIT ?`)
+      .all(after, spool, since, limit) as { rowid: number; wire_id: string }[];
   }
 
   /**

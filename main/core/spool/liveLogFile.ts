@@ -25,8 +25,8 @@ interface Moved {
 /** The live log of `row`'s run, made anew in `spool`'s results folder; null when it cannot be made (the
  *  run then goes on without a log, and its result says so). */
 export function makeLiveLog(d: { audit: AuditLog; log: Logger }, spool: SpoolPaths, row: RequestRow): HeldFile | null {
-  const name = `${row.id}.log`;
-  const file = logPath(spool.results, row.id);
+  const name = `${row.wire_id}.log`;
+  const file = logPath(spool.results, row.wire_id);
   const moved: Moved[] = [];
   let made = makeShared(file);
   // Each move is followed at once by the create, and recorded only after: a sandbox planting again in

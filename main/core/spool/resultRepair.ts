@@ -92,9 +92,9 @@ export class ResultRepair {
       return this.leftAlone(id, from);
     }
     if (st && from !== 'change' && this.written.matches(id, st)) return this.leftAlone(id, from);
-    const bound = this.requests.get(id);
-    // Another spool's request is none of this spool's business: its sandbox must not get it.
-    const row = bound && bound.spool === this.spool ? bound : null;
+    // The file's name is the id as this spool's sandbox gave it: another spool's request of that id
+    // is none of this spool's business (its sandbox must not get it).
+    const row = this.requests.bound(this.spool, id);
     // Unbound: the host's own unsigned refusals, or anything named like one; no key to sign for.
     if (!row) {
       this.written.forget(id);
@@ -114,7 +114,7 @@ export class ResultRepair {
     const found = st ? this.differs(id, file, expected, key, from) : { kind: 'was removed', text: 'was removed' };
     if (found === null) return this.leftAlone(id, from);
     // Another process (the command line) may have moved the request on and written it meanwhile.
-    const now = this.requests.get(id);
+    const now = this.requests.get(row.id);
     if (!now || now.version !== row.version || !this.requests.isSynced(now)) return 'unsettled';
     if (!this.writer.publish(now)) return 'unsettled'; // retried at the next look: the file is still not ours
     this.repaired(now, found, from);
@@ -159,11 +159,12 @@ export class ResultRepair {
 
   private repaired(row: RequestRow, found: Found, from: Look): void {
     const now = Date.now();
-    const times = (this.recent.get(row.id) ?? []).filter((t) => t >= now - MINUTE_MS).slice(-(BACKOFF_AFTER - 1));
+    const file = row.wire_id; // the file's name, as check() was given it; the records name the host's handle
+    const times = (this.recent.get(file) ?? []).filter((t) => t >= now - MINUTE_MS).slice(-(BACKOFF_AFTER - 1));
     times.push(now);
-    this.recent.set(row.id, times);
-    const backsOff = times.length >= BACKOFF_AFTER && !this.backedOff.has(row.id);
-    if (backsOff) this.backedOff.add(row.id);
+    this.recent.set(file, times);
+    const backsOff = times.length >= BACKOFF_AFTER && !this.backedOff.has(file);
+    if (backsOff) this.backedOff.add(file);
     if (this.told >= TOLD_PER_MINUTE) {
       this.counted.push({ id: row.id, kind: found.kind, bySweep: from === 'sweep', backedOff: backsOff });
       this.countedInMinute++;
@@ -171,7 +172,7 @@ export class ResultRepair {
     }
     this.told++;
     const backOff = backsOff ? `; it was not the host's ${BACKOFF_AFTER} times within a minute, so from now on only the sweep writes it again (once a minute) until it is left alone` : '';
-    const message = `results/${row.id}.json ${found.text}; the host wrote its result again${backOff}`;
+    const message = `results/${file}.json ${found.text}; the host wrote its result again${backOff}`;
     this.log.warn(`${row.id}: ${message}`);
     this.pending.push({
       kind: 'result_repaired',

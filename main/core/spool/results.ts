@@ -42,7 +42,7 @@ export function resultDocOf(row: RequestRow): ResultDoc {
   const stderr = excerptOf(row.stderr);
   const doc: ResultDoc = {
     v: 1,
-    id: row.id,
+    id: row.wire_id, // the id as the sandbox gave it: nothing it reads names the host's handle
     op: row.op,
     state: row.state,
     updated_at: row.updated_at,
@@ -113,7 +113,7 @@ function versionOf(st: BigIntStats): string {
   return [st.dev, st.ino, st.mode, st.nlink, st.size, st.mtimeNs, st.ctimeNs].join(':');
 }
 
-/** The version of each bound result file as this process last wrote it or found it right, so that a
+/** The version of each bound result file (by its name, the wire id) as this process last wrote it or found it right, so that a
  *  look (lstat) tells whether the file is still the host's (spool/resultRepair.ts). */
 export class WrittenResults {
   private readonly byId = new Map<string, string>();
@@ -163,22 +163,23 @@ export class ResultWriter {
   publish(row: RequestRow): boolean {
     // Each sandbox sees its own spool only: another spool's result here would be a leak.
     if (row.spool !== this.spool) {
-      log.error(`results/${row.id}.json not written to spool "${this.spool}": the request came through spool "${row.spool}"`);
+      log.error(`results/${row.wire_id}.json (request ${row.id}) not written to spool "${this.spool}": the request came through spool "${row.spool}"`);
       return false;
     }
     for (let current: RequestRow | null = row; current; ) {
       const key = this.signer(current.key_id);
       if (!key) {
-        if (!this.unsignable.has(current.id)) log.warn(`results/${current.id}.json not written here: the secret of key ${current.key_id} cannot be opened by this process to sign it`);
+        if (!this.unsignable.has(current.id)) log.warn(`results/${current.wire_id}.json (request ${current.id}) not written here: the secret of key ${current.key_id} cannot be opened by this process to sign it`);
         this.unsignable.add(current.id);
         return false;
       }
       // Without fsyncs: the ledger is the durable record, committed before the file is written, so a
       // final state shown is never taken back. What a power cut loses of the file (or leaves of an
       // older version) the start's sweep over every result finds and writes again (resultsWatch.ts).
-      const st = this.write(current.id, signedResultText(current, key), false);
+      // Named by the wire id, in this spool (bound within it); the ledger's row by the host's handle.
+      const st = this.write(current.wire_id, signedResultText(current, key), false);
       if (!st) return false;
-      this.written?.set(current.id, st);
+      this.written?.set(current.wire_id, st);
       this.requests.markSynced(current.id, current.version);
       const version = this.requests.versionOf(current.id);
       current = version !== null && version !== current.version ? this.requests.get(current.id) : null;

@@ -56,6 +56,13 @@ afterAll(() => {
 });
 
 describe('the contract', () => {
+  it("names a request by the host's handle: its id, or <id>@<spool> when another spool held that id", () => {
+    const get = ipcContract['requests.get'].request;
+    expect(get.safeParse({ id: 'run-tests-1' }).success).toBe(true);
+    expect(get.safeParse({ id: 'run-tests-1@work' }).success).toBe(true);
+    for (const bad of ['run-tests-1@', 'run-tests-1@Work', 'run@a@b', '@work', '../x']) expect(get.safeParse({ id: bad }).success, bad).toBe(false);
+  });
+
   it('every channel has a schema and a registered handler, under the prefix', () => {
     expect(CHANNEL_NAMES.length).toBeGreaterThan(20);
     for (const c of CHANNEL_NAMES) {

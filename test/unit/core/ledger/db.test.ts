@@ -3,7 +3,8 @@
 // problem kept under that spool's name. A commit without its own fsync leaves the safety level as it
 // was, and inside a transaction is part of that one's commit. The audit log's full-text index, now
 // written in batches, takes up what was indexed entry by entry. A grant made before grants named their
-// arguments keeps covering any arguments until it expires. A connection's page cache is small.
+// arguments keeps covering any arguments until it expires. Every request's id is, after the upgrade,
+// the id its sandbox gave, bound within its spool. A connection's page cache is small.
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -12,6 +13,7 @@ import { commitUnsynced, openLedger, type Db } from '../../../../main/core/ledge
 import { AuditLog } from '../../../../main/core/ledger/audit';
 import { HostFlags } from '../../../../main/core/ledger/meta';
 import { Grants } from '../../../../main/core/ledger/grants';
+import { Requests } from '../../../../main/core/ledger/requests';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-db-'));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -37,6 +39,8 @@ const UNDO: Record<number, string> = {
       END;`,
   // A grant's rule per argument.
   8: 'ALTER TABLE grants DROP COLUMN args_json;',
+  // Ids bound within their spool.
+  9: 'DROP INDEX requests_wire; ALTER TABLE requests DROP COLUMN wire_id;',
 };
 
 /** A new ledger at `file` as the version with the first `version` migrations left it. */
@@ -119,6 +123,36 @@ describe('the upgrade to grants that name their arguments', () => {
       expect(grants.get('g_old')).not.toHaveProperty('args');
       expect(grants.active('k_old', 'deploy', { target: 'anything', n: 3 })?.id).toBe('g_old');
       expect(grants.active('k_old', 'deploy', {}, new Date(Date.parse(until) + 1))).toBeNull();
+    } finally {
+      db.close();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the upgrade to ids bound within their spool', () => {
+  it("keeps every request under its id, now its id as its sandbox gave it, bound within its spool", () => {
+    const own = mkdtempSync(path.join(os.tmpdir(), 'dw-wire-'));
+    const file = path.join(own, 'ledger.sqlite');
+    const before = ledgerOfVersion(file, 9);
+    const insert = before.prepare(
+      `INSERT INTO requests (id, key_id, op, args_json, binding_hash, mac, created_at, claimed_at, state, updated_at, spool)
+       VALUES (?, 'k_old', 'echo', '{}', 'h', 'm', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'succeeded', '2026-01-01T00:00:00Z', ?)`,
+    );
+    insert.run('run-1', 'default');
+    insert.run('run-2', 'work');
+    before.close();
+    const db = openLedger(file);
+    try {
+      expect(db.prepare('SELECT id, wire_id, spool FROM requests ORDER BY id').all()).toEqual([
+        { id: 'run-1', wire_id: 'run-1', spool: 'default' },
+        { id: 'run-2', wire_id: 'run-2', spool: 'work' },
+      ]);
+      const requests = new Requests(db);
+      expect(requests.bound('default', 'run-1')?.id).toBe('run-1');
+      expect(requests.bound('work', 'run-1')).toBeNull();
+      // Bound: a second request of that id in that spool cannot be recorded, whatever its handle.
+      expect(() => db.prepare("INSERT INTO requests (id, wire_id, key_id, op, args_json, binding_hash, mac, created_at, claimed_at, state, updated_at, spool) SELECT 'run-1@default', wire_id, key_id, op, args_json, binding_hash, mac, created_at, claimed_at, state, updated_at, spool FROM requests WHERE id = 'run-1'").run()).toThrow(/UNIQUE/);
     } finally {
       db.close();
       rmSync(own, { recursive: true, force: true });

@@ -36,6 +36,37 @@ describe('requests of a spool', () => {
   });
 });
 
+describe('request ids bound within their spool', () => {
+  it("a sandbox's id is found in its own spool only", () => {
+    l.add('run-1', { spool: 'default' });
+    expect(l.requests.bound('default', 'run-1')?.id).toBe('run-1');
+    expect(l.requests.bound('work', 'run-1')).toBeNull();
+  });
+
+  it("the host's handle is the id while no other spool's request holds it, else the id and its spool", () => {
+    expect(l.requests.handleFor('default', 'run-1')).toBe('run-1');
+    l.add('run-1', { spool: 'default' });
+    expect(l.requests.handleFor('work', 'run-1')).toBe('run-1@work');
+    const b = l.requests.insert(l.newRequest('run-1@work', { spool: 'work', wire_id: 'run-1' }));
+    expect([b.id, b.wire_id]).toEqual(['run-1@work', 'run-1']);
+    expect(l.requests.bound('work', 'run-1')?.id).toBe('run-1@work');
+    expect(l.requests.bound('default', 'run-1')?.id).toBe('run-1');
+    // A third spool's request of that id: the plain handle is taken too, its own is free.
+    expect(l.requests.handleFor('lab', 'run-1')).toBe('run-1@lab');
+  });
+
+  it("the result sweep pages through a spool's results by the names of their files", () => {
+    l.add('run-1', { spool: 'default' });
+    l.requests.insert(l.newRequest('run-1@work', { spool: 'work', wire_id: 'run-1' }));
+    expect(l.requests.resultIdsAfter('work', 0, '1970-01-01', 10).map((r) => r.wire_id)).toEqual(['run-1']);
+  });
+
+  it('a second request of an id in its spool cannot be recorded', () => {
+    l.add('run-1', { spool: 'work' });
+    expect(() => l.requests.insert(l.newRequest('other-handle', { spool: 'work', wire_id: 'run-1' }))).toThrow(/UNIQUE/);
+  });
+});
+
 describe('audit entries of a spool', () => {
   it('take the spool given, else that of their request, else that of their key, else none', () => {
     const key = l.keys.create('agent', 'read', null, 'work');

@@ -11,6 +11,7 @@ import { signHostDoc } from '../../../../shared/protocol/hostAuth';
 import { requestHash } from '../../../../shared/protocol/requestHash';
 import { decodeSecret } from '../../../../shared/protocol/sign';
 import { newRequestId, stableId } from '../../../../shared/client/requestIds';
+import { canonicalJson } from '../../../../shared/protocol/canonicalJson';
 import { argsFromPairs, checkArgs, ArgError } from '../../../../shared/client/typedArgs';
 import { parseKeyFile, KeyFileError } from '../../../../shared/client/keyFile';
 import { authenticate } from '../../../../main/core/daemon/authenticate';
@@ -94,6 +95,7 @@ interface HostVectors {
   key_file: KeyFile;
   other_key_file: KeyFile;
   request_hash: { about: string; key_id: string; op: string; args_json: string; request_hash: string }[];
+  stable_id: { about: string; key_id: string; op: string; args_json: string; intent: string; canonical: string; stable_id: string }[];
   signed: { about: string; kind: 'result' | 'inbox'; id: string; text: string; file: string }[];
   refused: { about: string; kind: 'result' | 'inbox'; file: string; why: string }[];
 }
@@ -372,12 +374,24 @@ describe('request ids', () => {
     expect(new Set(Array.from({ length: 1000 }, () => newRequestId())).size).toBe(1000);
   });
 
-  it('stable ids depend on op, args and intent, not on key order', () => {
-    const id = stableId('test', { a: 1, b: [1, 2] }, 'run the tests');
+  it('stable ids depend on the key, op, args and intent, not on the order of the args', () => {
+    const id = stableId('k_a', 'test', { a: 1, b: [1, 2] }, 'run the tests');
     expect(isRequestId(id)).toBe(true);
-    expect(stableId('test', { b: [1, 2], a: 1 }, 'run the tests')).toBe(id);
-    expect(stableId('test', { a: 1, b: [1, 2] }, 'another reason')).not.toBe(id);
-    expect(stableId('test', { a: 2, b: [1, 2] }, 'run the tests')).not.toBe(id);
+    expect(stableId('k_a', 'test', { b: [1, 2], a: 1 }, 'run the tests')).toBe(id);
+    expect(stableId('k_a', 'test', { a: 1, b: [1, 2] }, 'another reason')).not.toBe(id);
+    expect(stableId('k_a', 'test', { a: 2, b: [1, 2] }, 'run the tests')).not.toBe(id);
+    // Another sandbox's key: it cannot foresee this one's ids.
+    expect(stableId('k_b', 'test', { a: 1, b: [1, 2] }, 'run the tests')).not.toBe(id);
+    expect(() => stableId('not a key', 'test', {})).toThrow(/not a key id/);
+  });
+
+  it('stable ids are those of docs/vectors-host-v1.json', () => {
+    expect(hostVectors.stable_id.length).toBeGreaterThan(0);
+    for (const v of hostVectors.stable_id) {
+      const args = JSON.parse(v.args_json) as Record<string, unknown>;
+      expect(canonicalJson({ args, intent: v.intent, key_id: v.key_id, op: v.op }), v.about).toBe(v.canonical);
+      expect(stableId(v.key_id, v.op, args, v.intent), v.about).toBe(v.stable_id);
+    }
   });
 });
 
