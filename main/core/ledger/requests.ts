@@ -6,10 +6,11 @@ import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type ReconcileAttempt,
 import type { RunPlan } from '../allowlist/plan';
 import { nowIso } from '../time';
 import { merged } from '../merged';
+import { DEFAULT_SPOOL } from '../../../shared/protocol/ids';
 
 export interface RequestRow {
   /** The host's handle (the command line, the app, the audit log, the run's DUMBWAITER_REQUEST_ID):
-   *  the wire id, or `<wire id>@<spool>` when another spool's request holds that (handleFor). */
+   *  the wire id in the spool `default`, `<wire id>@<spool>` in the others (handleFor). */
   id: string;
   /** The id the sandbox gave, bound within its spool: what everything in the spool names it by. */
   wire_id: string;
@@ -158,12 +159,16 @@ export class Requests {
   }
 
   /**
-   * The host's handle for a new request of `spool` with `wireId`: the wire id itself unless a request
-   * of another spool holds that handle (so a home of one spool sees no difference), then
-   * `<wire id>@<spool>` (`@` is in no wire id, and that spool's binding is unique).
+   * The host's handle for a new request of `spool` with `wireId`: the wire id itself in the spool
+   * `default` (so a home of one spool sees no difference), `<wire id>@<spool>` in every other (`@` is in
+   * no wire id, and that spool's binding is unique). Never decided by what other spools hold: the
+   * handle reaches the run (DUMBWAITER_REQUEST_ID), and a sandbox must not learn another's ids from it.
+   * Only a default request whose id a row of another spool made before ids were per spool holds as a
+   * handle gets `@default`.
    */
   handleFor(spool: string, wireId: string): string {
-    return this.db.prepare('SELECT 1 FROM requests WHERE id = ?').get(wireId) ? `${wireId}@${spool}` : wireId;
+    if (spool !== DEFAULT_SPOOL || this.db.prepare('SELECT 1 FROM requests WHERE id = ?').get(wireId)) return `${wireId}@${spool}`;
+    return wireId;
   }
 
   /** The row's version alone (null: no such request), to tell whether it changed without reading it. */
