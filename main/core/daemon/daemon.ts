@@ -224,7 +224,7 @@ export class Daemon {
       db = openLedger(home.ledger);
       // A spool's problem or probe verdict is part of the status: its write is a change.
       d = new Daemon(home, settings, spools, opts.spool, db, new HostFlags(db, () => d?.changed()), lock, new Requests(db), new AuditLog(db), new KeyStore(db, opts.sealer ?? null), opts.starter ?? new Spawner());
-      await d.boot();
+      d.boot();
       return d;
     } catch (e) {
       // A failed start leaves nothing held: the desktop app may try again in the same process.
@@ -250,7 +250,7 @@ export class Daemon {
     }, SHOWN_AFTER_MS).unref();
   }
 
-  private async boot(): Promise<void> {
+  private boot(): void {
     const names = [...this.spools.values()].map((s) => `${s.name} (${s.plain.root})`).join(', ');
     log.info(`starting: home ${this.home.root}, spools ${names}, pid ${process.pid}`);
     this.audit.record({
@@ -266,8 +266,9 @@ export class Daemon {
     for (const s of this.spools.values()) s.usable();
     // Started once, before the first run: a run's start costs no process start.
     this.starter.launch();
-    // Before the first start of a run: an orphan holds its slot.
-    await this.runner.recoverInterrupted();
+    // Before the first start of a run: an orphan holds its slot (and so does the search for what an
+    // ended one left, which goes on while the spools are served).
+    this.runner.recoverInterrupted();
 
     this.watcher = chokidar.watch(this.home.allowlist, { ignoreInitial: true, depth: 0 });
     this.watcher.on('all', () => this.allowlist.poll());
