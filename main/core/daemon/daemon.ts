@@ -4,7 +4,6 @@
 // whatever they miss: every rescan_interval_ms where events do not come (or are not wanted), 30 times
 // less often (at most once a minute) while they all do.
 import { stampOf } from '../fs/stamp';
-import chokidar, { type FSWatcher } from 'chokidar';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { homePaths, type HomePaths } from '../home';
@@ -73,9 +72,8 @@ function rootProblem(dir: string): string | null {
 
 export class Daemon {
   private timers: NodeJS.Timeout[] = [];
-  /** The allowlist file's watcher; each spool's queue/ has its own (queueWatch). */
-  private watcher: FSWatcher | null = null;
-  /** The home folder's watch for <home>/wake: changes the command line or the app made (wake.ts). */
+  /** The home folder's watch for <home>/wake (changes the command line or the app made: wake.ts), the
+   *  settings and the allowlist; each spool's queue/ has its own (queueWatch). */
   private wakeWatch: HomeWatch | null = null;
   /** False once the home's watch reported an error: its changes wait for the rescan. */
   private wakeWatchOk = false;
@@ -119,10 +117,18 @@ export class Daemon {
   ) {
     this.room = new LedgerRoom(home.root, { lost: (why) => this.roomLost(why), back: (was) => this.roomBack(was) }, () => audit.writeHeld());
     audit.onWriteFailure = (e) => this.room.failed(e, 'audit log');
-    this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, () => ({ spools: this.settings.spools, home: home.root }), audit, scopedLogger('allowlist'), (a) => {
-      this.spools.forEach((s) => s.publishCatalog(a));
-      this.changed();
-    });
+    this.allowlist = new AllowlistSource(
+      home.allowlist,
+      home.lastGoodAllowlist,
+      () => ({ spools: this.settings.spools, home: home.root }),
+      audit,
+      scopedLogger('allowlist'),
+      (a) => {
+        this.spools.forEach((s) => s.publishCatalog(a));
+        this.changed();
+      },
+      (status) => this.safely('allowlist status', () => flags.setAllowlist(status)),
+    );
     this.grants = new Grants(db);
     // A request's result goes back to the spool it came through (none while that one is not served).
     this.lifecycle = new Lifecycle(
@@ -270,11 +276,16 @@ export class Daemon {
     // ended one left, which goes on while the spools are served).
     this.runner.recoverInterrupted();
 
-    this.watcher = chokidar.watch(this.home.allowlist, { ignoreInitial: true, depth: 0 });
-    this.watcher.on('all', () => this.allowlist.poll());
-    this.watcher.on('error', (e) => log.warn(`file watcher: ${String(e)} (the periodic rescan goes on)`));
-    // settings.json too: edited by hand, it applies at once (a wake reloads it).
-    this.wakeWatch = watchFiles(this.home.root, [path.basename(this.home.wake), path.basename(this.home.settings)], () => this.wake(), (e) => {
+    // settings.json too: edited by hand, it applies at once (a wake reloads it); and allowlist.yaml,
+    // through its folder: a watch of the file itself stayed on the file an atomic replace took away,
+    // and missed the edits in place that came next (found only by the rescan, up to a minute later).
+    const allowlistName = path.basename(this.home.allowlist);
+    const watched = [path.basename(this.home.wake), path.basename(this.home.settings), allowlistName];
+    const changed = (name: string | null) => {
+      if (name !== allowlistName) this.wake();
+      if (name === null || name === allowlistName) this.safely('allowlist', () => this.allowlist.poll());
+    };
+    this.wakeWatch = watchFiles(this.home.root, watched, changed, (e) => {
       this.wakeWatchOk = false;
       log.warn(`watching ${this.home.root} for changes made elsewhere: ${String(e)} (they are picked up at each rescan instead)`);
     });
@@ -521,7 +532,7 @@ export class Daemon {
     this.stopping = true;
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
     this.wakeWatch?.close();
-    await this.watcher?.close();
+    this.allowlist.close();
     await Promise.all([...this.spools.values()].map((s) => s.stop()));
     await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)));
     await this.starter.stop();
