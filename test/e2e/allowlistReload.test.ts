@@ -128,11 +128,12 @@ describe('an allowlist written in place, or refused', () => {
     const invalidBefore = host.audit('', 'allowlist_invalid').length;
     const waitsBefore = daemon.stderr.split('being written in place').length;
     const fd = openSync(path.join(host.home, 'allowlist.yaml'), 'w'); // truncated, as `cat >` or an editor does
-    writeSync(fd, V2.slice(0, V2.indexOf('wave') - 10)); // half of it: the daemon sees it (or, before, refused it)
+    const cut = V2.indexOf('command: [echo, "wave"'); // `wave` without its command: invalid half-written
+    writeSync(fd, V2.slice(0, cut)); // the daemon sees it (before, it refused it)
     await eventually('the daemon to see the file change', () =>
       daemon.stderr.split('being written in place').length > waitsBefore || host.audit('', 'allowlist_invalid').length > invalidBefore ? true : undefined,
     );
-    writeSync(fd, V2.slice(V2.indexOf('wave') - 10));
+    writeSync(fd, V2.slice(cut));
     closeSync(fd);
     await eventually('the new operation in catalog.json', () => (opNames().includes('wave') ? true : undefined));
     expect(host.audit('', 'allowlist_invalid')).toHaveLength(invalidBefore);
