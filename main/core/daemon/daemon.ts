@@ -4,6 +4,7 @@
 // whatever they miss: every rescan_interval_ms where events do not come (or are not wanted), 30 times
 // less often (at most once a minute) while they all do.
 import { stampOf } from '../fs/stamp';
+import { Settle, SETTLE_MS } from '../fs/settle';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { homePaths, type HomePaths } from '../home';
@@ -90,6 +91,8 @@ export class Daemon {
   private ledgerVersion = -1;
   private settingsStamp = '';
   private tickTimer: NodeJS.Timeout | null = null;
+  /** Waits out a write of settings.json in place that did not read. */
+  private readonly settingsSettle: Settle;
   readonly allowlist: AllowlistSource;
   /** Whether the home has room for the ledger: without it no spool takes new requests (ledger/room.ts). */
   private readonly room: LedgerRoom;
@@ -117,6 +120,7 @@ export class Daemon {
   ) {
     this.room = new LedgerRoom(home.root, { lost: (why) => this.roomLost(why), back: (was) => this.roomBack(was) }, () => audit.writeHeld());
     audit.onWriteFailure = (e) => this.room.failed(e, 'audit log');
+    this.settingsSettle = new Settle(home.settings, () => this.safely('settings', () => this.reloadSettings(true)));
     this.allowlist = new AllowlistSource(
       home.allowlist,
       home.lastGoodAllowlist,
@@ -432,14 +436,21 @@ export class Daemon {
     this.changed();
   }
 
-  private reloadSettings(): void {
+  /** `settled`: called again once a file that did not read has stopped changing (fs/settle.ts). */
+  private reloadSettings(settled = false): void {
     const stamp = stampOf(this.home.settings);
-    if (stamp === this.settingsStamp) return;
+    if (stamp === this.settingsStamp && !settled) return;
     this.settingsStamp = stamp;
     let next: Settings;
     try {
       next = readSettings(this.home.settings);
+      this.settingsSettle.stop();
     } catch (e) {
+      // Written in place (by hand), it reads half-written: refused only once it has stopped changing.
+      if (!settled) {
+        if (!this.settingsSettle.waiting) log.info(`${this.home.settings} does not read whole yet: looked at again once it has not changed for ${SETTLE_MS} ms`);
+        return this.settingsSettle.start();
+      }
       const msg = `${(e as Error).message}\nkeeping the current settings`;
       log.error(msg);
       this.audit.record({ kind: 'settings_invalid', message: msg });
@@ -533,6 +544,7 @@ export class Daemon {
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
     this.wakeWatch?.close();
     this.allowlist.close();
+    this.settingsSettle.stop();
     await Promise.all([...this.spools.values()].map((s) => s.stop()));
     await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)));
     await this.starter.stop();
