@@ -96,8 +96,9 @@ export class Runner {
 
   /**
    * Runs that were going when the host stopped, never re-run: one whose processes still run is
-   * watched as an orphan (still running; a cancel ends it); the others are uncertain, and wait for
-   * startReconciling() to be checked.
+   * watched as an orphan (still running; a cancel ends it); the others are uncertain (once what they
+   * left is looked for and ended, their slots held meanwhile: the host serves while that goes on),
+   * and wait for startReconciling() to be checked.
    */
   recoverInterrupted(): void {
     for (const row of this.d.requests.inState('running')) {
