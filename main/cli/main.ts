@@ -6,7 +6,7 @@ import path from 'node:path';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
 import { UserError } from '../core/errors';
 import { initHome } from '../core/setup';
-import { HostService } from '../core/service';
+import { HostService, type StatusReport } from '../core/service';
 import { cliActor } from '../core/ledger/audit';
 import { Daemon } from '../core/daemon/daemon';
 import { keepHeapSmall } from '../core/daemon/memory';
@@ -449,6 +449,15 @@ async function checkReconcile(values: { home?: string; spool?: string; json?: bo
   }
 }
 
+/** The allowlist's line of `status`: what the running daemon serves, and why the file is refused. */
+function allowlistText(a: StatusReport['allowlist']): string {
+  const ops = `${a.operations.length} operations (${a.operations.join(', ') || 'none'})`;
+  if (a.ok) return `ok, ${ops}${a.serving === 'file' && a.since ? `, served since ${a.since}` : ''}`;
+  const serving =
+    a.serving === 'last_good' ? `\n  Serving the last good version, from ${a.since ?? 'an earlier start'}: ${ops}, until the file is fixed` : a.serving === 'none' ? '\n  No operation is served until the file is fixed' : '';
+  return `INVALID: ${a.error}${serving}`;
+}
+
 function cmdStatus(argv: string[]): void {
   const { values } = parse(argv, {});
   withService(values, (svc) => {
@@ -462,7 +471,7 @@ function cmdStatus(argv: string[]): void {
       say(`Spool:     ${sp.name}  ${sp.dir}  (${sp.keys} key${sp.keys === 1 ? '' : 's'}, ${sp.open} open${sp.probe ? `; ${visible(sp.probe.summary)}` : ''})`);
       if (sp.problem) say(`  SPOOL PROBLEM: ${visible(sp.problem)}`);
     }
-    say(`Allowlist: ${s.allowlist.ok ? `ok, ${s.allowlist.operations.length} operations (${s.allowlist.operations.join(', ') || 'none'})` : `INVALID\n${s.allowlist.error}`}`);
+    say(`Allowlist: ${allowlistText(s.allowlist)}`);
     for (const d of s.allowlist.disabled) say(`  DISABLED ${d.name}: ${visible(d.reason)}`);
     const c = s.requests;
     say(`Requests:  ${STATES.map((k) => `${k} ${c[k] ?? 0}`).join(', ')}`);

@@ -32,9 +32,9 @@ import { homeAsOwner, ownerRefusal, readSpoolOwner, writeSpoolMarker, type Spool
 import { dryRun, dryRunReconcile, previewRun, type DryReconcileResult, type DryRunResult, type PreviewResult } from './allowlist/tryOut';
 import { parseAllowlist } from './allowlist/load';
 import { isLocked, readHolder, whileStopped, type LockHolder } from './daemon/lock';
-import { disabledOf, opVisibleTo, type Allowlist } from './allowlist/types';
+import { disabledOf, opVisibleTo, type Allowlist, type Operation } from './allowlist/types';
 import { writeJsonAtomic } from './fs/atomicWrite';
-import type { AllowlistSaved, AllowlistView, KeyView, PendingApprovalView, SpoolInfo } from '../../shared/ipc/views';
+import type { AllowlistSaved, AllowlistView, KeyView, PendingApprovalView, SpoolInfo, StatusView } from '../../shared/ipc/views';
 import type { CatalogDoc, InboxMessage, KeyFile, ReconcileAttempt, RequestState } from '../../shared/protocol/types';
 import { sha256Hex } from '../../shared/protocol/canonicalJson';
 import { attemptEnd } from '../../shared/protocol/reconcileText';
@@ -58,7 +58,7 @@ export interface StatusReport {
   spool_problem: string | null;
   /** `disabled`: operations valid as written that cannot run as the disk is now (a link leads a
    *  folder of theirs into a spool or the home), each with why; the catalog leaves them out. */
-  allowlist: { ok: boolean; operations: string[]; error: string | null; disabled: { name: string; reason: string }[] };
+  allowlist: StatusView['allowlist'];
   requests: Record<RequestState, number>;
   /** `orphaned`: it outlived a host that stopped, and the daemon watches it (a cancel ends it). */
   running: (Pick<RequestRow, 'id' | 'op' | 'key_id' | 'spool' | 'started_at' | 'pid'> & { orphaned: boolean })[];
@@ -564,7 +564,7 @@ export class HostService {
   }
 
   /** Every spool of the home, with its state. */
-  listSpools(daemonRunning = isLocked(this.home.lock), ops: Allowlist['operations'] = this.allowlistOrEmpty().operations): SpoolInfo[] {
+  listSpools(daemonRunning = isLocked(this.home.lock), ops: ReadonlyMap<string, Pick<Operation, 'name' | 'spools'>> = this.allowlistOrEmpty().operations): SpoolInfo[] {
     const keys = this.keys.list();
     return this.settings.spools.map((s) => {
       const pinned = this.core.results.reach(s.name);
@@ -710,19 +710,27 @@ export class HostService {
 
   status(): StatusReport {
     const counts = this.requests.countByState() as Record<RequestState, number>;
+    const running = isLocked(this.home.lock);
+    const holder = running ? readHolder(this.home.lockInfo) : null;
+    // What the running daemon serves, as it says; else the file as a start would load it.
+    const said = holder ? this.flags.allowlist(holder.pid) : null;
     let allowlist: StatusReport['allowlist'];
-    let ops: Allowlist['operations'] = new Map();
-    try {
-      const loaded = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, this.allowlistContext);
-      ops = loaded.operations;
-      allowlist = { ok: true, operations: [...ops.keys()], error: null, disabled: disabledOf(loaded) };
-    } catch (e) {
-      allowlist = { ok: false, operations: [], error: (e as Error).message, disabled: [] };
+    let ops = new Map<string, Pick<Operation, 'name' | 'spools'> & { reconcilable: boolean }>();
+    if (said) {
+      ops = new Map(said.operations.map((op) => [op.name, op]));
+      allowlist = { ok: said.ok, operations: [...ops.keys()], error: said.error, disabled: said.disabled, serving: said.serving, since: said.since };
+    } else {
+      try {
+        const loaded = parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, this.allowlistContext);
+        ops = new Map([...loaded.operations.values()].map((op) => [op.name, { ...op, reconcilable: op.reconcile !== null }]));
+        allowlist = { ok: true, operations: [...ops.keys()], error: null, disabled: disabledOf(loaded), serving: null, since: null };
+      } catch (e) {
+        allowlist = { ok: false, operations: [], error: (e as Error).message, disabled: [], serving: null, since: null };
+      }
     }
     const shown = this.spool ?? this.settings.spools[0] ?? null;
     const pinned = shown ? this.core.results.reach(shown.name) : null;
     const heartbeat = shown ? readHeartbeat((pinned?.paths ?? spoolPaths(shown.dir)).hostJson) : { heartbeat_at: null, problem: null };
-    const running = isLocked(this.home.lock);
     const keys = this.keys.list();
     const spools = this.listSpools(running, ops);
     const problems = spools.filter((s) => s.problem).map((s) => (spools.length === 1 ? s.problem! : `spool ${s.name}: ${s.problem}`));
@@ -733,7 +741,7 @@ export class HostService {
       home: this.home.root,
       spool: this.spool?.dir ?? null,
       spools,
-      daemon: { running, holder: running ? readHolder(this.home.lockInfo) : null, heartbeat_at: heartbeat.heartbeat_at, heartbeat_problem: heartbeat.problem },
+      daemon: { running, holder, heartbeat_at: heartbeat.heartbeat_at, heartbeat_problem: heartbeat.problem },
       spool_problem: problems.length ? problems.join('\n') : null,
       allowlist,
       requests: counts,
@@ -746,7 +754,7 @@ export class HostService {
         started_at: r.started_at,
         error_message: r.error_message,
         reconcile: reconcileOf(r),
-        reconcilable: Boolean(ops.get(r.op)?.reconcile),
+        reconcilable: ops.get(r.op)?.reconcilable ?? false,
       })),
       keys: { active: keys.filter((k) => !k.revoked_at).length, revoked: keys.filter((k) => k.revoked_at).length },
       paused: this.flags.paused,

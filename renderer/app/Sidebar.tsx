@@ -13,6 +13,7 @@ export function Sidebar() {
   const running = useStatus((s) => s.running.length) ?? 0;
   const uncertain = useStatus((s) => s.uncertain.length) ?? 0;
   const allowlistOk = useStatus((s) => s.allowlist.ok) ?? true;
+  const lastGood = useStatus((s) => s.allowlist.serving === 'last_good');
   const counts: Partial<Record<Screen, { n: number; tone: string; label: string }>> = {
     approvals: { n: waiting, tone: 'warn', label: `${waiting} waiting` },
     activity: uncertain ? { n: uncertain, tone: 'warn', label: `${uncertain} uncertain` } : { n: running, tone: 'info', label: `${running} running` },
@@ -34,7 +35,7 @@ export function Sidebar() {
                   </span>
                 ) : null}
                 {s === 'allowlist' && !allowlistOk ? (
-                  <span className="count count-bad" aria-label="invalid">
+                  <span className="count count-bad" aria-label={lastGood ? 'invalid: the last good version is served' : 'invalid'}>
                     !
                   </span>
                 ) : null}

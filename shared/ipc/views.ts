@@ -31,9 +31,20 @@ export interface StatusView {
   /** Why a spool is not served (each named when there are several), or null. */
   spool_problem: string | null;
   paused: boolean;
-  /** `disabled`: operations valid as written that cannot run as the disk is now (a link leads one of
-   *  their folders into a spool or the home), each with why; left out of the catalog, refused. */
-  allowlist: { ok: boolean; operations: string[]; error: string | null; disabled: { name: string; reason: string }[] };
+  /** While the daemon runs, what it serves: `ok` when that is the file as it is, else `error` says why
+   *  the file is refused and `serving` what is served instead (the last good version, or nothing),
+   *  `since` when that version was loaded from the file. While it does not run (`serving` null), the
+   *  file as a start would load it. `disabled`: operations valid as written that cannot run as the
+   *  disk is now (a link leads one of their folders into a spool or the home), each with why; left
+   *  out of the catalog, refused. */
+  allowlist: {
+    ok: boolean;
+    operations: string[];
+    error: string | null;
+    disabled: { name: string; reason: string }[];
+    serving: 'file' | 'last_good' | 'none' | null;
+    since: string | null;
+  };
   requests: Partial<Record<RequestState, number>>;
   /** `orphaned`: the run outlived a host restart; the host watches it (cancel kills it). */
   running: { id: string; op: string; key_id: string; spool: string; started_at: string | null; orphaned: boolean }[];

@@ -1,7 +1,7 @@
 // The allowlist is reloaded while the daemon runs; an invalid edit keeps the last good version,
 // says so in the log and the audit log, and survives a restart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import type { CatalogDoc, KeyFile } from '../../shared/protocol/types';
@@ -109,5 +109,55 @@ describe('allowlist reload', () => {
     const st = JSON.parse(host.cli(['status', '--json']).stdout) as { allowlist: { ok: boolean; error: string } };
     expect(st.allowlist.ok).toBe(false);
     expect(st.allowlist.error).toContain(why);
+  });
+});
+
+interface AllowlistReport {
+  ok: boolean;
+  operations: string[];
+  error: string | null;
+  serving: string | null;
+  since: string | null;
+}
+const allowlistStatus = () => (JSON.parse(host.cli(['status', '--json']).stdout) as { allowlist: AllowlistReport }).allowlist;
+
+describe('an allowlist written in place, or refused', () => {
+  it('reads a file truncated, then written in two steps with a pause between, once it is whole: never reported invalid, and the new version served', async () => {
+    host.writeAllowlist(V1);
+    await eventually('V1 served', () => (opNames().join() === 'greet' ? true : undefined));
+    const invalidBefore = host.audit('', 'allowlist_invalid').length;
+    const waitsBefore = daemon.stderr.split('being written in place').length;
+    const fd = openSync(path.join(host.home, 'allowlist.yaml'), 'w'); // truncated, as `cat >` or an editor does
+    const cut = V2.indexOf('command: [echo, "wave"'); // `wave` without its command: invalid half-written
+    writeSync(fd, V2.slice(0, cut)); // the daemon sees it (before, it refused it)
+    await eventually('the daemon to see the file change', () =>
+      daemon.stderr.split('being written in place').length > waitsBefore || host.audit('', 'allowlist_invalid').length > invalidBefore ? true : undefined,
+    );
+    writeSync(fd, V2.slice(cut));
+    closeSync(fd);
+    await eventually('the new operation in catalog.json', () => (opNames().includes('wave') ? true : undefined));
+    expect(host.audit('', 'allowlist_invalid')).toHaveLength(invalidBefore);
+    expect(allowlistStatus()).toMatchObject({ ok: true, serving: 'file', operations: ['greet', 'wave'] });
+  });
+
+  it('says, for a file really invalid, that the daemon serves the last good version and since when, and picks up the fix', async () => {
+    host.writeAllowlist(V2);
+    await eventually('V2 served', () => (allowlistStatus().operations.join() === 'greet,wave' && allowlistStatus().ok ? true : undefined));
+    const { since } = allowlistStatus();
+    expect(since).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const invalidBefore = host.audit('', 'allowlist_invalid').length;
+    host.writeAllowlist(BROKEN);
+    await eventually('the file refused', () => (host.audit('', 'allowlist_invalid').length > invalidBefore ? true : undefined));
+    expect(allowlistStatus()).toMatchObject({ ok: false, serving: 'last_good', since, operations: ['greet', 'wave'], error: expect.stringContaining('line 6') });
+    const text = host.cli(['status']).stdout;
+    expect(text).toContain('Allowlist: INVALID: ');
+    expect(text).toContain('operations[0].args.word.max_length');
+    expect(text).toContain(`Serving the last good version, from ${since}: 2 operations (greet, wave), until the file is fixed`);
+    host.writeAllowlist(V1);
+    await eventually('the fix served', () => (allowlistStatus().ok ? true : undefined));
+    const fixed = allowlistStatus();
+    expect(fixed).toMatchObject({ serving: 'file', operations: ['greet'], error: null });
+    expect(Date.parse(fixed.since!)).toBeGreaterThan(Date.parse(since!));
+    expect(host.cli(['status']).stdout).toContain(`Allowlist: ok, 1 operations (greet), served since ${fixed.since}`);
   });
 });

@@ -13,6 +13,7 @@ import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { alive, groupRunning, stopGroups, track, trackGroup } from '../helpers/processes';
 import { acquireHomeLock } from '../../main/core/daemon/lock';
 import { GatedRuns } from '../helpers/gatedRuns';
+import { stallerCommand } from '../helpers/staller';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -45,11 +46,26 @@ ${gated.op('other', '    concurrency: 4\n')}
 });
 
 afterEach(async () => {
+  // By pid: the net's check of a process (helpers/processes.ts) would read its environment.
+  for (const pid of stallers.splice(0)) process.kill(pid, 'SIGKILL');
   await host.cleanup();
   stopGroups();
 });
 
 const goFile = (id: string) => gated.goFile(id);
+
+const staller = stallerCommand();
+const canStall = 'argv' in staller;
+const stallers: number[] = [];
+
+/** A process that keeps its memory map busy, so that reading its environment waits (helpers/staller.ts). */
+async function startStaller(): Promise<void> {
+  const argv = (staller as { argv: string[] }).argv;
+  const child = track(spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: process.env.PATH!, TMPDIR: process.env.TMPDIR! } }));
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  stallers.push(await eventually('the staller to start', () => (out.includes('\n') ? Number(out) : undefined)));
+}
 const runs = (id: string) => gated.runs(id);
 
 /** Starts each request, kills the daemon with SIGKILL while they run, and starts another, which finds
@@ -186,6 +202,25 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     expect(host.audit('orph-left', 'orphaned')).toHaveLength(0);
     expect(groupRunning(escaped)).toBe(false);
     expect((await host.sentinel(key)).state).toBe('succeeded');
+  });
+
+  it.runIf(canStall)('serves at once after the restart while it looks for what an ended run left (processes slow to read hold that look up), the run\'s slot held', async () => {
+    const [pid] = await gated.startThenKill9(key, [['orph-slow', 'sleeper']]);
+    writeFileSync(goFile('orph-slow'), '');
+    await eventually('the run to end', () => (groupRunning(pid!) ? undefined : true));
+    // Processes started since the run, whose environments each take a deadline (a second) to give up
+    // on: the look for what the run left waits on them, on a busy machine as here.
+    await Promise.all([startStaller(), startStaller()]);
+    await host.startDaemon();
+    // Served before that look ends (it did not, before: the start waited for it, seconds on end).
+    expect((await host.sentinel(key)).state).toBe('succeeded');
+    expect(host.service((s) => s.request('orph-slow'))?.state).toBe('running');
+    // The look ends, and the run is uncertain; its slot was held until then (concurrency 1).
+    host.submit(key, 'orph-next', 'sleeper', { go: goFile('orph-next') });
+    expect(await host.waitResult('orph-slow', ['uncertain'])).toMatchObject({ error: { code: 'interrupted' } });
+    writeFileSync(goFile('orph-next'), '');
+    expect((await host.waitResult('orph-next')).state).toBe('succeeded');
+    expect(runs('orph-slow')).toBe(1);
   });
 
   it('once its main process exits while watched, has what it left ended and frees its slot, as a run does', async () => {

@@ -4,9 +4,9 @@
 // the command still succeeds without blocking and the daemon finds the change at its next tick.
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { GATED_OP, TestHost, eventually } from '../helpers/host';
+import { GATED_OP, TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import type { HostStatusDoc, KeyFile } from '../../shared/protocol/types';
 
 const ALLOWLIST = `version: 1
@@ -24,11 +24,14 @@ ${GATED_OP}
 
 let host: TestHost;
 let key: KeyFile;
+let running: DaemonProcess;
+const daemon = () => running;
+const catalogOps = () => (JSON.parse(readFileSync(path.join(host.spool, 'catalog.json'), 'utf8')) as { operations: { name: string }[] }).operations.map((o) => o.name);
 
 async function setup(settings: Record<string, unknown>): Promise<void> {
   host = new TestHost(ALLOWLIST, settings);
   key = host.createKey('waker', 'read');
-  await host.startDaemon();
+  running = await host.startDaemon();
 }
 
 afterEach(async () => {
@@ -105,6 +108,32 @@ describe('changes made elsewhere wake the daemon', () => {
     cli('resume');
     cli('pause');
     await eventually('host.json to say paused', () => (hostJson()?.paused ? true : undefined));
+  });
+
+  it('with a rescan interval of a minute, an allowlist edit in place right after an atomic replace is served (the watch is on the home folder, not on the file replaced)', async () => {
+    await setup({ rescan_interval_ms: 60_000 });
+    host.writeAllowlist(ALLOWLIST.replace('name: quick', 'name: quick2'));
+    await eventually('the replaced file served', () => (catalogOps().includes('quick2') ? true : undefined));
+    writeFileSync(path.join(host.home, 'allowlist.yaml'), ALLOWLIST.replace('name: quick', 'name: quick3')); // in place
+    await eventually('the edit in place served', () => (catalogOps().includes('quick3') ? true : undefined));
+  });
+
+  it('reads settings.json written in place in two steps once it is whole: never reported invalid', async () => {
+    await setup({ rescan_interval_ms: 60_000 });
+    const file = path.join(host.home, 'settings.json');
+    const next = JSON.stringify({ ...(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>), max_request_age_s: 1234 }, null, 2);
+    const reloads = () => daemon().stderr.split('settings reloaded').length;
+    const before = reloads();
+    const fd = openSync(file, 'w');
+    writeSync(fd, next.slice(0, next.length / 2));
+    await eventually('the daemon to read it', () =>
+      // (Before, it refused it: said in its log; the service cannot be asked, it reads the file too.)
+      daemon().stderr.includes('does not read whole yet') || daemon().stderr.includes('keeping the current settings') ? true : undefined,
+    );
+    writeSync(fd, next.slice(next.length / 2));
+    closeSync(fd);
+    await eventually('the settings reloaded', () => (reloads() > before ? true : undefined));
+    expect(host.audit('', 'settings_invalid')).toEqual([]);
   });
 });
 

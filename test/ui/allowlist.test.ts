@@ -621,4 +621,15 @@ describe('the allowlist editor', () => {
     await opButton('say').waitFor();
     expect(await callout.count()).toBe(0);
   });
+
+  it('says when the host refuses the file on disk, why, and that it serves the last good version meanwhile, with its operations', async () => {
+    ui.host.writeAllowlist(`${ALLOWLIST}\n  - name: broken\n`);
+    const callout = ui.page.locator('#refused-file');
+    await callout.waitFor();
+    expect(await callout.textContent()).toMatch(/^The host refuses allowlist\.yaml as it is on disk\. It serves the last good version meanwhile, loaded .+: 2 operations \(say, count\)\..*allowlist\.yaml is invalid:.*operations\[2\]\.command: must be a non-empty list/s);
+    expect(await ui.page.getByRole('navigation', { name: 'Screens' }).getByLabel('invalid: the last good version is served').count()).toBe(1);
+    ui.host.writeAllowlist(ALLOWLIST);
+    await expect.poll(() => callout.count()).toBe(0);
+    expect(ui.errors).toEqual([]);
+  });
 });

@@ -52,7 +52,7 @@ export function attentionReasons(s: StatusView): string[] {
   const troubled = s.spools.length > 1 ? s.spools.filter((x) => x.problem).map((x) => x.name) : [];
   if (s.spool_problem) out.push(troubled.length ? `spool${troubled.length > 1 ? 's' : ''} ${troubled.join(', ')} need${troubled.length > 1 ? '' : 's'} attention` : 'the spool needs attention');
   if (s.uncertain.length) out.push(`${plural(s.uncertain.length, 'uncertain run')} to resolve`);
-  if (!s.allowlist.ok) out.push('the allowlist is invalid');
+  if (!s.allowlist.ok) out.push(s.allowlist.serving === 'last_good' ? 'the allowlist is invalid (its last good version is served)' : 'the allowlist is invalid');
   if (s.paused) out.push('paused');
   return out;
 }

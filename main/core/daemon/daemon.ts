@@ -4,7 +4,7 @@
 // whatever they miss: every rescan_interval_ms where events do not come (or are not wanted), 30 times
 // less often (at most once a minute) while they all do.
 import { stampOf } from '../fs/stamp';
-import chokidar, { type FSWatcher } from 'chokidar';
+import { Settle, SETTLE_MS } from '../fs/settle';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { homePaths, type HomePaths } from '../home';
@@ -74,9 +74,8 @@ function rootProblem(dir: string): string | null {
 
 export class Daemon {
   private timers: NodeJS.Timeout[] = [];
-  /** The allowlist file's watcher; each spool's queue/ has its own (queueWatch). */
-  private watcher: FSWatcher | null = null;
-  /** The home folder's watch for <home>/wake: changes the command line or the app made (wake.ts). */
+  /** The home folder's watch for <home>/wake (changes the command line or the app made: wake.ts), the
+   *  settings and the allowlist; each spool's queue/ has its own (queueWatch). */
   private wakeWatch: HomeWatch | null = null;
   /** False once the home's watch reported an error: its changes wait for the rescan. */
   private wakeWatchOk = false;
@@ -93,6 +92,8 @@ export class Daemon {
   private ledgerVersion = -1;
   private settingsStamp = '';
   private tickTimer: NodeJS.Timeout | null = null;
+  /** Waits out a write of settings.json in place that did not read. */
+  private readonly settingsSettle: Settle;
   readonly allowlist: AllowlistSource;
   /** Whether the home has room for the ledger: without it no spool takes new requests (ledger/room.ts). */
   private readonly room: LedgerRoom;
@@ -127,10 +128,19 @@ export class Daemon {
     const audit = this.audit;
     this.room = new LedgerRoom(home.root, { lost: (why) => this.roomLost(why), back: (was) => this.roomBack(was) }, () => audit.writeHeld());
     audit.onWriteFailure = (e) => this.room.failed(e, 'audit log');
-    this.allowlist = new AllowlistSource(home.allowlist, home.lastGoodAllowlist, () => ({ spools: this.settings.spools, home: home.root }), audit, scopedLogger('allowlist'), (a) => {
-      this.spools.forEach((s) => s.publishCatalog(a));
-      this.changed();
-    });
+    this.settingsSettle = new Settle(home.settings, () => this.safely('settings', () => this.reloadSettings(true)));
+    this.allowlist = new AllowlistSource(
+      home.allowlist,
+      home.lastGoodAllowlist,
+      () => ({ spools: this.settings.spools, home: home.root }),
+      audit,
+      scopedLogger('allowlist'),
+      (a) => {
+        this.spools.forEach((s) => s.publishCatalog(a));
+        this.changed();
+      },
+      (status) => this.safely('allowlist status', () => this.flags.setAllowlist(status)),
+    );
     // Changes made by the other faces of this process (the app's service) come straight here.
     this.detach = core.attach({
       wake: () => this.wake(),
@@ -225,7 +235,7 @@ export class Daemon {
       configureLogging(home.logs, opts.consoleLog ?? 'info');
       core ??= HostCore.open(home.root, opts.sealer ?? null);
       d = new Daemon(home, settings, spools, opts.spool, core, !opts.core, lock, opts.starter ?? new Spawner());
-      await d.boot();
+      d.boot();
       return d;
     } catch (e) {
       // A failed start leaves nothing held: the desktop app may try again in the same process.
@@ -238,7 +248,7 @@ export class Daemon {
     }
   }
 
-  private async boot(): Promise<void> {
+  private boot(): void {
     const names = [...this.spools.values()].map((s) => `${s.name} (${s.plain.root})`).join(', ');
     log.info(`starting: home ${this.home.root}, spools ${names}, pid ${process.pid}`);
     this.audit.record({
@@ -254,14 +264,20 @@ export class Daemon {
     for (const s of this.spools.values()) s.usable();
     // Started once, before the first run: a run's start costs no process start.
     this.starter.launch();
-    // Before the first start of a run: an orphan holds its slot.
-    await this.runner.recoverInterrupted();
+    // Before the first start of a run: an orphan holds its slot (and so does the search for what an
+    // ended one left, which goes on while the spools are served).
+    this.runner.recoverInterrupted();
 
-    this.watcher = chokidar.watch(this.home.allowlist, { ignoreInitial: true, depth: 0 });
-    this.watcher.on('all', () => this.allowlist.poll());
-    this.watcher.on('error', (e) => log.warn(`file watcher: ${String(e)} (the periodic rescan goes on)`));
-    // settings.json too: edited by hand, it applies at once (a wake reloads it).
-    this.wakeWatch = watchFiles(this.home.root, [path.basename(this.home.wake), path.basename(this.home.settings)], () => this.wake(), (e) => {
+    // settings.json too: edited by hand, it applies at once (a wake reloads it); and allowlist.yaml,
+    // through its folder: a watch of the file itself stayed on the file an atomic replace took away,
+    // and missed the edits in place that came next (found only by the rescan, up to a minute later).
+    const allowlistName = path.basename(this.home.allowlist);
+    const watched = [path.basename(this.home.wake), path.basename(this.home.settings), allowlistName];
+    const changed = (name: string | null) => {
+      if (name !== allowlistName) this.wake();
+      if (name === null || name === allowlistName) this.safely('allowlist', () => this.allowlist.poll());
+    };
+    this.wakeWatch = watchFiles(this.home.root, watched, changed, (e) => {
       this.wakeWatchOk = false;
       log.warn(`watching ${this.home.root} for changes made elsewhere: ${String(e)} (they are picked up at each rescan instead)`);
     });
@@ -408,14 +424,21 @@ export class Daemon {
     this.changed();
   }
 
-  private reloadSettings(): void {
+  /** `settled`: called again once a file that did not read has stopped changing (fs/settle.ts). */
+  private reloadSettings(settled = false): void {
     const stamp = stampOf(this.home.settings);
-    if (stamp === this.settingsStamp) return;
+    if (stamp === this.settingsStamp && !settled) return;
     this.settingsStamp = stamp;
     let next: Settings;
     try {
       next = readSettings(this.home.settings);
+      this.settingsSettle.stop();
     } catch (e) {
+      // Written in place (by hand), it reads half-written: refused only once it has stopped changing.
+      if (!settled) {
+        if (!this.settingsSettle.waiting) log.info(`${this.home.settings} does not read whole yet: looked at again once it has not changed for ${SETTLE_MS} ms`);
+        return this.settingsSettle.start();
+      }
       const msg = `${(e as Error).message}\nkeeping the current settings`;
       log.error(msg);
       this.audit.record({ kind: 'settings_invalid', message: msg });
@@ -508,7 +531,8 @@ export class Daemon {
     this.stopping = true;
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
     this.wakeWatch?.close();
-    await this.watcher?.close();
+    this.allowlist.close();
+    this.settingsSettle.stop();
     await Promise.all([...this.spools.values()].map((s) => s.stop()));
     await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)));
     await this.starter.stop();

@@ -16,8 +16,9 @@ const LOOK_MS = 1000;
 export type OrphanEnd = { by: 'itself'; note: string | null } | { by: 'terminate'; reason: string; note: string | null };
 
 /** What is left, at the host's start, of a run recorded as running: its main process, watched from
- *  now on; or only what it left behind, being ended (`leftovers` resolves to what ending it found);
- *  or null, nothing (or nothing that can be told from another program's processes). */
+ *  now on; or only what it left behind, being looked for and ended (`leftovers` resolves to what
+ *  ending it found, null when nothing was left); or null, nothing (or nothing that can be told from
+ *  another program's processes). */
 export type Remains = { orphan: Orphan } | { leftovers: Promise<string | null> } | null;
 
 export interface OrphanWatch {
@@ -55,6 +56,12 @@ function recorded(row: RequestRow, log: Logger): Recorded | null {
 /** Ends what of a run is left (TERM, KILL after the grace period), as the executor does. */
 const endNow = (procs: RunProcesses, killGraceMs: number) => procs.end(Date.now() + killGraceMs, killGraceMs);
 
+/** Looks for what a run whose main process is gone left, and ends it: null when nothing was left. */
+async function endLeft(procs: RunProcesses, killGraceMs: number): Promise<string | null> {
+  const { found, unread } = await procs.find();
+  return found.length === 0 && unread.length === 0 ? null : endNow(procs, killGraceMs);
+}
+
 export class Orphan {
   readonly done: Promise<OrphanEnd>;
   private settle!: (end: OrphanEnd) => void;
@@ -68,8 +75,11 @@ export class Orphan {
     this.done = new Promise((r) => (this.settle = r));
   }
 
-  /** What is left of the run of `row` (see Remains). */
-  static async find(row: RequestRow, w: OrphanWatch): Promise<Remains> {
+  /** What is left of the run of `row` (see Remains), told at once: the search for what a gone main
+   *  process left is part of `leftovers` (it reads the environment of every process started since the
+   *  run, a second each for those that hold the read up: seconds on a busy machine), so that a
+   *  restarted host serves meanwhile, the run's slot held until it ends. */
+  static find(row: RequestRow, w: OrphanWatch): Remains {
     const rec = recorded(row, w.log);
     if (!rec) return null;
     if (rec.procs.mainRuns()) {
@@ -81,9 +91,7 @@ export class Orphan {
     // Its main process is gone, so its run is over: what it left is ended as a run's is (and one that
     // may be its, unreadable in time, is looked at again there, and said).
     if (rec.leaves || !HAS_PROC) return null;
-    const { found, unread } = await rec.procs.find();
-    if (found.length === 0 && unread.length === 0) return null;
-    return { leftovers: endNow(rec.procs, w.killGraceMs) };
+    return { leftovers: endLeft(rec.procs, w.killGraceMs) };
   }
 
   /**

@@ -93,12 +93,13 @@ export class Runner {
 
   /**
    * Runs that were going when the host stopped, never re-run: one whose processes still run is
-   * watched as an orphan (still running; a cancel ends it); the others are uncertain, and wait for
-   * startReconciling() to be checked.
+   * watched as an orphan (still running; a cancel ends it); the others are uncertain (once what they
+   * left is looked for and ended, their slots held meanwhile: the host serves while that goes on),
+   * and wait for startReconciling() to be checked.
    */
-  async recoverInterrupted(): Promise<void> {
+  recoverInterrupted(): void {
     for (const row of this.d.requests.inState('running')) {
-      const remains = await this.remainsOf(row);
+      const remains = this.remainsOf(row);
       this.d.safely(row.id, () => this.resume(row, remains, HOST_STOPPED));
     }
     // After the running ones: a verdict given meanwhile (before this host adopted the run) is found here.
@@ -115,9 +116,9 @@ export class Runner {
   }
 
   /** What is left of a run recorded as running whose runner is gone (see Remains). */
-  private async remainsOf(row: RequestRow): Promise<Remains> {
+  private remainsOf(row: RequestRow): Remains {
     try {
-      return await Orphan.find(row, this.watch(row.id));
+      return Orphan.find(row, this.watch(row.id));
     } catch (e) {
       this.d.log.error(`${row.id}: could not look for its processes: ${(e as Error).message}`);
       return null;
@@ -348,7 +349,7 @@ export class Runner {
       if (!(e instanceof SpawnerLost)) throw e;
       this.d.log.warn(`${row.id}: ${e.message}: looking for its processes`);
       const now = this.d.requests.get(row.id) ?? row;
-      return { row: now, remains: await this.remainsOf(now) };
+      return { row: now, remains: this.remainsOf(now) };
     }
   }
 

@@ -9,3 +9,9 @@ export function stampOf(file: string): string {
     return 'missing';
   }
 }
+
+/** The inode a stamp was taken of (null: the file was missing): another one means the file was
+ *  replaced (renamed over), not written in place. */
+export function inodeOf(stamp: string): string | null {
+  return stamp === 'missing' || stamp === '' ? null : (stamp.split(':')[2] ?? null);
+}

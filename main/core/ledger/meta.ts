@@ -1,6 +1,7 @@
 // Small host-wide flags kept in the ledger, so the command line can set them while a daemon runs.
 import type { Db } from './db';
 import type { ProbeReport } from '../../../shared/protocol/probe';
+import type { AllowlistStatus } from '../daemon/allowlistSource';
 
 export class HostFlags {
   constructor(
@@ -59,6 +60,20 @@ export class HostFlags {
 
   setResultsHorizon(spool: string, text: string | null): void {
     this.set(`results_horizon:${spool}`, text, false);
+  }
+
+  /** What the daemon of process `pid` serves of the allowlist (daemon/allowlistSource.ts), as it last
+   *  said: null when that daemon did not say (another one's word is stale). */
+  allowlist(pid: number): AllowlistStatus | null {
+    const v = this.get('allowlist_served');
+    const said = v ? (JSON.parse(v) as AllowlistStatus & { pid: number }) : null;
+    if (said?.pid !== pid) return null;
+    const { pid: _, ...status } = said;
+    return status;
+  }
+
+  setAllowlist(status: AllowlistStatus): void {
+    this.set('allowlist_served', JSON.stringify({ pid: process.pid, ...status }));
   }
 
   /** What the ledger keeps of a spool that is removed from the home. */

@@ -10,6 +10,7 @@ import { toast } from '../../stores/toasts';
 import { OpEditor } from './OpEditor';
 import { OutsideChange } from './OutsideChange';
 import { DisabledOperations } from './DisabledOperations';
+import { RefusedFile } from './RefusedFile';
 import { describeProblem, opIndexOf, problemsOf, type Problem } from './problems';
 import {
   addOp,
@@ -145,6 +146,7 @@ export function AllowlistScreen() {
       }
     >
       <OutsideChange />
+      <RefusedFile />
       <DisabledOperations />
       <ProblemSummary check={check} problems={problems} names={names} onGo={(p) => {
         const i = opIndexOf(p);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { StatusWatcher } from '../../../../main/core/app/statusWatcher';
 import type { StatusView } from '../../../../shared/ipc/views';
 
-const base: StatusView = { home: '', spool: null, spools: [], daemon: { running: true, heartbeat_at: null }, spool_problem: null, paused: false, allowlist: { ok: true, operations: [], error: null, disabled: [] }, requests: {}, uncertain: [], keys: { active: 0, revoked: 0 }, spend: [], running: [], approvals: [] };
+const base: StatusView = { home: '', spool: null, spools: [], daemon: { running: true, heartbeat_at: null }, spool_problem: null, paused: false, allowlist: { ok: true, operations: [], error: null, disabled: [], serving: 'file', since: null }, requests: {}, uncertain: [], keys: { active: 0, revoked: 0 }, spend: [], running: [], approvals: [] };
 const waiting = { id: 'a1', op: 'x', key_id: 'k', spool: 'default', waiting_since: '', expires_at: null, approval: {} as never, args: {}, run: null, steps: null };
 
 describe('status watcher', () => {

@@ -11,7 +11,7 @@ function status(over: Partial<StatusView> = {}): StatusView {
     daemon: { running: true, heartbeat_at: null },
     spool_problem: null,
     paused: false,
-    allowlist: { ok: true, operations: ['echo'], error: null, disabled: [] },
+    allowlist: { ok: true, operations: ['echo'], error: null, disabled: [], serving: 'file', since: null },
     requests: {},
     running: [],
     uncertain: [],
@@ -142,7 +142,7 @@ describe('trayState', () => {
 
   it.each([
     ['uncertain runs', { uncertain: [{ id: run.id, op: run.op, key_id: run.key_id, spool: run.spool, started_at: run.started_at, error_message: null, reconcile: null, reconcilable: false }] }, '1 uncertain run to resolve'],
-    ['an invalid allowlist', { allowlist: { ok: false, operations: [], error: 'line 3', disabled: [] } }, 'the allowlist is invalid'],
+    ['an invalid allowlist', { allowlist: { ok: false, operations: [], error: 'line 3', disabled: [], serving: 'last_good' as const, since: null } }, 'the allowlist is invalid (its last good version is served)'],
     ['the host paused', { paused: true }, 'paused'],
     ['the host not running', { daemon: { running: false, heartbeat_at: null } }, 'the host is not running'],
     ['a spool the daemon stopped serving', { spool_problem: 'queue/ cannot be read (EACCES)' }, 'the spool needs attention'],

@@ -2,10 +2,11 @@
 // does not load keeps the last good version, but a new spool inside an operation's root makes that
 // version unsafe too (another sandbox would read the new spool's files), so then nothing is offered,
 // as a restart would find, said once in the audit log.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { AllowlistSource } from '../../../../main/core/daemon/allowlistSource';
+import { SETTLE_MS } from '../../../../main/core/fs/settle';
 import type { AllowlistContext } from '../../../../main/core/allowlist/roots';
 import type { Allowlist } from '../../../../main/core/allowlist/types';
 import { scopedLogger } from '../../../../main/core/log';
@@ -47,6 +48,11 @@ afterEach(() => {
 });
 
 const ops = () => [...source.get().operations.keys()];
+/** The file replaced whole, as the app and the command line write it (read at once). */
+const replace = (text: string) => {
+  writeFileSync(`${file}.tmp`, text);
+  renameSync(`${file}.tmp`, file);
+};
 const invalid = () => l.audit.search({ kind: 'allowlist_invalid', limit: 100 }).map((a) => a.message);
 /** The newest allowlist_invalid entry (search lists the newest first). */
 const latestInvalid = () => invalid()[0];
@@ -62,7 +68,7 @@ describe('AllowlistSource when the spools change', () => {
     source.poll();
     expect(ops()).toEqual([]);
     expect(served.at(-1)!.operations.size).toBe(0);
-    expect(source.status).toMatchObject({ ok: false, operations: 0, error: expect.stringMatching(/within: .*proj contains the spool "cee"/) });
+    expect(source.status).toMatchObject({ ok: false, serving: 'none', operations: [], error: expect.stringMatching(/within: .*proj contains the spool "cee"/) });
     expect(invalid()).toEqual([expect.stringMatching(/contains the spool "cee"[^]*the last good allowlist does not load with the spools as they are now either, so no operation is offered until .*allowlist\.yaml is fixed: .*allowlist\.last-good\.yaml is invalid:[^]*contains the spool "cee"/)]);
     source.poll();
     expect(invalid()).toHaveLength(1);
@@ -71,14 +77,14 @@ describe('AllowlistSource when the spools change', () => {
   it('offers what the fixed file allows once the root no longer holds the new spool', () => {
     addCeeInsideProj();
     source.poll();
-    writeFileSync(file, allowlist().replace(JSON.stringify(proj), JSON.stringify(path.join(proj, 'src'))) + '# fixed\n');
+    replace(allowlist().replace(JSON.stringify(proj), JSON.stringify(path.join(proj, 'src'))) + '# fixed\n');
     source.poll();
     expect(ops()).toEqual(['greet', 'read-file']);
     expect(source.status).toMatchObject({ ok: true, error: null });
   });
 
   it('keeps the last good version when it still loads with the new spools and only the edited file is wrong', () => {
-    writeFileSync(file, allowlist('  - name: broken\n'));
+    replace(allowlist('  - name: broken\n'));
     source.poll();
     expect(ops()).toEqual(['greet', 'read-file']);
     expect(latestInvalid()).toMatch(/keeping the last good allowlist \(2 operations\)$/);
@@ -89,7 +95,7 @@ describe('AllowlistSource when the spools change', () => {
   });
 
   it('offers nothing when an invalid edit is in the file and the new spool lies inside a root of the last good version', () => {
-    writeFileSync(file, allowlist('  - name: broken\n'));
+    replace(allowlist('  - name: broken\n'));
     source.poll();
     expect(ops()).toEqual(['greet', 'read-file']);
     addCeeInsideProj();
@@ -99,10 +105,10 @@ describe('AllowlistSource when the spools change', () => {
   });
 
   it('keeps the last good version of a plain invalid edit while the spools stay as they were', () => {
-    writeFileSync(file, 'version: 2\n');
+    replace('version: 2\n');
     source.poll();
     expect(ops()).toEqual(['greet', 'read-file']);
-    expect(source.status).toMatchObject({ ok: false, operations: 2, error: expect.stringMatching(/version: must be 1/) });
+    expect(source.status).toMatchObject({ ok: false, serving: 'last_good', operations: [{ name: 'greet' }, { name: 'read-file' }], error: expect.stringMatching(/version: must be 1/) });
   });
 
   it('finds after a restart what the running daemon found: nothing offered', () => {
@@ -112,5 +118,61 @@ describe('AllowlistSource when the spools change', () => {
     expect(restarted.get().operations.size).toBe(0);
     source.poll();
     expect(ops()).toEqual([]);
+  });
+});
+
+describe('AllowlistSource when the file is written in place', () => {
+  /** Written in place as an editor or `cat >` does: truncated, then written in steps. */
+  let fd: number;
+  const begin = () => (fd = openSync(file, 'w'));
+  const write = (text: string) => writeSync(fd, text);
+  const end = () => closeSync(fd);
+  const third = () => allowlist('  - name: third\n    command: [echo, three]\n');
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] }));
+  afterEach(() => vi.useRealTimers());
+
+  it('reads it once it has stopped changing: never half-written, never called invalid, never a valid prefix served', () => {
+    const whole = third();
+    begin();
+    write(whole.slice(0, 40)); // "version: 1\noperations:\n  - name: greet\n": valid, and not what is being written
+    source.poll(); // the watcher's event
+    vi.advanceTimersByTime(SETTLE_MS - 1);
+    write(whole.slice(40, 120));
+    source.poll();
+    vi.advanceTimersByTime(SETTLE_MS - 1);
+    expect(ops()).toEqual(['greet', 'read-file']);
+    write(whole.slice(120));
+    end(); // its event dropped (chokidar drops a change that follows another within ms): the settle's end looks again
+    vi.advanceTimersByTime(SETTLE_MS);
+    expect(ops()).toEqual(['greet', 'read-file']);
+    vi.advanceTimersByTime(SETTLE_MS);
+    expect(ops()).toEqual(['greet', 'read-file', 'third']);
+    expect(served.at(-1)!.operations.size).toBe(3);
+    expect(invalid()).toEqual([]);
+    expect(source.status).toMatchObject({ ok: true, serving: 'file', error: null });
+  });
+
+  it('calls a file that stays invalid invalid once it has settled, serving the last good version, since it was loaded', () => {
+    const since = source.status.since;
+    begin();
+    write('version: 1\noperations:\n  - name: [');
+    end();
+    source.poll();
+    expect(invalid()).toEqual([]);
+    vi.advanceTimersByTime(SETTLE_MS);
+    expect(invalid()).toEqual([expect.stringMatching(/YAML syntax[^]*keeping the last good allowlist \(2 operations\)$/)]);
+    expect(source.status).toMatchObject({ ok: false, serving: 'last_good', since, error: expect.stringContaining('is invalid') });
+    expect(ops()).toEqual(['greet', 'read-file']);
+  });
+
+  it('checks the version served against new spools at once, while the file is still being written', () => {
+    begin();
+    write('version: 1\n');
+    source.poll();
+    addCeeInsideProj();
+    source.poll();
+    expect(ops()).toEqual([]);
+    expect(source.status).toMatchObject({ serving: 'none' });
+    end();
   });
 });

@@ -45,28 +45,30 @@ function runLeft(id: string, script: string, leaves = false): number {
 const watch = (id: string): OrphanWatch => ({ killGraceMs: 200, stillRunning: () => l.requests.get(id)?.state === 'running', log: scopedLogger('test') });
 const find = (id: string) => Orphan.find(l.requests.get(id)!, watch(id));
 /** The watched orphan that find() must have returned. */
-async function orphanOf(id: string): Promise<Orphan> {
-  const found = await find(id);
+function orphanOf(id: string): Orphan {
+  const found = find(id);
   if (found === null || !('orphan' in found)) throw new Error(`${id}: not watched (${JSON.stringify(found)})`);
   return found.orphan;
 }
 const go = (name = 'go') => path.join(dir, name);
 
 describe.runIf(process.platform === 'linux')('Orphan', () => {
-  it('is not found once the processes of the run are gone', async () => {
+  it('has nothing left to end once the processes of the run are gone (told by its leftovers, looked for meanwhile)', async () => {
     const pid = runLeft('r1', 'exit 0');
     await eventually('the run to end', () => (groupRunning(pid) ? undefined : true));
-    expect(await find('r1')).toBeNull();
+    const found = find('r1');
+    expect(found).toEqual({ leftovers: expect.any(Promise) });
+    expect(await (found as { leftovers: Promise<string | null> }).leftovers).toBeNull();
   });
 
   it('is not found for a run cut before its process existed (no pid)', async () => {
     l.add('r0', { state: 'running', plan: plan() });
-    expect(await find('r0')).toBeNull();
+    expect(find('r0')).toBeNull();
   });
 
   it('is watched while it runs and ends by itself', async () => {
     runLeft('r2', `while [ ! -e "${go()}" ]; do sleep 0.05; done`);
-    const o = await orphanOf('r2');
+    const o = orphanOf('r2');
     writeFileSync(go(), '');
     expect(await o.done).toEqual({ by: 'itself', note: null });
   });
@@ -76,7 +78,7 @@ describe.runIf(process.platform === 'linux')('Orphan', () => {
     const pid = runLeft('r3', `setsid sh -c 'echo $$ > "$0"; exec sleep 300' "${pidFile}" >/dev/null 2>&1 & while [ ! -s "${pidFile}" ]; do sleep 0.01; done`);
     await eventually('the main process to end', () => (groupRunning(pid) ? undefined : true));
     const escaped = trackGroup(Number(readFileSync(pidFile, 'utf8')));
-    const found = await find('r3');
+    const found = find('r3');
     expect(found).toEqual({ leftovers: expect.any(Promise) });
     expect(await (found as { leftovers: Promise<string | null> }).leftovers).toBe('1 process left behind by the run was ended');
     expect(alive(escaped)).toBe(false);
@@ -86,7 +88,7 @@ describe.runIf(process.platform === 'linux')('Orphan', () => {
     const childFile = path.join(dir, 'child');
     runLeft('r3b', `sleep 300 & echo $! > "${childFile}"; while [ ! -e "${go()}" ]; do sleep 0.05; done`);
     const child = await eventually('the child to start', () => (existsSync(childFile) && readFileSync(childFile, 'utf8').endsWith('\n') ? Number(readFileSync(childFile, 'utf8')) : undefined));
-    const o = await orphanOf('r3b');
+    const o = orphanOf('r3b');
     writeFileSync(go(), '');
     expect(await o.done).toEqual({ by: 'itself', note: '1 process left behind by the run was ended' });
     expect(alive(child)).toBe(false);
@@ -97,9 +99,9 @@ describe.runIf(process.platform === 'linux')('Orphan', () => {
     const victim = trackGroup(track(spawn('/bin/sleep', ['300'], { detached: true, stdio: 'ignore' })).pid!);
     l.add('r-old', { state: 'running', plan: plan() });
     l.requests.setProcesses('r-old', victim, null, null);
-    expect(await find('r-old')).toBeNull();
+    expect(find('r-old')).toBeNull();
     l.requests.setProcesses('r-old', victim, MARKER, null);
-    expect(await find('r-old')).toBeNull();
+    expect(find('r-old')).toBeNull();
     // Nor does the ending of what is left after a verdict.
     expect(await Orphan.endRemains(l.requests.get('r-old')!, watch('r-old'))).toContain('could not be looked for');
     expect(alive(victim)).toBe(true);
@@ -119,7 +121,7 @@ describe.runIf(process.platform === 'linux')('Orphan', () => {
 
   it('ends its processes on terminate, KILL after the grace period for one that ignores TERM', async () => {
     const pid = runLeft('r4', `trap "" TERM; while :; do sleep 300 & wait; done`);
-    const o = await orphanOf('r4');
+    const o = orphanOf('r4');
     o.terminate('shutdown');
     const end = await o.done;
     expect(end).toMatchObject({ by: 'terminate', reason: 'shutdown' });
@@ -128,7 +130,7 @@ describe.runIf(process.platform === 'linux')('Orphan', () => {
 
   it('ends its processes once its request is no longer running (a forced verdict)', async () => {
     const pid = runLeft('r5', 'exec sleep 300');
-    const o = await orphanOf('r5');
+    const o = orphanOf('r5');
     l.lifecycle.move(l.requests.get('r5')!, 'failed', { resolved_by: 'human' }, { kind: 'resolved', message: 'a forced verdict' });
     expect(await o.done).toMatchObject({ by: 'terminate', reason: 'resolved' });
     expect(groupRunning(pid)).toBe(false);
@@ -138,7 +140,7 @@ describe.runIf(process.platform === 'linux')('Orphan', () => {
     const child = path.join(dir, 'service');
     runLeft('r6', `sleep 300 & echo $! > "${child}"; while [ ! -e "${go()}" ]; do sleep 0.05; done`, true);
     const service = await eventually('the service to start', () => (existsSync(child) && readFileSync(child, 'utf8').endsWith('\n') ? Number(readFileSync(child, 'utf8')) : undefined));
-    const o = await orphanOf('r6');
+    const o = orphanOf('r6');
     writeFileSync(go(), '');
     expect(await o.done).toEqual({ by: 'itself', note: null });
     expect(alive(service)).toBe(true); // left running on purpose, as the operation says
