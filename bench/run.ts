@@ -339,7 +339,7 @@ async function appSection(): Promise<void> {
   metric('app_push_other_p50_ms', "  the same, the command line's daemon serving the home (the home folder's watch), p50", other.p50, 'ms', shown(other), '≤ 50 ms', other.p50 <= 50);
   const logging = measureAppLogging(inApp, r.lines, SIZE.appPushes, 11);
   const us = (x: number) => `${round(x)} µs`;
-  metric('app_log_electron_us', `  the in-app daemon's log lines through electron-log, CPU a request (${round(logging.lines_per_request)} lines)`, logging.electron_log_us, 'µs', us(logging.electron_log_us), `≤ the core writer's ${us(logging.core_us)}`, logging.electron_log_us <= logging.core_us);
+  metric('app_log_electron_us', `  the in-app daemon's log lines through electron-log, CPU a request (${round(logging.lines_per_request)} lines)`, logging.electron_log_us, 'µs', us(logging.electron_log_us), `≤ the core writer's ${us(logging.core_us)} + 2 µs (0.1 % of a request's host CPU)`, logging.electron_log_us <= logging.core_us + 2);
   details.app = {
     in_process: { ...roundSummary(inProcess), samples: r.in_process.map((x) => round(x)) },
     other_process: { ...roundSummary(other), samples: r.other_process.map((x) => round(x)) },
