@@ -9,7 +9,9 @@ import v8 from 'node:v8';
 // The daemon keeps V8's young generation at its first size (main/core/daemon/memory.ts, which sets
 // this and more once the bundle runs): set here too, as loading the bundle would already have doubled
 // it, 2 MiB that a daemon then holds while it idles.
-if (process.argv[2] === 'daemon') v8.setFlagsFromString('--semi-space-growth-factor=1');
+// The command is the first word that is not an option or --home's or --spool's value (main/cli/args.ts).
+const command = process.argv.slice(2).find((a, i, all) => !a.startsWith('-') && !['--home', '--spool'].includes(all[i - 1]));
+if (command === 'daemon') v8.setFlagsFromString('--semi-space-growth-factor=1');
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'dist', 'host', 'cli.mjs');

@@ -11,7 +11,7 @@ import { cliActor } from '../core/ledger/audit';
 import { Daemon } from '../core/daemon/daemon';
 import { keepHeapSmall } from '../core/daemon/memory';
 import { APP_VERSION } from '../core/version';
-import { parse, UsageError } from './args';
+import { parse, parseSub, splitCommand, unknownOption, UsageError } from './args';
 import { ago, endQuietlyOnClosedPipe, printJson, printTable, say, warn } from './output';
 import { visible, visibleJson } from '../../shared/text/visible';
 import { commandName } from './invocation';
@@ -198,8 +198,7 @@ function warnIfInSpool(svc: HostService, file: string): void {
 }
 
 function cmdKeys(argv: string[]): void {
-  const [sub, ...rest] = argv;
-  const { values, positionals } = parse(rest, {
+  const { sub, values, positionals } = parseSub(argv, {
     scope: { type: 'string', default: 'read' },
     ops: { type: 'string' },
     out: { type: 'string' },
@@ -276,8 +275,7 @@ function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]
 }
 
 function cmdApprovals(argv: string[]): void {
-  const [sub, ...rest] = argv;
-  const { values, positionals } = parse(rest, {
+  const { sub, values, positionals } = parseSub(argv, {
     for: { type: 'string' },
     'any-args': { type: 'boolean', default: false },
     'args-match': { type: 'string', multiple: true },
@@ -376,8 +374,7 @@ function cmdPause(paused: boolean) {
 }
 
 function cmdConfig(argv: string[]): void {
-  const [sub, ...rest] = argv;
-  const { values, positionals } = parse(rest, { parents: { type: 'boolean', default: false } });
+  const { sub, values, positionals } = parseSub(argv, { parents: { type: 'boolean', default: false } });
   withService(values, (svc) => {
     if (sub === 'get' || sub === undefined) {
       const settings = svc.getSettings();
@@ -528,8 +525,7 @@ function spoolRows(spools: SpoolInfo[]): string[][] {
 const SPOOLS_USAGE = 'usage: dumbwaiter spools list | spools add NAME DIR [--parents] | spools adopt NAME DIR --from-home HOME --yes | spools remove NAME | spools check NAME';
 
 async function cmdSpools(argv: string[]): Promise<void> {
-  const [sub, ...rest] = argv;
-  const { values, positionals } = parse(rest, { 'from-home': { type: 'string' }, yes: { type: 'boolean', default: false }, parents: { type: 'boolean', default: false } });
+  const { sub, values, positionals } = parseSub(argv, { 'from-home': { type: 'string' }, yes: { type: 'boolean', default: false }, parents: { type: 'boolean', default: false } });
   const [name, dir] = positionals;
   const svc = service(values);
   try {
@@ -601,8 +597,7 @@ function daemonCommand(home: string) {
 const SERVICE_USAGE = 'usage: dumbwaiter service install|uninstall|status [--dry-run]';
 
 function cmdService(argv: string[]): void {
-  const [sub, ...rest] = argv;
-  const { values, positionals } = parse(rest, { 'dry-run': { type: 'boolean', default: false } });
+  const { sub, values, positionals } = parseSub(argv, { 'dry-run': { type: 'boolean', default: false } });
   if (positionals.length) throw new UsageError(SERVICE_USAGE);
   if (values.spool !== undefined) throw new UsageError('the service runs the daemon for every spool of the home: --spool is not taken');
   const home = resolveHomeDir(values.home);
@@ -641,13 +636,42 @@ const COMMANDS: Record<string, (argv: string[]) => void | Promise<void>> = {
   service: cmdService,
 };
 
+/** What `dumbwaiter CMD [SUB] --help` prints: HELP's entries for that command (for that subcommand
+ *  when it has entries of its own), and the options every command takes. */
+export function commandHelp(cmd: string, sub?: string): string {
+  const parts = HELP.trimEnd().split(/\n\n/);
+  const list = parts.find((p) => p.startsWith('  '))!;
+  const entries = list.split('\n').reduce<string[]>((acc, line) => {
+    if (/^ {2}\S/.test(line)) acc.push(line);
+    else if (acc.length) acc[acc.length - 1] += `\n${line}`;
+    return acc;
+  }, []);
+  const first = (e: string) => e.split('\n')[0]!;
+  const ofCmd = entries.filter((e) => first(e).trim().split(/\s+/)[0] === cmd || first(e).includes(`| ${cmd} `));
+  const ofSub = sub ? ofCmd.filter((e) => first(e).includes(`${cmd} ${sub}`)) : [];
+  return `${parts[0]}\n\nUsage: dumbwaiter ${cmd}${sub && ofSub.length ? ` ${sub}` : ''} ...\n\n${(ofSub.length ? ofSub : ofCmd).join('\n')}\n\n${parts[parts.length - 1]}\n`;
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const [cmd, ...rest] = argv;
-  if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') {
+  if (argv.includes('--version') && argv.length === 1) argv = ['version'];
+  const found = splitCommand(argv);
+  const asksHelp = argv.includes('--help') || argv.includes('-h');
+  if (!found || found.cmd === 'help') {
+    const about = found?.cmd === 'help' ? splitCommand(found.rest) : null;
+    if (about && COMMANDS[about.cmd]) {
+      process.stdout.write(commandHelp(about.cmd, splitCommand(about.rest)?.cmd));
+      return 0;
+    }
+    const unknown = found ? undefined : unknownOption(argv);
+    if (unknown) {
+      warn(`dumbwaiter: unknown option "${unknown}" before the command\n\n${HELP}`);
+      return 2;
+    }
     process.stdout.write(HELP);
-    return cmd ? 0 : 2;
+    return found || asksHelp ? 0 : 2;
   }
-  if (cmd === '--version' || cmd === 'version') {
+  const { cmd, rest } = found;
+  if (cmd === 'version') {
     say(APP_VERSION);
     return 0;
   }
@@ -657,8 +681,8 @@ export async function main(argv: string[]): Promise<number> {
     warn(`dumbwaiter: unknown command "${cmd}"\n\n${HELP}`);
     return 2;
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(HELP);
+  if (asksHelp) {
+    process.stdout.write(commandHelp(cmd, splitCommand(rest)?.cmd));
     return 0;
   }
   try {

@@ -201,3 +201,52 @@ describe('status, audit and errors', () => {
     expect(r.stderr).toContain('dumbwaiter init');
   });
 });
+
+describe('options anywhere, and help for every command', () => {
+  it('takes --home before the command, between a command and its subcommand, and after', () => {
+    const home = path.join(scratch, 'anywhere');
+    expect(dw(['--home', home, 'init', '--spool', path.join(scratch, 'anywhere-spool')]).status).toBe(0);
+    const keyFile = path.join(scratch, 'anywhere.key.json');
+    expect(dw(['keys', '--home', home, 'create', 'k1', '--out', keyFile]).status).toBe(0);
+    for (const args of [['--home', home, 'keys', 'list', '--json'], ['keys', '--home', home, 'list', '--json'], ['keys', 'list', '--json', '--home', home], ['--json', 'keys', '--home', home, 'list']]) {
+      const r = dw(args, { DUMBWAITER_HOME: path.join(scratch, 'not-this-home') });
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      expect((JSON.parse(r.stdout) as { name: string }[]).map((k) => k.name)).toEqual(['k1']);
+    }
+  });
+
+  it('prints the usage of each command and subcommand for --help, -h and help CMD, never the whole list', () => {
+    const cases: [string[], RegExp][] = [
+      [['init', '--help'], /^ {2}init \[--spool DIR/m],
+      [['daemon', '-h'], /^ {2}daemon /m],
+      [['keys', 'create', '--help'], /^ {2}keys create NAME --out FILE/m],
+      [['keys', '--help'], /^ {2}keys list \| keys revoke/m],
+      [['help', 'approvals', 'approve'], /^ {2}approvals approve ID \[--for DURATION/m],
+      [['spools', '--home', '/nowhere', 'check', '--help'], /spools check NAME/],
+      [['resume', '--help'], /^ {2}pause \| resume/m],
+      [['config', '--help'], /^ {2}config get/m],
+      [['resolve', '--help'], /^ {2}resolve ID --check/m],
+      [['status', '--help'], /^ {2}status /m],
+      [['audit', '--help'], /^ {2}audit \[QUERY\]/m],
+      [['cancel', '--help'], /^ {2}cancel ID/m],
+      [['service', '--help'], /^ {2}service install/m],
+    ];
+    for (const [args, usage] of cases) {
+      const r = dw(args);
+      expect(r.status, args.join(' ')).toBe(0);
+      expect(r.stdout, args.join(' ')).toMatch(usage);
+      expect(r.stdout, args.join(' ')).toContain('Every command takes --home DIR');
+      expect(r.stdout, args.join(' ')).not.toContain('Usage: dumbwaiter COMMAND'); // not the whole list
+      expect(r.stdout.split('\n').filter((l) => /^ {2}\S/.test(l)).length, args.join(' ')).toBeLessThanOrEqual(3);
+    }
+  });
+
+  it('says what is wrong, in one line and exit 2, for an option no command takes before its name, and for no command', () => {
+    const unknown = dw(['--scope', 'write', 'keys', 'list']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr.split('\n')[0]).toBe('dumbwaiter: unknown option "--scope" before the command');
+    const none = dw(['--home', path.join(scratch, 'h1')]);
+    expect(none.status).toBe(2);
+    expect(none.stdout).toContain('Usage: dumbwaiter COMMAND [options]');
+  });
+});
