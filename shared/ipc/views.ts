@@ -201,7 +201,7 @@ export interface AuditView {
 export interface RequestView {
   /** The host's handle (what the app and the command line name it by). */
   id: string;
-  /** The id its sandbox gave, where that differs from `id` (another spool's request held it first). */
+  /** The id its sandbox gave, where that differs from `id` (a handle `<id>@<spool>`). */
   wire_id?: string;
   key_id: string;
   op: string;

@@ -7,8 +7,8 @@ export const OP_NAME = /^[a-z][a-z0-9._-]{0,63}$/;
 export const SPOOL_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 /** SPOOL_NAME in words, for every message that refuses a name. */
 export const SPOOL_NAME_RULE = '1-32 lowercase letters, digits, _ or -, starting with a letter or digit';
-/** The host's handle for a request (never on the wire): its id, or `<id>@<spool>` when another
- *  spool's request held that id first (main/core/ledger/requests.ts, handleFor). */
+/** The host's handle for a request (never on the wire): its id in the spool `default`, `<id>@<spool>`
+ *  in every other (main/core/ledger/requests.ts, handleFor). */
 export const REQUEST_HANDLE = new RegExp(`^${REQUEST_ID.source.slice(1, -1)}(@${SPOOL_NAME.source.slice(1, -1)})?$`);
 /** The spool `init` makes (an earlier version's single spool), and the one keys are for unless told. */
 export const DEFAULT_SPOOL = 'default';

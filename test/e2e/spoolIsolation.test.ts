@@ -51,12 +51,13 @@ const runsOf = (id: string) => (existsSync(runs) ? readFileSync(runs, 'utf8').sp
 const resultFile = (dir: string, id: string) => path.join(dir, 'results', `${id}.json`);
 const resultText = (dir: string, id: string) => readFileSync(resultFile(dir, id), 'utf8');
 
-/** A run of `mark` by `key` through the spool at `dir`: it ran. The daemon is alive and serves it. */
+/** A run of `mark` by `key` through the spool at `dir`: it ran, by its handle in that spool. The daemon
+ *  is alive and serves it. */
 async function answered(key: KeyFile, dir: string, id = `ok-${++ids}`): Promise<ResultDoc> {
   host.submit(key, id, 'mark', {}, {}, dir);
   const r = await host.waitResult(id, undefined, undefined, dir);
   expect(r.state, JSON.stringify(r.error)).toBe('succeeded');
-  expect(runsOf(id)).toBe(1);
+  expect(runsOf(host.handleOf(id, dir))).toBe(1);
   return r;
 }
 
@@ -68,8 +69,10 @@ async function bothPassed(): Promise<void> {
 
 describe('request ids used in the other spool', () => {
   // An id binds within its spool: default's sandbox squatting one costs work's nothing and tells it
-  // nothing. The host's handle for work's request is `<id>@work` (its run's DUMBWAITER_REQUEST_ID, so
-  // runsOf tells the two apart); what work's sandbox reads names only the id it gave.
+  // nothing. The host's handle for work's request is `<id>@work` whoever used the id first (its run's
+  // DUMBWAITER_REQUEST_ID, so runsOf tells the two apart: the first two tests see the same value, one
+  // with default first, one with work first), default's the plain id; what work's sandbox reads names
+  // only the id it gave.
   it("work's agent uses an id default's sandbox took first: its own run and result (dw run, exit 0), its retry a replay, its other request of that id a conflict (exit 87) in work alone", async () => {
     const fromA = await answered(a, host.spool, 'run-tests-1');
     const keyFile = path.join(host.root, 'key-b.json');
@@ -93,6 +96,7 @@ describe('request ids used in the other spool', () => {
     expect(JSON.parse(resultText(host.spool, 'run-tests-1'))).toEqual(fromA); // default's untouched
     expect(runsOf('run-tests-1')).toBe(1);
     expect(host.service((s) => s.request('run-tests-1@work'))).toMatchObject({ spool: 'work', wire_id: 'run-tests-1', key_id: b.key_id });
+    expect(host.service((s) => s.request('run-tests-1'))).toMatchObject({ spool: 'default', wire_id: 'run-tests-1', key_id: a.key_id });
 
     // Its retry (same operation and arguments) is a replay of its own: nothing runs again.
     const retry = dw(['run', '--id', 'run-tests-1', 'mark']);
@@ -115,14 +119,20 @@ describe('request ids used in the other spool', () => {
     expect(readdirSync(path.join(host.spool, 'inbox'))).toEqual([]);
   });
 
-  it("and the other way: default's sandbox uses an id of work's, and each spool keeps its own request and result", async () => {
-    const fromB = await answered(b, work, 'shared-2');
-    const before = resultText(work, 'shared-2');
-    host.submit(a, 'shared-2', 'mark');
-    const fromA = await host.waitResult('shared-2');
-    expect(fromA).toMatchObject({ id: 'shared-2', state: 'succeeded', request_hash: requestHash(a.key_id, 'mark', {}) });
-    expect(runsOf('shared-2@default')).toBe(1);
-    expect(resultText(work, 'shared-2')).toBe(before);
+  it("and the other way: default's sandbox uses an id of work's, and each spool keeps its own request and result, and its handle", async () => {
+    // Work first this time: its run sees the same handle as when default had the id first.
+    const fromB = await answered(b, work, 'run-tests-1');
+    expect(runsOf('run-tests-1@work')).toBe(1);
+    expect(runsOf('run-tests-1')).toBe(0);
+    const before = resultText(work, 'run-tests-1');
+    host.submit(a, 'run-tests-1', 'mark');
+    const fromA = await host.waitResult('run-tests-1');
+    expect(fromA).toMatchObject({ id: 'run-tests-1', state: 'succeeded', request_hash: requestHash(a.key_id, 'mark', {}) });
+    // Default's request keeps its plain id as its handle, though work's was recorded first.
+    expect(runsOf('run-tests-1')).toBe(1);
+    expect(host.service((s) => s.request('run-tests-1'))).toMatchObject({ spool: 'default', wire_id: 'run-tests-1', key_id: a.key_id });
+    expect(host.service((s) => s.request('run-tests-1@work'))).toMatchObject({ spool: 'work', wire_id: 'run-tests-1', key_id: b.key_id });
+    expect(resultText(work, 'run-tests-1')).toBe(before);
     expect(fromB.request_hash).toBe(requestHash(b.key_id, 'mark', {}));
     expect(host.audit('', 'conflict')).toEqual([]);
   });
@@ -146,9 +156,8 @@ describe('request ids used in the other spool', () => {
     const [inA, inB] = [await host.waitResult('race-1'), await host.waitResult('race-1', undefined, undefined, work)];
     expect(inA).toMatchObject({ id: 'race-1', state: 'succeeded', request_hash: requestHash(a.key_id, 'mark', {}) });
     expect(inB).toMatchObject({ id: 'race-1', state: 'succeeded', request_hash: requestHash(b.key_id, 'mark', {}) });
-    // Whichever was recorded first has the plain handle, the other its spool's.
-    const handles = (existsSync(runs) ? readFileSync(runs, 'utf8').split('\n') : []).filter((l) => l.startsWith('race-1')).sort();
-    expect([['race-1', 'race-1@work'], ['race-1', 'race-1@default']]).toContainEqual(handles);
+    // Whichever was recorded first, default's has the plain handle and work's its spool's.
+    expect([runsOf('race-1'), runsOf('race-1@work')]).toEqual([1, 1]);
   });
 
   it("a plan and its step named by ids default's sandbox holds too: work's step takes work's plan, and the plan's result names work's ids alone", async () => {
@@ -209,8 +218,9 @@ describe("results of default's requests planted in work/results/", () => {
     // An event the daemon acts on, after those: a forgery of work's own result, which it repairs. The
     // names of the earlier events were looked at first (and, of another spool, left alone).
     const own = await answered(b, work);
+    const ownHandle = host.handleOf(own.id, work);
     writeFileSync(resultFile(work, own.id), forged);
-    await eventually(`the repair of ${own.id}`, () => (host.audit('', 'result_repaired').some((e) => e.request_id === own.id) ? true : undefined));
+    await eventually(`the repair of ${own.id}`, () => (host.audit('', 'result_repaired').some((e) => e.request_id === ownHandle) ? true : undefined));
     expect((JSON.parse(resultText(work, own.id)) as ResultDoc).id).toBe(own.id);
     expect(resultText(work, 'd-done')).toBe(forged);
     expect(resultText(work, 'd-later')).toBe(forged);
@@ -219,7 +229,7 @@ describe("results of default's requests planted in work/results/", () => {
     await daemon.stop();
     daemon = await host.startDaemon({}, { spool: null });
     writeFileSync(resultFile(work, own.id), '{}');
-    await eventually(`a second repair of ${own.id}`, () => (host.audit('', 'result_repaired').filter((e) => e.request_id === own.id).length >= 2 ? true : undefined));
+    await eventually(`a second repair of ${own.id}`, () => (host.audit('', 'result_repaired').filter((e) => e.request_id === ownHandle).length >= 2 ? true : undefined));
     await bothPassed();
     expect(resultText(work, 'd-done')).toBe(forged);
     expect(resultText(work, 'd-later')).toBe(forged);

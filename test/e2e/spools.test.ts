@@ -77,13 +77,13 @@ const spoolsJson = () => JSON.parse(host.cli(['spools', 'list', '--json'], { spo
 const statusSpools = () => (JSON.parse(host.cli(['status', '--json'], { spool: null }).stdout) as { spools: SpoolInfo[] }).spools;
 const problemOf = (name: string) => host.service((s) => s.flags.spoolProblem(name));
 
-/** A run of `mark` by `key` through the spool at `dir`, answered: it ran, once. */
+/** A run of `mark` by `key` through the spool at `dir`, answered: it ran (by its handle in that spool). */
 async function answered(key: KeyFile, dir: string): Promise<ResultDoc> {
   const id = `ok-${++ids}`;
   host.submit(key, id, 'mark', {}, {}, dir);
   const r = await host.waitResult(id, undefined, undefined, dir);
   expect(r.state, JSON.stringify(r.error)).toBe('succeeded');
-  expect(ran(id)).toBe(true);
+  expect(ran(host.handleOf(id, dir))).toBe(true);
   return r;
 }
 
@@ -97,7 +97,7 @@ async function unknownKeyThrough(key: KeyFile, dir: string): Promise<ResultDoc> 
   expect(r.error?.code).toBe('unknown_key');
   const text = JSON.stringify(r);
   for (const other of ['default', 'work', host.spool, work]) expect(text).not.toContain(other);
-  expect(ran(id)).toBe(false);
+  expect(ran(host.handleOf(id, dir))).toBe(false);
   return r;
 }
 
@@ -119,7 +119,7 @@ describe('two spools, two keys', () => {
     const keys = JSON.parse(host.cli(['keys', 'list', '--json'], { spool: 'work' }).stdout) as { key_id: string; spool: string }[];
     expect(keys.map((k) => [k.key_id, k.spool])).toEqual([[b.key_id, 'work']]);
     expect(host.service((s) => s.request('ok-1')?.spool)).toBe('default');
-    expect(host.service((s) => s.request('ok-2')?.spool)).toBe('work');
+    expect(host.service((s) => s.request('ok-2@work')?.spool)).toBe('work');
   });
 
   it('an operation with spools: [work] is only in work/catalog.json, and unknown_op through default; one with no spools: is in both', async () => {
@@ -231,7 +231,7 @@ describe('restarts', () => {
   async function servesBoth(queuedWhileDown: string): Promise<void> {
     const r = await host.waitResult(queuedWhileDown, undefined, undefined, work);
     expect(r.state).toBe('succeeded');
-    expect(ran(queuedWhileDown)).toBe(true);
+    expect(ran(host.handleOf(queuedWhileDown, work))).toBe(true);
     await answered(a, host.spool);
     await answered(b, work);
     await unknownKeyThrough(a, work);
@@ -306,7 +306,7 @@ describe('spools added and removed while the daemon runs', () => {
     expect(refused.stderr).toMatch(/spool late has 1 open request/);
     expect(spoolsJson().map((s) => s.name)).toEqual(['default', 'work', 'late']);
 
-    expect(host.cli(['cancel', 'waiting'], { spool: null }).status).toBe(0);
+    expect(host.cli(['cancel', 'waiting@late'], { spool: null }).status).toBe(0);
     expect((await host.waitResult('waiting', ['cancelled'], undefined, late)).state).toBe('cancelled');
     const removed = host.cli(['spools', 'remove', 'late'], { spool: null });
     expect(removed.status, removed.stderr).toBe(0);
@@ -359,8 +359,8 @@ describe('a spool taken out of the home with a request still open', () => {
     const file = path.join(host.home, 'settings.json');
     const settings = JSON.parse(readFileSync(file, 'utf8')) as { spools: { name: string }[] };
     writeFileSync(file, JSON.stringify({ ...settings, spools: settings.spools.filter((s) => s.name !== 'work') }));
-    await eventually('the stranded request to be cancelled', () => (host.service((s) => s.request('stranded'))?.state === 'cancelled' ? true : undefined));
-    const entry = host.audit('stranded', 'cancelled')[0]!;
+    await eventually('the stranded request to be cancelled', () => (host.service((s) => s.request('stranded@work'))?.state === 'cancelled' ? true : undefined));
+    const entry = host.audit('stranded@work', 'cancelled')[0]!;
     expect(entry.actor).toBe('daemon (spool work was removed)');
     expect(host.ledger((r) => r.openInSpool('work'))).toBe(0);
     // The allowlist names spool work: without it neither the file nor its last good copy loads, so

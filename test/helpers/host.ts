@@ -11,6 +11,7 @@ import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
 import { openLedger } from '../../main/core/ledger/db';
 import { Requests } from '../../main/core/ledger/requests';
 import { AS_USER, NO_UNPRIVILEGED_USER, groupRunning, track } from './processes';
+import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 /** The host's command line as the tests run it: the test build of the bundle (test/setup/global.ts builds
@@ -151,6 +152,13 @@ export function waitForResult(spool: string, id: string, states: RequestState[] 
   }, timeoutMs);
 }
 
+/** The host's handle for the request a sandbox named `id` in the spool named `spool` (the run's
+ *  DUMBWAITER_REQUEST_ID, the audit log's request_id, `approvals approve`, the service's `request`):
+ *  the id in `default`, `<id>@<spool>` in every other (PROTOCOL.md "Ids per spool"). */
+export function handleOf(id: string, spool: string): string {
+  return spool === DEFAULT_SPOOL ? id : `${id}@${spool}`;
+}
+
 export class TestHost {
   readonly root: string;
   readonly home: string;
@@ -159,6 +167,8 @@ export class TestHost {
   readonly work: string;
   private daemons: DaemonProcess[] = [];
   private sentinels = 0;
+  /** The names of the spools this test made, by folder. */
+  private spoolNames = new Map<string, string>();
 
   /** `root`: an empty folder to lay the home and the spool out in (a mount the test made), instead of a new one. */
   constructor(allowlist: string, settings: Record<string, unknown> = {}, opts: { root?: string } = {}) {
@@ -169,6 +179,7 @@ export class TestHost {
     mkdirSync(this.work);
     const init = this.cli(['init']);
     if (init.status !== 0) throw new Error(`init failed: ${init.stderr}`);
+    this.spoolNames.set(this.spool, DEFAULT_SPOOL);
     this.writeAllowlist(allowlist);
     const file = path.join(this.home, 'settings.json');
     const current = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -213,7 +224,16 @@ export class TestHost {
     const dir = path.join(this.root, `spool-${name}`);
     const r = this.cli(['spools', 'add', name, dir], { spool: null });
     if (r.status !== 0) throw new Error(`spools add ${name} failed: ${r.stderr}`);
+    this.spoolNames.set(dir, name);
     return dir;
+  }
+
+  /** handleOf for a request that came through `spool`: a spool's name, or the folder of one this test
+   *  made (else this host's first). */
+  handleOf(id: string, spool = this.spool): string {
+    const name = this.spoolNames.get(spool) ?? spool;
+    if (path.isAbsolute(name)) throw new Error(`no spool of this test at ${spool}`);
+    return handleOf(id, name);
   }
 
   /** `spool`: the spool it acts on (a name or folder; else this host's first spool's folder). */

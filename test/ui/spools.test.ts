@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ui } from './harness';
-import { CLI, DaemonProcess, envelope, waitForResult, writeQueueFile } from '../helpers/host';
+import { CLI, DaemonProcess, envelope, handleOf, waitForResult, writeQueueFile } from '../helpers/host';
 import { track } from '../helpers/processes';
 import { keyFileOf } from '../../main/core/keys/keyStore';
 import type { KeyFile } from '../../shared/protocol/types';
@@ -65,7 +65,7 @@ describe('the spool switcher', () => {
     submit(work, office, 'work-ship', 'ship');
     expect((await waitForResult(ui.host.spool, 'home-hello')).state).toBe('succeeded');
     expect((await waitForResult(work, 'work-hello')).state).toBe('succeeded');
-    await expect.poll(() => ui.svc.request('work-ship')?.state).toBe('awaiting_approval');
+    await expect.poll(() => ui.svc.request(handleOf('work-ship', 'work'))?.state).toBe('awaiting_approval');
 
     await ui.open('/activity');
     const page = ui.page;

@@ -56,7 +56,7 @@ afterAll(() => {
 });
 
 describe('the contract', () => {
-  it("names a request by the host's handle: its id, or <id>@<spool> when another spool held that id", () => {
+  it("names a request by the host's handle: its id in default, <id>@<spool> in another spool", () => {
     const get = ipcContract['requests.get'].request;
     expect(get.safeParse({ id: 'run-tests-1' }).success).toBe(true);
     expect(get.safeParse({ id: 'run-tests-1@work' }).success).toBe(true);

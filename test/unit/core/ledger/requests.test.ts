@@ -43,16 +43,25 @@ describe('request ids bound within their spool', () => {
     expect(l.requests.bound('work', 'run-1')).toBeNull();
   });
 
-  it("the host's handle is the id while no other spool's request holds it, else the id and its spool", () => {
+  it("the host's handle is the id in default and the id and its spool in every other, whatever the other spools hold", () => {
+    // Nothing recorded: another spool's handle is suffixed all the same.
     expect(l.requests.handleFor('default', 'run-1')).toBe('run-1');
-    l.add('run-1', { spool: 'default' });
     expect(l.requests.handleFor('work', 'run-1')).toBe('run-1@work');
     const b = l.requests.insert(l.newRequest('run-1@work', { spool: 'work', wire_id: 'run-1' }));
     expect([b.id, b.wire_id]).toEqual(['run-1@work', 'run-1']);
+    // Default's request of that id, recorded after work's: its plain handle, not told of work's.
+    expect(l.requests.handleFor('default', 'run-1')).toBe('run-1');
+    l.add('run-1', { spool: 'default' });
     expect(l.requests.bound('work', 'run-1')?.id).toBe('run-1@work');
     expect(l.requests.bound('default', 'run-1')?.id).toBe('run-1');
-    // A third spool's request of that id: the plain handle is taken too, its own is free.
+    // And with default's recorded first: the same handle for a third spool's as before.
     expect(l.requests.handleFor('lab', 'run-1')).toBe('run-1@lab');
+  });
+
+  it("a default request whose id a row of another spool holds as its handle (recorded before ids were per spool) gets `@default`", () => {
+    l.add('run-2', { spool: 'work' });
+    expect(l.requests.handleFor('default', 'run-2')).toBe('run-2@default');
+    expect(l.requests.handleFor('default', 'run-3')).toBe('run-3');
   });
 
   it("the result sweep pages through a spool's results by the names of their files", () => {
