@@ -530,7 +530,7 @@ describe('dw believes only what the host signed for its key', () => {
     expectAlive();
   });
 
-  it('a sparse 100 GiB log planted once the run started neither hangs dw run nor fills its memory: --timeout ends it (85), nothing past 64 MiB is shown, and at the end the signed output follows', async () => {
+  it('a sparse 100 GiB log planted once the run started neither hangs dw run nor fills its memory: --timeout ends it (85), nothing past MAX_LIVE_LOG_BYTES (65 MiB) is shown, and at the end the signed output follows', async () => {
     const go = path.join(host.work, 'go-huge-log');
     const log = path.join(host.spool, 'results', 'huge-log.log');
     const first = dwCounted(['run', 'gated', `go=${go}`, '--id', 'huge-log', '--timeout', '10']);

@@ -11,6 +11,7 @@ import { GATED_OP, TestHost, clockPast, eventually, type DaemonProcess } from '.
 import { AS_USER, NO_UNPRIVILEGED_USER, track } from '../helpers/processes';
 import { FORGED_LOG, SUITE_OP, logForger, waitingSaid } from '../helpers/clientCases';
 import { stableId } from '../../shared/client/requestIds';
+import { MAX_LIVE_LOG_BYTES } from '../../shared/client/spoolFiles';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import { signHostDoc } from '../../shared/protocol/hostAuth';
 import type { CatalogDoc, Envelope, KeyFile } from '../../shared/protocol/types';
@@ -797,24 +798,24 @@ describe('what a writer of the spool can no longer make dw.py do', () => {
     return { stderr: () => stderr, done: new Promise((resolve) => proc.on('close', (status) => resolve(status))) };
   }
 
-  it('a huge sparse log planted once the run started is streamed at most 64 MiB, said once, and dw run still ends; the signed output follows', async () => {
+  it('a huge sparse log planted once the run started is streamed at most 65 MiB (MAX_LIVE_LOG_BYTES, as dw.cjs), said once, and dw run still ends; the signed output follows', async () => {
     const outFile = path.join(clientDir, 'huge-log.out');
     const p = dwToFile(['run', 'slow', '--id', 'py-huge-log'], outFile);
     await host.waitResult('py-huge-log', ['running']);
     plantSparse('results/py-huge-log.log', 100 * 1024 * MIB);
-    const capNote = `dw: results/py-huge-log.log is larger than ${64 * MIB} bytes: the live output is not shown further; the host's signed output is given at the end\n`;
+    const capNote = `dw: results/py-huge-log.log is larger than ${MAX_LIVE_LOG_BYTES} bytes: the live output is not shown further; the host's signed output is given at the end\n`;
     await eventually('the note that the live output passed its cap', () => (p.stderr().includes(capNote) ? true : undefined), 120_000);
     expect(dw(['cancel', 'py-huge-log']).status).toBe(0);
     expect(await p.done).toBe(83);
-    expect(statSync(outFile).size).toBe(64 * MIB);
+    expect(statSync(outFile).size).toBe(MAX_LIVE_LOG_BYTES);
     expect(p.stderr().split(capNote).length).toBe(2);
-    expect(p.stderr()).toContain(`dw: the live output above stopped at ${64 * MIB} bytes of results/py-huge-log.log; the host's signed output follows:\n`);
+    expect(p.stderr()).toContain(`dw: the live output above stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/py-huge-log.log; the host's signed output follows:\n`);
     expect(p.stderr()).toMatch(/py-huge-log was cancelled by key /);
     rmSync(outFile);
     expect((await host.sentinel(key)).state).toBe('succeeded');
-  }, 180_000); // 64 MiB through a pipe on a loaded machine
+  }, 180_000); // 65 MiB through a pipe on a loaded machine
 
-  it('--timeout still ends dw run while a huge sparse log is planted (85), having streamed no more than 64 MiB of it', async () => {
+  it('--timeout still ends dw run while a huge sparse log is planted (85), having streamed no more than MAX_LIVE_LOG_BYTES of it', async () => {
     // The run waits for its go file and the log is planted before dw run (a replay that follows the
     // run) starts, so its --timeout can only fire with the huge log there.
     const id = 'py-huge-log-2';
@@ -828,7 +829,7 @@ describe('what a writer of the spool can no longer make dw.py do', () => {
     expect(p.stderr()).toMatch(/py-huge-log-2 is still running after 8 s; check again with: dw wait py-huge-log-2/);
     const streamed = statSync(outFile).size;
     expect(streamed).toBeGreaterThan(0);
-    expect(streamed).toBeLessThanOrEqual(64 * MIB);
+    expect(streamed).toBeLessThanOrEqual(MAX_LIVE_LOG_BYTES);
     rmSync(outFile);
     writeFileSync(go, '');
     expect(await host.waitResult(id)).toMatchObject({ state: 'succeeded', stdout: 'started\ndone\n' });
