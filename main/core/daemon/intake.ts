@@ -1,8 +1,8 @@
 // What happens to one claimed file, in the order protocol-v1 section 3 prescribes: envelope, key, MAC,
-// id, clock, idempotency, policy. The request is in the ledger before anything can run, recorded by the
+// id, idempotency (a bound id), then admission (policy/admission.ts: clock, policy). The request is in the ledger before anything can run, recorded by the
 // lifecycle (Lifecycle.enter) with its audit entries and whatever else must commit with it.
 import { existsSync, unlinkSync } from 'node:fs';
-import { authenticate } from './authenticate';
+import { authenticate, type Authenticated } from './authenticate';
 import type { ApprovalInfo, ErrorCode, Payload, RequestState } from '../../../shared/protocol/types';
 import { requestHash } from '../../../shared/protocol/requestHash';
 import type { RequestLimits, RunPlan } from '../allowlist/plan';
@@ -123,57 +123,75 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     const note = foreign ? ` (key ${auth.keyId} belongs to spool "${foreign}"; the request came through spool "${d.spool}")` : '';
     return refuseUnbound(auth.code, auth.message, auth.op, auth.keyId, note);
   }
+  // Authenticated: from here on the id is bound (within this spool only: another sandbox's request of
+  // the same id is none of this one's).
+  const now = Date.now();
+  const hash = requestHash(auth.key.key_id, auth.payload.op, auth.payload.args); // the idempotency binding: the id is tied to its key and what it asks
+  const authentic: Authentic = { id, auth, hash, now, done };
+  const existing = d.requests.bound(d.spool, id);
+  return existing ? answerBound(d, authentic, existing, recovering) : record(d, authentic);
+}
+
+/** An authenticated request: its id, what authentication found, its binding hash, when it was taken,
+ *  and how its claimed file is dropped. */
+interface Authentic {
+  id: string;
+  auth: Authenticated;
+  hash: string;
+  now: number;
+  done: () => void;
+}
+
+/** A request whose id is bound already: our own claim found again after a crash, a replay, or a conflict. */
+function answerBound(d: IntakeDeps, { id, auth, hash, now, done }: Authentic, existing: RequestRow, recovering: boolean): IntakeOutcome {
   const { key, payload: p, mac } = auth;
   const keyId = key.key_id;
-
-  // Authenticated: from here on the id is bound.
-  const now = Date.now();
-  const touchKey = () => d.keys.touch(keyId, new Date(now).toISOString());
-  const hash = requestHash(keyId, p.op, p.args); // the idempotency binding: the id is tied to its key and what it asks
-  // Bound within this spool only: another sandbox's request of the same id is none of this one's.
-  const existing = d.requests.bound(d.spool, id);
-  if (existing) {
-    touchKey();
-    done();
-    if (!existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
-    if (existing.binding_hash === hash) {
-      if (recovering && existing.mac === mac) {
-        // Our own claim, left behind by a crash between the ledger insert and the unlink.
-        d.audit.record({ spool: d.spool, kind: 'claim_recovered', request_id: existing.id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
-        return { kind: 'duplicate_claim' };
-      }
-      d.audit.record({
-        spool: d.spool,
-        kind: 'replay',
-        request_id: existing.id,
-        key_id: keyId,
-        op: p.op,
-        message: `replay of ${existing.id}: nothing runs again; the existing result (${existing.state}) stands`,
-      });
-      return { kind: 'replay' };
+  d.keys.touch(keyId, new Date(now).toISOString());
+  done();
+  if (!existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
+  if (existing.binding_hash === hash) {
+    if (recovering && existing.mac === mac) {
+      // Our own claim, left behind by a crash between the ledger insert and the unlink.
+      d.audit.record({ spool: d.spool, kind: 'claim_recovered', request_id: existing.id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
+      return { kind: 'duplicate_claim' };
     }
     d.audit.record({
       spool: d.spool,
-      kind: 'conflict',
+      kind: 'replay',
       request_id: existing.id,
       key_id: keyId,
       op: p.op,
-      message: `conflict: ${existing.id} is already bound to ${existing.key_id === keyId ? `another request (op ${existing.op})` : 'another key'}; nothing runs and its result is unchanged`,
-      details: { bound_op: existing.op, bound_key: existing.key_id },
+      message: `replay of ${existing.id}: nothing runs again; the existing result (${existing.state}) stands`,
     });
-    const boundTo = existing.key_id === keyId ? `your earlier request (operation ${existing.op})` : 'a request of another key';
-    writeInboxMessage(
-      d.paths.inbox,
-      { keyId, secret: auth.secret },
-      'conflict',
-      id,
-      `Request id "${id}" is already bound to ${boundTo}; nothing was run, and its result is that request's. Use a new id for a different request.`,
-      { request_hash: hash },
-    );
-    d.log.warn(`conflict on ${existing.id}`);
-    return { kind: 'conflict' };
+    return { kind: 'replay' };
   }
+  d.audit.record({
+    spool: d.spool,
+    kind: 'conflict',
+    request_id: existing.id,
+    key_id: keyId,
+    op: p.op,
+    message: `conflict: ${existing.id} is already bound to ${existing.key_id === keyId ? `another request (op ${existing.op})` : 'another key'}; nothing runs and its result is unchanged`,
+    details: { bound_op: existing.op, bound_key: existing.key_id },
+  });
+  const boundTo = existing.key_id === keyId ? `your earlier request (operation ${existing.op})` : 'a request of another key';
+  writeInboxMessage(
+    d.paths.inbox,
+    { keyId, secret: auth.secret },
+    'conflict',
+    id,
+    `Request id "${id}" is already bound to ${boundTo}; nothing was run, and its result is that request's. Use a new id for a different request.`,
+    { request_hash: hash },
+  );
+  d.log.warn(`conflict on ${existing.id}`);
+  return { kind: 'conflict' };
+}
 
+/** A request whose id was not bound: admitted (policy/admission.ts) and recorded as what admission says. */
+function record(d: IntakeDeps, { id, auth, hash, now, done }: Authentic): IntakeOutcome {
+  const { key, payload: p, mac } = auth;
+  const keyId = key.key_id;
+  const touchKey = () => d.keys.touch(keyId, new Date(now).toISOString());
   // Clock, then a plan proposal, the built-ins or the policy gate (operation, arguments, scope, spend, approval).
   const limits = limitsOf(p);
   const admission = admit(
