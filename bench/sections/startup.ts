@@ -123,6 +123,9 @@ function rowOf(l: Lifecycle, keyId: string): RequestRow | 'unbound' | null {
     run_marker: null,
     run_since: null,
     reconcile_json: null,
+    approved_by_actor: kinds.includes('approved') ? decider : null,
+    approved_by_grant: null,
+    approved_by_plan: null,
   };
 }
 

@@ -12,6 +12,8 @@ import { isFinalState, type RequestState } from '../../shared/protocol/types';
 import { PLAN_OP, keptSteps } from './policy/plans';
 import { samePlan } from './policy/gate';
 import { covers, grantRules, rulesInBrief, type ArgRules, type Widen } from './policy/grantRules';
+import { approvedByFields, approvedByText, type ApprovedBy } from './ledger/approvedBy';
+import { merged } from './merged';
 
 const planNotForAWhile = (id: string) =>
   new UserError(`${id} is a plan: it is approved once, as a whole, and its expiry says how long its steps may be used (no --for)`);
@@ -40,13 +42,14 @@ export class Decisions {
     return row;
   }
 
-  private approveRow(row: RequestRow, by: string, how: string): RequestRow | null {
+  private approveRow(row: RequestRow, by: ApprovedBy, how: string): RequestRow | null {
     const ceiling = approvalOf(row)?.ceiling ?? null;
+    const who = approvedByText(by);
     return this.lifecycle.move(
       row,
       'queued',
-      { decided_by: by, decided_at: new Date().toISOString(), ceiling_override: ceiling ? 1 : 0 },
-      { kind: 'approved', actor: by, message: `approved by ${by}${how}${ceiling ? ` (allowed past ${ceiling})` : ''}` },
+      merged(approvedByFields(by), { decided_at: new Date().toISOString(), ceiling_override: ceiling ? 1 : 0 }),
+      { kind: 'approved', actor: who, message: `approved by ${who}${how}${ceiling ? ` (allowed past ${ceiling})` : ''}` },
     );
   }
 
@@ -81,7 +84,7 @@ export class Decisions {
     }
     if (row.op === PLAN_OP) return { row: this.approvePlan(row, by, forSeconds), grant: null, alsoApproved: [] };
     const rules = forSeconds === undefined ? null : this.rulesFor(row, widen); // refused before anything changes
-    const approved = this.approveRow(row, by, '');
+    const approved = this.approveRow(row, { actor: by }, '');
     if (!approved) throw new UserError(`request ${id} changed while approving; look again`);
     if (forSeconds === undefined || rules === null) return { row: approved, grant: null, alsoApproved: [] };
     const grant = this.grants.create(row.key_id, row.op, rules, forSeconds, by);
@@ -99,7 +102,7 @@ export class Decisions {
       if (other.key_id !== row.key_id || other.op !== row.op || approvalOf(other)?.ceiling) continue;
       const plan = planOf(other);
       if (!plan?.args || !samePlan(shown, plan) || !covers(rules, plan.args)) continue;
-      const next = this.approveRow(other, `grant ${grant.id}`, ` (time-boxed approval by ${by})`);
+      const next = this.approveRow(other, { grant: grant.id }, ` (time-boxed approval by ${by})`);
       if (next) {
         this.grants.use(grant.id);
         alsoApproved.push(next);
@@ -118,7 +121,7 @@ export class Decisions {
     const next = this.lifecycle.move(
       row,
       'succeeded',
-      { decided_by: by, decided_at: new Date().toISOString() },
+      merged(approvedByFields({ actor: by }), { decided_at: new Date().toISOString() }),
       { kind: 'approved', actor: by, message: `approved by ${by}: plan of ${keptSteps(row)?.length ?? 0} step(s), usable until ${row.expires_at}` },
     );
     if (!next) throw new UserError(`request ${row.id} changed while approving; look again`);

@@ -1,23 +1,24 @@
 // What happens to one claimed file, in the order protocol-v1 section 3 prescribes: envelope, key, MAC,
-// id, clock, idempotency, policy. The request is in the ledger before anything can run, recorded by the
+// id, idempotency (a bound id), then admission (policy/admission.ts: clock, policy). The request is in the ledger before anything can run, recorded by the
 // lifecycle (Lifecycle.enter) with its audit entries and whatever else must commit with it.
 import { existsSync, unlinkSync } from 'node:fs';
-import { authenticate } from './authenticate';
+import { authenticate, type Authenticated } from './authenticate';
 import type { ApprovalInfo, ErrorCode, Payload, RequestState } from '../../../shared/protocol/types';
 import { requestHash } from '../../../shared/protocol/requestHash';
 import type { RequestLimits, RunPlan } from '../allowlist/plan';
-import { gate } from '../policy/gate';
 import type { Grant, Grants } from '../ledger/grants';
 import type { Decisions } from '../decisions';
 import type { Settings } from '../settings';
 import { runBuiltin } from './builtins';
-import { PLAN_OP, matchStep, proposePlan, type KeptStep, type StepMatch } from '../policy/plans';
-import { clockProblem } from '../policy/clock';
+import type { KeptStep } from '../policy/plans';
+import { admit, type Admission, type PlanClaim } from '../policy/admission';
+import type { ApprovedBy } from '../ledger/approvedBy';
+import { merged } from '../merged';
 import { refusalKind, type EntryState, type Lifecycle, type MoveNote } from '../lifecycle';
 import { faultPoint } from '../faults';
 import type { Allowlist } from '../allowlist/types';
 import type { AuditLog } from '../ledger/audit';
-import type { KeyStore } from '../keys/keyStore';
+import type { KeyInfo, KeyStore } from '../keys/keyStore';
 import type { NewRequest, RequestRow, Requests } from '../ledger/requests';
 import type { ResultWriter } from '../spool/results';
 import { quarantine, readClaimed } from '../spool/claim';
@@ -122,127 +123,96 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     const note = foreign ? ` (key ${auth.keyId} belongs to spool "${foreign}"; the request came through spool "${d.spool}")` : '';
     return refuseUnbound(auth.code, auth.message, auth.op, auth.keyId, note);
   }
+  // Authenticated: from here on the id is bound (within this spool only: another sandbox's request of
+  // the same id is none of this one's).
+  const now = Date.now();
+  const hash = requestHash(auth.key.key_id, auth.payload.op, auth.payload.args); // the idempotency binding: the id is tied to its key and what it asks
+  const authentic: Authentic = { id, auth, hash, now, done };
+  const existing = d.requests.bound(d.spool, id);
+  return existing ? answerBound(d, authentic, existing, recovering) : record(d, authentic);
+}
+
+/** An authenticated request: its id, what authentication found, its binding hash, when it was taken,
+ *  and how its claimed file is dropped. */
+interface Authentic {
+  id: string;
+  auth: Authenticated;
+  hash: string;
+  now: number;
+  done: () => void;
+}
+
+/** A request whose id is bound already: our own claim found again after a crash, a replay, or a conflict. */
+function answerBound(d: IntakeDeps, { id, auth, hash, now, done }: Authentic, existing: RequestRow, recovering: boolean): IntakeOutcome {
   const { key, payload: p, mac } = auth;
   const keyId = key.key_id;
-
-  // Authenticated: from here on the id is bound.
-  const now = Date.now();
-  const touchKey = () => d.keys.touch(keyId, new Date(now).toISOString());
-  const hash = requestHash(keyId, p.op, p.args); // the idempotency binding: the id is tied to its key and what it asks
-  // Bound within this spool only: another sandbox's request of the same id is none of this one's.
-  const existing = d.requests.bound(d.spool, id);
-  if (existing) {
-    touchKey();
-    done();
-    if (!existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
-    if (existing.binding_hash === hash) {
-      if (recovering && existing.mac === mac) {
-        // Our own claim, left behind by a crash between the ledger insert and the unlink.
-        d.audit.record({ spool: d.spool, kind: 'claim_recovered', request_id: existing.id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
-        return { kind: 'duplicate_claim' };
-      }
-      d.audit.record({
-        spool: d.spool,
-        kind: 'replay',
-        request_id: existing.id,
-        key_id: keyId,
-        op: p.op,
-        message: `replay of ${existing.id}: nothing runs again; the existing result (${existing.state}) stands`,
-      });
-      return { kind: 'replay' };
+  d.keys.touch(keyId, new Date(now).toISOString());
+  done();
+  if (!existsSync(resultPath(d.paths.results, id))) d.results.publish(existing); // reaped from the spool, still bound
+  if (existing.binding_hash === hash) {
+    if (recovering && existing.mac === mac) {
+      // Our own claim, left behind by a crash between the ledger insert and the unlink.
+      d.audit.record({ spool: d.spool, kind: 'claim_recovered', request_id: existing.id, key_id: keyId, op: p.op, message: 'claimed file was already recorded' });
+      return { kind: 'duplicate_claim' };
     }
     d.audit.record({
       spool: d.spool,
-      kind: 'conflict',
+      kind: 'replay',
       request_id: existing.id,
       key_id: keyId,
       op: p.op,
-      message: `conflict: ${existing.id} is already bound to ${existing.key_id === keyId ? `another request (op ${existing.op})` : 'another key'}; nothing runs and its result is unchanged`,
-      details: { bound_op: existing.op, bound_key: existing.key_id },
+      message: `replay of ${existing.id}: nothing runs again; the existing result (${existing.state}) stands`,
     });
-    const boundTo = existing.key_id === keyId ? `your earlier request (operation ${existing.op})` : 'a request of another key';
-    writeInboxMessage(
-      d.paths.inbox,
-      { keyId, secret: auth.secret },
-      'conflict',
-      id,
-      `Request id "${id}" is already bound to ${boundTo}; nothing was run, and its result is that request's. Use a new id for a different request.`,
-      { request_hash: hash },
-    );
-    d.log.warn(`conflict on ${existing.id}`);
-    return { kind: 'conflict' };
+    return { kind: 'replay' };
   }
+  d.audit.record({
+    spool: d.spool,
+    kind: 'conflict',
+    request_id: existing.id,
+    key_id: keyId,
+    op: p.op,
+    message: `conflict: ${existing.id} is already bound to ${existing.key_id === keyId ? `another request (op ${existing.op})` : 'another key'}; nothing runs and its result is unchanged`,
+    details: { bound_op: existing.op, bound_key: existing.key_id },
+  });
+  const boundTo = existing.key_id === keyId ? `your earlier request (operation ${existing.op})` : 'a request of another key';
+  writeInboxMessage(
+    d.paths.inbox,
+    { keyId, secret: auth.secret },
+    'conflict',
+    id,
+    `Request id "${id}" is already bound to ${boundTo}; nothing was run, and its result is that request's. Use a new id for a different request.`,
+    { request_hash: hash },
+  );
+  d.log.warn(`conflict on ${existing.id}`);
+  return { kind: 'conflict' };
+}
 
-  // Clock, then the built-ins or the policy gate (operation, arguments, scope, spend, approval).
+/** A request whose id was not bound: admitted (policy/admission.ts) and recorded as what admission says. */
+function record(d: IntakeDeps, { id, auth, hash, now, done }: Authentic): IntakeOutcome {
+  const { key, payload: p, mac } = auth;
+  const keyId = key.key_id;
+  const touchKey = () => d.keys.touch(keyId, new Date(now).toISOString());
+  // Clock, then a plan proposal, the built-ins or the policy gate (operation, arguments, scope, spend, approval).
   const limits = limitsOf(p);
-  let state: EntryState = 'queued';
-  let error: { code: ErrorCode; message: string } | null = null;
-  let plan: RunPlan | null = null;
-  let approval: ApprovalInfo | null = null;
-  let grant: Grant | null = null;
-  /** A built-in's answer: it enters finished, with its output. */
-  let answered: Pick<NewRequest, 'stdout' | 'exit_code' | 'started_at' | 'finished_at' | 'duration_ms'> | null = null;
-  let steps: KeptStep[] | null = null;
-  /** The plan step this request claims (payload plan_id): matched, or why not. */
-  let step: StepMatch | null = null;
-  const clock = clockProblem(p.created_at, p.expires_at, now, d.maxRequestAgeMs());
-  if (clock) {
-    state = clock.state;
-    error = { code: clock.code, message: clock.message };
-  } else if (p.op === PLAN_OP) {
-    const r = proposePlan({ allowlist: d.allowlist(), key, args: p.args, expiresAt: p.expires_at, intent: p.intent ?? null, approvalTimeoutS: d.settings().approval_timeout_s, now: new Date(now) });
-    if (r.ok) {
-      state = 'awaiting_approval';
-      approval = r.approval;
-      steps = r.steps;
-    } else {
-      state = 'rejected';
-      error = { code: r.code, message: r.message };
-    }
-  } else if (p.op.startsWith('dumbwaiter.')) {
-    const r = runBuiltin({ requests: d.requests, decisions: d.decisions, hostId: d.settings().host_id }, key, p.op, p.args);
-    if (r.ok) {
-      const at = new Date().toISOString();
-      state = 'succeeded';
-      answered = { stdout: r.stdout, exit_code: 0, started_at: at, finished_at: at, duration_ms: 0 };
-    } else {
-      state = 'rejected';
-      error = { code: r.code, message: r.message };
-    }
-  } else {
-    const allowlist = d.allowlist();
-    if (p.plan_id) step = matchStep(d.requests.bound(d.spool, p.plan_id), p.plan_id, keyId, p.op, p.args, allowlist, new Date(now));
-    // A matched step is approved as the plan's approval (scope, ceilings and validity still apply).
-    const approved = step?.ok ? { plan: step.plan, ceilingOverride: false } : null;
-    const g = gate({ allowlist, settings: d.settings(), db: d.db, grants: d.grants, key, op: p.op, args: p.args, limits, intent: p.intent ?? null, approved, now: new Date(now) });
-    if (g.kind === 'refuse') {
-      state = 'rejected';
-      error = { code: g.code, message: g.message };
-    } else if (g.kind === 'ask') {
-      state = 'awaiting_approval';
-      plan = g.plan;
-      // A plan it claims but does not match is said on the card and in its result: the person and the
-      // agent both learn why it waits.
-      approval = step && !step.ok ? { ...g.approval, plan_claim: { plan_id: p.plan_id!, reason: step.reason } } : g.approval;
-    } else {
-      plan = g.plan;
-      grant = g.grant;
-    }
-  }
+  const admission = admit(
+    { spool: d.spool, key, op: p.op, args: p.args, limits, intent: p.intent ?? null, created_at: p.created_at, expires_at: p.expires_at ?? null, plan_id: p.plan_id ?? null },
+    { allowlist: d.allowlist(), settings: d.settings(), db: d.db, grants: d.grants, requests: d.requests, maxRequestAgeMs: d.maxRequestAgeMs(), now: new Date(now) },
+  );
+  const { state, error, plan, approval, steps, answered, by, grant, step, unmatched } = entryOf(d, key, p.op, p.args, admission);
   /** The step this request takes: only one that matched and may go now (a ceiling still asks a human). */
-  const taken = step?.ok && state === 'queued' ? step : null;
+  const taken = state === 'queued' ? step : null;
 
   /** The host's handle for it (the command line, the app, the audit log, the run's environment). */
   const handle = d.requests.handleFor(d.spool, id);
   const notes: MoveNote[] = [];
-  if (step && !step.ok) {
-    notes.push({ kind: 'plan_step_unmatched', message: `not a step of plan ${p.plan_id}: ${step.reason}; the usual policy applies`, details: { plan_id: p.plan_id, reason: step.reason } });
+  if (unmatched) {
+    notes.push({ kind: 'plan_step_unmatched', message: `not a step of plan ${p.plan_id}: ${unmatched.reason}; the usual policy applies`, details: { plan_id: p.plan_id, reason: unmatched.reason } });
   }
   notes.push({
     kind: error ? refusalKind(state, error.code) : state === 'awaiting_approval' ? 'approval_requested' : 'claimed',
     message: error
       ? `${error.code}: ${error.message}`
-      : `claimed ${handle}: ${p.op} -> ${state}${grant ? ` (approved by grant ${grant.id})` : ''}${taken ? ` (step ${taken.index + 1} of approved plan ${p.plan_id})` : ''}${approval?.ceiling ? ` (would cross ${approval.ceiling}${step?.ok ? `, though it is step ${step.index + 1} of plan ${p.plan_id}` : ''})` : ''}`,
+      : `claimed ${handle}: ${p.op} -> ${state}${grant ? ` (approved by grant ${grant.id})` : ''}${taken !== null ? ` (step ${taken + 1} of approved plan ${p.plan_id})` : ''}${approval?.ceiling ? ` (would cross ${approval.ceiling}${step !== null ? `, though it is step ${step + 1} of plan ${p.plan_id}` : ''})` : ''}`,
     details: { state, ...(error ? { code: error.code } : {}), ...(plan ? { argv: plan.argv } : {}), ...(p.intent ? { intent: p.intent } : {}) },
   });
   // A slot free now: queued -> running in the insert's own commit (no `queued` commit or result file).
@@ -267,7 +237,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
         error_code: error?.code ?? null,
         error_message: error?.message ?? null,
         approval,
-        decided_by: taken ? `plan ${p.plan_id}` : grant ? `grant ${grant.id}` : null,
+        approved_by: by,
         plan_id: p.plan_id ?? null,
         limits_json: limits ? JSON.stringify(limits) : null,
         steps_json: steps ? JSON.stringify(steps) : null,
@@ -275,7 +245,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
       },
       notes,
       {
-        ...(taken ? { takesStep: taken.index } : {}),
+        ...(taken !== null ? { takesStep: taken } : {}),
         ...(startNow ? { startNow: { started_at: new Date().toISOString(), cost: startNow.cost }, launch: (started: RequestRow) => d.runs.launch(started, startNow) } : {}),
         alsoInCommit: () => {
           touchKey();
@@ -299,4 +269,42 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     startNow ? () => d.runs.release(handle) : undefined,
   );
   return error ? { kind: 'refused', code: error.code } : { kind: 'recorded', state: row.state };
+}
+
+/** What intake records of an admitted request (a built-in is answered here, and enters finished). */
+interface Entry {
+  state: EntryState;
+  error: { code: ErrorCode; message: string } | null;
+  /** The run it was checked for (what the card shows, or what runs). */
+  plan: RunPlan | null;
+  approval: ApprovalInfo | null;
+  /** A proposed plan's steps. */
+  steps: KeptStep[] | null;
+  /** A built-in's answer: it enters finished, with its output. */
+  answered: Pick<NewRequest, 'stdout' | 'exit_code' | 'started_at' | 'finished_at' | 'duration_ms'> | null;
+  by: ApprovedBy | null;
+  grant: Grant | null;
+  /** The step of its plan it is (taken if it is queued). */
+  step: number | null;
+  /** The plan it claims but is no step of, and why. */
+  unmatched: PlanClaim | null;
+}
+
+const NOTHING = { error: null, plan: null, approval: null, steps: null, answered: null, by: null, grant: null, step: null, unmatched: null };
+
+function entryOf(d: IntakeDeps, key: KeyInfo, op: string, args: Record<string, unknown>, a: Admission): Entry {
+  switch (a.kind) {
+    case 'refused':
+      return merged(NOTHING, { state: a.state, error: { code: a.code, message: a.message }, unmatched: a.unmatched ?? null });
+    case 'waits':
+      return merged(NOTHING, { state: 'awaiting_approval' as const, plan: a.plan, approval: a.approval, steps: a.steps ?? null, step: a.step ?? null, unmatched: a.unmatched ?? null });
+    case 'runs':
+      return merged(NOTHING, { state: 'queued' as const, plan: a.plan, by: a.by, grant: a.grant, step: a.step ?? null, unmatched: a.unmatched ?? null });
+    case 'builtin': {
+      const r = runBuiltin({ requests: d.requests, decisions: d.decisions, hostId: d.settings().host_id }, key, op, args);
+      if (!r.ok) return merged(NOTHING, { state: 'rejected' as const, error: { code: r.code, message: r.message } });
+      const at = new Date().toISOString();
+      return merged(NOTHING, { state: 'succeeded' as const, answered: { stdout: r.stdout, exit_code: 0, started_at: at, finished_at: at, duration_ms: 0 } });
+    }
+  }
 }

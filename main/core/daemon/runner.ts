@@ -1,26 +1,26 @@
-// Running what is queued: the gate again just before a run, a free slot per operation, the run, and
+// Running what is queued: admitted again just before a run (policy/admission.ts), a free slot per operation, the run, and
 // its end recorded; and at start, the runs a stopped host left behind: those still running are watched
 // as orphans (orphans.ts) and hold their slots, the others become uncertain and are reconciled
 // (reconciler.ts) where their operation says how; and the processes of orphans a human gave a verdict
 // that no host ended yet are ended.
 import { existsSync } from 'node:fs';
-import { commitSoon, type Db } from '../ledger/db';
+import type { Db } from '../ledger/db';
 import type { AuditLog } from '../ledger/audit';
-import { approvalOf, planOf, type RequestRow, type Requests } from '../ledger/requests';
-import { claimBeforeStart } from '../policy/plans';
+import type { RequestRow, Requests } from '../ledger/requests';
+import { approvedByFields, approvedByOf } from '../ledger/approvedBy';
+import { admissionOf, admit } from '../policy/admission';
+import { merged } from '../merged';
 import type { KeyStore } from '../keys/keyStore';
 import type { Grants } from '../ledger/grants';
 import type { HostFlags } from '../ledger/meta';
 import type { Lifecycle } from '../lifecycle';
-import type { RequestLimits, RunPlan } from '../allowlist/plan';
+import type { RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
 import type { Settings } from '../settings';
 import type { Logger } from '../log';
 import { makeLiveLog } from '../spool/liveLogFile';
 import type { SpoolPaths } from '../spool/layout';
-import { gate } from '../policy/gate';
 import { allowlistFor } from '../allowlist/forSpool';
-import { clockProblem } from '../policy/clock';
 import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import type { RunHandle, RunOutcome } from '../exec/executor';
 import { SpawnerLost, type RunStarter } from '../exec/spawner';
@@ -28,6 +28,7 @@ import { faultPoint } from '../faults';
 import { Orphan, type OrphanEnd, type OrphanWatch, type Remains } from './orphans';
 import { settleHint, uncheckedInterruption, type Reconciler } from './reconciler';
 import { writeFailureCode } from '../ledger/room';
+import { noteStarted, runEnd, spawnFailure } from './runRecord';
 
 export interface RunnerDeps {
   db: Db;
@@ -202,49 +203,33 @@ export class Runner {
   private startRow(row: RequestRow): void {
     const { lifecycle } = this.d;
     const settings = this.d.settings();
-    const clock = clockProblem(row.created_at, row.expires_at, Date.now(), settings.max_request_age_s * 1000);
-    if (clock?.state === 'expired') return void lifecycle.refuse(row, 'expired', 'expired', `${clock.message}, before it could start`);
-    const key = this.d.keys.get(row.key_id);
-    if (!key || key.revoked_at) return void lifecycle.refuse(row, 'rejected', 'revoked_key', `key ${row.key_id} was revoked before this request started`);
-    // The gate again, just before it runs: the allowlist, a path on disk, the spend, a grant or a plan may have changed.
-    const approved = this.stillApproved(row);
-    const g = gate({
+    // Admitted again, just before it runs: its expiry, its key, the allowlist, a path on disk, the
+    // spend, its grant or its plan may have changed since intake.
+    const a = admit(admissionOf(row, this.d.keys.get(row.key_id)), {
       allowlist: allowlistFor(this.d.allowlist(), row.spool),
       settings,
       db: this.d.db,
       grants: this.d.grants,
-      key,
-      op: row.op,
-      args: JSON.parse(row.args_json) as Record<string, unknown>,
-      limits: row.limits_json ? (JSON.parse(row.limits_json) as RequestLimits) : null,
-      intent: row.intent,
-      approved: approved ? { plan: planOf(row), ceilingOverride: row.ceiling_override === 1 } : null,
+      requests: this.d.requests,
+      maxRequestAgeMs: settings.max_request_age_s * 1000,
+      now: new Date(),
     });
-    if (g.kind === 'refuse') return void lifecycle.refuse(row, 'rejected', g.code, `${g.message} (checked again before starting)`);
-    if (g.kind === 'ask') {
-      const why = g.approval.ceiling
-        ? `it would cross ${g.approval.ceiling}`
-        : row.decided_by && !approved
-          ? `its approval (${row.decided_by}) no longer holds`
-          : 'what it would run changed since it was approved';
-      const claim = claimBeforeStart(row, approvalOf(row), approved, g.approval.ceiling, row.plan_id ? this.d.requests.bound(row.spool, row.plan_id) : null);
-      lifecycle.move(
-        row,
-        'awaiting_approval',
-        { approval_json: JSON.stringify(claim ? { ...g.approval, plan_claim: claim } : g.approval), plan_json: JSON.stringify(g.plan), decided_by: null, decided_at: null, ceiling_override: 0 },
-        { kind: 'approval_requested', message: `back to approval before starting: ${why}` },
-      );
-      return;
+    if (a.kind === 'refused') return void lifecycle.refuse(row, a.state, a.code, a.message);
+    if (a.kind === 'waits') {
+      const back = merged(approvedByFields(null), { approval_json: JSON.stringify(a.approval), plan_json: JSON.stringify(a.plan), decided_at: null, ceiling_override: 0 });
+      return void lifecycle.move(row, 'awaiting_approval', back, { kind: 'approval_requested', message: `back to approval before starting: ${a.why}` });
     }
-    const plan = g.plan;
-    if (g.grant) this.d.grants.use(g.grant.id);
+    if (a.kind !== 'runs') throw new Error(`${row.id} (${row.op}) cannot be queued to run (runner.ts)`);
+    const plan = a.plan;
+    if (a.grant) this.d.grants.use(a.grant.id);
     if (cwdMissing(plan)) return void lifecycle.refuse(row, 'failed', 'spawn_failed', `the operation's working folder ${plan.cwd} does not exist`);
 
     const started = lifecycle.start(row, {
       started_at: new Date().toISOString(),
       plan_json: JSON.stringify(plan),
       cost: plan.cost,
-      ...(g.grant && !row.decided_by ? { decided_by: `grant ${g.grant.id}`, decided_at: new Date().toISOString() } : {}),
+      // Approved by a grant only now: recorded as its approval.
+      ...(a.by && !approvedByOf(row) ? merged(approvedByFields(a.by), { decided_at: new Date().toISOString() }) : {}),
     });
     if (!started) return;
     // Inside a group (the runs that ended, endTogether) the start shares its commit, and the run is
@@ -317,30 +302,9 @@ export class Runner {
     } catch (e) {
       // It may have started: no pid to look for, so it ends uncertain, as a run cut by a host crash.
       if (e instanceof SpawnerLost) return { row, remains: null };
-      // Recorded as running already: it must end as failed, never stay running with nothing behind it.
-      const at = new Date().toISOString();
-      const error = { code: 'spawn_failed' as const, message: `could not start "${plan.argv[0]}": ${(e as Error).message}` };
-      return { outcome: { exit_code: null, signal: null, stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false, error, terminated: null, finished_at: at, duration_ms: 0, log: null } };
+      return { outcome: spawnFailure(plan, e as Error) };
     }
-    // What finds its processes and the audit entry, in the commit without an fsync made at the end of
-    // this turn (a burst's starts share one): a daemon's crash loses nothing written, and a power cut
-    // that loses it ends the processes too (the run is then uncertain either way); the run's next
-    // synced commit makes it durable.
-    commitSoon(
-      this.d.db,
-      () => {
-        if (handle.pid !== null) this.d.requests.setProcesses(row.id, handle.pid, handle.marker, handle.since);
-        this.d.audit.record({
-          kind: 'started',
-          request_id: row.id,
-          key_id: row.key_id,
-          op: row.op,
-          message: `started ${row.op}: ${JSON.stringify(plan.argv)} in ${plan.cwd}${handle.pid !== null ? ` (pid ${handle.pid})` : ''}`,
-          details: { argv: plan.argv, cwd: plan.cwd, pid: handle.pid },
-        });
-      },
-      () => faultPoint('after_spawn'),
-    );
+    noteStarted(this.d, row, plan, handle);
     this.d.log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
     onHandle(handle);
     try {
@@ -470,55 +434,10 @@ export class Runner {
     if (reconcilable) this.reconciler.enqueue(next, orphanEnded ? 'daemon (orphan ended)' : 'daemon (restart)');
   }
 
-  /** A human's approval stands; a plan's (`plan <id>`) while the plan has not expired or been
-   *  withdrawn; a grant's while the grant is still active. */
-  private stillApproved(row: RequestRow): boolean {
-    if (!row.decided_by) return false;
-    const grant = /^grant (\S+)$/.exec(row.decided_by);
-    if (grant) return this.d.grants.isActive(grant[1]!);
-    // A plan's approval holds until the plan expires or is withdrawn (its expiry is then the withdrawal).
-    const plan = /^plan (\S+)$/.exec(row.decided_by);
-    const expires = plan ? this.d.requests.bound(row.spool, plan[1]!)?.expires_at : null;
-    return plan === null || (expires != null && Date.parse(expires) > Date.now());
-  }
-
   private finishRow(row: RequestRow, o: RunOutcome): void {
     faultPoint('after_exit_before_result');
-    let state: 'succeeded' | 'failed' | 'cancelled' | 'uncertain';
-    let error = o.error;
-    if (o.terminated === 'cancel') {
-      state = 'cancelled';
-      error = null;
-    } else if (o.error) state = 'failed';
-    else if (o.terminated === 'shutdown') {
-      state = 'uncertain';
-      error = null;
-    } else state = o.exit_code === 0 ? 'succeeded' : 'failed';
-    const patch = {
-      exit_code: o.exit_code,
-      signal: o.signal,
-      stdout: o.stdout,
-      stderr: o.stderr,
-      stdout_truncated: o.stdout_truncated ? 1 : 0,
-      stderr_truncated: o.stderr_truncated ? 1 : 0,
-      finished_at: o.finished_at,
-      duration_ms: o.duration_ms,
-      log_bytes: o.log?.bytes ?? null,
-      log_sha256: o.log?.sha256 ?? null,
-      error_code: state === 'uncertain' ? ('interrupted' as const) : (error?.code ?? null),
-      error_message:
-        state === 'uncertain'
-          ? `terminated because the host was stopping; it may or may not have taken effect. ${settleHint(row.id, this.reconciler.reconcilable(row.op))}`
-          : (error?.message ?? null),
-    };
-    const how = o.signal ? `signal ${o.signal}` : `exit code ${o.exit_code}`;
-    const next = this.d.lifecycle.move(row, state, patch, {
-      kind: 'finished',
-      // What the run left behind is the audit's too: a process left running unread is the human's to look at.
-      message: `${row.op} ${state} (${how}, ${o.duration_ms} ms)${patch.error_message ? `: ${patch.error_message}` : ''}${o.leftovers ? `; ${o.leftovers}` : ''}`,
-      details: { state, exit_code: o.exit_code, signal: o.signal, duration_ms: o.duration_ms, ...(patch.error_code ? { code: patch.error_code } : {}) },
-    }, ['running']);
-    if (!next) return;
+    const { state, patch, note, how } = runEnd(row, o, this.reconciler.reconcilable(row.op));
+    if (!this.d.lifecycle.move(row, state, patch, note, ['running'])) return;
     this.d.log.info(`${row.id}: ${state} (${how})`);
     this.d.lifecycle.afterCommit(row.id, () => faultPoint('after_result')); // recorded, and its result written
   }

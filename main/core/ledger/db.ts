@@ -157,6 +157,17 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE requests ADD COLUMN wire_id TEXT NOT NULL DEFAULT '';
    UPDATE requests SET wire_id = id;
    CREATE UNIQUE INDEX requests_wire ON requests (spool, wire_id);`,
+  // Who approved a request, typed (ledger/approvedBy.ts): a person, a grant or a plan, each in its own
+  // column, read by whatever needs it. `decided_by` was all three as text ("grant <id>", "plan <id>",
+  // or the actor); it is parsed this once. A denied request was decided, never approved.
+  `ALTER TABLE requests ADD COLUMN approved_by_actor TEXT;
+   ALTER TABLE requests ADD COLUMN approved_by_grant TEXT;
+   ALTER TABLE requests ADD COLUMN approved_by_plan TEXT;
+   UPDATE requests SET
+     approved_by_grant = CASE WHEN substr(decided_by, 1, 6) = 'grant ' THEN substr(decided_by, 7) END,
+     approved_by_plan = CASE WHEN substr(decided_by, 1, 5) = 'plan ' THEN substr(decided_by, 6) END,
+     approved_by_actor = CASE WHEN substr(decided_by, 1, 6) <> 'grant ' AND substr(decided_by, 1, 5) <> 'plan ' THEN decided_by END
+   WHERE decided_by IS NOT NULL AND state <> 'denied';`,
 ];
 
 /** Each connection's page cache (KiB): SQLite's own default. better-sqlite3 builds with 16 MiB, which a

@@ -7,6 +7,7 @@ import type { RunPlan } from '../allowlist/plan';
 import { nowIso } from '../time';
 import { merged } from '../merged';
 import { DEFAULT_SPOOL } from '../../../shared/protocol/ids';
+import { approvedByFields, type ApprovedBy } from './approvedBy';
 
 export interface RequestRow {
   /** The host's handle (the command line, the app, the audit log, the run's DUMBWAITER_REQUEST_ID):
@@ -66,6 +67,10 @@ export interface RequestRow {
   reconcile_json: string | null;
   /** The spool it came through: its result goes back there, and only that spool's keys see it. */
   spool: string;
+  /** Who let it run (approvedBy.ts): one of the three, or none; `decided_by` is only their display text. */
+  approved_by_actor: string | null;
+  approved_by_grant: string | null;
+  approved_by_plan: string | null;
 }
 
 
@@ -97,7 +102,8 @@ export type NewRequest = Pick<
   error_code?: ErrorCode | null;
   error_message?: string | null;
   approval?: ApprovalInfo | null;
-  decided_by?: string | null;
+  /** A request that enters approved (a grant's, or as a step of its plan). */
+  approved_by?: ApprovedBy | null;
 };
 
 export type RequestPatch = Partial<
@@ -107,6 +113,7 @@ export type RequestPatch = Partial<
     | 'stderr_truncated' | 'started_at' | 'finished_at' | 'duration_ms' | 'pid' | 'resolved_by' | 'note' | 'plan_json'
     | 'approval_json' | 'decided_by' | 'decided_at' | 'ceiling_override' | 'cancel_requested_by' | 'cost'
     | 'log_bytes' | 'log_sha256' | 'expires_at' | 'steps_json' | 'orphaned' | 'run_marker' | 'run_since' | 'reconcile_json'
+    | 'approved_by_actor' | 'approved_by_grant' | 'approved_by_plan'
   >
 >;
 
@@ -141,10 +148,12 @@ export class Requests {
     this.insertStmt = db.prepare(
       `INSERT INTO requests (id, wire_id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
                              state, plan_json, error_code, error_message, approval_json, decided_by, decided_at, updated_at,
-                             plan_id, limits_json, steps_json, stdout, exit_code, started_at, finished_at, duration_ms, spool)
+                             plan_id, limits_json, steps_json, stdout, exit_code, started_at, finished_at, duration_ms, spool,
+                             approved_by_actor, approved_by_grant, approved_by_plan)
        VALUES (@id, @wire_id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
                @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at,
-               @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms, @spool)
+               @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms, @spool,
+               @approved_by_actor, @approved_by_grant, @approved_by_plan)
        RETURNING *`,
     );
   }
@@ -178,15 +187,19 @@ export class Requests {
 
   insert(r: NewRequest): RequestRow {
     const at = nowIso();
-    const { plan, approval, ...fields } = r;
+    const { plan, approval, approved_by, ...fields } = r;
+    const by = approvedByFields(approved_by ?? null);
     return this.insertStmt.get(merged(fields, {
       wire_id: r.wire_id ?? r.id,
       plan_json: plan ? JSON.stringify(plan) : null,
       error_code: r.error_code ?? null,
       error_message: r.error_message ?? null,
       approval_json: approval ? JSON.stringify(approval) : null,
-      decided_by: r.decided_by ?? null,
-      decided_at: r.decided_by ? at : null,
+      decided_by: by.decided_by,
+      decided_at: approved_by ? at : null,
+      approved_by_actor: by.approved_by_actor,
+      approved_by_grant: by.approved_by_grant,
+      approved_by_plan: by.approved_by_plan,
       plan_id: r.plan_id ?? null,
       limits_json: r.limits_json ?? null,
       steps_json: r.steps_json ?? null,

@@ -142,7 +142,7 @@ export function matchStep(planRow: RequestRow | null, planId: string, keyId: str
 export function claimBeforeStart(row: RequestRow, had: ApprovalInfo | null, planHolds: boolean, ceiling: string | null, planRow: RequestRow | null): PlanClaim | undefined {
   if (had?.plan_claim) return had.plan_claim;
   const planId = row.plan_id;
-  if (!planId || row.decided_by !== `plan ${planId}`) return undefined;
+  if (!planId || row.approved_by_plan !== planId) return undefined;
   if (!planHolds) return { plan_id: planId, reason: `plan ${planId} expired or was withdrawn at ${planRow?.expires_at ?? 'an unknown time'}, before this step could start` };
   return ceiling === null ? { plan_id: planId, reason: `what this step of plan ${planId} would run changed since the plan was approved` } : undefined;
 }

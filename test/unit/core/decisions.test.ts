@@ -41,7 +41,7 @@ describe('approve', () => {
   it('queues a waiting request and records who approved it', () => {
     waiting('r1');
     const { row, grant, alsoApproved } = l.decisions.approve('r1', 'cli:alice');
-    expect(row).toMatchObject({ id: 'r1', state: 'queued', decided_by: 'cli:alice', ceiling_override: 0 });
+    expect(row).toMatchObject({ id: 'r1', state: 'queued', decided_by: 'cli:alice', approved_by_actor: 'cli:alice', approved_by_grant: null, approved_by_plan: null, ceiling_override: 0 });
     expect(Date.parse(row.decided_at!)).not.toBeNaN();
     expect(grant).toBeNull();
     expect(alsoApproved).toEqual([]);
@@ -86,7 +86,7 @@ describe('approve', () => {
       expect(Date.parse(grant!.expires_at) - Date.parse(grant!.created_at)).toBe(1800_000);
       expect(alsoApproved.map((r) => r.id)).toEqual(['r2', 'r3']);
       for (const id of ['r2', 'r3']) {
-        expect(l.requests.get(id)).toMatchObject({ state: 'queued', decided_by: `grant ${grant!.id}` });
+        expect(l.requests.get(id)).toMatchObject({ state: 'queued', decided_by: `grant ${grant!.id}`, approved_by_grant: grant!.id, approved_by_actor: null });
         expect(auditOf(id)[0]?.message).toBe(`approved by grant ${grant!.id} (time-boxed approval by cli:alice)`);
       }
       expect(l.grants.get(grant!.id)?.uses).toBe(2); // the other calls it approved, not the one a human did
@@ -184,7 +184,8 @@ describe('deny', () => {
   it('denies a waiting request with the reason, and records it', () => {
     waiting('r1');
     const row = l.decisions.deny('r1', 'app', 'not today');
-    expect(row).toMatchObject({ state: 'denied', decided_by: 'app', error_code: 'denied', error_message: 'denied by app: not today' });
+    // Decided, not approved: nobody let it run.
+    expect(row).toMatchObject({ state: 'denied', decided_by: 'app', approved_by_actor: null, error_code: 'denied', error_message: 'denied by app: not today' });
     expect(auditOf('r1')).toMatchObject([{ kind: 'denied', actor: 'app', message: 'denied by app: not today' }]);
   });
 

@@ -146,7 +146,7 @@ describe('a step of a plan', () => {
   it("moves the plan's step with it in the same commit, and publishes the plan's result too", () => {
     const plan = planWith('r1');
     const key = l.keys.create('agent', 'write'); // a run starts only for a key that is not revoked
-    const row = l.add('r1', { key_id: key.key_id, state: 'queued', plan_id: 'plan-1', decided_by: 'plan plan-1' });
+    const row = l.add('r1', { key_id: key.key_id, state: 'queued', plan_id: 'plan-1', approved_by: { plan: 'plan-1' } });
     const running = lifecycle.start(row, { started_at: new Date().toISOString() })!;
     expect(stepOf()).toMatchObject({ request_id: 'r1', state: 'running' });
     lifecycle.move(running, 'succeeded', { exit_code: 0 }, { kind: 'finished', message: 'done' });
@@ -157,7 +157,7 @@ describe('a step of a plan', () => {
 
   it('is taken by a new request in the commit that records it, said on both, and both results are published', () => {
     const plan = planWith(null);
-    const row = lifecycle.enter(fresh('r1', 'queued', { plan_id: 'plan-1', decided_by: 'plan plan-1' }), { kind: 'claimed', message: 'r1' }, { takesStep: 0 });
+    const row = lifecycle.enter(fresh('r1', 'queued', { plan_id: 'plan-1', approved_by: { plan: 'plan-1' } }), { kind: 'claimed', message: 'r1' }, { takesStep: 0 });
     expect(stepOf()).toMatchObject({ request_id: 'r1', state: 'queued' });
     expect(l.requests.get('plan-1')).toMatchObject({ state: 'succeeded', version: plan.version + 1 });
     const used = { kind: 'plan_step_used', message: 'r1 took step 1 of plan plan-1 (deploy): it runs without asking again', details: { plan_id: 'plan-1', step: 1, step_request_id: 'r1' } };

@@ -4,7 +4,8 @@
 // was, and inside a transaction is part of that one's commit. The audit log's full-text index, now
 // written in batches, takes up what was indexed entry by entry. A grant made before grants named their
 // arguments keeps covering any arguments until it expires. Every request's id is, after the upgrade,
-// the id its sandbox gave, bound within its spool. A connection's page cache is small.
+// the id its sandbox gave, bound within its spool. Who approved a request, once text, is in a column of
+// its kind. A connection's page cache is small.
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -41,6 +42,8 @@ const UNDO: Record<number, string> = {
   8: 'ALTER TABLE grants DROP COLUMN args_json;',
   // Ids bound within their spool.
   9: 'DROP INDEX requests_wire; ALTER TABLE requests DROP COLUMN wire_id;',
+  // Who approved a request, typed.
+  10: 'ALTER TABLE requests DROP COLUMN approved_by_actor; ALTER TABLE requests DROP COLUMN approved_by_grant; ALTER TABLE requests DROP COLUMN approved_by_plan;',
 };
 
 /** A new ledger at `file` as the version with the first `version` migrations left it. */
@@ -153,6 +156,39 @@ describe('the upgrade to ids bound within their spool', () => {
       expect(requests.bound('work', 'run-1')).toBeNull();
       // Bound: a second request of that id in that spool cannot be recorded, whatever its handle.
       expect(() => db.prepare("INSERT INTO requests (id, wire_id, key_id, op, args_json, binding_hash, mac, created_at, claimed_at, state, updated_at, spool) SELECT 'run-1@default', wire_id, key_id, op, args_json, binding_hash, mac, created_at, claimed_at, state, updated_at, spool FROM requests WHERE id = 'run-1'").run()).toThrow(/UNIQUE/);
+    } finally {
+      db.close();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the upgrade to typed approvals', () => {
+  it('puts who approved each request in the column of its kind: a grant, a plan or a person; a denial approved nothing', () => {
+    const own = mkdtempSync(path.join(os.tmpdir(), 'dw-approved-'));
+    const file = path.join(own, 'ledger.sqlite');
+    const before = ledgerOfVersion(file, 10);
+    const insert = before.prepare(
+      `INSERT INTO requests (id, wire_id, key_id, op, args_json, binding_hash, mac, created_at, claimed_at, state, updated_at, decided_by)
+       VALUES (?, ?, 'k_old', 'echo', '{}', 'h', 'm', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ?, '2026-01-01T00:00:00Z', ?)`,
+    );
+    for (const [id, state, by] of [
+      ['by-grant', 'succeeded', 'grant g_x'],
+      ['by-plan', 'queued', 'plan r-1'],
+      ['by-person', 'failed', 'cli:root'],
+      ['denied', 'denied', 'host (approval timeout)'],
+      ['never-asked', 'succeeded', null],
+    ] as const) insert.run(id, id, state, by);
+    before.close();
+    const db = openLedger(file);
+    try {
+      expect(db.prepare('SELECT id, decided_by, approved_by_actor, approved_by_grant, approved_by_plan FROM requests ORDER BY id').all()).toEqual([
+        { id: 'by-grant', decided_by: 'grant g_x', approved_by_actor: null, approved_by_grant: 'g_x', approved_by_plan: null },
+        { id: 'by-person', decided_by: 'cli:root', approved_by_actor: 'cli:root', approved_by_grant: null, approved_by_plan: null },
+        { id: 'by-plan', decided_by: 'plan r-1', approved_by_actor: null, approved_by_grant: null, approved_by_plan: 'r-1' },
+        { id: 'denied', decided_by: 'host (approval timeout)', approved_by_actor: null, approved_by_grant: null, approved_by_plan: null },
+        { id: 'never-asked', decided_by: null, approved_by_actor: null, approved_by_grant: null, approved_by_plan: null },
+      ]);
     } finally {
       db.close();
       rmSync(own, { recursive: true, force: true });

@@ -199,13 +199,13 @@ describe('a request as a step of a plan', () => {
 });
 
 describe('the plan claim of a request the check before its start sends back to a human', () => {
-  const row = (fields: Partial<RequestRow>) => ({ plan_id: 'plan-1', decided_by: 'plan plan-1', ...fields }) as RequestRow;
+  const row = (fields: Partial<RequestRow>) => ({ plan_id: 'plan-1', approved_by_plan: 'plan-1', ...fields }) as RequestRow;
   const plan = { expires_at: '2026-12-04T23:00:00.000Z' } as RequestRow;
   const had = (claim?: { plan_id: string; reason: string }) => ({ ...(claim ? { plan_claim: claim } : {}) }) as Parameters<typeof claimBeforeStart>[1];
 
   it('keeps the claim of one that never matched its plan (a human let it run)', () => {
     const claim = { plan_id: 'plan-1', reason: 'no plan plan-1 of this key' };
-    expect(claimBeforeStart(row({ decided_by: 'cli:me' }), had(claim), true, null, null)).toEqual(claim);
+    expect(claimBeforeStart(row({ approved_by_plan: null, approved_by_actor: 'cli:me' }), had(claim), true, null, null)).toEqual(claim);
   });
 
   it('says why a step no longer holds: its plan expired or was withdrawn, or what it runs changed', () => {
@@ -216,7 +216,7 @@ describe('the plan claim of a request the check before its start sends back to a
 
   it('names none for a step that only crosses a ceiling, one a human approved, or one that claims no plan', () => {
     expect(claimBeforeStart(row({}), null, true, 'one-run (1 of 1 runs)', plan)).toBeUndefined();
-    expect(claimBeforeStart(row({ decided_by: 'cli:me' }), had(), true, null, plan)).toBeUndefined();
-    expect(claimBeforeStart(row({ plan_id: null, decided_by: 'grant g_1' }), null, false, null, null)).toBeUndefined();
+    expect(claimBeforeStart(row({ approved_by_plan: null, approved_by_actor: 'cli:me' }), had(), true, null, plan)).toBeUndefined();
+    expect(claimBeforeStart(row({ plan_id: null, approved_by_plan: null, approved_by_grant: 'g_1' }), null, false, null, null)).toBeUndefined();
   });
 });

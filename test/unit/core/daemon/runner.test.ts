@@ -1,0 +1,107 @@
+// The runner on a real ledger and real spool files, without a daemon: a queued request is admitted
+// again just before it starts (policy/admission.ts), since what held at intake may not any more. A
+// grant revoked or a plan withdrawn sends it back to a human with its approval cleared; a revoked key,
+// its expiry or age, a reached ceiling or an allowlist without its operation refuse it; an approval
+// that holds lets it run, and who gave it stays in its columns. Runs end with their outcome recorded.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CoreParts } from '../../../helpers/coreParts';
+import { grantRules } from '../../../../main/core/policy/grantRules';
+import { PLAN_OP } from '../../../../main/core/policy/plans';
+import type { KeyFile } from '../../../../shared/protocol/types';
+import type { KeyInfo } from '../../../../main/core/keys/keyStore';
+
+let p: CoreParts;
+let key: { info: KeyInfo; file: KeyFile };
+beforeEach(() => {
+  p = new CoreParts();
+  key = p.key();
+  p.core.flags.setPaused(true); // what intake takes stays queued until the test lets it start
+});
+afterEach(() => p.close());
+
+const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
+const lastEntry = (id: string) => p.core.audit.search({ requestId: id })[0];
+/** Unpaused, and what is queued may start now. */
+function startNow(): void {
+  p.core.flags.setPaused(false);
+  p.runner.pump();
+}
+/** Deploy to staging, queued as approved by a grant (which it returns). */
+function queuedByGrant(id: string): string {
+  const g = p.core.grants.create(key.info.key_id, 'deploy', grantRules({ target: 'staging' }), 600, 'cli:alice');
+  expect(p.take(key.file, id, 'deploy', { target: 'staging' })).toEqual({ kind: 'recorded', state: 'queued' });
+  return g.id;
+}
+
+describe('an approval that no longer holds', () => {
+  it('a grant revoked after intake: back to a human, saying so, with who approved it cleared', () => {
+    const g = queuedByGrant('r1');
+    p.core.grants.revoke(g, 'cli:alice');
+    startNow();
+    expect(p.row('r1')).toMatchObject({ state: 'awaiting_approval', approved_by_grant: null, approved_by_actor: null, approved_by_plan: null, decided_by: null, decided_at: null });
+    expect(lastEntry('r1')).toMatchObject({ kind: 'approval_requested', message: `back to approval before starting: its approval (grant ${g}) no longer holds` });
+  });
+
+  it('a plan withdrawn after its step was queued: back to a human, the plan claim on its card', () => {
+    expect(p.take(key.file, 'pl-1', PLAN_OP, { steps: [{ op: 'deploy', args: { target: 'staging' } }] }, { expiresAt: inAnHour() }).kind).toBe('recorded');
+    p.core.decisions.approve('pl-1', 'cli:alice');
+    expect(p.take(key.file, 'st-1', 'deploy', { target: 'staging' }, { extra: { plan_id: 'pl-1' } })).toEqual({ kind: 'recorded', state: 'queued' });
+    p.core.decisions.cancel('pl-1', 'cli:alice');
+    startNow();
+    const row = p.row('st-1');
+    expect(row).toMatchObject({ state: 'awaiting_approval', approved_by_plan: null, decided_by: null });
+    expect(JSON.parse(row.approval_json!).plan_claim).toMatchObject({ plan_id: 'pl-1', reason: expect.stringContaining('plan pl-1 expired or was withdrawn at') });
+    expect(lastEntry('st-1')?.message).toBe('back to approval before starting: its approval (plan pl-1) no longer holds');
+  });
+});
+
+describe('refused before it starts', () => {
+  it('its key revoked meanwhile', () => {
+    queuedByGrant('r1');
+    p.core.keys.revoke(key.info.key_id);
+    startNow();
+    expect(p.row('r1')).toMatchObject({ state: 'rejected', error_code: 'revoked_key', error_message: `key ${key.info.key_id} was revoked before this request started` });
+  });
+
+  it('older than the host now allows', () => {
+    const created = new Date(Date.now() - 120_000).toISOString();
+    expect(p.take(key.file, 'r1', 'greet', { name: 'ada' }, { createdAt: created })).toEqual({ kind: 'recorded', state: 'queued' });
+    p.setSettings({ max_request_age_s: 60 });
+    startNow();
+    expect(p.row('r1')).toMatchObject({ state: 'expired', error_code: 'expired', error_message: `created_at ${created} is older than this host's maximum request age (60 s), before it could start` });
+  });
+
+  it('a spend ceiling reached meanwhile, and an allowlist that lost its operation, each said as checked again', () => {
+    expect(p.take(key.file, 'r1', 'greet', { name: 'ada' })).toEqual({ kind: 'recorded', state: 'queued' });
+    p.setSettings({ ceilings: [{ name: 'none', per: 'global', window_s: 3600, max_runs: 0, action: 'reject' }] });
+    startNow();
+    expect(p.row('r1')).toMatchObject({ state: 'rejected', error_code: 'spend_ceiling', error_message: 'ceiling "none" (all keys, per 3600 s): 0 of 0 runs used (checked again before starting)' });
+    p.setSettings({ ceilings: [] });
+    expect(p.take(key.file, 'r2', 'deploy', { target: 'staging' })).toEqual({ kind: 'recorded', state: 'awaiting_approval' });
+    p.core.decisions.approve('r2', 'cli:alice');
+    p.setAllowlist('version: 1\noperations: []\n');
+    p.runner.pump();
+    expect(p.row('r2')).toMatchObject({ state: 'rejected', error_code: 'unknown_op', error_message: expect.stringMatching(/^no operation "deploy".* \(checked again before starting\)$/) });
+  });
+});
+
+describe('an approval that holds', () => {
+  it("a person's: it starts and runs, and who approved it stays", async () => {
+    expect(p.take(key.file, 'r1', 'deploy', { target: 'staging' })).toEqual({ kind: 'recorded', state: 'awaiting_approval' });
+    p.core.decisions.approve('r1', 'cli:alice');
+    startNow();
+    expect(p.row('r1').state).toBe('running');
+    expect(await p.until('r1', ['succeeded'])).toMatchObject({ stdout: 'deploy staging\n', approved_by_actor: 'cli:alice', decided_by: 'cli:alice' });
+  });
+
+  it('a grant that covers it only by the time it starts: recorded as its approval, and used', async () => {
+    expect(p.take(key.file, 'r1', 'greet', { name: 'ada' })).toEqual({ kind: 'recorded', state: 'queued' });
+    // The operation now asks for approval, and a grant covers this call.
+    p.setAllowlist('version: 1\noperations:\n  - name: greet\n    command: [/bin/echo, hello, "{name}"]\n    args:\n      name: {type: string, max_length: 40}\n    scope: read\n    approval: always\n');
+    const g = p.core.grants.create(key.info.key_id, 'greet', grantRules({ name: 'ada' }), 600, 'cli:alice');
+    startNow();
+    expect(p.row('r1')).toMatchObject({ state: 'running', approved_by_grant: g.id, decided_by: `grant ${g.id}` });
+    expect(p.core.grants.get(g.id)?.uses).toBe(1);
+    await p.until('r1', ['succeeded']);
+  });
+});
