@@ -173,7 +173,13 @@ static void on_exit_ready(uv_poll_t *poll, int status, int events) {
   pid_t r;
   do r = waitpid(w->pid, &st, WNOHANG);
   while (r < 0 && errno == EINTR);
-  if (r == 0 && status == 0) return; // not yet (a spurious wake-up)
+  if (r == 0) {
+    if (status == 0) return; // not yet (a spurious wake-up)
+    // The watch itself failed: the run is ended and reaped now rather than left unseen.
+    kill(-w->pid, SIGKILL);
+    do r = waitpid(w->pid, &st, 0);
+    while (r < 0 && errno == EINTR);
+  }
   uv_poll_stop(poll);
   napi_env env = w->env;
   napi_handle_scope scope;
