@@ -67,15 +67,16 @@ const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) =
 /** A run started by the addon, seen as a ChildProcess is. */
 class NativeRun extends EventEmitter implements SpawnedRun {
   pid: number | undefined = undefined;
-  stdout: Readable = Readable.from([]);
-  stderr: Readable = Readable.from([]);
+  stdout!: Readable;
+  stderr!: Readable;
   private exit: [number | null, NodeJS.Signals | null] | null = null;
   private open = 2;
 
-  /** The pipes' read ends, read by Node as a ChildProcess's are. */
-  pipes(stdout: number, stderr: number): void {
-    this.stdout = new Socket({ fd: stdout, readable: true, writable: false });
-    this.stderr = new Socket({ fd: stderr, readable: true, writable: false });
+  /** The pipes' read ends, read by Node as a ChildProcess's are; none (empty streams) for a run that never started. */
+  pipes(fds: [number, number] | null): void {
+    const stream = (fd: number | undefined) => (fd === undefined ? Readable.from([]) : new Socket({ fd, readable: true, writable: false }));
+    this.stdout = stream(fds?.[0]);
+    this.stderr = stream(fds?.[1]);
     for (const s of [this.stdout, this.stderr]) s.on('close', () => this.closed());
   }
 
@@ -93,8 +94,7 @@ class NativeRun extends EventEmitter implements SpawnedRun {
 /** An error of the addon's as Node's spawn gives it ("spawn PROGRAM ENOENT", with code and errno). */
 function spawnError(e: Error & { errno?: number; syscall?: string }, program: string, args: string[]): Error {
   const code = getSystemErrorName(e.errno!);
-  const err = Object.assign(new Error(`${e.syscall ?? 'spawn'} ${program} ${code}`), { errno: e.errno, code, syscall: `${e.syscall ?? 'spawn'} ${program}`, path: program, spawnargs: args });
-  return err;
+  return Object.assign(new Error(`${e.syscall ?? 'spawn'} ${program} ${code}`), { errno: e.errno, code, syscall: `${e.syscall ?? 'spawn'} ${program}`, path: program, spawnargs: args });
 }
 
 function nativeSpawnWith(addon: Addon): SpawnRun {
@@ -108,11 +108,12 @@ function nativeSpawnWith(addon: Addon): SpawnRun {
       if (typeof (e as { errno?: unknown }).errno !== 'number') throw e; // a bad argument: ours to fix
       // As Node's spawn does: the run never started, said by an 'error' event once the caller listens.
       const err = spawnError(e as Error, program, args);
+      run.pipes(null);
       process.nextTick(() => run.emit('error', err));
       return run;
     }
     run.pid = started.pid;
-    run.pipes(started.stdout, started.stderr);
+    run.pipes([started.stdout, started.stderr]);
     return run;
   };
 }
