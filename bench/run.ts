@@ -23,9 +23,11 @@ import { measureAudit } from './sections/audit';
 import { makeHistory, measureStarts } from './sections/startup';
 import { measureIdle, type IdleRun } from './sections/idle';
 import { measureFlood } from './sections/flood';
+import { measureSpawnCost, type SpawnCost } from './sections/spawn';
+import { buildHost } from '../scripts/build-host.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const SECTIONS = ['latency', 'rescan', 'throughput', 'cli', 'app', 'audit', 'start', 'flood'] as const;
+const SECTIONS = ['latency', 'rescan', 'throughput', 'cli', 'app', 'audit', 'start', 'flood', 'spawn'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -54,10 +56,12 @@ for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown sectio
 const want = (s: Section) => only.includes(s);
 
 const SIZE = quick
-  ? { latency: 40, warmup: 5, refDefaultPoll: 6, rescan: 6, throughput: 300, versions: 4, cliChanges: 4, appPushes: 10, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50, flood: 10_000 }
-  : { latency: 300, warmup: 20, refDefaultPoll: 40, rescan: 60, throughput: 1000, versions: 10, cliChanges: 20, appPushes: 40, audit: 1_000_000, auditReps: 20, results: 100_000, starts: 3, idleS: 30, clientSubmits: 200, durability: 200, flood: 100_000 };
+  ? { latency: 40, warmup: 5, refDefaultPoll: 6, rescan: 6, throughput: 300, versions: 4, cliChanges: 4, appPushes: 10, audit: 100_000, auditReps: 5, results: 10_000, starts: 2, idleS: 5, clientSubmits: 50, durability: 50, flood: 10_000, spawnRounds: 100 }
+  : { latency: 300, warmup: 20, refDefaultPoll: 40, rescan: 60, throughput: 1000, versions: 10, cliChanges: 20, appPushes: 40, audit: 1_000_000, auditReps: 20, results: 100_000, starts: 3, idleS: 30, clientSubmits: 200, durability: 200, flood: 100_000, spawnRounds: 500 };
 
 const RESCAN_MS = 1000; // the daemon's default rescan_interval_ms
+/** The bigger spawning process of the spawn section: as big as a daemon with a long history. */
+const SPAWN_BALLAST_MIB = 256;
 
 function progress(s: string): void {
   process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(3)} s] ${s}\n`);
@@ -445,6 +449,27 @@ async function floodSection(): Promise<void> {
   }
 }
 
+async function spawnSection(): Promise<void> {
+  progress(`spawn: ${SIZE.spawnRounds} runs of /bin/true by native spawning and by Node's spawn, in turns, from a small process and from one ${SPAWN_BALLAST_MIB} MiB bigger`);
+  const small = await measureSpawnCost(SIZE.spawnRounds, 0);
+  if (small.native_kind !== 'posix_spawn') {
+    metric('spawn_native', "a run's start, native spawning against Node's spawn", NaN, '', `not measured: ${small.why}`);
+    details.spawn = small;
+    return;
+  }
+  const big = await measureSpawnCost(SIZE.spawnRounds, SPAWN_BALLAST_MIB);
+  const lines = (key: string, r: SpawnCost, what: string) => {
+    const cpu = r.native.cpu_mean_ms / r.node.cpu_mean_ms;
+    const lat = r.native.latency.p50 / r.node.latency.p50;
+    metric(`spawn_cpu_ratio${key}`, `a run's start ${what} (RSS ${r.rss_mib.toFixed(0)} MiB): its CPU, native ÷ Node's spawn, mean`, cpu, 'x', `${cpu.toFixed(2)}x (${ms(r.native.cpu_mean_ms)} ÷ ${ms(r.node.cpu_mean_ms)})`);
+    metric(`spawn_latency_ratio${key}`, `  its start to 'close' (exited, pipes closed), native ÷ Node's spawn, p50`, lat, 'x', `${lat.toFixed(2)}x (${ms(r.native.latency.p50)} ÷ ${ms(r.node.latency.p50)})`);
+  };
+  lines('', small, 'from a small process');
+  lines('_big', big, 'from a big process');
+  const shown = (r: SpawnCost) => ({ ballast_mib: r.ballast_mib, rss_mib: round(r.rss_mib, 1), native: { latency: roundSummary(r.native.latency, 3), cpu: roundSummary(r.native.cpu, 3), cpu_mean_ms: round(r.native.cpu_mean_ms, 3) }, node: { latency: roundSummary(r.node.latency, 3), cpu: roundSummary(r.node.cpu, 3), cpu_mean_ms: round(r.node.cpu_mean_ms, 3) } });
+  details.spawn = { small: shown(small), big: shown(big) };
+}
+
 function table(): string {
   const rows = metrics.map((m) => [m.label, m.shown, m.target || '', m.pass === null ? '' : m.pass ? 'ok' : 'MISS', m.reference?.shown ?? '']);
   const head = ['measure', 'figure', 'target', '', 'reference implementation'];
@@ -464,7 +489,12 @@ try {
     ['audit', auditSection],
     ['start', startSection],
     ['flood', floodSection],
+    ['spawn', spawnSection],
   ];
+  // The harness that sets homes up runs the tests' build of the host (dist/test-host/), which a fresh
+  // clone does not have until the tests have run once.
+  progress('building the host for the harness (dist/test-host/)');
+  await buildHost({ faults: true });
   for (const [name, fn] of run) if (want(name)) await fn();
 } catch (e) {
   failed = e;

@@ -31,6 +31,7 @@ import { AllowlistSource } from './allowlistSource';
 import { acquireHomeLock, type HomeLock } from './lock';
 import { Runner } from './runner';
 import { Spawner, type RunStarter } from '../exec/spawner';
+import { spawning } from '../exec/nativeSpawn';
 import { SpoolServer, type SharedParts } from './spoolServer';
 import { watchFiles, type HomeWatch } from '../wake';
 
@@ -250,7 +251,7 @@ export class Daemon {
 
   private boot(): void {
     const names = [...this.spools.values()].map((s) => `${s.name} (${s.plain.root})`).join(', ');
-    log.info(`starting: home ${this.home.root}, spools ${names}, pid ${process.pid}`);
+    log.info(`starting: home ${this.home.root}, spools ${names}, pid ${process.pid}; runs start with ${spawning().why}`);
     this.audit.record({
       kind: 'daemon_started',
       message: `daemon started (pid ${process.pid}, version ${APP_VERSION}), serving ${this.spools.size === 1 ? 'spool' : 'spools'} ${[...this.spools.keys()].join(', ')}`,

@@ -3,13 +3,12 @@
 // no log, for a reconcile check) while only a bounded tail of each stream is kept in memory for the
 // result (OUTPUT_EXCERPT_BYTES), whatever the operation's limit. Checked paths and the working folder
 // reach the program as the very objects checked (pathHandles.ts).
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, writeSync } from 'node:fs';
-import type { Readable } from 'node:stream';
 import type { RunPlan } from '../allowlist/plan';
 import { runEnv } from './baseEnv';
 import { pidSearchBefore, runProcessesOf } from './leftovers';
+import { spawning, type SpawnedRun } from './nativeSpawn';
 import { handOver, type HandedOver } from './pathHandles';
 import { DEFAULT_CWD, ensureDefaultCwd } from '../allowlist/defaultCwd';
 import { TailBuffer } from './tailBuffer';
@@ -163,16 +162,10 @@ export function startRun(requestId: string, plan: RunPlan, logFd: number | null,
   const marker = randomBytes(16).toString('hex');
   const search = pidSearchBefore();
 
-  let child: ChildProcessByStdio<null, Readable, Readable>;
+  let child: SpawnedRun;
   try {
-    child = spawn(program!, rest, {
-      cwd: handed.cwd,
-      env: runEnv(plan.env, requestId, marker),
-      detached: true, // its own process group, so that terminate() reaches its children too
-      stdio: ['ignore', 'pipe', 'pipe', ...handed.fds],
-      shell: false,
-      windowsHide: true,
-    }) as ChildProcessByStdio<null, Readable, Readable>; // entries after the pipes are descriptors, not streams
+    // Its own session and process group, so that terminate() reaches its children too (nativeSpawn.ts).
+    child = spawning().spawn(program!, rest, { cwd: handed.cwd, env: runEnv(plan.env, requestId, marker), fds: handed.fds });
   } catch (e) {
     log.close();
     throw e;
