@@ -126,6 +126,7 @@ function rowOf(l: Lifecycle, keyId: string): RequestRow | 'unbound' | null {
     approved_by_actor: kinds.includes('approved') ? decider : null,
     approved_by_grant: null,
     approved_by_plan: null,
+    reconcile_pending: 0,
   };
 }
 

@@ -1227,7 +1227,11 @@ def _visible_json(text):
 
 
 def is_settled(status):
-    """Final, uncertain, a conflict or an unsigned refusal: waiting longer changes nothing by itself."""
+    """Final, uncertain, a conflict or an unsigned refusal: waiting longer changes nothing by itself.
+    Not an uncertain run whose reconcile check the host has still to make (reconcile_pending): that
+    check settles it (isSettled of shared/client/spoolClient.ts)."""
+    if status.get("state") == "uncertain" and status.get("reconcile_pending") is True:
+        return False
     return status.get("state") in TERMINAL_STATES + ("conflict",)
 
 

@@ -55,9 +55,11 @@ export function isResult(s: Status): s is ResultDoc {
   return 'v' in s;
 }
 
-/** Final, uncertain (a human must settle it), a conflict or an unsigned refusal: waiting changes nothing by itself. */
+/** Final, uncertain (a human must settle it), a conflict or an unsigned refusal: waiting changes nothing
+ *  by itself. Not an uncertain run whose reconcile check the host has still to make: that check settles it. */
 export function isSettled(s: Status): boolean {
-  if (s.state === 'conflict' || s.state === 'uncertain') return true;
+  if (s.state === 'uncertain') return !(isResult(s) && s.reconcile_pending === true);
+  if (s.state === 'conflict') return true;
   return s.state !== 'unclaimed' && s.state !== 'unknown' && isFinalState(s.state);
 }
 

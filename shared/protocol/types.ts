@@ -127,6 +127,9 @@ export interface ResultDoc {
   orphaned?: true;
   /** The last look-up of an interrupted run's effect by its operation's reconcile command. */
   reconcile?: ReconcileAttempt;
+  /** Extension: while `uncertain`, the host's reconcile check of the run is still to come (or under
+   *  way, or waits for the host's next start): not the outcome yet, so a client keeps waiting. */
+  reconcile_pending?: true;
   /** A `dumbwaiter.plan` request: its steps, and the requests that used them. */
   plan?: PlanDoc;
   /** What the id is bound to (shared/protocol/requestHash.ts): in every result the host signs, so a

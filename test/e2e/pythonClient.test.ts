@@ -212,6 +212,14 @@ describe('signing and ids', () => {
     expect(old.status).not.toBe(0);
     expect(old.stderr).toContain('ValueError');
   });
+
+  it("is_settled says what the vectors say: an uncertain result whose reconcile check is still to come is waited for", () => {
+    const vectors = (JSON.parse(readFileSync(HOST_VECTORS, 'utf8')) as { settled: { doc: unknown; settled: boolean }[] }).settled;
+    const code = 'import json, sys; sys.path.insert(0, sys.argv[1]); import dw\nfor line in sys.stdin:\n    print(json.dumps(dw.is_settled(json.loads(line))))';
+    const r = spawnSync('python3', ['-c', code, clientDir], { input: vectors.map((v) => JSON.stringify(v.doc)).join('\n') + '\n', encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim().split('\n').map((l) => JSON.parse(l) as boolean)).toEqual(vectors.map((v) => v.settled));
+  });
 });
 
 describe('the host vectors (docs/vectors-host-v1.json)', () => {

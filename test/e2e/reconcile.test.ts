@@ -3,6 +3,7 @@
 // succeeded (resolved_by reconcile); exit 1: failed, not_applied; anything else or a timeout:
 // uncertain with the attempt attached; no reconcile: uncertain as before. `resolve --check` asks again.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually } from '../helpers/host';
@@ -114,6 +115,7 @@ describe('a run interrupted by a SIGKILL of the daemon, once its processes are g
     await interrupted([['rc-plain', 'plain']]);
     await host.startDaemon();
     const r = await host.waitResult('rc-plain', ['uncertain']);
+    expect(r.reconcile_pending).toBeUndefined(); // no check is coming: this is the outcome
     expect(r.error?.message).toContain('Settle it with: dumbwaiter resolve rc-plain --succeeded|--failed');
     expect(r.reconcile).toBeUndefined();
     expect((await host.sentinel(key)).state).toBe('succeeded');
@@ -137,6 +139,38 @@ describe('a run interrupted by a SIGKILL of the daemon, once its processes are g
     expect(host.result('rc-gated')?.reconcile).toBeUndefined();
     writeFileSync(path.join(host.root, 'check-go'), '');
     expect(await host.waitResult('rc-gated', ['succeeded'])).toMatchObject({ resolved_by: 'reconcile' });
+  });
+
+  it("says its check is still to come, and dw wait (both clients) started after the restart waits for the check's outcome, not the interim uncertain", async () => {
+    await interrupted([['rc-waited', 'gated-check']]);
+    await host.startDaemon();
+    const interim = await host.waitResult('rc-waited', ['uncertain']);
+    expect(interim.reconcile_pending).toBe(true);
+    const keyFile = path.join(host.root, 'waiter.key.json');
+    writeFileSync(keyFile, JSON.stringify(key));
+    const wait = (program: string, client: string) => {
+      const p = spawn(program, [path.join(host.spool, 'bin', client), 'wait', 'rc-waited', '--timeout', '120', '--spool', host.spool, '--key-file', keyFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      p.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      p.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      const exited = new Promise<number | null>((resolve) => p.on('exit', (code) => resolve(code)));
+      return { p, exited, out: () => out };
+    };
+    const waiters = [wait(process.execPath, 'dw.cjs'), wait('python3', 'dw.py')];
+    try {
+      // A request answered after both started: they still wait, for the check the gate holds.
+      expect((await host.sentinel(key)).state).toBe('succeeded');
+      expect(waiters.map((w) => w.p.exitCode)).toEqual([null, null]);
+      writeFileSync(path.join(host.root, 'check-go'), '');
+      for (const w of waiters) {
+        expect(await w.exited, w.out()).toBe(0);
+        expect(w.out()).not.toMatch(/uncertain/);
+      }
+      const settled = await host.waitResult('rc-waited', ['succeeded']);
+      expect(settled.reconcile_pending).toBeUndefined();
+    } finally {
+      for (const w of waiters) w.p.kill('SIGKILL');
+    }
   });
 });
 

@@ -134,11 +134,12 @@ export class Reconciler {
     let next: RequestRow | null;
     if (a.verdict === 'unknown') {
       const message = `the run was interrupted: it may or may not have taken effect and will not be re-run; its reconcile command could not tell (${said}). ${settleHint(row.id, true)}`;
-      next = this.d.lifecycle.move(row, 'uncertain', { reconcile_json, error_message: message }, attempt);
+      // A check a stop cut short is made again at the next start: still pending then.
+      next = this.d.lifecycle.move(row, 'uncertain', { reconcile_json, error_message: message, reconcile_pending: a.error === CUT_SHORT ? 1 : 0 }, attempt);
     } else {
       const applied = a.verdict === 'applied';
       const error = applied ? null : `its reconcile command says it did not take effect (${said}): it is safe to retry with a new request id`;
-      next = this.d.lifecycle.move(row, applied ? 'succeeded' : 'failed', { resolved_by: 'reconcile', reconcile_json, error_code: applied ? null : 'not_applied', error_message: error }, [
+      next = this.d.lifecycle.move(row, applied ? 'succeeded' : 'failed', { resolved_by: 'reconcile', reconcile_json, reconcile_pending: 0, error_code: applied ? null : 'not_applied', error_message: error }, [
         attempt,
         { kind: 'reconciled', actor: a.by, message: `reconciled as ${applied ? 'succeeded: its reconcile command says it took effect' : 'failed: its reconcile command says it did not take effect'} (${said})` },
       ]);

@@ -63,6 +63,7 @@ export function runEnd(row: RequestRow, o: RunOutcome, reconcilable: boolean): {
     log_sha256: o.log?.sha256 ?? null,
     error_code,
     error_message,
+    reconcile_pending: state === 'uncertain' && reconcilable ? 1 : 0,
   };
   const how = o.signal ? `signal ${o.signal}` : `exit code ${o.exit_code}`;
   const note: MoveNote = {

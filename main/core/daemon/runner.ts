@@ -112,7 +112,13 @@ export class Runner {
     // Those an earlier start left uncertain before its check could say anything: a crash during the
     // check, or a clean stop (which ends runs, and checks in progress).
     for (const row of this.d.requests.inState('uncertain')) {
-      if (uncheckedInterruption(row) && this.reconciler.reconcilable(row.op)) this.reconciler.enqueue(row, 'daemon (restart)');
+      if (!uncheckedInterruption(row)) continue;
+      if (this.reconciler.reconcilable(row.op)) this.reconciler.enqueue(row, 'daemon (restart)');
+      // Its operation no longer declares a check: none is coming, so its result must not say one is.
+      else if (row.reconcile_pending === 1) {
+        const message = `its operation no longer declares a reconcile command: no check is coming. ${settleHint(row.id, false)}`;
+        this.d.safely(row.id, () => this.d.lifecycle.move(row, 'uncertain', { reconcile_pending: 0, error_message: message }, { kind: 'uncertain', message }));
+      }
     }
   }
 
@@ -428,7 +434,7 @@ export class Runner {
     if (orphanEnded) how = left ? `, and its main process (pid ${row.pid}) outlived it and has ended since; ${left}` : `, and its processes${group} outlived it and have ended since`;
     else if (left) how = `${group}; its main process had ended, and ${left}`;
     const message = `${cause}${how}; it may or may not have taken effect and will not be re-run. ${settleHint(row.id, reconcilable)}`;
-    const next = this.d.lifecycle.move(row, 'uncertain', { error_code: 'interrupted', error_message: message, orphaned: 0 }, { kind: 'uncertain', message }, ['running']);
+    const next = this.d.lifecycle.move(row, 'uncertain', { error_code: 'interrupted', error_message: message, orphaned: 0, reconcile_pending: reconcilable ? 1 : 0 }, { kind: 'uncertain', message }, ['running']);
     if (!next) return this.orphanEnded(row.id, `its processes have ended${left ? ` (${left})` : ''}`);
     this.d.log.warn(`${row.id}: uncertain: ${message}`);
     if (reconcilable) this.reconciler.enqueue(next, orphanEnded ? 'daemon (orphan ended)' : 'daemon (restart)');

@@ -168,6 +168,9 @@ const MIGRATIONS: string[] = [
      approved_by_plan = CASE WHEN substr(decided_by, 1, 5) = 'plan ' THEN substr(decided_by, 6) END,
      approved_by_actor = CASE WHEN substr(decided_by, 1, 6) <> 'grant ' AND substr(decided_by, 1, 5) <> 'plan ' THEN decided_by END
    WHERE decided_by IS NOT NULL AND state <> 'denied';`,
+  // 1 while an uncertain request waits for the daemon's reconcile check (its result says so, and the
+  // clients keep waiting): an interim "uncertain" is not the outcome.
+  `ALTER TABLE requests ADD COLUMN reconcile_pending INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Each connection's page cache (KiB): SQLite's own default. better-sqlite3 builds with 16 MiB, which a

@@ -65,6 +65,8 @@ export interface RequestRow {
   run_since: number | null;
   /** The last ReconcileAttempt (shared/protocol/types.ts). */
   reconcile_json: string | null;
+  /** 1 while an uncertain request waits for the daemon's reconcile check (its result says `reconcile_pending`). */
+  reconcile_pending: number;
   /** The spool it came through: its result goes back there, and only that spool's keys see it. */
   spool: string;
   /** Who let it run (approvedBy.ts): one of the three, or none; `decided_by` is only their display text. */
@@ -112,7 +114,7 @@ export type RequestPatch = Partial<
     | 'state' | 'error_code' | 'error_message' | 'exit_code' | 'signal' | 'stdout' | 'stderr' | 'stdout_truncated'
     | 'stderr_truncated' | 'started_at' | 'finished_at' | 'duration_ms' | 'pid' | 'resolved_by' | 'note' | 'plan_json'
     | 'approval_json' | 'decided_by' | 'decided_at' | 'ceiling_override' | 'cancel_requested_by' | 'cost'
-    | 'log_bytes' | 'log_sha256' | 'expires_at' | 'steps_json' | 'orphaned' | 'run_marker' | 'run_since' | 'reconcile_json'
+    | 'log_bytes' | 'log_sha256' | 'expires_at' | 'steps_json' | 'orphaned' | 'run_marker' | 'run_since' | 'reconcile_json' | 'reconcile_pending'
     | 'approved_by_actor' | 'approved_by_grant' | 'approved_by_plan'
   >
 >;

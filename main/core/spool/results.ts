@@ -63,6 +63,7 @@ export function resultDocOf(row: RequestRow): ResultDoc {
     doc.note = row.note ?? '';
   } else if (row.resolved_by === 'reconcile') doc.resolved_by = 'reconcile';
   if (row.state === 'running' && row.orphaned === 1) doc.orphaned = true;
+  if (row.state === 'uncertain' && row.reconcile_pending === 1) doc.reconcile_pending = true;
   const reconcile = reconcileOf(row);
   if (reconcile) doc.reconcile = { ...reconcile, stdout: excerptOf(reconcile.stdout).text, stderr: excerptOf(reconcile.stderr).text };
   const approval = approvalOf(row);

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { BadRequestIdError, INBOX_NEWEST, RequestTooLargeError, SpoolClient, type Status } from '../../../../shared/client/spoolClient';
+import { BadRequestIdError, INBOX_NEWEST, RequestTooLargeError, SpoolClient, isSettled, type Status } from '../../../../shared/client/spoolClient';
 import { MAX_LIVE_LOG_BYTES } from '../../../../shared/client/spoolFiles';
 import { signHostDoc } from '../../../../shared/protocol/hostAuth';
 import { requestHash } from '../../../../shared/protocol/requestHash';
@@ -98,6 +98,7 @@ interface HostVectors {
   stable_id: { about: string; key_id: string; op: string; args_json: string; intent: string; canonical: string; stable_id: string }[];
   signed: { about: string; kind: 'result' | 'inbox'; id: string; text: string; file: string }[];
   refused: { about: string; kind: 'result' | 'inbox'; file: string; why: string }[];
+  settled: { about: string; doc: ResultDoc; settled: boolean }[];
 }
 const hostVectors = JSON.parse(readFileSync(path.join(import.meta.dirname, '../../../../docs/vectors-host-v1.json'), 'utf8')) as HostVectors;
 
@@ -383,6 +384,11 @@ describe('request ids', () => {
     // Another sandbox's key: it cannot foresee this one's ids.
     expect(stableId('k_b', 'test', { a: 1, b: [1, 2] }, 'run the tests')).not.toBe(id);
     expect(() => stableId('not a key', 'test', {})).toThrow(/not a key id/);
+  });
+
+  it("settles as docs/vectors-host-v1.json says: an uncertain result whose reconcile check is still to come is waited for", () => {
+    expect(hostVectors.settled.length).toBeGreaterThan(0);
+    for (const v of hostVectors.settled) expect(isSettled(v.doc), v.about).toBe(v.settled);
   });
 
   it('stable ids are those of docs/vectors-host-v1.json', () => {
