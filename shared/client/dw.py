@@ -1026,27 +1026,99 @@ def plan_body(res):
     return lines
 
 
-def run_notes(res):
-    """One line each about a run the host lost sight of: one that outlived a restart of the host, the
-    host's reconcile check (did its effect happen?), and who settled it."""
-    rid, lines = res.get("id"), []
-    if res.get("orphaned") is True and res.get("state") == "running":
-        lines.append("%s is still running after the host restarted: the host watches it until it ends (dw cancel %s ends it)" % (rid, rid))
+# How a request ended, in the words of shared/client/runNotes.ts (a test holds them equal): one line
+# for the end, each thing said once, and what the agent can do about it.
+SETTLE_ASK = "ask the person who runs the host to settle it"
+SETTLE_HINT_RE = re.compile(r"[.:]?\s*(?:Its operation's reconcile command can tell|Settle it with): dumbwaiter resolve \S+ .*$", re.S)
+
+
+def without_settle_hint(message):
+    """The host's message without the host command it gives the human who runs it (settleHint in
+    shared/protocol/reconcileText.ts): the agent cannot run it."""
+    return SETTLE_HINT_RE.sub("", message, count=1)
+
+
+def _check_said(r):
+    """What the reconcile check found (shared/protocol/reconcileText.ts's words)."""
+    code, sig, error, verdict = r.get("exit_code"), r.get("signal"), r.get("error"), r.get("verdict")
+    if verdict not in ("applied", "not_applied") and error is not None:
+        return "the host could not check whether its effect happened: %s" % error
+    how = error if error else "exit code %s" % _js_number(code) if code is not None else "signal %s" % sig if sig else "no exit code"
+    said = {"applied": "took effect", "not_applied": "did not take effect"}.get(verdict, "could not tell")
+    return "the host's reconcile check says it %s (%s)%s" % (said, how, ": safe to retry with a new id" if verdict == "not_applied" else "")
+
+
+def _with_reason(rid, state, code, message):
+    if message.startswith(state + " "):
+        return "%s %s" % (rid, message)
+    return "%s %s: %s%s" % (rid, state, "" if code == state else "%s: " % code, message)
+
+
+def _end_line(res):
+    rid, state = res.get("id"), res.get("state")
+    e = res.get("error") if isinstance(res.get("error"), dict) else None
     r = res.get("reconcile") if isinstance(res.get("reconcile"), dict) else None
-    if r is not None:
-        # In the words of shared/protocol/reconcileText.ts.
-        code, sig, error, verdict = r.get("exit_code"), r.get("signal"), r.get("error"), r.get("verdict")
-        how = error if error else "exit code %s" % code if code is not None else "signal %s" % sig if sig else "no exit code"
-        said = {"applied": "took effect", "not_applied": "did not take effect"}.get(verdict, "could not tell")
-        if said == "could not tell" and error is not None:
-            lines.append("%s: the host could not check whether its effect happened: %s" % (rid, error))
-        else:
-            lines.append("%s: the host's reconcile check says it %s (%s)%s" % (rid, said, how, ": safe to retry with a new id" if verdict == "not_applied" else ""))
-    elif res.get("resolved_by") == "reconcile":
-        lines.append("%s was settled by the host's reconcile check" % rid)
     if res.get("resolved_by") == "human":
-        lines.append("%s was settled by a human%s" % (rid, ": " + str(res["note"]) if res.get("note") else ""))
+        return "%s %s: settled by a human%s" % (rid, state, ": %s" % res["note"] if res.get("note") else "")
+    if res.get("resolved_by") == "reconcile":
+        return "%s %s: %s" % (rid, state, _check_said(r) if r else "settled by the host's reconcile check")
+    if state == "succeeded":
+        return None
+    if state == "failed":
+        code = res.get("exit_code")
+        if code is not None:
+            # Always said: the operation's own 64-87 would otherwise read as one of dw's codes.
+            return "%s failed: the operation exited with %s%s" % (rid, _js_number(code), " (%s: %s)" % (e.get("code"), e.get("message")) if e else "")
+        if e:
+            return _with_reason(rid, state, e.get("code"), e.get("message"))
+        sig = res.get("signal")
+        return "%s failed without an exit code%s" % (rid, " (signal %s)" % sig if sig else "")
+    if state == "cancelled":
+        by = res.get("cancelled_by")
+        return "%s cancelled%s" % (rid, " by %s" % by if by else "")
+    if state == "uncertain":
+        why = _check_said(r) if r else without_settle_hint(e.get("message")) if e else "the host lost sight of its run, so it may or may not have taken effect"
+        return "%s uncertain: %s; %s" % (rid, why, SETTLE_ASK)
+    return _with_reason(rid, state, e.get("code"), e.get("message")) if e else "%s %s" % (rid, state)
+
+
+def outcome_lines(res):
+    """Every line about how a settled request ended (a result, a conflict, an unsigned refusal), once each."""
+    rid, lines = res.get("id"), []
+    if res.get("state") == "conflict":
+        lines.append("%s conflict: %s" % (rid, res.get("message")))
+    elif res.get("unsigned"):
+        what = ("the host says this key was revoked (dw inbox): ask the person who runs the host for a new key"
+                if res.get("revoked") else
+                "the host signs every answer to a request it could authenticate: check the key with dw doctor")
+        lines.append("%s rejected (not signed by the host, so it may not be the host's): %s: %s; %s" % (
+            rid, res["error"].get("code"), res["error"].get("message"), what))
+    else:
+        end = _end_line(res)
+        if end is not None:
+            lines.append(end)
+        # A human's verdict after a check that could not tell: the check is a fact of its own.
+        if isinstance(res.get("reconcile"), dict) and res.get("resolved_by") == "human":
+            lines.append("%s: %s" % (rid, _check_said(res["reconcile"])))
     return [_plain(line) for line in lines]
+
+
+def pending_notes(res):
+    """What a request still going says beyond its state: a run that outlived a restart of the host."""
+    rid = res.get("id")
+    if res.get("orphaned") is True and res.get("state") == "running":
+        return [_plain("%s is still running after the host restarted: the host watches it until it ends (dw cancel %s ends it)" % (rid, rid))]
+    return []
+
+
+def status_lines(res):
+    """dw status ID without --json: how it ended (or its state), a plan's steps, a run still going."""
+    lines = outcome_lines(res) if is_settled(res) else []
+    if not lines:
+        lines = ["%s %s" % (res.get("id"), res.get("state"))]
+    if "v" in res:
+        lines += (plan_body(res) if is_plan(res) else []) + pending_notes(res)
+    return lines
 
 
 def utc_text(iso):
@@ -1145,47 +1217,6 @@ def exit_code_of(result):
             return code
         return EXIT_NO_EXIT_CODE
     return STATE_EXIT.get(state, EXIT_NO_EXIT_CODE)
-
-
-def describe_end(result):
-    """One line about how a request ended, for stderr (None when it simply succeeded)."""
-    state = result.get("state")
-    rid = result.get("id")
-    e = result.get("error") if isinstance(result.get("error"), dict) else None
-    detail = ""
-    if e:
-        detail = "%s: %s" % (e.get("code"), e.get("message"))
-    if state == "succeeded":
-        return None
-    if state == "conflict":
-        return "%s conflict: %s" % (rid, _plain(result.get("message")))
-    if result.get("unsigned"):
-        why = ("the host says this key was revoked (dw inbox): ask the host's owner for a new key"
-               if result.get("key_revoked") else
-               "the host signs every answer to a request it could authenticate: check the key with dw doctor")
-        return "%s rejected (not signed by the host, so it may not be the host's): %s; %s" % (rid, _plain(detail), why)
-    if state == "failed":
-        code = result.get("exit_code")
-        if isinstance(code, int) and not isinstance(code, bool):
-            # Always said: an operation's own 64-87 would otherwise read as one of dw's codes.
-            return "%s failed: the operation exited with %d%s" % (rid, code, " (%s)" % detail if e else "")
-        if e:
-            return "%s failed (%s)" % (rid, detail)
-        sig = result.get("signal")
-        return "%s failed without an exit code%s" % (rid, " (signal %s)" % sig if sig else "")
-    if state == "rejected":
-        return "%s was rejected: %s" % (rid, detail or "no reason given")
-    if state == "denied":
-        return "%s was denied: %s" % (rid, detail or "a human said no")
-    if state == "expired":
-        return "%s expired before it started: %s" % (rid, detail or "too old")
-    if state == "cancelled":
-        by = result.get("cancelled_by")
-        return "%s was cancelled%s" % (rid, " by " + by if by else "")
-    if state == "uncertain":
-        return ("%s is uncertain: the host stopped while it ran, so it may or may not have taken effect; "
-                "it will not be re-run, and a human will settle it (%s)" % (rid, detail or "interrupted"))
-    return "%s ended as %s" % (rid, state)
 
 
 IGNORED_WHY = {
@@ -1390,7 +1421,7 @@ class Answers(object):
         if unsigned is not None and not self._believable(rid, unsigned):
             unsigned = None
         if unsigned is not None and not (patient and self._grace(rid, "unsigned", UNSIGNED_GRACE_S)):
-            return {"id": rid, "state": "rejected", "unsigned": True, "error": unsigned["error"], "key_revoked": self.revoked()}
+            return {"id": rid, "state": "rejected", "unsigned": True, "error": unsigned["error"], "revoked": self.revoked()}
         return {"id": rid, "state": "unknown"}
 
     def _believable(self, rid, unsigned):
@@ -1535,6 +1566,7 @@ commands:
   dw cancel ID                    ask the host to cancel a request
   dw inbox [--json]               messages from the host
   dw doctor                       check the spool, the key file, the host, the clocks and signed results
+  dw help COMMAND                 (or dw COMMAND --help) that command's usage
 
 Arguments are typed by the host's catalog: workers=4, verbose=true, files=a.ts files=b.ts or
 files='["a.ts","b.ts"]'. --args-json gives all arguments as one JSON object.
@@ -1565,7 +1597,7 @@ is ignored (and said on stderr).
 COMMAND_HELP = {
     "ops": "usage: dw ops [--json]\n\nLists the host's operations with their arguments (type, constraints, required or default).\n--json prints the catalog's operations as JSON.\n",
     "submit": "usage: dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]\n                 [--plan ID] [--time-limit S] [--max-output BYTES]\n\nWrites a signed request and prints its id. Arguments are typed and checked against the catalog\nbefore anything is written (exit 65 when they do not fit). --id chooses the id (a retry with the\nsame id and arguments never runs twice); --expires-in S: the request must not start after S seconds.\n--plan, --time-limit and --max-output as for dw run.\n",
-    "status": "usage: dw status ID [--json]\n\nThe request's state: unclaimed (still in queue/), queued, awaiting_approval, running, succeeded,\nfailed, rejected, denied, expired, cancelled, uncertain, conflict (the id is bound to another\nrequest), or unknown (no trace of it).\n",
+    "status": "usage: dw status ID [--json]\n\nThe request's state: unclaimed (still in queue/), queued, awaiting_approval, running, succeeded,\nfailed, rejected, denied, expired, cancelled, uncertain, conflict (the id is bound to another\nrequest), or unknown (no trace of it); once it ended, how, in the words dw wait says it.\n",
     "wait": "usage: dw wait ID [--timeout S] [--json]\n\nWaits for a final state (or uncertain), prints the output (stdout to stdout, stderr to stderr)\nand exits with the operation's exit code, or 80-87. --json prints the result document instead.\n",
     "run": "usage: dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]\n              [--plan ID] [--time-limit S] [--max-output BYTES]\n\nSubmits a request, prints its id on stderr at once, streams its live output to stdout, and exits\nwith the operation's exit code (or 80-87). With --timeout S it stops waiting after S seconds (85).\n--time-limit S stops the run itself after S seconds and --max-output BYTES keeps that much of its\noutput, at most the operation's own limits (a larger one is rejected, 80: bad_args). --plan ID runs it\nas a step of that approved plan (dw plan): with the step's operation and arguments it runs without asking.\n",
     "plan": "usage: dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--timeout S] [--json]\n\nProposes a plan: the steps FILE (or stdin, -) holds, {\"steps\": [{\"op\": OP, \"args\": {...}}, ...]} or just\nthat list, at most 50, each checked against the catalog before anything is written (65). A human\napproves or denies the whole plan; dw waits for that (--timeout S: at most S seconds, 85), prints\nthe plan id on stderr at once, then each step as the host will run it, and exits 0 when approved\n(81 denied, 82 expired, ...). Each step then runs without asking, once, with\n`dw run OP name=value ... --plan PLAN_ID`, until the plan expires (--expires: 45s, 30m, 2h or 1h30m;\ndefault 1h, at most 24h).\n",
@@ -1777,10 +1809,7 @@ def _print_end(res, output=True):
             outln(line)
     elif output:
         _print_result_output(res)
-    note = describe_end(res)
-    if note:
-        warn(note)
-    for line in run_notes(res):
+    for line in outcome_lines(res):
         warn(line)
 
 
@@ -1789,7 +1818,7 @@ def _print_pending(res):
     if is_plan(res):
         for line in [plan_head(res)] + plan_body(res):
             outln(line)
-    for line in run_notes(res):
+    for line in pending_notes(res) if "v" in res else []:
         warn(line)
 
 
@@ -1967,28 +1996,7 @@ def cmd_status(o):
     if o.flags.get("--json"):
         outln(json.dumps(res, indent=2, ensure_ascii=False))
         return EXIT_OK
-    if res["state"] in ("unclaimed", "unknown"):
-        outln("%s: %s" % (rid, res["state"]))
-        return EXIT_OK
-    if res["state"] == "conflict":
-        outln("%s: conflict (%s)" % (rid, _plain(res["message"])))
-        return EXIT_OK
-    if res.get("unsigned"):
-        outln("%s: rejected (not signed by the host, so it may not be the host's: %s: %s)" % (
-            rid, _plain(res["error"].get("code")), _plain(res["error"].get("message"))))
-        return EXIT_OK
-    bits = []
-    if res.get("op"):
-        bits.append(str(res["op"]))
-    if res.get("exit_code") is not None:
-        bits.append("exit %s" % res["exit_code"])
-    if res.get("signal"):
-        bits.append("signal %s" % res["signal"])
-    e = res.get("error") if isinstance(res.get("error"), dict) else None
-    if e:
-        bits.append("%s: %s" % (e.get("code"), e.get("message")))
-    outln("%s: %s%s" % (rid, res["state"], " (" + "; ".join(bits) + ")" if bits else ""))
-    for line in (plan_body(res) if is_plan(res) else []) + run_notes(res):
+    for line in status_lines(res):
         outln(line)
     return EXIT_OK
 
@@ -2008,9 +2016,8 @@ def cmd_cancel(o):
         out(res.get("stdout") or "")
         return EXIT_OK
     _print_result_output(res)
-    note = describe_end(res)
-    if note:
-        warn(note)
+    for line in outcome_lines(res):
+        warn(line)
     return exit_code_of(res)
 
 
