@@ -601,7 +601,7 @@ def host_down(spool):
     The words are dw.cjs's (shared/client/hostState.ts) where the two see the same."""
     doc = spool.host()
     if doc is None and os.path.lexists(spool.p("host.json")):
-        return HostDown("the host is not running (host.json is not a JSON file as the host writes it)")
+        return HostDown("the host is not running (host.json has no heartbeat)")
     if doc is None:
         return HostDown("the host has never run on this spool (no host.json)")
     age = heartbeat_age(doc)
@@ -626,31 +626,21 @@ def host_held(spool):
     held = doc.get("held")
     if not isinstance(held, str):
         return None
+    return "%s, but takes no new requests: %s" % (_running_text(doc), _plain(held[:300]))
+
+
+def _running_text(doc):
+    """A running host, as host.json tells (hostState.ts's words)."""
     version = doc.get("app_version")
     running = "the host is running (%sper host.json)" % ("Dumbwaiter %s, " % host_word(version) if isinstance(version, str) else "")
     if doc.get("paused") is True:
         running += ", paused: requests are checked but nothing starts until it is resumed"
-    return "%s, but takes no new requests: %s" % (running, _plain(held[:300]))
+    return running
 
 
 def host_word(value):
     """host.json's app_version or host_id fit to show ("?" when not a plain word): anyone can write it."""
     return value if isinstance(value, str) and HOST_WORD_RE.fullmatch(value) else "?"
-
-
-def _dur(seconds):
-    s = abs(seconds)
-    if s < 120:
-        return "%d s" % round(s)
-    if s < 7200:
-        return "%d min" % round(s / 60)
-    if s < 172800:
-        return "%.1f h" % (s / 3600)
-    return "%d days" % round(s / 86400)
-
-
-# ---------------------------------------------------------------------------------------------
-# Typed arguments (from the operation's args_schema in catalog.json)
 
 
 def _no_constants(name):
@@ -1832,6 +1822,24 @@ def _timeout_message(rid, waiter, timeout):
     return "%s is still %s after %s s; check again with: dw wait %s" % (rid, state, _js_number(timeout), rid)
 
 
+def log_check_note(check, res):
+    """What to say after the live output of `res` was streamed above when it was not checked to be what
+    the host logged (check: none, match, mismatch, capped, unchecked); None when it was, or when nothing
+    was shown. In the words of logCheckNote in shared/client/spoolClient.ts (a test holds them equal)."""
+    rid = res.get("id")
+    why = {
+        "mismatch": "is not what the host logged (results/%s.log was changed by someone else)" % rid,
+        "capped": "stopped at %d bytes of results/%s.log" % (LIVE_LOG_MAX_BYTES, rid),
+        # A run the host lost sight of (it stopped while the run ran) has no hash of its log in its result.
+        "unchecked": "could not be checked against the host's log (%s), so it may not be the host's" % (
+            "the host stopped while it ran" if res.get("state") == "uncertain" or res.get("resolved_by") is not None else "its result has no log_sha256"),
+    }.get(check)
+    if why is None:
+        return None
+    kept = bool(res.get("stdout")) or bool(res.get("stderr"))
+    return "the live output above %s; %s" % (why, "the host's signed output follows:" if kept else "the host's signed result holds none of its output")
+
+
 def _interrupted(rid):
     warn("stopped waiting; %s goes on. `dw wait %s` to wait again, `dw cancel %s` to cancel it" % (rid, rid, rid))
     return EXIT_INTERRUPTED
@@ -1912,17 +1920,13 @@ def cmd_run(o):
     has_hash = isinstance(logged, int) and not isinstance(logged, bool) and isinstance(res.get("log_sha256"), str)
     while pump(res, logged if has_hash else LIVE_LOG_MAX_BYTES) == MORE:  # the rest, never past log_bytes
         pass
-    if streamed[0] == 0:
-        _print_result_output(res)
-    elif capped[0]:
-        warn("the live output above stopped at %d bytes of results/%s.log; the host's signed output follows:" % (LIVE_LOG_MAX_BYTES, rid))
-        _print_result_output(res)
-    elif not has_hash:
-        # The sandbox can make the host's log vanish (a folder at its name) and put its own text there.
-        warn("the live output above could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; the host's signed output follows:")
-        _print_result_output(res)
-    elif streamed[0] != logged or digest.hexdigest() != res["log_sha256"]:
-        warn("the live output above is not what the host logged (results/%s.log was changed by someone else); the host's signed output follows:" % rid)
+    # The sandbox can make the host's log vanish (a folder at its name) and put its own text there.
+    check = ("none" if streamed[0] == 0 else "capped" if capped[0] else "unchecked" if not has_hash
+             else "mismatch" if streamed[0] != logged or digest.hexdigest() != res["log_sha256"] else "match")
+    note = log_check_note(check, res)
+    if note:
+        warn(note)
+    if check != "match":
         _print_result_output(res)
     _print_end(res, output=False)
     return exit_code_of(res)
@@ -2081,38 +2085,45 @@ def checked_operations(entries):
     return ops, skipped
 
 
-def _describe_arg(name, schema, required):
-    if not isinstance(schema, dict):
-        return name
-    t = schema.get("type", "any")
-    inner = schema
-    if t == "array":
-        inner = schema.get("items", {}) if isinstance(schema.get("items"), dict) else {}
-        t = "array of %s" % inner.get("type", "any")
-    parts = [_plain(t)]
-    if isinstance(inner.get("enum"), list):
-        parts.append("one of " + ", ".join(json.dumps(e, ensure_ascii=False) for e in inner["enum"]))
-    if isinstance(inner.get("pattern"), str):
-        parts.append("matching " + inner["pattern"])
-    if isinstance(inner.get("maxLength"), int):
-        parts.append("at most %d characters" % inner["maxLength"])
-    lo, hi = inner.get("minimum"), inner.get("maximum")
-    if lo is not None and hi is not None:
-        parts.append("%s..%s" % (_js_number(lo), _js_number(hi)))
-    elif lo is not None:
-        parts.append(">= %s" % _js_number(lo))
-    elif hi is not None:
-        parts.append("<= %s" % _js_number(hi))
-    if schema.get("type") == "array" and isinstance(schema.get("maxItems"), int):
-        parts.append("at most %d items" % schema["maxItems"])
-    if "default" in schema:
-        parts.append("default " + json.dumps(schema["default"], ensure_ascii=False))
-    else:
-        parts.append("required" if required else "optional")
-    line = "%s: %s" % (name, ", ".join(parts))
-    if schema.get("description"):
-        line += " - " + str(schema["description"])
-    return line
+def describe_args(schema):
+    """One line per argument: its type, its constraints, and required, its default or optional (the words
+    of describeArgs in shared/client/typedArgs.ts; a test holds them equal)."""
+    props = schema.get("properties") if isinstance(schema, dict) and isinstance(schema.get("properties"), dict) else {}
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    lines = []
+    for name, s in props.items():
+        s = s if isinstance(s, dict) else {}
+        items = s.get("items") if isinstance(s.get("items"), dict) else {}
+        t = "list of %s" % items.get("type", "values") if s.get("type") == "array" else s.get("type", "value")
+        bits = []
+        if isinstance(s.get("enum"), list):
+            bits.append("one of " + "|".join(canonical_json(e) for e in s["enum"]))
+        if s.get("pattern") is not None:
+            bits.append("matching %s" % s["pattern"])
+        for key, fmt in (("maxLength", "at most %s chars"), ("minimum", ">= %s"), ("maximum", "<= %s"), ("maxItems", "at most %s items")):
+            if s.get(key) is not None:
+                bits.append(fmt % _js_number(s[key]))
+        bits.append("required" if name in required else "default " + canonical_json(s["default"]) if "default" in s else "optional")
+        desc = s.get("description")
+        lines.append("%s: %s%s%s" % (name, t, " (%s)" % ", ".join(bits) if bits else "", " - %s" % desc if desc else ""))
+    return lines
+
+
+def ops_lines(ops):
+    """dw ops: each operation on one line (its scope, whether a human approves it, its time limit, what
+    it does), its arguments under it; the words of opsLines in shared/client/catalogEntries.ts. Anyone
+    who can write the spool can write catalog.json: its text is shown escaped."""
+    if not ops:
+        return ["This host offers no operations (yet): its allowlist is empty."]
+    lines = []
+    for op in ops:
+        lines.append(_plain("%s  [%s%s, timeout %s s]  %s" % (
+            op["name"], op["scope"], ", asks a human" if op.get("approval") == "always" else "", _js_number(op["timeout_s"]), op["description"])))
+        lines += ["    " + _plain(line) for line in describe_args(op.get("args_schema"))]
+    return lines + [BUILT_IN_OPS]
+
+
+BUILT_IN_OPS = "Built in: dumbwaiter.ping, dumbwaiter.cancel (dw cancel ID), dumbwaiter.plan (dw plan FILE)"
 
 
 def cmd_ops(o):
@@ -2123,171 +2134,109 @@ def cmd_ops(o):
     if o.flags.get("--json"):
         outln(_visible_json(json.dumps(ops, indent=2, ensure_ascii=False)))
         return EXIT_OK
-    # Anyone who can write the spool can write catalog.json: its text is shown escaped.
-    if not ops:
-        outln("This host offers no operations (yet): its allowlist is empty.")
-        return EXIT_OK
-    for op in ops:
-        extra = []
-        if op.get("scope"):
-            extra.append(str(op["scope"]))
-        if op.get("approval") == "always":
-            extra.append("asks a human")
-        elif op.get("approval") == "never":
-            extra.append("no approval")
-        if op.get("timeout_s") is not None:
-            extra.append("timeout %s s" % op["timeout_s"])
-        outln("%s  (%s)" % (op["name"], ", ".join(extra)))
-        if op.get("description"):
-            outln("    " + _plain(op["description"]))
-        schema = op.get("args_schema") if isinstance(op.get("args_schema"), dict) else {}
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
-        if not props:
-            outln("    no arguments")
-        for name, prop in props.items():
-            outln("    " + _plain(_describe_arg(name, prop, name in required)))
-        outln()
-    outln("Built in: dumbwaiter.ping, dumbwaiter.cancel (dw cancel ID), dumbwaiter.plan (dw plan FILE)")
+    for line in ops_lines(ops):
+        outln(line)
     return EXIT_OK
 
 
 def _doctor_ping(spool, key, wait):
     """Sends a signed dumbwaiter.ping and waits up to `wait` s. An unanswered ping is taken back out of
-    queue/ (so a host that comes back later does not find it). The answer's time, and its difference
-    from this clock when over 5 s, compare the clocks."""
+    queue/ (so a host that comes back later does not find it). `skew`: the host's clock against the
+    middle of the span between our write and our read (it answered within it)."""
     answers = Answers(spool, key, notes=False)
-    ping = {"rid": None, "res": None, "error": None, "ignored": None, "wait": wait, "info": {}, "host_time": None, "skew": None}
-    try:
-        sent = time.time()
-        ping["rid"] = rid = submit_request(answers, "dumbwaiter.ping", {})
-        ping["res"] = res = Waiter(answers, rid, wait, fresh=True, notes=False).run()
-    except DwError as e:
-        ping["error"] = e.message
-        return ping
+    ping = {"res": None, "state": "unknown", "ignored": None, "skew": None, "scope": None}
+    sent = time.time()
+    rid = submit_request(answers, "dumbwaiter.ping", {})
+    ping["res"] = res = Waiter(answers, rid, wait, fresh=True, notes=False).run()
     got = time.time()
     if res is None:
         if spool.in_queue(rid):
+            ping["state"] = "unclaimed"
             try:
                 os.unlink(spool.p("queue", rid + ".json"))
             except OSError:
                 pass
-        if answers.last_ignored and not spool.in_queue(rid):
-            ping["ignored"] = answers.last_ignored
+        elif answers.last_ignored:
+            ping["ignored"] = "ignored results/%s.json: %s" % (rid, answers.last_ignored)
     elif res.get("state") == "succeeded":
         try:
             info = json.loads(res.get("stdout") or "{}")
         except ValueError:
             info = {}
-        ping["info"] = info if isinstance(info, dict) else {}
-        ht = parse_time(ping["info"].get("time"))
-        ping["host_time"] = ht
-        if ht is not None and (ht > got + 5 or ht < sent - 5):
-            ping["skew"] = ht - (sent + got) / 2
+        info = info if isinstance(info, dict) else {}
+        ht = parse_time(info.get("time"))
+        ping["skew"] = None if ht is None else ht - (sent + got) / 2
+        ping["scope"] = info.get("scope")
     return ping
 
 
+def host_state(spool):
+    """(running, held, text): whether the host runs, whether it takes no new requests, and one line
+    saying so, in the words of shared/client/hostState.ts."""
+    down = host_down(spool)
+    if down:
+        return False, False, str(down)
+    held = host_held(spool)
+    return True, held is not None, held or _running_text(spool.host() or {})
+
+
 def cmd_doctor(o):
+    """Each check on one line, as dw.cjs words them. The ping goes even when host.json says the host is
+    down (anyone can write host.json; only the host can sign the answer), with a shorter wait then."""
     checks = []
 
-    def line(ok, name, detail):
-        checks.append(ok)
-        outln("%-4s %-14s %s" % ("ok" if ok else "FAIL", name, detail))
+    def line(ok, what):
+        checks.append(ok is not False)
+        outln("%s  %s" % ("skip" if ok == "skip" else "ok  " if ok else "FAIL", what))
 
-    # 1. The spool.
-    spool = None
-    no_perm = False
     root = o.spool if o.spool is not None else os.environ.get("DUMBWAITER_SPOOL")
-    if not root:
-        line(False, "spool", "no spool: pass --spool DIR or set DUMBWAITER_SPOOL")
-    else:
-        try:
-            spool = Spool(root).check(("tmp", "queue", "results", "inbox"))
-            line(True, "spool", "%s (tmp, queue, results, inbox present and usable)" % root)
-        except DwError as e:
-            no_perm = e.code == EXIT_NO_PERM
-            line(False, "spool", e.message)
-    # 2. The key file.
-    key = None
+    try:
+        if not root:
+            raise DwError(EXIT_NO_SPOOL, "no spool: pass --spool DIR or set DUMBWAITER_SPOOL")
+        spool = Spool(root).check(("tmp", "queue", "results", "inbox"))
+        line(True, "spool %s: reachable" % root)
+    except DwError as e:
+        line(False, e.message)
+        return EXIT_NO_PERM if e.code == EXIT_NO_PERM else EXIT_NO_SPOOL
     try:
         key = _key_of(o)
-        line(True, "key file", "%s: key %s" % (key.path, key.key_id))
+        line(True, "key file: key %s" % key.key_id)
     except DwError as e:
-        line(False, "key file", e.message)
-    # What host.json says: anyone can write it, so the signed ping below is sent anyway (for less time
-    # when host.json says the host is down), and a signed answer to it overrides host.json.
-    host_doc = spool.host() if spool else None
-    age = heartbeat_age(host_doc)
-    down = host_down(spool) if spool else "not checked: no spool"
-    ping = _doctor_ping(spool, key, PING_WAIT_DOWN_S if down else PING_WAIT_S) if spool and key else None
-    res = ping["res"] if ping else None
+        line(False, e.message)
+        return EXIT_NO_SPOOL
+    running, held, text = host_state(spool)
+    wait = PING_WAIT_S if running else PING_WAIT_DOWN_S
+    ping = _doctor_ping(spool, key, wait)
+    res = ping["res"]
     answered = res is not None and not res.get("unsigned")  # signed for this key: the host runs
-    # 3. The host.
-    if not down:
-        line(True, "host running", "host %s (dumbwaiter %s) beat %s ago%s" % (
-            host_word(host_doc.get("host_id")), host_word(host_doc.get("app_version")), _dur(max(age, 0)),
-            "; PAUSED: requests wait until it resumes" if host_doc.get("paused") else ""))
-        held = host_held(spool)
-        if held:
-            line(False, "host takes requests", held)
-    elif answered:
-        line(True, "host running", "it answered a signed ping, although host.json says %s: host.json is stale or not the host's" % down)
+    if running or not answered:
+        line(running and not held, text)
     else:
-        line(False, "host running", "%s: start it (`dumbwaiter daemon` or the app); requests wait in queue/ until then" % down if spool else down)
-    # The host's probe of this spool's mount: a degraded one (no file events, say) still works, more slowly.
+        line(True, "the host is running: it answered the ping, signed for this key (host.json says otherwise: %s)" % text)
+    # Only the host can fix its mount: a degraded one (no file events, say) still works, more slowly.
+    host_doc = spool.host()
     probe = host_doc.get("probe") if isinstance(host_doc, dict) else None
     if isinstance(probe, dict) and probe.get("verdict") in ("ok", "degraded", "unusable") and isinstance(probe.get("summary"), str):
-        line(probe["verdict"] != "unusable", "mount", "as the host probed it: %s: %s" % (probe["verdict"], _plain(probe["summary"][:300])))
-    # 4. The clocks: from the heartbeat, or from the host's answer to the ping when host.json is wrong.
-    if down and answered and ping["host_time"] is not None:
-        if ping["skew"] is None:
-            line(True, "clock", "in step with the host (the time in its answer to the ping)")
+        line(probe["verdict"] != "unusable", "mount, as the host probed it: %s: %s" % (probe["verdict"], _plain(probe["summary"][:300])))
+    if answered:
+        if res.get("state") == "succeeded" and ping["skew"] is not None:
+            skew = ping["skew"]
+            line(abs(skew) < 60, "clocks: the host is %.1f s %s this sandbox (requests more than 5 min ahead are refused)" % (abs(skew), "ahead of" if skew >= 0 else "behind"))
+            line(True, "key accepted (scope %s)" % _plain(ping["scope"]))
         else:
-            line(False, "clock", "this clock and the host's differ by about %s (the time in its answer to the ping)" % _dur(ping["skew"]))
-    elif age is None:
-        line(False, "clock", "cannot compare the clocks: no heartbeat")
-    elif age < -5:
-        line(False, "clock", "this clock is at least %s behind the host's (its heartbeat is in our future)" % _dur(-age))
-    elif down:
-        line(False, "clock", "cannot compare the clocks: the heartbeat is %s old (the host is down%s)" % (
-            _dur(age), "" if host_doc.get("up") is False else ", or this clock is ahead of the host's by up to that much"))
+            e = res.get("error") if isinstance(res.get("error"), dict) else None
+            line("skip", "clocks: not checked (the ping did not succeed)")
+            line(False, "key not accepted: %s" % ("%s: %s" % (e.get("code"), e.get("message")) if e else res.get("state")))
+        line(True, "results signed: the answer to the ping is signed for this key")
     else:
-        line(True, "clock", "in step with the host (heartbeat written %s before our clock's now; the host beats every 5 s)" % _dur(max(age, 0)))
-    # 5, 6. The key, accepted by the host (the signed dumbwaiter.ping), and its answer signed for it.
-    signed = "not checked: no answer to a ping"
-    if ping is None:
-        signed = "not checked: no ping"
-        line(False, "key accepted", "not tried: %s" % ("no usable spool" if spool is None else "no valid key file"))
-    elif ping["error"]:
-        line(False, "key accepted", ping["error"])
-    elif res is None:
-        if ping["ignored"]:
-            signed = "the answer to ping %s is not the host's for this key: %s" % (ping["rid"], ping["ignored"])
-            line(False, "key accepted", "no answer signed for this key to a ping within %d s" % ping["wait"])
+        line("skip", "clocks: not checked (no signed answer to the ping)")
+        if res is not None:
+            line(False, "key not accepted: the host does not know this key / the key file is not the host's (an unsigned refusal: %s: %s)" % (
+                _plain(res["error"].get("code")), _plain(res["error"].get("message"))))
         else:
-            line(False, "key accepted", "no answer to a ping within %d s: %s" % (
-                ping["wait"], "the host is not running (the ping was taken back out of queue/)" if down else "the host is not taking requests from this spool"))
-    elif res.get("unsigned"):
-        signed = "not checked: the host refused the ping before it could authenticate it"
-        line(False, "key accepted", "the host refused a ping without signing its answer (%s: %s): the host does not know this key / the key file is not the host's" % (
-            _plain(res["error"].get("code")), _plain(res["error"].get("message"))))
-    elif res.get("state") == "succeeded":
-        signed = True
-        info = ping["info"]
-        skew = "; clocks differ by about %s" % _dur(ping["skew"]) if ping["skew"] is not None else ""
-        line(True, "key accepted", "ping %s answered: key %s, scope %s%s" % (
-            ping["rid"], _plain(info.get("key_id", key.key_id)), _plain(info.get("scope", "?")), skew))
-    else:
-        signed = True
-        e = res.get("error") if isinstance(res.get("error"), dict) else {}
-        line(False, "key accepted", "the host refused a ping (%s): %s: %s" % (res.get("state"), e.get("code"), e.get("message")))
-    if signed is True:
-        line(True, "results signed", "the answer to the ping was signed by the host for key %s" % key.key_id)
-    else:
-        line(False, "results signed", signed)
-    if all(checks):
-        return EXIT_OK
-    return EXIT_NO_PERM if no_perm else EXIT_NO_SPOOL
+            line(False, "key not accepted: no answer within %d s (%s)" % (wait, ping["state"]))
+        line(False, "results signed: no answer to the ping signed for this key%s" % (" (%s)" % ping["ignored"] if ping["ignored"] else ""))
+    return EXIT_OK if all(checks) else EXIT_NO_SPOOL
 
 
 def cmd_selftest_vectors(o):

@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { loadKeyFile, KeyFileError } from './keyFile';
 import { BadRequestIdError, RequestTooLargeError, SpoolClient, checkRequestId, hostDownText, isResult, isSettled, logCheckNote, type Followed, type Status, type SubmitRequest } from './spoolClient';
-import { argsFromPairs, checkArgs, describeArgs, ArgError } from './typedArgs';
+import { argsFromPairs, checkArgs, ArgError } from './typedArgs';
+import { opsLines } from './catalogEntries';
 import { EXIT, EXIT_MEANINGS, exitCodeOf } from './exitCodes';
 import { checkSpool, NotASpoolError, SpoolPermissionError } from './spoolAccess';
 import { DEFAULT_PLAN_EXPIRES_S, PlanError, parsePlanText, planBody, planHead } from './plans';
@@ -251,7 +252,7 @@ function report(c: SpoolClient, s: Status, withOutput: boolean): void {
 
 /** After `dw run` streamed the live log: whether it was the host's, and the signed output unless it was checked to be. */
 function reportRun(c: SpoolClient, s: Followed): void {
-  const note = isSettled(s) ? logCheckNote(s.log.check, s.id, 'stream') : null;
+  const note = isResult(s) && isSettled(s) ? logCheckNote(s.log.check, s, 'stream') : null;
   if (note) notice(note);
   report(c, s, s.log.check !== 'match');
 }
@@ -277,11 +278,7 @@ async function main(argv: string[]): Promise<number> {
       if (!catalog) throw new Exit(EXIT.unavailable, 'no catalog.json in the spool: has the host ever run?');
       for (const line of catalog.skipped) notice(line);
       if (v.json) return print(catalog.operations);
-      // Anyone who can write the spool can write catalog.json: its text is shown escaped.
-      for (const op of catalog.operations) {
-        process.stdout.write(`${op.name}  [${op.scope}${op.approval === 'always' ? ', asks a human' : ''}, timeout ${op.timeout_s} s]  ${visible(op.description)}\n`);
-        for (const line of describeArgs(op.args_schema)) process.stdout.write(`    ${visible(line)}\n`);
-      }
+      process.stdout.write(opsLines(catalog.operations).map((l) => `${l}\n`).join(''));
       return EXIT.ok;
     }
     case 'submit': {

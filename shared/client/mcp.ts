@@ -359,7 +359,7 @@ export async function serveMcp(client: SpoolClient, waitMs = DEFAULT_WAIT_S * 10
       const s = await client.follow(id, (b) => progress.chunk(b), { onChange: (st) => progress.state(st), signal: extra.signal });
       const result = resultOf(s, client);
       // The result holds the host's signed output; the live output sent as progress came from a file anyone may replace.
-      const note = logCheckNote(s.log.check, id, 'progress');
+      const note = isResult(s) ? logCheckNote(s.log.check, s, 'progress') : null;
       if (note) result.content.push({ type: 'text', text: note });
       return result;
     } finally {

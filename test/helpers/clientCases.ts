@@ -49,6 +49,10 @@ def call(c):
         if c[0] == "catalog":
             ops, skipped = dw.checked_operations(c[1])
             return {"ok": {"operations": ops, "skipped": skipped}}
+        if c[0] == "ops_lines":
+            return {"ok": dw.ops_lines(c[1])}
+        if c[0] == "log_note":
+            return {"ok": dw.log_check_note(c[1], c[2])}
         if c[0] == "help":
             return {"ok": dw.COMMAND_HELP}
         if c[0] == "utc":
@@ -66,7 +70,7 @@ for line in sys.stdin:
  *  ['plan', text, catalog operations | null], ['whole', flag, text, unit], ['duration', text, flag, max],
  *  ['constants'], ['plan_lines', result], ['outcome', status], ['status_lines', status],
  *  ['pending', result], ['without_hint', message], ['waiting', result, now in ms], ['visible', text],
- *  ['visible_json', JSON text], ['catalog', catalog.json's operations], ['utc', time], ['help']. */
+ *  ['visible_json', JSON text], ['catalog', catalog.json's operations], ['utc', time], ['help'], ['ops_lines', operations], ['log_note', check, result]. */
 export function dwPy(cases: unknown[][]): { ok?: unknown; error?: string }[] {
   const r = spawnSync('python3', ['-c', HARNESS, DW_PY_DIR], { input: cases.map((c) => JSON.stringify(c)).join('\n'), encoding: 'utf8', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
   if (r.status !== 0) throw new Error(r.stderr);
