@@ -601,7 +601,7 @@ def host_down(spool):
     The words are dw.cjs's (shared/client/hostState.ts) where the two see the same."""
     doc = spool.host()
     if doc is None and os.path.lexists(spool.p("host.json")):
-        return HostDown("the host is not running (host.json has no heartbeat)")
+        return HostDown("the host is not running (host.json is not a JSON file as the host writes it)")
     if doc is None:
         return HostDown("the host has never run on this spool (no host.json)")
     age = heartbeat_age(doc)

@@ -142,7 +142,11 @@ describe('dw mcp', () => {
         reconcile: { exit_code: 1, verdict: 'not_applied' },
         notes: [NOT_APPLIED],
       });
-      expect(await body('dumbwaiter_status', 'rs-unknown')).toMatchObject({ state: 'uncertain', reconcile: { exit_code: 3, verdict: 'unknown' }, notes: [UNKNOWN] });
+      const unknown = await body('dumbwaiter_status', 'rs-unknown');
+      expect(unknown).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' }, reconcile: { exit_code: 3, verdict: 'unknown' }, notes: [UNKNOWN] });
+      // The host's command that settles it is the human's: the agent cannot run it.
+      expect(JSON.stringify(unknown)).not.toContain('dumbwaiter resolve');
+      expect(host.result('rs-unknown')!.error!.message).toContain('dumbwaiter resolve rs-unknown --check');
     } finally {
       await client.close();
     }
