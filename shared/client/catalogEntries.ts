@@ -4,6 +4,7 @@
 import { OP_NAME } from '../protocol/ids';
 import type { CatalogOperation } from '../protocol/types';
 import { visible } from '../text/visible';
+import { describeArgs } from './typedArgs';
 
 export interface CheckedOperations {
   operations: CatalogOperation[];
@@ -40,4 +41,19 @@ export function checkedOperations(entries: unknown[]): CheckedOperations {
     else operations.push(e as CatalogOperation);
   });
   return { operations, skipped };
+}
+
+const BUILT_IN_OPS = 'Built in: dumbwaiter.ping, dumbwaiter.cancel (dw cancel ID), dumbwaiter.plan (dw plan FILE)';
+
+/** `dw ops`: each operation on one line (its scope, whether a human approves it, its time limit, what it
+ *  does), its arguments under it. Anyone who can write the spool can write catalog.json: its text is
+ *  shown escaped. dw.py's ops_lines says the same (a test holds them equal). */
+export function opsLines(ops: CatalogOperation[]): string[] {
+  if (ops.length === 0) return ['This host offers no operations (yet): its allowlist is empty.'];
+  const lines: string[] = [];
+  for (const op of ops) {
+    lines.push(visible(`${op.name}  [${op.scope}${op.approval === 'always' ? ', asks a human' : ''}, timeout ${op.timeout_s} s]  ${op.description}`));
+    for (const line of describeArgs(op.args_schema)) lines.push(`    ${visible(line)}`);
+  }
+  return [...lines, BUILT_IN_OPS];
 }

@@ -626,31 +626,21 @@ def host_held(spool):
     held = doc.get("held")
     if not isinstance(held, str):
         return None
+    return "%s, but takes no new requests: %s" % (_running_text(doc), _plain(held[:300]))
+
+
+def _running_text(doc):
+    """A running host, as host.json tells (hostState.ts's words)."""
     version = doc.get("app_version")
     running = "the host is running (%sper host.json)" % ("Dumbwaiter %s, " % host_word(version) if isinstance(version, str) else "")
     if doc.get("paused") is True:
         running += ", paused: requests are checked but nothing starts until it is resumed"
-    return "%s, but takes no new requests: %s" % (running, _plain(held[:300]))
+    return running
 
 
 def host_word(value):
     """host.json's app_version or host_id fit to show ("?" when not a plain word): anyone can write it."""
     return value if isinstance(value, str) and HOST_WORD_RE.fullmatch(value) else "?"
-
-
-def _dur(seconds):
-    s = abs(seconds)
-    if s < 120:
-        return "%d s" % round(s)
-    if s < 7200:
-        return "%d min" % round(s / 60)
-    if s < 172800:
-        return "%.1f h" % (s / 3600)
-    return "%d days" % round(s / 86400)
-
-
-# ---------------------------------------------------------------------------------------------
-# Typed arguments (from the operation's args_schema in catalog.json)
 
 
 def _no_constants(name):
@@ -1026,27 +1016,99 @@ def plan_body(res):
     return lines
 
 
-def run_notes(res):
-    """One line each about a run the host lost sight of: one that outlived a restart of the host, the
-    host's reconcile check (did its effect happen?), and who settled it."""
-    rid, lines = res.get("id"), []
-    if res.get("orphaned") is True and res.get("state") == "running":
-        lines.append("%s is still running after the host restarted: the host watches it until it ends (dw cancel %s ends it)" % (rid, rid))
+# How a request ended, in the words of shared/client/runNotes.ts (a test holds them equal): one line
+# for the end, each thing said once, and what the agent can do about it.
+SETTLE_ASK = "ask the person who runs the host to settle it"
+SETTLE_HINT_RE = re.compile(r"[.:]?\s*(?:Its operation's reconcile command can tell|Settle it with): dumbwaiter resolve \S+ .*$", re.S)
+
+
+def without_settle_hint(message):
+    """The host's message without the host command it gives the human who runs it (settleHint in
+    shared/protocol/reconcileText.ts): the agent cannot run it."""
+    return SETTLE_HINT_RE.sub("", message, count=1)
+
+
+def _check_said(r):
+    """What the reconcile check found (shared/protocol/reconcileText.ts's words)."""
+    code, sig, error, verdict = r.get("exit_code"), r.get("signal"), r.get("error"), r.get("verdict")
+    if verdict not in ("applied", "not_applied") and error is not None:
+        return "the host could not check whether its effect happened: %s" % error
+    how = error if error else "exit code %s" % _js_number(code) if code is not None else "signal %s" % sig if sig else "no exit code"
+    said = {"applied": "took effect", "not_applied": "did not take effect"}.get(verdict, "could not tell")
+    return "the host's reconcile check says it %s (%s)%s" % (said, how, ": safe to retry with a new id" if verdict == "not_applied" else "")
+
+
+def _with_reason(rid, state, code, message):
+    if message.startswith(state + " "):
+        return "%s %s" % (rid, message)
+    return "%s %s: %s%s" % (rid, state, "" if code == state else "%s: " % code, message)
+
+
+def _end_line(res):
+    rid, state = res.get("id"), res.get("state")
+    e = res.get("error") if isinstance(res.get("error"), dict) else None
     r = res.get("reconcile") if isinstance(res.get("reconcile"), dict) else None
-    if r is not None:
-        # In the words of shared/protocol/reconcileText.ts.
-        code, sig, error, verdict = r.get("exit_code"), r.get("signal"), r.get("error"), r.get("verdict")
-        how = error if error else "exit code %s" % code if code is not None else "signal %s" % sig if sig else "no exit code"
-        said = {"applied": "took effect", "not_applied": "did not take effect"}.get(verdict, "could not tell")
-        if said == "could not tell" and error is not None:
-            lines.append("%s: the host could not check whether its effect happened: %s" % (rid, error))
-        else:
-            lines.append("%s: the host's reconcile check says it %s (%s)%s" % (rid, said, how, ": safe to retry with a new id" if verdict == "not_applied" else ""))
-    elif res.get("resolved_by") == "reconcile":
-        lines.append("%s was settled by the host's reconcile check" % rid)
     if res.get("resolved_by") == "human":
-        lines.append("%s was settled by a human%s" % (rid, ": " + str(res["note"]) if res.get("note") else ""))
+        return "%s %s: settled by a human%s" % (rid, state, ": %s" % res["note"] if res.get("note") else "")
+    if res.get("resolved_by") == "reconcile":
+        return "%s %s: %s" % (rid, state, _check_said(r) if r else "settled by the host's reconcile check")
+    if state == "succeeded":
+        return None
+    if state == "failed":
+        code = res.get("exit_code")
+        if code is not None:
+            # Always said: the operation's own 64-87 would otherwise read as one of dw's codes.
+            return "%s failed: the operation exited with %s%s" % (rid, _js_number(code), " (%s: %s)" % (e.get("code"), e.get("message")) if e else "")
+        if e:
+            return _with_reason(rid, state, e.get("code"), e.get("message"))
+        sig = res.get("signal")
+        return "%s failed without an exit code%s" % (rid, " (signal %s)" % sig if sig else "")
+    if state == "cancelled":
+        by = res.get("cancelled_by")
+        return "%s cancelled%s" % (rid, " by %s" % by if by else "")
+    if state == "uncertain":
+        why = _check_said(r) if r else without_settle_hint(e.get("message")) if e else "the host lost sight of its run, so it may or may not have taken effect"
+        return "%s uncertain: %s; %s" % (rid, why, SETTLE_ASK)
+    return _with_reason(rid, state, e.get("code"), e.get("message")) if e else "%s %s" % (rid, state)
+
+
+def outcome_lines(res):
+    """Every line about how a settled request ended (a result, a conflict, an unsigned refusal), once each."""
+    rid, lines = res.get("id"), []
+    if res.get("state") == "conflict":
+        lines.append("%s conflict: %s" % (rid, res.get("message")))
+    elif res.get("unsigned"):
+        what = ("the host says this key was revoked (dw inbox): ask the person who runs the host for a new key"
+                if res.get("revoked") else
+                "the host signs every answer to a request it could authenticate: check the key with dw doctor")
+        lines.append("%s rejected (not signed by the host, so it may not be the host's): %s: %s; %s" % (
+            rid, res["error"].get("code"), res["error"].get("message"), what))
+    else:
+        end = _end_line(res)
+        if end is not None:
+            lines.append(end)
+        # A human's verdict after a check that could not tell: the check is a fact of its own.
+        if isinstance(res.get("reconcile"), dict) and res.get("resolved_by") == "human":
+            lines.append("%s: %s" % (rid, _check_said(res["reconcile"])))
     return [_plain(line) for line in lines]
+
+
+def pending_notes(res):
+    """What a request still going says beyond its state: a run that outlived a restart of the host."""
+    rid = res.get("id")
+    if res.get("orphaned") is True and res.get("state") == "running":
+        return [_plain("%s is still running after the host restarted: the host watches it until it ends (dw cancel %s ends it)" % (rid, rid))]
+    return []
+
+
+def status_lines(res):
+    """dw status ID without --json: how it ended (or its state), a plan's steps, a run still going."""
+    lines = outcome_lines(res) if is_settled(res) else []
+    if not lines:
+        lines = ["%s %s" % (res.get("id"), res.get("state"))]
+    if "v" in res:
+        lines += (plan_body(res) if is_plan(res) else []) + pending_notes(res)
+    return lines
 
 
 def utc_text(iso):
@@ -1145,47 +1207,6 @@ def exit_code_of(result):
             return code
         return EXIT_NO_EXIT_CODE
     return STATE_EXIT.get(state, EXIT_NO_EXIT_CODE)
-
-
-def describe_end(result):
-    """One line about how a request ended, for stderr (None when it simply succeeded)."""
-    state = result.get("state")
-    rid = result.get("id")
-    e = result.get("error") if isinstance(result.get("error"), dict) else None
-    detail = ""
-    if e:
-        detail = "%s: %s" % (e.get("code"), e.get("message"))
-    if state == "succeeded":
-        return None
-    if state == "conflict":
-        return "%s conflict: %s" % (rid, _plain(result.get("message")))
-    if result.get("unsigned"):
-        why = ("the host says this key was revoked (dw inbox): ask the host's owner for a new key"
-               if result.get("key_revoked") else
-               "the host signs every answer to a request it could authenticate: check the key with dw doctor")
-        return "%s rejected (not signed by the host, so it may not be the host's): %s; %s" % (rid, _plain(detail), why)
-    if state == "failed":
-        code = result.get("exit_code")
-        if isinstance(code, int) and not isinstance(code, bool):
-            # Always said: an operation's own 64-87 would otherwise read as one of dw's codes.
-            return "%s failed: the operation exited with %d%s" % (rid, code, " (%s)" % detail if e else "")
-        if e:
-            return "%s failed (%s)" % (rid, detail)
-        sig = result.get("signal")
-        return "%s failed without an exit code%s" % (rid, " (signal %s)" % sig if sig else "")
-    if state == "rejected":
-        return "%s was rejected: %s" % (rid, detail or "no reason given")
-    if state == "denied":
-        return "%s was denied: %s" % (rid, detail or "a human said no")
-    if state == "expired":
-        return "%s expired before it started: %s" % (rid, detail or "too old")
-    if state == "cancelled":
-        by = result.get("cancelled_by")
-        return "%s was cancelled%s" % (rid, " by " + by if by else "")
-    if state == "uncertain":
-        return ("%s is uncertain: the host stopped while it ran, so it may or may not have taken effect; "
-                "it will not be re-run, and a human will settle it (%s)" % (rid, detail or "interrupted"))
-    return "%s ended as %s" % (rid, state)
 
 
 IGNORED_WHY = {
@@ -1394,7 +1415,7 @@ class Answers(object):
         if unsigned is not None and not self._believable(rid, unsigned):
             unsigned = None
         if unsigned is not None and not (patient and self._grace(rid, "unsigned", UNSIGNED_GRACE_S)):
-            return {"id": rid, "state": "rejected", "unsigned": True, "error": unsigned["error"], "key_revoked": self.revoked()}
+            return {"id": rid, "state": "rejected", "unsigned": True, "error": unsigned["error"], "revoked": self.revoked()}
         return {"id": rid, "state": "unknown"}
 
     def _believable(self, rid, unsigned):
@@ -1539,6 +1560,7 @@ commands:
   dw cancel ID                    ask the host to cancel a request
   dw inbox [--json]               messages from the host
   dw doctor                       check the spool, the key file, the host, the clocks and signed results
+  dw help COMMAND                 (or dw COMMAND --help) that command's usage
 
 Arguments are typed by the host's catalog: workers=4, verbose=true, files=a.ts files=b.ts or
 files='["a.ts","b.ts"]'. --args-json gives all arguments as one JSON object.
@@ -1569,7 +1591,7 @@ is ignored (and said on stderr).
 COMMAND_HELP = {
     "ops": "usage: dw ops [--json]\n\nLists the host's operations with their arguments (type, constraints, required or default).\n--json prints the catalog's operations as JSON.\n",
     "submit": "usage: dw submit OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--expires-in S]\n                 [--plan ID] [--time-limit S] [--max-output BYTES]\n\nWrites a signed request and prints its id. Arguments are typed and checked against the catalog\nbefore anything is written (exit 65 when they do not fit). --id chooses the id (a retry with the\nsame id and arguments never runs twice); --expires-in S: the request must not start after S seconds.\n--plan, --time-limit and --max-output as for dw run.\n",
-    "status": "usage: dw status ID [--json]\n\nThe request's state: unclaimed (still in queue/), queued, awaiting_approval, running, succeeded,\nfailed, rejected, denied, expired, cancelled, uncertain, conflict (the id is bound to another\nrequest), or unknown (no trace of it).\n",
+    "status": "usage: dw status ID [--json]\n\nThe request's state: unclaimed (still in queue/), queued, awaiting_approval, running, succeeded,\nfailed, rejected, denied, expired, cancelled, uncertain, conflict (the id is bound to another\nrequest), or unknown (no trace of it); once it ended, how, in the words dw wait says it.\n",
     "wait": "usage: dw wait ID [--timeout S] [--json]\n\nWaits for a final state (or uncertain), prints the output (stdout to stdout, stderr to stderr)\nand exits with the operation's exit code, or 80-87. --json prints the result document instead.\n",
     "run": "usage: dw run OP [name=value ...] [--args-json JSON] [--id ID] [--intent TEXT] [--timeout S]\n              [--plan ID] [--time-limit S] [--max-output BYTES]\n\nSubmits a request, prints its id on stderr at once, streams its live output to stdout, and exits\nwith the operation's exit code (or 80-87). With --timeout S it stops waiting after S seconds (85).\n--time-limit S stops the run itself after S seconds and --max-output BYTES keeps that much of its\noutput, at most the operation's own limits (a larger one is rejected, 80: bad_args). --plan ID runs it\nas a step of that approved plan (dw plan): with the step's operation and arguments it runs without asking.\n",
     "plan": "usage: dw plan FILE|- [--intent TEXT] [--expires DURATION] [--id ID] [--timeout S] [--json]\n\nProposes a plan: the steps FILE (or stdin, -) holds, {\"steps\": [{\"op\": OP, \"args\": {...}}, ...]} or just\nthat list, at most 50, each checked against the catalog before anything is written (65). A human\napproves or denies the whole plan; dw waits for that (--timeout S: at most S seconds, 85), prints\nthe plan id on stderr at once, then each step as the host will run it, and exits 0 when approved\n(81 denied, 82 expired, ...). Each step then runs without asking, once, with\n`dw run OP name=value ... --plan PLAN_ID`, until the plan expires (--expires: 45s, 30m, 2h or 1h30m;\ndefault 1h, at most 24h).\n",
@@ -1781,10 +1803,7 @@ def _print_end(res, output=True):
             outln(line)
     elif output:
         _print_result_output(res)
-    note = describe_end(res)
-    if note:
-        warn(note)
-    for line in run_notes(res):
+    for line in outcome_lines(res):
         warn(line)
 
 
@@ -1793,7 +1812,7 @@ def _print_pending(res):
     if is_plan(res):
         for line in [plan_head(res)] + plan_body(res):
             outln(line)
-    for line in run_notes(res):
+    for line in pending_notes(res) if "v" in res else []:
         warn(line)
 
 
@@ -1805,6 +1824,24 @@ def _timeout_message(rid, waiter, timeout):
     if waiter.held and state == "unclaimed":
         return "%s is still %s after %s s: %s; check again with: dw wait %s" % (rid, state, _js_number(timeout), waiter.held, rid)
     return "%s is still %s after %s s; check again with: dw wait %s" % (rid, state, _js_number(timeout), rid)
+
+
+def log_check_note(check, res):
+    """What to say after the live output of `res` was streamed above when it was not checked to be what
+    the host logged (check: none, match, mismatch, capped, unchecked); None when it was, or when nothing
+    was shown. In the words of logCheckNote in shared/client/spoolClient.ts (a test holds them equal)."""
+    rid = res.get("id")
+    why = {
+        "mismatch": "is not what the host logged (results/%s.log was changed by someone else)" % rid,
+        "capped": "stopped at %d bytes of results/%s.log" % (LIVE_LOG_MAX_BYTES, rid),
+        # A run the host lost sight of (it stopped while the run ran) has no hash of its log in its result.
+        "unchecked": "could not be checked against the host's log (%s), so it may not be the host's" % (
+            "the host stopped while it ran" if res.get("state") == "uncertain" or res.get("resolved_by") is not None else "its result has no log_sha256"),
+    }.get(check)
+    if why is None:
+        return None
+    kept = bool(res.get("stdout")) or bool(res.get("stderr"))
+    return "the live output above %s; %s" % (why, "the host's signed output follows:" if kept else "the host's signed result holds none of its output")
 
 
 def _interrupted(rid):
@@ -1887,17 +1924,13 @@ def cmd_run(o):
     has_hash = isinstance(logged, int) and not isinstance(logged, bool) and isinstance(res.get("log_sha256"), str)
     while pump(res, logged if has_hash else LIVE_LOG_MAX_BYTES) == MORE:  # the rest, never past log_bytes
         pass
-    if streamed[0] == 0:
-        _print_result_output(res)
-    elif capped[0]:
-        warn("the live output above stopped at %d bytes of results/%s.log; the host's signed output follows:" % (LIVE_LOG_MAX_BYTES, rid))
-        _print_result_output(res)
-    elif not has_hash:
-        # The sandbox can make the host's log vanish (a folder at its name) and put its own text there.
-        warn("the live output above could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; the host's signed output follows:")
-        _print_result_output(res)
-    elif streamed[0] != logged or digest.hexdigest() != res["log_sha256"]:
-        warn("the live output above is not what the host logged (results/%s.log was changed by someone else); the host's signed output follows:" % rid)
+    # The sandbox can make the host's log vanish (a folder at its name) and put its own text there.
+    check = ("none" if streamed[0] == 0 else "capped" if capped[0] else "unchecked" if not has_hash
+             else "mismatch" if streamed[0] != logged or digest.hexdigest() != res["log_sha256"] else "match")
+    note = log_check_note(check, res)
+    if note:
+        warn(note)
+    if check != "match":
         _print_result_output(res)
     _print_end(res, output=False)
     return exit_code_of(res)
@@ -1971,28 +2004,7 @@ def cmd_status(o):
     if o.flags.get("--json"):
         outln(json.dumps(res, indent=2, ensure_ascii=False))
         return EXIT_OK
-    if res["state"] in ("unclaimed", "unknown"):
-        outln("%s: %s" % (rid, res["state"]))
-        return EXIT_OK
-    if res["state"] == "conflict":
-        outln("%s: conflict (%s)" % (rid, _plain(res["message"])))
-        return EXIT_OK
-    if res.get("unsigned"):
-        outln("%s: rejected (not signed by the host, so it may not be the host's: %s: %s)" % (
-            rid, _plain(res["error"].get("code")), _plain(res["error"].get("message"))))
-        return EXIT_OK
-    bits = []
-    if res.get("op"):
-        bits.append(str(res["op"]))
-    if res.get("exit_code") is not None:
-        bits.append("exit %s" % res["exit_code"])
-    if res.get("signal"):
-        bits.append("signal %s" % res["signal"])
-    e = res.get("error") if isinstance(res.get("error"), dict) else None
-    if e:
-        bits.append("%s: %s" % (e.get("code"), e.get("message")))
-    outln("%s: %s%s" % (rid, res["state"], " (" + "; ".join(bits) + ")" if bits else ""))
-    for line in (plan_body(res) if is_plan(res) else []) + run_notes(res):
+    for line in status_lines(res):
         outln(line)
     return EXIT_OK
 
@@ -2012,9 +2024,8 @@ def cmd_cancel(o):
         out(res.get("stdout") or "")
         return EXIT_OK
     _print_result_output(res)
-    note = describe_end(res)
-    if note:
-        warn(note)
+    for line in outcome_lines(res):
+        warn(line)
     return exit_code_of(res)
 
 
@@ -2078,38 +2089,45 @@ def checked_operations(entries):
     return ops, skipped
 
 
-def _describe_arg(name, schema, required):
-    if not isinstance(schema, dict):
-        return name
-    t = schema.get("type", "any")
-    inner = schema
-    if t == "array":
-        inner = schema.get("items", {}) if isinstance(schema.get("items"), dict) else {}
-        t = "array of %s" % inner.get("type", "any")
-    parts = [_plain(t)]
-    if isinstance(inner.get("enum"), list):
-        parts.append("one of " + ", ".join(json.dumps(e, ensure_ascii=False) for e in inner["enum"]))
-    if isinstance(inner.get("pattern"), str):
-        parts.append("matching " + inner["pattern"])
-    if isinstance(inner.get("maxLength"), int):
-        parts.append("at most %d characters" % inner["maxLength"])
-    lo, hi = inner.get("minimum"), inner.get("maximum")
-    if lo is not None and hi is not None:
-        parts.append("%s..%s" % (_js_number(lo), _js_number(hi)))
-    elif lo is not None:
-        parts.append(">= %s" % _js_number(lo))
-    elif hi is not None:
-        parts.append("<= %s" % _js_number(hi))
-    if schema.get("type") == "array" and isinstance(schema.get("maxItems"), int):
-        parts.append("at most %d items" % schema["maxItems"])
-    if "default" in schema:
-        parts.append("default " + json.dumps(schema["default"], ensure_ascii=False))
-    else:
-        parts.append("required" if required else "optional")
-    line = "%s: %s" % (name, ", ".join(parts))
-    if schema.get("description"):
-        line += " - " + str(schema["description"])
-    return line
+def describe_args(schema):
+    """One line per argument: its type, its constraints, and required, its default or optional (the words
+    of describeArgs in shared/client/typedArgs.ts; a test holds them equal)."""
+    props = schema.get("properties") if isinstance(schema, dict) and isinstance(schema.get("properties"), dict) else {}
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    lines = []
+    for name, s in props.items():
+        s = s if isinstance(s, dict) else {}
+        items = s.get("items") if isinstance(s.get("items"), dict) else {}
+        t = "list of %s" % items.get("type", "values") if s.get("type") == "array" else s.get("type", "value")
+        bits = []
+        if isinstance(s.get("enum"), list):
+            bits.append("one of " + "|".join(canonical_json(e) for e in s["enum"]))
+        if s.get("pattern") is not None:
+            bits.append("matching %s" % s["pattern"])
+        for key, fmt in (("maxLength", "at most %s chars"), ("minimum", ">= %s"), ("maximum", "<= %s"), ("maxItems", "at most %s items")):
+            if s.get(key) is not None:
+                bits.append(fmt % _js_number(s[key]))
+        bits.append("required" if name in required else "default " + canonical_json(s["default"]) if "default" in s else "optional")
+        desc = s.get("description")
+        lines.append("%s: %s%s%s" % (name, t, " (%s)" % ", ".join(bits) if bits else "", " - %s" % desc if desc else ""))
+    return lines
+
+
+def ops_lines(ops):
+    """dw ops: each operation on one line (its scope, whether a human approves it, its time limit, what
+    it does), its arguments under it; the words of opsLines in shared/client/catalogEntries.ts. Anyone
+    who can write the spool can write catalog.json: its text is shown escaped."""
+    if not ops:
+        return ["This host offers no operations (yet): its allowlist is empty."]
+    lines = []
+    for op in ops:
+        lines.append(_plain("%s  [%s%s, timeout %s s]  %s" % (
+            op["name"], op["scope"], ", asks a human" if op.get("approval") == "always" else "", _js_number(op["timeout_s"]), op["description"])))
+        lines += ["    " + _plain(line) for line in describe_args(op.get("args_schema"))]
+    return lines + [BUILT_IN_OPS]
+
+
+BUILT_IN_OPS = "Built in: dumbwaiter.ping, dumbwaiter.cancel (dw cancel ID), dumbwaiter.plan (dw plan FILE)"
 
 
 def cmd_ops(o):
@@ -2120,171 +2138,109 @@ def cmd_ops(o):
     if o.flags.get("--json"):
         outln(_visible_json(json.dumps(ops, indent=2, ensure_ascii=False)))
         return EXIT_OK
-    # Anyone who can write the spool can write catalog.json: its text is shown escaped.
-    if not ops:
-        outln("This host offers no operations (yet): its allowlist is empty.")
-        return EXIT_OK
-    for op in ops:
-        extra = []
-        if op.get("scope"):
-            extra.append(str(op["scope"]))
-        if op.get("approval") == "always":
-            extra.append("asks a human")
-        elif op.get("approval") == "never":
-            extra.append("no approval")
-        if op.get("timeout_s") is not None:
-            extra.append("timeout %s s" % op["timeout_s"])
-        outln("%s  (%s)" % (op["name"], ", ".join(extra)))
-        if op.get("description"):
-            outln("    " + _plain(op["description"]))
-        schema = op.get("args_schema") if isinstance(op.get("args_schema"), dict) else {}
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
-        if not props:
-            outln("    no arguments")
-        for name, prop in props.items():
-            outln("    " + _plain(_describe_arg(name, prop, name in required)))
-        outln()
-    outln("Built in: dumbwaiter.ping, dumbwaiter.cancel (dw cancel ID), dumbwaiter.plan (dw plan FILE)")
+    for line in ops_lines(ops):
+        outln(line)
     return EXIT_OK
 
 
 def _doctor_ping(spool, key, wait):
     """Sends a signed dumbwaiter.ping and waits up to `wait` s. An unanswered ping is taken back out of
-    queue/ (so a host that comes back later does not find it). The answer's time, and its difference
-    from this clock when over 5 s, compare the clocks."""
+    queue/ (so a host that comes back later does not find it). `skew`: the host's clock against the
+    middle of the span between our write and our read (it answered within it)."""
     answers = Answers(spool, key, notes=False)
-    ping = {"rid": None, "res": None, "error": None, "ignored": None, "wait": wait, "info": {}, "host_time": None, "skew": None}
-    try:
-        sent = time.time()
-        ping["rid"] = rid = submit_request(answers, "dumbwaiter.ping", {})
-        ping["res"] = res = Waiter(answers, rid, wait, fresh=True, notes=False).run()
-    except DwError as e:
-        ping["error"] = e.message
-        return ping
+    ping = {"res": None, "state": "unknown", "ignored": None, "skew": None, "scope": None}
+    sent = time.time()
+    rid = submit_request(answers, "dumbwaiter.ping", {})
+    ping["res"] = res = Waiter(answers, rid, wait, fresh=True, notes=False).run()
     got = time.time()
     if res is None:
         if spool.in_queue(rid):
+            ping["state"] = "unclaimed"
             try:
                 os.unlink(spool.p("queue", rid + ".json"))
             except OSError:
                 pass
-        if answers.last_ignored and not spool.in_queue(rid):
-            ping["ignored"] = answers.last_ignored
+        elif answers.last_ignored:
+            ping["ignored"] = "ignored results/%s.json: %s" % (rid, answers.last_ignored)
     elif res.get("state") == "succeeded":
         try:
             info = json.loads(res.get("stdout") or "{}")
         except ValueError:
             info = {}
-        ping["info"] = info if isinstance(info, dict) else {}
-        ht = parse_time(ping["info"].get("time"))
-        ping["host_time"] = ht
-        if ht is not None and (ht > got + 5 or ht < sent - 5):
-            ping["skew"] = ht - (sent + got) / 2
+        info = info if isinstance(info, dict) else {}
+        ht = parse_time(info.get("time"))
+        ping["skew"] = None if ht is None else ht - (sent + got) / 2
+        ping["scope"] = info.get("scope")
     return ping
 
 
+def host_state(spool):
+    """(running, held, text): whether the host runs, whether it takes no new requests, and one line
+    saying so, in the words of shared/client/hostState.ts."""
+    down = host_down(spool)
+    if down:
+        return False, False, str(down)
+    held = host_held(spool)
+    return True, held is not None, held or _running_text(spool.host() or {})
+
+
 def cmd_doctor(o):
+    """Each check on one line, as dw.cjs words them. The ping goes even when host.json says the host is
+    down (anyone can write host.json; only the host can sign the answer), with a shorter wait then."""
     checks = []
 
-    def line(ok, name, detail):
-        checks.append(ok)
-        outln("%-4s %-14s %s" % ("ok" if ok else "FAIL", name, detail))
+    def line(ok, what):
+        checks.append(ok is not False)
+        outln("%s  %s" % ("skip" if ok == "skip" else "ok  " if ok else "FAIL", what))
 
-    # 1. The spool.
-    spool = None
-    no_perm = False
     root = o.spool if o.spool is not None else os.environ.get("DUMBWAITER_SPOOL")
-    if not root:
-        line(False, "spool", "no spool: pass --spool DIR or set DUMBWAITER_SPOOL")
-    else:
-        try:
-            spool = Spool(root).check(("tmp", "queue", "results", "inbox"))
-            line(True, "spool", "%s (tmp, queue, results, inbox present and usable)" % root)
-        except DwError as e:
-            no_perm = e.code == EXIT_NO_PERM
-            line(False, "spool", e.message)
-    # 2. The key file.
-    key = None
+    try:
+        if not root:
+            raise DwError(EXIT_NO_SPOOL, "no spool: pass --spool DIR or set DUMBWAITER_SPOOL")
+        spool = Spool(root).check(("tmp", "queue", "results", "inbox"))
+        line(True, "spool %s: reachable" % root)
+    except DwError as e:
+        line(False, e.message)
+        return EXIT_NO_PERM if e.code == EXIT_NO_PERM else EXIT_NO_SPOOL
     try:
         key = _key_of(o)
-        line(True, "key file", "%s: key %s" % (key.path, key.key_id))
+        line(True, "key file: key %s" % key.key_id)
     except DwError as e:
-        line(False, "key file", e.message)
-    # What host.json says: anyone can write it, so the signed ping below is sent anyway (for less time
-    # when host.json says the host is down), and a signed answer to it overrides host.json.
-    host_doc = spool.host() if spool else None
-    age = heartbeat_age(host_doc)
-    down = host_down(spool) if spool else "not checked: no spool"
-    ping = _doctor_ping(spool, key, PING_WAIT_DOWN_S if down else PING_WAIT_S) if spool and key else None
-    res = ping["res"] if ping else None
+        line(False, e.message)
+        return EXIT_NO_SPOOL
+    running, held, text = host_state(spool)
+    wait = PING_WAIT_S if running else PING_WAIT_DOWN_S
+    ping = _doctor_ping(spool, key, wait)
+    res = ping["res"]
     answered = res is not None and not res.get("unsigned")  # signed for this key: the host runs
-    # 3. The host.
-    if not down:
-        line(True, "host running", "host %s (dumbwaiter %s) beat %s ago%s" % (
-            host_word(host_doc.get("host_id")), host_word(host_doc.get("app_version")), _dur(max(age, 0)),
-            "; PAUSED: requests wait until it resumes" if host_doc.get("paused") else ""))
-        held = host_held(spool)
-        if held:
-            line(False, "host takes requests", held)
-    elif answered:
-        line(True, "host running", "it answered a signed ping, although host.json says %s: host.json is stale or not the host's" % down)
+    if running or not answered:
+        line(running and not held, text)
     else:
-        line(False, "host running", "%s: start it (`dumbwaiter daemon` or the app); requests wait in queue/ until then" % down if spool else down)
-    # The host's probe of this spool's mount: a degraded one (no file events, say) still works, more slowly.
+        line(True, "the host is running: it answered the ping, signed for this key (host.json says otherwise: %s)" % text)
+    # Only the host can fix its mount: a degraded one (no file events, say) still works, more slowly.
+    host_doc = spool.host()
     probe = host_doc.get("probe") if isinstance(host_doc, dict) else None
     if isinstance(probe, dict) and probe.get("verdict") in ("ok", "degraded", "unusable") and isinstance(probe.get("summary"), str):
-        line(probe["verdict"] != "unusable", "mount", "as the host probed it: %s: %s" % (probe["verdict"], _plain(probe["summary"][:300])))
-    # 4. The clocks: from the heartbeat, or from the host's answer to the ping when host.json is wrong.
-    if down and answered and ping["host_time"] is not None:
-        if ping["skew"] is None:
-            line(True, "clock", "in step with the host (the time in its answer to the ping)")
+        line(probe["verdict"] != "unusable", "mount, as the host probed it: %s: %s" % (probe["verdict"], _plain(probe["summary"][:300])))
+    if answered:
+        if res.get("state") == "succeeded" and ping["skew"] is not None:
+            skew = ping["skew"]
+            line(abs(skew) < 60, "clocks: the host is %.1f s %s this sandbox (requests more than 5 min ahead are refused)" % (abs(skew), "ahead of" if skew >= 0 else "behind"))
+            line(True, "key accepted (scope %s)" % _plain(ping["scope"]))
         else:
-            line(False, "clock", "this clock and the host's differ by about %s (the time in its answer to the ping)" % _dur(ping["skew"]))
-    elif age is None:
-        line(False, "clock", "cannot compare the clocks: no heartbeat")
-    elif age < -5:
-        line(False, "clock", "this clock is at least %s behind the host's (its heartbeat is in our future)" % _dur(-age))
-    elif down:
-        line(False, "clock", "cannot compare the clocks: the heartbeat is %s old (the host is down%s)" % (
-            _dur(age), "" if host_doc.get("up") is False else ", or this clock is ahead of the host's by up to that much"))
+            e = res.get("error") if isinstance(res.get("error"), dict) else None
+            line("skip", "clocks: not checked (the ping did not succeed)")
+            line(False, "key not accepted: %s" % ("%s: %s" % (e.get("code"), e.get("message")) if e else res.get("state")))
+        line(True, "results signed: the answer to the ping is signed for this key")
     else:
-        line(True, "clock", "in step with the host (heartbeat written %s before our clock's now; the host beats every 5 s)" % _dur(max(age, 0)))
-    # 5, 6. The key, accepted by the host (the signed dumbwaiter.ping), and its answer signed for it.
-    signed = "not checked: no answer to a ping"
-    if ping is None:
-        signed = "not checked: no ping"
-        line(False, "key accepted", "not tried: %s" % ("no usable spool" if spool is None else "no valid key file"))
-    elif ping["error"]:
-        line(False, "key accepted", ping["error"])
-    elif res is None:
-        if ping["ignored"]:
-            signed = "the answer to ping %s is not the host's for this key: %s" % (ping["rid"], ping["ignored"])
-            line(False, "key accepted", "no answer signed for this key to a ping within %d s" % ping["wait"])
+        line("skip", "clocks: not checked (no signed answer to the ping)")
+        if res is not None:
+            line(False, "key not accepted: the host does not know this key / the key file is not the host's (an unsigned refusal: %s: %s)" % (
+                _plain(res["error"].get("code")), _plain(res["error"].get("message"))))
         else:
-            line(False, "key accepted", "no answer to a ping within %d s: %s" % (
-                ping["wait"], "the host is not running (the ping was taken back out of queue/)" if down else "the host is not taking requests from this spool"))
-    elif res.get("unsigned"):
-        signed = "not checked: the host refused the ping before it could authenticate it"
-        line(False, "key accepted", "the host refused a ping without signing its answer (%s: %s): the host does not know this key / the key file is not the host's" % (
-            _plain(res["error"].get("code")), _plain(res["error"].get("message"))))
-    elif res.get("state") == "succeeded":
-        signed = True
-        info = ping["info"]
-        skew = "; clocks differ by about %s" % _dur(ping["skew"]) if ping["skew"] is not None else ""
-        line(True, "key accepted", "ping %s answered: key %s, scope %s%s" % (
-            ping["rid"], _plain(info.get("key_id", key.key_id)), _plain(info.get("scope", "?")), skew))
-    else:
-        signed = True
-        e = res.get("error") if isinstance(res.get("error"), dict) else {}
-        line(False, "key accepted", "the host refused a ping (%s): %s: %s" % (res.get("state"), e.get("code"), e.get("message")))
-    if signed is True:
-        line(True, "results signed", "the answer to the ping was signed by the host for key %s" % key.key_id)
-    else:
-        line(False, "results signed", signed)
-    if all(checks):
-        return EXIT_OK
-    return EXIT_NO_PERM if no_perm else EXIT_NO_SPOOL
+            line(False, "key not accepted: no answer within %d s (%s)" % (wait, ping["state"]))
+        line(False, "results signed: no answer to the ping signed for this key%s" % (" (%s)" % ping["ignored"] if ping["ignored"] else ""))
+    return EXIT_OK if all(checks) else EXIT_NO_SPOOL
 
 
 def cmd_selftest_vectors(o):

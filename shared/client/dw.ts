@@ -3,14 +3,16 @@ import { parseArgs } from 'node:util';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { loadKeyFile, KeyFileError } from './keyFile';
 import { BadRequestIdError, RequestTooLargeError, SpoolClient, checkRequestId, hostDownText, isResult, isSettled, logCheckNote, type Followed, type Status, type SubmitRequest } from './spoolClient';
-import { argsFromPairs, checkArgs, describeArgs, ArgError } from './typedArgs';
+import { argsFromPairs, checkArgs, ArgError } from './typedArgs';
+import { opsLines } from './catalogEntries';
 import { EXIT, EXIT_MEANINGS, exitCodeOf } from './exitCodes';
 import { checkSpool, NotASpoolError, SpoolPermissionError } from './spoolAccess';
 import { DEFAULT_PLAN_EXPIRES_S, PlanError, parsePlanText, planBody, planHead } from './plans';
 import { MAX_PLAN_LIFETIME_S, PLAN_OP, type ProposedStep } from '../protocol/plan';
 import { FlagError, durationSeconds, positiveInteger } from './flagValues';
-import { runNotes } from './runNotes';
+import { outcomeLines, pendingNotes, statusLines, type Ended } from './runNotes';
 import { utcText, waitingText } from './approvalWait';
+import { COMMAND_HELP } from './commandHelp';
 import { MAX_INTENT_CHARS, MAX_REQUEST_BYTES, type InboxMessage, type ResultDoc } from '../protocol/types';
 import { isRequestId } from '../protocol/ids';
 import { visible, visibleJson } from '../text/visible';
@@ -36,6 +38,7 @@ const HELP = `dw: ask the Dumbwaiter host to run an allowlisted operation
   dw inbox [--json]
   dw doctor
   dw mcp [--wait-s S]                 (Node only) an MCP server on stdio
+  dw help COMMAND                     (or dw COMMAND --help) that command's usage
 
 Options: --spool DIR (else $DUMBWAITER_SPOOL), --key-file FILE (else $DUMBWAITER_KEY_FILE).
 LIMITS of one request, at most the operation's (larger is rejected, bad_args): --time-limit S (its
@@ -234,37 +237,22 @@ function printSignedOutput(s: ResultDoc): void {
 
 /** What a settled (or still pending) request says, on stdout and stderr. */
 function report(c: SpoolClient, s: Status, withOutput: boolean): void {
-  if (s.state === 'conflict') {
-    process.stderr.write(`dw: ${s.id} conflict: ${visible(s.message)}\n`);
-    return;
-  }
-  if ('unsigned' in s) {
-    process.stderr.write(
-      `dw: ${s.id} rejected (not signed by the host, so it may not be the host's): ${s.error.code}: ${s.error.message}; the host signs every answer to a request it could authenticate: check the key with dw doctor\n`,
-    );
-    if (s.revoked) process.stderr.write(`dw: the host revoked this key: ${s.revoked}\n`);
-    return;
-  }
   const plan = isResult(s) && s.op === PLAN_OP;
   if (plan) process.stdout.write([planHead(s), ...planBody(s)].map((l) => `${l}\n`).join(''));
-  if (!isResult(s) || !isSettled(s)) {
+  if (!isSettled(s)) {
     const host = c.hostState();
     const why = host.running && !(host.held && s.state === 'unclaimed') ? '' : `: ${hostDownText(host, s)}`;
-    process.stderr.write(`${s.id} is still ${s.state}${why}; check again with: dw wait ${s.id}\n`);
-    if (isResult(s)) for (const line of runNotes(s)) notice(line);
+    notice(`${s.id} is still ${s.state}${why}; check again with: dw wait ${s.id}`);
+    if (isResult(s)) for (const line of pendingNotes(s)) notice(line);
     return;
   }
-  if (withOutput && !plan) printSignedOutput(s);
-  // The operation's own code may be one of dw's (64-87): the words tell them apart.
-  if (s.state === 'failed' && s.exit_code !== null) process.stderr.write(`dw: ${s.id} failed: the operation exited with ${s.exit_code}\n`);
-  if (s.error) process.stderr.write(`dw: ${s.id} ${s.state}: ${s.error.code}: ${s.error.message}\n`);
-  else if (s.state !== 'succeeded' && s.state !== 'failed') process.stderr.write(`dw: ${s.id} ${s.state}\n`);
-  for (const line of runNotes(s)) notice(line);
+  if (withOutput && !plan && isResult(s)) printSignedOutput(s);
+  for (const line of outcomeLines(s as Ended)) notice(line);
 }
 
 /** After `dw run` streamed the live log: whether it was the host's, and the signed output unless it was checked to be. */
 function reportRun(c: SpoolClient, s: Followed): void {
-  const note = isSettled(s) ? logCheckNote(s.log.check, s.id, 'stream') : null;
+  const note = isResult(s) && isSettled(s) ? logCheckNote(s.log.check, s, 'stream') : null;
   if (note) notice(note);
   report(c, s, s.log.check !== 'match');
 }
@@ -278,8 +266,10 @@ async function main(argv: string[]): Promise<number> {
   }
   const { values: v, positionals } = parsed;
   const [cmd, ...rest] = positionals;
-  if (v.help || !cmd) {
-    process.stdout.write(HELP);
+  // `dw CMD --help` and `dw help CMD`: that command's usage; else the whole help.
+  const helpOf = cmd === 'help' ? rest[0] : v.help ? cmd : undefined;
+  if (cmd === 'help' || v.help || !cmd) {
+    process.stdout.write((helpOf !== undefined && Object.hasOwn(COMMAND_HELP, helpOf) ? COMMAND_HELP[helpOf] : undefined) ?? HELP);
     return cmd || v.help ? EXIT.ok : EXIT.usage;
   }
   switch (cmd) {
@@ -288,11 +278,7 @@ async function main(argv: string[]): Promise<number> {
       if (!catalog) throw new Exit(EXIT.unavailable, 'no catalog.json in the spool: has the host ever run?');
       for (const line of catalog.skipped) notice(line);
       if (v.json) return print(catalog.operations);
-      // Anyone who can write the spool can write catalog.json: its text is shown escaped.
-      for (const op of catalog.operations) {
-        process.stdout.write(`${op.name}  [${op.scope}${op.approval === 'always' ? ', asks a human' : ''}, timeout ${op.timeout_s} s]  ${visible(op.description)}\n`);
-        for (const line of describeArgs(op.args_schema)) process.stdout.write(`    ${visible(line)}\n`);
-      }
+      process.stdout.write(opsLines(catalog.operations).map((l) => `${l}\n`).join(''));
       return EXIT.ok;
     }
     case 'submit': {
@@ -307,10 +293,7 @@ async function main(argv: string[]): Promise<number> {
       const id = requestId(rest[0], 'dw status ID');
       const s = clientOf(v).status(id);
       if (v.json) return print(s);
-      const err = s.state === 'conflict' ? `  ${s.message}` : 'error' in s && s.error ? `  ${s.error.code}: ${s.error.message}${'unsigned' in s ? ' (not signed by the host)' : ''}` : '';
-      const lines = [visible(`${id}  ${s.state}${'exit_code' in s && s.exit_code !== null ? `  exit ${s.exit_code}` : ''}${err}`)];
-      if (isResult(s)) lines.push(...(s.op === PLAN_OP ? planBody(s) : []), ...runNotes(s));
-      process.stdout.write(lines.map((l) => `${l}\n`).join(''));
+      process.stdout.write(statusLines(s, isSettled(s)).map((l) => `${l}\n`).join(''));
       return EXIT.ok;
     }
     case 'wait': {

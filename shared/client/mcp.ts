@@ -18,7 +18,8 @@ import { BadRequestIdError, RequestTooLargeError, checkRequestId, isResult, isSe
 import { checkArgs, ArgError } from './typedArgs';
 import { DEFAULT_PLAN_EXPIRES_S, PlanError, checkPlanSteps, planStepsOf } from './plans';
 import { MAX_PLAN_LIFETIME_S, MAX_PLAN_STEPS, PLAN_OP } from '../protocol/plan';
-import { runNotes } from './runNotes';
+import { outcomeLines, pendingNotes, type Ended } from './runNotes';
+import { withoutSettleHint } from '../protocol/reconcileText';
 import { startsRequests } from './hostState';
 import { utcText, waitingText } from './approvalWait';
 import { APP_VERSION } from './version';
@@ -148,7 +149,8 @@ function describe(s: Status): string {
     case 'running':
       return isResult(s) && s.orphaned ? `request ${s.id} is still running after the host restarted: the host watches it` : `request ${s.id} is running`;
     case 'uncertain':
-      return `request ${s.id} is uncertain: the host lost track of its run, and a human must settle it`;
+      // Only while its reconcile check is still to come (else it is settled, and never described here).
+      return `request ${s.id} was interrupted by a stop of the host: the host's reconcile check of whether it took effect is still to come`;
     default:
       return `request ${s.id} is ${s.state}`;
   }
@@ -180,16 +182,19 @@ function resultOf(s: Status, client: SpoolClient): CallToolResult {
       ...(startsRequests(host) ? {} : { host: host.text }),
     });
   }
+  // The host's message as the agent can act on it: a host command in it is the human's (settleHint).
+  const error = s.error && { ...s.error, message: withoutSettleHint(s.error.message) };
   return text(
-    { id: s.id, state: s.state, exit_code: s.exit_code, stdout: s.stdout, stderr: s.stderr, error: s.error, ...(s.approval ? { approval: s.approval } : {}), ...afterRestart(s) },
+    { id: s.id, state: s.state, exit_code: s.exit_code, stdout: s.stdout, stderr: s.stderr, error, ...(s.approval ? { approval: s.approval } : {}), ...afterRestart(s) },
     s.state !== 'succeeded',
   );
 }
 
-/** A run the host lost sight of: whether it outlived a restart, what the reconcile check said, who settled it. */
+/** A run the host lost sight of (whether it outlived a restart, what the reconcile check said, who
+ *  settled it), and how a settled request ended in the words dw says it on stderr. */
 function afterRestart(s: Status): Record<string, unknown> {
   if (!isResult(s)) return {};
-  const notes = runNotes(s);
+  const notes = isSettled(s) ? outcomeLines(s as Ended) : pendingNotes(s);
   return {
     ...(s.orphaned ? { orphaned: true } : {}),
     ...(s.resolved_by ? { resolved_by: s.resolved_by } : {}),
@@ -357,7 +362,7 @@ export async function serveMcp(client: SpoolClient, waitMs = DEFAULT_WAIT_S * 10
       const s = await client.follow(id, (b) => progress.chunk(b), { onChange: (st) => progress.state(st), signal: extra.signal });
       const result = resultOf(s, client);
       // The result holds the host's signed output; the live output sent as progress came from a file anyone may replace.
-      const note = logCheckNote(s.log.check, id, 'progress');
+      const note = isResult(s) ? logCheckNote(s.log.check, s, 'progress') : null;
       if (note) result.content.push({ type: 'text', text: note });
       return result;
     } finally {

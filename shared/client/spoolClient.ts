@@ -509,24 +509,26 @@ export class SpoolClient {
   }
 }
 
-/** What to say after live output of `id` was shown (`shown`: `stream` on stdout, above the signed output
- *  that follows; `progress` in progress notifications, before the result that holds it), when it was not
- *  checked to be what the host logged; null when it was, or when nothing was shown. Whatever could not be
- *  checked is followed by the signed output: the sandbox can make the host's log vanish (a folder at its
- *  name) and put its own text there. */
-export function logCheckNote(check: LogCheck['check'], id: string, shown: 'stream' | 'progress'): string | null {
-  const live = shown === 'stream' ? 'the live output above' : 'the live output sent as progress';
-  const signed = shown === 'stream' ? "the host's signed output follows:" : "the output above is the host's signed one";
-  switch (check) {
-    case 'mismatch':
-      return `${live} is not what the host logged (results/${id}.log was changed by someone else); ${signed}`;
-    case 'capped':
-      return `${live} stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/${id}.log; ${signed}`;
-    case 'unchecked':
-      return `${live} could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; ${signed}`;
-    default:
-      return null;
-  }
+/** What to say after live output of request `s` was shown (`shown`: `stream` on stdout, above the
+ *  signed output that follows; `progress` in progress notifications, before the result that holds it),
+ *  when it was not checked to be what the host logged; null when it was, or when nothing was shown.
+ *  Whatever could not be checked is followed by the signed output: the sandbox can make the host's log
+ *  vanish (a folder at its name) and put its own text there. dw.py's log_check_note says the same (a
+ *  test holds them equal). */
+export function logCheckNote(check: LogCheck['check'], s: Pick<ResultDoc, 'id' | 'state' | 'stdout' | 'stderr' | 'resolved_by'>, shown: 'stream' | 'progress'): string | null {
+  const why = {
+    mismatch: `is not what the host logged (results/${s.id}.log was changed by someone else)`,
+    capped: `stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/${s.id}.log`,
+    // A run the host lost sight of (it stopped while the run ran) has no hash of its log in its result.
+    unchecked:
+      s.state === 'uncertain' || s.resolved_by !== undefined
+        ? "could not be checked against the host's log (the host stopped while it ran), so it may not be the host's"
+        : "could not be checked against the host's log (its result has no log_sha256), so it may not be the host's",
+  }[check as 'mismatch' | 'capped' | 'unchecked'];
+  if (why === undefined) return null;
+  const kept = s.stdout !== '' || s.stderr !== '';
+  const signed = !kept ? "the host's signed result holds none of its output" : shown === 'stream' ? "the host's signed output follows:" : "the output above is the host's signed one";
+  return `${shown === 'stream' ? 'the live output above' : 'the live output sent as progress'} ${why}; ${signed}`;
 }
 
 /** What to say while the host is down, or holds new requests back: where the request is. */

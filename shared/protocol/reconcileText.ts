@@ -19,3 +19,18 @@ const VERDICT_TEXT: Record<ReconcileAttempt['verdict'], string> = {
 export function verdictText(v: ReconcileAttempt['verdict']): string {
   return VERDICT_TEXT[v];
 }
+
+/** What the host's message on an interrupted run tells the human who runs it: the command that settles
+ *  it. The message goes into the signed result as it is (the human's views show it); the sandbox's
+ *  clients cut this sentence off (withoutSettleHint), since the agent cannot run a host command. */
+export function settleHint(id: string, reconcilable: boolean): string {
+  return reconcilable
+    ? `Its operation's reconcile command can tell: dumbwaiter resolve ${id} --check; or settle it with: dumbwaiter resolve ${id} --succeeded|--failed`
+    : `Settle it with: dumbwaiter resolve ${id} --succeeded|--failed`;
+}
+
+/** A host's message without settleHint's sentence, and without the full stop before it (hosts before
+ *  this one wrote the same sentence). dw.py's without_settle_hint is held to this by a test. */
+export function withoutSettleHint(message: string): string {
+  return message.replace(/[.:]?\s*(?:Its operation's reconcile command can tell|Settle it with): dumbwaiter resolve \S+ .*$/s, '');
+}

@@ -98,25 +98,19 @@ function dw(client: Dw, args: string[]) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const APPLIED = "rs-applied: the host's reconcile check says it took effect (exit code 0)";
-const NOT_APPLIED = "rs-not-applied: the host's reconcile check says it did not take effect (exit code 1): safe to retry with a new id";
-const UNKNOWN = "rs-unknown: the host's reconcile check says it could not tell (exit code 3)";
+const APPLIED = "rs-applied succeeded: the host's reconcile check says it took effect (exit code 0)";
+const NOT_APPLIED = "rs-not-applied failed: the host's reconcile check says it did not take effect (exit code 1): safe to retry with a new id";
+const UNKNOWN = "rs-unknown uncertain: the host's reconcile check says it could not tell (exit code 3); ask the person who runs the host to settle it";
 const STILL_RUNNING = `${ORPHAN} is still running after the host restarted: the host watches it until it ends (dw cancel ${ORPHAN} ends it)`;
 
 describe.each(['dw.cjs', 'dw.py'] as const)('%s', (client) => {
   it('says what the reconcile check found, one line each, and exits with the signed result: 0, 86 (not_applied), 84', () => {
-    const applied = dw(client, ['wait', 'rs-applied']);
-    expect(applied.status).toBe(0);
-    expect(applied.stderr).toContain(`dw: ${APPLIED}\n`);
-    const notApplied = dw(client, ['wait', 'rs-not-applied']);
-    expect(notApplied.status).toBe(86);
-    expect(notApplied.stderr).toContain('not_applied');
-    expect(notApplied.stderr).toContain(`dw: ${NOT_APPLIED}\n`);
-    const unknown = dw(client, ['wait', 'rs-unknown']);
-    expect(unknown.status).toBe(84);
-    expect(unknown.stderr).toContain(`dw: ${UNKNOWN}\n`);
-    expect(dw(client, ['status', 'rs-unknown']).stdout).toContain(`${UNKNOWN}\n`);
-    expect(dw(client, ['status', 'rs-applied']).stdout).toContain(`${APPLIED}\n`);
+    // Each said once: the host's message on not_applied is not said again beside the check's line.
+    expect(dw(client, ['wait', 'rs-applied'])).toMatchObject({ status: 0, stderr: `dw: ${APPLIED}\n` });
+    expect(dw(client, ['wait', 'rs-not-applied'])).toMatchObject({ status: 86, stderr: `dw: ${NOT_APPLIED}\n` });
+    expect(dw(client, ['wait', 'rs-unknown'])).toMatchObject({ status: 84, stderr: `dw: ${UNKNOWN}\n` });
+    expect(dw(client, ['status', 'rs-unknown']).stdout).toBe(`${UNKNOWN}\n`);
+    expect(dw(client, ['status', 'rs-applied']).stdout).toBe(`${APPLIED}\n`);
     for (const id of Object.keys(ANSWERS)) expect(runs(id)).toBe(1); // never run again
   });
 
@@ -148,7 +142,11 @@ describe('dw mcp', () => {
         reconcile: { exit_code: 1, verdict: 'not_applied' },
         notes: [NOT_APPLIED],
       });
-      expect(await body('dumbwaiter_status', 'rs-unknown')).toMatchObject({ state: 'uncertain', reconcile: { exit_code: 3, verdict: 'unknown' }, notes: [UNKNOWN] });
+      const unknown = await body('dumbwaiter_status', 'rs-unknown');
+      expect(unknown).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' }, reconcile: { exit_code: 3, verdict: 'unknown' }, notes: [UNKNOWN] });
+      // The host's command that settles it is the human's: the agent cannot run it.
+      expect(JSON.stringify(unknown)).not.toContain('dumbwaiter resolve');
+      expect(host.result('rs-unknown')!.error!.message).toContain('dumbwaiter resolve rs-unknown --check');
     } finally {
       await client.close();
     }

@@ -32,8 +32,14 @@ def call(c):
             return {"ok": [dw.PLAN_OP, dw.MAX_PLAN_STEPS, dw.MAX_PLAN_LIFETIME_S, dw.MAX_REQUEST_LIMIT]}
         if c[0] == "plan_lines":
             return {"ok": [dw.plan_head(c[1])] + dw.plan_body(c[1])}
-        if c[0] == "notes":
-            return {"ok": dw.run_notes(c[1])}
+        if c[0] == "outcome":
+            return {"ok": dw.outcome_lines(c[1])}
+        if c[0] == "status_lines":
+            return {"ok": dw.status_lines(c[1])}
+        if c[0] == "pending":
+            return {"ok": dw.pending_notes(c[1])}
+        if c[0] == "without_hint":
+            return {"ok": dw.without_settle_hint(c[1])}
         if c[0] == "waiting":
             return {"ok": dw.waiting_note(c[1], c[2])}
         if c[0] == "visible":
@@ -43,6 +49,12 @@ def call(c):
         if c[0] == "catalog":
             ops, skipped = dw.checked_operations(c[1])
             return {"ok": {"operations": ops, "skipped": skipped}}
+        if c[0] == "ops_lines":
+            return {"ok": dw.ops_lines(c[1])}
+        if c[0] == "log_note":
+            return {"ok": dw.log_check_note(c[1], c[2])}
+        if c[0] == "help":
+            return {"ok": dw.COMMAND_HELP}
         if c[0] == "utc":
             return {"ok": dw.utc_text(c[1])}
         raise ValueError("no such case: %r" % c[0])
@@ -56,8 +68,9 @@ for line in sys.stdin:
 
 /** What dw.py's functions give for each case (one python3 for all of them). A case is one of
  *  ['plan', text, catalog operations | null], ['whole', flag, text, unit], ['duration', text, flag, max],
- *  ['constants'], ['plan_lines', result], ['notes', result], ['waiting', result, now in ms], ['visible', text],
- *  ['visible_json', JSON text], ['catalog', catalog.json's operations], ['utc', time]. */
+ *  ['constants'], ['plan_lines', result], ['outcome', status], ['status_lines', status],
+ *  ['pending', result], ['without_hint', message], ['waiting', result, now in ms], ['visible', text],
+ *  ['visible_json', JSON text], ['catalog', catalog.json's operations], ['utc', time], ['help'], ['ops_lines', operations], ['log_note', check, result]. */
 export function dwPy(cases: unknown[][]): { ok?: unknown; error?: string }[] {
   const r = spawnSync('python3', ['-c', HARNESS, DW_PY_DIR], { input: cases.map((c) => JSON.stringify(c)).join('\n'), encoding: 'utf8', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
   if (r.status !== 0) throw new Error(r.stderr);

@@ -13,7 +13,7 @@ import type { ReconcileAttempt } from '../../../shared/protocol/types';
 import { planReconcile, reconcileVerdict } from '../allowlist/plan';
 import { startRun, type RunHandle, type RunOutcome } from '../exec/executor';
 import { UserError } from '../errors';
-import { attemptEnd, verdictText } from '../../../shared/protocol/reconcileText';
+import { attemptEnd, settleHint, verdictText } from '../../../shared/protocol/reconcileText';
 
 export interface ReconcilerDeps {
   requests: Requests;
@@ -29,12 +29,8 @@ const SLOTS = 2;
 /** How much of a check's output its uncertain message quotes (the attempt keeps all of it). */
 const EXCERPT_CHARS = 200;
 
-/** What to tell a human about an interrupted run of `op`, whose effect is unknown. */
-export function settleHint(id: string, reconcilable: boolean): string {
-  return reconcilable
-    ? `Its operation's reconcile command can tell: dumbwaiter resolve ${id} --check; or settle it with: dumbwaiter resolve ${id} --succeeded|--failed`
-    : `Settle it with: dumbwaiter resolve ${id} --succeeded|--failed`;
-}
+// What to tell a human about an interrupted run: in the protocol's words, which the clients know.
+export { settleHint };
 
 export class Reconciler {
   private readonly waiting: { id: string; op: string; by: string }[] = [];

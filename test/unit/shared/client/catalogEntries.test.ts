@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkedOperations } from '../../../../shared/client/catalogEntries';
+import { checkedOperations, opsLines } from '../../../../shared/client/catalogEntries';
+import type { CatalogOperation } from '../../../../shared/protocol/types';
 import { utcText } from '../../../../shared/client/approvalWait';
 import { visible, visibleJson } from '../../../../shared/text/visible';
 import { dwPy } from '../../../helpers/clientCases';
@@ -62,5 +63,55 @@ describe('dw.py shows what dw.cjs shows', () => {
   it('gives a time in UTC whatever offset it was written with', () => {
     expect(TIMES.map(utcText)).toEqual(['2026-12-05 01:00:00 UTC', '2026-12-05 01:00:00 UTC', '2026-12-05 01:00:00 UTC', null, null]);
     expect(dwPy(TIMES.map((t) => ['utc', t])).map((r) => r.ok ?? null)).toEqual(TIMES.map(utcText));
+  });
+});
+
+/** Operations as dw ops lists them: every kind of argument, a description that would act on a terminal. */
+const LISTED: CatalogOperation[] = [
+  { ...(GOOD as CatalogOperation), description: 'Print it\u001b[2J' },
+  {
+    name: 'test',
+    description: 'Run the tests',
+    scope: 'write',
+    approval: 'always',
+    timeout_s: 1.5,
+    args_schema: {
+      type: 'object',
+      required: ['level'],
+      properties: {
+        level: { type: 'string', enum: ['unit', 'e2e'], description: 'which tests' },
+        workers: { type: 'integer', minimum: 1, maximum: 8, default: 4 },
+        files: { type: 'array', items: { type: 'string', pattern: '^[a-z./]+$' }, maxItems: 10 },
+        name: { type: 'string', maxLength: 40 },
+        ratio: { type: 'number', minimum: 0.5 },
+        tags: { type: 'array', items: {} },
+        any: {},
+      },
+    },
+  },
+  { name: 'noargs', description: '', scope: 'read', approval: 'never', timeout_s: 30, args_schema: { type: 'object' } },
+];
+
+describe('dw ops', () => {
+  it('lists each operation on one line, its arguments under it, its text escaped, and the built-in ones', () => {
+    expect(opsLines(LISTED)).toEqual([
+      'echo  [read, timeout 30 s]  Print it\\x1b[2J',
+      '    msg: string (required)',
+      'test  [write, asks a human, timeout 1.5 s]  Run the tests',
+      '    level: string (one of "unit"|"e2e", required) - which tests',
+      '    workers: integer (>= 1, <= 8, default 4)',
+      '    files: list of string (at most 10 items, optional)',
+      '    name: string (at most 40 chars, optional)',
+      '    ratio: number (>= 0.5, optional)',
+      '    tags: list of values (optional)',
+      '    any: value (optional)',
+      'noargs  [read, timeout 30 s]  ',
+      'Built in: dumbwaiter.ping, dumbwaiter.cancel (dw cancel ID), dumbwaiter.plan (dw plan FILE)',
+    ]);
+    expect(opsLines([])).toEqual(['This host offers no operations (yet): its allowlist is empty.']);
+  });
+
+  it('dw.py lists them in the same lines', () => {
+    expect(dwPy([['ops_lines', LISTED], ['ops_lines', []]]).map((r) => r.ok)).toEqual([opsLines(LISTED), opsLines([])]);
   });
 });

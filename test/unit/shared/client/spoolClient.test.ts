@@ -5,7 +5,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { BadRequestIdError, INBOX_NEWEST, RequestTooLargeError, SpoolClient, isSettled, type Status } from '../../../../shared/client/spoolClient';
+import { BadRequestIdError, INBOX_NEWEST, RequestTooLargeError, SpoolClient, isSettled, logCheckNote, type LogCheck, type Status } from '../../../../shared/client/spoolClient';
+import { dwPy, resultDoc } from '../../../helpers/clientCases';
 import { MAX_LIVE_LOG_BYTES } from '../../../../shared/client/spoolFiles';
 import { signHostDoc } from '../../../../shared/protocol/hostAuth';
 import { requestHash } from '../../../../shared/protocol/requestHash';
@@ -453,5 +454,31 @@ describe('typed arguments from name=value', () => {
   it('checks a whole JSON object too', () => {
     expect(() => checkArgs(schema, { workers: '4' })).toThrow('must be an integer');
     expect(() => checkArgs(schema, { workers: 4 })).not.toThrow();
+  });
+});
+
+describe('what is said of live output that was not checked to be the host\'s', () => {
+  const done = resultDoc({ id: 'r-1', state: 'succeeded', stdout: 'out\n' });
+  const lost = resultDoc({ id: 'r-1', state: 'uncertain', started_at: '2026-12-04T10:00:00.000Z' });
+  const CASES: [LogCheck['check'], ResultDoc, string | null][] = [
+    ['none', done, null],
+    ['match', done, null],
+    ['mismatch', done, "the live output above is not what the host logged (results/r-1.log was changed by someone else); the host's signed output follows:"],
+    ['capped', done, `the live output above stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/r-1.log; the host's signed output follows:`],
+    ['unchecked', done, "the live output above could not be checked against the host's log (its result has no log_sha256), so it may not be the host's; the host's signed output follows:"],
+    // After a crash: why there is no hash, and no "follows:" when nothing follows.
+    ['unchecked', lost, "the live output above could not be checked against the host's log (the host stopped while it ran), so it may not be the host's; the host's signed result holds none of its output"],
+  ];
+
+  it.each(CASES)('%s', (check, s, note) => {
+    expect(logCheckNote(check, s, 'stream')).toBe(note);
+  });
+
+  it('dw.py says the same', () => {
+    expect(dwPy(CASES.map(([check, s]) => ['log_note', check, s])).map((r) => r.ok ?? null)).toEqual(CASES.map(([check, s]) => logCheckNote(check, s, 'stream')));
+  });
+
+  it('says it of progress notifications before the result that holds the output', () => {
+    expect(logCheckNote('mismatch', done, 'progress')).toBe("the live output sent as progress is not what the host logged (results/r-1.log was changed by someone else); the output above is the host's signed one");
   });
 });
