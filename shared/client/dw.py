@@ -1098,6 +1098,8 @@ def pending_notes(res):
     rid = res.get("id")
     if res.get("orphaned") is True and res.get("state") == "running":
         return [_plain("%s is still running after the host restarted: the host watches it until it ends (dw cancel %s ends it)" % (rid, rid))]
+    if res.get("reconcile_pending") is True and res.get("state") == "uncertain":
+        return [_plain("%s was interrupted by a stop of the host: its reconcile check of whether it took effect is still to come" % rid)]
     return []
 
 

@@ -74,7 +74,9 @@ export function outcomeLines(s: Ended): string[] {
 
 /** What a request still going says beyond its state: a run that outlived a restart of the host. */
 export function pendingNotes(s: ResultDoc): string[] {
-  return s.orphaned && s.state === 'running' ? [visible(`${s.id} is still running after the host restarted: the host watches it until it ends (dw cancel ${s.id} ends it)`)] : [];
+  if (s.orphaned && s.state === 'running') return [visible(`${s.id} is still running after the host restarted: the host watches it until it ends (dw cancel ${s.id} ends it)`)];
+  if (s.reconcile_pending && s.state === 'uncertain') return [visible(`${s.id} was interrupted by a stop of the host: its reconcile check of whether it took effect is still to come`)];
+  return [];
 }
 
 /** `dw status ID` without --json: how it ended (or its state while it goes on), a plan's steps, and

@@ -123,6 +123,7 @@ const STATUSES: [string, Parameters<typeof statusLines>[0], boolean, string[]][]
   ['unknown', { id: 'r-1', state: 'unknown' }, false, ['r-1 unknown']],
   ['running', resultDoc({ state: 'running' }), false, ['r-1 running']],
   ['an orphaned run', resultDoc({ state: 'running', orphaned: true }), false, ['r-1 running', 'r-1 is still running after the host restarted: the host watches it until it ends (dw cancel r-1 ends it)']],
+  ['an uncertain run whose reconcile check is still to come', resultDoc({ state: 'uncertain', reconcile_pending: true, error: { code: 'interrupted', message: 'the host stopped' } }), false, ['r-1 uncertain', 'r-1 was interrupted by a stop of the host: its reconcile check of whether it took effect is still to come']],
   ['succeeded', resultDoc({ state: 'succeeded', exit_code: 0 }), true, ['r-1 succeeded']],
   ...OUTCOMES.filter(([, , lines]) => lines.length > 0).map(([what, s, lines]): [string, Ended, boolean, string[]] => [what, s, true, lines]),
 ];
