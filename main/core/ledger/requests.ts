@@ -1,11 +1,11 @@
 // Requests in the ledger: the source of truth for every state. Each change bumps `version` and clears
 // `synced` in the same transaction; the result file is written after, and a crash in between is
-// repaired at the next start by rewriting every unsynced result.
+// repaired at the next start by rewriting every unsynced result. This module reads them and keeps the
+// bookkeeping that is no state (synced marks, a run's processes, a cancel request); the one writer of
+// their states is ledger/requestStates.ts, which only the lifecycle holds.
 import { commitSoon, flushSoon, type Db } from './db';
 import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type ReconcileAttempt, type RequestState } from '../../../shared/protocol/types';
 import type { RunPlan } from '../allowlist/plan';
-import { nowIso } from '../time';
-import { merged } from '../merged';
 import { DEFAULT_SPOOL } from '../../../shared/protocol/ids';
 
 export interface RequestRow {
@@ -129,7 +129,6 @@ const FINALS = FINAL_STATES.map((s) => `'${s}'`).join(', ');
 export class Requests {
   private readonly byId;
   private readonly byWire;
-  private readonly insertStmt;
   private readonly markSyncedStmt;
   /** Result files written whose rows are not yet marked synced: id -> the version written. */
   private readonly toMark = new Map<string, number>();
@@ -138,15 +137,6 @@ export class Requests {
     this.byId = db.prepare('SELECT * FROM requests WHERE id = ?');
     this.byWire = db.prepare('SELECT * FROM requests WHERE spool = ? AND wire_id = ?');
     this.markSyncedStmt = db.prepare('UPDATE requests SET synced = 1 WHERE id = ? AND version = ?');
-    this.insertStmt = db.prepare(
-      `INSERT INTO requests (id, wire_id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
-                             state, plan_json, error_code, error_message, approval_json, decided_by, decided_at, updated_at,
-                             plan_id, limits_json, steps_json, stdout, exit_code, started_at, finished_at, duration_ms, spool)
-       VALUES (@id, @wire_id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
-               @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at,
-               @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms, @spool)
-       RETURNING *`,
-    );
   }
 
   get(id: string): RequestRow | null {
@@ -174,63 +164,6 @@ export class Requests {
   /** The row's version alone (null: no such request), to tell whether it changed without reading it. */
   versionOf(id: string): number | null {
     return (this.db.prepare('SELECT version FROM requests WHERE id = ?').get(id) as { version: number } | undefined)?.version ?? null;
-  }
-
-  insert(r: NewRequest): RequestRow {
-    const at = nowIso();
-    const { plan, approval, ...fields } = r;
-    return this.insertStmt.get(merged(fields, {
-      wire_id: r.wire_id ?? r.id,
-      plan_json: plan ? JSON.stringify(plan) : null,
-      error_code: r.error_code ?? null,
-      error_message: r.error_message ?? null,
-      approval_json: approval ? JSON.stringify(approval) : null,
-      decided_by: r.decided_by ?? null,
-      decided_at: r.decided_by ? at : null,
-      plan_id: r.plan_id ?? null,
-      limits_json: r.limits_json ?? null,
-      steps_json: r.steps_json ?? null,
-      stdout: r.stdout ?? '',
-      exit_code: r.exit_code ?? null,
-      started_at: r.started_at ?? null,
-      finished_at: r.finished_at ?? null,
-      duration_ms: r.duration_ms ?? null,
-      claimed_at: at,
-      updated_at: at,
-    })) as RequestRow;
-  }
-
-  /**
-   * Changes a request only if it is still in one of `from` (so a racing cancel or resolve wins cleanly).
-   * Returns the new row, or null when the state had moved on.
-   */
-  transition(id: string, from: readonly RequestState[], patch: RequestPatch, guard = ''): RequestRow | null {
-    const cols = Object.keys(patch);
-    const set = cols.map((c) => `${c} = @${c}`).join(', ');
-    const fromList = from.map((_, i) => `@from${i}`).join(', ');
-    const params: Record<string, unknown> = merged(patch, { id, updated_at: nowIso() });
-    from.forEach((s, i) => (params[`from${i}`] = s));
-    const row = this.db
-      .prepare(
-        `UPDATE requests SET ${set}${set ? ', ' : ''}updated_at = @updated_at, version = version + 1, synced = 0
-         WHERE id = @id AND state IN (${fromList})${guard ? ` AND ${guard}` : ''} RETURNING *`,
-      )
-      .get(params) as RequestRow | undefined;
-    return row ?? null;
-  }
-
-  /**
-   * queued -> running, in the same statement that checks the host is not paused and the key not
-   * revoked: once `dumbwaiter pause` or `keys revoke` has returned, nothing more can start.
-   */
-  start(id: string, patch: RequestPatch): RequestRow | null {
-    return this.transition(
-      id,
-      ['queued'],
-      merged(patch, { state: 'running' as const }),
-      `NOT EXISTS (SELECT 1 FROM meta WHERE k = 'paused' AND v = '1')
-       AND EXISTS (SELECT 1 FROM keys WHERE keys.key_id = requests.key_id AND keys.revoked_at IS NULL)`,
-    );
   }
 
   /** Marks a running request for cancellation; the daemon terminates it. Not a state change yet. */

@@ -47,7 +47,7 @@ describe('request ids bound within their spool', () => {
     expect(l.requests.handleFor('default', 'run-1')).toBe('run-1');
     l.add('run-1', { spool: 'default' });
     expect(l.requests.handleFor('work', 'run-1')).toBe('run-1@work');
-    const b = l.requests.insert(l.newRequest('run-1@work', { spool: 'work', wire_id: 'run-1' }));
+    const b = l.add('run-1@work', { spool: 'work', wire_id: 'run-1' });
     expect([b.id, b.wire_id]).toEqual(['run-1@work', 'run-1']);
     expect(l.requests.bound('work', 'run-1')?.id).toBe('run-1@work');
     expect(l.requests.bound('default', 'run-1')?.id).toBe('run-1');
@@ -57,13 +57,13 @@ describe('request ids bound within their spool', () => {
 
   it("the result sweep pages through a spool's results by the names of their files", () => {
     l.add('run-1', { spool: 'default' });
-    l.requests.insert(l.newRequest('run-1@work', { spool: 'work', wire_id: 'run-1' }));
+    l.add('run-1@work', { spool: 'work', wire_id: 'run-1' });
     expect(l.requests.resultIdsAfter('work', 0, '1970-01-01', 10).map((r) => r.wire_id)).toEqual(['run-1']);
   });
 
   it('a second request of an id in its spool cannot be recorded', () => {
     l.add('run-1', { spool: 'work' });
-    expect(() => l.requests.insert(l.newRequest('other-handle', { spool: 'work', wire_id: 'run-1' }))).toThrow(/UNIQUE/);
+    expect(() => l.add('other-handle', { spool: 'work', wire_id: 'run-1' })).toThrow(/UNIQUE/);
   });
 });
 
