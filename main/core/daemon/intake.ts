@@ -214,7 +214,7 @@ export function intakeClaimed(d: IntakeDeps, id: string, file: string, recoverin
     if (p.plan_id) step = matchStep(d.requests.bound(d.spool, p.plan_id), p.plan_id, keyId, p.op, p.args, allowlist, new Date(now));
     // A matched step is approved as the plan's approval (scope, ceilings and validity still apply).
     const approved = step?.ok ? { plan: step.plan, ceilingOverride: false } : null;
-    const g = gate({ allowlist, settings: d.settings(), db: d.db, grants: d.grants, key, op: p.op, args: p.args, limits, intent: p.intent ?? null, approved, now: new Date(now) });
+    const g = gate({ allowlist, settings: d.settings(), requests: d.requests, grants: d.grants, key, op: p.op, args: p.args, limits, intent: p.intent ?? null, approved, now: new Date(now) });
     if (g.kind === 'refuse') {
       state = 'rejected';
       error = { code: g.code, message: g.message };

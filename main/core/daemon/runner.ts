@@ -210,7 +210,7 @@ export class Runner {
     const g = gate({
       allowlist: allowlistFor(this.d.allowlist(), row.spool),
       settings,
-      db: this.d.db,
+      requests: this.d.requests,
       grants: this.d.grants,
       key,
       op: row.op,

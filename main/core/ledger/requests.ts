@@ -126,6 +126,40 @@ export function reconcileOf(row: RequestRow): ReconcileAttempt | null {
 
 const FINALS = FINAL_STATES.map((s) => `'${s}'`).join(', ');
 
+/**
+ * The requests table inside the audit log's statements (ledger/audit.ts), kept here with the rest of its
+ * SQL so that a change of the table is made in this module; inside one statement, each keeps the plan
+ * it had. Each takes the SQL expression (a parameter, a column) it is about.
+ */
+export const REQUESTS_SQL = {
+  /** The spool of the request `id` names (NULL: no such request). */
+  spoolOf: (id: string) => `(SELECT spool FROM requests WHERE id = ${id})`,
+  /** Whether `id` names a request in the state `state` names. */
+  inState: (id: string, state: string) => `${id} IN (SELECT id FROM requests WHERE state = ${state})`,
+  /** Whether `id` names no request still in the ledger. */
+  gone: (id: string) => `${id} NOT IN (SELECT id FROM requests)`,
+};
+
+/** The keys a key stands for: itself and every key rotated into it, however many rotations back
+ *  (keys.rotated_to): its requests' spend is theirs too. */
+const LINEAGE = `WITH RECURSIVE lineage(id) AS (SELECT @key UNION SELECT k.key_id FROM keys k JOIN lineage l ON k.rotated_to = l.id)`;
+
+/** Runs started in a window, their cost units and run time (ms). */
+export interface Spent {
+  runs: number;
+  cost: number;
+  ms: number;
+}
+
+/** A run that ended or was settled, by the audit entry that said so. */
+export interface EndedRun {
+  seq: number;
+  id: string;
+  op: string;
+  spool: string;
+  state: RequestState;
+}
+
 export class Requests {
   private readonly byId;
   private readonly byWire;
@@ -307,5 +341,52 @@ export class Requests {
   countByState(): Record<string, number> {
     const rows = this.db.prepare('SELECT state, COUNT(*) AS n FROM requests GROUP BY state').all() as { state: string; n: number }[];
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  }
+
+  // What retention, spend ceilings and the status feed ask about requests, each in the one statement it was.
+
+  /** The wire ids (what their result files are named by) of the requests not finished, uncertain ones
+   *  included, in every spool. */
+  unfinishedWireIds(): Set<string> {
+    const rows = this.db.prepare(`SELECT wire_id FROM requests WHERE state NOT IN (${FINALS})`).all() as { wire_id: string }[];
+    return new Set(rows.map((r) => r.wire_id));
+  }
+
+  /** Removes the finished requests last changed before `before` (never an unfinished or uncertain
+   *  one: a human must still settle it); returns how many left. */
+  deleteFinishedBefore(before: string): number {
+    return this.db.prepare(`DELETE FROM requests WHERE state IN (${FINALS}) AND updated_at < ?`).run(before).changes;
+  }
+
+  /** The keys whose requests count as `keyId`'s: itself and the keys it replaced by rotation. */
+  keyLineage(keyId: string): string[] {
+    return (this.db.prepare(`${LINEAGE} SELECT id FROM lineage`).all({ key: keyId }) as { id: string }[]).map((r) => r.id);
+  }
+
+  /** The runs started at or after `since`, of `keyId`'s lineage (null: of every key). Run time counts
+   *  what is known: a finished run's duration, a running one's time until `now`. A run cut short by a
+   *  crash (uncertain) has no known duration and adds none, rather than growing for ever. */
+  spentSince(since: string, now: string, keyId: string | null): Spent {
+    return this.db
+      .prepare(
+        `${keyId ? LINEAGE : ''} SELECT COUNT(*) AS runs, COALESCE(SUM(cost), 0) AS cost,
+                COALESCE(SUM(COALESCE(duration_ms,
+                  CASE WHEN state = 'running' THEN (julianday(@now) - julianday(started_at)) * 86400000.0 ELSE 0 END)), 0) AS ms
+         FROM requests WHERE started_at IS NOT NULL AND started_at >= @since ${keyId ? 'AND key_id IN (SELECT id FROM lineage)' : ''}`,
+      )
+      .get({ since, now, key: keyId }) as Spent;
+  }
+
+  /** Runs of allowlisted operations that ended, or were settled (by a human, or by their reconcile
+   *  check), in audit entries after `seq`, in the order recorded. The seq, not a time stamp: it grows in
+   *  commit order whichever process writes. */
+  endedRunsAfter(seq: number, limit = 1000): EndedRun[] {
+    return this.db
+      .prepare(
+        `SELECT a.seq, r.id, r.op, r.spool, r.state FROM audit a JOIN requests r ON r.id = a.request_id
+         WHERE a.seq > ? AND a.kind IN ('finished', 'uncertain', 'resolved', 'reconciled') AND r.op NOT LIKE 'dumbwaiter.%'
+         ORDER BY a.seq LIMIT ?`,
+      )
+      .all(seq, limit) as EndedRun[];
   }
 }
