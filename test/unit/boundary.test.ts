@@ -67,6 +67,15 @@ describe("the one writer of a request's state", () => {
     expect(problems.some((p) => p.startsWith('no-restricted-imports'))).toBe(true);
   });
 
+  it.each([
+    ['main/core/daemon/runner.ts', "export const w = import('../ledger/requestStates');\n"],
+    ['main/electron/main.ts', "export const w = import('../core/ledger/requestStates.ts');\n"],
+    ['test/unit/core/x.test.ts', "export const w = require('../../../main/core/ledger/requestStates');\n"],
+  ])('refuses loading it at run time in %s', async (file, code) => {
+    const problems = await lint(file, code);
+    expect(problems.some((p) => p.startsWith('no-restricted-syntax') && p.includes('main/core/lifecycle.ts'))).toBe(true);
+  });
+
   it('allows it in main/core/lifecycle.ts, which builds it', async () => {
     expect(await lint('main/core/lifecycle.ts', writer('./ledger/requestStates'))).toEqual([]);
   });
