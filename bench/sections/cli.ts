@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { Requests } from '../../main/core/ledger/requests';
 import { BenchHost, CLI, NOOP_ALLOWLIST, ResultWatcher } from '../lib/host';
 import { summarize, type Summary } from '../lib/stats';
 
@@ -76,7 +77,7 @@ export interface CliChanges {
 export async function measureCliChanges(host: BenchHost, n: number): Promise<CliChanges> {
   const watcher = new ResultWatcher(host.results);
   const db = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
-  const startedAt = db.prepare('SELECT started_at FROM requests WHERE id = ?');
+  const requests = new Requests(db);
   const auditAt = db.prepare('SELECT at FROM audit WHERE request_id = ? AND kind = ?');
   const changedAt = (id: string, kind: string) => Date.parse((auditAt.get(id, kind) as { at: string }).at);
   const cli = (...args: string[]) => runToExit([process.execPath, CLI, ...args, '--home', host.home, '--spool', host.spool]);
@@ -91,7 +92,7 @@ export async function measureCliChanges(host: BenchHost, n: number): Promise<Cli
       const exited = await cli('approvals', 'approve', id);
       const r = await ran;
       if (r.doc.state !== 'running' && r.doc.state !== 'succeeded') throw new Error(`${id} went ${r.doc.state} once approved`);
-      const started = Date.parse((startedAt.get(id) as { started_at: string }).started_at);
+      const started = Date.parse(requests.get(id)!.started_at!);
       out.approve.from_commit.push(started - changedAt(id, 'approved'));
       out.approve.from_exit.push(started - exited.epoch);
     }

@@ -8,6 +8,8 @@ import path from 'node:path';
 import { SpoolClient } from '../../shared/client/spoolClient';
 import { openLedger } from '../../main/core/ledger/db';
 import { Requests } from '../../main/core/ledger/requests';
+import { AuditLog } from '../../main/core/ledger/audit';
+import { Lifecycle } from '../../main/core/lifecycle';
 import { resultDocOf } from '../../main/core/spool/results';
 import { writeJsonAtomic } from '../../main/core/fs/atomicWrite';
 import { BenchHost, ResultWatcher, type RequestTarget } from '../lib/host';
@@ -183,7 +185,7 @@ export function measureDurability(host: BenchHost, n: number): { atomicWrite: Su
   const db = openLedger(path.join(dir, 'ledger.sqlite'));
   try {
     const requests = new Requests(db);
-    const row = requests.insert({ id: 'x', key_id: host.key.key_id, op: 'noop', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'queued', plan: null, spool: 'default' });
+    const row = new Lifecycle(db, requests, new AuditLog(db), () => {}).enter({ id: 'x', key_id: host.key.key_id, op: 'noop', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'queued', plan: null, spool: 'default' }, []);
     const doc = resultDocOf(row);
     const writes: number[] = [];
     const commits: number[] = [];

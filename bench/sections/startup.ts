@@ -1,20 +1,23 @@
 // Daemon start with a large history (ledger rows and result files). The history is made fast but
-// realistic: ledger rows inserted with SQL in one transaction with every column the daemon itself
-// fills in (ledger/requests.ts), their audit entries through the real AuditLog.record, and result
-// files written directly from the real signedResultText(row), signed for the bench's key as the daemon
-// signs them (unsigned ones would all be repaired after the start: work no real spool gives it).
+// realistic, in one transaction: each request entered and moved to where it ended through the real
+// Lifecycle (the one writer of request states, as the daemon does), its audit entries through the real
+// AuditLog.record, its result file written directly from the real signedResultText(row), signed for the
+// bench's key as the daemon signs them, and marked written (unwritten or unsigned ones would all be
+// repaired after the start: work no real spool gives it).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { openLedger } from '../../main/core/ledger/db';
 import { AuditLog } from '../../main/core/ledger/audit';
-import type { RequestRow } from '../../main/core/ledger/requests';
+import { Requests, type NewRequest, type RequestPatch } from '../../main/core/ledger/requests';
+import { Lifecycle, type EntryState } from '../../main/core/lifecycle';
+import type { RunPlan } from '../../main/core/allowlist/plan';
 import { signedResultText, unboundRejection } from '../../main/core/spool/results';
 import { decodeSecret } from '../../shared/protocol/sign';
 import { requestHash } from '../../shared/protocol/requestHash';
 import type { ErrorCode, RequestState } from '../../shared/protocol/types';
 import { BenchHost, ResultWatcher } from '../lib/host';
 import { summarize, type Summary } from '../lib/stats';
-import { HistoryGenerator, sha256, type Lifecycle } from '../lib/workload';
+import { HistoryGenerator, sha256, type Lifecycle as Story } from '../lib/workload';
 
 const CWD = '/home/alice/code/shop';
 
@@ -26,57 +29,25 @@ export interface HistoryInfo {
   make_ms: number;
 }
 
-/** The ledger row a lifecycle leaves behind, or null where it never bound its id (refused before authentication). */
-function rowOf(l: Lifecycle, keyId: string): RequestRow | 'unbound' | null {
+/** How a story's request went through the lifecycle: the state it entered in (started at once, when
+ *  `startNow`: a slot was free), then its moves. */
+interface Path {
+  entered: NewRequest & { state: EntryState };
+  startNow?: RequestPatch;
+  moves: [RequestState, RequestPatch][];
+}
+
+/** The way a story's request went, or null where it never bound its id (refused before authentication). */
+function pathOf(l: Story, keyId: string): Path | 'unbound' | null {
   const kinds = l.entries.map((e) => e.kind);
   const last = l.entries[l.entries.length - 1]!;
   const iso = (ms: number) => new Date(l.at + ms).toISOString();
   const code = (last.details?.code as ErrorCode | undefined) ?? null;
-  let state: RequestState;
-  let errorCode: ErrorCode | null = null;
-  let errorMessage: string | null = null;
-  let exit: number | null = null;
-  let signal: string | null = null;
-  let ran = false;
-  const fin = l.entries.find((e) => e.kind === 'finished');
-  if (fin) {
-    state = fin.details!.state as RequestState;
-    exit = (fin.details!.exit_code as number | null) ?? null;
-    signal = (fin.details!.signal as string | null) ?? null;
-    ran = true;
-    if (fin.details!.code) {
-      errorCode = fin.details!.code as ErrorCode;
-      errorMessage = "killed after the operation's timeout of 600 s";
-    }
-  } else if (kinds.includes('uncertain')) {
-    state = 'uncertain';
-    ran = true;
-    errorCode = 'interrupted';
-    errorMessage = last.message;
-  } else if (last.kind === 'rejected' || last.kind === 'ceiling_hit') {
-    if (code === 'bad_signature' || code === 'unknown_key' || code === 'bad_envelope') return 'unbound';
-    state = 'rejected';
-    errorCode = code;
-    errorMessage = last.message.replace(/^\w+: /, '');
-  } else if (last.kind === 'denied' || last.kind === 'approval_timeout') {
-    state = 'denied';
-    errorCode = last.kind === 'denied' ? 'denied' : 'approval_timeout';
-    errorMessage = last.message;
-  } else return null;
-  const started = ran ? iso(120) : null;
-  const finished = ran && state !== 'uncertain' ? iso(120 + l.ms) : null;
-  const plan = { op: l.op, argv: l.argv, cwd: CWD, env: {}, timeout_s: 600, max_output_bytes: 1_048_576, concurrency: 1, cost: 0, scope: 'read', approval: 'never' };
-  const approved = kinds.includes('approved') || kinds.includes('denied');
+  const plan = { op: l.op, argv: l.argv, cwd: CWD, env: {}, timeout_s: 600, max_output_bytes: 1_048_576, concurrency: 1, cost: 0, scope: 'read', approval: 'never' } satisfies RunPlan;
   const decider = l.entries.find((e) => e.kind === 'approved' || e.kind === 'denied')?.actor ?? null;
-  const stdout = ran
-    ? state === 'succeeded'
-      ? `> ${l.argv.join(' ')}\n\n${l.op} done in ${(l.ms / 1000).toFixed(1)}s\n`
-      : ''
-    : '';
-  const stderr = state === 'failed' ? `Error: ${l.op} failed\n    at main (${CWD}/scripts/run.js:12:11)\n` : '';
-  return {
+  const asked = kinds.includes('approved') || kinds.includes('denied');
+  const entered = (state: EntryState, fields: Partial<NewRequest> = {}): NewRequest & { state: EntryState } => ({
     id: l.id,
-    wire_id: l.id,
     spool: 'default',
     key_id: keyId,
     op: l.op,
@@ -86,48 +57,44 @@ function rowOf(l: Lifecycle, keyId: string): RequestRow | 'unbound' | null {
     intent: l.intent ?? null,
     created_at: iso(0),
     expires_at: null,
-    claimed_at: iso(40),
-    state,
-    plan_json: state === 'rejected' ? null : JSON.stringify(plan),
-    error_code: errorCode,
-    error_message: errorMessage,
-    exit_code: exit,
-    signal,
-    stdout,
-    stderr,
-    stdout_truncated: 0,
-    stderr_truncated: 0,
-    started_at: started,
-    finished_at: finished,
-    duration_ms: finished ? l.ms : null,
-    pid: ran ? l.pid : null,
-    resolved_by: null,
-    note: null,
-    updated_at: finished ?? iso(200),
-    version: ran ? 4 : 2,
-    synced: 1,
-    approval_json: approved
-      ? JSON.stringify({ operation: l.op, argv: l.argv, cwd: CWD, key_id: keyId, key_name: 'agent', intent: l.intent ?? null, requested_at: iso(40), timeout_at: iso(3_600_040), ceiling: null })
+    plan,
+    approval: asked
+      ? { operation: l.op, argv: l.argv, cwd: CWD, key_id: keyId, key_name: 'agent', intent: l.intent ?? null, requested_at: iso(40), timeout_at: iso(3_600_040), ceiling: null }
       : null,
-    decided_by: decider,
-    decided_at: decider ? iso(100) : null,
-    ceiling_override: 0,
-    cancel_requested_by: state === 'cancelled' ? (l.entries.find((e) => e.kind === 'cancel_requested')?.actor ?? null) : null,
-    cost: 0,
-    log_bytes: null,
-    log_sha256: null,
-    plan_id: null,
-    limits_json: null,
-    steps_json: null,
-    orphaned: 0,
-    run_marker: null,
-    run_since: null,
-    reconcile_json: null,
-    approved_by_actor: kinds.includes('approved') ? decider : null,
-    approved_by_grant: null,
-    approved_by_plan: null,
-    reconcile_pending: 0,
-  };
+    ...fields,
+    state,
+  });
+  const decided = { decided_by: decider, decided_at: iso(100) };
+
+  const fin = l.entries.find((e) => e.kind === 'finished');
+  if (fin || kinds.includes('uncertain')) {
+    const moves: [RequestState, RequestPatch][] = [];
+    const started = { started_at: iso(120), pid: l.pid };
+    if (asked) moves.push(['queued', { ...decided, approved_by_actor: decider }], ['running', started]);
+    if (fin) {
+      const state = fin.details!.state as RequestState;
+      moves.push([state, {
+        exit_code: (fin.details!.exit_code as number | null) ?? null,
+        signal: (fin.details!.signal as string | null) ?? null,
+        stdout: state === 'succeeded' ? `> ${l.argv.join(' ')}\n\n${l.op} done in ${(l.ms / 1000).toFixed(1)}s\n` : '',
+        stderr: state === 'failed' ? `Error: ${l.op} failed\n    at main (${CWD}/scripts/run.js:12:11)\n` : '',
+        finished_at: iso(120 + l.ms),
+        duration_ms: l.ms,
+        ...(fin.details!.code ? { error_code: fin.details!.code as ErrorCode, error_message: "killed after the operation's timeout of 600 s" } : {}),
+        ...(state === 'cancelled' ? { cancel_requested_by: l.entries.find((e) => e.kind === 'cancel_requested')?.actor ?? null } : {}),
+      }]);
+    } else moves.push(['uncertain', { error_code: 'interrupted', error_message: last.message }]);
+    return asked ? { entered: entered('awaiting_approval'), moves } : { entered: entered('queued'), startNow: started, moves };
+  }
+  if (last.kind === 'rejected' || last.kind === 'ceiling_hit') {
+    if (code === 'bad_signature' || code === 'unknown_key' || code === 'bad_envelope') return 'unbound';
+    return { entered: entered('rejected', { plan: null, error_code: code, error_message: last.message.replace(/^\w+: /, '') }), moves: [] };
+  }
+  if (last.kind === 'denied' || last.kind === 'approval_timeout') {
+    const denied = { error_code: last.kind === 'denied' ? ('denied' as const) : ('approval_timeout' as const), error_message: last.message, ...decided };
+    return { entered: entered('awaiting_approval'), moves: [['denied', denied]] };
+  }
+  return null;
 }
 
 /**
@@ -143,13 +110,9 @@ export function makeHistory(host: BenchHost, n: number): HistoryInfo {
   const signer = { keyId, secret: decodeSecret(host.key.secret) };
   const db = openLedger(path.join(host.home, 'ledger.sqlite'));
   const audit = new AuditLog(db);
-  const cols = [
-    'id', 'key_id', 'op', 'args_json', 'binding_hash', 'mac', 'intent', 'created_at', 'expires_at', 'claimed_at', 'state',
-    'plan_json', 'error_code', 'error_message', 'exit_code', 'signal', 'stdout', 'stderr', 'stdout_truncated', 'stderr_truncated',
-    'started_at', 'finished_at', 'duration_ms', 'pid', 'resolved_by', 'note', 'updated_at', 'version', 'synced', 'approval_json',
-    'decided_by', 'decided_at', 'ceiling_override', 'cancel_requested_by', 'cost',
-  ];
-  const insert = db.prepare(`INSERT INTO requests (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')})`);
+  const requests = new Requests(db);
+  // Result files are written below, all at once, as a spool's writer would have written them.
+  const lifecycle = new Lifecycle(db, requests, audit, () => {});
   const files: { id: string; json: string; log: string | null }[] = [];
   let rows = 0;
   let entries = 0;
@@ -157,23 +120,26 @@ export function makeHistory(host: BenchHost, n: number): HistoryInfo {
     db.transaction(() => {
       while (files.length < n) {
         const l = gen.next();
-        const row = rowOf(l, keyId);
-        if (row === null) continue;
+        const way = pathOf(l, keyId);
+        if (way === null) continue;
         for (const e of l.entries) {
           audit.record({ ...e, key_id: e.key_id ? keyId : null });
           entries++;
         }
-        if (row === 'unbound') {
+        if (way === 'unbound') {
           const last = l.entries[l.entries.length - 1]!;
           const code = last.details!.code as ErrorCode;
           files.push({ id: l.id, json: JSON.stringify(unboundRejection(l.id, last.op ?? null, code, last.message.replace(/^\w+: /, '')), null, 2) + '\n', log: null });
           continue;
         }
-        insert.run(row);
+        let row = lifecycle.enter(way.entered, [], way.startNow ? { startNow: way.startNow } : {});
+        for (const [to, patch] of way.moves) row = lifecycle.move(row, to, patch, [])!;
+        requests.markSynced(row.id, row.version);
         rows++;
         files.push({ id: l.id, json: signedResultText(row, signer), log: row.started_at ? row.stdout + row.stderr : null });
       }
     })();
+    requests.flushSynced();
   } finally {
     db.close();
   }

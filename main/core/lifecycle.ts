@@ -4,10 +4,13 @@
 // read. Each commits the ledger change, its audit entries and, for a step of a plan, that plan's steps
 // in one transaction, and then writes the result files. group() makes several of them one commit (a
 // scan's step of new requests: one fsync for all), and what follows each (afterCommit) waits for it.
-// Intake, the runner, decisions, the service and reconcile all go through here.
+// Intake, the runner, decisions, the service and reconcile all go through here: the writer of states
+// (ledger/requestStates.ts) is built here from the ledger's connection and handed to no one, and lint
+// refuses its import in any other module; everyone else holds only the read side (ledger/requests.ts).
 import type { Db } from './ledger/db';
 import type { AuditEntry, AuditLog } from './ledger/audit';
 import type { NewRequest, RequestPatch, RequestRow, Requests } from './ledger/requests';
+import { RequestStateWriter } from './ledger/requestStates';
 import type { ErrorCode, RequestState } from '../../shared/protocol/types';
 import { stepsWith } from './policy/plans';
 import { faultPoint } from './faults';
@@ -95,7 +98,7 @@ export interface EntryWork {
   alsoInCommit?: (row: RequestRow) => void;
   /** A `queued` request that starts at once (the runner has a slot for it): queued -> running in the
    *  insert's own commit, with this patch, unless the host is paused or the key revoked by then
-   *  (Requests.start); no `queued` result file is written for it. */
+   *  (RequestStateWriter.start); no `queued` result file is written for it. */
   startNow?: RequestPatch;
   /** A request that did start at once: launched once the commit is made, before its result file is
    *  written (the spawn need not wait for the file). */
@@ -103,6 +106,10 @@ export interface EntryWork {
 }
 
 export class Lifecycle {
+  /** The one writer of request states, built here and never handed out: private at run time too (a
+   *  `#` field, which no cast or bracket reaches), and lint refuses its import elsewhere (eslint.config.js). */
+  readonly #states: RequestStateWriter;
+
   constructor(
     private readonly db: Db,
     private readonly requests: Requests,
@@ -111,7 +118,9 @@ export class Lifecycle {
     private readonly publish: (row: RequestRow) => void,
     /** Runs what follows a commit, recording what it throws (one request never stops the others). */
     private readonly safely: (name: string, fn: () => void) => void = (_name, fn) => fn(),
-  ) {}
+  ) {
+    this.#states = new RequestStateWriter(db);
+  }
 
   /** What waits for the group's commit; null outside a group. */
   private pending: AfterCommit[] | null = null;
@@ -151,11 +160,11 @@ export class Lifecycle {
     if (!(ENTRY_STATES as readonly RequestState[]).includes(r.state)) throw new Error(`a request cannot enter as ${r.state} (lifecycle.ts)`);
     if (work.startNow && r.state !== 'queued') throw new Error(`a request entering as ${r.state} cannot start at once (lifecycle.ts)`);
     const [row, plan] = this.db.transaction(() => {
-      const inserted = this.requests.insert(r);
+      const inserted = this.#states.insert(r);
       work.alsoInCommit?.(inserted);
       let taken = work.takesStep === undefined ? null : this.takeStep(inserted, work.takesStep);
       this.note(inserted, notes);
-      const started = work.startNow ? this.requests.start(inserted.id, work.startNow) : null;
+      const started = work.startNow ? this.#states.start(inserted.id, work.startNow) : null;
       if (started) taken = this.followPlan(started) ?? taken;
       return [started ?? inserted, taken] as const;
     }).immediate();
@@ -175,13 +184,13 @@ export class Lifecycle {
    */
   move(row: RequestRow, to: RequestState, patch: RequestPatch, notes: MoveNotes, from: readonly RequestState[] = [row.state]): RequestRow | null {
     for (const f of from) if (!mayMove(f, to)) throw new Error(`no transition from ${f} to ${to} (lifecycle.ts)`);
-    return this.commit(() => this.requests.transition(row.id, from, merged(patch, { state: to })), notes);
+    return this.commit(() => this.#states.transition(row.id, from, merged(patch, { state: to })), notes);
   }
 
-  /** queued -> running, unless the host was paused or the key revoked meanwhile (Requests.start). The
+  /** queued -> running, unless the host was paused or the key revoked meanwhile (RequestStateWriter.start). The
    *  `started` entry follows once the process exists (with its pid). */
   start(row: RequestRow, patch: RequestPatch): RequestRow | null {
-    return this.commit(() => this.requests.start(row.id, patch), []);
+    return this.commit(() => this.#states.start(row.id, patch), []);
   }
 
   /** Refused (rejected, expired or failed) from where it is, with the audit kind that says why. */
@@ -220,7 +229,7 @@ export class Lifecycle {
     // plan_id and a step's request_id are ids as the sandbox gave them, bound within the spool.
     const plan = row.plan_id ? this.requests.bound(row.spool, row.plan_id) : null;
     const steps = plan && stepsWith(plan, row.wire_id, row.state, index);
-    return plan && steps ? this.requests.transition(plan.id, [plan.state], { steps_json: steps }) : null;
+    return plan && steps ? this.#states.transition(plan.id, [plan.state], { steps_json: steps }) : null;
   }
 
   /** The new request `row` takes step `index` of its approved plan, recorded on both. */

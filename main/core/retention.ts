@@ -6,9 +6,10 @@ import { lstatSync, opendirSync, readdirSync, rmdirSync, unlinkSync, type Dir } 
 import { CAN_PIN, pinDir, unpin } from './spool/pinned';
 import path from 'node:path';
 import type { Db } from './ledger/db';
+import type { Requests } from './ledger/requests';
+import type { AuditLog } from './ledger/audit';
 import type { Settings } from './settings';
 import { isHostMadeSpool, type SpoolPaths } from './spool/layout';
-import { FINAL_STATES } from '../../shared/protocol/types';
 import { INBOX_MESSAGE_NAME, isInProgressName, isRequestId } from '../../shared/protocol/ids';
 
 export const DAY_MS = 86_400_000;
@@ -95,14 +96,10 @@ export type SpoolReap = Omit<ReapReport, 'ledger_requests' | 'audit'>;
 export type LedgerReap = Pick<ReapReport, 'ledger_requests' | 'audit'>;
 
 /** What leaves one spool. `spool`: the pinned paths, and only after the spool was checked safe. */
-export function reapSpool(spool: SpoolPaths, db: Db, settings: Settings, now = Date.now()): SpoolReap {
+export function reapSpool(spool: SpoolPaths, requests: Requests, settings: Settings, now = Date.now()): SpoolReap {
   const spoolBefore = spoolCutoff(settings.retention_spool_days, now);
-  const finals = FINAL_STATES.map((s) => `'${s}'`).join(', ');
-
   // A result file stays while its request is unfinished (or uncertain), whatever its age.
-  const unfinished = new Set(
-    (db.prepare(`SELECT wire_id FROM requests WHERE state NOT IN (${finals})`).all() as { wire_id: string }[]).map((r) => r.wire_id), // files are named by it
-  );
+  const unfinished = requests.unfinishedWireIds();
   // Only in a folder the host made a spool: pointed at someone's folder, it deletes nothing there.
   const ours = isHostMadeSpool(spool.root);
   const inSpool = (dir: string, cutoff: number, named: (name: string) => boolean, keep?: (name: string) => boolean) => (ours ? reapDir(dir, cutoff, named, keep) : 0);
@@ -117,16 +114,22 @@ export function reapSpool(spool: SpoolPaths, db: Db, settings: Settings, now = D
   };
 }
 
+/** The ledger's parts retention removes from. */
+export interface LedgerStores {
+  db: Db;
+  requests: Requests;
+  audit: AuditLog;
+}
+
 /** What leaves the ledger: finished requests, their audit entries and grants past the ledger's age. */
-export function reapLedger(db: Db, settings: Settings, now = Date.now()): LedgerReap {
+export function reapLedger(ledger: LedgerStores, settings: Settings, now = Date.now()): LedgerReap {
   const cutoff = new Date(now - Math.max(settings.retention_ledger_days * DAY_MS, settings.max_request_age_s * 1000 + DAY_MS)).toISOString();
-  const finals = FINAL_STATES.map((s) => `'${s}'`).join(', ');
   const report: LedgerReap = {
-    ledger_requests: db.prepare(`DELETE FROM requests WHERE state IN (${finals}) AND updated_at < ?`).run(cutoff).changes,
-    // A request still in the ledger (an old uncertain one, say) keeps its history.
-    audit: db.prepare('DELETE FROM audit WHERE at < ? AND (request_id IS NULL OR request_id NOT IN (SELECT id FROM requests))').run(cutoff).changes,
+    ledger_requests: ledger.requests.deleteFinishedBefore(cutoff),
+    // After the requests: a request still in the ledger (an old uncertain one, say) keeps its history.
+    audit: ledger.audit.deleteBefore(cutoff),
   };
-  db.prepare('DELETE FROM grants WHERE expires_at < ?').run(cutoff);
+  ledger.db.prepare('DELETE FROM grants WHERE expires_at < ?').run(cutoff);
   return report;
 }
 

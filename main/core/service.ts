@@ -9,7 +9,7 @@ import { UserError } from './errors';
 import type { Db } from './ledger/db';
 import { HostCore } from './hostCore';
 import { AuditLog, type AuditQuery, type AuditRow } from './ledger/audit';
-import { Requests, approvalOf, planOf, reconcileOf, type RequestRow } from './ledger/requests';
+import { Requests, approvalOf, planOf, reconcileOf, type EndedRun, type RequestRow } from './ledger/requests';
 import { KeyStore, keyFileOf, type KeyWithSecret, type Scope, type SecretSealer } from './keys/keyStore';
 import { readSettings, writeSettings, withCeilingsMoved, withSetting, type Settings, type SpoolEntry } from './settings';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
@@ -201,7 +201,7 @@ export class HostService {
 
   /** The per-key ceilings that hold key `keyId` (pinned to it or to every key), with its spend against each. */
   keyCeilings(keyId: string): CeilingReport[] {
-    return spendReport(this.db, this.settings.ceilings.filter((c) => c.per === 'key' && (c.key_id === undefined || c.key_id === keyId)), [keyId]);
+    return spendReport(this.requests, this.settings.ceilings.filter((c) => c.per === 'key' && (c.key_id === undefined || c.key_id === keyId)), [keyId]);
   }
 
   private afterRevoke(keyId: string, actor: string, kind: 'key_revoked' | 'key_rotated', message: string): void {
@@ -467,8 +467,8 @@ export class HostService {
   }
 
   /** Runs that reached a final state after audit entry `seq`, oldest first. */
-  endedRunsAfter(seq: number): ReturnType<AuditLog['endedRunsAfter']> {
-    return this.audit.endedRunsAfter(seq);
+  endedRunsAfter(seq: number): EndedRun[] {
+    return this.requests.endedRunsAfter(seq);
   }
 
   /** Seals with the OS keychain the key secrets stored before the app could (recorded); how many. */
@@ -761,7 +761,7 @@ export class HostService {
       approvals: this.pendingApprovals(),
       grants: this.grants.list(),
       spend: spendReport(
-        this.db,
+        this.requests,
         this.settings.ceilings,
         keys.filter((k) => !k.revoked_at).map((k) => k.key_id),
       ),

@@ -284,7 +284,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     await eventually('the run to end', () => (groupRunning(runPid) ? undefined : true));
     const victim = trackGroup(track(spawn('/bin/sleep', ['300'], { detached: true, stdio: 'ignore' })).pid!);
     // The row as the previous version left it: a pid, no marker, no start time.
-    host.ledger((r) => r.setProcesses('old-run', victim, null, null));
+    host.ledger((l) => l.requests.setProcesses('old-run', victim, null, null));
     await host.startDaemon();
     const r = await host.waitResult('old-run', ['uncertain', 'cancelled', 'succeeded', 'failed']);
     expect(r).toMatchObject({ state: 'uncertain', error: { code: 'interrupted' } });

@@ -115,7 +115,7 @@ beforeAll(() => {
   host = new TestHost(ALLOWLIST);
   key = host.createKey('sandbox', 'read');
   // A request whose log the sandbox replaces with what it likes (the live output reads its spool's log).
-  host.ledger((r) => r.insert({ id: 'planted-log', spool: 'default', key_id: key.key_id, op: 'echo', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'running', plan: null }));
+  host.ledger((l) => l.plant({ id: 'planted-log', spool: 'default', key_id: key.key_id, op: 'echo', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'running', plan: null }));
   outside = mkdtempSync(path.join(os.tmpdir(), 'dw-spoolreads-outside-'));
   outsideFifo = path.join(outside, 'fifo');
   mkfifo(outsideFifo);

@@ -362,7 +362,7 @@ describe('a spool taken out of the home with a request still open', () => {
     await eventually('the stranded request to be cancelled', () => (host.service((s) => s.request('stranded@work'))?.state === 'cancelled' ? true : undefined));
     const entry = host.audit('stranded@work', 'cancelled')[0]!;
     expect(entry.actor).toBe('daemon (spool work was removed)');
-    expect(host.ledger((r) => r.openInSpool('work'))).toBe(0);
+    expect(host.ledger((l) => l.requests.openInSpool('work'))).toBe(0);
     // The allowlist names spool work: without it neither the file nor its last good copy loads, so
     // nothing is offered (as after a restart) until the allowlist no longer names it.
     await eventually('the allowlist refused without spool work', () => host.audit('', 'allowlist_invalid').find((e) => e.message.includes('no operation is offered')));

@@ -9,7 +9,7 @@ import type { KeyFile, ResultDoc, RequestState } from '../../shared/protocol/typ
 import { HostService } from '../../main/core/service';
 import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
 import { openLedger } from '../../main/core/ledger/db';
-import { Requests } from '../../main/core/ledger/requests';
+import { LedgerParts } from './ledger';
 import { AS_USER, NO_UNPRIVILEGED_USER, groupRunning, track } from './processes';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 
@@ -241,12 +241,12 @@ export class TestHost {
     return withService(this.home, spool, fn);
   }
 
-  /** The ledger's requests table through its own connection, for one call: to plant a row as an older
+  /** The ledger's stores through their own connection, for one call: to plant a row as an older
    *  version or another process left it (the service keeps its tables to itself). */
-  ledger<T>(fn: (requests: Requests) => T): T {
+  ledger<T>(fn: (ledger: LedgerParts) => T): T {
     const db = openLedger(path.join(this.home, 'ledger.sqlite'));
     try {
-      return fn(new Requests(db));
+      return fn(new LedgerParts(db));
     } finally {
       db.close();
     }

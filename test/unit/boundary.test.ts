@@ -1,5 +1,6 @@
-// The architecture's hard rules, enforced by lint: the core never imports Electron, and raw IPC
-// (ipcMain, ipcRenderer) stays in main/electron/ipc.ts and preload/.
+// The architecture's hard rules, enforced by lint: the core never imports Electron, raw IPC
+// (ipcMain, ipcRenderer) stays in main/electron/ipc.ts and preload/, and only the lifecycle holds the
+// writer of request states.
 import { describe, expect, it } from 'vitest';
 import { ESLint } from 'eslint';
 import path from 'node:path';
@@ -41,5 +42,41 @@ describe('raw IPC in one place', () => {
   it('allows it in main/electron/ipc.ts and the preload', async () => {
     expect(await lint('main/electron/ipc.ts', "import { ipcMain } from 'electron';\nexport const i = ipcMain;\n")).toEqual([]);
     expect(await lint('preload/x.ts', "import { ipcRenderer } from 'electron';\nexport const i = ipcRenderer;\n")).toEqual([]);
+  });
+});
+
+describe("the one writer of a request's state", () => {
+  const writer = (from: string) => `import { RequestStateWriter } from '${from}';\nexport const w = RequestStateWriter;\n`;
+
+  it.each([
+    ['main/core/daemon/intake.ts', '../ledger/requestStates'],
+    ['main/core/daemon/runner.ts', '../ledger/requestStates'],
+    ['main/core/decisions.ts', './ledger/requestStates'],
+    ['main/core/hostCore.ts', './ledger/requestStates'],
+    ['main/core/ledger/requests.ts', './requestStates'],
+    ['main/electron/main.ts', '../core/ledger/requestStates'],
+    ['test/unit/core/x.test.ts', '../../../main/core/ledger/requestStates.ts'],
+    ['bench/sections/startup.ts', '../../main/core/ledger/requestStates'],
+  ])('refuses it in %s', async (file, from) => {
+    const problems = await lint(file, writer(from));
+    expect(problems.some((p) => p.startsWith('no-restricted-imports') && p.includes('main/core/lifecycle.ts'))).toBe(true);
+  });
+
+  it('refuses handing it on by a re-export', async () => {
+    const problems = await lint('main/core/ledger/index.ts', "export { RequestStateWriter } from './requestStates';\n");
+    expect(problems.some((p) => p.startsWith('no-restricted-imports'))).toBe(true);
+  });
+
+  it.each([
+    ['main/core/daemon/runner.ts', "export const w = import('../ledger/requestStates');\n"],
+    ['main/electron/main.ts', "export const w = import('../core/ledger/requestStates.ts');\n"],
+    ['test/unit/core/x.test.ts', "export const w = require('../../../main/core/ledger/requestStates');\n"],
+  ])('refuses loading it at run time in %s', async (file, code) => {
+    const problems = await lint(file, code);
+    expect(problems.some((p) => p.startsWith('no-restricted-syntax') && p.includes('main/core/lifecycle.ts'))).toBe(true);
+  });
+
+  it('allows it in main/core/lifecycle.ts, which builds it', async () => {
+    expect(await lint('main/core/lifecycle.ts', writer('./ledger/requestStates'))).toEqual([]);
   });
 });

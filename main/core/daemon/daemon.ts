@@ -500,7 +500,7 @@ export class Daemon {
         if (r) add(r);
       });
     }
-    add(reapLedger(this.db, this.settings));
+    add(reapLedger({ db: this.db, requests: this.requests, audit: this.audit }, this.settings));
     const what = reapedText(total);
     if (!what) return;
     const where = from.length ? ` (from spool${from.length === 1 ? '' : 's'} ${from.join(', ')})` : '';

@@ -196,7 +196,7 @@ function record(d: IntakeDeps, { id, auth, hash, now, done }: Authentic): Intake
   const limits = limitsOf(p);
   const admission = admit(
     { spool: d.spool, key, op: p.op, args: p.args, limits, intent: p.intent ?? null, created_at: p.created_at, expires_at: p.expires_at ?? null, plan_id: p.plan_id ?? null },
-    { allowlist: d.allowlist(), settings: d.settings(), db: d.db, grants: d.grants, requests: d.requests, maxRequestAgeMs: d.maxRequestAgeMs(), now: new Date(now) },
+    { allowlist: d.allowlist(), settings: d.settings(), grants: d.grants, requests: d.requests, maxRequestAgeMs: d.maxRequestAgeMs(), now: new Date(now) },
   );
   const { state, error, plan, approval, steps, answered, by, grant, step, unmatched } = entryOf(d, key, p.op, p.args, admission);
   /** The step this request takes: only one that matched and may go now (a ceiling still asks a human). */

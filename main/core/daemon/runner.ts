@@ -214,7 +214,6 @@ export class Runner {
     const a = admit(admissionOf(row, this.d.keys.get(row.key_id)), {
       allowlist: allowlistFor(this.d.allowlist(), row.spool),
       settings,
-      db: this.d.db,
       grants: this.d.grants,
       requests: this.d.requests,
       maxRequestAgeMs: settings.max_request_age_s * 1000,

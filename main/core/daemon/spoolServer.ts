@@ -291,7 +291,7 @@ export class SpoolServer {
   /** Retention in this spool's folders (never through a folder the sandbox swapped); null when the
    *  spool may not be touched now. */
   reap(): SpoolReap | null {
-    return this.usable() ? reapSpool(this.io, this.d.db, this.d.settings()) : null;
+    return this.usable() ? reapSpool(this.io, this.d.requests, this.d.settings()) : null;
   }
 
   async stop(): Promise<void> {

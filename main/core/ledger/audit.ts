@@ -5,9 +5,9 @@ import os from 'node:os';
 import { commitUnsynced, type Db } from './db';
 import type { AuditView } from '../../../shared/ipc/views';
 import { nowIso } from '../time';
-import type { RequestState } from '../../../shared/protocol/types';
 import type { AuditKind } from '../../../shared/audit/kinds';
 import { writeFailureCode } from './room';
+import { REQUESTS_SQL } from './requests';
 
 export interface AuditEntry {
   kind: AuditKind;
@@ -83,7 +83,7 @@ export class AuditLog {
     this.insert = db.prepare(
       `INSERT INTO audit (at, kind, actor, request_id, key_id, op, message, details, spool)
        VALUES (@at, @kind, @actor, @request_id, @key_id, @op, @message, @details,
-               COALESCE(@spool, (SELECT spool FROM requests WHERE id = @request_id), (SELECT spool FROM keys WHERE key_id = @key_id)))`,
+               COALESCE(@spool, ${REQUESTS_SQL.spoolOf('@request_id')}, (SELECT spool FROM keys WHERE key_id = @key_id)))`,
     );
   }
 
@@ -200,7 +200,7 @@ export class AuditLog {
       ['op', 'a.op = @op', q.op],
       ['keyId', 'a.key_id = @keyId', q.keyId],
       ['spool', 'a.spool = @spool', q.spool],
-      ['state', 'a.request_id IN (SELECT id FROM requests WHERE state = @state)', q.state],
+      ['state', REQUESTS_SQL.inState('a.request_id', '@state'), q.state],
       ['since', 'a.at >= @since', iso(q.since)],
       ['until', 'a.at < @until', iso(q.until)],
       ['before', 'a.seq < @before', q.before],
@@ -221,16 +221,9 @@ export class AuditLog {
     return (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM audit').get() as { seq: number }).seq;
   }
 
-  /** Runs of allowlisted operations that ended, or were settled (by a human, or by their reconcile
-   *  check), in entries after `seq`, in the order recorded. The seq, not a time stamp: it grows in
-   *  commit order whichever process writes. */
-  endedRunsAfter(seq: number, limit = 1000): { seq: number; id: string; op: string; spool: string; state: RequestState }[] {
-    return this.db
-      .prepare(
-        `SELECT a.seq, r.id, r.op, r.spool, r.state FROM audit a JOIN requests r ON r.id = a.request_id
-         WHERE a.seq > ? AND a.kind IN ('finished', 'uncertain', 'resolved', 'reconciled') AND r.op NOT LIKE 'dumbwaiter.%'
-         ORDER BY a.seq LIMIT ?`,
-      )
-      .all(seq, limit) as { seq: number; id: string; op: string; spool: string; state: RequestState }[];
+  /** Removes the entries recorded before `before` but those of a request still in the ledger (run
+   *  after the requests were removed: an old uncertain one keeps its history); returns how many left. */
+  deleteBefore(before: string): number {
+    return this.db.prepare(`DELETE FROM audit WHERE at < ? AND (request_id IS NULL OR ${REQUESTS_SQL.gone('request_id')})`).run(before).changes;
   }
 }

@@ -1,13 +1,13 @@
 // Requests in the ledger: the source of truth for every state. Each change bumps `version` and clears
 // `synced` in the same transaction; the result file is written after, and a crash in between is
-// repaired at the next start by rewriting every unsynced result.
+// repaired at the next start by rewriting every unsynced result. This module reads them and keeps the
+// bookkeeping that is no state (synced marks, a run's processes, a cancel request); the one writer of
+// their states is ledger/requestStates.ts, which only the lifecycle holds.
 import { commitSoon, flushSoon, type Db } from './db';
 import { FINAL_STATES, type ApprovalInfo, type ErrorCode, type ReconcileAttempt, type RequestState } from '../../../shared/protocol/types';
 import type { RunPlan } from '../allowlist/plan';
-import { nowIso } from '../time';
-import { merged } from '../merged';
 import { DEFAULT_SPOOL } from '../../../shared/protocol/ids';
-import { approvedByFields, type ApprovedBy } from './approvedBy';
+import type { ApprovedBy } from './approvedBy';
 
 export interface RequestRow {
   /** The host's handle (the command line, the app, the audit log, the run's DUMBWAITER_REQUEST_ID):
@@ -135,10 +135,43 @@ export function reconcileOf(row: RequestRow): ReconcileAttempt | null {
 
 const FINALS = FINAL_STATES.map((s) => `'${s}'`).join(', ');
 
+/**
+ * The requests table inside the audit log's statements (ledger/audit.ts), kept here with the rest of its
+ * SQL so that a change of the table is made in this module; inside one statement, each keeps the plan
+ * it had. Each takes the SQL expression (a parameter, a column) it is about.
+ */
+export const REQUESTS_SQL = {
+  /** The spool of the request `id` names (NULL: no such request). */
+  spoolOf: (id: string) => `(SELECT spool FROM requests WHERE id = ${id})`,
+  /** Whether `id` names a request in the state `state` names. */
+  inState: (id: string, state: string) => `${id} IN (SELECT id FROM requests WHERE state = ${state})`,
+  /** Whether `id` names no request still in the ledger. */
+  gone: (id: string) => `${id} NOT IN (SELECT id FROM requests)`,
+};
+
+/** The keys a key stands for: itself and every key rotated into it, however many rotations back
+ *  (keys.rotated_to): its requests' spend is theirs too. */
+const LINEAGE = `WITH RECURSIVE lineage(id) AS (SELECT @key UNION SELECT k.key_id FROM keys k JOIN lineage l ON k.rotated_to = l.id)`;
+
+/** Runs started in a window, their cost units and run time (ms). */
+export interface Spent {
+  runs: number;
+  cost: number;
+  ms: number;
+}
+
+/** A run that ended or was settled, by the audit entry that said so. */
+export interface EndedRun {
+  seq: number;
+  id: string;
+  op: string;
+  spool: string;
+  state: RequestState;
+}
+
 export class Requests {
   private readonly byId;
   private readonly byWire;
-  private readonly insertStmt;
   private readonly markSyncedStmt;
   /** Result files written whose rows are not yet marked synced: id -> the version written. */
   private readonly toMark = new Map<string, number>();
@@ -147,17 +180,6 @@ export class Requests {
     this.byId = db.prepare('SELECT * FROM requests WHERE id = ?');
     this.byWire = db.prepare('SELECT * FROM requests WHERE spool = ? AND wire_id = ?');
     this.markSyncedStmt = db.prepare('UPDATE requests SET synced = 1 WHERE id = ? AND version = ?');
-    this.insertStmt = db.prepare(
-      `INSERT INTO requests (id, wire_id, key_id, op, args_json, binding_hash, mac, intent, created_at, expires_at, claimed_at,
-                             state, plan_json, error_code, error_message, approval_json, decided_by, decided_at, updated_at,
-                             plan_id, limits_json, steps_json, stdout, exit_code, started_at, finished_at, duration_ms, spool,
-                             approved_by_actor, approved_by_grant, approved_by_plan)
-       VALUES (@id, @wire_id, @key_id, @op, @args_json, @binding_hash, @mac, @intent, @created_at, @expires_at, @claimed_at,
-               @state, @plan_json, @error_code, @error_message, @approval_json, @decided_by, @decided_at, @updated_at,
-               @plan_id, @limits_json, @steps_json, @stdout, @exit_code, @started_at, @finished_at, @duration_ms, @spool,
-               @approved_by_actor, @approved_by_grant, @approved_by_plan)
-       RETURNING *`,
-    );
   }
 
   get(id: string): RequestRow | null {
@@ -185,67 +207,6 @@ export class Requests {
   /** The row's version alone (null: no such request), to tell whether it changed without reading it. */
   versionOf(id: string): number | null {
     return (this.db.prepare('SELECT version FROM requests WHERE id = ?').get(id) as { version: number } | undefined)?.version ?? null;
-  }
-
-  insert(r: NewRequest): RequestRow {
-    const at = nowIso();
-    const { plan, approval, approved_by, ...fields } = r;
-    const by = approvedByFields(approved_by ?? null);
-    return this.insertStmt.get(merged(fields, {
-      wire_id: r.wire_id ?? r.id,
-      plan_json: plan ? JSON.stringify(plan) : null,
-      error_code: r.error_code ?? null,
-      error_message: r.error_message ?? null,
-      approval_json: approval ? JSON.stringify(approval) : null,
-      decided_by: by.decided_by,
-      decided_at: approved_by ? at : null,
-      approved_by_actor: by.approved_by_actor,
-      approved_by_grant: by.approved_by_grant,
-      approved_by_plan: by.approved_by_plan,
-      plan_id: r.plan_id ?? null,
-      limits_json: r.limits_json ?? null,
-      steps_json: r.steps_json ?? null,
-      stdout: r.stdout ?? '',
-      exit_code: r.exit_code ?? null,
-      started_at: r.started_at ?? null,
-      finished_at: r.finished_at ?? null,
-      duration_ms: r.duration_ms ?? null,
-      claimed_at: at,
-      updated_at: at,
-    })) as RequestRow;
-  }
-
-  /**
-   * Changes a request only if it is still in one of `from` (so a racing cancel or resolve wins cleanly).
-   * Returns the new row, or null when the state had moved on.
-   */
-  transition(id: string, from: readonly RequestState[], patch: RequestPatch, guard = ''): RequestRow | null {
-    const cols = Object.keys(patch);
-    const set = cols.map((c) => `${c} = @${c}`).join(', ');
-    const fromList = from.map((_, i) => `@from${i}`).join(', ');
-    const params: Record<string, unknown> = merged(patch, { id, updated_at: nowIso() });
-    from.forEach((s, i) => (params[`from${i}`] = s));
-    const row = this.db
-      .prepare(
-        `UPDATE requests SET ${set}${set ? ', ' : ''}updated_at = @updated_at, version = version + 1, synced = 0
-         WHERE id = @id AND state IN (${fromList})${guard ? ` AND ${guard}` : ''} RETURNING *`,
-      )
-      .get(params) as RequestRow | undefined;
-    return row ?? null;
-  }
-
-  /**
-   * queued -> running, in the same statement that checks the host is not paused and the key not
-   * revoked: once `dumbwaiter pause` or `keys revoke` has returned, nothing more can start.
-   */
-  start(id: string, patch: RequestPatch): RequestRow | null {
-    return this.transition(
-      id,
-      ['queued'],
-      merged(patch, { state: 'running' as const }),
-      `NOT EXISTS (SELECT 1 FROM meta WHERE k = 'paused' AND v = '1')
-       AND EXISTS (SELECT 1 FROM keys WHERE keys.key_id = requests.key_id AND keys.revoked_at IS NULL)`,
-    );
   }
 
   /** Marks a running request for cancellation; the daemon terminates it. Not a state change yet. */
@@ -389,5 +350,52 @@ export class Requests {
   countByState(): Record<string, number> {
     const rows = this.db.prepare('SELECT state, COUNT(*) AS n FROM requests GROUP BY state').all() as { state: string; n: number }[];
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  }
+
+  // What retention, spend ceilings and the status feed ask about requests, each in the one statement it was.
+
+  /** The wire ids (what their result files are named by) of the requests not finished, uncertain ones
+   *  included, in every spool. */
+  unfinishedWireIds(): Set<string> {
+    const rows = this.db.prepare(`SELECT wire_id FROM requests WHERE state NOT IN (${FINALS})`).all() as { wire_id: string }[];
+    return new Set(rows.map((r) => r.wire_id));
+  }
+
+  /** Removes the finished requests last changed before `before` (never an unfinished or uncertain
+   *  one: a human must still settle it); returns how many left. */
+  deleteFinishedBefore(before: string): number {
+    return this.db.prepare(`DELETE FROM requests WHERE state IN (${FINALS}) AND updated_at < ?`).run(before).changes;
+  }
+
+  /** The keys whose requests count as `keyId`'s: itself and the keys it replaced by rotation. */
+  keyLineage(keyId: string): string[] {
+    return (this.db.prepare(`${LINEAGE} SELECT id FROM lineage`).all({ key: keyId }) as { id: string }[]).map((r) => r.id);
+  }
+
+  /** The runs started at or after `since`, of `keyId`'s lineage (null: of every key). Run time counts
+   *  what is known: a finished run's duration, a running one's time until `now`. A run cut short by a
+   *  crash (uncertain) has no known duration and adds none, rather than growing for ever. */
+  spentSince(since: string, now: string, keyId: string | null): Spent {
+    return this.db
+      .prepare(
+        `${keyId ? LINEAGE : ''} SELECT COUNT(*) AS runs, COALESCE(SUM(cost), 0) AS cost,
+                COALESCE(SUM(COALESCE(duration_ms,
+                  CASE WHEN state = 'running' THEN (julianday(@now) - julianday(started_at)) * 86400000.0 ELSE 0 END)), 0) AS ms
+         FROM requests WHERE started_at IS NOT NULL AND started_at >= @since ${keyId ? 'AND key_id IN (SELECT id FROM lineage)' : ''}`,
+      )
+      .get({ since, now, key: keyId }) as Spent;
+  }
+
+  /** Runs of allowlisted operations that ended, or were settled (by a human, or by their reconcile
+   *  check), in audit entries after `seq`, in the order recorded. The seq, not a time stamp: it grows in
+   *  commit order whichever process writes. */
+  endedRunsAfter(seq: number, limit = 1000): EndedRun[] {
+    return this.db
+      .prepare(
+        `SELECT a.seq, r.id, r.op, r.spool, r.state FROM audit a JOIN requests r ON r.id = a.request_id
+         WHERE a.seq > ? AND a.kind IN ('finished', 'uncertain', 'resolved', 'reconciled') AND r.op NOT LIKE 'dumbwaiter.%'
+         ORDER BY a.seq LIMIT ?`,
+      )
+      .all(seq, limit) as EndedRun[];
   }
 }

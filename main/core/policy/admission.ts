@@ -5,7 +5,6 @@
 // key revoked, the allowlist, a path on disk, the spend, its grant revoked, its plan expired or withdrawn).
 import type { RequestLimits, RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
-import type { Db } from '../ledger/db';
 import type { Grant, Grants } from '../ledger/grants';
 import { approvalOf, planOf, type RequestRow, type Requests } from '../ledger/requests';
 import { approvedByOf, approvedByText, type ApprovedBy } from '../ledger/approvedBy';
@@ -40,11 +39,9 @@ export interface HostNow {
   /** The allowlist as the request's spool sees it (allowlistFor). */
   allowlist: Allowlist;
   settings: Settings;
-  /** For the spend so far. */
-  db: Db;
   grants: Grants;
-  /** For the plan a request names. */
-  requests: Pick<Requests, 'bound'>;
+  /** For the plan a request names, and the spend so far. */
+  requests: Requests;
   maxRequestAgeMs: number;
   now: Date;
 }
@@ -135,5 +132,5 @@ function stillHolds(by: ApprovedBy, spool: string, h: HostNow): boolean {
 }
 
 function gateNow(r: AdmissionRequest, key: KeyInfo, h: HostNow, approved: { plan: RunPlan | null; ceilingOverride: boolean } | null) {
-  return gate({ allowlist: h.allowlist, settings: h.settings, db: h.db, grants: h.grants, key, op: r.op, args: r.args, limits: r.limits, intent: r.intent, approved, now: h.now });
+  return gate({ allowlist: h.allowlist, settings: h.settings, requests: h.requests, grants: h.grants, key, op: r.op, args: r.args, limits: r.limits, intent: r.intent, approved, now: h.now });
 }

@@ -4,8 +4,8 @@
 import { planRun, type RequestLimits, type RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
 import { sharedRoots } from '../allowlist/roots';
-import type { Db } from '../ledger/db';
 import type { Grant, Grants } from '../ledger/grants';
+import type { Requests } from '../ledger/requests';
 import type { KeyInfo } from '../keys/keyStore';
 import type { Settings } from '../settings';
 import { crossings } from './spend';
@@ -19,7 +19,8 @@ export type GateResult =
 export interface GateInput {
   allowlist: Allowlist;
   settings: Settings;
-  db: Db;
+  /** The ledger's requests: the spend so far. */
+  requests: Requests;
   grants: Grants;
   key: KeyInfo;
   op: string;
@@ -75,7 +76,7 @@ export function gate(i: GateInput): GateResult {
 
   // A `reject` ceiling always holds; an `ask` ceiling holds until a human let this very run past it.
   const approvedAsIs = i.approved != null && samePlan(i.approved.plan, plan);
-  const crossed = crossings(i.db, i.settings.ceilings, i.key.key_id, plan.cost, now);
+  const crossed = crossings(i.requests, i.settings.ceilings, i.key.key_id, plan.cost, now);
   const hard = crossed.find((c) => c.ceiling.action === 'reject');
   if (hard) return { kind: 'refuse', code: 'spend_ceiling', message: hard.message };
   if (crossed.length > 0 && !(approvedAsIs && i.approved!.ceilingOverride)) return ask(crossed.map((c) => c.message).join('; '));

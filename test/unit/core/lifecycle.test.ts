@@ -184,6 +184,19 @@ describe('a step of a plan', () => {
   });
 });
 
+describe("the writer of a request's state", () => {
+  it('is reached through no property of a lifecycle: what holds one can change a state only by its table', () => {
+    const writes = (v: unknown) => typeof v === 'object' && v !== null && ['insert', 'transition', 'start'].some((m) => typeof (v as Record<string, unknown>)[m] === 'function');
+    const held = Reflect.ownKeys(lifecycle).map((k) => (lifecycle as unknown as Record<string | symbol, unknown>)[k]);
+    expect(held.length).toBeGreaterThan(0);
+    expect(held.filter(writes)).toEqual([]);
+  });
+
+  it('is not the read side the other modules hold', () => {
+    for (const m of ['insert', 'transition', 'start']) expect(m in l.requests).toBe(false);
+  });
+});
+
 describe('docs/PROTOCOL.md', () => {
   it('shows the same transitions as the table in lifecycle.ts', () => {
     const doc = readFileSync(path.join(import.meta.dirname, '../../../docs/PROTOCOL.md'), 'utf8');

@@ -91,7 +91,7 @@ describe('spools, as a long-lived service sees them', () => {
     const work = path.join(host.root, 'work');
     svc.addSpool('work', work, 'test');
     const key = svc.createKey('w', 'read', null, 'test', 'work');
-    host.ledger((r) => r.insert({ id: 'r-work', spool: 'work', key_id: key.key_id, op: 'echo', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'succeeded', plan: null }));
+    host.ledger((l) => l.plant({ id: 'r-work', spool: 'work', key_id: key.key_id, op: 'echo', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'succeeded', plan: null }));
     expect(svc.removeSpool('work', 'test')).toMatchObject({ name: 'work', keys: 1 });
     expect(svc.listKeys('work')[0]!.revoked_at).not.toBeNull();
     const told = inbox(path.join(work, 'inbox')).map((n) => (JSON.parse(readFileSync(path.join(work, 'inbox', n), 'utf8')) as { kind: string }).kind);
@@ -108,7 +108,7 @@ describe('spools, as a long-lived service sees them', () => {
     svc = new HostService(host.home);
     svc.addSpool('work', path.join(host.root, 'work'), 'test');
     expect(svc.spoolRemoveProblem('nope')).toBe('there is no spool named "nope" (dumbwaiter spools list)');
-    host.ledger((r) => r.insert({ id: 'r-open', spool: 'work', key_id: 'k', op: 'echo', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'queued', plan: null }));
+    host.ledger((l) => l.plant({ id: 'r-open', spool: 'work', key_id: 'k', op: 'echo', args_json: '{}', binding_hash: 'h', mac: 'm', intent: null, created_at: new Date().toISOString(), expires_at: null, state: 'queued', plan: null }));
     expect(svc.spoolRemoveProblem('work')).toMatch(/^spool work has 1 open request .*if its sandbox keeps sending more, revoke its keys first$/);
     expect(() => svc.removeSpool('work', 'test')).toThrow('has 1 open request');
     expect(svc.listSpools().map((s) => s.name)).toEqual(['default', 'work']);

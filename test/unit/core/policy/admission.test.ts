@@ -31,7 +31,7 @@ afterEach(() => l.close());
 
 const now = () => new Date();
 function host(extra: { allowlist?: Allowlist; settings?: Partial<Settings>; at?: Date } = {}): HostNow {
-  return { allowlist: extra.allowlist ?? allowlist, settings: settingsSchema.parse(extra.settings ?? {}), db: l.db, grants: l.grants, requests: l.requests, maxRequestAgeMs: 24 * HOUR, now: extra.at ?? now() };
+  return { allowlist: extra.allowlist ?? allowlist, settings: settingsSchema.parse(extra.settings ?? {}), grants: l.grants, requests: l.requests, maxRequestAgeMs: 24 * HOUR, now: extra.at ?? now() };
 }
 function asked(op: string, args: Record<string, unknown>, extra: Partial<AdmissionRequest> = {}): AdmissionRequest {
   return { spool: 'default', key, op, args, limits: null, intent: null, created_at: now().toISOString(), expires_at: null, plan_id: null, ...extra };

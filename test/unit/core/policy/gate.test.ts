@@ -9,6 +9,7 @@ import { gate, type GateInput } from '../../../../main/core/policy/gate';
 import { parseAllowlist } from '../../../../main/core/allowlist/load';
 import { openLedger, type Db } from '../../../../main/core/ledger/db';
 import { Grants } from '../../../../main/core/ledger/grants';
+import { Requests } from '../../../../main/core/ledger/requests';
 import { settingsSchema } from '../../../../main/core/settings';
 import { grantRules } from '../../../../main/core/policy/grantRules';
 import type { KeyInfo } from '../../../../main/core/keys/keyStore';
@@ -30,7 +31,7 @@ afterEach(() => {
 });
 
 function input(extra: Partial<GateInput>): GateInput {
-  return { allowlist, settings: settingsSchema.parse({}), db, grants: new Grants(db), key, op: 'build', args: {}, intent: null, ...extra };
+  return { allowlist, settings: settingsSchema.parse({}), requests: new Requests(db), grants: new Grants(db), key, op: 'build', args: {}, intent: null, ...extra };
 }
 
 describe('gate with per-request limits', () => {

@@ -149,17 +149,17 @@ describe('a request as a step of a plan', () => {
 
   it('names an unused step as the closest before a used one that differs as little', () => {
     let plan = approvedPlan();
-    plan = l.requests.transition(plan.id, ['succeeded'], { steps_json: stepsWith(plan, 'req-a', 'queued', 0)! })!;
+    plan = l.move(plan.id, 'succeeded', { steps_json: stepsWith(plan, 'req-a', 'queued', 0)! });
     expect(match(plan, 'greet', { name: 'ada', times: 5 })).toMatchObject({ reason: expect.stringContaining('the closest, step 3, differs in times') });
-    plan = l.requests.transition(plan.id, ['succeeded'], { steps_json: stepsWith(plan, 'req-b', 'queued', 2)! })!;
+    plan = l.move(plan.id, 'succeeded', { steps_json: stepsWith(plan, 'req-b', 'queued', 2)! });
     expect(match(plan, 'greet', { name: 'ada', times: 5 })).toMatchObject({ reason: expect.stringContaining('the closest, step 1 (already used by req-a), differs in times') });
   });
 
   it('uses each step once: a used step matches the next equal one, then nothing', () => {
     let plan = approvedPlan();
-    plan = l.requests.transition(plan.id, ['succeeded'], { steps_json: stepsWith(plan, 'req-a', 'queued', 0)! })!;
+    plan = l.move(plan.id, 'succeeded', { steps_json: stepsWith(plan, 'req-a', 'queued', 0)! });
     expect(match(plan, 'greet', { name: 'ada', times: 2 })).toMatchObject({ ok: true, index: 2 });
-    plan = l.requests.transition(plan.id, ['succeeded'], { steps_json: stepsWith(plan, 'req-b', 'queued', 2)! })!;
+    plan = l.move(plan.id, 'succeeded', { steps_json: stepsWith(plan, 'req-b', 'queued', 2)! });
     expect(match(plan, 'greet', { name: 'ada', times: 2 })).toEqual({ ok: false, reason: 'the step of plan plan-1 with greet and these arguments was already used (by req-a, req-b)' });
     expect(() => stepsWith(plan, 'req-c', 'queued', 0)).toThrow('step 1 of plan plan-1 was already used by req-a');
   });
@@ -187,10 +187,10 @@ describe('a request as a step of a plan', () => {
 
   it("follows the state of the request that took a step, and the plan's result shows it without the kept extras", () => {
     let plan = approvedPlan();
-    plan = l.requests.transition(plan.id, ['succeeded'], { steps_json: stepsWith(plan, 'req-a', 'queued', 1)! })!;
+    plan = l.move(plan.id, 'succeeded', { steps_json: stepsWith(plan, 'req-a', 'queued', 1)! });
     expect(stepsWith(plan, 'req-a', 'queued')).toBeNull(); // nothing new
     expect(stepsWith(plan, 'req-z', 'running')).toBeNull(); // not a step of it
-    plan = l.requests.transition(plan.id, ['succeeded'], { steps_json: stepsWith(plan, 'req-a', 'succeeded')! })!;
+    plan = l.move(plan.id, 'succeeded', { steps_json: stepsWith(plan, 'req-a', 'succeeded')! });
     expect(keptSteps(plan)!.map((s) => [s.request_id, s.state])).toEqual([[null, null], ['req-a', 'succeeded'], [null, null]]);
     const doc = planDocOf(plan)!;
     expect(doc.expires_at).toBe(inAnHour);

@@ -102,7 +102,7 @@ describe('ResultRepair.check', () => {
 
   it('says a replayed older version the host signed is one, and puts the current one back', () => {
     const asked = published('r1', 'awaiting_approval');
-    const done = ledger.requests.transition('r1', ['awaiting_approval'], { state: 'succeeded' })!;
+    const done = ledger.move('r1', 'succeeded');
     writer.publish(done);
     const tmp = path.join(paths.tmp, 'old');
     writeFileSync(tmp, asked);
@@ -134,7 +134,7 @@ describe('ResultRepair.check', () => {
     expect(look('unbound')).toBe(false);
     expect(readFileSync(file('unbound'), 'utf8')).toBe('{"forged": true}');
     published('r2', 'awaiting_approval');
-    ledger.requests.transition('r2', ['awaiting_approval'], { state: 'denied' }); // not yet written by whoever made it
+    ledger.move('r2', 'denied'); // not yet written by whoever made it
     writeFileSync(file('r2'), 'planted');
     expect(look('r2')).toBe(false);
     expect(readFileSync(file('r2'), 'utf8')).toBe('planted');
@@ -173,9 +173,9 @@ describe('ResultRepair.check', () => {
 
     // A version the host signed, larger than what is read of a file of another size: not checked, said so.
     ledger.add('replayed', { key_id: keyId, state: 'running' });
-    writer.publish(ledger.requests.transition('replayed', ['running'], { stdout: 'x'.repeat(2 * DESCRIBE_MAX) })!);
+    writer.publish(ledger.move('replayed', 'running', { stdout: 'x'.repeat(2 * DESCRIBE_MAX) }));
     const older = readFileSync(file('replayed'));
-    writer.publish(ledger.requests.transition('replayed', ['running'], { state: 'succeeded', stdout: 'done\n' })!);
+    writer.publish(ledger.move('replayed', 'succeeded', { stdout: 'done\n' }));
     replaceWith('replayed', older);
     expect(look('replayed')).toBe(true);
     expect(hostsOwn('replayed', 'succeeded')).toBe(true);

@@ -37,8 +37,7 @@ describe('signedResultText', () => {
     const argv = ['/bin/run', '\x01'.repeat(MAX_REQUEST_BYTES)];
     const attempt: ReconcileAttempt = { at: new Date().toISOString(), argv, exit_code: 0, signal: null, stdout: zeros, stderr: zeros, error: null, verdict: 'applied', by: 'daemon (restart)' };
     ledger.add('big', { key_id: key.key_id, state: 'running', approval: { ...ledger.approval(key.key_id), argv, intent: '\x02'.repeat(MAX_INTENT_CHARS) } });
-    const row = ledger.requests.transition('big', ['running'], {
-      state: 'succeeded',
+    const row = ledger.move('big', 'succeeded', {
       exit_code: 0,
       stdout: zeros,
       stderr: zeros,
@@ -48,7 +47,7 @@ describe('signedResultText', () => {
       reconcile_json: JSON.stringify(attempt),
       log_bytes: 2 * 64 * 1024 * 1024,
       log_sha256: '0'.repeat(64),
-    })!;
+    });
     const text = signedResultText(row, ledger.keys.signer(key.key_id)!);
     const bytes = Buffer.byteLength(text);
     expect(bytes).toBeGreaterThan(4 * 6 * OUTPUT_EXCERPT_BYTES); // the escaping is as assumed
@@ -63,7 +62,7 @@ describe('signedResultText', () => {
     const big = '\0'.repeat(2 * OUTPUT_EXCERPT_BYTES) + 'é'.repeat(OUTPUT_EXCERPT_BYTES / 2) + 'end';
     const attempt: ReconcileAttempt = { at: new Date().toISOString(), argv: ['check'], exit_code: 0, signal: null, stdout: big, stderr: 'short', error: null, verdict: 'applied', by: 'daemon (restart)' };
     ledger.add('old', { key_id: key.key_id, state: 'running' });
-    const row = ledger.requests.transition('old', ['running'], { state: 'succeeded', exit_code: 0, stdout: big, stderr: 'fine', resolved_by: 'reconcile', reconcile_json: JSON.stringify(attempt) })!;
+    const row = ledger.move('old', 'succeeded', { exit_code: 0, stdout: big, stderr: 'fine', resolved_by: 'reconcile', reconcile_json: JSON.stringify(attempt) });
     const doc = resultDocOf(row);
     // The last OUTPUT_EXCERPT_BYTES: 'end', whole é's, and the second byte of one more (U+FFFD).
     const tail = '\ufffd' + 'é'.repeat(OUTPUT_EXCERPT_BYTES / 2 - 2) + 'end';
