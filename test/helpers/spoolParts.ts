@@ -28,7 +28,6 @@ export class HomeParts {
   readonly room: LedgerRoom;
   readonly shared: SharedParts;
   settings: Settings;
-  paused = false;
   stopping = false;
   /** What `safely` caught: the daemon logs these and goes on; a test says whether any is expected. */
   readonly caught: string[] = [];
@@ -87,7 +86,7 @@ export class HomeParts {
       allowlist: current,
       settings: () => this.settings,
       maxRequestAgeMs: () => this.settings.max_request_age_s * 1000,
-      paused: () => this.paused,
+      paused: () => flags.paused,
       stopping: () => this.stopping,
       reloadSettings: () => void this.reloads++,
       pump: () => {
