@@ -14,6 +14,7 @@ import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
 import { readSettings, type Settings } from '../../main/core/settings';
 import { IN_PROCESS } from '../../main/core/exec/spawner';
 import { Runner } from '../../main/core/daemon/runner';
+import { sharedParts } from '../../main/core/daemon/servedSpools';
 import type { SharedParts } from '../../main/core/daemon/spoolServer';
 import { scopedLogger } from '../../main/core/log';
 import type { KeyFile } from '../../shared/protocol/types';
@@ -45,7 +46,7 @@ export class HomeParts {
     writeFileSync(this.home.allowlist, allowlist);
     this.settings = { ...readSettings(this.home.settings), ...settings };
     this.core = HostCore.open(homeDir);
-    const { db, keys, requests, audit, flags, lifecycle, grants, decisions } = this.core;
+    const { db, keys, requests, audit, flags, lifecycle, grants } = this.core;
     const safely = (name: string, fn: () => void) => {
       try {
         fn();
@@ -73,19 +74,9 @@ export class HomeParts {
       starter: IN_PROCESS,
       safely,
     });
-    this.shared = {
-      db,
-      keys,
-      requests,
-      audit,
-      flags,
-      lifecycle,
-      grants,
-      decisions,
-      spoolResults: this.core.results,
+    this.shared = sharedParts(this.core, {
       allowlist: current,
       settings: () => this.settings,
-      maxRequestAgeMs: () => this.settings.max_request_age_s * 1000,
       paused: () => flags.paused,
       stopping: () => this.stopping,
       reloadSettings: () => void this.reloads++,
@@ -96,7 +87,7 @@ export class HomeParts {
       runs: this.runner,
       room: this.room,
       safely,
-    };
+    });
   }
 
   /** A key of `spool`, as its sandbox would hold it. */

@@ -23,8 +23,8 @@ import { AllowlistSource } from './allowlistSource';
 import { acquireHomeLock, type HomeLock } from './lock';
 import { Runner } from './runner';
 import { Spawner, type RunStarter } from '../exec/spawner';
-import type { SpoolServer, SharedParts } from './spoolServer';
-import { ServedSpools, noSpoolToServe } from './servedSpools';
+import type { SpoolServer } from './spoolServer';
+import { ServedSpools, noSpoolToServe, sharedParts } from './servedSpools';
 import { RetentionSchedule } from './retentionSchedule';
 import { SettingsReload } from './settingsReload';
 import { watchFiles, type HomeWatch } from '../wake';
@@ -144,19 +144,9 @@ export class Daemon {
       starter,
       safely,
     });
-    const shared: SharedParts = {
-      db,
-      keys,
-      requests,
-      audit,
-      flags,
-      lifecycle,
-      grants,
-      decisions: this.decisions,
-      spoolResults: core.results,
+    const shared = sharedParts(core, {
       allowlist: () => this.allowlist.get(),
       settings: () => this.settings,
-      maxRequestAgeMs: () => this.settings.max_request_age_s * 1000,
       paused: () => this.paused,
       stopping: () => this.stopping,
       reloadSettings: () => this.reloadSettings(),
@@ -164,7 +154,7 @@ export class Daemon {
       runs: this.runner,
       room: this.room,
       safely,
-    };
+    });
     this.served = new ServedSpools({ home, settings: () => this.settings, onlySpool, shared, safely }, spools);
     this.retention = new RetentionSchedule({ db, audit, spools: () => this.spools.values(), settings: () => this.settings, stopping: () => this.stopping, safely });
   }

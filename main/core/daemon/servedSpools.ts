@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { UserError } from '../errors';
 import type { HomePaths } from '../home';
+import type { HostCore } from '../hostCore';
 import type { Settings, SpoolEntry } from '../settings';
 import { checkSpool, isHostMadeSpool } from '../spool/layout';
 import { claimSpool, homeAsOwner, ownerRefusal } from '../spool/marker';
@@ -34,6 +35,14 @@ export function noSpoolToServe(home: HomePaths, settings: Settings, spools: Spoo
   const self = homeAsOwner(home.root, settings);
   const refused = spools.map((s) => rootProblem(s.dir) ?? ownerRefusal(path.resolve(s.dir), self));
   return refused.every((r) => r !== null) ? refused.join('\n') : null;
+}
+
+type FromCore = 'db' | 'keys' | 'requests' | 'audit' | 'flags' | 'lifecycle' | 'grants' | 'decisions';
+
+/** What each spool's server is handed: the home's core, and the daemon's own parts (`own`). */
+export function sharedParts(core: HostCore, own: Omit<SharedParts, FromCore | 'spoolResults' | 'maxRequestAgeMs'>): SharedParts {
+  const { db, keys, requests, audit, flags, lifecycle, grants, decisions } = core;
+  return { db, keys, requests, audit, flags, lifecycle, grants, decisions, spoolResults: core.results, maxRequestAgeMs: () => own.settings().max_request_age_s * 1000, ...own };
 }
 
 export interface ServedSpoolsDeps {
