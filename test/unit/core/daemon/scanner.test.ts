@@ -15,15 +15,10 @@ import { Refusals } from '../../../../main/core/daemon/refusals';
 import { scopedLogger } from '../../../../main/core/log';
 import { envelope, eventually } from '../../../helpers/host';
 import { HomeParts } from '../../../helpers/spoolParts';
+import { allowlistYaml } from '../../../helpers/allowlists';
 import type { KeyFile } from '../../../../shared/protocol/types';
 
-const HELD = `version: 1
-operations:
-  - name: held
-    command: [/bin/true]
-    scope: write
-    approval: always
-`;
+const HELD = allowlistYaml({ name: 'held', command: ['/bin/true'], scope: 'write', approval: 'always' });
 
 let parts: HomeParts;
 let io: SpoolPaths;

@@ -11,24 +11,14 @@ import { parseAllowlist } from '../../../../main/core/allowlist/load';
 import { APP_VERSION } from '../../../../main/core/version';
 import { envelope, eventually, readResult } from '../../../helpers/host';
 import { HomeParts } from '../../../helpers/spoolParts';
+import { allowlistYaml, type OpSpec } from '../../../helpers/allowlists';
 import type { CatalogDoc, HostStatusDoc, KeyFile } from '../../../../shared/protocol/types';
 
-const ALLOWLIST = `version: 1
-operations:
-  - name: held
-    command: [/bin/true]
-    scope: write
-    approval: always
-  - name: quick
-    command: [/bin/true]
-    scope: read
-    approval: never
-  - name: work_only
-    command: [/bin/true]
-    scope: read
-    approval: never
-    spools: [work]
-`;
+const OPS: OpSpec[] = [
+  { name: 'held', command: ['/bin/true'], scope: 'write', approval: 'always' },
+  { name: 'quick', command: ['/bin/true'] },
+];
+const ALLOWLIST = allowlistYaml(...OPS, { name: 'work_only', command: ['/bin/true'], spools: ['work'] });
 
 let parts: HomeParts;
 let server: SpoolServer;
@@ -94,7 +84,7 @@ describe('the heartbeat', () => {
 describe('the catalog', () => {
   it('is published again for a new allowlist, with this spool\'s view of it', () => {
     server.start();
-    const next = parseAllowlist(ALLOWLIST.replace('    spools: [work]\n', ''), 'allowlist.yaml', { spools: parts.settings.spools, home: parts.home.root });
+    const next = parseAllowlist(allowlistYaml(...OPS, { name: 'work_only', command: ['/bin/true'] }), 'allowlist.yaml', { spools: parts.settings.spools, home: parts.home.root });
     server.publishCatalog(next);
     expect(catalogOps().sort()).toEqual(['held', 'quick', 'work_only']);
   });
