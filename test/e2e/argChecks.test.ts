@@ -4,36 +4,15 @@
 // the reconcile command the same arguments fill).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestHost } from '../helpers/host';
+import { allowlistYaml } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
-const ALLOWLIST = `version: 1
-operations:
-  - name: name
-    command: [/bin/echo, "{name}"]
-    args:
-      name: {type: string, pattern: "([A-Za-z0-9]+[ _.-]?)*", max_length: 200}
-    scope: read
-    approval: never
-  - name: lines
-    command: [/usr/bin/head, -n, "{n}", /etc/hostname]
-    args:
-      n: {type: integer, max: 100}
-    scope: read
-    approval: never
-  - name: offset
-    command: [/bin/echo, "{n}"]
-    args:
-      n: {type: integer, min: -10, max: 10}
-    scope: read
-    approval: never
-  - name: tagged
-    command: [/bin/echo, "tag={tag}"]
-    args:
-      tag: {type: string, max_length: 40}
-    scope: read
-    approval: never
-    reconcile: {command: [/bin/echo, "{tag}"]}
-`;
+const ALLOWLIST = allowlistYaml(
+  { name: 'name', command: ['/bin/echo', '{name}'], args: { name: { type: 'string', pattern: '([A-Za-z0-9]+[ _.-]?)*', max_length: 200 } } },
+  { name: 'lines', command: ['/usr/bin/head', '-n', '{n}', '/etc/hostname'], args: { n: { type: 'integer', max: 100 } } },
+  { name: 'offset', command: ['/bin/echo', '{n}'], args: { n: { type: 'integer', min: -10, max: 10 } } },
+  { name: 'tagged', command: ['/bin/echo', 'tag={tag}'], args: { tag: { type: 'string', max_length: 40 } }, reconcile: { command: ['/bin/echo', '{tag}'] } },
+);
 
 let host: TestHost;
 let key: KeyFile;

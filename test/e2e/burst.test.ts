@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, countingCommand } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 const N = 500;
@@ -11,16 +12,9 @@ let key: KeyFile;
 let counter: string;
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n', { max_concurrent_runs: 4 });
+  host = new TestHost(NO_OPERATIONS, { max_concurrent_runs: 4 });
   counter = path.join(host.root, 'runs.txt');
-  host.writeAllowlist(`version: 1
-operations:
-  - name: tick
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"', ${JSON.stringify(counter)}]
-    scope: read
-    approval: never
-    concurrency: 4
-`);
+  host.writeAllowlist(allowlistYaml({ name: 'tick', command: countingCommand(counter), concurrency: 4 }));
   key = host.createKey('burst', 'read');
 });
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually } from '../helpers/host';
+import { GUARDED, NO_OPERATIONS, QUICK, allowlistYaml } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -22,24 +23,10 @@ const tree = (name: string, trap: string, pids: string) => `
 `;
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n', { kill_grace_s: 1 });
+  host = new TestHost(NO_OPERATIONS, { kill_grace_s: 1 });
   const pids = path.join(host.root, 'pids');
   mkdirSync(pids);
-  host.writeAllowlist(
-    `version: 1
-operations:
-${tree('tree', '', pids)}
-${tree('stubborn', 'trap "" TERM;', pids)}
-  - name: quick
-    command: ["true"]
-    scope: read
-    approval: never
-  - name: guarded
-    command: ["true"]
-    scope: read
-    approval: always
-`,
-  );
+  host.writeAllowlist(allowlistYaml(tree('tree', '', pids), tree('stubborn', 'trap "" TERM;', pids), QUICK, GUARDED));
   key = host.createKey('canceller', 'read');
   other = host.createKey('someone-else', 'read');
   await host.startDaemon();

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { TestHost, eventually } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, countingCommand } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -12,19 +13,11 @@ let key: KeyFile;
 let counter: string;
 
 beforeEach(() => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost(NO_OPERATIONS);
   counter = path.join(host.root, 'runs.txt');
   // Each run appends its request id to runs.txt, so a second run of anything would show.
-  host.writeAllowlist(`version: 1
-operations:
-  - name: record
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; sleep "$1"', ${JSON.stringify(counter)}, "{seconds}"]
-    args:
-      seconds: {type: integer, min: 0, max: 30}
-    scope: read
-    approval: never
-    concurrency: 4
-`);
+  const command = countingCommand(counter, 'sleep "$1"', '{seconds}');
+  host.writeAllowlist(allowlistYaml({ name: 'record', command, args: { seconds: { type: 'integer', min: 0, max: 30 } }, concurrency: 4 }));
   key = host.createKey('crash', 'read');
 });
 

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, countingCommand } from '../helpers/allowlists';
 import type { KeyFile, RequestState } from '../../shared/protocol/types';
 import { FAULT_STEPS, type FaultStep } from '../../main/core/faults';
 
@@ -16,23 +17,16 @@ afterEach(async () => {
 });
 
 function setup(): string {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost(NO_OPERATIONS);
   const counter = path.join(host.root, 'runs.txt');
-  const op = (name: string, approval: string) => `
-  - name: ${name}
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; sleep 0.3', ${JSON.stringify(counter)}]
-    scope: read
-    approval: ${approval}
-    concurrency: 4
-`;
-  const single = `
-  - name: single
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; sleep 1', ${JSON.stringify(counter)}]
-    scope: read
-    approval: never
-    concurrency: 1
-`;
-  host.writeAllowlist(`version: 1\noperations:${op('record', 'never')}${op('guarded', 'always')}${single}`);
+  const command = countingCommand(counter, 'sleep 0.3');
+  host.writeAllowlist(
+    allowlistYaml(
+      { name: 'record', command, concurrency: 4 },
+      { name: 'guarded', command, approval: 'always', concurrency: 4 },
+      { name: 'single', command: countingCommand(counter, 'sleep 1'), concurrency: 1 },
+    ),
+  );
   key = host.createKey('crash', 'read');
   return counter;
 }

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost } from '../helpers/host';
+import { allowlistYaml } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -14,16 +15,7 @@ const queue = () => path.join(host.spool, 'queue');
 
 beforeAll(async () => {
   // A rescan a minute apart: anything taken sooner was taken because an event named it.
-  host = new TestHost(
-    `version: 1
-operations:
-  - name: hello
-    command: [/bin/echo, hello]
-    scope: read
-    approval: never
-`,
-    { rescan_interval_ms: 60_000 },
-  );
+  host = new TestHost(allowlistYaml({ name: 'hello', command: ['/bin/echo', 'hello'] }), { rescan_interval_ms: 60_000 });
   key = host.createKey('events', 'read');
   await host.startDaemon();
 });

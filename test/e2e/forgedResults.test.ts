@@ -16,33 +16,19 @@ import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { PLAIN_ECHO, allowlistYaml } from '../helpers/allowlists';
 import { AS_USER, NO_UNPRIVILEGED_USER, outputOf, track } from '../helpers/processes';
 import { BACKOFF_AFTER } from '../../main/core/spool/resultRepair';
 import { openHostDoc, signHostDoc, type HostDocKey } from '../../shared/protocol/hostAuth';
 import { decodeSecret } from '../../shared/protocol/sign';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
 
-const ALLOWLIST = `version: 1
-operations:
-  - name: echo
-    command: [/bin/echo, "{msg}"]
-    args:
-      msg: {type: string, pattern: "[a-z0-9 ]*", max_length: 40}
-    scope: read
-    approval: never
-  - name: deploy
-    command: [/bin/echo, deployed]
-    scope: write
-  - name: chatty
-    command: [/usr/bin/seq, "1", "5000"]
-    scope: read
-    approval: never
-    max_output_bytes: 1024
-  - name: leave
-    command: [/bin/sh, -c, "sleep 300 & echo started"]
-    scope: read
-    approval: never
-`;
+const ALLOWLIST = allowlistYaml(
+  PLAIN_ECHO,
+  { name: 'deploy', command: ['/bin/echo', 'deployed'], scope: 'write', approval: 'always' },
+  { name: 'chatty', command: ['/usr/bin/seq', '1', '5000'], max_output_bytes: 1024 },
+  { name: 'leave', command: ['/bin/sh', '-c', 'sleep 300 & echo started'] },
+);
 
 let host: TestHost;
 let key: KeyFile;

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { TestHost, eventually } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, countingCommand } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 const N = 10_000;
@@ -15,17 +16,10 @@ let key: KeyFile;
 let counter: string;
 
 beforeAll(() => {
-  host = new TestHost('version: 1\noperations: []\n', { max_concurrent_runs: 4 });
+  host = new TestHost(NO_OPERATIONS, { max_concurrent_runs: 4 });
   counter = path.join(host.root, 'runs.txt');
   // As cheap as /bin/true (one process, a shell built-in), but it counts its own runs.
-  host.writeAllowlist(`version: 1
-operations:
-  - name: noop
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"', ${JSON.stringify(counter)}]
-    scope: read
-    approval: never
-    concurrency: 4
-`);
+  host.writeAllowlist(allowlistYaml({ name: 'noop', command: countingCommand(counter), concurrency: 4 }));
   key = host.createKey('load', 'read');
 });
 

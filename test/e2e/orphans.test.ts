@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { GO_ARG, NO_OPERATIONS, allowlistYaml } from '../helpers/allowlists';
 import { alive, groupRunning, stopGroups, track, trackGroup } from '../helpers/processes';
 import { acquireHomeLock } from '../../main/core/daemon/lock';
 import { GatedRuns } from '../helpers/gatedRuns';
@@ -21,27 +22,18 @@ let key: KeyFile;
 let gated: GatedRuns;
 
 beforeEach(() => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost(NO_OPERATIONS);
   gated = new GatedRuns(host);
-  host.writeAllowlist(`version: 1
-operations:
-${gated.op('sleeper', '    concurrency: 1\n')}
-${gated.op('checked', '    concurrency: 4\n    reconcile:\n      command: ["true"]\n')}
-${gated.op('other', '    concurrency: 4\n')}
-  - name: escaper
-    command: [/bin/sh, -c, 'setsid /bin/sh -c "echo \\$\\$ > \\"\\$0.pid\\"; while [ ! -e \\"\\$0\\" ]; do sleep 0.05; done" "$0" & wait', "{go}"]
-    args:
-      go: {type: string, max_length: 500}
-    scope: read
-    approval: never
-  - name: leaver
-    command: [/bin/sh, -c, 'sleep 300 & echo $! > "$0.child"; while [ ! -e "$0" ]; do sleep 0.05; done', "{go}"]
-    args:
-      go: {type: string, max_length: 500}
-    scope: read
-    approval: never
-    concurrency: 1
-`);
+  const escape = 'setsid /bin/sh -c "echo \\$\\$ > \\"\\$0.pid\\"; while [ ! -e \\"\\$0\\" ]; do sleep 0.05; done" "$0" & wait';
+  host.writeAllowlist(
+    allowlistYaml(
+      gated.spec('sleeper', { concurrency: 1 }),
+      gated.spec('checked', { concurrency: 4, reconcile: { command: ['true'] } }),
+      gated.spec('other', { concurrency: 4 }),
+      { name: 'escaper', command: ['/bin/sh', '-c', escape, '{go}'], args: GO_ARG },
+      { name: 'leaver', command: ['/bin/sh', '-c', 'sleep 300 & echo $! > "$0.child"; while [ ! -e "$0" ]; do sleep 0.05; done', '{go}'], args: GO_ARG, concurrency: 1 },
+    ),
+  );
   key = host.createKey('orphans', 'read');
 });
 

@@ -12,6 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { TestHost, eventually } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, echoOp } from '../helpers/allowlists';
+import { GatedRuns } from '../helpers/gatedRuns';
 import { stopGroups, trackGroup } from '../helpers/processes';
 import type { KeyFile } from '../../shared/protocol/types';
 
@@ -29,36 +31,19 @@ const goFile = (id: string) => path.join(host.root, `go-${id}`);
 const runs = (id: string) => (existsSync(runsFile) ? readFileSync(runsFile, 'utf8').split('\n').filter((x) => x === id).length : 0);
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n', { max_concurrent_runs: 8 });
-  runsFile = path.join(host.root, 'runs.txt');
+  host = new TestHost(NO_OPERATIONS, { max_concurrent_runs: 8 });
+  const gated = new GatedRuns(host);
+  runsFile = gated.runsFile;
   const answers = path.join(host.root, 'answers');
   mkdirSync(answers);
-  // A run that records itself, then waits until the file named by its `go` argument exists.
-  const command = `[/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; while [ ! -e "$1" ]; do sleep 0.05; done', "${runsFile}", "{go}"]`;
-  host.writeAllowlist(`version: 1
-operations:
-  - name: deploy
-    command: ${command}
-    args:
-      go: {type: string, max_length: 500}
-    scope: read
-    approval: never
-    concurrency: 8
-    reconcile:
-      command: [/bin/sh, -c, 'exit "$(cat "$0/$1")"', "${answers}", "{request_id}"]
-  - name: sleeper
-    command: ${command}
-    args:
-      go: {type: string, max_length: 500}
-    scope: read
-    approval: never
-  - name: echo
-    command: [echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 100}
-    scope: read
-    approval: never
-`);
+  // Runs that record themselves, then wait until the file named by their `go` argument exists.
+  host.writeAllowlist(
+    allowlistYaml(
+      gated.spec('deploy', { concurrency: 8, reconcile: { command: ['/bin/sh', '-c', 'exit "$(cat "$0/$1")"', answers, '{request_id}'] } }),
+      gated.spec('sleeper'),
+      echoOp(),
+    ),
+  );
   key = host.createKey('restarts', 'read');
   sandbox = mkdtempSync(path.join(os.tmpdir(), 'dw-restart-sandbox-'));
   const keyFile = path.join(sandbox, 'key.json');

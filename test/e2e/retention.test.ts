@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { TestHost, clockPast, eventually } from '../helpers/host';
+import { allowlistYaml, countingCommand } from '../helpers/allowlists';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
 
 const ACTOR = `cli:${os.userInfo().username}`;
@@ -61,23 +62,8 @@ describe('reaping at daemon start', () => {
     });
     counter = path.join(host.root, 'runs.txt');
     // It prints a line, so that each run has a log (a run with no output makes none).
-    const rec = `[/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; echo ran; sleep "$1"', ${JSON.stringify(counter)}, "{seconds}"]`;
-    host.writeAllowlist(`version: 1
-operations:
-  - name: record
-    command: ${rec}
-    args:
-      seconds: {type: integer, min: 0, max: 60, default: 0}
-    scope: read
-    approval: never
-    concurrency: 4
-  - name: asking
-    command: ${rec}
-    args:
-      seconds: {type: integer, min: 0, max: 60, default: 0}
-    scope: read
-    approval: always
-`);
+    const record = { command: countingCommand(counter, 'echo ran; sleep "$1"', '{seconds}'), args: { seconds: { type: 'integer', min: 0, max: 60, default: 0 } } };
+    host.writeAllowlist(allowlistYaml({ name: 'record', ...record, concurrency: 4 }, { name: 'asking', ...record, approval: 'always' }));
     key = host.createKey('retention', 'read');
 
     // 1. Finished requests, one waiting for approval, a conflict (inbox), hostile entries (quarantine).

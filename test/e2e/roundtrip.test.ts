@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, type OpSpec } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 const SCRIPT = `
@@ -20,31 +21,21 @@ let key: KeyFile;
 let daemon: DaemonProcess;
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost(NO_OPERATIONS);
   const script = path.join(host.root, 'tool.cjs');
   writeFileSync(script, SCRIPT);
-  const node = JSON.stringify(process.execPath);
-  const op = (name: string, cmd: string, extra = '') => `
-  - name: ${name}
-    command: [${node}, ${JSON.stringify(script)}, ${cmd}]
-    cwd: ${JSON.stringify(host.work)}
-    scope: read
-    approval: never
-    timeout_s: 30
-${extra}`;
-  host.writeAllowlist(`version: 1
-operations:
-${op('echo', 'argv, "{msg}"', '    args:\n      msg: {type: string, max_length: 500, allow_dash: true}')}
-${op('env', 'env', '    env: {OP_SETTING: "from-allowlist"}')}
-${op('fail', 'exit, "{code}"', '    args:\n      code: {type: integer, min: 0, max: 255}')}
-${op('flood', 'flood, "{lines}"', '    max_output_bytes: 2048\n    args:\n      lines: {type: integer, min: 1, max: 100000}')}
-${op('slow', 'sleep, "30"', '').replace('timeout_s: 30', 'timeout_s: 1')}
-${op('pwd', 'pwd')}
-  - name: missing-program
-    command: [/nonexistent/program]
-    scope: read
-    approval: never
-`);
+  const op = (name: string, args: string[], fields: Partial<OpSpec> = {}): OpSpec => ({ name, command: [process.execPath, script, ...args], cwd: host.work, timeout_s: 30, ...fields });
+  host.writeAllowlist(
+    allowlistYaml(
+      op('echo', ['argv', '{msg}'], { args: { msg: { type: 'string', max_length: 500, allow_dash: true } } }),
+      op('env', ['env'], { env: { OP_SETTING: 'from-allowlist' } }),
+      op('fail', ['exit', '{code}'], { args: { code: { type: 'integer', min: 0, max: 255 } } }),
+      op('flood', ['flood', '{lines}'], { max_output_bytes: 2048, args: { lines: { type: 'integer', min: 1, max: 100000 } } }),
+      op('slow', ['sleep', '30'], { timeout_s: 1 }),
+      op('pwd', ['pwd']),
+      { name: 'missing-program', command: ['/nonexistent/program'] },
+    ),
+  );
   chmodSync(script, 0o644);
   key = host.createKey('tests', 'read');
   daemon = await host.startDaemon();

@@ -5,18 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { CLI, TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { allowlistYaml } from '../helpers/allowlists';
 import { alive, stopGroups, track, trackGroup } from '../helpers/processes';
 
 let host: TestHost;
 
 beforeAll(() => {
-  host = new TestHost(`version: 1
-operations:
-  - name: long
-    command: [sleep, "300"]
-    scope: read
-    approval: never
-`);
+  host = new TestHost(allowlistYaml({ name: 'long', command: ['sleep', '300'] }));
 });
 
 afterAll(async () => {

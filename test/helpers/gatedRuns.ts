@@ -6,6 +6,10 @@ import path from 'node:path';
 import { eventually, type TestHost } from './host';
 import { trackGroup } from './processes';
 import type { KeyFile } from '../../shared/protocol/types';
+import { GO_ARG, countingCommand, operation, type OpSpec } from './allowlists';
+
+/** Waits until the file named by $1 exists. */
+const GATE = 'while [ ! -e "$1" ]; do sleep 0.05; done';
 
 export class GatedRuns {
   readonly runsFile: string;
@@ -14,17 +18,14 @@ export class GatedRuns {
     this.runsFile = path.join(host.root, 'runs.txt');
   }
 
-  /** An allowlist entry whose run waits until the file named by its `go` argument exists; `extra`:
-   *  more YAML lines of the entry (indented by four spaces). */
+  /** An operation whose run waits until the file named by its `go` argument exists; `fields`: more of its fields. */
+  spec(name: string, fields: Partial<OpSpec> = {}): OpSpec {
+    return { name, command: countingCommand(this.runsFile, GATE, '{go}'), args: GO_ARG, ...fields };
+  }
+
+  /** The same as an allowlist entry; `extra`: more YAML lines of the entry (indented by four spaces). */
   op(name: string, extra = ''): string {
-    return `
-  - name: ${name}
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; while [ ! -e "$1" ]; do sleep 0.05; done', "${this.runsFile}", "{go}"]
-    args:
-      go: {type: string, max_length: 500}
-    scope: read
-    approval: never
-${extra}`;
+    return `${operation(this.spec(name))}${extra}`;
   }
 
   goFile(id: string): string {

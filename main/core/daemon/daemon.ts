@@ -3,27 +3,19 @@
 // wakes the parts on timers and on changes made elsewhere. File events are only hints; a rescan finds
 // whatever they miss: every rescan_interval_ms where events do not come (or are not wanted), 30 times
 // less often (at most once a minute) while they all do.
-import { stampOf } from '../fs/stamp';
-import { Settle, SETTLE_MS } from '../fs/settle';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { homePaths, type HomePaths } from '../home';
 import type { Requests } from '../ledger/requests';
-import type { Lifecycle } from '../lifecycle';
 import { UserError } from '../errors';
 import type { Db } from '../ledger/db';
 import type { AuditLog } from '../ledger/audit';
 import { LedgerRoom, writeFailureCode } from '../ledger/room';
-import type { KeyStore, SecretSealer } from '../keys/keyStore';
+import type { SecretSealer } from '../keys/keyStore';
 import { HostCore } from '../hostCore';
-import { checkSpool, isHostMadeSpool } from '../spool/layout';
-import { claimSpool, homeAsOwner, ownerRefusal } from '../spool/marker';
-import { SpoolHealth } from '../spool/health';
-import type { Grants } from '../ledger/grants';
 import type { HostFlags } from '../ledger/meta';
 import type { Decisions } from '../decisions';
-import { reapLedger, reapedText, type ReapReport } from '../retention';
-import { readSettings, type Settings, type SpoolEntry } from '../settings';
+import { readSettings, type Settings } from '../settings';
 import { selectSpools } from '../spools';
 import { configureLogging, scopedLogger } from '../log';
 import { APP_VERSION } from '../version';
@@ -32,13 +24,14 @@ import { acquireHomeLock, type HomeLock } from './lock';
 import { Runner } from './runner';
 import { Spawner, type RunStarter } from '../exec/spawner';
 import { spawning } from '../exec/nativeSpawn';
-import { SpoolServer, type SharedParts } from './spoolServer';
+import type { SpoolServer } from './spoolServer';
+import { ServedSpools, noSpoolToServe, sharedParts } from './servedSpools';
+import { RetentionSchedule } from './retentionSchedule';
+import { SettingsReload } from './settingsReload';
 import { watchFiles, type HomeWatch } from '../wake';
 
 const log = scopedLogger('daemon');
 const HEARTBEAT_MS = 5000;
-const REAP_INTERVAL_MS = 10 * 60_000;
-const START_REAP_DELAY_MS = 5000;
 /** While every watch works (each spool's queue/ and results/, the home), the rescan only catches an
  *  event the system lost: every this many ticks, and at most this long apart (an overflow asks for one
  *  at once; a watch's error brings the rescan back to every tick). */
@@ -62,17 +55,6 @@ export interface DaemonOptions {
   starter?: RunStarter;
 }
 
-/** Why `dir` cannot be served as a spool at all (a link, not ours, open to others), or null. */
-function rootProblem(dir: string): string | null {
-  try {
-    checkSpool(path.resolve(dir), { rootOnly: true });
-    return null;
-  } catch (e) {
-    if (e instanceof UserError) return e.message;
-    throw e;
-  }
-}
-
 export class Daemon {
   private timers: NodeJS.Timeout[] = [];
   /** The home folder's watch for <home>/wake (changes the command line or the app made: wake.ts), the
@@ -91,10 +73,9 @@ export class Daemon {
   private endGrace: (() => void) | null = null;
   private paused = false;
   private ledgerVersion = -1;
-  private settingsStamp = '';
   private tickTimer: NodeJS.Timeout | null = null;
-  /** Waits out a write of settings.json in place that did not read. */
-  private readonly settingsSettle: Settle;
+  private readonly settingsFile: SettingsReload;
+  private readonly retention: RetentionSchedule;
   readonly allowlist: AllowlistSource;
   /** Whether the home has room for the ledger: without it no spool takes new requests (ledger/room.ts). */
   private readonly room: LedgerRoom;
@@ -102,34 +83,29 @@ export class Daemon {
   private readonly flags: HostFlags;
   private readonly requests: Requests;
   private readonly audit: AuditLog;
-  private readonly keys: KeyStore;
-  private readonly grants: Grants;
-  private readonly lifecycle: Lifecycle;
   private readonly decisions: Decisions;
   private readonly runner: Runner;
   /** Ends the core's telling this daemon of changes. */
   private readonly detach: () => void;
-  /** The spools served, by name. */
-  readonly spools = new Map<string, SpoolServer>();
-  private readonly shared: SharedParts;
+  private readonly served: ServedSpools;
 
   private constructor(
     readonly home: HomePaths,
     public settings: Settings,
     spools: Settings['spools'],
     /** --spool: the one spool served, whatever the home's list says later; else every spool, as it changes. */
-    private readonly onlySpool: string | undefined,
+    onlySpool: string | undefined,
     private readonly core: HostCore,
     /** Whether the core is this daemon's own (closed when it stops). */
     private readonly ownsCore: boolean,
     private readonly lock: HomeLock,
     private readonly starter: RunStarter,
   ) {
-    ({ db: this.db, flags: this.flags, requests: this.requests, audit: this.audit, keys: this.keys, grants: this.grants, lifecycle: this.lifecycle, decisions: this.decisions } = core);
+    ({ db: this.db, flags: this.flags, requests: this.requests, audit: this.audit, decisions: this.decisions } = core);
     const audit = this.audit;
     this.room = new LedgerRoom(home.root, { lost: (why) => this.roomLost(why), back: (was) => this.roomBack(was) }, () => audit.writeHeld());
     audit.onWriteFailure = (e) => this.room.failed(e, 'audit log');
-    this.settingsSettle = new Settle(home.settings, () => this.safely('settings', () => this.reloadSettings(true)));
+    this.settingsFile = new SettingsReload(home.settings, audit, (next) => this.applySettings(next), (name, fn) => this.safely(name, fn));
     this.allowlist = new AllowlistSource(
       home.allowlist,
       home.lastGoodAllowlist,
@@ -151,7 +127,7 @@ export class Daemon {
       allowlist: () => this.allowlist.get(),
     });
     const safely = (name: string, fn: () => void) => this.safely(name, fn);
-    const { db, requests, keys, flags } = core;
+    const { db, requests, keys, flags, grants, lifecycle } = core;
     this.runner = new Runner({
       db,
       spools: () => [...this.spools.values()].filter((s) => s.ok).map((s) => s.name),
@@ -159,9 +135,9 @@ export class Daemon {
       requests,
       audit,
       keys,
-      grants: this.grants,
+      grants,
       flags,
-      lifecycle: this.lifecycle,
+      lifecycle,
       reconciler: core.reconciler,
       allowlist: () => this.allowlist.get(),
       settings: () => this.settings,
@@ -169,19 +145,9 @@ export class Daemon {
       starter,
       safely,
     });
-    this.shared = {
-      db,
-      keys,
-      requests,
-      audit,
-      flags,
-      lifecycle: this.lifecycle,
-      grants: this.grants,
-      decisions: this.decisions,
-      spoolResults: core.results,
+    const shared = sharedParts(core, {
       allowlist: () => this.allowlist.get(),
       settings: () => this.settings,
-      maxRequestAgeMs: () => this.settings.max_request_age_s * 1000,
       paused: () => this.paused,
       stopping: () => this.stopping,
       reloadSettings: () => this.reloadSettings(),
@@ -189,29 +155,14 @@ export class Daemon {
       runs: this.runner,
       room: this.room,
       safely,
-    };
-    for (const entry of spools) if (this.ownsSpool(entry)) this.spools.set(entry.name, new SpoolServer(entry, this.shared));
+    });
+    this.served = new ServedSpools({ home, settings: () => this.settings, onlySpool, shared, safely }, spools);
+    this.retention = new RetentionSchedule({ db, requests, audit, spools: () => this.spools.values(), settings: () => this.settings, stopping: () => this.stopping, safely });
   }
 
-  /** Whether this home may serve spool `entry` (spool/marker.ts). One another home serves is not
-   *  touched at all (said in the log, the audit log and status, like any spool problem); one that names
-   *  no home (made by an earlier version) is taken, and that is said. */
-  private ownsSpool(entry: SpoolEntry): boolean {
-    const root = path.resolve(entry.dir);
-    const self = homeAsOwner(this.home.root, this.settings);
-    const refused = ownerRefusal(root, self);
-    if (refused) {
-      new SpoolHealth(entry.name, this.audit, scopedLogger(`spool ${entry.name}`), this.flags).setProblem(refused);
-      return false;
-    }
-    // Its server says what is wrong and waits for the fix; a folder the host did not make a spool gets no marker.
-    if (rootProblem(root) !== null || !isHostMadeSpool(root)) return true;
-    try {
-      if (claimSpool(root, self)) log.warn(`spool ${entry.name} (${root}) named no home (an earlier version made it): this home serves it from now on, and other homes are refused it`);
-    } catch (e) {
-      log.warn(`spool ${entry.name}: its marker cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): other homes are not refused it yet`);
-    }
-    return true;
+  /** The spools served, by name. */
+  get spools(): Map<string, SpoolServer> {
+    return this.served.servers;
   }
 
   static async start(opts: DaemonOptions): Promise<Daemon> {
@@ -222,13 +173,8 @@ export class Daemon {
     const settings = readSettings(home.settings);
     const spools = selectSpools(settings, opts.spool);
     if (spools.length === 0) throw new UserError(`no spool in ${home.root}: run dumbwaiter init, or dumbwaiter spools add NAME DIR`);
-    // Only the folders a human chose are checked here, and the start is refused only when none of them
-    // can be a spool: what is inside, the sandbox can break at any time, and a spool that cannot be
-    // used waits for its fix (said in the log, status and the app) while the others are served.
-    // A spool another home serves is never touched (spool/marker.ts): none left to serve, no start.
-    const self = homeAsOwner(home.root, settings);
-    const refused = spools.map((s) => rootProblem(s.dir) ?? ownerRefusal(path.resolve(s.dir), self));
-    if (refused.every((r) => r !== null)) throw new UserError(refused.join('\n'));
+    const refused = noSpoolToServe(home, settings, spools);
+    if (refused !== null) throw new UserError(refused);
     const lock = acquireHomeLock(home.lock, home.lockInfo, opts.command ?? 'dumbwaiter daemon');
     let core: HostCore | null = opts.core ?? null;
     let d: Daemon | null = null;
@@ -257,7 +203,7 @@ export class Daemon {
       message: `daemon started (pid ${process.pid}, version ${APP_VERSION}), serving ${this.spools.size === 1 ? 'spool' : 'spools'} ${[...this.spools.keys()].join(', ')}`,
       details: { spools: Object.fromEntries([...this.spools.values()].map((s) => [s.name, s.plain.root])) },
     });
-    this.settingsStamp = stampOf(this.home.settings);
+    this.settingsFile.readNow();
     this.paused = this.flags.paused;
     if (this.paused) log.warn('the host is paused: requests are claimed and recorded, nothing starts (dumbwaiter resume)');
     this.allowlist.loadInitial();
@@ -285,11 +231,8 @@ export class Daemon {
     this.wakeWatchOk = this.wakeWatch !== null;
     this.tickTimer = setInterval(() => this.tick(), this.settings.rescan_interval_ms);
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS));
-    this.timers.push(setInterval(() => this.safely('retention', () => this.reapNow()), REAP_INTERVAL_MS));
     for (const s of this.spools.values()) s.start();
-    // Retention walks the whole spool (a second or two over 100,000 results): a moment after the start,
-    // so that it never delays the requests waiting for it, nor the start's sweep.
-    this.timers.push(setTimeout(() => !this.stopping && this.safely('retention', () => this.reapNow()), START_REAP_DELAY_MS));
+    this.retention.start();
     // Reconcile checks run commands: once the first scan has begun, as retention's walk.
     setImmediate(() => !this.stopping && this.runner.startReconciling());
     // Each mount's probe waits for one file event: after the start, one spool at a time.
@@ -425,87 +368,22 @@ export class Daemon {
     this.changed();
   }
 
-  /** `settled`: called again once a file that did not read has stopped changing (fs/settle.ts). */
-  private reloadSettings(settled = false): void {
-    const stamp = stampOf(this.home.settings);
-    if (stamp === this.settingsStamp && !settled) return;
-    this.settingsStamp = stamp;
-    let next: Settings;
-    try {
-      next = readSettings(this.home.settings);
-      this.settingsSettle.stop();
-    } catch (e) {
-      // Written in place (by hand), it reads half-written: refused only once it has stopped changing.
-      if (!settled) {
-        if (!this.settingsSettle.waiting) log.info(`${this.home.settings} does not read whole yet: looked at again once it has not changed for ${SETTLE_MS} ms`);
-        return this.settingsSettle.start();
-      }
-      const msg = `${(e as Error).message}\nkeeping the current settings`;
-      log.error(msg);
-      this.audit.record({ kind: 'settings_invalid', message: msg });
-      return;
-    }
+  private reloadSettings(): void {
+    this.settingsFile.reload();
+  }
+
+  /** A new version of settings.json that read whole. */
+  private applySettings(next: Settings): void {
     if (next.file_events !== this.settings.file_events) log.warn('file_events takes effect at the next start of the daemon');
     const intervalChanged = next.rescan_interval_ms !== this.settings.rescan_interval_ms;
     this.settings = next;
-    this.syncSpools();
+    if (this.served.sync()) this.allowlist.poll(); // its rules depend on where the spools are
     if (intervalChanged && this.tickTimer) {
       clearInterval(this.tickTimer);
       this.tickTimer = setInterval(() => this.tick(), next.rescan_interval_ms);
     }
     log.info('settings reloaded');
     this.runner.pump(); // a higher limit may free slots
-  }
-
-  /** Spools added to the home are served at once, and removed ones no longer (`spools remove` refuses
-   *  while one has open requests, so nothing of theirs runs). A moved spool is served at its new folder. */
-  private syncSpools(): void {
-    if (this.onlySpool !== undefined) return;
-    const wanted = new Map(this.settings.spools.map((e) => [e.name, e]));
-    for (const [name, server] of this.spools) {
-      const entry = wanted.get(name);
-      if (entry && path.resolve(entry.dir) === server.plain.root) continue;
-      this.spools.delete(name);
-      log.info(`no longer serving spool ${name} (${server.plain.root})`);
-      void server.stop().then(() => server.close());
-      if (!entry) this.safely(`requests of spool ${name}`, () => this.cancelOpenOf(name));
-    }
-    for (const entry of wanted.values()) {
-      if (this.spools.has(entry.name) || !this.ownsSpool(entry)) continue;
-      const server = new SpoolServer(entry, this.shared);
-      this.spools.set(entry.name, server);
-      log.info(`serving spool ${entry.name} (${server.plain.root})`);
-      server.start();
-      void server.runProbe().catch((e: Error) => log.error(`probe of spool ${entry.name}: ${e.stack ?? String(e)}`));
-    }
-    this.allowlist.poll(); // its rules depend on where the spools are
-  }
-
-  /** `spools remove` refuses while a spool has open requests, but one may have been claimed since its
-   *  check: with its spool gone it could never be answered, so it is cancelled, not left open. */
-  private cancelOpenOf(spool: string): void {
-    for (const row of this.requests.openOf(spool)) this.decisions.cancel(row.id, `daemon (spool ${spool} was removed)`);
-  }
-
-  /** One pass of retention over every spool and the ledger, recorded as one entry: the counts summed,
-   *  and which spools they came from. */
-  private reapNow(): void {
-    const total: Record<string, number> = {};
-    const from: string[] = [];
-    const add = (r: Partial<ReapReport>) => Object.entries(r).forEach(([k, n]) => (total[k] = (total[k] ?? 0) + n));
-    for (const s of this.spools.values()) {
-      this.safely(`retention of spool ${s.name}`, () => {
-        const r = s.reap();
-        if (r && reapedText(r)) from.push(s.name);
-        if (r) add(r);
-      });
-    }
-    add(reapLedger({ db: this.db, requests: this.requests, audit: this.audit }, this.settings));
-    const what = reapedText(total);
-    if (!what) return;
-    const where = from.length ? ` (from spool${from.length === 1 ? '' : 's'} ${from.join(', ')})` : '';
-    log.info(`retention: removed ${what}${where}`);
-    this.audit.record({ kind: 'reaped', message: `retention removed ${what}${where}`, details: total });
   }
 
   requestScan(): void {
@@ -533,7 +411,8 @@ export class Daemon {
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
     this.wakeWatch?.close();
     this.allowlist.close();
-    this.settingsSettle.stop();
+    this.settingsFile.stop();
+    this.retention.stop();
     await Promise.all([...this.spools.values()].map((s) => s.stop()));
     await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)));
     await this.starter.stop();

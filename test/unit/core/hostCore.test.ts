@@ -10,14 +10,9 @@ import { Daemon } from '../../../main/core/daemon/daemon';
 import { HostService } from '../../../main/core/service';
 import { UserError } from '../../../main/core/errors';
 import { TestHost } from '../../helpers/host';
+import { allowlistYaml } from '../../helpers/allowlists';
 
-const GUARDED = `version: 1
-operations:
-  - name: guarded
-    command: [/bin/echo, approved]
-    scope: read
-    approval: always
-`;
+const GUARDED = allowlistYaml({ name: 'guarded', command: ['/bin/echo', 'approved'], approval: 'always' });
 
 let host: TestHost | null = null;
 afterEach(async () => {

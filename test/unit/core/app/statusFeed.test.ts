@@ -13,6 +13,7 @@ import { HostCore } from '../../../../main/core/hostCore';
 import type { EventName } from '../../../../shared/ipc/contract';
 import type { KeyFile } from '../../../../shared/protocol/types';
 import { TestHost, eventually, type DaemonProcess } from '../../../helpers/host';
+import { GUARDED, NO_OPERATIONS, QUICK, allowlistYaml } from '../../../helpers/allowlists';
 
 let host: TestHost;
 let key: KeyFile;
@@ -22,33 +23,16 @@ let daemon: DaemonProcess;
 let tookEffect: string;
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost(NO_OPERATIONS);
   tookEffect = path.join(host.root, 'took-effect');
-  host.writeAllowlist(`version: 1
-operations:
-  - name: quick
-    command: ["true"]
-    scope: read
-    approval: never
-  - name: fails
-    command: ["false"]
-    scope: read
-    approval: never
-  - name: held
-    command: [sleep, "300"]
-    scope: read
-    approval: never
-  - name: guarded
-    command: ["true"]
-    scope: read
-    approval: always
-  - name: checked
-    command: [sleep, "300"]
-    scope: read
-    approval: never
-    reconcile:
-      command: [/bin/sh, -c, 'test -e "$0" && exit 0; exit 2', "${tookEffect}"]
-`);
+  const held = ['sleep', '300'];
+  host.writeAllowlist(
+    allowlistYaml(QUICK, { name: 'fails', command: ['false'] }, { name: 'held', command: held }, GUARDED, {
+      name: 'checked',
+      command: held,
+      reconcile: { command: ['/bin/sh', '-c', 'test -e "$0" && exit 0; exit 2', tookEffect] },
+    }),
+  );
   key = host.createKey();
   daemon = await host.startDaemon();
   svc = new HostService(host.home, host.spool);

@@ -13,32 +13,18 @@ import { HostService } from '../../../../main/core/service';
 import { initHome } from '../../../../main/core/setup';
 import { connect as connectApp } from '../../../helpers/appApi';
 import { TestHost, eventually, sleep, type DaemonProcess } from '../../../helpers/host';
+import { GUARDED, PLAIN_ECHO, allowlistYaml } from '../../../helpers/allowlists';
 import { groupRunning } from '../../../helpers/processes';
 import type { AuditView, LiveOutputView } from '../../../../shared/ipc/views';
 import type { KeyFile, RequestState } from '../../../../shared/protocol/types';
 
 
-const ALLOWLIST = `version: 1
-operations:
-  - name: echo
-    command: [/bin/echo, "{msg}"]
-    args:
-      msg: {type: string, pattern: "[a-z0-9 ]*", max_length: 40}
-    scope: read
-    approval: never
-  - name: fail
-    command: [/bin/sh, -c, "exit 3"]
-    scope: read
-    approval: never
-  - name: guarded
-    command: ["true"]
-    scope: read
-    approval: always
-  - name: slow
-    command: [/bin/sh, -c, "for i in 1 2 3; do echo line$i; sleep 0.3; done"]
-    scope: read
-    approval: never
-`;
+const ALLOWLIST = allowlistYaml(
+  PLAIN_ECHO,
+  { name: 'fail', command: ['/bin/sh', '-c', 'exit 3'] },
+  GUARDED,
+  { name: 'slow', command: ['/bin/sh', '-c', 'for i in 1 2 3; do echo line$i; sleep 0.3; done'] },
+);
 
 /** The desktop's dialogs as the person answers them: every native question is recorded, and answered
  *  with `person.answer` (yes, unless a test says otherwise); no folder is picked, no file saved. */
