@@ -253,6 +253,23 @@ describe('dumbwaiter approvals watch', () => {
   });
 });
 
+describe('dumbwaiter approvals watch, when a request is decided elsewhere while its card is open', () => {
+  it('approves nothing, and says what became of it', async () => {
+    const watch = cliProcess(host, ['approvals', 'watch']);
+    started.push(watch);
+    // w-ahead still waits (skipped above): its card is open here while the app, say, denies it.
+    const at = await watch.saw('[d]eny, [s]kip?');
+    expect(watch.stdout).toContain('Request:  w-ahead');
+    expect(cli(['approvals', 'deny', 'w-ahead', '--reason', 'decided in the app']).status).toBe(0);
+    watch.answer('a');
+    await eventually('the refusal', () => (watch.stderr.includes('w-ahead is no longer waiting: it is denied, decided by cli:') ? true : undefined));
+    await watch.saw('Waiting for requests that need a person', at);
+    expect(cliJson<{ state: string }>(['show', 'w-ahead']).state).toBe('denied');
+    watch.proc.kill('SIGTERM');
+    expect(await watch.exited).toBe(0);
+  });
+});
+
 describe('dumbwaiter show of an uncertain run', () => {
   let h: TestHost;
   afterAll(async () => {
