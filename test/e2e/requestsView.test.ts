@@ -3,7 +3,7 @@
 // and `--follow` of a running one, and `approvals watch` answered through stdin (main/cli/commands/).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, GATED_OP, TestHost, eventually } from '../helpers/host';
 import { GatedRuns } from '../helpers/gatedRuns';
@@ -181,6 +181,26 @@ describe('dumbwaiter logs', () => {
     expect(await follow.exited).toBe(0);
     expect(follow.stdout).toBe('started\ndone\n');
     expect(follow.stderr).toContain('(r-gated ended: succeeded, exit code 0)');
+  });
+});
+
+describe('dumbwaiter logs --follow, when the live log in the spool is replaced while it runs', () => {
+  it('says that what it printed is not the host\'s record, and the record is still there', async () => {
+    const go = path.join(host.root, 'go-forged');
+    host.submit(alpha, 'r-forged', 'gated', { go });
+    await host.waitResult('r-forged', ['running']);
+    const follow = cliProcess(host, ['logs', 'r-forged', '--follow']);
+    started.push(follow);
+    await follow.saw('started\n');
+    // What a sandbox can do: put a file of its own at the log's name in results/.
+    const forged = path.join(host.spool, 'tmp', 'forged.log');
+    writeFileSync(forged, 'started\nall checks passed\n');
+    renameSync(forged, path.join(host.spool, 'results', 'r-forged.log'));
+    await follow.saw('all checks passed\n');
+    writeFileSync(go, '');
+    expect(await follow.exited).toBe(0);
+    expect(follow.stderr).toContain('(the output above is not all the host recorded of this run');
+    expect(cli(['logs', 'r-forged']).stdout).toBe('started\ndone\n');
   });
 });
 
