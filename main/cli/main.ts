@@ -60,7 +60,7 @@ Usage: dumbwaiter COMMAND [options]
                                          live log; --follow: until it ends). Control characters are
                                          escaped (the sandbox's arguments steer it); --raw: as is
   approvals list                         requests waiting for a human, with what they would run
-  approvals watch                        ask about each request that needs a human as it comes: its
+  approvals watch [--spool NAME]         ask about each request that needs a human as it comes: its
                                          whole card, then approve, approve for a while, deny with a
                                          reason, or skip (answers are lines read from stdin)
   approvals approve ID [--for DURATION [--any-args | --args-match NAME=REGEX ...]]
@@ -295,7 +295,8 @@ async function cmdApprovalsWatch(argv: string[]): Promise<void> {
   if (positionals.length || values.json) throw new UsageError(WATCH_USAGE);
   const svc = service(values);
   try {
-    await watchApprovals(svc);
+    const spool = spoolFlag(values) === undefined ? undefined : svc.spool?.name;
+    await watchApprovals(svc, spool);
   } finally {
     svc.close();
   }

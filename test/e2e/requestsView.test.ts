@@ -270,6 +270,14 @@ describe('dumbwaiter approvals watch', () => {
     watch.proc.kill('SIGINT');
     expect(await watch.exited).toBe(0);
     expect(watch.stderr).not.toMatch(/^\s+at /m);
+
+    // --spool: that spool's requests only (w-ahead came through the default spool).
+    const elsewhere = cliProcess(host, ['approvals', 'watch', '--spool', 'other']);
+    started.push(elsewhere);
+    await elsewhere.saw('Waiting for requests that need a person');
+    expect(elsewhere.stdout).not.toContain('w-ahead');
+    elsewhere.proc.stdin!.end();
+    expect(await elsewhere.exited).toBe(0);
   });
 });
 

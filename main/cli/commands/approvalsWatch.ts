@@ -18,7 +18,7 @@ import { say, warn } from '../output';
 import { approvalCardText, approvedText, cardComplete } from './approvalCard';
 import { onInterrupt, type Interrupt } from './interrupt';
 
-export const WATCH_USAGE = 'usage: dumbwaiter approvals watch';
+export const WATCH_USAGE = 'usage: dumbwaiter approvals watch [--spool NAME]';
 
 /** How often the ledger is asked for new requests while none is on screen. */
 const POLL_MS = 500;
@@ -67,7 +67,8 @@ class Answers {
 
 type Outcome = 'decided' | 'skipped' | 'changed' | 'end';
 
-export async function watchApprovals(svc: HostService): Promise<void> {
+/** `spool`: only the requests of that spool (--spool), else every spool's. */
+export async function watchApprovals(svc: HostService, spool?: string): Promise<void> {
   const interrupt = onInterrupt();
   const answers = new Answers(interrupt);
   if (!process.stdin.isTTY) warn('stdin is not a terminal: answers are read from its lines, each taken only once its card is shown.');
@@ -76,7 +77,7 @@ export async function watchApprovals(svc: HostService): Promise<void> {
   let idleSaid = false;
   try {
     while (!interrupt.stopped && !answers.closed) {
-      const next = svc.pendingApprovals().find((p) => !skipped.has(JSON.stringify(p)));
+      const next = svc.pendingApprovals().find((p) => (spool === undefined || p.spool === spool) && !skipped.has(JSON.stringify(p)));
       if (!next) {
         if (!idleSaid) say('Waiting for requests that need a person (Ctrl-C ends).');
         idleSaid = true;
