@@ -163,10 +163,11 @@ describe('dumbwaiter show', () => {
 });
 
 describe('dumbwaiter logs', () => {
-  it('prints a finished run\'s output, its control characters escaped unless --raw', () => {
+  it('prints a finished run\'s output, its control characters escaped unless --raw, and says when a request has not run yet', () => {
     expect(cli(['logs', 'r-1'])).toMatchObject({ status: 0, stdout: 'hello\n' });
     expect(cli(['logs', 'r-2']).stdout).toBe('bold \\x1b[1mtext\n');
     expect(cli(['logs', 'r-2', '--raw']).stdout).toBe(`bold ${ESC}[1mtext\n`);
+    expect(cli(['logs', 'r-4'])).toMatchObject({ status: 0, stdout: '', stderr: '(r-4 has not run yet: it is awaiting_approval; --follow waits for it and prints its output)\n' });
   });
 
   it('follows a running run as it prints, and ends when it ends', async () => {

@@ -14,7 +14,7 @@ import { UserError } from '../../core/errors';
 import type { RequestRow } from '../../core/ledger/requests';
 import { visibleLines } from '../../../shared/text/visible';
 import { warn } from '../output';
-import { onInterrupt } from './interrupt';
+import { onInterrupt, type Interrupt } from './interrupt';
 
 export const LOGS_USAGE = 'usage: dumbwaiter logs ID [--follow] [--raw]';
 
@@ -42,6 +42,7 @@ export async function printLogs(svc: HostService, id: string, o: { follow: boole
   };
   let row = get();
   if (!o.follow) {
+    if (BEFORE_RUN.has(row.state)) return warn(`(${id} has not run yet: it is ${row.state}; --follow waits for it and prints its output)`);
     if (row.state !== 'running') return record(row);
     out(process.stdout, svc.liveOutput(id, 0).text);
     return warn(`(${id} is still running: --follow prints the rest as it comes)`);
@@ -54,40 +55,54 @@ export async function printLogs(svc: HostService, id: string, o: { follow: boole
       row = get();
     }
     if (interrupt.stopped) return;
-    // Ended without a live log to follow (before it ran, or long ago): the host's record.
-    if (row.state !== 'running' && row.log_bytes === null) return record(row);
-    const seen = createHash('sha256');
-    let from = 0;
-    let bytes = 0;
-    let skipped = 0;
-    const readOn = () => {
-      for (;;) {
-        const chunk = svc.liveOutput(id, from);
-        if (chunk.skipped) {
-          skipped += chunk.skipped;
-          warn(`[... ${chunk.skipped} bytes skipped ...]`);
-        }
-        if (chunk.next === from) return;
-        from = chunk.next;
-        const b = Buffer.from(chunk.text);
-        seen.update(b);
-        bytes += b.length;
-        out(process.stdout, chunk.text);
-      }
-    };
-    for (;;) {
-      readOn();
-      if (row.state !== 'running') break;
-      await interrupt.pause(POLL_MS);
-      if (interrupt.stopped) return;
-      row = get();
-    }
-    readOn(); // what it wrote between the last look and its end
-    if (row.log_sha256 !== null && (skipped > 0 || bytes !== row.log_bytes || seen.digest('hex') !== row.log_sha256)) {
-      warn(`(the output above is not all the host recorded of this run: the log in the spool was changed, or part was skipped; dumbwaiter logs ${id} prints the record)`);
+    // Ended before it ran, or before we looked: no live log to follow, the host's record.
+    if (row.state !== 'running') record(row);
+    else {
+      const ended = await followLive(svc, row, interrupt, (text) => out(process.stdout, text));
+      if (!ended) return;
+      row = ended;
+      // No live log at all (it could not be made): the host's record is all there is.
+      if (row.log_bytes === null) record(row);
     }
     warn(`(${id} ended: ${row.state}${row.exit_code !== null ? `, exit code ${row.exit_code}` : row.error_code ? `, ${row.error_code}` : ''})`);
   } finally {
     interrupt.release();
   }
+}
+
+/** Prints a running run's live log as it grows, until the run ends (its final row) or Ctrl-C (null).
+ *  Then checks what it printed against the size and SHA-256 the host recorded of the log. */
+async function followLive(svc: HostService, running: RequestRow, interrupt: Interrupt, print: (text: string) => void): Promise<RequestRow | null> {
+  const id = running.id;
+  const seen = createHash('sha256');
+  let row = running;
+  let from = 0;
+  let bytes = 0;
+  let skipped = 0;
+  const readOn = () => {
+    for (;;) {
+      const chunk = svc.liveOutput(id, from);
+      if (chunk.skipped) {
+        skipped += chunk.skipped;
+        warn(`[... ${chunk.skipped} bytes skipped ...]`);
+      }
+      if (chunk.next === from) return;
+      from = chunk.next;
+      const b = Buffer.from(chunk.text);
+      seen.update(b);
+      bytes += b.length;
+      print(chunk.text);
+    }
+  };
+  while (row.state === 'running') {
+    readOn();
+    await interrupt.pause(POLL_MS);
+    if (interrupt.stopped) return null;
+    row = svc.request(id) ?? row;
+  }
+  readOn(); // what it wrote between the last look and its end
+  if (row.log_sha256 !== null && (skipped > 0 || bytes !== row.log_bytes || seen.digest('hex') !== row.log_sha256)) {
+    warn(`(the output above is not all the host recorded of this run: the log in the spool was changed, or part was skipped; dumbwaiter logs ${id} prints the record)`);
+  }
+  return row;
 }
