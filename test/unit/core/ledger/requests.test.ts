@@ -1,4 +1,5 @@
-// Requests by spool: what a spool's writer and the runner take, and what `spools remove` counts.
+// Requests by spool: what a spool's writer and the runner take, and what `spools remove` counts; and the
+// list's filters by key and age (`dumbwaiter requests --key NAME --since DURATION`).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TestLedger } from '../../../helpers/ledger';
 
@@ -82,5 +83,18 @@ describe('audit entries of a spool', () => {
       ['of none', null],
     ]);
     expect(l.audit.search({ spool: 'work' }).map((a) => a.message)).toEqual(['of the key']);
+  });
+});
+
+describe('the list of requests', () => {
+  it('filters by any of several keys (an empty list matching none) and by when each was claimed, newest first', () => {
+    l.add('r-a', { key_id: 'k_a' });
+    l.add('r-b', { key_id: 'k_b' });
+    l.add('r-c', { key_id: 'k_c' });
+    const ids = (f: Parameters<typeof l.requests.list>[0]) => l.requests.list(f).map((r) => r.id);
+    expect(ids({ keyIds: ['k_a', 'k_c'] })).toEqual(['r-c', 'r-a']);
+    expect(ids({ keyIds: [] })).toEqual([]);
+    expect(ids({ since: new Date(Date.now() - 60_000).toISOString() })).toEqual(['r-c', 'r-b', 'r-a']);
+    expect(ids({ since: new Date(Date.now() + 60_000).toISOString() })).toEqual([]);
   });
 });
