@@ -185,6 +185,20 @@ describe('dumbwaiter logs', () => {
   });
 });
 
+describe('dumbwaiter logs --follow of a request waiting for a person', () => {
+  it('waits until it is decided, then prints its output and how it ended', async () => {
+    host.submit(beta, 'r-wait', 'deploy', { target: 'later' });
+    await host.waitResult('r-wait', ['awaiting_approval']);
+    const follow = new Running(spawn(process.execPath, [CLI, 'logs', 'r-wait', '--follow', '--home', host.home], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    started.push(follow);
+    await eventually('the note that it waits', () => (follow.stderr.includes('(r-wait has not run yet: it is awaiting_approval; its output follows once it runs)') ? true : undefined));
+    expect(cli(['approvals', 'approve', 'r-wait']).status).toBe(0);
+    expect(await follow.exited).toBe(0);
+    expect(follow.stdout).toBe('deployed later\n');
+    expect(follow.stderr).toContain('(r-wait ended: succeeded, exit code 0)');
+  });
+});
+
 describe('dumbwaiter logs --follow, when the live log in the spool is replaced while it runs', () => {
   it('says that what it printed is not the host\'s record, and the record is still there', async () => {
     const go = path.join(host.root, 'go-forged');

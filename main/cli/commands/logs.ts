@@ -50,6 +50,7 @@ export async function printLogs(svc: HostService, id: string, o: { follow: boole
 
   const interrupt = onInterrupt();
   try {
+    if (BEFORE_RUN.has(row.state)) warn(`(${id} has not run yet: it is ${row.state}; its output follows once it runs)`);
     while (BEFORE_RUN.has(row.state) && !interrupt.stopped) {
       await interrupt.pause(POLL_MS);
       row = get();
