@@ -23,13 +23,17 @@ import { reconcileOf } from '../core/ledger/requests';
 import { isInside } from '../core/allowlist/pathArg';
 import { parseSettingValue } from '../core/settings';
 import { parseDuration } from '../core/duration';
-import { PLAN_OP } from '../core/policy/plans';
-import { describeRule, rulesInBrief } from '../core/policy/grantRules';
+import { rulesInBrief } from '../core/policy/grantRules';
 import { parseWiden } from './widen';
 import type { SpoolInfo } from '../../shared/ipc/views';
 import { probeLines, type ProbeReport } from '../../shared/protocol/probe';
 import { installService, serviceKind, servicePlan, serviceStatus, uninstallService } from '../core/loginService/manager';
 import { daemonArgv } from '../core/loginService/units';
+import { approvedText } from './commands/approvalCard';
+import { watchApprovals, WATCH_USAGE } from './commands/approvalsWatch';
+import { listRequests, REQUESTS_OPTIONS, REQUESTS_USAGE } from './commands/requests';
+import { showRequest, SHOW_USAGE } from './commands/show';
+import { LOGS_OPTIONS, LOGS_USAGE, printLogs } from './commands/logs';
 
 const HELP = `dumbwaiter ${APP_VERSION}: run allowlisted operations for a sandboxed agent, through a spool folder
 
@@ -47,7 +51,18 @@ Usage: dumbwaiter COMMAND [options]
   keys create NAME --out FILE [--scope read|write] [--ops a,b] [--force]
                                          a key for one spool (--spool NAME, else default)
   keys list | keys revoke KEY_ID | keys rotate KEY_ID --out FILE [--force]
+  requests [--state S,...] [--key NAME] [--since DURATION] [--limit N]
+                                         recent requests, newest first (default 50; --spool NAME:
+                                         that spool's only; --key: a key's name or id; --since 2h)
+  show ID                                one request in full: argv, folder, environment, who decided
+                                         what and when, outcome, reconcile attempt, audit entries
+  logs ID [--follow] [--raw]             a run's output (finished: the host's record; running: its
+                                         live log; --follow: until it ends). Control characters are
+                                         escaped (the sandbox's arguments steer it); --raw: as is
   approvals list                         requests waiting for a human, with what they would run
+  approvals watch [--spool NAME]         ask about each request that needs a human as it comes: its
+                                         whole card, then approve, approve for a while, deny with a
+                                         reason, or skip (answers are lines read from stdin)
   approvals approve ID [--for DURATION [--any-args | --args-match NAME=REGEX ...]]
                                          approve; with --for 30m, 2h, 90s or minutes, also this key's
                                          later calls of this operation with the same arguments, for
@@ -274,7 +289,18 @@ function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]
   ].join('\n');
 }
 
-function cmdApprovals(argv: string[]): void {
+async function cmdApprovalsWatch(values: { home?: string; spool?: string; json?: boolean }, positionals: string[]): Promise<void> {
+  if (positionals.length || values.json) throw new UsageError(WATCH_USAGE);
+  const svc = service(values);
+  try {
+    const spool = spoolFlag(values) === undefined ? undefined : svc.spool?.name;
+    await watchApprovals(svc, spool);
+  } finally {
+    svc.close();
+  }
+}
+
+function cmdApprovals(argv: string[]): void | Promise<void> {
   const { sub, values, positionals } = parseSub(argv, {
     for: { type: 'string' },
     'any-args': { type: 'boolean', default: false },
@@ -282,6 +308,7 @@ function cmdApprovals(argv: string[]): void {
     reason: { type: 'string', default: '' },
     all: { type: 'boolean', default: false },
   });
+  if (sub === 'watch') return cmdApprovalsWatch(values, positionals);
   const id = positionals[0];
   withService(values, (svc) => {
     const actor = cliActor();
@@ -299,20 +326,7 @@ function cmdApprovals(argv: string[]): void {
         const widen = parseWiden(values['any-args'], values['args-match'], () => Object.keys(svc.decisions.grantRules(id)));
         const r = svc.approve(id, actor, seconds, widen);
         if (values.json) return printJson({ id, state: r.row.state, grant: r.grant, also_approved: r.alsoApproved.map((x) => x.id) });
-        say(r.row.op === PLAN_OP ? `Approved plan ${id}: each of its steps may run once, without asking, until ${r.row.expires_at}.` : `Approved ${id}.`);
-        if (!r.grant) return;
-        const rules = r.grant.args ?? {};
-        const names = Object.keys(rules);
-        say(
-          [
-            `Grant ${r.grant.id}: until ${r.grant.expires_at}, key ${r.grant.key_id} may call ${r.grant.op} without asking ${names.length ? 'when each argument is:' : 'with no arguments.'}`,
-            ...names.map((n) => `  ${n}: ${describeRule(rules[n]!)}`),
-            ...(names.length ? ['  and there is no other argument.'] : []),
-            ...(r.alsoApproved.length ? [`Also approved (waiting to run exactly this): ${r.alsoApproved.map((x) => x.id).join(', ')}.`] : []),
-            `Revoke it with: dumbwaiter approvals revoke-grant ${r.grant.id}`,
-          ].join('\n'),
-        );
-        return;
+        return say(approvedText(id, r));
       }
       case 'deny': {
         if (!id) throw new UsageError('usage: dumbwaiter approvals deny ID [--reason TEXT]');
@@ -345,7 +359,7 @@ function cmdApprovals(argv: string[]): void {
         return say(changed ? `Grant ${id} revoked.` : `Grant ${id} was already revoked or expired.`);
       }
       default:
-        throw new UsageError('usage: dumbwaiter approvals list|approve|deny|grants|revoke-grant ...');
+        throw new UsageError('usage: dumbwaiter approvals list|watch|approve|deny|grants|revoke-grant ...');
     }
   });
 }
@@ -620,6 +634,29 @@ function cmdService(argv: string[]): void {
   }
 }
 
+function cmdRequests(argv: string[]): void {
+  const { values, positionals } = parse(argv, REQUESTS_OPTIONS);
+  if (positionals.length) throw new UsageError(REQUESTS_USAGE);
+  withService(values, (svc) => listRequests(svc, { ...values, spool: spoolFlag(values) }));
+}
+
+function cmdShow(argv: string[]): void {
+  const { values, positionals } = parse(argv, {});
+  if (positionals.length !== 1) throw new UsageError(SHOW_USAGE);
+  withService(values, (svc) => showRequest(svc, positionals[0]!, values.json));
+}
+
+async function cmdLogs(argv: string[]): Promise<void> {
+  const { values, positionals } = parse(argv, LOGS_OPTIONS);
+  if (positionals.length !== 1 || values.json) throw new UsageError(LOGS_USAGE);
+  const svc = service(values);
+  try {
+    await printLogs(svc, positionals[0]!, values);
+  } finally {
+    svc.close();
+  }
+}
+
 const COMMANDS: Record<string, (argv: string[]) => void | Promise<void>> = {
   init: cmdInit,
   spools: cmdSpools,
@@ -634,6 +671,9 @@ const COMMANDS: Record<string, (argv: string[]) => void | Promise<void>> = {
   status: cmdStatus,
   audit: cmdAudit,
   service: cmdService,
+  requests: cmdRequests,
+  show: cmdShow,
+  logs: cmdLogs,
 };
 
 /** What `dumbwaiter CMD [SUB] --help` prints: HELP's entries for that command (for that subcommand

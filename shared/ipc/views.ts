@@ -95,6 +95,10 @@ export interface HostRunView {
  */
 export type GrantArgRule = { equals: unknown } | { any: true } | { match: string };
 
+/** How long a time-boxed approval may last, in minutes: the choices the app's card and
+ *  `dumbwaiter approvals watch` offer. */
+export const GRANT_MINUTES = [5, 15, 30, 60, 120, 240, 480] as const;
+
 export interface GrantView {
   id: string;
   key_id: string;

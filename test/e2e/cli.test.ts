@@ -230,6 +230,10 @@ describe('options anywhere, and help for every command', () => {
       [['audit', '--help'], /^ {2}audit \[QUERY\]/m],
       [['cancel', '--help'], /^ {2}cancel ID/m],
       [['service', '--help'], /^ {2}service install/m],
+      [['requests', '--help'], /^ {2}requests /m],
+      [['show', '--help'], /^ {2}show ID/m],
+      [['logs', '--help'], /^ {2}logs ID/m],
+      [['approvals', 'watch', '--help'], /^ {2}approvals watch/m],
     ];
     for (const [args, usage] of cases) {
       const r = dw(args);

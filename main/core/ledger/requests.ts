@@ -80,10 +80,14 @@ export interface RequestRow {
 export interface RequestFilter {
   states?: RequestState[];
   keyId?: string;
+  /** Any of these keys (a key's name may be on several: `dumbwaiter requests --key NAME`). */
+  keyIds?: string[];
   op?: string;
   spool?: string;
   limit?: number;
   before?: number;
+  /** ISO time: only requests claimed at or after it. */
+  since?: string;
 }
 
 /** A request as the app lists it: no output, no arguments. */
@@ -319,6 +323,15 @@ export class Requests {
     if (f.keyId) {
       where.push('key_id = @keyId');
       params.keyId = f.keyId;
+    }
+    if (f.keyIds) {
+      // None: no request (IN (NULL) matches nothing).
+      where.push(`key_id IN (${f.keyIds.map((_, i) => `@k${i}`).join(', ') || 'NULL'})`);
+      f.keyIds.forEach((k, i) => (params[`k${i}`] = k));
+    }
+    if (f.since) {
+      where.push('claimed_at >= @since');
+      params.since = f.since;
     }
     if (f.op) {
       where.push('op = @op');

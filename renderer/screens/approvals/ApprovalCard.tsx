@@ -9,7 +9,7 @@
 // Approve buttons fill up, then work. A plan cannot be approved for a while (a grant would approve the
 // next plans unseen).
 import { useEffect, useId, useRef, useState, type CSSProperties } from 'react';
-import type { PendingApprovalView } from '../../../shared/ipc/views';
+import { GRANT_MINUTES, type PendingApprovalView } from '../../../shared/ipc/views';
 import { visible, visibleLines } from '../../../shared/text/visible';
 import { api, errorText } from '../../api';
 import { Argv } from '../../components/Argv';
@@ -26,9 +26,6 @@ import { useArmed } from './useArmed';
 import './approvals.css';
 
 export type Decision = 'approved' | 'approved-for' | 'denied';
-
-/** How long a time-boxed approval may last, in minutes. */
-const GRANT_MINUTES = [5, 15, 30, 60, 120, 240, 480] as const;
 
 /** Marks a part of the body that must have been on screen before Approve arms. */
 const part = (name: string) => ({ [MUST_SEE]: name });

@@ -75,7 +75,7 @@ describe('the command line with bad input', () => {
     const newOut = (n: string) => path.join(host.root, `k-${n}.json`);
     const cases: { args: string[]; home?: string }[] = [
       { args: ['no-such-command'] },
-      ...['init', 'daemon', 'spools list', 'keys list', 'approvals list', 'cancel x', 'pause', 'resume', 'config get', 'resolve x --succeeded', 'status', 'audit'].flatMap((c) => [
+      ...['init', 'daemon', 'spools list', 'keys list', 'approvals list', 'cancel x', 'pause', 'resume', 'config get', 'resolve x --succeeded', 'status', 'audit', 'requests', 'show x', 'logs x', 'approvals watch'].flatMap((c) => [
         { args: [...c.split(' '), '--no-such-flag'] },
         ...(c === 'init' ? [] : [{ args: c.split(' '), home: missing }]),
         { args: c.split(' '), home: file },
@@ -147,6 +147,23 @@ describe('the command line with bad input', () => {
       { args: ['audit', '--limit', 'banana'] },
       { args: ['audit', '--limit', '-5'] },
       { args: ['audit', '--kind'] },
+      { args: ['requests', 'extra'] },
+      { args: ['requests', '--state', 'bogus'] },
+      { args: ['requests', '--state'] },
+      { args: ['requests', '--key', 'nobody'] },
+      { args: ['requests', '--since', 'banana'] },
+      { args: ['requests', '--limit', '0'] },
+      { args: ['requests', '--limit', '1001'] },
+      { args: ['requests', '--spool', 'no-such-spool'] },
+      { args: ['show'] },
+      { args: ['show', 'none'] },
+      { args: ['show', 'a', 'b'] },
+      { args: ['logs'] },
+      { args: ['logs', 'none'] },
+      { args: ['logs', 'none', '--follow'] },
+      { args: ['logs', 'none', '--json'] },
+      { args: ['approvals', 'watch', 'extra'] },
+      { args: ['approvals', 'watch', '--json'] },
     ];
     const before = await keyIds();
     const bad = (await runAll(cases)).filter(({ run }) => run.status === 0 || run.status === null || /^\s+at /m.test(run.stderr) || run.stderr.trim() === '');

@@ -1,5 +1,6 @@
-// Requests by spool: what a spool's writer and the runner take, and what `spools remove` counts; and
-// what retention, spend ceilings and the status feed ask of the ledger about requests.
+// Requests by spool: what a spool's writer and the runner take, and what `spools remove` counts; what
+// retention, spend ceilings and the status feed ask of the ledger about requests; and the list's
+// filters by key and age (`dumbwaiter requests --key NAME --since DURATION`).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TestLedger } from '../../../helpers/ledger';
 import { FINAL_STATES, STATES, type RequestState } from '../../../../shared/protocol/types';
@@ -195,5 +196,18 @@ describe("the audit log's statements on requests", () => {
     expect(l.requests.deleteFinishedBefore(later)).toBe(1);
     expect(l.audit.deleteBefore(later)).toBe(2);
     expect(l.audit.search({}).map((a) => a.message)).toEqual(['of the kept one']);
+  });
+});
+
+describe('the list of requests', () => {
+  it('filters by any of several keys (an empty list matching none) and by when each was claimed, newest first', () => {
+    l.add('r-a', { key_id: 'k_a' });
+    l.add('r-b', { key_id: 'k_b' });
+    l.add('r-c', { key_id: 'k_c' });
+    const ids = (f: Parameters<typeof l.requests.list>[0]) => l.requests.list(f).map((r) => r.id);
+    expect(ids({ keyIds: ['k_a', 'k_c'] })).toEqual(['r-c', 'r-a']);
+    expect(ids({ keyIds: [] })).toEqual([]);
+    expect(ids({ since: new Date(Date.now() - 60_000).toISOString() })).toEqual(['r-c', 'r-b', 'r-a']);
+    expect(ids({ since: new Date(Date.now() + 60_000).toISOString() })).toEqual([]);
   });
 });
