@@ -49,6 +49,11 @@ export default tseslint.config(
   { rules: { 'no-restricted-imports': ['error', { patterns: [STATE_WRITER] }], 'no-restricted-syntax': ['error', ...STATE_WRITER_LOADS] } },
   { files: ['main/**', 'shared/**', 'renderer/**', 'bin/**', 'test/**'], ignores: ['main/electron/**'], rules: electronFree() },
   { files: ['main/core/lifecycle.ts'], rules: { ...electronFree([]), 'no-restricted-syntax': 'off' } },
+  // shared/ is below main/: the sandbox clients and the renderer use it, so it must not pull in the host.
+  {
+    files: ['shared/**'],
+    rules: electronFree([STATE_WRITER, { group: ['**/main/**', '../main', '../../main'], message: 'shared/ is used by the sandbox clients and the renderer: it may not import the host (main/).' }]),
+  },
   {
     files: ['main/electron/**'],
     ignores: ['main/electron/ipc.ts'],

@@ -1,6 +1,6 @@
 // The architecture's hard rules, enforced by lint: the core never imports Electron, raw IPC
-// (ipcMain, ipcRenderer) stays in main/electron/ipc.ts and preload/, and only the lifecycle holds the
-// writer of request states.
+// (ipcMain, ipcRenderer) stays in main/electron/ipc.ts and preload/, shared/ never imports the host,
+// and only the lifecycle holds the writer of request states.
 import { describe, expect, it } from 'vitest';
 import { ESLint } from 'eslint';
 import path from 'node:path';
@@ -26,6 +26,14 @@ describe('the Electron-free boundary', () => {
 
   it('allows Electron in the thin Electron layer', async () => {
     expect(await lint('main/electron/x.ts', "import { app } from 'electron';\nexport const a = app;\n")).toEqual([]);
+  });
+});
+
+describe('shared/ below the host', () => {
+  it('refuses an import of main/ in shared/ (the sandbox clients and the renderer use it), still refusing Electron there', async () => {
+    const problems = await lint('shared/client/x.ts', "import { scopedLogger } from '../../main/core/log';\nexport const l = scopedLogger;\n");
+    expect(problems.some((p) => p.includes('may not import the host'))).toBe(true);
+    expect((await lint('shared/client/x.ts', "import { app } from 'electron';\nexport const a = app;\n")).some((p) => p.startsWith('no-restricted-imports'))).toBe(true);
   });
 });
 
