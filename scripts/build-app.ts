@@ -9,6 +9,13 @@ import { generateIcons } from './icons';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+/** The core finds package.json and its resources relative to its own file (import.meta.url), which a
+ *  CommonJS bundle has not: its own file's URL stands in for it. */
+const OWN_URL = {
+  define: { 'import.meta.url': '__dumbwaiter_url' },
+  banner: { js: "const __dumbwaiter_url = require('node:url').pathToFileURL(__filename).href;" },
+};
+
 export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string[]> {
   const out = (...p: string[]) => path.join(outDir, ...p);
   await Promise.all([
@@ -21,9 +28,7 @@ export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string
       format: 'cjs',
       // Native or build-time modules stay outside the bundle (better-sqlite3 is unpacked from the archive).
       external: ['electron', 'better-sqlite3', 'esbuild'],
-      // The core finds package.json and its resources relative to its own file.
-      define: { 'import.meta.url': '__dumbwaiter_url' },
-      banner: { js: "const __dumbwaiter_url = require('node:url').pathToFileURL(__filename).href;" },
+      ...OWN_URL,
       plugins: [faultsOff],
       logLevel: 'error',
     }),
@@ -35,6 +40,8 @@ export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string
       platform: 'node',
       target: 'node20',
       format: 'cjs',
+      // It finds the native spawner (native/build/) relative to its own file.
+      ...OWN_URL,
       logLevel: 'error',
     }),
     build({
