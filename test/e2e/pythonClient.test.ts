@@ -816,7 +816,7 @@ describe('what a writer of the spool can no longer make dw.py do', () => {
     expect(await p.done).toBe(83);
     expect(statSync(outFile).size).toBe(MAX_LIVE_LOG_BYTES);
     expect(p.stderr().split(capNote).length).toBe(2);
-    expect(p.stderr()).toContain(`dw: the live output above stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/py-huge-log.log; the host's signed output follows:\n`);
+    expect(p.stderr()).toContain(`dw: the live output above stopped at ${MAX_LIVE_LOG_BYTES} bytes of results/py-huge-log.log; the host's signed result holds none of its output\n`);
     expect(p.stderr()).toMatch(/py-huge-log cancelled by key /);
     rmSync(outFile);
     expect((await host.sentinel(key)).state).toBe('succeeded');

@@ -44,6 +44,8 @@ const UNDO: Record<number, string> = {
   9: 'DROP INDEX requests_wire; ALTER TABLE requests DROP COLUMN wire_id;',
   // Who approved a request, typed.
   10: 'ALTER TABLE requests DROP COLUMN approved_by_actor; ALTER TABLE requests DROP COLUMN approved_by_grant; ALTER TABLE requests DROP COLUMN approved_by_plan;',
+  // A reconcile check still to come.
+  11: 'ALTER TABLE requests DROP COLUMN reconcile_pending;',
 };
 
 /** A new ledger at `file` as the version with the first `version` migrations left it. */
