@@ -1,5 +1,5 @@
 // The host's parts for one home, built once per process and shared by every face in it: the daemon,
-// the command line's service and, in the desktop app, both at once. The ledger is opened here and only
+// the command line's host (host/) and, in the desktop app, both at once. The ledger is opened here and only
 // here, and so are the request store, the audit log, the lifecycle (the one writer of a request's
 // state), the decisions, the result publisher of each spool and the reconciler.
 //

@@ -2,7 +2,6 @@
 // calls, grouped, over one home's core. Every call works whether or not a daemon runs; after a change
 // the daemon must act on, it is told (HostCore.wake).
 import { HostCore } from '../hostCore';
-import type { SecretSealer } from '../keys/keyStore';
 import { HostContext } from './context';
 import { HostKeys } from './keys';
 import { Spools } from './spools';
@@ -29,9 +28,9 @@ export class Host {
 
   /** `home`: the home's core, shared with a daemon of this process (the app); or the home's folder, for
    *  a core of this host's own (the command line). `spoolFlag`: --spool, the spool commands act on. */
-  constructor(home: HostCore | string, spoolFlag?: string, sealer: SecretSealer | null = null) {
+  constructor(home: HostCore | string, spoolFlag?: string) {
     this.ownsCore = typeof home === 'string';
-    const core = typeof home === 'string' ? HostCore.open(home, sealer) : home;
+    const core = typeof home === 'string' ? HostCore.open(home) : home;
     try {
       this.context = new HostContext(core, spoolFlag); // an unknown --spool is an error at once
     } catch (e) {

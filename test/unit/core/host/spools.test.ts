@@ -7,19 +7,17 @@ import { TestHost } from '../../../helpers/host';
 import { Host } from '../../../../main/core/host/host';
 
 let host: TestHost;
+/** The app's host, made by each test (closed after it). */
 let svc: Host;
 
-beforeEach(() => {
-  host = new TestHost('version: 1\noperations: []\n');
-  host.createKey('sandbox'); // a notice is written for each active key
-});
-
+beforeEach(() => void (host = new TestHost('version: 1\noperations: []\n')));
 afterEach(async () => {
   svc?.close();
   await host.cleanup();
 });
 
-const inbox = (dir = path.join(host.spool, 'inbox')) => readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+/** The messages in a spool's inbox folder (not a write in progress). */
+const inbox = (dir: string) => readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
 
 describe('spools, as a long-lived service sees them', () => {
   it('sees a spool the command line added, and writes into a moved spool only at its new folder', () => {
