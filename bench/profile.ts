@@ -35,7 +35,7 @@ import { measureThroughput } from './sections/throughput';
 import { auditQueries, buildAuditLedger, timeQueries } from './sections/audit';
 import { makeHistory } from './sections/startup';
 import { CATEGORIES, profileBreakdown, profileSteps, type Category } from './lib/cpuprofile';
-import { HostService } from '../main/core/service';
+import { Host } from '../main/core/host/host';
 import { pinDir, unpin } from '../main/core/spool/pinned';
 import { ftsQuery, type AuditQuery } from '../main/core/ledger/audit';
 
@@ -365,8 +365,8 @@ async function modeAudit(): Promise<void> {
     const l = await buildAuditLedger(host, n, (s) => say(s));
     const queries = auditQueries(l);
     const reps = 10;
-    const svc = new HostService(host.home, host.spool);
-    const now = timeQueries(queries, reps, (q) => svc.searchAudit(q));
+    const svc = new Host(host.home, host.spool);
+    const now = timeQueries(queries, reps, (q) => svc.audit.search(q));
     svc.close();
     const db = new Database(path.join(host.home, 'ledger.sqlite'));
     const before = timeQueries(queries, reps, (q) => searchBeforeF81d037(db, q));
@@ -374,7 +374,7 @@ async function modeAudit(): Promise<void> {
       .filter((q) => q.query.text || q.query.kind)
       .map((q) => `    ${q.name}: ${(searchBeforeF81d037(db, q.query, true) as { detail: string }[]).map((r) => r.detail).join('; ')}`);
     db.close();
-    console.log(`audit search over ${l.entries} entries, p50 of ${reps} each (ms): the query before f81d037 | HostService.searchAudit now`);
+    console.log(`audit search over ${l.entries} entries, p50 of ${reps} each (ms): the query before f81d037 | Host.audit.search now`);
     now.queries.forEach((q, i) => {
       const b = before.queries[i]!;
       console.log(`  ${q.name.padEnd(32)} ${String(q.rows).padStart(3)} rows  ${b.timing.p50.toFixed(2).padStart(8)} | ${q.timing.p50.toFixed(2).padStart(8)}${b.rows !== q.rows ? `  (${b.rows} rows before!)` : ''}`);

@@ -1,5 +1,5 @@
 // Realistic generated history: request lifecycles with the daemon's own audit kinds and message
-// formats (see main/core/daemon/*.ts, decisions.ts, service.ts), seeded so every run gets the same data.
+// formats (see main/core/daemon/*.ts, decisions.ts, host/), seeded so every run gets the same data.
 import { createHash } from 'node:crypto';
 import type { AuditEntry } from '../../main/core/ledger/audit';
 import { pick, rng, weighted } from './stats';

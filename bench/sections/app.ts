@@ -1,6 +1,6 @@
 // The desktop app's status: how soon a request's end reaches the app's windows, pushed. The app's own
 // parts run here as they do in its main process (main/electron/main.ts), without Electron: the status
-// feed (core/app/statusFeed.ts) on a HostService, fed either by the daemon in the same process
+// feed (core/app/statusFeed.ts) on a Host, fed either by the daemon in the same process
 // (Daemon.onChange) or, when the command line's daemon holds the home, by the home folder's watch
 // (followHome). What the feed emits is what the app sends to its windows at once (sendEvent).
 // And what the daemon's logging costs a request in the app: the lines its in-process daemon wrote, written
@@ -13,7 +13,7 @@ import electronLog from 'electron-log/node';
 import { configureLogging, coreWriter, useLogSink, type LogLevel, type LogSink } from '../../main/core/log';
 import { electronLogSink } from '../../main/electron/logSink';
 import { Daemon } from '../../main/core/daemon/daemon';
-import { HostService } from '../../main/core/service';
+import { Host } from '../../main/core/host/host';
 import { HostCore } from '../../main/core/hostCore';
 import { StatusFeed, followHome } from '../../main/core/app/statusFeed';
 import { homePaths } from '../../main/core/home';
@@ -38,7 +38,7 @@ export interface AppLogging {
 }
 
 /** `n` no-op requests in turn, each timed from its final commit to the event the app would send. */
-async function pushTimes(host: BenchHost, n: number, svc: HostService, follow: (feed: StatusFeed) => () => void): Promise<number[]> {
+async function pushTimes(host: BenchHost, n: number, svc: Host, follow: (feed: StatusFeed) => () => void): Promise<number[]> {
   const db = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
   const finishedAt = db.prepare("SELECT at FROM audit WHERE request_id = ? AND kind = 'finished'");
   const waiting = new Map<string, (epoch: number) => void>();
@@ -80,7 +80,7 @@ export async function measureAppPush(inProcessHost: BenchHost, otherProcessHost:
   useLogSink({ accepts: (level) => coreWriter.accepts(level), write: (...line) => (lines.push(line), coreWriter.write(...line)) });
   let in_process: number[];
   try {
-    in_process = await pushTimes(inProcessHost, n, new HostService(core), (feed) => daemon.onChange(() => feed.changed()));
+    in_process = await pushTimes(inProcessHost, n, new Host(core), (feed) => daemon.onChange(() => feed.changed()));
   } finally {
     useLogSink(null);
     await daemon.stop();
@@ -89,7 +89,7 @@ export async function measureAppPush(inProcessHost: BenchHost, otherProcessHost:
   const d = otherProcessHost.startDaemon();
   await d.ready();
   let other_process: number[];
-  const svc = new HostService(otherProcessHost.home);
+  const svc = new Host(otherProcessHost.home);
   try {
     other_process = await pushTimes(otherProcessHost, n, svc, (feed) => {
       const watch = followHome(homePaths(otherProcessHost.home), () => feed.changed());

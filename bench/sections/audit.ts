@@ -1,11 +1,11 @@
 // Audit search over a large audit log: entries inserted with the real AuditLog.record into a ledger
 // opened by the real openLedger (so the FTS index and its trigger are the real ones), then searched
-// through HostService.searchAudit, the call behind `dumbwaiter audit` and the app's audit page.
+// through Host.audit.search, the call behind `dumbwaiter audit` and the app's audit page.
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { openLedger } from '../../main/core/ledger/db';
 import { AuditLog, type AuditQuery } from '../../main/core/ledger/audit';
-import { HostService } from '../../main/core/service';
+import { Host } from '../../main/core/host/host';
 import { BenchHost } from '../lib/host';
 import { summarize, type Summary } from '../lib/stats';
 import { HistoryGenerator } from '../lib/workload';
@@ -114,9 +114,9 @@ export function timeQueries(queries: { name: string; query: AuditQuery }[], reps
 
 export async function measureAudit(host: BenchHost, entries: number, reps: number, progress: (s: string) => void): Promise<AuditRun> {
   const l = await buildAuditLedger(host, entries, progress);
-  const svc = new HostService(host.home, host.spool);
+  const svc = new Host(host.home, host.spool);
   try {
-    const r = timeQueries(auditQueries(l), reps, (q) => svc.searchAudit(q));
+    const r = timeQueries(auditQueries(l), reps, (q) => svc.audit.search(q));
     return { entries: l.entries, insert_ms: l.insert_ms, ledger_mib: l.ledger_mib, ...r };
   } finally {
     svc.close();

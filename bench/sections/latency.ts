@@ -86,7 +86,7 @@ function stagesOf(host: BenchHost, subs: { id: string; submittedEpoch: number; s
   let n = 0;
   host.t.service((svc) => {
     for (const s of subs) {
-      const row = svc.request(s.id);
+      const row = svc.requests.get(s.id);
       if (!row?.started_at || !row.finished_at) continue;
       const claimed = Date.parse(row.claimed_at);
       const started = Date.parse(row.started_at);

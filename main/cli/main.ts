@@ -6,7 +6,9 @@ import path from 'node:path';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
 import { UserError } from '../core/errors';
 import { initHome } from '../core/setup';
-import { HostService, type StatusReport } from '../core/service';
+import { Host } from '../core/host/host';
+import type { StatusReport } from '../core/host/status';
+import type { PendingApproval } from '../core/host/verdicts';
 import { cliActor } from '../core/ledger/audit';
 import { Daemon } from '../core/daemon/daemon';
 import { keepHeapSmall } from '../core/daemon/memory';
@@ -25,7 +27,7 @@ import { parseSettingValue } from '../core/settings';
 import { parseDuration } from '../core/duration';
 import { rulesInBrief } from '../core/policy/grantRules';
 import { parseWiden } from './widen';
-import type { SpoolInfo } from '../../shared/ipc/views';
+import type { KeyView, SpoolInfo } from '../../shared/ipc/views';
 import { probeLines, type ProbeReport } from '../../shared/protocol/probe';
 import { installService, serviceKind, servicePlan, serviceStatus, uninstallService } from '../core/loginService/manager';
 import { daemonArgv } from '../core/loginService/units';
@@ -94,16 +96,16 @@ default), and for daemon the only spool it serves (else every spool of the home)
 read state take --json.
 `;
 
-function service(values: { home?: string; spool?: string }): HostService {
-  return new HostService(resolveHomeDir(values.home), values.spool ?? process.env.DUMBWAITER_SPOOL);
+function openHost(values: { home?: string; spool?: string }): Host {
+  return new Host(resolveHomeDir(values.home), values.spool ?? process.env.DUMBWAITER_SPOOL);
 }
 
-function withService<T>(values: { home?: string; spool?: string }, fn: (svc: HostService) => T): T {
-  const svc = service(values);
+function withHost<T>(values: { home?: string; spool?: string }, fn: (host: Host) => T): T {
+  const host = openHost(values);
   try {
-    return fn(svc);
+    return fn(host);
   } finally {
-    svc.close();
+    host.close();
   }
 }
 
@@ -114,11 +116,11 @@ function spoolFlag(values: { spool?: string }): string | undefined {
 /** A new or moved spool's mount, as `spools check` finds it (a network or shared mount, NFS, SMB, 9p,
  *  virtiofs, FUSE, said as such): a folder meant to be shared that is a local one is seen at once. */
 async function probeNewSpool(values: { home?: string }, name: string): Promise<ProbeReport> {
-  const svc = new HostService(resolveHomeDir(values.home));
+  const host = new Host(resolveHomeDir(values.home));
   try {
-    return await svc.probeSpool(name);
+    return await host.spools.probe(name);
   } finally {
-    svc.close();
+    host.close();
   }
 }
 
@@ -171,7 +173,7 @@ async function cmdDaemon(argv: string[]): Promise<void> {
   await stopped;
 }
 
-function keyRows(keys: ReturnType<HostService['listKeys']>): string[][] {
+function keyRows(keys: KeyView[]): string[][] {
   return [
     ['KEY_ID', 'NAME', 'SPOOL', 'SCOPE', 'OPS', 'STATE', 'LAST USED'],
     ...keys.map((k) => [k.key_id, k.name, k.spool, k.scope, k.ops ? k.ops.join(',') : '(all)', k.revoked_at ? `revoked ${ago(k.revoked_at)}` : 'active', ago(k.last_used_at)]),
@@ -180,7 +182,7 @@ function keyRows(keys: ReturnType<HostService['listKeys']>): string[][] {
 
 /** Checked before a key is made: its file can be written (the folder is there and writable, no file
  *  is in the way unless --force, and only a file is overwritten). The key is committed only once the
- *  file is written (HostService.createKey's `save`): a secret nobody holds must never be active. */
+ *  file is written (HostKeys.create's `save`): a secret nobody holds must never be active. */
 function checkKeyOut(file: string, force: boolean): void {
   const dir = path.dirname(file);
   const cannot = (why: string) => new UserError(`cannot write the key file ${file}: ${why}`);
@@ -207,8 +209,8 @@ function checkKeyOut(file: string, force: boolean): void {
   if (there && !there.isFile()) throw cannot('it is not a regular file');
 }
 
-function warnIfInSpool(svc: HostService, file: string): void {
-  const spool = svc.settings.spools.find((s) => isInside(s.dir, file));
+function warnIfInSpool(host: Host, file: string): void {
+  const spool = host.context.settings.spools.find((s) => isInside(s.dir, file));
   if (spool) warn(`note: ${file} is inside spool ${spool.name}: anything that can read that spool can use this key.`);
 }
 
@@ -219,7 +221,7 @@ function cmdKeys(argv: string[]): void {
     out: { type: 'string' },
     force: { type: 'boolean', default: false },
   });
-  withService(values, (svc) => {
+  withHost(values, (host) => {
     const actor = cliActor();
     switch (sub) {
       case 'create': {
@@ -228,16 +230,16 @@ function cmdKeys(argv: string[]): void {
         const out = path.resolve(values.out);
         const ops = values.ops ? values.ops.split(',').map((s) => s.trim()).filter(Boolean) : null;
         checkKeyOut(out, values.force);
-        const key = svc.createKey(name, values.scope as Scope, ops, actor, undefined, (k) => svc.writeKeyFile(k, out));
-        warnIfInSpool(svc, out);
+        const key = host.keys.create(name, values.scope as Scope, ops, actor, undefined, (k) => host.keys.writeFile(k, out));
+        warnIfInSpool(host, out);
         if (values.json) return printJson({ key_id: key.key_id, name: key.name, scope: key.scope, ops: key.ops, spool: key.spool, file: out });
         say(`Created key ${key.key_id} ("${name}", ${key.scope}${ops ? `, ops ${ops.join(',')}` : ''}) for spool ${key.spool}: it works through that spool only.`);
         say(`Key file: ${out} (mode 0600). Give it to the sandbox; it is shown only this once.`);
-        say(svc.pasteLines(out, key.spool));
+        say(host.keys.pasteLines(out, key.spool));
         return;
       }
       case 'list': {
-        const keys = svc.listKeys(spoolFlag(values) === undefined ? undefined : svc.spool?.name);
+        const keys = host.keys.list(spoolFlag(values) === undefined ? undefined : host.context.spool?.name);
         if (values.json) return printJson(keys);
         if (keys.length === 0) return say('No keys yet. Create one with: dumbwaiter keys create NAME --out FILE');
         return printTable(keyRows(keys));
@@ -245,7 +247,7 @@ function cmdKeys(argv: string[]): void {
       case 'revoke': {
         const id = positionals[0];
         if (!id) throw new UsageError('usage: dumbwaiter keys revoke KEY_ID');
-        const changed = svc.revokeKey(id, actor);
+        const changed = host.keys.revoke(id, actor);
         if (values.json) return printJson({ key_id: id, revoked: true, changed });
         return say(changed ? `Revoked ${id}: its requests are now rejected (revoked_key).` : `${id} was already revoked.`);
       }
@@ -254,8 +256,8 @@ function cmdKeys(argv: string[]): void {
         if (!id || !values.out) throw new UsageError('usage: dumbwaiter keys rotate KEY_ID --out FILE');
         const out = path.resolve(values.out);
         checkKeyOut(out, values.force);
-        const fresh = svc.rotateKey(id, actor, (k) => svc.writeKeyFile(k, out));
-        warnIfInSpool(svc, out);
+        const fresh = host.keys.rotate(id, actor, (k) => host.keys.writeFile(k, out));
+        warnIfInSpool(host, out);
         if (values.json) return printJson({ old_key_id: id, key_id: fresh.key_id, spool: fresh.spool, file: out });
         return say(`Rotated ${id} -> ${fresh.key_id} (spool ${fresh.spool}; the old key is revoked; the new one keeps its spend so far and its spend ceilings). New key file: ${out}`);
       }
@@ -267,7 +269,7 @@ function cmdKeys(argv: string[]): void {
 
 /** One request waiting for a human: what the sandbox wrote (intent, arguments in argv) is escaped, so
  *  it can neither redraw the lines above it nor pass for a line of its own. */
-function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]): string {
+function describeApproval(p: PendingApproval): string {
   const a = p.approval;
   // A plan runs nothing itself: what it would let run is its steps, each in full.
   // The environment decides the run as much as argv does (host-side: never in the wire's approval).
@@ -291,9 +293,9 @@ function describeApproval(p: ReturnType<HostService['pendingApprovals']>[number]
 
 async function cmdApprovalsWatch(values: { home?: string; spool?: string; json?: boolean }, positionals: string[]): Promise<void> {
   if (positionals.length || values.json) throw new UsageError(WATCH_USAGE);
-  const svc = service(values);
+  const svc = openHost(values);
   try {
-    const spool = spoolFlag(values) === undefined ? undefined : svc.spool?.name;
+    const spool = spoolFlag(values) === undefined ? undefined : svc.context.spool?.name;
     await watchApprovals(svc, spool);
   } finally {
     svc.close();
@@ -310,12 +312,12 @@ function cmdApprovals(argv: string[]): void | Promise<void> {
   });
   if (sub === 'watch') return cmdApprovalsWatch(values, positionals);
   const id = positionals[0];
-  withService(values, (svc) => {
+  withHost(values, (host) => {
     const actor = cliActor();
     switch (sub) {
       case undefined:
       case 'list': {
-        const pending = svc.pendingApprovals();
+        const pending = host.verdicts.pending();
         if (values.json) return printJson(pending);
         if (pending.length === 0) return say('Nothing is waiting for approval.');
         return say(pending.map(describeApproval).join('\n'));
@@ -323,19 +325,19 @@ function cmdApprovals(argv: string[]): void | Promise<void> {
       case 'approve': {
         if (!id) throw new UsageError(`usage: dumbwaiter approvals approve ID [--for DURATION [--any-args | --args-match NAME=REGEX ...]]`);
         const seconds = values.for === undefined ? undefined : parseDuration(values.for);
-        const widen = parseWiden(values['any-args'], values['args-match'], () => Object.keys(svc.decisions.grantRules(id)));
-        const r = svc.approve(id, actor, seconds, widen);
+        const widen = parseWiden(values['any-args'], values['args-match'], () => Object.keys(host.verdicts.grantRules(id)));
+        const r = host.verdicts.approve(id, actor, seconds, widen);
         if (values.json) return printJson({ id, state: r.row.state, grant: r.grant, also_approved: r.alsoApproved.map((x) => x.id) });
         return say(approvedText(id, r));
       }
       case 'deny': {
         if (!id) throw new UsageError('usage: dumbwaiter approvals deny ID [--reason TEXT]');
-        const row = svc.deny(id, actor, values.reason);
+        const row = host.verdicts.deny(id, actor, values.reason);
         if (values.json) return printJson({ id, state: row.state, reason: row.error_message });
         return say(`Denied ${id}.`);
       }
       case 'grants': {
-        const grants = svc.listGrants(values.all);
+        const grants = host.verdicts.grants(values.all);
         if (values.json) return printJson(grants);
         if (grants.length === 0) return say(values.all ? 'No grants.' : 'No active grants.');
         return printTable([
@@ -354,7 +356,7 @@ function cmdApprovals(argv: string[]): void | Promise<void> {
       }
       case 'revoke-grant': {
         if (!id) throw new UsageError('usage: dumbwaiter approvals revoke-grant GRANT_ID');
-        const changed = svc.revokeGrant(id, actor);
+        const changed = host.verdicts.revokeGrant(id, actor);
         if (values.json) return printJson({ id, revoked: true, changed });
         return say(changed ? `Grant ${id} revoked.` : `Grant ${id} was already revoked or expired.`);
       }
@@ -368,8 +370,8 @@ function cmdCancel(argv: string[]): void {
   const { values, positionals } = parse(argv, {});
   const id = positionals[0];
   if (!id) throw new UsageError('usage: dumbwaiter cancel ID');
-  withService(values, (svc) => {
-    const out = svc.cancel(id, cliActor());
+  withHost(values, (host) => {
+    const out = host.verdicts.cancel(id, cliActor());
     if (values.json) return printJson({ id, changed: out.changed, state: out.state, message: out.message });
     say(out.message);
   });
@@ -378,8 +380,8 @@ function cmdCancel(argv: string[]): void {
 function cmdPause(paused: boolean) {
   return (argv: string[]): void => {
     const { values } = parse(argv, {});
-    withService(values, (svc) => {
-      const changed = svc.setPaused(paused, cliActor());
+    withHost(values, (host) => {
+      const changed = host.settings.setPaused(paused, cliActor());
       if (values.json) return printJson({ paused, changed });
       if (!changed) return say(paused ? 'Already paused.' : 'Not paused.');
       say(paused ? 'Paused: requests are still claimed and recorded, but nothing new starts. Resume with: dumbwaiter resume' : 'Resumed.');
@@ -389,9 +391,9 @@ function cmdPause(paused: boolean) {
 
 function cmdConfig(argv: string[]): void {
   const { sub, values, positionals } = parseSub(argv, { parents: { type: 'boolean', default: false } });
-  withService(values, (svc) => {
+  withHost(values, (host) => {
     if (sub === 'get' || sub === undefined) {
-      const settings = svc.getSettings();
+      const settings = host.settings.get();
       const name = positionals[0];
       if (name !== undefined && !(name in settings)) throw new UserError(`unknown setting "${name}"`);
       const shown = name === undefined ? settings : { [name]: settings[name as keyof typeof settings] };
@@ -404,10 +406,10 @@ function cmdConfig(argv: string[]): void {
       if (!name || value === undefined) throw new UsageError('usage: dumbwaiter config set NAME VALUE');
       // A spool moves through the one call that checks the new folder as `init` does.
       if (name === 'spool') {
-        const r = svc.useSpool(path.resolve(value), cliActor(), values.parents);
+        const r = host.spools.use(path.resolve(value), cliActor(), values.parents);
         return values.json ? printJson({ spool: r.path }) : say(r.message);
       }
-      const next = svc.setSetting(name, parseSettingValue(value), cliActor());
+      const next = host.settings.set(name, parseSettingValue(value), cliActor());
       if (values.json) return printJson({ [name]: next[name as keyof typeof next] });
       return say(`${name} = ${JSON.stringify(next[name as keyof typeof next])}`);
     }
@@ -435,9 +437,9 @@ async function cmdResolve(argv: string[]): Promise<void> {
   const verdicts = [values.succeeded, values.failed, values.check].filter(Boolean).length;
   if (!id || verdicts !== 1 || (values.check && (values.force || values.note))) throw new UsageError(RESOLVE_USAGE);
   if (values.check) return checkReconcile(values, id);
-  withService(values, (svc) => {
-    const wasRunning = svc.request(id)?.state === 'running';
-    const row = svc.resolve(id, values.succeeded ? 'succeeded' : 'failed', values.note, cliActor(), { force: values.force });
+  withHost(values, (host) => {
+    const wasRunning = host.requests.get(id)?.state === 'running';
+    const row = host.verdicts.resolve(id, values.succeeded ? 'succeeded' : 'failed', values.note, cliActor(), { force: values.force });
     if (values.json) return printJson({ id, state: row.state, resolved_by: row.resolved_by, note: row.note });
     say(`${id} resolved as ${row.state}.${wasRunning ? ` The host is ending its processes (process group ${row.pid}).` : ''}`);
   });
@@ -445,9 +447,9 @@ async function cmdResolve(argv: string[]): Promise<void> {
 
 /** `resolve ID --check`: the reconcile command's verdict, and where that leaves the request. */
 async function checkReconcile(values: { home?: string; spool?: string; json?: boolean }, id: string): Promise<void> {
-  const svc = service(values);
+  const host = openHost(values);
   try {
-    const row = await svc.checkReconcile(id, cliActor());
+    const row = await host.verdicts.checkReconcile(id, cliActor());
     const attempt = reconcileOf(row);
     if (values.json) return printJson({ id, state: row.state, resolved_by: row.resolved_by, reconcile: attempt });
     const said = verdictText(attempt?.verdict ?? 'unknown');
@@ -456,7 +458,7 @@ async function checkReconcile(values: { home?: string; spool?: string; json?: bo
     if (row.state === 'uncertain' && row.error_message) say(visible(row.error_message));
     if (row.error_code === 'not_applied') say('It is safe to retry with a new request id.');
   } finally {
-    svc.close();
+    host.close();
   }
 }
 
@@ -471,8 +473,8 @@ function allowlistText(a: StatusReport['allowlist']): string {
 
 function cmdStatus(argv: string[]): void {
   const { values } = parse(argv, {});
-  withService(values, (svc) => {
-    const s = svc.status();
+  withHost(values, (host) => {
+    const s = host.status.report();
     if (values.json) return printJson(s);
     const d = s.daemon;
     say(`Daemon:    ${d.running ? `running${d.holder ? ` (pid ${d.holder.pid}, since ${d.holder.started_at})` : ''}` : 'not running'}; last heartbeat ${d.heartbeat_problem ? `unknown: ${visible(d.heartbeat_problem)}` : ago(d.heartbeat_at)}`);
@@ -519,8 +521,8 @@ function cmdAudit(argv: string[]): void {
   });
   const limit = Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
-  withService(values, (svc) => {
-    const rows = svc.searchAudit({ text: positionals.join(' '), kind: values.kind, requestId: values.id, limit });
+  withHost(values, (host) => {
+    const rows = host.audit.search({ text: positionals.join(' '), kind: values.kind, requestId: values.id, limit });
     if (values.json) return printJson(rows);
     if (rows.length === 0) return say('No matching audit entries.');
     for (const r of rows.reverse()) {
@@ -541,21 +543,21 @@ const SPOOLS_USAGE = 'usage: dumbwaiter spools list | spools add NAME DIR [--par
 async function cmdSpools(argv: string[]): Promise<void> {
   const { sub, values, positionals } = parseSub(argv, { 'from-home': { type: 'string' }, yes: { type: 'boolean', default: false }, parents: { type: 'boolean', default: false } });
   const [name, dir] = positionals;
-  const svc = service(values);
+  const host = openHost(values);
   try {
     const actor = cliActor();
     switch (sub) {
       case undefined:
       case 'list': {
-        const spools = svc.listSpools();
+        const spools = host.spools.list();
         if (values.json) return printJson(spools);
         if (spools.length === 0) return say('No spools yet. Add one with: dumbwaiter spools add NAME DIR');
         return printTable(spoolRows(spools));
       }
       case 'add': {
         if (!name || !dir) throw new UsageError('usage: dumbwaiter spools add NAME DIR [--parents]');
-        const s = svc.addSpool(name, path.resolve(dir), actor, values.parents);
-        const probe = await svc.probeSpool(s.name);
+        const s = host.spools.add(name, path.resolve(dir), actor, values.parents);
+        const probe = await host.spools.probe(s.name);
         if (values.json) return printJson({ ...s, probe });
         say(`Added spool ${s.name} at ${s.dir}: share this folder with one sandbox only.`);
         say(`Mount: ${visible(probe.summary)}`);
@@ -571,7 +573,7 @@ async function cmdSpools(argv: string[]): Promise<void> {
               'Its sandbox then needs a key of this home. Stop that home\'s daemon, then run this again with --yes',
           );
         }
-        const s = svc.adoptSpool(name, dir, from, actor);
+        const s = host.spools.adopt(name, dir, from, actor);
         if (values.json) return printJson(s);
         say(`Spool ${s.name} at ${s.dir} is now this home's; the home ${path.resolve(from)} no longer serves it (remove it there: ${commandName()} spools remove NAME --home ${shellWord(path.resolve(from))}).`);
         say(`A running daemon serves it within a few seconds. Its sandbox needs a key of this home: ${commandName()} keys create NAME --spool ${s.name} --out FILE`);
@@ -579,14 +581,14 @@ async function cmdSpools(argv: string[]): Promise<void> {
       }
       case 'remove': {
         if (!name) throw new UsageError('usage: dumbwaiter spools remove NAME');
-        const r = svc.removeSpool(name, actor);
+        const r = host.spools.remove(name, actor);
         if (values.json) return printJson(r);
         say(`Removed spool ${r.name}. Its folder ${r.dir} was left as it is${r.keys ? `; its ${r.keys === 1 ? 'key was' : `${r.keys} keys were`} revoked` : ''}.`);
         return;
       }
       case 'check': {
         if (!name) throw new UsageError('usage: dumbwaiter spools check NAME');
-        const report = await svc.probeSpool(name);
+        const report = await host.spools.probe(name);
         if (values.json) printJson(report);
         else for (const line of probeLines(report)) say(visible(line));
         // An error, not process.exitCode: main()'s return value is the exit status.
@@ -597,7 +599,7 @@ async function cmdSpools(argv: string[]): Promise<void> {
         throw new UsageError(SPOOLS_USAGE);
     }
   } finally {
-    svc.close();
+    host.close();
   }
 }
 
@@ -637,19 +639,19 @@ function cmdService(argv: string[]): void {
 function cmdRequests(argv: string[]): void {
   const { values, positionals } = parse(argv, REQUESTS_OPTIONS);
   if (positionals.length) throw new UsageError(REQUESTS_USAGE);
-  withService(values, (svc) => listRequests(svc, { ...values, spool: spoolFlag(values) }));
+  withHost(values, (svc) => listRequests(svc, { ...values, spool: spoolFlag(values) }));
 }
 
 function cmdShow(argv: string[]): void {
   const { values, positionals } = parse(argv, {});
   if (positionals.length !== 1) throw new UsageError(SHOW_USAGE);
-  withService(values, (svc) => showRequest(svc, positionals[0]!, values.json));
+  withHost(values, (svc) => showRequest(svc, positionals[0]!, values.json));
 }
 
 async function cmdLogs(argv: string[]): Promise<void> {
   const { values, positionals } = parse(argv, LOGS_OPTIONS);
   if (positionals.length !== 1 || values.json) throw new UsageError(LOGS_USAGE);
-  const svc = service(values);
+  const svc = openHost(values);
   try {
     await printLogs(svc, positionals[0]!, values);
   } finally {

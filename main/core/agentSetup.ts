@@ -1,6 +1,6 @@
 // The lines that register the spool's MCP server (`node bin/dw.cjs mcp`) with an agent: Claude Code,
 // Codex, Gemini CLI and any client that takes the common `mcpServers` JSON. One place, printed by
-// `keys create` (HostService.pasteLines) and quoted in docs/SANDBOX.md, which a test holds to them.
+// `keys create` (HostKeys.pasteLines) and quoted in docs/SANDBOX.md, which a test holds to them.
 // The paths are the sandbox's: a container sees the spool and the key where they are mounted.
 import path from 'node:path';
 import { shellWord } from '../../shared/text/shellWord';

@@ -1,11 +1,11 @@
 // The host's parts for one home, built once per process and shared by every face in it: the daemon,
-// the command line's service and, in the desktop app, both at once. The ledger is opened here and only
+// the command line's host (host/) and, in the desktop app, both at once. The ledger is opened here and only
 // here, and so are the request store, the audit log, the lifecycle (the one writer of a request's
 // state), the decisions, the result publisher of each spool and the reconciler.
 //
 // A change another face must act on reaches the daemon directly when it runs in this process (the
 // app), else through the home's wake file (wake.ts), which a daemon of another process watches.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { stampOf } from './fs/stamp';
 import { homePaths, type HomePaths } from './home';
 import { UserError } from './errors';
@@ -20,7 +20,8 @@ import { Decisions } from './decisions';
 import { readSettings, type Settings } from './settings';
 import { SpoolResults } from './spool/spoolResults';
 import { Reconciler } from './daemon/reconciler';
-import { parseAllowlist } from './allowlist/load';
+import { readHomeAllowlist } from './allowlist/homeFile';
+import type { AllowlistContext } from './allowlist/roots';
 import type { Allowlist } from './allowlist/types';
 import { scopedLogger } from './log';
 import { wakeDaemon } from './wake';
@@ -108,11 +109,14 @@ export class HostCore {
   /** The allowlist a run is checked against: the daemon's when one runs in this process, else the file's now. */
   allowlist(): Allowlist {
     if (this.daemon) return this.daemon.allowlist();
-    try {
-      return parseAllowlist(readFileSync(this.home.allowlist, 'utf8'), this.home.allowlist, { spools: this.settings.spools, home: this.home.root });
-    } catch (e) {
-      throw new UserError(`the allowlist ${this.home.allowlist} cannot be used now: ${(e as Error).message}`);
-    }
+    const file = readHomeAllowlist(this.home.allowlist, this.allowlistContext);
+    if (!file.ok) throw new UserError(`the allowlist ${this.home.allowlist} cannot be used now: ${file.reason}`);
+    return file.allowlist;
+  }
+
+  /** Where this home's spools and folder are, for the allowlist's rules on roots (allowlist/roots.ts). */
+  get allowlistContext(): AllowlistContext {
+    return { spools: this.settings.spools, home: this.home.root };
   }
 
   /** The daemon of this process, told of changes from now on; returns its detach. */

@@ -117,7 +117,7 @@ export function writeSettings(file: string, settings: Settings): void {
 }
 
 /** Settings a user may change with `config set` (the host's identity stays fixed; spools change only
- *  through `dumbwaiter spools` and HostService's spool calls, which check the folder). */
+ *  through `dumbwaiter spools` and the host's spool calls (host/spools.ts), which check the folder). */
 export const SETTABLE = Object.keys(settingsSchema.shape).filter((k) => k !== 'host_id' && k !== 'spools');
 
 /** Parses a command-line value: JSON when it is JSON (numbers, booleans, arrays), else the text itself. */

@@ -4,7 +4,7 @@ import { BrowserWindow, dialog, ipcMain } from 'electron';
 import { openLogsFolder } from './logging';
 import { bindIpc, trustWindows, type WindowRole } from '../core/ipc/bind';
 import { createIpcHandlers, type AppEdges } from '../core/ipc/handlers';
-import type { HostService } from '../core/service';
+import type { Host } from '../core/host/host';
 import { scopedLogger } from '../core/log';
 import type { EventName, IpcEvents } from '../../shared/ipc/contract';
 import { eventChannel } from '../../shared/ipc/channels';
@@ -34,8 +34,8 @@ const edges: AppEdges = {
 };
 
 /** `windows`: which of our windows a web contents is, to give each its own channels. */
-export function setupIpc(svc: HostService, windows: { roleOf(webContentsId: number): WindowRole | null }): void {
-  bindIpc(ipcMain, createIpcHandlers(svc, 'app', edges), trustWindows(APP_ORIGIN, (id) => windows.roleOf(id)), scopedLogger('ipc'));
+export function setupIpc(host: Host, windows: { roleOf(webContentsId: number): WindowRole | null }): void {
+  bindIpc(ipcMain, createIpcHandlers(host, 'app', edges), trustWindows(APP_ORIGIN, (id) => windows.roleOf(id)), scopedLogger('ipc'));
 }
 
 export function sendEvent<E extends EventName>(windows: BrowserWindow[], event: E, payload: IpcEvents[E]): void {

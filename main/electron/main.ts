@@ -3,7 +3,7 @@
 import { app, dialog } from 'electron';
 import path from 'node:path';
 import { Daemon } from '../core/daemon/daemon';
-import { HostService } from '../core/service';
+import { Host } from '../core/host/host';
 import { HostCore } from '../core/hostCore';
 import { defaultSpoolDir, resolveHomeDir } from '../core/home';
 import { scopedLogger } from '../core/log';
@@ -62,12 +62,12 @@ async function start(): Promise<void> {
     if (!(e instanceof UserError) || e.code !== 'home_locked') throw e;
     log.warn(e.message);
   }
-  const svc = new HostService(core);
-  svc.sealKeys('app');
+  const host = new Host(core);
+  host.keys.seal('app');
   if (warning) log.warn(warning);
 
   const windows = new Windows({ preload: path.join(__dirname, '..', 'preload', 'index.cjs') });
-  setupIpc(svc, windows);
+  setupIpc(host, windows);
   const iconsDir = app.isPackaged ? path.join(process.resourcesPath, 'tray') : path.join(app.getAppPath(), 'build', 'icons', 'tray');
   const decide = (fn: () => unknown) => {
     try {
@@ -80,20 +80,20 @@ async function start(): Promise<void> {
   // menu showed may be stale, and what does not fit in them goes to its card instead.
   const approvals = {
     approve: (id: string) => {
-      const now = approveInPlace(id, svc.pendingApprovals());
-      if (now === 'approve') decide(() => svc.approve(id, 'app'));
+      const now = approveInPlace(id, host.verdicts.pending());
+      if (now === 'approve') decide(() => host.verdicts.approve(id, 'app'));
       else if (now === 'card') windows.showApproval(id, true);
     },
-    deny: (id: string) => decide(() => svc.deny(id, 'app', 'denied from a notification')),
+    deny: (id: string) => decide(() => host.verdicts.deny(id, 'app', 'denied from a notification')),
     open: (id: string) => windows.showApproval(id, true),
   };
   const tray = new AppTray(iconsDir, (action) => {
-    const c = trayCommand(action, svc.pendingApprovals());
+    const c = trayCommand(action, host.verdicts.pending());
     if (c.do === 'open') windows.showMain();
-    else if (c.do === 'approve') decide(() => svc.approve(c.id, 'app'));
+    else if (c.do === 'approve') decide(() => host.verdicts.approve(c.id, 'app'));
     else if (c.do === 'card') approvals.open(c.id);
     else if (c.do === 'deny') approvals.deny(c.id);
-    else if (c.do === 'pause' || c.do === 'resume') svc.setPaused(c.do === 'pause', 'app');
+    else if (c.do === 'pause' || c.do === 'resume') host.settings.setPaused(c.do === 'pause', 'app');
     else if (c.do === 'request') windows.showMain(`/requests/${c.id}`);
     else if (c.do === 'logs') void openLogsFolder().then((problem) => problem && log.warn(`the logs folder could not be opened: ${problem}`));
     else if (c.do === 'quit') app.quit();
@@ -105,7 +105,7 @@ async function start(): Promise<void> {
   const show = ({ status, changes }: FeedPass) => {
     recent = addRecentRuns(recent, changes.finished);
     tray.update(status, recent);
-    const settings = svc.getSettings();
+    const settings = host.settings.get();
     for (const p of changes.newApprovals) {
       if (settings.notifications) notifyApproval(p, approvals, status.spools.length > 1);
       windows.showApproval(p.id);
@@ -115,10 +115,10 @@ async function start(): Promise<void> {
       app.setLoginItemSettings({ openAtLogin: loginItem });
     }
   };
-  const feed = new StatusFeed(svc, (event, payload) => sendEvent(windows.all(), event, payload), (pass) => decide(() => show(pass)));
+  const feed = new StatusFeed(host, (event, payload) => sendEvent(windows.all(), event, payload), (pass) => decide(() => show(pass)));
   // Our daemon says after each change, the other processes' included (their wake); the command
   // line's daemon, when it runs instead, is followed through the home folder.
-  const follow = daemon ? { close: daemon.onChange(() => feed.changed()) } : followHome(svc.home, () => feed.changed());
+  const follow = daemon ? { close: daemon.onChange(() => feed.changed()) } : followHome(host.core.home, () => feed.changed());
   const recheck = setInterval(() => feed.changed(), STATUS_RECHECK_MS);
   decide(() => show(feed.poll()));
 

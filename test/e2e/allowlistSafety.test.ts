@@ -10,7 +10,7 @@ import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { AS_USER } from '../helpers/processes';
 import type { CatalogDoc, KeyFile, ResultDoc } from '../../shared/protocol/types';
-import type { StatusReport } from '../../main/core/service';
+import type { StatusReport } from '../../main/core/host/status';
 
 /** The sandbox's own uid when the tests run as root (CI): nobody, without the powers to override file
  *  permissions; else the test's own user, which is an ordinary one already. */

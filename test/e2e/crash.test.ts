@@ -95,7 +95,7 @@ describe('a daemon killed with SIGKILL', () => {
     await host.waitResult('left-2');
     await d1.stop();
     // The same payload bytes (so the same MAC) are what such a crash leaves behind.
-    const row = host.service((s) => s.request('left-2'))!;
+    const row = host.service((s) => s.requests.get('left-2'))!;
     const payload = JSON.stringify({ id: 'left-2', op: 'record', args: { seconds: 0 }, created_at: row.created_at });
     writeFileSync(path.join(claimedDir(), 'left-2.json'), host.envelope(key, 'left-2', 'record', {}, { payload }));
     await host.startDaemon();
@@ -131,7 +131,7 @@ describe('a daemon killed with SIGKILL', () => {
     const runningText = readFileSync(file('cut-older'), 'utf8'); // signed by the host, for this request
     await host.waitResult('cut-older');
     await host.waitResult('cut-gone');
-    await eventually('both rows marked synced', () => (host.service((s) => [s.request('cut-older')?.synced, s.request('cut-gone')?.synced]).join() === '1,1' ? true : undefined));
+    await eventually('both rows marked synced', () => (host.service((s) => [s.requests.get('cut-older')?.synced, s.requests.get('cut-gone')?.synced]).join() === '1,1' ? true : undefined));
     await d1.kill9();
     writeFileSync(file('cut-older'), runningText);
     rmSync(file('cut-gone'));

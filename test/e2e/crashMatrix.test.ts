@@ -80,7 +80,7 @@ describe.each(FAULT_STEPS)('a daemon killed at %s', (step) => {
     expect(runs).toContain(ran.filter((x) => x === cut).length);
     for (let i = 0; i < 3; i++) expect(ran.filter((x) => x === `later-${i}`)).toHaveLength(1);
     // Exactly one state per request, and it is final (or uncertain, or still awaiting the human).
-    const states = host.service((s) => [cut, 'later-0', 'later-1', 'later-2'].map((id) => s.request(id)?.state));
+    const states = host.service((s) => [cut, 'later-0', 'later-1', 'later-2'].map((id) => s.requests.get(id)?.state));
     expect(states).toEqual([state, 'succeeded', 'succeeded', 'succeeded']);
     expect(host.result(cut)?.state).toBe(state);
 

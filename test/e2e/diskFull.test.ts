@@ -67,7 +67,7 @@ describe.skipIf(!canMount)('a full spool disk', () => {
 
     // The runs happen and the ledger has them, though no result file can be written.
     await eventually('the runs to finish in the ledger', () =>
-      host.service((s) => [0, 1, 2].every((i) => s.request(`held-${i}`)?.state === 'succeeded')) ? true : undefined,
+      host.service((s) => [0, 1, 2].every((i) => s.requests.get(`held-${i}`)?.state === 'succeeded')) ? true : undefined,
     );
     const full = await eventually('a disk_full audit entry', () => host.audit('', 'disk_full')[0]);
     expect(full.message).toContain('ENOSPC');

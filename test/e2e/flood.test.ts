@@ -77,7 +77,7 @@ describe('a flood of junk in queue/', () => {
     expect(readFileSync(target, 'utf8')).toBe('do not touch\n');
     // Every one is accounted for: told one by one, or counted in an entry for its step.
     await eventually('every junk entry in the audit log', () => {
-      const rejected = host.service((s) => s.searchAudit({ kind: 'rejected', limit: 10_000 }));
+      const rejected = host.service((s) => s.audit.search({ kind: 'rejected', limit: 10_000 }));
       const accounted = rejected.reduce((n, a) => n + (typeof a.details?.count === 'number' ? a.details.count : 1), 0);
       return accounted === N ? true : undefined;
     });
@@ -117,7 +117,7 @@ describe('a flood of junk in queue/', () => {
     await eventually('queue/ to be drained', () => (readdirSync(queue()).length === 0 ? true : undefined), 300_000);
     // Every one refused as what it is, a bad signature, counted or told (not as a bad envelope).
     await eventually('every 64 KiB junk file in the audit log as bad_signature', () => {
-      const rejected = host.service((s) => s.searchAudit({ kind: 'rejected', limit: 20_000 }));
+      const rejected = host.service((s) => s.audit.search({ kind: 'rejected', limit: 20_000 }));
       const signatures = rejected.reduce((n, a) => {
         const codes = a.details?.codes as Record<string, number> | undefined;
         return n + (codes ? (codes.bad_signature ?? 0) : a.details?.code === 'bad_signature' ? 1 : 0);

@@ -230,7 +230,7 @@ describe('a bound request whose result file is not what the host wrote', () => {
 describe('a writer replacing results in a loop', () => {
   const IDS = Array.from({ length: 20 }, (_, i) => `flood-${i}`);
   type Details = { seen_by?: string; backed_off?: boolean | string[]; by_event?: string[] };
-  const entries = () => host.service((s) => s.searchAudit({ kind: 'result_repaired', limit: 10_000 })).filter((e) => e.request_id === null || IDS.includes(e.request_id));
+  const entries = () => host.service((s) => s.audit.search({ kind: 'result_repaired', limit: 10_000 })).filter((e) => e.request_id === null || IDS.includes(e.request_id));
   const details = (e: { details: Record<string, unknown> | null }) => (e.details ?? {}) as Details;
   /** Ids whose back-off the audit log says, once per saying (an entry of its own, or in a counted one). */
   const backOffsSaid = () => entries().flatMap((e) => (e.request_id ? (details(e).backed_off === true ? [e.request_id] : []) : ((details(e).backed_off as string[]) ?? []).filter((id) => IDS.includes(id))));

@@ -125,7 +125,7 @@ describe('dw from the spool bin/ folder', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('workers=4 --verbose a.ts b.ts\n');
     const id = r.stderr.trim();
-    expect(host.service((s) => s.request(id)?.args_json)).toBe('{"workers":4,"verbose":true,"files":["a.ts","b.ts"]}');
+    expect(host.service((s) => s.requests.get(id)?.args_json)).toBe('{"workers":4,"verbose":true,"files":["a.ts","b.ts"]}');
   });
 
   it.each([
@@ -210,7 +210,7 @@ describe('dw from the spool bin/ folder', () => {
     const id = dw(['submit', 'fresh', '--expires-in', '1']).stdout.trim();
     await host.waitResult(id, ['queued']);
     // Until its expiry time has passed: a time on the clock, not an event.
-    await clockPast(Date.parse(host.service((svc) => svc.request(id)!.expires_at!)));
+    await clockPast(Date.parse(host.service((svc) => svc.requests.get(id)!.expires_at!)));
     expect(host.cli(['resume']).status).toBe(0);
     expect(dw(['wait', id]).status).toBe(82);
   });

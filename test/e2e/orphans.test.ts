@@ -206,7 +206,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     await host.startDaemon();
     // Served before that look ends (it did not, before: the start waited for it, seconds on end).
     expect((await host.sentinel(key)).state).toBe('succeeded');
-    expect(host.service((s) => s.request('orph-slow'))?.state).toBe('running');
+    expect(host.service((s) => s.requests.get('orph-slow'))?.state).toBe('running');
     // The look ends, and the run is uncertain; its slot was held until then (concurrency 1).
     host.submit(key, 'orph-next', 'sleeper', { go: goFile('orph-next') });
     expect(await host.waitResult('orph-slow', ['uncertain'])).toMatchObject({ error: { code: 'interrupted' } });
@@ -244,7 +244,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
   it('has its processes ended by the next start after a forced verdict given before a daemon adopted it (a daemon starting)', async () => {
     const { pids: [pid], daemon } = await orphaned([['orph-race', 'sleeper']]);
     await daemon.kill9();
-    expect(host.service((s) => s.request('orph-race')?.orphaned)).toBe(1);
+    expect(host.service((s) => s.requests.get('orph-race')?.orphaned)).toBe(1);
     // A new daemon has taken the lock and not yet adopted the run: the verdict is accepted then.
     const starting = acquireHomeLock(path.join(host.home, 'daemon.lock'), path.join(host.home, 'daemon.json'), 'a daemon starting');
     let forced;
@@ -262,7 +262,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     expect(ended.message).toMatch(/^orphaned run resolved as succeeded by a human while it ran: its processes were ended at the host's start \(\d+ process(es)? left behind by the run (was|were) ended\)$/);
     expect(groupRunning(pid!)).toBe(false);
     expect(existsSync(goFile('orph-race'))).toBe(false); // ended, not let go
-    expect(host.service((s) => s.request('orph-race'))).toMatchObject({ state: 'succeeded', orphaned: 0 });
+    expect(host.service((s) => s.requests.get('orph-race'))).toMatchObject({ state: 'succeeded', orphaned: 0 });
     expect((await host.sentinel(key)).state).toBe('succeeded');
   });
 
@@ -302,6 +302,6 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     const refused = host.cli(['resolve', 'orph-down', '--failed', '--force']);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('no host runs now: start it');
-    expect(host.service((s) => s.request('orph-down')?.state)).toBe('running');
+    expect(host.service((s) => s.requests.get('orph-down')?.state)).toBe('running');
   });
 });

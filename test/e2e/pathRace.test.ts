@@ -97,10 +97,10 @@ describe.skipIf(!CAN_HAND_OVER)('a sub-folder of a shared root swapped for a sym
       host.submit(key, id, 'make', { file: `sub/new-${i}.txt` });
       await eventually(`${id} to finish`, () =>
         host.service((s) => {
-          const row = s.request(id);
+          const row = s.requests.get(id);
           if (row?.state === 'awaiting_approval') {
             sharedShown.add(JSON.stringify((JSON.parse(row.approval_json!) as ApprovalInfo).shared_with_sandbox));
-            s.approve(id, 'test');
+            s.verdicts.approve(id, 'test');
             return undefined;
           }
           return row && FINAL.includes(row.state) ? true : undefined;

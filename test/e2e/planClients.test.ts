@@ -98,7 +98,7 @@ function cli(args: string[]): void {
   if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr}`);
 }
 
-const decidedBy = (id: string) => host.service((s) => s.request(id)?.decided_by);
+const decidedBy = (id: string) => host.service((s) => s.requests.get(id)?.decided_by);
 const runs = () => (existsSync(RUNS()) ? readFileSync(RUNS(), 'utf8').trim().split('\n').filter(Boolean) : []);
 const spoolFiles = () => [...readdirSync(path.join(host.spool, 'queue')), ...readdirSync(path.join(host.spool, 'tmp'))];
 const firstLine = (text: string) => text.split('\n')[0]!;
@@ -236,7 +236,7 @@ describe.each(['dw.cjs', 'dw.py'] as const)('%s', (dw) => {
     expect(r.stderr).toContain(`dw wait ${id}`);
     await host.waitResult(id, ['running']);
     // Sent as the run's own limit, it would be in the ledger and would have ended the run (failed, timeout).
-    expect(host.service((s) => s.request(id)!.limits_json)).toBeNull();
+    expect(host.service((s) => s.requests.get(id)!.limits_json)).toBeNull();
     writeFileSync(go, '');
     expect(await host.waitResult(id)).toMatchObject({ state: 'succeeded', stdout: 'started\ndone\n', error: null });
 

@@ -95,7 +95,7 @@ describe('a plan', () => {
 
     step('st-alpha', { n: 1, word: 'alpha' }, 'pl-1'); // another key order: the same arguments
     expect(await host.waitResult('st-alpha', ['succeeded'])).toMatchObject({ stdout: 'alpha 1\n' });
-    expect(host.service((s) => s.request('st-alpha')?.decided_by)).toBe('plan pl-1');
+    expect(host.service((s) => s.requests.get('st-alpha')?.decided_by)).toBe('plan pl-1');
 
     // The same step again (a new id): it was used, so a human is asked as usual.
     step('st-alpha-again', alpha.args, 'pl-1');
@@ -121,7 +121,7 @@ describe('a plan', () => {
     await propose('pl-claim', [alpha, beta]);
     approve('pl-claim');
     await host.waitResult('pl-claim', ['succeeded']);
-    const claimOf = (id: string) => host.service((svc) => svc.pendingApprovals().find((a) => a.id === id)?.approval.plan_claim);
+    const claimOf = (id: string) => host.service((svc) => svc.verdicts.pending().find((a) => a.id === id)?.approval.plan_claim);
 
     // One argument differs from the closest step: the reason names the step, the argument and both values.
     step('st-n3', { word: 'alpha', n: 3 }, 'pl-claim');
@@ -183,7 +183,7 @@ describe('a plan', () => {
     // margin for the proposal on a busy machine, and the test waits for the clock to pass it.
     const soon = Date.now() + 10_000;
     await propose('pl-short', [alpha], new Date(soon).toISOString());
-    host.service((s) => s.approve('pl-short', 'test'));
+    host.service((s) => s.verdicts.approve('pl-short', 'test'));
     await host.waitResult('pl-short', ['succeeded']);
     await clockPast(soon);
     step('st-late', alpha.args, 'pl-short');

@@ -648,7 +648,7 @@ describe('against the running host', () => {
       await host.waitResult('py-expire-1', ['queued']);
       expect(dw(['status', 'py-expire-1']).stdout).toBe('py-expire-1 queued\n');
       // Until its expiry time has passed: a time on the clock, not an event.
-      await clockPast(Date.parse(host.service((svc) => svc.request('py-expire-1')!.expires_at!)));
+      await clockPast(Date.parse(host.service((svc) => svc.requests.get('py-expire-1')!.expires_at!)));
     } finally {
       expect(host.cli(['resume']).status).toBe(0);
     }
@@ -854,7 +854,7 @@ describe('what a writer of the spool can no longer make dw.py do', () => {
       'the run to succeed in the ledger',
       () => {
         plant(`results/${id}.json`, refusal);
-        return host.service((svc) => svc.request(id)?.state) === 'succeeded' ? true : undefined;
+        return host.service((svc) => svc.requests.get(id)?.state) === 'succeeded' ? true : undefined;
       },
       60_000,
     );

@@ -167,7 +167,7 @@ describe('keys', () => {
     const k = host.createKey('to-revoke', 'read');
     host.submit(k, 'rj-before-revoke', 'echo', { msg: 'before' });
     expect((await host.waitResult('rj-before-revoke')).state).toBe('succeeded');
-    expect(host.service((s) => s.revokeKey(k.key_id, 'test'))).toBe(true);
+    expect(host.service((s) => s.keys.revoke(k.key_id, 'test'))).toBe(true);
     host.submit(k, 'rj-revoked', 'echo', { msg: 'after' });
     const r = await expectRefusal('rj-revoked', 'rejected', 'revoked_key');
     expect(r.error?.message).toContain(k.key_id);

@@ -202,7 +202,7 @@ describe('reaping at daemon start', () => {
   });
 
   it('records what it removed in the audit log (kind reaped)', () => {
-    const reaped = host.service((s) => s.searchAudit({ kind: 'reaped' }));
+    const reaped = host.service((s) => s.audit.search({ kind: 'reaped' }));
     expect(reaped).toHaveLength(1);
     expect(reaped[0]!.actor).toBe('daemon');
     expect(reaped[0]!.details).toEqual({

@@ -362,7 +362,7 @@ describe('spend is computed from the ledger', () => {
     expect((await submitAndWait(h, key, 'st-2', 'costly')).state).toBe('succeeded');
     const napped = await submitAndWait(h, key, 'st-3', 'nap', { seconds: '1.1' });
     expect(napped.state).toBe('succeeded');
-    const runTime = Math.round((h.service((s) => s.request('st-1')!.duration_ms! + s.request('st-2')!.duration_ms!) + napped.duration_ms!) / 1000);
+    const runTime = Math.round((h.service((s) => s.requests.get('st-1')!.duration_ms! + s.requests.get('st-2')!.duration_ms!) + napped.duration_ms!) / 1000);
     expect(runTime).toBeGreaterThanOrEqual(1);
     const expected = { runs: 3, cost: 6, run_time_s: runTime };
 

@@ -83,16 +83,16 @@ describe('a folder with user files never becomes the spool', () => {
   it("the service's useSpool refuses it, and takes an empty folder (marked as the host's)", () => {
     const dir = userFolder();
     const before = snapshot(dir);
-    expect(() => host.service((s) => s.useSpool(dir, 'test'))).toThrow('it holds files Dumbwaiter did not create');
+    expect(() => host.service((s) => s.spools.use(dir, 'test'))).toThrow('it holds files Dumbwaiter did not create');
     expect(snapshot(dir)).toEqual(before);
     // An empty folder is fine: it becomes a spool with the host's marker (then the test's spool is put back).
     const empty = path.join(host.root, 'empty');
     mkdirSync(empty, { mode: 0o700 });
     // Once moved, the spool is `default` at its new folder (the old folder is no spool of the home).
-    expect(host.service((s) => s.useSpool(empty, 'test'), 'default')).toMatchObject({ path: empty, ok: true });
+    expect(host.service((s) => s.spools.use(empty, 'test'), 'default')).toMatchObject({ path: empty, ok: true });
     expect(existsSync(path.join(empty, SPOOL_MARKER))).toBe(true);
     expect(readFileSync(path.join(empty, 'bin', 'dw.cjs'), 'utf8')).toContain('Dumbwaiter');
-    expect(host.service((s) => s.useSpool(host.spool, 'test'), 'default')).toMatchObject({ ok: true }); // a host-made spool, again
+    expect(host.service((s) => s.spools.use(host.spool, 'test'), 'default')).toMatchObject({ ok: true }); // a host-made spool, again
     expect(defaultDir()).toBe(host.spool);
   });
 });

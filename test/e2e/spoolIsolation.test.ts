@@ -95,8 +95,8 @@ describe('request ids used in the other spool', () => {
     expect(resultText(work, 'run-tests-1')).not.toMatch(/@|default/);
     expect(JSON.parse(resultText(host.spool, 'run-tests-1'))).toEqual(fromA); // default's untouched
     expect(runsOf('run-tests-1')).toBe(1);
-    expect(host.service((s) => s.request('run-tests-1@work'))).toMatchObject({ spool: 'work', wire_id: 'run-tests-1', key_id: b.key_id });
-    expect(host.service((s) => s.request('run-tests-1'))).toMatchObject({ spool: 'default', wire_id: 'run-tests-1', key_id: a.key_id });
+    expect(host.service((s) => s.requests.get('run-tests-1@work'))).toMatchObject({ spool: 'work', wire_id: 'run-tests-1', key_id: b.key_id });
+    expect(host.service((s) => s.requests.get('run-tests-1'))).toMatchObject({ spool: 'default', wire_id: 'run-tests-1', key_id: a.key_id });
 
     // Its retry (same operation and arguments) is a replay of its own: nothing runs again.
     const retry = dw(['run', '--id', 'run-tests-1', 'mark']);
@@ -130,8 +130,8 @@ describe('request ids used in the other spool', () => {
     expect(fromA).toMatchObject({ id: 'run-tests-1', state: 'succeeded', request_hash: requestHash(a.key_id, 'mark', {}) });
     // Default's request keeps its plain id as its handle, though work's was recorded first.
     expect(runsOf('run-tests-1')).toBe(1);
-    expect(host.service((s) => s.request('run-tests-1'))).toMatchObject({ spool: 'default', wire_id: 'run-tests-1', key_id: a.key_id });
-    expect(host.service((s) => s.request('run-tests-1@work'))).toMatchObject({ spool: 'work', wire_id: 'run-tests-1', key_id: b.key_id });
+    expect(host.service((s) => s.requests.get('run-tests-1'))).toMatchObject({ spool: 'default', wire_id: 'run-tests-1', key_id: a.key_id });
+    expect(host.service((s) => s.requests.get('run-tests-1@work'))).toMatchObject({ spool: 'work', wire_id: 'run-tests-1', key_id: b.key_id });
     expect(resultText(work, 'run-tests-1')).toBe(before);
     expect(fromB.request_hash).toBe(requestHash(b.key_id, 'mark', {}));
     expect(host.audit('', 'conflict')).toEqual([]);
@@ -182,7 +182,7 @@ describe('request ids used in the other spool', () => {
     expect(plan.plan?.steps[0]?.request_id).toBe('step-1');
     for (const text of [resultText(work, 'plan-1'), resultText(work, 'step-1')]) expect(text).not.toMatch(/@|default/);
     // The app links the step to work's request, by the host's handle.
-    expect(host.service((s) => s.handleIn('work', 'step-1'))).toBe('step-1@work');
+    expect(host.service((s) => s.requests.handleIn('work', 'step-1'))).toBe('step-1@work');
   });
 
   it("a cancel from work of an id both spools hold waiting reaches work's request alone", async () => {
@@ -197,7 +197,7 @@ describe('request ids used in the other spool', () => {
     expect((await host.waitResult('held-1', ['cancelled'], undefined, work)).id).toBe('held-1');
     await bothPassed();
     expect(host.result('held-1')).toEqual(waitingA);
-    expect(host.service((s) => s.listRequests({ limit: 100 })).filter((r) => r.id.startsWith('held-1')).map((r) => [r.spool, r.state]).sort()).toEqual([
+    expect(host.service((s) => s.requests.list({ limit: 100 })).filter((r) => r.id.startsWith('held-1')).map((r) => [r.spool, r.state]).sort()).toEqual([
       ['default', 'awaiting_approval'],
       ['work', 'cancelled'],
     ]);
@@ -255,7 +255,7 @@ describe("a cancel of default's request from work", () => {
     expect(none.error).toEqual({ code: 'bad_args', message: 'no request never-used on this host' });
 
     await bothPassed();
-    expect(host.service((s) => s.request('d-held')?.state)).toBe('awaiting_approval');
+    expect(host.service((s) => s.requests.get('d-held')?.state)).toBe('awaiting_approval');
     expect(host.result('d-held')).toEqual(waiting);
     // Still a request a human can decide: approved, it runs.
     const approve = host.cli(['approvals', 'approve', 'd-held'], { spool: null });

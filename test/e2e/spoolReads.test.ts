@@ -85,9 +85,9 @@ function status(json = false): { text: string; report: Record<string, unknown> |
  *  child process on this home and spool, and returns what it returns. */
 async function inAppProcess(body: string): Promise<unknown> {
   const child = spawnTsx(`
-    import { HostService } from ${JSON.stringify(projectFile('main/core/service.ts'))};
+    import { Host } from ${JSON.stringify(projectFile('main/core/host/host.ts'))};
     import { createIpcHandlers } from ${JSON.stringify(projectFile('main/core/ipc/handlers.ts'))};
-    const svc = new HostService(${JSON.stringify(host.home)}, ${JSON.stringify(host.spool)});
+    const svc = new Host(${JSON.stringify(host.home)}, ${JSON.stringify(host.spool)});
     const handlers = createIpcHandlers(svc);
     const out = await (async () => { ${body} })();
     svc.close();
@@ -146,7 +146,7 @@ describe('with no daemon running (what status and the app read)', () => {
     plant(spoolFile('catalog.json'), kind);
     plant(spoolFile('host.json'), 'a FIFO');
     const [catalog, viaIpc, statusView] = (await inAppProcess(`
-      return [svc.catalog(), await handlers['catalog.get'](undefined), await handlers['status.get'](undefined)];
+      return [svc.spools.catalog(), await handlers['catalog.get'](undefined), await handlers['status.get'](undefined)];
     `)) as [unknown, unknown, { daemon: { running: boolean }; allowlist: { operations: string[] } }];
     expect(catalog).toBeNull();
     expect(viaIpc).toBeNull();
@@ -157,20 +157,20 @@ describe('with no daemon running (what status and the app read)', () => {
     expect(CATALOG_JSON_MAX_BYTES).toBeLessThan(HUGE);
     rmSync(spoolFile('catalog.json'), { recursive: true, force: true });
     writeFileSync(spoolFile('catalog.json'), JSON.stringify({ v: 1, updated_at: 'x', operations: [{ name: 'echo', description: { html: '<b>' } }] }));
-    expect(await inAppProcess(`return svc.catalog();`)).toBeNull();
+    expect(await inAppProcess(`return svc.spools.catalog();`)).toBeNull();
   });
 
   it.each(KINDS.filter((k) => k !== 'a huge file'))('live output answers, empty, when results/<id>.log is %s', async (kind) => {
     const log = spoolFile('results', 'planted-log.log');
     plant(log, kind);
-    expect(await inAppProcess(`return svc.liveOutput('planted-log', 0);`)).toEqual({ text: '', next: 0, skipped: 0 });
+    expect(await inAppProcess(`return svc.requests.liveOutput('planted-log', 0);`)).toEqual({ text: '', next: 0, skipped: 0 });
     rmSync(log, { recursive: true, force: true });
   });
 
   it('live output of a huge results/<id>.log is its last chunk only', async () => {
     const log = spoolFile('results', 'planted-log.log');
     plant(log, 'a huge file');
-    const live = (await inAppProcess(`return svc.liveOutput('planted-log', 0);`)) as { text: string; next: number; skipped: number };
+    const live = (await inAppProcess(`return svc.requests.liveOutput('planted-log', 0);`)) as { text: string; next: number; skipped: number };
     expect({ length: live.text.length, next: live.next, skipped: live.skipped }).toEqual({ length: LIVE_LOG_CHUNK, next: HUGE, skipped: HUGE - LIVE_LOG_CHUNK });
     rmSync(log, { recursive: true, force: true });
   });
@@ -211,7 +211,7 @@ describe('with the daemon running', () => {
     plant(spoolFile('host.json'), 'a FIFO');
     plant(spoolFile('catalog.json'), 'a symlink to a FIFO');
     expect(status().text).toMatch(/^Daemon: {4}running/);
-    expect(await inAppProcess(`return svc.catalog();`)).toBeNull();
+    expect(await inAppProcess(`return svc.spools.catalog();`)).toBeNull();
     expect((await host.sentinel(key)).state).toBe('succeeded');
     await replacedByHostFile(spoolFile('host.json'));
     expect(status(true).report).toMatchObject({ daemon: { running: true, heartbeat_problem: null } });
@@ -233,7 +233,7 @@ describe('with the daemon running', () => {
     host.submit(key, id, 'echo', { msg: 'logged' });
     await replacedByHostFile(spoolFile('results', `${id}.json`));
     expect(await host.waitResult(id)).toMatchObject({ state: 'succeeded', stdout: 'logged\n' });
-    const live = (await inAppProcess(`return svc.liveOutput(${JSON.stringify(id)}, 0);`)) as { text: string };
+    const live = (await inAppProcess(`return svc.requests.liveOutput(${JSON.stringify(id)}, 0);`)) as { text: string };
     // The run's log took the place of what was planted (moved to quarantine), a folder too.
     expect(live.text).toBe('logged\n');
     expect(readFileSync(hostFile, 'utf8')).toBe(HOST_FILE_TEXT);
@@ -244,7 +244,7 @@ describe('with the daemon running', () => {
     plant(path.join(inbox, '20260101T000000000Z-00000000.json'), 'a FIFO');
     plant(path.join(inbox, '20260101T000000000Z-00000001.json'), 'a symlink to a FIFO');
     plant(path.join(inbox, '20260101T000000000Z-00000002.json'), 'a folder');
-    const [msg] = (await inAppProcess(`return svc.sendNotice('hello sandbox', 'test');`)) as { id: string }[];
+    const [msg] = (await inAppProcess(`return svc.inbox.send('hello sandbox', 'test');`)) as { id: string }[];
     const file = path.join(inbox, `${msg!.id}.json`);
     expect(lstatSync(file).isFile()).toBe(true);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ kind: 'notice', text: 'hello sandbox' });

@@ -81,7 +81,7 @@ async function readOfCeeRefused(file: string): Promise<void> {
   expect(r.error?.code).toBe('unknown_op');
   expect(r.stdout ?? '').toBe('');
   expect(JSON.stringify(r)).not.toContain(readFileSync(file, 'utf8').slice(0, 40));
-  expect(host.service((s) => s.request(r.id)?.pid ?? null)).toBeNull();
+  expect(host.service((s) => s.requests.get(r.id)?.pid ?? null)).toBeNull();
 }
 
 describe("a spool inside an operation's root", () => {

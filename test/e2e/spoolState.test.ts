@@ -42,7 +42,7 @@ afterEach(async () => {
   await host.cleanup();
 });
 
-const spoolProblem = () => host.service((s) => s.flags.spoolProblem('default'));
+const spoolProblem = () => host.service((s) => s.core.flags.spoolProblem('default'));
 const unsafeEntries = () => host.audit('', 'spool_unsafe');
 
 /** A valid request, answered: the daemon is alive and serves the spool. */

@@ -75,7 +75,7 @@ const ran = (id: string) => (existsSync(runs) ? readFileSync(runs, 'utf8').split
 const startAll = (opts: { asUser?: boolean } = {}) => host.startDaemon({}, { ...opts, spool: null });
 const spoolsJson = () => JSON.parse(host.cli(['spools', 'list', '--json'], { spool: null }).stdout) as SpoolInfo[];
 const statusSpools = () => (JSON.parse(host.cli(['status', '--json'], { spool: null }).stdout) as { spools: SpoolInfo[] }).spools;
-const problemOf = (name: string) => host.service((s) => s.flags.spoolProblem(name));
+const problemOf = (name: string) => host.service((s) => s.core.flags.spoolProblem(name));
 
 /** A run of `mark` by `key` through the spool at `dir`, answered: it ran (by its handle in that spool). */
 async function answered(key: KeyFile, dir: string): Promise<ResultDoc> {
@@ -111,15 +111,15 @@ describe('two spools, two keys', () => {
     expect(host.result(r.id)).toBeUndefined(); // nothing in default/results either
     await unknownKeyThrough(b, host.spool);
 
-    const entry = host.service((s) => s.searchAudit({ text: r.id, kind: 'rejected', limit: 10 }))[0]!;
+    const entry = host.service((s) => s.audit.search({ text: r.id, kind: 'rejected', limit: 10 }))[0]!;
     expect(entry.spool).toBe('work');
     expect(entry.key_id).toBe(a.key_id);
     expect(entry.message).toContain(`key ${a.key_id} belongs to spool "default"; the request came through spool "work"`);
     // The ledger: each key is its spool's, each answered request is the spool's it came through.
     const keys = JSON.parse(host.cli(['keys', 'list', '--json'], { spool: 'work' }).stdout) as { key_id: string; spool: string }[];
     expect(keys.map((k) => [k.key_id, k.spool])).toEqual([[b.key_id, 'work']]);
-    expect(host.service((s) => s.request('ok-1')?.spool)).toBe('default');
-    expect(host.service((s) => s.request('ok-2@work')?.spool)).toBe('work');
+    expect(host.service((s) => s.requests.get('ok-1')?.spool)).toBe('default');
+    expect(host.service((s) => s.requests.get('ok-2@work')?.spool)).toBe('work');
   });
 
   it('an operation with spools: [work] is only in work/catalog.json, and unknown_op through default; one with no spools: is in both', async () => {
@@ -178,7 +178,7 @@ describe('one spool made unsafe', () => {
     const problem = await eventually('the problem of spool default', () => problemOf('default') ?? undefined);
     expect(problem).toMatch(says);
     await eventually('a spool_unsafe entry of spool default', () =>
-      host.service((s) => s.searchAudit({ text: '', kind: 'spool_unsafe', limit: 10 })).some((e) => e.spool === 'default') ? true : undefined,
+      host.service((s) => s.audit.search({ text: '', kind: 'spool_unsafe', limit: 10 })).some((e) => e.spool === 'default') ? true : undefined,
     );
     const shown = statusSpools();
     expect(shown.find((s) => s.name === 'default')?.problem).toBe(problem);
@@ -327,9 +327,9 @@ describe('a probe that finds the mount cannot be served safely', () => {
     daemon = await startAll();
     await answered(b, work);
     // What `spools check work` records for a queue/ on another filesystem (a bind mount inside the spool).
-    const sound = await eventually('the probe of work at the start', () => host.service((s) => s.flags.probe('work')) ?? undefined);
+    const sound = await eventually('the probe of work at the start', () => host.service((s) => s.core.flags.probe('work')) ?? undefined);
     const broken = { ...sound, verdict: 'unusable' as const, checks: sound.checks.map((c) => (c.name === 'same_filesystem' ? { ...c, ok: false, detail: 'queue/ is on another filesystem' } : c)) };
-    host.service((s) => s.flags.setProbe('work', broken));
+    host.service((s) => s.core.flags.setProbe('work', broken));
     const problem = await eventually('work to be not served', () => statusSpools().find((x) => x.name === 'work')?.problem ?? undefined);
     expect(problem).toBe('its mount cannot be served safely (one filesystem: queue/ is on another filesystem). Fix it, then probe it again: dumbwaiter spools check work');
     host.submit(b, 'held-by-mount', 'mark', {}, {}, work);
@@ -359,7 +359,7 @@ describe('a spool taken out of the home with a request still open', () => {
     const file = path.join(host.home, 'settings.json');
     const settings = JSON.parse(readFileSync(file, 'utf8')) as { spools: { name: string }[] };
     writeFileSync(file, JSON.stringify({ ...settings, spools: settings.spools.filter((s) => s.name !== 'work') }));
-    await eventually('the stranded request to be cancelled', () => (host.service((s) => s.request('stranded@work'))?.state === 'cancelled' ? true : undefined));
+    await eventually('the stranded request to be cancelled', () => (host.service((s) => s.requests.get('stranded@work'))?.state === 'cancelled' ? true : undefined));
     const entry = host.audit('stranded@work', 'cancelled')[0]!;
     expect(entry.actor).toBe('daemon (spool work was removed)');
     expect(host.ledger((l) => l.requests.openInSpool('work'))).toBe(0);
@@ -476,7 +476,7 @@ describe('--spool', () => {
     await host.sentinel(b, undefined, undefined, work); // a whole pass of work's queue after that one
     expect(existsSync(host.queuePath('waits-for-default.json'))).toBe(true);
     expect(host.result('waits-for-default')).toBeUndefined();
-    expect(host.service((s) => s.request('waits-for-default'))).toBeNull();
+    expect(host.service((s) => s.requests.get('waits-for-default'))).toBeNull();
     expect(ran('waits-for-default')).toBe(false);
 
     await daemon.stop();

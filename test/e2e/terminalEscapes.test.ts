@@ -131,7 +131,7 @@ describe('what the spool holds, shown by the sandbox clients (dw.cjs and dw.py)'
 
   beforeAll(() => {
     writeFileSync(keyPath(), JSON.stringify(key));
-    host.service((svc) => svc.sendNotice(`build note: ${SANDBOX_TEXT}`, 'test'));
+    host.service((svc) => svc.inbox.send(`build note: ${SANDBOX_TEXT}`, 'test'));
   });
 
   it.each(clients)('%s ops escapes a description catalog.json was given, and leaves out a malformed entry with a note', (_name, cmd) => {
@@ -175,7 +175,7 @@ describe('the command line and a reader that went away', () => {
     expect(create.stderr).toBe('');
     expect(create.status).toBe(0);
     const written = JSON.parse(readFileSync(out, 'utf8')) as KeyFile;
-    expect(host.service((svc) => svc.listKeys()).find((k) => k.key_id === written.key_id)?.name).toBe('piped');
+    expect(host.service((svc) => svc.keys.list()).find((k) => k.key_id === written.key_id)?.name).toBe('piped');
   });
 });
 

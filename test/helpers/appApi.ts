@@ -3,7 +3,7 @@
 import { bindIpc, trustWindows, type IpcEventLike } from '../../main/core/ipc/bind';
 import { createIpcHandlers, type AppEdges } from '../../main/core/ipc/handlers';
 import { createApi, type DumbwaiterApi } from '../../preload/api';
-import type { HostService } from '../../main/core/service';
+import type { Host } from '../../main/core/host/host';
 import { scopedLogger } from '../../main/core/log';
 
 const ORIGIN = 'app://dumbwaiter';
@@ -14,7 +14,7 @@ const roleOf = (id: number) => (id === MAIN ? 'main' : id === APPROVAL ? 'approv
 const OURS: IpcEventLike = { sender: { id: MAIN }, senderFrame: { url: `${ORIGIN}/index.html` } };
 
 /** `edges` null: no desktop edge at all (headless, or a wiring bug). */
-export function connect(svc: HostService, edges: AppEdges | null): DumbwaiterApi {
+export function connect(svc: Host, edges: AppEdges | null): DumbwaiterApi {
   const registered = new Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>();
   bindIpc({ handle: (channel, listener) => void registered.set(channel, listener) }, createIpcHandlers(svc, 'app', edges), trustWindows(ORIGIN, roleOf), scopedLogger('app-channels-test'));
   return createApi({

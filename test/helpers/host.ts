@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
 import type { KeyFile, ResultDoc, RequestState } from '../../shared/protocol/types';
-import { HostService } from '../../main/core/service';
+import { Host } from '../../main/core/host/host';
 import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
 import { openLedger } from '../../main/core/ledger/db';
 import { LedgerParts } from './ledger';
@@ -100,8 +100,8 @@ function fail(stderr: string): never {
 }
 
 /** The host's service on a home, for one call. */
-export function withService<T>(home: string, spool: string | undefined, fn: (svc: HostService) => T): T {
-  const svc = new HostService(home, spool);
+export function withService<T>(home: string, spool: string | undefined, fn: (svc: Host) => T): T {
+  const svc = new Host(home, spool);
   try {
     return fn(svc);
   } finally {
@@ -207,7 +207,7 @@ export class TestHost {
   /** Creates a key through the host's own service (the CLI is tested on its own); `spool`: the name of
    *  the spool it works through (else the one commands act on). */
   createKey(name = 'test', scope: Scope = 'write', ops: string[] | null = null, spool?: string): KeyFile {
-    return this.service((svc) => keyFileOf(svc.createKey(name, scope, ops, 'test', spool)));
+    return this.service((svc) => keyFileOf(svc.keys.create(name, scope, ops, 'test', spool)));
   }
 
   /** A key made by the real `dumbwaiter keys create NAME --spool SPOOL --out FILE`: its key file. */
@@ -237,7 +237,7 @@ export class TestHost {
   }
 
   /** `spool`: the spool it acts on (a name or folder; else this host's first spool's folder). */
-  service<T>(fn: (svc: HostService) => T, spool = this.spool): T {
+  service<T>(fn: (svc: Host) => T, spool = this.spool): T {
     return withService(this.home, spool, fn);
   }
 
@@ -319,13 +319,13 @@ export class TestHost {
   /** The process group of a run, once the daemon has recorded it: just after the run started (which
    *  the result and the run's own output may show first). */
   runPid(id: string): Promise<number> {
-    return eventually(`the pid of ${id} in the ledger`, () => this.service((s) => s.request(id)?.pid ?? undefined));
+    return eventually(`the pid of ${id} in the ledger`, () => this.service((s) => s.requests.get(id)?.pid ?? undefined));
   }
 
   /** Waits until the process group of a run (its pid in the ledger) has ended, e.g. one left running by
    *  a killed daemon, which ends on its own. */
   async runGone(id: string, timeoutMs = 15_000): Promise<void> {
-    const pid = this.service((s) => s.request(id)?.pid);
+    const pid = this.service((s) => s.requests.get(id)?.pid);
     if (pid) await eventually(`the processes of ${id} to end`, () => (groupRunning(pid) ? undefined : true), timeoutMs);
   }
 
@@ -343,7 +343,7 @@ export class TestHost {
   }
 
   audit(query = '', kind?: string): { kind: string; request_id: string | null; message: string; actor: string }[] {
-    return this.service((s) => s.searchAudit({ text: query, kind, limit: 10_000 }));
+    return this.service((s) => s.audit.search({ text: query, kind, limit: 10_000 }));
   }
 
   exists(rel: string): boolean {

@@ -89,7 +89,7 @@ afterAll(async () => {
   rmSync(TMP, { recursive: true, force: true });
 });
 
-const state = (id: string) => ui.svc.request(id)?.state;
+const state = (id: string) => ui.svc.requests.get(id)?.state;
 const section = (name: string | RegExp) => ui.page.getByRole('region', { name });
 
 /**
@@ -164,7 +164,7 @@ describe('the Activity screen', () => {
     await results.getByRole('row').filter({ hasText: 'hello-1' }).waitFor();
 
     // Paused: a clear banner, and new requests wait in the queue.
-    ui.svc.setPaused(true, 'test');
+    ui.svc.settings.setPaused(true, 'test');
     await ui.page.getByText('The host is paused.', { exact: true }).waitFor();
     ui.host.submit(bob, 'hello-3', 'hello', { name: 'queued' });
     await section(/^Queued/).getByRole('row').filter({ hasText: 'hello-3' }).waitFor();
@@ -176,7 +176,7 @@ describe('the Activity screen', () => {
 
     // The banner's button says what the sidebar's does.
     await ui.page.locator('.callout', { hasText: 'The host is paused.' }).getByRole('button', { name: 'Resume', exact: true }).click();
-    await expect.poll(() => ui.svc.flags.paused).toBe(false);
+    await expect.poll(() => ui.svc.core.flags.paused).toBe(false);
     expect((await ui.host.waitResult('hello-3')).state).toBe('succeeded');
     await expect.poll(() => ui.page.getByText('The host is paused.', { exact: true }).count()).toBe(0);
 
@@ -262,8 +262,8 @@ describe('the Activity screen', () => {
 
   it('live output is asked for while the run goes, and no more once it has ended', async () => {
     const asked: string[] = [];
-    const liveOutput = ui.svc.liveOutput.bind(ui.svc);
-    ui.svc.liveOutput = (id, from) => {
+    const liveOutput = ui.svc.requests.liveOutput.bind(ui.svc.requests);
+    ui.svc.requests.liveOutput = (id, from) => {
       asked.push(id);
       return liveOutput(id, from);
     };
@@ -289,7 +289,7 @@ describe('the Activity screen', () => {
       writeFileSync(END_BRIEF, '');
       expect((await ui.host.waitResult('brief-2')).state).toBe('succeeded');
     } finally {
-      ui.svc.liveOutput = liveOutput;
+      ui.svc.requests.liveOutput = liveOutput;
       writeFileSync(END_BRIEF, ''); // never left running
     }
     expect(ui.errors).toEqual([]);
@@ -300,7 +300,7 @@ describe('the Activity screen', () => {
     // Its output reaches the log through the host that started it: what it writes after that host is gone is lost.
     await eventually('its first output', () => (existsSync(path.join(ui.host.spool, 'results', 'orph-1.log')) && ui.host.logOf('orph-1') === 'working\n' ? true : undefined));
     const [pid] = await crashDaemon(['orph-1'], true);
-    await expect.poll(() => ui.svc.request('orph-1')?.orphaned, { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => ui.svc.requests.get('orph-1')?.orphaned, { timeout: 15_000 }).toBe(1);
     expect(groupRunning(pid!)).toBe(true);
 
     await ui.open('/activity');

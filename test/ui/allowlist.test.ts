@@ -190,7 +190,7 @@ describe('the allowlist editor', () => {
     // A click only asks: the native question (main's, which the page cannot answer) names the exact
     // argv and folder; a "no" runs nothing and shows nothing.
     const ranBefore = dryRuns().length;
-    const plan = ui.svc.previewOperation(ALLOWLIST, 'say', { msg: 'dry run from the editor' });
+    const plan = ui.svc.allowlist.preview(ALLOWLIST, 'say', { msg: 'dry run from the editor' });
     if (!plan.ok) throw new Error(plan.message);
     const asked = ui.confirmations.length;
     ui.confirmAnswer = false;
@@ -386,10 +386,10 @@ describe('the allowlist editor', () => {
     expect(saved).toContain('scope: read                 # read | write');
     expect(saved).toContain('timeout_s: 2');
     // The host takes the saved file, and allows exactly those values (commas and spaces included).
-    expect(ui.svc.readAllowlist().check.ok).toBe(true);
-    expect(ui.svc.previewOperation(saved, 'say', { msg: 'd, e' }).ok).toBe(true);
-    expect(ui.svc.previewOperation(saved, 'say', { msg: ' c' }).ok).toBe(true);
-    expect(ui.svc.previewOperation(saved, 'say', { msg: 'a' }).ok).toBe(false);
+    expect(ui.svc.allowlist.read().check.ok).toBe(true);
+    expect(ui.svc.allowlist.preview(saved, 'say', { msg: 'd, e' }).ok).toBe(true);
+    expect(ui.svc.allowlist.preview(saved, 'say', { msg: ' c' }).ok).toBe(true);
+    expect(ui.svc.allowlist.preview(saved, 'say', { msg: 'a' }).ok).toBe(false);
     expect(ui.errors).toEqual([]);
   });
 

@@ -112,7 +112,7 @@ afterAll(async () => {
   await ui?.close();
 });
 
-const state = (id: string) => ui.svc.request(id)?.state;
+const state = (id: string) => ui.svc.requests.get(id)?.state;
 const card = () => ui.page.getByRole('article');
 const approveButton = () => card().getByRole('button', { name: 'Approve', exact: true });
 /** The shown request can be approved (all of it has been on screen, long enough). */
@@ -189,7 +189,7 @@ describe('the Approvals screen', () => {
     const result = await ui.host.waitResult('req-0001');
     expect(result.state).toBe('succeeded');
     expect(result.stdout).toBe('hello world\n');
-    expect(ui.svc.request('req-0001')?.decided_by).toBe('app');
+    expect(ui.svc.requests.get('req-0001')?.decided_by).toBe('app');
     await ui.page.getByRole('status').filter({ hasText: 'Nothing is waiting for you' }).waitFor();
     expect(ui.errors).toEqual([]);
   });
@@ -241,8 +241,8 @@ describe('the Approvals screen', () => {
     const result = await ui.host.waitResult('req-0002');
     expect(result.state).toBe('denied');
     expect(result.error?.message).toBe('denied by app: Not on a Friday');
-    expect(ui.svc.request('req-0002')?.error_message).toContain('Not on a Friday');
-    const audit = ui.svc.searchAudit({ requestId: 'req-0002', kind: 'denied' });
+    expect(ui.svc.requests.get('req-0002')?.error_message).toContain('Not on a Friday');
+    const audit = ui.svc.audit.search({ requestId: 'req-0002', kind: 'denied' });
     expect(audit.map((a) => a.message)).toEqual(['denied by app: Not on a Friday']);
     // The route still names it: the screen says what became of it.
     await ui.page.getByText('is no longer waiting').waitFor();
@@ -259,7 +259,7 @@ describe('the Approvals screen', () => {
     await card().getByRole('button', { name: 'Approve for 15 min' }).click();
     expect((await ui.host.waitResult('req-0003')).state).toBe('succeeded');
 
-    const grants = ui.svc.listGrants();
+    const grants = ui.svc.verdicts.grants();
     expect(grants).toHaveLength(1);
     const g = grants[0]!;
     expect([g.op, g.key_id]).toEqual(['deploy', key.key_id]);
@@ -270,7 +270,7 @@ describe('the Approvals screen', () => {
     ui.host.submit(key, 'req-0004', 'deploy', { target: 'staging' });
     const second = await ui.host.waitResult('req-0004');
     expect(second.state).toBe('succeeded');
-    expect(ui.svc.request('req-0004')?.decided_by).toBe(`grant ${g.id}`);
+    expect(ui.svc.requests.get('req-0004')?.decided_by).toBe(`grant ${g.id}`);
 
     // Listed with its uses (one so far); revoked from the screen, after a confirmation.
     const grantsTable = ui.page.getByRole('table', { name: 'Time-boxed approvals' });
@@ -279,10 +279,10 @@ describe('the Approvals screen', () => {
     await row.getByRole('button', { name: 'Revoke the approval of deploy for agent' }).click();
     await ui.page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
     await ui.page.getByRole('status').filter({ hasText: 'No time-boxed approvals in force' }).waitFor();
-    expect(ui.svc.listGrants()).toEqual([]);
+    expect(ui.svc.verdicts.grants()).toEqual([]);
     ui.host.submit(key, 'req-0005', 'deploy', { target: 'staging' });
     await expect.poll(() => state('req-0005')).toBe('awaiting_approval');
-    ui.svc.deny('req-0005', 'test', 'cleanup');
+    ui.svc.verdicts.deny('req-0005', 'test', 'cleanup');
     expect(ui.errors).toEqual([]);
   });
 
@@ -339,11 +339,11 @@ describe('the Approvals screen', () => {
     await expect.poll(armed).toBe(true);
     await ui.page.keyboard.press('t');
     expect((await ui.host.waitResult('kbd-3')).state).toBe('succeeded');
-    const grant = ui.svc.listGrants().find((x) => x.key_id === kbd.key_id);
+    const grant = ui.svc.verdicts.grants().find((x) => x.key_id === kbd.key_id);
     expect(grant?.op).toBe('deploy');
     expect((Date.parse(grant!.expires_at) - Date.parse(grant!.created_at)) / 60_000).toBe(30);
     await ui.page.getByRole('status').filter({ hasText: 'Nothing is waiting for you' }).waitFor();
-    ui.svc.revokeGrant(grant!.id, 'test');
+    ui.svc.verdicts.revokeGrant(grant!.id, 'test');
     expect(ui.errors).toEqual([]);
   });
 
@@ -352,8 +352,8 @@ describe('the Approvals screen', () => {
     ui.host.submit(kbd, 'foc-1', 'deploy', { target: 'staging' });
     await expect.poll(() => state('foc-1')).toBe('awaiting_approval');
     // A grant in force, so the page has a Revoke button.
-    ui.svc.approve('foc-1', 'test', 600);
-    await expect.poll(() => ui.svc.listGrants().length).toBe(1);
+    ui.svc.verdicts.approve('foc-1', 'test', 600);
+    await expect.poll(() => ui.svc.verdicts.grants().length).toBe(1);
     ui.host.submit(kbd, 'foc-2', 'greet', { name: 'two' });
     ui.host.submit(kbd, 'foc-3', 'greet', { name: 'three' });
     for (const id of ['foc-2', 'foc-3']) await expect.poll(() => state(id)).toBe('awaiting_approval');
@@ -377,10 +377,10 @@ describe('the Approvals screen', () => {
     await ui.page.keyboard.press('ArrowDown');
     await expect.poll(selected).toBe('foc-3');
     expect([state('foc-2'), state('foc-3')]).toEqual(['awaiting_approval', 'awaiting_approval']);
-    expect(ui.svc.listGrants()).toHaveLength(1);
+    expect(ui.svc.verdicts.grants()).toHaveLength(1);
 
-    for (const id of ['foc-2', 'foc-3']) ui.svc.deny(id, 'test', 'cleanup');
-    for (const g of ui.svc.listGrants()) ui.svc.revokeGrant(g.id, 'test');
+    for (const id of ['foc-2', 'foc-3']) ui.svc.verdicts.deny(id, 'test', 'cleanup');
+    for (const g of ui.svc.verdicts.grants()) ui.svc.verdicts.revokeGrant(g.id, 'test');
     expect(ui.errors).toEqual([]);
   });
 });
@@ -440,10 +440,10 @@ describe('a plan', () => {
     // A step of the plan runs without asking, once; the same again, or anything else, asks.
     ui.host.submit(key, 'plan-step-1', 'greet', { name: 'guest 1' }, { extra: { plan_id: 'plan-1' } });
     expect((await ui.host.waitResult('plan-step-1')).stdout).toBe('hello guest 1\n');
-    expect(ui.svc.request('plan-step-1')?.decided_by).toBe('plan plan-1');
+    expect(ui.svc.requests.get('plan-step-1')?.decided_by).toBe('plan plan-1');
     ui.host.submit(key, 'plan-step-1-again', 'greet', { name: 'guest 1' }, { extra: { plan_id: 'plan-1' } });
     await expect.poll(() => state('plan-step-1-again')).toBe('awaiting_approval');
-    ui.svc.deny('plan-step-1-again', 'test', 'cleanup');
+    ui.svc.verdicts.deny('plan-step-1-again', 'test', 'cleanup');
 
     // The plan's page lists its steps and the request that used one.
     await ui.open('/requests/plan-1');
@@ -527,7 +527,7 @@ describe('the approval window', () => {
       await expect.poll(armed).toBe(true);
       await ui.page.keyboard.press('Enter');
       expect((await ui.host.waitResult('win-1')).state).toBe('succeeded');
-      expect(ui.svc.request('win-1')?.decided_by).toBe('app');
+      expect(ui.svc.requests.get('win-1')?.decided_by).toBe('app');
       await ui.page.getByRole('status').filter({ hasText: 'Approved.' }).waitFor();
       expect(await h1()).toEqual(['Approved.']);
       expect(state('win-2')).toBe('awaiting_approval');
@@ -536,7 +536,7 @@ describe('the approval window', () => {
       // meanwhile, the window says so.
       await ui.page.getByRole('button', { name: '1 more waiting · next' }).click();
       await card().getByRole('heading', { name: 'Run greet?' }).waitFor();
-      ui.svc.deny('win-2', 'test', 'decided elsewhere');
+      ui.svc.verdicts.deny('win-2', 'test', 'decided elsewhere');
       await ui.page.getByText('is no longer waiting for you').waitFor();
       expect(await h1()).toEqual(['greet is no longer waiting for you.']);
       expect(await ui.page.locator('[data-state]').getAttribute('data-state')).toBe('denied');
@@ -619,7 +619,7 @@ describe('the approval window', () => {
       // Esc outside a field closes the window (the request keeps waiting).
       await ui.page.keyboard.press('Escape');
       await expect.poll(closed).toBe(true);
-      ui.svc.deny('win-4', 'test', 'cleanup');
+      ui.svc.verdicts.deny('win-4', 'test', 'cleanup');
     } finally {
       await ui.page.setViewportSize({ width: 1200, height: 800 });
     }
@@ -629,7 +629,7 @@ describe('the approval window', () => {
   it('an error shows until the next answer comes', async () => {
     ui.host.submit(key, 'win-5', 'greet', { name: 'gone' });
     await expect.poll(() => state('win-5')).toBe('awaiting_approval');
-    ui.svc.deny('win-5', 'test', 'decided elsewhere');
+    ui.svc.verdicts.deny('win-5', 'test', 'decided elsewhere');
     await ui.open('win-5', 'approval.html');
     await ui.page.getByText('is no longer waiting for you').waitFor();
     // The host fails to answer for a while (the window looks the request up again on every change).
@@ -648,7 +648,7 @@ describe('the approval window', () => {
     await expect.poll(() => state('win-6')).toBe('awaiting_approval');
     // The host answers again: the next change of state asks again, and the answer replaces the error.
     await ui.page.evaluate(() => void ((window as unknown as Failing).failing = false));
-    ui.svc.deny('win-6', 'test', 'cleanup');
+    ui.svc.verdicts.deny('win-6', 'test', 'cleanup');
     await ui.page.getByText('is no longer waiting for you').waitFor();
     expect(await ui.page.getByRole('alert').count()).toBe(0);
     expect(ui.errors).toEqual([]);
@@ -729,7 +729,7 @@ describe('seen before approved', () => {
       await settled();
       await ui.screenshots('approvals-unseen');
       expect(state('seen-screen')).toBe('awaiting_approval');
-      expect(ui.svc.listGrants().filter((g) => g.op === 'many')).toEqual([]);
+      expect(ui.svc.verdicts.grants().filter((g) => g.op === 'many')).toEqual([]);
 
       await scrollThrough();
       await expect.poll(armed).toBe(true);
@@ -788,7 +788,7 @@ describe('seen before approved', () => {
       // On screen: the end of the wide step (the letter under its marks, then the long word) and the next.
       await planSteps().nth(0).getByLabel('Command that runs').locator('code').nth(1).evaluate((el) => el.scrollIntoView({ block: 'start' }));
       await ui.screenshots('approval-window-wide-plan');
-      ui.svc.deny('plan-wide', 'test', 'cleanup');
+      ui.svc.verdicts.deny('plan-wide', 'test', 'cleanup');
     } finally {
       await ui.page.setViewportSize({ width: 1200, height: 800 });
     }
@@ -835,12 +835,12 @@ describe('approving for a while', () => {
     await ui.page.keyboard.press('t');
     expect((await ui.host.waitResult('wid-1')).state).toBe('succeeded');
     expect(await approveCalls()).toEqual([{ id: 'wid-1', forSeconds: 1800, widen: { target: { match: '^canary$' }, note: { any: true } } }]);
-    const grant = ui.svc.listGrants().find((g) => g.key_id === agent.key_id)!;
+    const grant = ui.svc.verdicts.grants().find((g) => g.key_id === agent.key_id)!;
     const table = ui.page.getByRole('table', { name: 'Time-boxed approvals' });
     await table.getByRole('row').filter({ hasText: 'canary' }).waitFor();
     expect(await table.getByRole('columnheader').allTextContents()).toContain('Arguments');
     await ui.screenshots('approvals-grants');
-    ui.svc.revokeGrant(grant.id, 'test');
+    ui.svc.verdicts.revokeGrant(grant.id, 'test');
 
     // Nothing changed on the card: the grant covers the same values only (no widen sent).
     ui.host.submit(agent, 'wid-2', 'canary', { target: 'canary', note: 'second' });
@@ -852,7 +852,7 @@ describe('approving for a while', () => {
     await ui.page.keyboard.press('t');
     expect((await ui.host.waitResult('wid-2')).state).toBe('succeeded');
     expect(await approveCalls()).toEqual([{ id: 'wid-2', forSeconds: 1800 }]);
-    for (const g of ui.svc.listGrants()) ui.svc.revokeGrant(g.id, 'test');
+    for (const g of ui.svc.verdicts.grants()) ui.svc.verdicts.revokeGrant(g.id, 'test');
     expect(ui.errors).toEqual([]);
   });
 
@@ -875,7 +875,7 @@ describe('approving for a while', () => {
       expect((await ui.host.waitResult('wid-3')).state).toBe('succeeded');
       expect(await approveCalls()).toEqual([{ id: 'wid-3', forSeconds: 1800, widen: { target: { match: '^canary-(eu|us)$' } } }]);
     });
-    for (const g of ui.svc.listGrants()) ui.svc.revokeGrant(g.id, 'test');
+    for (const g of ui.svc.verdicts.grants()) ui.svc.verdicts.revokeGrant(g.id, 'test');
     expect(ui.errors).toEqual([]);
   });
 });
@@ -883,7 +883,7 @@ describe('approving for a while', () => {
 describe('a request that claims a plan', () => {
   it('says "claims plan P, but differs from its steps" with the difference, as a warning that must be seen like the rest', async () => {
     await proposePlan('claimed-plan', [{ op: 'greet', args: { name: 'alpha' } }], 'Greet alpha');
-    ui.svc.approve('claimed-plan', 'test');
+    ui.svc.verdicts.approve('claimed-plan', 'test');
     ui.host.submit(key, 'claim-1', 'greet', { name: 'mallory' }, { intent: 'Step 1 of the approved plan', extra: { plan_id: 'claimed-plan' } });
     await expect.poll(() => state('claim-1')).toBe('awaiting_approval');
     // What the core's intake records on the waiting request's approval (in the real ledger).

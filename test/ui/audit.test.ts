@@ -9,7 +9,6 @@ import { Ui } from './harness';
 import { EXAMPLE_ALLOWLIST } from '../../main/core/allowlist/example';
 import { openLedger } from '../../main/core/ledger/db';
 import { AuditLog, type AuditEntry, type AuditQuery } from '../../main/core/ledger/audit';
-import { statusView } from '../../main/core/ipc/handlers';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let ui: Ui;
@@ -58,7 +57,7 @@ function insertAudit(entries: (AuditEntry & { at?: string })[]): void {
 
 /** The screen shows exactly the host's answer to the same search: the count, and the rows in order. */
 async function expectShows(q: AuditQuery): Promise<void> {
-  const want = ui.svc.searchAudit({ ...q, limit: 10_000 });
+  const want = ui.svc.audit.search({ ...q, limit: 10_000 });
   expect(want.length).toBeLessThan(200);
   if (want.length === 0) {
     await ui.page.getByRole('status').filter({ hasText: 'No entries match' }).waitFor();
@@ -126,7 +125,7 @@ describe('the audit log screen', () => {
         ),
       );
     expect(clipped).toEqual([]);
-    const first = ui.svc.searchAudit({ limit: 1 })[0]!;
+    const first = ui.svc.audit.search({ limit: 1 })[0]!;
     expect(await grid().locator(`#audit-row-${first.seq} td`).nth(5).getAttribute('title')).toBe(first.request_id);
 
     // By id: only that request's entries.
@@ -138,7 +137,7 @@ describe('the audit log screen', () => {
     // By a word of one run's message (the argv it started): only that run's entry.
     await ui.page.getByLabel('Search', { exact: true }).fill('pineapple');
     await expectShows({ text: 'pineapple' });
-    const hits = ui.svc.searchAudit({ text: 'pineapple' });
+    const hits = ui.svc.audit.search({ text: 'pineapple' });
     expect(hits.length).toBeGreaterThan(0);
     expect(hits.every((h) => h.request_id === 'req-audit-0001')).toBe(true);
 
@@ -151,7 +150,7 @@ describe('the audit log screen', () => {
     expect(await args.textContent()).toContain('hello pineapple');
     expect(await detail.getByLabel('Standard output').textContent()).toContain('hello pineapple');
     await detail.getByRole('heading', { name: 'Decision trail' }).waitFor();
-    const trail = ui.svc.searchAudit({ requestId: 'req-audit-0001', limit: 200 });
+    const trail = ui.svc.audit.search({ requestId: 'req-audit-0001', limit: 200 });
     await expect.poll(() => detail.locator('ol.trail li').count()).toBe(trail.length);
     expect(await detail.locator('ol.trail').textContent()).toContain('claimed');
     expect(await detail.locator('ol.trail').textContent()).toContain('finished');
@@ -159,7 +158,7 @@ describe('the audit log screen', () => {
     // Keyboard: arrows move the selection, Enter opens it, Escape closes.
     await ui.page.getByLabel('Search', { exact: true }).fill('req-audit-0002');
     await expectShows({ text: 'req-audit-0002' });
-    const want = ui.svc.searchAudit({ text: 'req-audit-0002' });
+    const want = ui.svc.audit.search({ text: 'req-audit-0002' });
     await grid().focus();
     await ui.page.keyboard.press('Home');
     await ui.page.keyboard.press('ArrowDown');
@@ -211,7 +210,7 @@ describe('the audit log screen', () => {
 
     await ui.page.getByLabel('Operation', { exact: true }).selectOption('list-documents');
     await expectShows({ op: 'list-documents' });
-    expect(ui.svc.searchAudit({ op: 'list-documents' }).length).toBeGreaterThanOrEqual(1);
+    expect(ui.svc.audit.search({ op: 'list-documents' }).length).toBeGreaterThanOrEqual(1);
     await ui.page.getByLabel('Operation', { exact: true }).selectOption('');
 
     await ui.page.getByLabel('Key', { exact: true }).selectOption(reader.key_id);
@@ -233,7 +232,7 @@ describe('the audit log screen', () => {
     await ui.page.getByLabel('To').fill('2020-01-02T12:00');
     const [since, until] = await ui.page.evaluate(() => [new Date('2019-12-31T12:00').toISOString(), new Date('2020-01-02T12:00').toISOString()]);
     await expectShows({ since, until });
-    expect(ui.svc.searchAudit({ since, until }).map((e) => e.message)).toEqual(['an old note from new year']);
+    expect(ui.svc.audit.search({ since, until }).map((e) => e.message)).toEqual(['an old note from new year']);
     // A backwards range is refused as you type, and says why, under the input and tied to it.
     const to = ui.page.getByLabel('To');
     const description = () => to.evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent);
@@ -244,7 +243,7 @@ describe('the audit log screen', () => {
     await ui.screenshots('audit-range');
     await expect.poll(() => renderedSeqs()).toEqual([]); // nothing stale stays on screen
     await ui.page.getByLabel('Time', { exact: true }).selectOption('1h');
-    const lastHour = ui.svc.searchAudit({ since: new Date(Date.now() - 3600_000).toISOString(), limit: 10_000 });
+    const lastHour = ui.svc.audit.search({ since: new Date(Date.now() - 3600_000).toISOString(), limit: 10_000 });
     await expect.poll(() => countLine().textContent()).toContain(`${lastHour.length} entries`);
     expect(await grid().textContent()).not.toContain('an old note');
     expect(ui.errors).toEqual([]);
@@ -256,7 +255,7 @@ describe('the audit log screen', () => {
     bulk.push({ kind: 'notice_sent', actor: '=HYPERLINK("http://evil.example","click")', message: 'bulkexport, with "quotes",\nand a second line' });
     bulk.push({ kind: 'notice_sent', actor: 'test', message: '+bulkexport looks like a formula', details: { argv: ['echo', 'a,b'], n: 3 } });
     insertAudit(bulk);
-    const want = ui.svc.searchAudit({ text: 'bulkexport', limit: 10_000 });
+    const want = ui.svc.audit.search({ text: 'bulkexport', limit: 10_000 });
     expect(want.length).toBe(1502);
 
     await ui.open('/audit');
@@ -330,7 +329,7 @@ describe('the audit log screen', () => {
       await ui.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
       expect(await pageCalls()).toBe(calls);
     }
-    const want = ui.svc.searchAudit({ text: 'scrolltop', kind: 'notice_sent', limit: 200 });
+    const want = ui.svc.audit.search({ text: 'scrolltop', kind: 'notice_sent', limit: 200 });
     await expect.poll(async () => (await renderedSeqs()).slice(0, 5)).toEqual(want.slice(0, 5).map((e) => e.seq));
 
     // Fully loaded, a search stays fully loaded when a new entry comes in on top.
@@ -340,7 +339,7 @@ describe('the audit log screen', () => {
     await expect.poll(() => countLine().textContent()).toContain('300 entries, newest first: all loaded');
     ui.host.submit(agent, 'req-audit-scroll', 'echo', { msg: 'scrolltop extra' });
     await ui.host.waitResult('req-audit-scroll');
-    const all = ui.svc.searchAudit({ text: 'scrolltop', limit: 10_000 });
+    const all = ui.svc.audit.search({ text: 'scrolltop', limit: 10_000 });
     expect(all.length).toBeGreaterThan(300);
     await expect.poll(() => countLine().textContent()).toContain(`${all.length} entries, newest first: all loaded`);
     expect(await ui.page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
@@ -361,11 +360,11 @@ describe('the audit log screen', () => {
       });
     await expect.poll(async () => (await rowInView()).id).toMatch(/^audit-row-/);
     const before = await rowInView();
-    const newestBefore = ui.svc.searchAudit({ limit: 1 })[0]!.seq;
+    const newestBefore = ui.svc.audit.search({ limit: 1 })[0]!.seq;
 
     ui.host.submit(agent, 'req-audit-live', 'echo', { msg: 'live entry' });
     await ui.host.waitResult('req-audit-live');
-    const added = ui.svc.searchAudit({ limit: 10_000 }).filter((e) => e.seq > newestBefore);
+    const added = ui.svc.audit.search({ limit: 10_000 }).filter((e) => e.seq > newestBefore);
     expect(added.length).toBeGreaterThan(1);
     expect(added.every((e) => e.request_id === 'req-audit-live')).toBe(true);
     await expect.poll(() => countLine().textContent()).toContain(`${200 + added.length} newest entries loaded`);
@@ -447,7 +446,7 @@ describe('the audit log screen', () => {
      *  and React runs earlier renders' effects (and a render's children's) before that one. */
     const effectsRun = async () => {
       const before = await newestCalls();
-      await ui.emit('state.changed', statusView(ui.svc));
+      await ui.emit('state.changed', ui.svc.status.view());
       await expect.poll(newestCalls).toBeGreaterThan(before);
     };
     const scroller = ui.page.locator('.audit-scroll');
@@ -479,7 +478,7 @@ describe('the audit log screen', () => {
     await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
     await expect.poll(() => countLine().textContent()).toContain('600 newest entries loaded');
     expect(await pageCalls()).toBe(3);
-    const host = ui.svc.searchAudit({ limit: 600 });
+    const host = ui.svc.audit.search({ limit: 600 });
     const seqs = await renderedSeqs();
     const at = host.findIndex((e) => e.seq === seqs[0]);
     expect(seqs).toEqual(host.slice(at, at + seqs.length).map((e) => e.seq));
@@ -501,11 +500,11 @@ describe('the audit log screen', () => {
     const many: AuditEntry[] = [];
     for (let i = 0; i < 100_000; i++) many.push({ kind: i % 2 ? 'claimed' : 'finished', request_id: `req-bulk-${i}`, op: 'echo', key_id: agent.key_id, message: `bulk load entry number ${i}`, details: { state: 'succeeded' } });
     insertAudit(many);
-    expect(ui.svc.searchAudit({ text: 'bulk load', limit: 1 })[0]!.message).toBe('bulk load entry number 99999');
+    expect(ui.svc.audit.search({ text: 'bulk load', limit: 1 })[0]!.message).toBe('bulk load entry number 99999');
 
     await ui.open('/audit');
     await expect.poll(() => countLine().textContent()).toContain('200 newest entries loaded');
-    const newest = ui.svc.searchAudit({ limit: 200 });
+    const newest = ui.svc.audit.search({ limit: 200 });
     await expect.poll(async () => (await renderedSeqs())[0]).toBe(newest[0]!.seq);
     await ui.screenshots('audit-100k');
     // Every row is exactly as tall as the virtual list counts on (else its spacers would drift).
@@ -520,7 +519,7 @@ describe('the audit log screen', () => {
     await expect.poll(() => countLine().textContent()).toContain('600 newest entries loaded');
     // The rows in view are the host's 5xx-th newest entries, in order.
     const seqs = await renderedSeqs();
-    const page3 = ui.svc.searchAudit({ limit: 600 });
+    const page3 = ui.svc.audit.search({ limit: 600 });
     const at = page3.findIndex((e) => e.seq === seqs[0]);
     expect(at).toBeGreaterThan(300);
     expect(seqs).toEqual(page3.slice(at, at + seqs.length).map((e) => e.seq));

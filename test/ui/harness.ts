@@ -1,6 +1,6 @@
 // The renderer under test: the built pages in real headless Chromium (browser.ts says which one),
 // driven by playwright-core, served with the app's CSP, talking over the IPC contract to the real core
-// in this process (bindIpc + createIpcHandlers on a HostService), with a real daemon on a temporary
+// in this process (bindIpc + createIpcHandlers on a Host), with a real daemon on a temporary
 // home and spool. The page gets the same createApi() the preload builds; events come from the real StatusFeed.
 // Every screen state a test photographs is also checked with axe-core, in light and in dark.
 import { createServer, type Server } from 'node:http';
@@ -15,7 +15,7 @@ import { buildRenderer } from '../../scripts/build-app';
 import { CSP } from '../../main/electron/constants';
 import { bindIpc, trustWindows, type IpcEventLike, type WindowRole } from '../../main/core/ipc/bind';
 import { createIpcHandlers } from '../../main/core/ipc/handlers';
-import { HostService } from '../../main/core/service';
+import { Host } from '../../main/core/host/host';
 import { StatusFeed } from '../../main/core/app/statusFeed';
 import { scopedLogger } from '../../main/core/log';
 import { eventChannel } from '../../shared/ipc/channels';
@@ -98,7 +98,7 @@ export class Ui {
 
   private constructor(
     readonly host: TestHost,
-    readonly svc: HostService,
+    readonly svc: Host,
     readonly page: Page,
     private readonly browser: Browser,
     private readonly server: Server,
@@ -120,7 +120,7 @@ export class Ui {
       const host = new TestHost(opts.allowlist, opts.settings);
       started.push(() => host.cleanup());
       const daemon = opts.daemon === false ? null : await host.startDaemon();
-      const svc = new HostService(host.home, host.spool);
+      const svc = new Host(host.home, host.spool);
       started.push(() => svc.close());
       const { server, origin } = await serve(dir);
       started.push(() => server.close());

@@ -70,7 +70,7 @@ describe('the Keys screen', () => {
     firstKey = key;
     expect(text).toBe(`${JSON.stringify(key, null, 2)}\n`);
     expect(await panel.getByLabel('Key file').textContent()).toBe(text);
-    const stored = ui.svc.listKeys().find((k) => k.key_id === key.key_id)!;
+    const stored = ui.svc.keys.list().find((k) => k.key_id === key.key_id)!;
     expect(stored).toMatchObject({ name: 'sandbox one', scope: 'write', ops: ['echo'], revoked_at: null });
 
     ui.host.submit(key, 'keys-ui-0001', 'echo', { msg: 'hello' });
@@ -100,12 +100,12 @@ describe('the Keys screen', () => {
     const dialog = page.getByRole('dialog', { name: 'Revoke key “sandbox one”?' });
     // Cancelling changes nothing.
     await dialog.getByRole('button', { name: 'Cancel' }).click();
-    expect(ui.svc.listKeys().find((k) => k.key_id === key.key_id)!.revoked_at).toBeNull();
+    expect(ui.svc.keys.list().find((k) => k.key_id === key.key_id)!.revoked_at).toBeNull();
 
     await page.getByRole('button', { name: 'Revoke sandbox one' }).click();
     await dialog.getByRole('button', { name: 'Revoke key' }).click();
     await page.getByRole('table', { name: 'Revoked keys' }).getByRole('row', { name: 'Key sandbox one' }).waitFor();
-    expect(ui.svc.listKeys().find((k) => k.key_id === key.key_id)!.revoked_at).not.toBeNull();
+    expect(ui.svc.keys.list().find((k) => k.key_id === key.key_id)!.revoked_at).not.toBeNull();
     await page.getByText('No active keys').waitFor();
 
     ui.host.submit(firstKey, 'keys-ui-0010', 'echo', { msg: 'after revoke' });
@@ -123,7 +123,7 @@ describe('the Keys screen', () => {
     await page.getByLabel('Name').press('Enter');
     const created = page.getByRole('region', { name: /Key “reader” created/ });
     const oldKey = JSON.parse((await created.getByLabel('Key file').textContent())!) as KeyFile;
-    expect(ui.svc.listKeys().find((k) => k.key_id === oldKey.key_id)).toMatchObject({ name: 'reader', scope: 'read', ops: null });
+    expect(ui.svc.keys.list().find((k) => k.key_id === oldKey.key_id)).toMatchObject({ name: 'reader', scope: 'read', ops: null });
     ui.host.submit(oldKey, 'keys-ui-0003', 'echo', { msg: 'before' });
     expect((await ui.host.waitResult('keys-ui-0003')).state).toBe('succeeded');
 
@@ -140,7 +140,7 @@ describe('the Keys screen', () => {
     const newKey = JSON.parse((await rotated.getByLabel('Key file').textContent())!) as KeyFile;
     expect(newKey.key_id).not.toBe(oldKey.key_id);
 
-    const keys = ui.svc.listKeys();
+    const keys = ui.svc.keys.list();
     expect(keys.find((k) => k.key_id === oldKey.key_id)).toMatchObject({ rotated_to: newKey.key_id });
     expect(keys.find((k) => k.key_id === oldKey.key_id)!.revoked_at).not.toBeNull();
     ui.host.submit(newKey, 'keys-ui-0004', 'echo', { msg: 'after' });
@@ -201,7 +201,7 @@ describe('the Keys screen', () => {
     expect(await panel.count()).toBe(0);
     expect(await page.content()).not.toContain(key.secret);
     // The key itself exists and works: only its secret is no longer shown.
-    expect(ui.svc.listKeys().find((k) => k.key_id === key.key_id)).toMatchObject({ name: 'leaver', revoked_at: null });
+    expect(ui.svc.keys.list().find((k) => k.key_id === key.key_id)).toMatchObject({ name: 'leaver', revoked_at: null });
 
     // Once the key is copied, leaving no longer asks.
     await page.getByRole('button', { name: 'Rotate leaver' }).click();

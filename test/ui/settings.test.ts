@@ -13,7 +13,7 @@ afterAll(async () => {
   await ui?.close();
 });
 
-const settings = () => ui.svc.getSettings();
+const settings = () => ui.svc.settings.get();
 
 describe('the Settings screen', () => {
   it('saves the approval timeout, retention and switches into settings.json', async () => {
@@ -64,13 +64,13 @@ describe('the Settings screen', () => {
     await expect.poll(() => ledger.inputValue()).toBe(String(before.retention_ledger_days));
 
     // A ceiling added elsewhere meanwhile: the screen follows the host, and the field says why it needs longer.
-    ui.svc.setSetting('ceilings', [{ name: 'monthly', per: 'global', window_s: 20 * 86400, max_runs: 100, action: 'reject' }], 'test');
+    ui.svc.settings.set('ceilings', [{ name: 'monthly', per: 'global', window_s: 20 * 86400, max_runs: 100, action: 'reject' }], 'test');
     await ledger.fill('10');
     await page.getByRole('alert').filter({ hasText: 'At least 20 days: spend ceiling “monthly” counts runs over that long.' }).waitFor();
     await ledger.press('Enter');
     expect(await ledger.getAttribute('aria-invalid')).toBe('true');
     expect(settings().retention_ledger_days).toBe(before.retention_ledger_days);
-    ui.svc.setSetting('ceilings', [], 'test');
+    ui.svc.settings.set('ceilings', [], 'test');
     expect(ui.errors).toEqual([]);
   });
 
@@ -91,9 +91,9 @@ describe('the Settings screen', () => {
     // Changed from the command line while a value is being typed here: when the window comes back
     // into focus the screen shows the host's values, and the typed value stays.
     await spoolDays.fill('4');
-    ui.svc.setSetting('max_concurrent_runs', 7, 'test');
-    ui.svc.setSetting('approval_timeout_s', 1200, 'test');
-    ui.svc.setSetting('retention_spool_days', 5, 'test');
+    ui.svc.settings.set('max_concurrent_runs', 7, 'test');
+    ui.svc.settings.set('approval_timeout_s', 1200, 'test');
+    ui.svc.settings.set('retention_spool_days', 5, 'test');
     await page.evaluate(() => window.dispatchEvent(new Event('focus')));
     await expect.poll(() => runs.inputValue()).toBe('7');
     expect(await timeout.inputValue()).toBe('20');

@@ -46,10 +46,10 @@ describe('the main window', () => {
     await ui.open('/activity');
     await ui.page.getByRole('button', { name: 'Pause', exact: true }).click();
     await hostState().filter({ hasText: 'Paused' }).waitFor();
-    expect(ui.svc.flags.paused).toBe(true);
+    expect(ui.svc.core.flags.paused).toBe(true);
     await ui.page.getByRole('navigation', { name: 'Screens' }).getByRole('button', { name: 'Resume', exact: true }).click();
     await hostState().filter({ hasText: 'Running' }).waitFor();
-    expect(ui.svc.flags.paused).toBe(false);
+    expect(ui.svc.core.flags.paused).toBe(false);
     expect(ui.errors).toEqual([]);
   });
 

@@ -13,7 +13,7 @@ afterAll(async () => {
   await ui?.close();
 });
 
-const ceilings = () => ui.svc.getSettings().ceilings;
+const ceilings = () => ui.svc.settings.get().ceilings;
 
 describe('the Spend screen', () => {
   it('sets ceilings that the daemon enforces, and shows the spend against them', async () => {
@@ -89,7 +89,7 @@ describe('the Spend screen', () => {
     await expect.poll(() => page.getByRole('meter', { name: 'hourly: runs' }).getAttribute('aria-valuemax')).toBe('5');
 
     // The form checks against the ledger's retention as the host has it when the form opens…
-    ui.svc.setSetting('retention_ledger_days', 2, 'test');
+    ui.svc.settings.set('retention_ledger_days', 2, 'test');
     await page.getByRole('button', { name: 'Add ceiling…' }).click();
     const added = page.getByRole('form', { name: 'New ceiling' });
     await added.getByLabel('Name').fill('weekly');
@@ -100,19 +100,19 @@ describe('the Spend screen', () => {
 
     // …and when it changes while the form is open, the save reads it again: the host refuses (or the
     // form, if the settings were read again before the click), and the form then knows why.
-    ui.svc.setSetting('retention_ledger_days', 30, 'test');
+    ui.svc.settings.set('retention_ledger_days', 30, 'test');
     await page.getByRole('button', { name: 'Add ceiling…' }).click();
     await added.getByLabel('Name').fill('weekly');
     await added.getByLabel('Window', { exact: true }).fill('7');
     await added.getByRole('combobox', { name: 'Window unit' }).selectOption('days');
     await added.getByLabel('Max runs').fill('50');
     await expect.poll(() => added.getByText('Spend is counted over this rolling window').count()).toBe(1);
-    ui.svc.setSetting('retention_ledger_days', 2, 'test');
+    ui.svc.settings.set('retention_ledger_days', 2, 'test');
     await added.getByRole('button', { name: 'Add ceiling' }).click();
     await added.getByText('The ledger keeps runs for 2 days').waitFor();
     expect(ceilings().map((c) => c.name)).toEqual(['per-key', 'hourly']);
     await added.getByRole('button', { name: 'Cancel' }).click();
-    ui.svc.setSetting('retention_ledger_days', 90, 'test');
+    ui.svc.settings.set('retention_ledger_days', 90, 'test');
 
     await page.getByRole('button', { name: 'Delete per-key' }).click();
     await page.getByRole('dialog', { name: 'Delete ceiling “per-key”?' }).getByRole('button', { name: 'Delete ceiling' }).click();
@@ -132,7 +132,7 @@ describe('the Spend screen', () => {
 
     // Meanwhile the command line adds a ceiling and changes another one.
     const cli = { name: 'from-cli', per: 'global', window_s: 600, max_cost: 7, action: 'reject' } as const;
-    ui.svc.setSetting('ceilings', [...ceilings().map((c) => (c.name === 'hourly' ? { ...c, max_runs: 9 } : c)), cli], 'test');
+    ui.svc.settings.set('ceilings', [...ceilings().map((c) => (c.name === 'hourly' ? { ...c, max_runs: 9 } : c)), cli], 'test');
 
     await form.getByRole('button', { name: 'Add ceiling' }).click();
     await expect.poll(() => ceilings().map((c) => c.name)).toEqual(['hourly', 'from-cli', 'from-ui']);
@@ -144,7 +144,7 @@ describe('the Spend screen', () => {
     await page.getByRole('region', { name: 'from-cli' }).getByText('over the last 10 min').waitFor();
 
     // Deleting one here leaves the others as the host has them.
-    ui.svc.setSetting('ceilings', ceilings().map((c) => (c.name === 'from-cli' ? { ...c, max_cost: 8 } : c)), 'test');
+    ui.svc.settings.set('ceilings', ceilings().map((c) => (c.name === 'from-cli' ? { ...c, max_cost: 8 } : c)), 'test');
     await page.getByRole('button', { name: 'Delete from-ui' }).click();
     await page.getByRole('dialog', { name: 'Delete ceiling “from-ui”?' }).getByRole('button', { name: 'Delete ceiling' }).click();
     await expect.poll(() => ceilings().map((c) => c.name)).toEqual(['hourly', 'from-cli']);
@@ -154,7 +154,7 @@ describe('the Spend screen', () => {
     await page.getByRole('button', { name: 'Edit from-cli' }).click();
     const edit = page.getByRole('form', { name: 'Edit ceiling “from-cli”' });
     await edit.getByLabel('Max cost units').fill('20');
-    ui.svc.setSetting('ceilings', ceilings().filter((c) => c.name !== 'from-cli'), 'test');
+    ui.svc.settings.set('ceilings', ceilings().filter((c) => c.name !== 'from-cli'), 'test');
     await edit.getByRole('button', { name: 'Save ceiling' }).click();
     await edit.getByRole('alert').filter({ hasText: 'Ceiling “from-cli” was deleted meanwhile' }).waitFor();
     expect(ceilings().map((c) => c.name)).toEqual(['hourly']);

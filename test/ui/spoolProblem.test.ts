@@ -52,7 +52,7 @@ describe('the spool problem banner', () => {
       chmodSync(queue(), 0o000);
       try {
         await banner().waitFor();
-        const recorded = ui.svc.flags.spoolProblem('default');
+        const recorded = ui.svc.core.flags.spoolProblem('default');
         expect(recorded).toMatch(/queue/);
         expect(await banner().textContent()).toContain(recorded);
         expect(await banner().textContent()).toContain('Requests in it are not taken until this is fixed');

@@ -42,9 +42,9 @@ const spare = mkdtempSync(path.join(os.tmpdir(), 'dw-ui-spools-'));
 beforeAll(async () => {
   ui = await Ui.start({ allowlist: ALLOWLIST, daemon: false });
   work = path.join(ui.host.root, 'work-spool');
-  ui.svc.addSpool('work', work, 'test');
-  home = keyFileOf(ui.svc.createKey('home-agent', 'write', null, 'test', 'default'));
-  office = keyFileOf(ui.svc.createKey('office-agent', 'write', null, 'test', 'work'));
+  ui.svc.spools.add('work', work, 'test');
+  home = keyFileOf(ui.svc.keys.create('home-agent', 'write', null, 'test', 'default'));
+  office = keyFileOf(ui.svc.keys.create('office-agent', 'write', null, 'test', 'work'));
   // One daemon for every spool of the home (the harness's serves only its first spool).
   daemon = new DaemonProcess(track(spawn(process.execPath, [CLI, 'daemon', '--home', ui.host.home], { stdio: ['ignore', 'pipe', 'pipe'] })));
   await daemon.ready();
@@ -65,7 +65,7 @@ describe('the spool switcher', () => {
     submit(work, office, 'work-ship', 'ship');
     expect((await waitForResult(ui.host.spool, 'home-hello')).state).toBe('succeeded');
     expect((await waitForResult(work, 'work-hello')).state).toBe('succeeded');
-    await expect.poll(() => ui.svc.request(handleOf('work-ship', 'work'))?.state).toBe('awaiting_approval');
+    await expect.poll(() => ui.svc.requests.get(handleOf('work-ship', 'work'))?.state).toBe('awaiting_approval');
 
     await ui.open('/activity');
     const page = ui.page;
@@ -121,7 +121,7 @@ describe('the spool switcher', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByRole('region', { name: /Key “second-office” created/ }).getByText(`export DUMBWAITER_SPOOL='${work}'`).waitFor();
     expect(ui.confirmations.at(-1)?.message).toBe('Create a read key "second-office" for spool work?');
-    expect(ui.svc.listKeys('work').map((k) => k.name)).toContain('second-office');
+    expect(ui.svc.keys.list('work').map((k) => k.name)).toContain('second-office');
     expect(ui.errors).toEqual([]);
   });
 });
@@ -134,8 +134,8 @@ describe('Settings > Spools', () => {
     const workCard = spools.getByRole('listitem', { name: 'Spool work' });
     await workCard.getByText(work, { exact: true }).waitFor();
     await workCard.getByRole('button', { name: 'Check again: spool work' }).click();
-    await expect.poll(() => ui.svc.listSpools().find((s) => s.name === 'work')?.probe?.verdict ?? null).not.toBeNull();
-    const report = ui.svc.listSpools().find((s) => s.name === 'work')!.probe!;
+    await expect.poll(() => ui.svc.spools.list().find((s) => s.name === 'work')?.probe?.verdict ?? null).not.toBeNull();
+    const report = ui.svc.spools.list().find((s) => s.name === 'work')!.probe!;
     await workCard.getByText(report.summary).waitFor();
     await workCard.getByText({ ok: 'OK', degraded: 'Degraded', unusable: 'Unusable' }[report.verdict], { exact: true }).waitFor();
     await workCard.getByText('The checks').click();
@@ -152,7 +152,7 @@ describe('Settings > Spools', () => {
     const remove = workCard.getByRole('button', { name: 'Remove spool work' });
     expect(await remove.isDisabled()).toBe(true);
     await workCard.getByText('It has 1 open request: settle or cancel it first.').waitFor();
-    expect(() => ui.svc.removeSpool('work', 'test')).toThrow('open request');
+    expect(() => ui.svc.spools.remove('work', 'test')).toThrow('open request');
 
     // Add one: a name, a picked folder, the native question (a no changes nothing), then it is served.
     const target = path.join(spare, 'lab');
@@ -173,7 +173,7 @@ describe('Settings > Spools', () => {
     ui.confirmAnswer = true;
     await form.getByRole('button', { name: 'Add spool' }).click();
     await spools.getByRole('listitem', { name: 'Spool lab' }).getByText(target, { exact: true }).waitFor();
-    expect(ui.svc.getSettings().spools.map((s) => s.name)).toEqual(['default', 'work', 'lab']);
+    expect(ui.svc.settings.get().spools.map((s) => s.name)).toEqual(['default', 'work', 'lab']);
     expect(existsSync(path.join(target, 'queue'))).toBe(true);
 
     // A folder the host refuses (another spool's): its words are shown.
@@ -192,7 +192,7 @@ describe('Settings > Spools', () => {
     await spools.getByRole('listitem', { name: 'Spool lab' }).getByRole('button', { name: 'Remove spool lab' }).click();
     await expect.poll(() => spools.getByRole('listitem', { name: 'Spool lab' }).count()).toBe(0);
     expect(ui.confirmations.at(-1)?.detail).toContain('The folder is left as it is');
-    expect(ui.svc.getSettings().spools.map((s) => s.name)).toEqual(['default', 'work']);
+    expect(ui.svc.settings.get().spools.map((s) => s.name)).toEqual(['default', 'work']);
     expect(existsSync(path.join(target, 'queue'))).toBe(true);
     // The daemon still answers both spools.
     submit(work, office, 'work-after', 'hello', { name: 'after' });

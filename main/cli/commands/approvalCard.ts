@@ -8,7 +8,7 @@
 import type { HostRunView, PendingApprovalView } from '../../../shared/ipc/views';
 import { commandText, describeRun } from '../../../shared/allowlist/describe';
 import { visible, visibleJson } from '../../../shared/text/visible';
-import type { HostService } from '../../core/service';
+import type { Host } from '../../core/host/host';
 import { PLAN_OP } from '../../core/policy/plans';
 import { describeRule } from '../../core/policy/grantRules';
 
@@ -63,7 +63,7 @@ export function cardComplete(p: PendingApprovalView): boolean {
 }
 
 /** What an approval did, in words: the request approved, and a time-boxed grant's reach, rule by rule. */
-export function approvedText(id: string, r: ReturnType<HostService['approve']>): string {
+export function approvedText(id: string, r: ReturnType<Host['verdicts']['approve']>): string {
   const head = r.row.op === PLAN_OP ? `Approved plan ${id}: each of its steps may run once, without asking, until ${r.row.expires_at}.` : `Approved ${id}.`;
   if (!r.grant) return head;
   const rules = r.grant.args ?? {};

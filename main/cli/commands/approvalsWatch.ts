@@ -8,7 +8,7 @@
 // approval the request is read again, and approved only if it still waits exactly as shown (else its
 // card is shown again), as the app's in-place approval does (core/app/approvalInPlace.ts).
 import { createInterface } from 'node:readline';
-import type { HostService } from '../../core/service';
+import type { Host } from '../../core/host/host';
 import { cliActor } from '../../core/ledger/audit';
 import { parseDuration, formatDuration } from '../../core/duration';
 import type { Widen } from '../../core/policy/grantRules';
@@ -68,7 +68,7 @@ class Answers {
 type Outcome = 'decided' | 'skipped' | 'changed' | 'end';
 
 /** `spool`: only the requests of that spool (--spool), else every spool's. */
-export async function watchApprovals(svc: HostService, spool?: string): Promise<void> {
+export async function watchApprovals(svc: Host, spool?: string): Promise<void> {
   const interrupt = onInterrupt();
   const answers = new Answers(interrupt);
   if (!process.stdin.isTTY) warn('stdin is not a terminal: answers are read from its lines, each taken only once its card is shown.');
@@ -77,7 +77,7 @@ export async function watchApprovals(svc: HostService, spool?: string): Promise<
   let idleSaid = false;
   try {
     while (!interrupt.stopped && !answers.closed) {
-      const next = svc.pendingApprovals().find((p) => (spool === undefined || p.spool === spool) && !skipped.has(JSON.stringify(p)));
+      const next = svc.verdicts.pending().find((p) => (spool === undefined || p.spool === spool) && !skipped.has(JSON.stringify(p)));
       if (!next) {
         if (!idleSaid) say('Waiting for requests that need a person (Ctrl-C ends).');
         idleSaid = true;
@@ -95,8 +95,8 @@ export async function watchApprovals(svc: HostService, spool?: string): Promise<
   }
 }
 
-async function askAbout(svc: HostService, p: PendingApprovalView, answers: Answers): Promise<Outcome> {
-  say(`\n${approvalCardText(p, svc.settings.spools.length > 1)}`);
+async function askAbout(svc: Host, p: PendingApprovalView, answers: Answers): Promise<Outcome> {
+  say(`\n${approvalCardText(p, svc.context.settings.spools.length > 1)}`);
   const complete = cardComplete(p);
   const plan = p.approval.steps !== undefined;
   if (!complete) say('The host did not say all that decides this run (its environment and limits): it cannot be approved here.');
@@ -114,7 +114,7 @@ async function askAbout(svc: HostService, p: PendingApprovalView, answers: Answe
       const reason = await answers.ask('Reason for denying (the agent sees it; empty for none):');
       if (reason === null) return 'end';
       return decide(() => {
-        svc.deny(p.id, cliActor(), reason);
+        svc.verdicts.deny(p.id, cliActor(), reason);
         return `Denied ${p.id}.`;
       });
     }
@@ -134,10 +134,10 @@ function decide(act: () => string): Outcome {
 }
 
 /** Approves `p` only if it still waits exactly as its card showed it; else says so ('changed': shown again). */
-function approveAsShown(svc: HostService, p: PendingApprovalView, seconds?: number, widen?: Widen): Outcome {
-  const now = svc.pendingApprovals().find((x) => x.id === p.id);
+function approveAsShown(svc: Host, p: PendingApprovalView, seconds?: number, widen?: Widen): Outcome {
+  const now = svc.verdicts.pending().find((x) => x.id === p.id);
   if (!now) {
-    const row = svc.request(p.id);
+    const row = svc.requests.get(p.id);
     warn(`${p.id} is no longer waiting${row ? `: it is ${row.state}${row.decided_by ? `, decided by ${visible(row.decided_by)}` : ''}` : ''}. Nothing approved.`);
     return 'decided';
   }
@@ -145,7 +145,7 @@ function approveAsShown(svc: HostService, p: PendingApprovalView, seconds?: numb
     warn(`${p.id} changed since its card was printed: nothing approved; here it is again.`);
     return 'changed';
   }
-  return decide(() => approvedText(p.id, svc.approve(p.id, cliActor(), seconds, widen)));
+  return decide(() => approvedText(p.id, svc.verdicts.approve(p.id, cliActor(), seconds, widen)));
 }
 
 /** The app's choices for a time-boxed approval: how long, and what later calls may give as each argument. */

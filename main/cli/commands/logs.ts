@@ -9,7 +9,7 @@
 // --raw prints the bytes as they are, for a pipe or a file. Once a followed run ends, what was shown
 // is checked against the size and SHA-256 the host recorded of its log, and a difference is said.
 import { createHash } from 'node:crypto';
-import type { HostService } from '../../core/service';
+import type { Host } from '../../core/host/host';
 import { UserError } from '../../core/errors';
 import type { RequestRow } from '../../core/ledger/requests';
 import { visibleLines } from '../../../shared/text/visible';
@@ -29,10 +29,10 @@ const POLL_MS = 250;
 /** Not started yet: --follow waits for it to start (or to end without running). */
 const BEFORE_RUN = new Set<RequestRow['state']>(['queued', 'awaiting_approval']);
 
-export async function printLogs(svc: HostService, id: string, o: { follow: boolean; raw: boolean }): Promise<void> {
+export async function printLogs(svc: Host, id: string, o: { follow: boolean; raw: boolean }): Promise<void> {
   const out = (stream: NodeJS.WriteStream, text: string) => text && stream.write(o.raw ? text : visibleLines(text));
   const get = () => {
-    const row = svc.request(id);
+    const row = svc.requests.get(id);
     if (!row) throw new UserError(`no request ${JSON.stringify(id)} (dumbwaiter requests lists them)`);
     return row;
   };
@@ -44,7 +44,7 @@ export async function printLogs(svc: HostService, id: string, o: { follow: boole
   if (!o.follow) {
     if (BEFORE_RUN.has(row.state)) return warn(`(${id} has not run yet: it is ${row.state}; --follow waits for it and prints its output)`);
     if (row.state !== 'running') return record(row);
-    out(process.stdout, svc.liveOutput(id, 0).text);
+    out(process.stdout, svc.requests.liveOutput(id, 0).text);
     return warn(`(${id} is still running: --follow prints the rest as it comes)`);
   }
 
@@ -73,7 +73,7 @@ export async function printLogs(svc: HostService, id: string, o: { follow: boole
 
 /** Prints a running run's live log as it grows, until the run ends (its final row) or Ctrl-C (null).
  *  Then checks what it printed against the size and SHA-256 the host recorded of the log. */
-async function followLive(svc: HostService, running: RequestRow, interrupt: Interrupt, print: (text: string) => void): Promise<RequestRow | null> {
+async function followLive(svc: Host, running: RequestRow, interrupt: Interrupt, print: (text: string) => void): Promise<RequestRow | null> {
   const id = running.id;
   const seen = createHash('sha256');
   let row = running;
@@ -82,7 +82,7 @@ async function followLive(svc: HostService, running: RequestRow, interrupt: Inte
   let skipped = 0;
   const readOn = () => {
     for (;;) {
-      const chunk = svc.liveOutput(id, from);
+      const chunk = svc.requests.liveOutput(id, from);
       if (chunk.skipped) {
         skipped += chunk.skipped;
         warn(`[... ${chunk.skipped} bytes skipped ...]`);
@@ -99,7 +99,7 @@ async function followLive(svc: HostService, running: RequestRow, interrupt: Inte
     readOn();
     await interrupt.pause(POLL_MS);
     if (interrupt.stopped) return null;
-    row = svc.request(id) ?? row;
+    row = svc.requests.get(id) ?? row;
   }
   readOn(); // what it wrote between the last look and its end
   if (row.log_sha256 !== null && (skipped > 0 || bytes !== row.log_bytes || seen.digest('hex') !== row.log_sha256)) {

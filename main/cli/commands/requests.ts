@@ -1,5 +1,5 @@
 // `dumbwaiter requests`: the host's recent requests, newest first, by state, spool, key and age.
-import type { HostService } from '../../core/service';
+import type { Host } from '../../core/host/host';
 import { UserError } from '../../core/errors';
 import { parseDuration } from '../../core/duration';
 import type { RequestFilter, RequestSummary } from '../../core/ledger/requests';
@@ -32,7 +32,7 @@ export interface RequestsQuery {
 const MOST = 1000;
 
 /** The filter a query means, checked: unknown states, keys, spools and durations are refused. */
-export function requestFilter(svc: HostService, q: RequestsQuery, now = Date.now()): RequestFilter {
+export function requestFilter(svc: Host, q: RequestsQuery, now = Date.now()): RequestFilter {
   const limit = Number(q.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > MOST) throw new UsageError(`--limit must be a whole number from 1 to ${MOST}`);
   const f: RequestFilter = { limit };
@@ -43,13 +43,13 @@ export function requestFilter(svc: HostService, q: RequestsQuery, now = Date.now
     f.states = states as RequestState[];
   }
   if (q.spool !== undefined) {
-    const spool = svc.spool;
+    const spool = svc.context.spool;
     if (!spool) throw new UserError(`this home has no spool ${JSON.stringify(q.spool)} (dumbwaiter spools list)`);
     f.spool = spool.name;
   }
   if (q.key !== undefined) {
     // A name may be on several keys (a rotated key keeps it): their requests together.
-    const keys = svc.listKeys().filter((k) => k.name === q.key || k.key_id === q.key);
+    const keys = svc.keys.list().filter((k) => k.name === q.key || k.key_id === q.key);
     if (keys.length === 0) throw new UserError(`no key named ${JSON.stringify(q.key)} (dumbwaiter keys list)`);
     f.keyIds = keys.map((k) => k.key_id);
   }
@@ -63,9 +63,9 @@ function outcome(r: RequestSummary): string {
   return '';
 }
 
-export function listRequests(svc: HostService, q: RequestsQuery): void {
-  const rows = svc.listRequests(requestFilter(svc, q));
-  const names = new Map(svc.listKeys().map((k) => [k.key_id, k.name]));
+export function listRequests(svc: Host, q: RequestsQuery): void {
+  const rows = svc.requests.list(requestFilter(svc, q));
+  const names = new Map(svc.keys.list().map((k) => [k.key_id, k.name]));
   if (q.json) return printJson(rows.map(({ seq: _seq, ...r }) => ({ ...r, key_name: names.get(r.key_id) ?? null })));
   if (rows.length === 0) return say('No requests match.');
   printTable([

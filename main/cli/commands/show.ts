@@ -1,7 +1,7 @@
 // `dumbwaiter show ID`: one request in full, as the ledger has it: what was asked (operation, key,
 // arguments, the agent's reason), what runs (each argv element, folder, environment, limits), who
 // decided what and when, the outcome, the last reconcile attempt, and every audit entry about it.
-import type { HostService } from '../../core/service';
+import type { Host } from '../../core/host/host';
 import { UserError } from '../../core/errors';
 import { approvalOf, planOf, reconcileOf, type RequestRow } from '../../core/ledger/requests';
 import { describeRun } from '../../../shared/allowlist/describe';
@@ -17,12 +17,12 @@ const indented = (text: string, by = '    ') => text.split('\n').map((l) => `${b
 const parsed = <T>(text: string | null): T | null => (text ? (JSON.parse(text) as T) : null);
 
 /** The request as data: its row, with the JSON it keeps as text parsed. */
-function requestDoc(svc: HostService, row: RequestRow) {
+function requestDoc(svc: Host, row: RequestRow) {
   const { args_json, plan_json: _plan, approval_json: _approval, reconcile_json: _reconcile, steps_json, limits_json, ...rest } = row;
-  const history = svc.searchAudit({ requestId: row.id, limit: 10_000 }).reverse();
+  const history = svc.audit.search({ requestId: row.id, limit: 10_000 }).reverse();
   return {
     ...rest,
-    key_name: svc.listKeys().find((k) => k.key_id === row.key_id)?.name ?? null,
+    key_name: svc.keys.list().find((k) => k.key_id === row.key_id)?.name ?? null,
     args: parsed<Record<string, unknown>>(args_json),
     plan: planOf(row),
     approval: approvalOf(row),
@@ -64,8 +64,8 @@ function outcomeLines(row: RequestRow): string[] {
   return out;
 }
 
-export function showRequest(svc: HostService, id: string, asJson: boolean): void {
-  const row = svc.request(id);
+export function showRequest(svc: Host, id: string, asJson: boolean): void {
+  const row = svc.requests.get(id);
   if (!row) throw new UserError(`no request ${JSON.stringify(id)} (dumbwaiter requests lists them)`);
   const doc = requestDoc(svc, row);
   if (asJson) return printJson(doc);

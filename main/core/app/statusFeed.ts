@@ -5,8 +5,7 @@
 import path from 'node:path';
 import type { EventName, IpcEvents } from '../../../shared/ipc/contract';
 import type { StatusView } from '../../../shared/ipc/views';
-import { statusView } from '../ipc/handlers';
-import type { HostService } from '../service';
+import type { Host } from '../host/host';
 import type { HomePaths } from '../home';
 import { scopedLogger } from '../log';
 import { watchFiles } from '../wake';
@@ -34,7 +33,7 @@ export class StatusFeed {
   private closed = false;
 
   constructor(
-    private readonly svc: HostService,
+    private readonly host: Host,
     private readonly emit: EmitEvent,
     /** After each pass made on a change (the tray, notifications). */
     private readonly onPass: (pass: FeedPass) => void = () => {},
@@ -57,7 +56,7 @@ export class StatusFeed {
   /** One pass now: the status, and the events for what changed since the last. */
   poll(): FeedPass {
     this.lastPass = performance.now();
-    const status = statusView(this.svc);
+    const status = this.host.status.view();
     const changes = { ...this.watcher.update(status), finished: this.finishedRuns() };
     if (changes.changed) this.emit('state.changed', status);
     for (const f of changes.finished) this.emit('run.finished', f);
@@ -75,10 +74,10 @@ export class StatusFeed {
   /** Runs that ended since the last pass (from the first pass on), each once. */
   private finishedRuns(): IpcEvents['run.finished'][] {
     if (this.seq === null) {
-      this.seq = this.svc.lastAuditSeq();
+      this.seq = this.host.audit.lastSeq();
       return [];
     }
-    const rows = this.svc.endedRunsAfter(this.seq);
+    const rows = this.host.requests.endedRunsAfter(this.seq);
     this.seq = rows.at(-1)?.seq ?? this.seq;
     return rows.map(({ id, op, spool, state }) => ({ id, op, spool, state }));
   }

@@ -3,7 +3,7 @@
 // (failed, not_applied: safe to retry with a new id); anything else, a timeout or no start: it stays
 // uncertain for a human, with the attempt attached. The daemon checks the interrupted runs it finds,
 // a few at a time once it is up; the command line and the app check one again on demand
-// (HostService.checkReconcile), with or without a daemon.
+// (Verdicts.checkReconcile, host/verdicts.ts), with or without a daemon.
 import type { Allowlist } from '../allowlist/types';
 import type { AuditLog } from '../ledger/audit';
 import { reconcileOf, type RequestRow, type Requests } from '../ledger/requests';

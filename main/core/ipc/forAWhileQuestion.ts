@@ -1,6 +1,6 @@
 // The native question before a time-boxed approval (a grant): later calls then run without a card, so
 // the person must see all that this one runs and, argument by argument, what later ones may carry.
-import type { PendingApproval } from '../service';
+import type { PendingApproval } from '../host/verdicts';
 import { formatDuration } from '../duration';
 import { describeRule, type ArgRules } from '../policy/grantRules';
 import { visible, visibleJson } from '../../../shared/text/visible';

@@ -1,12 +1,13 @@
-// The handler of every IPC channel, on the Electron-free service API: they run (and are tested) in Node.
+// The handler of every IPC channel, on the Electron-free host (host/: one module per concern, the calls
+// the command line makes too): they run (and are tested) in Node.
 import type { ChannelName, ParsedRequestOf, ResponseOf } from '../../../shared/ipc/contract';
-import type { PlanView, RequestView, StatusView } from '../../../shared/ipc/views';
+import type { PlanView, RequestView } from '../../../shared/ipc/views';
 import type { RunPlan } from '../allowlist/plan';
-import { DRY_RUN_REQUEST_ID, previewReconcile, type DryRunResult } from '../allowlist/tryOut';
-import { keyFileOf } from '../keys/keyStore';
+import { DRY_RUN_REQUEST_ID, type DryRunResult } from '../allowlist/tryOut';
+import { keyFileOf, type KeyWithSecret } from '../keys/keyStore';
 import { approvalOf, planOf, reconcileOf } from '../ledger/requests';
 import { planDocOf } from '../policy/plans';
-import type { HostService } from '../service';
+import type { Host } from '../host/host';
 import { LOOSENS, loosenedCeilings, loosens, withSetting, type Settings } from '../settings';
 import { UserError } from '../errors';
 import { scopedLogger } from '../log';
@@ -40,12 +41,6 @@ function ranView({ plan, run }: Extract<DryRunResult, { ok: true }>) {
 
 export type IpcHandlers = { [C in ChannelName]: (req: ParsedRequestOf<C>) => ResponseOf<C> | Promise<ResponseOf<C>> };
 
-/** The status as the app shows it (what `status.get` answers, and what the tray is drawn from). */
-export function statusView(svc: HostService): StatusView {
-  const { daemon, ...rest } = svc.status();
-  return { ...rest, daemon: { running: daemon.running, heartbeat_at: daemon.heartbeat_at } };
-}
-
 type Question = Parameters<AppEdges['confirm']>[0];
 
 /** Why a call that needs the person's native answer is refused where there is no one to ask. */
@@ -63,7 +58,7 @@ export const RENDERER_ERRORS_PER_MINUTE = 20;
 /** A setting's value as a question shows it. */
 const settingText = (v: unknown) => visibleJson(JSON.stringify(v));
 
-export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdges | null = null): IpcHandlers {
+export function createIpcHandlers(host: Host, actor = 'app', edges: AppEdges | null = null): IpcHandlers {
   /** The person's answer; with no desktop edge (headless, or a wiring bug) the call fails closed. */
   const confirmed = async (q: Question): Promise<boolean> => {
     if (typeof edges?.confirm !== 'function') throw new UserError(NO_QUESTION);
@@ -74,43 +69,43 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
   const rendererLog = scopedLogger('renderer');
   /** The page's error reports in the current minute (when it began, how many, how many dropped). */
   const reports = { since: 0, count: 0, dropped: 0 };
-  const keyResult = (key: ReturnType<HostService['createKey']>) => {
+  const keyResult = (key: KeyWithSecret) => {
     const { secret: _secret, ...view } = key;
-    return { key: { ...view, requests: 0 }, keyFile: keyFileOf(key), pasteLines: svc.pasteLines('/path/where/you/saved/the/key.json', key.spool) };
+    return { key: { ...view, requests: 0 }, keyFile: keyFileOf(key), pasteLines: host.keys.pasteLines('/path/where/you/saved/the/key.json', key.spool) };
   };
   return {
-    'status.get': () => statusView(svc),
-    'approvals.list': () => svc.pendingApprovals(),
+    'status.get': () => host.status.view(),
+    'approvals.list': () => host.verdicts.pending(),
     'approvals.approve': async ({ id, forSeconds, widen }) => {
       // One approval decides the request on the card; a grant also lets later calls run unseen, for
       // up to a day, after the page that asked is gone: that the person confirms natively, seeing all
       // this one runs and what later calls may carry. A widen the request cannot take is refused first.
       if (forSeconds !== undefined) {
-        const rules = svc.decisions.grantRules(id, widen);
-        const shown = svc.pendingApprovals().find((x) => x.id === id);
+        const rules = host.verdicts.grantRules(id, widen);
+        const shown = host.verdicts.pending().find((x) => x.id === id);
         if (!shown) throw new UserError(`request ${id} is no longer waiting for approval`);
         if (!(await confirmed(forAWhileQuestion(shown, rules, forSeconds)))) throw new UserError('Not approved: cancelled.');
         // What the person saw must be what is approved: the card moved meanwhile (decided, or back
         // with another run), so the answer is to a card that is no longer there.
-        const now = svc.pendingApprovals().find((x) => x.id === id);
+        const now = host.verdicts.pending().find((x) => x.id === id);
         if (now?.waiting_since !== shown.waiting_since) throw new UserError(`request ${id} changed while you were asked; look again`);
       }
-      const r = svc.approve(id, actor, forSeconds, widen);
+      const r = host.verdicts.approve(id, actor, forSeconds, widen);
       return { state: r.row.state, grant_id: r.grant?.id ?? null, also_approved: r.alsoApproved.map((x) => x.id) };
     },
-    'approvals.deny': ({ id, reason }) => ({ state: svc.deny(id, actor, reason).state }),
-    'grants.list': (req) => svc.listGrants(req?.all ?? false),
-    'grants.revoke': ({ id }) => ({ changed: svc.revokeGrant(id, actor) }),
+    'approvals.deny': ({ id, reason }) => ({ state: host.verdicts.deny(id, actor, reason).state }),
+    'grants.list': (req) => host.verdicts.grants(req?.all ?? false),
+    'grants.revoke': ({ id }) => ({ changed: host.verdicts.revokeGrant(id, actor) }),
     'allowlist.read': () => {
-      const { path, text, hash, check } = svc.readAllowlist();
+      const { path, text, hash, check } = host.allowlist.read();
       return { path, text, hash, check };
     },
-    'allowlist.validate': ({ text }) => svc.validateAllowlist(text),
+    'allowlist.validate': ({ text }) => host.allowlist.validate(text),
     'allowlist.save': async ({ text, baseHash }) => {
-      const current = svc.readAllowlist();
+      const current = host.allowlist.read();
       const changes = allowlistChanges(current.text, text, current.path);
       // Nothing to ask when it is refused anyway (invalid, or changed outside), or nothing more may run.
-      if (current.hash === baseHash && svc.validateAllowlist(text).ok && widensWhatRuns(changes)) {
+      if (current.hash === baseHash && host.allowlist.validate(text).ok && widensWhatRuns(changes)) {
         const n = changes.added.length + changes.changed.length;
         const yes = await confirmed({
           title: 'Save the allowlist',
@@ -118,16 +113,16 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
           detail: `${describeChanges(changes)}\n\nSaved to ${current.path}; the host uses it within a second.`,
           confirmLabel: 'Save',
         });
-        if (!yes) return { saved: false, reason: 'cancelled', check: svc.validateAllowlist(text), hash: current.hash };
+        if (!yes) return { saved: false, reason: 'cancelled', check: host.allowlist.validate(text), hash: current.hash };
       }
-      return svc.saveAllowlist(text, baseHash, actor);
+      return host.allowlist.save(text, baseHash, actor);
     },
     'allowlist.preview': ({ text, op, args }) => {
-      const r = svc.previewOperation(text, op, args);
+      const r = host.allowlist.preview(text, op, args);
       return r.ok ? { ok: true, plan: planView(r.plan) } : r;
     },
     'allowlist.dryRun': async ({ text, op, args }) => {
-      const preview = svc.previewOperation(text, op, args);
+      const preview = host.allowlist.preview(text, op, args);
       if (!preview.ok) return preview;
       const yes = await confirmed({
         title: 'Dry run',
@@ -136,11 +131,11 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         confirmLabel: 'Run it',
       });
       if (!yes) return { ok: false, message: 'Not run: cancelled.', cancelled: true };
-      const r = await svc.dryRunOperation(text, op, args, actor);
+      const r = await host.allowlist.dryRun(text, op, args, actor);
       return r.ok ? ranView(r) : r;
     },
     'allowlist.dryRunReconcile': async ({ text, op, args }) => {
-      const preview = previewReconcile(text, svc.home.allowlist, op, args, svc.allowlistContext);
+      const preview = host.allowlist.previewReconcile(text, op, args);
       if (!preview.ok) return preview;
       const yes = await confirmed({
         title: 'Dry run of a reconcile check',
@@ -149,15 +144,15 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         confirmLabel: 'Run it',
       });
       if (!yes) return { ok: false, message: 'Not run: cancelled.', cancelled: true };
-      const r = await svc.dryRunReconcile(text, op, args, actor);
+      const r = await host.allowlist.dryRunReconcile(text, op, args, actor);
       return r.ok ? { ...ranView(r), verdict: r.verdict } : r;
     },
-    'catalog.get': () => svc.catalog(),
-    'keys.list': () => svc.listKeys(),
+    'catalog.get': () => host.spools.catalog(),
+    'keys.list': () => host.keys.list(),
     'keys.create': async ({ name, scope, ops, spool }) => {
-      const target = spool ?? svc.spool?.name;
+      const target = spool ?? host.context.spool?.name;
       if (!target) throw new UserError('this home has several spools and none named "default": choose the spool the key is for');
-      const dir = svc.listSpools().find((s) => s.name === target)?.dir;
+      const dir = host.spools.list().find((s) => s.name === target)?.dir;
       if (!dir) throw new UserError(`there is no spool named "${target}"`);
       const yes = await confirmed({
         title: 'New key',
@@ -165,15 +160,15 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         detail: keyPowers(scope, ops ?? null, dir),
         confirmLabel: 'Create key',
       });
-      return yes ? keyResult(svc.createKey(name, scope, ops, actor, target)) : null;
+      return yes ? keyResult(host.keys.create(name, scope, ops, actor, target)) : null;
     },
-    'keys.revoke': ({ keyId }) => ({ changed: svc.revokeKey(keyId, actor) }),
+    'keys.revoke': ({ keyId }) => ({ changed: host.keys.revoke(keyId, actor) }),
     'keys.rotate': async ({ keyId }) => {
-      const key = svc.listKeys().find((k) => k.key_id === keyId);
+      const key = host.keys.list().find((k) => k.key_id === keyId);
       if (!key) throw new UserError(`no key ${keyId}`);
-      const dir = svc.listSpools().find((s) => s.name === key.spool)?.dir ?? key.spool;
+      const dir = host.spools.list().find((s) => s.name === key.spool)?.dir ?? key.spool;
       // What limits the key carries over: a rotation must not be a way out of a spend ceiling.
-      const ceilings = svc.keyCeilings(keyId).map(({ ceiling: c, spend }) => {
+      const ceilings = host.keys.ceilings(keyId).map(({ ceiling: c, spend }) => {
         const limits = [c.max_runs !== undefined && `${spend.runs} of ${c.max_runs} runs`, c.max_cost !== undefined && `${spend.cost} of ${c.max_cost} cost units`, c.max_run_time_s !== undefined && `${spend.run_time_s} of ${c.max_run_time_s} s of run time`];
         return `  ${c.name} (${c.key_id ? 'this key' : 'each key'}, per ${c.window_s} s, ${c.action}): ${limits.filter(Boolean).join(', ')} used`;
       });
@@ -188,19 +183,19 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         ].join('\n\n'),
         confirmLabel: 'Rotate key',
       });
-      return yes ? keyResult(svc.rotateKey(keyId, actor)) : null;
+      return yes ? keyResult(host.keys.rotate(keyId, actor)) : null;
     },
     'keys.saveFile': async ({ keyFile, fileName }) => {
       const file = await edges?.pickSavePath('Save the key file', fileName);
       if (!file) return { saved: false, path: null };
-      svc.saveKeyFile(keyFile, file);
+      host.keys.saveFile(keyFile, file);
       return { saved: true, path: file };
     },
-    'settings.get': () => svc.getSettings(),
+    'settings.get': () => host.settings.get(),
     'settings.set': async ({ name, value }) => {
       // A change that lets more run, or with less oversight or trace (settings.ts, LOOSENS), is
       // asked. (Spools are refused here by withSetting: they change only through spools.add/remove.)
-      const before = svc.getSettings();
+      const before = host.settings.get();
       const after = withSetting(before, name, value); // throws when invalid
       const key = name as keyof Settings;
       if (loosens(key, before, after)) {
@@ -222,17 +217,17 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         );
         if (!yes) throw new UserError('Not changed: cancelled.');
       }
-      return svc.setSetting(name, value, actor);
+      return host.settings.set(name, value, actor);
     },
-    'spend.get': () => svc.status().spend,
-    'audit.search': (q) => svc.searchAudit(q),
-    'requests.list': (f) => svc.listRequests(f),
-    'requests.output': ({ id, from }) => ({ ...svc.liveOutput(id, from), state: svc.request(id)?.state ?? null }),
+    'spend.get': () => host.status.report().spend,
+    'audit.search': (q) => host.audit.search(q),
+    'requests.list': (f) => host.requests.list(f),
+    'requests.output': ({ id, from }) => ({ ...host.requests.liveOutput(id, from), state: host.requests.get(id)?.state ?? null }),
     'requests.get': ({ id }) => {
-      const r = svc.request(id);
+      const r = host.requests.get(id);
       if (!r) return null;
       const plan = planOf(r);
-      const handle = (wireId: string) => svc.handleIn(r.spool, wireId);
+      const handle = (wireId: string) => host.requests.handleIn(r.spool, wireId);
       const view: RequestView = {
         id: r.id,
         ...(r.wire_id !== r.id ? { wire_id: r.wire_id } : {}),
@@ -263,29 +258,29 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
       };
       return view;
     },
-    'requests.resolve': ({ id, outcome, note }) => ({ state: svc.resolve(id, outcome, note, actor).state }),
+    'requests.resolve': ({ id, outcome, note }) => ({ state: host.verdicts.resolve(id, outcome, note, actor).state }),
     'requests.cancel': ({ id }) => {
-      const { changed, state, message } = svc.cancel(id, actor);
+      const { changed, state, message } = host.verdicts.cancel(id, actor);
       return { changed, state, message };
     },
     'requests.checkReconcile': async ({ id }) => {
       if (checking.has(id)) throw new UserError(`a reconcile check of ${id} is already running`);
       checking.add(id);
       try {
-        const row = await svc.checkReconcile(id, actor);
+        const row = await host.verdicts.checkReconcile(id, actor);
         return { state: row.state, reconcile: reconcileOf(row) };
       } finally {
         checking.delete(id);
       }
     },
-    'host.setPaused': ({ paused }) => ({ changed: svc.setPaused(paused, actor) }),
-    'inbox.send': ({ text, spool }) => svc.sendNotice(text, actor, spool),
-    'spools.list': () => svc.listSpools(),
+    'host.setPaused': ({ paused }) => ({ changed: host.settings.setPaused(paused, actor) }),
+    'inbox.send': ({ text, spool }) => host.inbox.send(text, actor, spool),
+    'spools.list': () => host.spools.list(),
     'spools.add': async ({ name, dir }) => {
       // Refused before the question: only what the name and the path's text say. What is on the disk
       // there (missing, a folder, files) is looked at only once the person said yes, so that a page
       // cannot use this call to learn what exists; refused then, nothing is touched.
-      const refused = svc.spoolNamingProblem(name, dir);
+      const refused = host.spools.namingProblem(name, dir);
       if (refused) throw new UserError(refused);
       const yes = await confirmed({
         title: 'Add a spool',
@@ -293,13 +288,13 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         detail: 'Dumbwaiter creates the folder, or uses it if it is empty or already a spool, private to you; puts the sandbox\'s clients in it and serves it at once. Only keys made for this spool work through it.',
         confirmLabel: 'Add spool',
       });
-      return yes ? svc.addSpool(name, dir, actor) : null;
+      return yes ? host.spools.add(name, dir, actor) : null;
     },
     'spools.remove': async ({ name }) => {
       // What would be refused is refused before the question.
-      const refused = svc.spoolRemoveProblem(name);
+      const refused = host.spools.removeProblem(name);
       if (refused) throw new UserError(refused);
-      const spool = svc.listSpools().find((s) => s.name === name)!;
+      const spool = host.spools.list().find((s) => s.name === name)!;
       const keys = spool.keys === 0 ? '' : ` Its ${spool.keys === 1 ? 'key is' : `${spool.keys} keys are`} revoked.`;
       const yes = await confirmed({
         title: 'Remove a spool',
@@ -307,9 +302,9 @@ export function createIpcHandlers(svc: HostService, actor = 'app', edges: AppEdg
         detail: `${visible(spool.dir)}\n\nThe folder is left as it is, files and all: delete it yourself if you no longer need it.${keys}`,
         confirmLabel: 'Remove spool',
       });
-      return yes ? svc.removeSpool(name, actor) : null;
+      return yes ? host.spools.remove(name, actor) : null;
     },
-    'spools.check': ({ name }) => svc.probeSpool(name),
+    'spools.check': ({ name }) => host.spools.probe(name),
     'dialog.pickFolder': ({ title, defaultPath }) => edges?.pickFolder(title, defaultPath) ?? null,
     'app.openLogs': async () => {
       if (typeof edges?.openLogs !== 'function') throw new UserError('refused: only the desktop app has a logs folder to open');

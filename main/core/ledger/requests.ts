@@ -268,7 +268,7 @@ export class Requests {
 
   /**
    * Requests given a human's forced verdict while orphaned, whose processes no host has ended yet:
-   * `orphaned` stays 1 until one has (service.ts resolve). The host that watched them may have stopped
+   * `orphaned` stays 1 until one has (host/verdicts.ts resolve). The host that watched them may have stopped
    * first, or the verdict came once a new host held the lock but before it adopted the run.
    */
   endedOrphans(): RequestRow[] {

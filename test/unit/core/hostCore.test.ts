@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HostCore } from '../../../main/core/hostCore';
 import { Daemon } from '../../../main/core/daemon/daemon';
-import { HostService } from '../../../main/core/service';
+import { Host } from '../../../main/core/host/host';
 import { UserError } from '../../../main/core/errors';
 import { TestHost } from '../../helpers/host';
 import { allowlistYaml } from '../../helpers/allowlists';
@@ -36,22 +36,22 @@ describe('HostCore', () => {
     const key = host.createKey();
     const core = HostCore.open(host.home);
     const daemon = await Daemon.start({ homeDir: host.home, core, consoleLog: false });
-    const svc = new HostService(core);
+    const svc = new Host(core);
     try {
       host.submit(key, 'asks', 'guarded');
       await host.waitResult('asks', ['awaiting_approval']);
       const wake = path.join(host.home, 'wake');
       const wokenBefore = existsSync(wake) ? statSync(wake).mtimeMs : null;
-      svc.approve('asks', 'app');
+      svc.verdicts.approve('asks', 'app');
       const r = await host.waitResult('asks');
       expect(r).toMatchObject({ state: 'succeeded', stdout: 'approved\n' });
       expect(existsSync(wake) ? statSync(wake).mtimeMs : null).toBe(wokenBefore);
       // The service's own publisher for the spool is the daemon's server: the result is in sync.
-      expect(core.requests.isSynced(svc.request('asks')!)).toBe(true);
+      expect(core.requests.isSynced(svc.requests.get('asks')!)).toBe(true);
     } finally {
       await daemon.stop();
       // The daemon leaves a core it was given open: the service still answers.
-      expect(svc.request('asks')?.state).toBe('succeeded');
+      expect(svc.requests.get('asks')?.state).toBe('succeeded');
       core.close();
     }
   });
@@ -64,9 +64,9 @@ describe('HostCore', () => {
     host.submit(key, 'later', 'guarded');
     await host.waitResult('later', ['awaiting_approval']);
     await d.stop();
-    const svc = new HostService(host.home);
+    const svc = new Host(host.home);
     try {
-      svc.deny('later', 'cli', 'not now');
+      svc.verdicts.deny('later', 'cli', 'not now');
       expect(host.result('later')?.state).toBe('denied');
       expect(existsSync(path.join(host.home, 'wake'))).toBe(true);
     } finally {

@@ -109,7 +109,7 @@ function preparedHome(m: Machine): KeyFile {
   writeFileSync(homePaths(m.home).allowlist, allowlist(m));
   const settings = homePaths(m.home).settings;
   writeFileSync(settings, JSON.stringify({ ...JSON.parse(readFileSync(settings, 'utf8')), rescan_interval_ms: 200, shutdown_grace_s: 2, kill_grace_s: 1 }));
-  return withService(m.home, undefined, (svc) => keyFileOf(svc.createKey('agent-one', 'write', null, 'test')));
+  return withService(m.home, undefined, (svc) => keyFileOf(svc.keys.create('agent-one', 'write', null, 'test')));
 }
 
 /** A signed request, written into the spool as a sandbox's client does. */
@@ -265,7 +265,7 @@ describe('the desktop app under an Electron stand-in', () => {
     await started(app);
     // The key made before the start is now sealed with the (stand-in) OS keychain; the daemon opens it.
     expect(app.calls('safeStorage.encryptString')).toHaveLength(1);
-    expect(withService(m.home, undefined, (svc) => svc.searchAudit({ kind: 'keys_sealed', limit: 10 })).length).toBe(1);
+    expect(withService(m.home, undefined, (svc) => svc.audit.search({ kind: 'keys_sealed', limit: 10 })).length).toBe(1);
     expect(trayNow(app)).toMatchObject({ icon: 'idle.png', tooltip: 'Dumbwaiter: idle' });
 
     submit(m, key, 'wait-1', 'wait');
@@ -396,7 +396,7 @@ describe('the desktop app under an Electron stand-in', () => {
     await app.waitCall('BrowserWindow.show', (c) => c.id === nav.window, after);
   }
 
-  const stateOf = (m: Machine, id: string) => withService(m.home, undefined, (svc) => svc.request(id)?.state);
+  const stateOf = (m: Machine, id: string) => withService(m.home, undefined, (svc) => svc.requests.get(id)?.state);
 
   /** A prepared machine with the app started on it. */
   async function running() {
@@ -434,7 +434,7 @@ describe('the desktop app under an Electron stand-in', () => {
     await cardShown(app, 'plan-50', before);
     await app.command('tray.menu', { labels: ['dumbwaiter.plan for agent-one', 'Open the card…'], asId: 'approve-30m:plan-50' });
     expect(stateOf(m, 'plan-50')).toBe('awaiting_approval');
-    expect(withService(m.home, undefined, (svc) => svc.listGrants(true))).toEqual([]);
+    expect(withService(m.home, undefined, (svc) => svc.verdicts.grants(true))).toEqual([]);
 
     // Its first step, sent as a step of the plan, still waits for a human.
     writeQueueFile(m.spool, 'step-1.json', envelope(key, 'step-1', 'deploy', { target: 'staging' }, { extra: { plan_id: 'plan-50' } }));
@@ -479,7 +479,7 @@ describe('the desktop app under an Electron stand-in', () => {
     // Approve changes nothing, it approves this one request once and makes no grant.
     await app.command('tray.menu', { labels: ['deploy for agent-one', 'Approve'], asId: 'approve-30m:dep-a' });
     expect((await waitResult(m, 'dep-a', ['succeeded'])).stdout).toBe('deployed staging\n');
-    expect(withService(m.home, undefined, (svc) => svc.listGrants(true))).toEqual([]);
+    expect(withService(m.home, undefined, (svc) => svc.verdicts.grants(true))).toEqual([]);
     // A later call with other arguments still asks.
     submit(m, key, 'dep-b', 'deploy', { target: 'production' });
     await waitResult(m, 'dep-b', ['awaiting_approval']);
@@ -562,9 +562,9 @@ describe('the desktop app under an Electron stand-in', () => {
 
     expect(isLocked(homePaths(m.home).lock)).toBe(false);
     expect(existsSync(homePaths(m.home).lockInfo)).toBe(false);
-    expect(withService(m.home, undefined, (svc) => svc.searchAudit({ kind: 'daemon_stopped', limit: 10 })).length).toBe(1);
+    expect(withService(m.home, undefined, (svc) => svc.audit.search({ kind: 'daemon_stopped', limit: 10 })).length).toBe(1);
     // Nothing left behind: not the app, not the process group of its run.
-    const pid = withService(m.home, undefined, (svc) => svc.request('hi-1')?.pid);
+    const pid = withService(m.home, undefined, (svc) => svc.requests.get('hi-1')?.pid);
     expect(pid).toBeGreaterThan(0);
     await eventually('the run to be gone', () => (groupRunning(pid!) ? undefined : true)); // its last child may take a moment
     expect(alive(app.pid)).toBe(false);
@@ -592,7 +592,7 @@ describe('the desktop app under an Electron stand-in', () => {
 
     // The daemon stopped: the run's process group is gone and the ledger does not leave it running.
     expect(isLocked(homePaths(m.home).lock)).toBe(false);
-    const run = withService(m.home, undefined, (svc) => svc.request('held-1'))!;
+    const run = withService(m.home, undefined, (svc) => svc.requests.get('held-1'))!;
     expect(run.state).not.toBe('running');
     await eventually('the run to be gone', () => (groupRunning(run.pid!) ? undefined : true));
   });

@@ -55,7 +55,7 @@ operations:
 `);
   const settings = homePaths(home).settings;
   writeFileSync(settings, JSON.stringify({ ...JSON.parse(readFileSync(settings, 'utf8')), rescan_interval_ms: 200, shutdown_grace_s: 2, kill_grace_s: 1 }));
-  const key = withService(home, undefined, (svc) => keyFileOf(svc.createKey('agent-one', 'write', null, 'test')));
+  const key = withService(home, undefined, (svc) => keyFileOf(svc.keys.create('agent-one', 'write', null, 'test')));
   const app = new AppProcess(layout, { home, userHome, logFile: path.join(dir, 'electron.jsonl') });
   await app.waitCall('app.on', (c) => c.event === 'before-quit'); // start() has run to its end
   return { app, spool, key };
@@ -95,6 +95,6 @@ describe('the desktop app shows what the sandbox wrote escaped', () => {
     await app.command('notification.action', { id: shown.id, index: 0 });
     const nav = await app.waitCall('webContents.send', (c) => c.channel === `${IPC_PREFIX}event:app.navigate`, before);
     expect(nav.args).toEqual([{ route: 'esc-2' }]);
-    expect(withService(path.join(root, 'argument', 'app-home'), undefined, (svc) => svc.request('esc-2')?.state)).toBe('awaiting_approval');
+    expect(withService(path.join(root, 'argument', 'app-home'), undefined, (svc) => svc.requests.get('esc-2')?.state)).toBe('awaiting_approval');
   });
 });

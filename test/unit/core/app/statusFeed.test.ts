@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StatusFeed, followHome, type FeedPass } from '../../../../main/core/app/statusFeed';
 import { Daemon } from '../../../../main/core/daemon/daemon';
-import { HostService } from '../../../../main/core/service';
+import { Host } from '../../../../main/core/host/host';
 import { HostCore } from '../../../../main/core/hostCore';
 import type { EventName } from '../../../../shared/ipc/contract';
 import type { KeyFile } from '../../../../shared/protocol/types';
@@ -17,7 +17,7 @@ import { GUARDED, NO_OPERATIONS, QUICK, allowlistYaml } from '../../../helpers/a
 
 let host: TestHost;
 let key: KeyFile;
-let svc: HostService;
+let svc: Host;
 let daemon: DaemonProcess;
 /** Once it exists, the reconcile command of `checked` says the run took effect; until then it cannot tell. */
 let tookEffect: string;
@@ -35,7 +35,7 @@ beforeAll(async () => {
   );
   key = host.createKey();
   daemon = await host.startDaemon();
-  svc = new HostService(host.home, host.spool);
+  svc = new Host(host.home, host.spool);
 });
 
 afterAll(async () => {
@@ -79,7 +79,7 @@ describe('status feed', () => {
     daemon = await host.startDaemon();
     await host.waitResult('cut-1', ['uncertain']);
     expect(feed.poll().changes.finished).toEqual([{ id: 'cut-1', op: 'held', spool: 'default', state: 'uncertain' }]);
-    svc.resolve('cut-1', 'failed', 'checked by hand', 'test');
+    svc.verdicts.resolve('cut-1', 'failed', 'checked by hand', 'test');
     expect(feed.poll().changes.finished).toEqual([{ id: 'cut-1', op: 'held', spool: 'default', state: 'failed' }]);
   });
 
@@ -96,13 +96,13 @@ describe('status feed', () => {
     await eventually("the daemon's check", () => (host.result('cut-2')?.reconcile ? true : undefined));
     expect(feed.poll().changes.finished).toEqual([{ id: 'cut-2', op: 'checked', spool: 'default', state: 'uncertain' }]);
     writeFileSync(tookEffect, '');
-    expect(await svc.checkReconcile('cut-2', 'test')).toMatchObject({ state: 'succeeded', resolved_by: 'reconcile' });
+    expect(await svc.verdicts.checkReconcile('cut-2', 'test')).toMatchObject({ state: 'succeeded', resolved_by: 'reconcile' });
     expect(feed.poll().changes.finished).toEqual([{ id: 'cut-2', op: 'checked', spool: 'default', state: 'succeeded' }]);
   });
 });
 
 /** A feed whose every event and pass is kept, made only on changes (the test never calls poll). */
-function pushedFeed(service: HostService): { feed: StatusFeed; events: { event: EventName; payload: unknown }[]; passes: FeedPass[] } {
+function pushedFeed(service: Host): { feed: StatusFeed; events: { event: EventName; payload: unknown }[]; passes: FeedPass[] } {
   const events: { event: EventName; payload: unknown }[] = [];
   const passes: FeedPass[] = [];
   const feed = new StatusFeed(service, (event, payload) => events.push({ event, payload }), (p) => passes.push(p));
@@ -116,7 +116,7 @@ const eventOf = (events: { event: EventName; payload: unknown }[], event: EventN
 describe('status feed, pushed', () => {
   it('follows the command line daemon through the home folder: an arrival, its approval from the command line, its end and the daemon stopping reach it unasked', async () => {
     const { feed, events, passes } = pushedFeed(svc);
-    const follow = followHome(svc.home, () => feed.changed())!;
+    const follow = followHome(svc.core.home, () => feed.changed())!;
     try {
       host.submit(key, 'push-1', 'guarded');
       await eventually('the approval to be pushed', () => eventOf(events, 'approval.requested', 'push-1'));
@@ -143,7 +143,7 @@ operations:
     // As in the app: one core for the daemon and the service of this process.
     const core = HostCore.open(own.home);
     const d = await Daemon.start({ homeDir: own.home, core, consoleLog: false });
-    const service = new HostService(core, own.spool);
+    const service = new Host(core, own.spool);
     const { feed, events } = pushedFeed(service);
     const unsubscribe = d.onChange(() => feed.changed());
     try {

@@ -10,7 +10,7 @@ import { bindIpc, trustWindows, type IpcEventLike } from '../../../../main/core/
 import { RENDERER_ERRORS_PER_MINUTE, createIpcHandlers, type AppEdges } from '../../../../main/core/ipc/handlers';
 import { createApi, type DumbwaiterApi } from '../../../../preload/api';
 import { eventChannel } from '../../../../shared/ipc/channels';
-import { HostService } from '../../../../main/core/service';
+import { Host } from '../../../../main/core/host/host';
 import { initHome } from '../../../../main/core/setup';
 import { scopedLogger, useLogSink } from '../../../../main/core/log';
 import { RENDERER_ERROR_MAX } from '../../../../shared/ipc/channels';
@@ -27,7 +27,7 @@ const opened: string[] = [];
 const yesToAll: AppEdges = { pickFolder: async () => null, pickSavePath: async () => null, confirm: async () => true, openLogs: async () => (opened.push('logs'), null) };
 
 let dir: string;
-let svc: HostService;
+let svc: Host;
 let registered: Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>;
 let api: DumbwaiterApi;
 const warnings: string[] = [];
@@ -36,7 +36,7 @@ const listeners = new Map<string, Set<(p: unknown) => void>>();
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'dw-ipc-'));
   initHome(path.join(dir, 'home'), path.join(dir, 'spool'), path.join(dir, 'spool'));
-  svc = new HostService(path.join(dir, 'home'));
+  svc = new Host(path.join(dir, 'home'));
   registered = new Map();
   const log = { ...scopedLogger('ipc-test'), warn: (...m: unknown[]) => void warnings.push(m.join(' ')) } as ReturnType<typeof scopedLogger>;
   bindIpc({ handle: (channel, listener) => void registered.set(channel, listener) }, createIpcHandlers(svc, 'app', yesToAll), trustWindows(ORIGIN, roleOf), log);
@@ -118,7 +118,7 @@ describe('calls', () => {
     ] as const) {
       await expect(call(channel, arg)).rejects.toThrow('refused');
     }
-    expect(svc.listKeys().some((k) => k.name === 'x')).toBe(false);
+    expect(svc.keys.list().some((k) => k.name === 'x')).toBe(false);
     expect(existsSync(path.join(dir, 'moved'))).toBe(false);
   });
 
@@ -133,7 +133,7 @@ describe('calls', () => {
     await expect(call(OURS, 'x')).rejects.toThrow('invalid arguments');
     await expect(registered.get(`${IPC_PREFIX}requests.cancel`)!(OURS, { id: '../../etc' })).rejects.toThrow('invalid arguments');
     await expect(registered.get(`${IPC_PREFIX}status.get`)!(OURS, { sneaky: true })).rejects.toThrow('invalid arguments');
-    expect(svc.listKeys()).toEqual([]);
+    expect(svc.keys.list()).toEqual([]);
   });
 
   it('the preload API reaches the real core: keys, settings, status, audit', async () => {
@@ -168,8 +168,8 @@ describe('calls', () => {
   });
 
   it('writes a notice to the sandbox inbox, one copy per active key', async () => {
-    svc.createKey('sandbox', 'read', null, 'test');
-    const active = svc.listKeys().filter((k) => !k.revoked_at).length;
+    svc.keys.create('sandbox', 'read', null, 'test');
+    const active = svc.keys.list().filter((k) => !k.revoked_at).length;
     const copies = await api.inbox.send({ text: 'Please stop retrying the deploy.' });
     expect(copies).toHaveLength(active);
     for (const m of copies) expect(m).toMatchObject({ kind: 'notice', text: 'Please stop retrying the deploy.' });

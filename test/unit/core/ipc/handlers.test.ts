@@ -1,5 +1,5 @@
 // The app's newer IPC channels end to end: the preload API over a transport to main's registration
-// (schema checks) and handlers, on a real HostService. Requests come from a real daemon on a real
+// (schema checks) and handlers, on a real Host. Requests come from a real daemon on a real
 // home and spool (TestHost), so lists, counts, audit entries and live output are the real thing; the
 // reconcile checks, orphaned runs and plans come from a daemon killed with SIGKILL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AppEdges } from '../../../../main/core/ipc/handlers';
 import type { DumbwaiterApi } from '../../../../preload/api';
-import { HostService } from '../../../../main/core/service';
+import { Host } from '../../../../main/core/host/host';
 import { initHome } from '../../../../main/core/setup';
 import { connect as connectApp } from '../../../helpers/appApi';
 import { TestHost, eventually, sleep, type DaemonProcess } from '../../../helpers/host';
@@ -48,7 +48,7 @@ function keepQuestion(name: string, q: Question): void {
 }
 
 /** The preload API on `svc`, with the person above answering native questions. */
-const connect = (svc: HostService, edges: AppEdges | null = PERSON): DumbwaiterApi => connectApp(svc, edges);
+const connect = (svc: Host, edges: AppEdges | null = PERSON): DumbwaiterApi => connectApp(svc, edges);
 
 interface Made {
   id: string;
@@ -58,7 +58,7 @@ interface Made {
 }
 
 let host: TestHost;
-let svc: HostService;
+let svc: Host;
 let api: DumbwaiterApi;
 let alice: KeyFile;
 let bob: KeyFile;
@@ -77,7 +77,7 @@ const newest = (pred: (m: Made) => boolean = () => true) => made.filter(pred).ma
 
 beforeAll(async () => {
   host = new TestHost(ALLOWLIST);
-  svc = new HostService(host.home, host.spool);
+  svc = new Host(host.home, host.spool);
   api = connect(svc);
   alice = (await api.keys.create({ name: 'alice', scope: 'read' }))!.keyFile;
   bob = (await api.keys.create({ name: 'bob', scope: 'read' }))!.keyFile;
@@ -388,7 +388,7 @@ describe('spools.list, spools.check, spools.add and spools.remove', () => {
     const root = path.join(host.root, 'spools');
     const home = path.join(root, 'home');
     initHome(home, path.join(root, 'spool'), path.join(root, 'spool'));
-    const other = new HostService(home);
+    const other = new Host(home);
     try {
       const app = connect(other);
       expect(await app.spools.list()).toEqual([expect.objectContaining({ name: 'default', dir: path.join(root, 'spool'), probe: null, keys: 0, open: 0 })]);
@@ -736,14 +736,14 @@ describe('a compromised page', () => {
     expect(await api.keys.rotate({ keyId: bob.key_id })).toBeNull();
     keepQuestion('keys-rotate', asked[0]!);
     expect(asked[0]!.message).toBe(`Replace key ${bob.key_id} ("bob") with a new one?`);
-    const runs = svc.listKeys().find((k) => k.key_id === bob.key_id)!.requests;
+    const runs = svc.keys.list().find((k) => k.key_id === bob.key_id)!.requests;
     expect(runs).toBeGreaterThan(0);
     expect(asked[0]!.detail).toContain("It keeps the old key's spend so far and its spend ceilings (those pinned to the old key id are pinned to the new one):");
     expect(asked[0]!.detail).toContain('  bob-only (this key, per 3600 s, reject): ');
     expect(asked[0]!.detail).toMatch(/ {2}bob-only \(this key, per 3600 s, reject\): [1-9]\d* of 100 runs used\n {2}each-key \(each key, per 86400 s, ask\): 0 of 50 cost units used$/);
     expect(asked[0]!.detail).not.toContain('alice-only');
     person.answer = true;
-    expect(svc.listKeys().find((k) => k.key_id === bob.key_id)!.revoked_at).toBeNull();
+    expect(svc.keys.list().find((k) => k.key_id === bob.key_id)!.revoked_at).toBeNull();
     await api.settings.set({ name: 'ceilings', value: [] });
   });
 
@@ -806,7 +806,7 @@ describe('a compromised page', () => {
   it('keys.create and keys.rotate ask natively; refused, no key is made and none revoked', async () => {
     const asked = ask();
     person.answer = false;
-    const keysBefore = svc.listKeys();
+    const keysBefore = svc.keys.list();
     expect(await api.keys.create({ name: 'page-made', scope: 'write' })).toBeNull();
     expect(await api.keys.rotate({ keyId: alice.key_id })).toBeNull();
     person.answer = true;
@@ -815,7 +815,7 @@ describe('a compromised page', () => {
     expect(asked[0]!.detail).toBe(`Whoever holds its key file may call every operation of scope read or write (those that ask for approval still ask), through the spool at ${host.spool} only.`);
     expect(asked[1]!.detail).toContain(`The new key is a read key for spool default. Whoever holds its key file may call every operation of scope read (those that ask for approval still ask), through the spool at ${host.spool} only.`);
     keepQuestion('keys-create', asked[0]!);
-    expect(svc.listKeys()).toEqual(keysBefore);
+    expect(svc.keys.list()).toEqual(keysBefore);
     expect((await host.sentinel(alice)).state).toBe('succeeded'); // alice still works
   });
 
@@ -830,8 +830,8 @@ describe('a compromised page', () => {
         detail: expect.stringContaining('program: "true"\n'),
       }),
     ]);
-    expect(svc.request('r06')?.state).toBe('awaiting_approval');
-    expect(svc.listGrants(true)).toEqual([]);
+    expect(svc.requests.get('r06')?.state).toBe('awaiting_approval');
+    expect(svc.verdicts.grants(true)).toEqual([]);
   });
 
   it('removing or changing a spend ceiling asks natively; adding one does not', async () => {
@@ -844,7 +844,7 @@ describe('a compromised page', () => {
     await expect(api.settings.set({ name: 'ceilings', value: [{ ...ceiling, max_runs: 1_000_000 }] })).rejects.toThrow('Not changed: cancelled.');
     person.answer = true;
     expect(asked.map((q) => q.detail.split('\n')[0])).toEqual(['page-test (removed)', 'page-test (changed)']);
-    expect(svc.getSettings().ceilings).toHaveLength(1);
+    expect(svc.settings.get().ceilings).toHaveLength(1);
     expect((await api.settings.set({ name: 'ceilings', value: [] })).ceilings).toEqual([]);
   });
 
@@ -859,16 +859,16 @@ describe('a compromised page', () => {
     await expect(bare.keys.rotate({ keyId: alice.key_id })).rejects.toThrow(refused);
     await expect(bare.approvals.approve({ id: 'r06', forSeconds: 60 })).rejects.toThrow(refused);
     await expect(bare.spools.add({ name: 'headless', dir: path.join(host.root, 'headless-spool') })).rejects.toThrow(refused);
-    svc.addSpool('spare', path.join(host.root, 'spare-spool'), 'test'); // one that could be removed
+    svc.spools.add('spare', path.join(host.root, 'spare-spool'), 'test'); // one that could be removed
     await expect(bare.spools.remove({ name: 'spare' })).rejects.toThrow(refused);
-    expect(svc.listSpools().map((s) => s.name)).toContain('spare');
-    svc.removeSpool('spare', 'test');
+    expect(svc.spools.list().map((s) => s.name)).toContain('spare');
+    svc.spools.remove('spare', 'test');
     await expect(bare.settings.set({ name: 'ceilings', value: [] })).resolves.toMatchObject({ ceilings: [] }); // nothing loosened: no question
     expect(readFileSync(path.join(host.home, 'allowlist.yaml'), 'utf8')).toBe(text);
     expect(existsSync(path.join(host.root, 'headless-ran'))).toBe(false);
     expect(existsSync(path.join(host.root, 'headless-spool'))).toBe(false);
-    expect(svc.listKeys().some((k) => k.name === 'headless')).toBe(false);
-    expect(svc.listGrants(true)).toEqual([]);
+    expect(svc.keys.list().some((k) => k.name === 'headless')).toBe(false);
+    expect(svc.verdicts.grants(true)).toEqual([]);
     // Calls that change nothing of the kind still work, and the daemon answers.
     expect((await bare.status.get()).allowlist.ok).toBe(true);
     expect((await host.sentinel(alice)).state).toBe('succeeded');
@@ -879,7 +879,7 @@ describe('reconcile checks, orphaned runs and plans', () => {
   // A host of their own, whose daemon is killed with SIGKILL where a test needs an interrupted or
   // orphaned run, and whose requests stay out of the lists above.
   let crashHost: TestHost;
-  let crashSvc: HostService;
+  let crashSvc: Host;
   let crashApi: DumbwaiterApi;
   let agent: KeyFile;
   let daemon: DaemonProcess;
@@ -939,7 +939,7 @@ operations:
   beforeAll(async () => {
     crashHost = new TestHost('version: 1\noperations: []\n');
     crashHost.writeAllowlist(allowlist());
-    crashSvc = new HostService(crashHost.home, crashHost.spool);
+    crashSvc = new Host(crashHost.home, crashHost.spool);
     crashApi = connect(crashSvc, PERSON);
     agent = crashHost.createKey('agent', 'write');
     daemon = await crashHost.startDaemon();
@@ -954,7 +954,7 @@ operations:
     person.asked.length = 0;
     return person.asked;
   };
-  const dryRuns = () => crashSvc.searchAudit({ kind: 'dry_run', limit: 1000 });
+  const dryRuns = () => crashSvc.audit.search({ kind: 'dry_run', limit: 1000 });
 
   describe('allowlist.dryRunReconcile', () => {
     it('runs the reconcile command for the stand-in request id and says what its answer would mean', async () => {
@@ -1072,7 +1072,7 @@ operations:
       const pid = await crashHost.runPid('orphan-1');
       await daemon.kill9();
       daemon = await crashHost.startDaemon();
-      await eventually('the run to be watched as orphaned', () => (crashSvc.request('orphan-1')?.orphaned === 1 ? true : undefined));
+      await eventually('the run to be watched as orphaned', () => (crashSvc.requests.get('orphan-1')?.orphaned === 1 ? true : undefined));
       expect((await crashApi.status.get()).running.find((x) => x.id === 'orphan-1')).toMatchObject({ orphaned: true });
       expect(await crashApi.requests.get({ id: 'orphan-1' })).toMatchObject({ state: 'running', orphaned: true });
       expect(groupRunning(pid)).toBe(true);
@@ -1131,7 +1131,7 @@ operations:
     scope: write
 `;
   let own: TestHost;
-  let ownSvc: HostService;
+  let ownSvc: Host;
   let agent: KeyFile;
   const ask = () => {
     person.asked.length = 0;
@@ -1143,7 +1143,7 @@ operations:
     own.writeAllowlist(GRANTABLE(own.work));
     agent = own.createKey('agent \u202eevil', 'write');
     await own.startDaemon();
-    ownSvc = new HostService(own.home, own.spool);
+    ownSvc = new Host(own.home, own.spool);
   }, 60_000);
   afterAll(async () => {
     ownSvc?.close();
@@ -1159,7 +1159,7 @@ operations:
     person.answer = false;
     await expect(ownApi.approvals.approve({ id: 'q-1', forSeconds: 1800, widen: { tag: { match: '^v[0-9]+$' } } })).rejects.toThrow('Not approved: cancelled.');
     person.answer = true;
-    expect(ownSvc.listGrants(true)).toEqual([]);
+    expect(ownSvc.verdicts.grants(true)).toEqual([]);
     expect(asked).toHaveLength(1);
     const q = asked[0]!;
     expect(q.title).toBe('Approve for a while');
@@ -1199,7 +1199,7 @@ operations:
     await expect(ownApi.approvals.approve({ id: 'q-2', forSeconds: 60, widen: { tag: { match: '(?!x)' } } })).rejects.toThrow(/not a regular expression in RE2 syntax/);
     await expect(ownApi.approvals.approve({ id: 'q-2', widen: { tag: { any: true } } })).rejects.toThrow(/only a time-boxed approval/);
     expect(asked).toEqual([]);
-    expect(ownSvc.request('q-2')?.state).toBe('awaiting_approval');
+    expect(ownSvc.requests.get('q-2')?.state).toBe('awaiting_approval');
   });
 
   it('approves nothing when the card changed while the person was asked (approved elsewhere and back with another run)', async () => {
@@ -1211,16 +1211,16 @@ operations:
     const racing = connect(ownSvc, {
       ...PERSON,
       confirm: async () => {
-        ownSvc.approve('q-3', 'cli:other');
+        ownSvc.verdicts.approve('q-3', 'cli:other');
         own.writeAllowlist(GRANTABLE(own.work).replace('LC_ALL: C', 'LC_ALL: C, EXTRA: "1"'));
         await eventually('the allowlist to be reloaded', () => (own.audit('reloaded', 'allowlist_loaded').length > 0 ? true : undefined));
         expect(own.cli(['resume']).status).toBe(0);
-        await eventually('q-3 to wait again', () => (ownSvc.request('q-3')?.state === 'awaiting_approval' ? true : undefined));
+        await eventually('q-3 to wait again', () => (ownSvc.requests.get('q-3')?.state === 'awaiting_approval' ? true : undefined));
         return true;
       },
     });
     await expect(racing.approvals.approve({ id: 'q-3', forSeconds: 60 })).rejects.toThrow('request q-3 changed while you were asked; look again');
-    expect(ownSvc.listGrants(true).map((g) => g.args?.path)).not.toContainEqual({ equals: path.join(own.work, 'third.txt') });
-    expect(ownSvc.request('q-3')?.state).toBe('awaiting_approval');
+    expect(ownSvc.verdicts.grants(true).map((g) => g.args?.path)).not.toContainEqual({ equals: path.join(own.work, 'third.txt') });
+    expect(ownSvc.requests.get('q-3')?.state).toBe('awaiting_approval');
   });
 });
