@@ -485,6 +485,7 @@ function cmdStatus(argv: string[]): void {
       if (sp.problem) say(`  SPOOL PROBLEM: ${visible(sp.problem)}`);
     }
     say(`Allowlist: ${allowlistText(s.allowlist)}`);
+    say(`Spawning:  ${s.spawning.why}`);
     for (const d of s.allowlist.disabled) say(`  DISABLED ${d.name}: ${visible(d.reason)}`);
     const c = s.requests;
     say(`Requests:  ${STATES.map((k) => `${k} ${c[k] ?? 0}`).join(', ')}`);

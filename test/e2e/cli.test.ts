@@ -1,6 +1,6 @@
 // The `dumbwaiter` command line: init, unsafe spools, keys, status and audit, errors and exit codes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -252,5 +252,14 @@ describe('options anywhere, and help for every command', () => {
     const none = dw(['--home', path.join(scratch, 'h1')]);
     expect(none.status).toBe(2);
     expect(none.stdout).toContain('Usage: dumbwaiter COMMAND [options]');
+  });
+});
+
+describe('status says how runs start', () => {
+  it('posix_spawn where the native addon was built at install, else Node spawn, with why, in text and --json', () => {
+    const built = existsSync(path.join(import.meta.dirname, '..', '..', 'native', 'build', 'Release', 'dw_spawn.node')) && process.platform === 'linux';
+    const json = JSON.parse(host.cli(['status', '--json']).stdout) as { spawning: { kind: string; why: string } };
+    expect(json.spawning.kind).toBe(built ? 'posix_spawn' : 'node');
+    expect(host.cli(['status']).stdout).toContain(`Spawning:  ${json.spawning.why}`);
   });
 });

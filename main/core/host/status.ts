@@ -1,5 +1,6 @@
 // The host's state at a glance (`dumbwaiter status`, the app's status.get, spend.get and its tray):
 // the daemon, the spools, the allowlist it serves, the requests that need a person, the spend.
+import { spawning } from '../exec/nativeSpawn';
 import { readHeartbeat } from '../spool/hostFiles';
 import { spoolPaths } from '../spool/layout';
 import { isLocked, readHolder, type LockHolder } from '../daemon/lock';
@@ -37,6 +38,9 @@ export interface StatusReport {
   approvals: PendingApproval[];
   grants: Grant[];
   spend: CeilingReport[];
+  /** How runs start on this machine: posix_spawn through the native addon (Linux, built at install),
+   *  else Node's spawn, and why (the same install and kernel as the daemon's spawner). */
+  spawning: { kind: 'posix_spawn' | 'node'; why: string };
 }
 
 /** The operations status shows, by name: where each is served, and whether it can be reconciled. */
@@ -85,6 +89,7 @@ export class Status {
       spools,
       daemon: { running, holder, heartbeat_at: heartbeat.heartbeat_at, heartbeat_problem: heartbeat.problem },
       spool_problem: problems.length ? problems.join('\n') : null,
+      spawning: { kind: spawning().kind, why: spawning().why },
       allowlist,
       requests: counts,
       running: requests.inState('running').map(({ id, op, key_id, spool, started_at, pid, orphaned }) => ({ id, op, key_id, spool, started_at, pid, orphaned: orphaned === 1 })),
