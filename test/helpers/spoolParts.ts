@@ -15,7 +15,7 @@ import { readSettings, type Settings } from '../../main/core/settings';
 import { IN_PROCESS } from '../../main/core/exec/spawner';
 import { Runner } from '../../main/core/daemon/runner';
 import { sharedParts } from '../../main/core/daemon/servedSpools';
-import type { SharedParts } from '../../main/core/daemon/spoolServer';
+import type { SharedParts } from '../../main/core/spool/server';
 import { scopedLogger } from '../../main/core/log';
 import type { KeyFile } from '../../shared/protocol/types';
 

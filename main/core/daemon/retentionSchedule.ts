@@ -6,7 +6,7 @@ import type { AuditLog } from '../ledger/audit';
 import type { Settings } from '../settings';
 import { reapLedger, reapedText, type ReapReport } from '../retention';
 import { scopedLogger } from '../log';
-import type { SpoolServer } from './spoolServer';
+import type { SpoolServer } from '../spool/server';
 
 const log = scopedLogger('daemon');
 const REAP_INTERVAL_MS = 10 * 60_000;

@@ -10,7 +10,7 @@ import { checkSpool, isHostMadeSpool } from '../spool/layout';
 import { claimSpool, homeAsOwner, ownerRefusal } from '../spool/marker';
 import { SpoolHealth } from '../spool/health';
 import { scopedLogger } from '../log';
-import { SpoolServer, type SharedParts } from './spoolServer';
+import { SpoolServer, type SharedParts } from '../spool/server';
 
 const log = scopedLogger('daemon');
 

@@ -3,7 +3,7 @@
 import { HostCore } from '../hostCore';
 import { UserError } from '../errors';
 import { DEFAULT_SPOOL } from '../../../shared/protocol/ids';
-import { spoolForCommand } from '../spools';
+import { spoolForCommand } from '../spool/registry';
 import { homeAsOwner, type SpoolOwner } from '../spool/marker';
 import { readHomeAllowlist, type HomeAllowlist } from '../allowlist/homeFile';
 import type { Allowlist } from '../allowlist/types';

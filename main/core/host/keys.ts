@@ -2,7 +2,7 @@
 // which spool. A revoked key's waiting requests are rejected and its sandbox is told.
 import { keyFileOf, type KeyWithSecret, type Scope } from '../keys/keyStore';
 import { readSettings, writeSettings, withCeilingsMoved } from '../settings';
-import { resolveSpool } from '../spools';
+import { resolveSpool } from '../spool/registry';
 import { spendReport, type CeilingReport } from '../policy/spend';
 import { writeInboxMessage } from '../spool/inbox';
 import { writeJsonAtomic } from '../fs/atomicWrite';

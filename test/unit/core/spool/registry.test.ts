@@ -2,8 +2,8 @@
 // the home and from every other spool (a sandbox must never reach another's files or the secrets).
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { findSpool, newSpoolProblem, resolveSpool, selectSpools, spoolForCommand, withSpool, withoutSpool } from '../../../main/core/spools';
-import { settingsSchema, type Settings } from '../../../main/core/settings';
+import { findSpool, newSpoolProblem, resolveSpool, selectSpools, spoolForCommand, withSpool, withoutSpool } from '../../../../main/core/spool/registry';
+import { settingsSchema, type Settings } from '../../../../main/core/settings';
 
 const HOME = '/home/u/.config/Dumbwaiter';
 const settings = (spools: { name: string; dir: string }[]): Settings => settingsSchema.parse({ spools });

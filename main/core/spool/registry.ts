@@ -2,10 +2,10 @@
 // acts on (`--spool NAME|DIR`), and the rules a new one must meet (its own folder, apart from the
 // others and from the home: a sandbox must never reach another's files or the host's secrets).
 import path from 'node:path';
-import { UserError } from './errors';
-import { isInside } from './allowlist/pathArg';
-import type { Settings, SpoolEntry } from './settings';
-import { DEFAULT_SPOOL, SPOOL_NAME, SPOOL_NAME_RULE } from '../../shared/protocol/ids';
+import { UserError } from '../errors';
+import { isInside } from '../allowlist/pathArg';
+import type { Settings, SpoolEntry } from '../settings';
+import { DEFAULT_SPOOL, SPOOL_NAME, SPOOL_NAME_RULE } from '../../../shared/protocol/ids';
 
 /** The spool `nameOrDir` means: a spool's name, or the folder of one (as written, or resolved). */
 export function findSpool(settings: Settings, nameOrDir: string): SpoolEntry | null {

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { SpoolServer } from '../../../../main/core/daemon/spoolServer';
+import { SpoolServer } from '../../../../main/core/spool/server';
 import { parseAllowlist } from '../../../../main/core/allowlist/load';
 import { APP_VERSION } from '../../../../main/core/version';
 import { envelope, eventually, readResult } from '../../../helpers/host';

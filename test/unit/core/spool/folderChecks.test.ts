@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { folderCreationProblem, spoolParentProblem } from '../../../main/core/spoolFolders';
+import { folderCreationProblem, spoolParentProblem } from '../../../../main/core/spool/folderChecks';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'dw-spool-folders-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -8,12 +8,12 @@
 import { readFileSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { AllowlistError, parseAllowlist } from './allowlist/load';
-import type { AllowlistContext } from './allowlist/roots';
-import type { Allowlist } from './allowlist/types';
-import type { HomePaths } from './home';
-import type { Settings } from './settings';
-import { withSpool } from './spools';
+import { AllowlistError, parseAllowlist } from '../allowlist/load';
+import type { AllowlistContext } from '../allowlist/roots';
+import type { Allowlist } from '../allowlist/types';
+import type { HomePaths } from '../home';
+import type { Settings } from '../settings';
+import { withSpool } from './registry';
 
 /** What is at `dir` (links followed: a parent may be one, as /tmp is on macOS): its stat, null where
  *  nothing is (a missing name, or a file where a folder of the path should be), or the error code. */
