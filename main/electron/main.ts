@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Daemon } from '../core/daemon/daemon';
 import { Host } from '../core/host/host';
 import { HostCore } from '../core/hostCore';
-import { defaultSpoolDir, resolveHomeDir } from '../core/home';
+import { defaultSpoolDir, homePaths, resolveHomeDir } from '../core/home';
 import { scopedLogger } from '../core/log';
 import { openLogsFolder, startLogging } from './logging';
 import { firstRunSetup } from '../core/app/firstRun';
@@ -20,20 +20,21 @@ import { Windows } from './windows';
 import { AppTray } from './tray';
 import { notifyApproval } from './notifications';
 import { sendEvent, setupIpc } from './ipc';
-import { utilitySpawner } from './spawnerProcess';
-import { Spawner } from '../core/exec/spawner';
+import { appKeeper, keeperArgs, serveAsKeeper } from './keeperProcess';
+import { Keeper } from '../core/exec/keeper';
 
 const log = scopedLogger('app');
 /** The status is pushed on each change; this rare look catches what says nothing, such as the
  *  command line's daemon killed (its lock goes, its daemon.json stays). */
 const STATUS_RECHECK_MS = 30_000;
 
-registerAppScheme();
-
-if (!app.requestSingleInstanceLock()) {
-  app.quit();
+const asKeeper = keeperArgs();
+if (asKeeper) {
+  serveAsKeeper(asKeeper);
 } else {
-  app.whenReady().then(start).catch((e: unknown) => fatal(e));
+  registerAppScheme();
+  if (!app.requestSingleInstanceLock()) app.quit();
+  else app.whenReady().then(start).catch((e: unknown) => fatal(e));
 }
 
 function fatal(e: unknown): void {
@@ -57,7 +58,7 @@ async function start(): Promise<void> {
   const core = HostCore.open(homeDir, sealer);
   let daemon: Daemon | null = null;
   try {
-    daemon = await Daemon.start({ homeDir, core, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', starter: new Spawner(utilitySpawner(path.join(__dirname, 'spawner.cjs'))) });
+    daemon = await Daemon.start({ homeDir, core, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', starter: new Keeper(homePaths(homeDir).keeper, appKeeper()) });
   } catch (e) {
     if (!(e instanceof UserError) || e.code !== 'home_locked') throw e;
     log.warn(e.message);

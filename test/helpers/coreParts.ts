@@ -9,7 +9,7 @@ import { HostCore } from '../../main/core/hostCore';
 import { Runner } from '../../main/core/daemon/runner';
 import { intakeClaimed, type IntakeDeps, type IntakeOutcome } from '../../main/core/daemon/intake';
 import type { Refusal } from '../../main/core/daemon/refusals';
-import { IN_PROCESS } from '../../main/core/exec/spawner';
+import { IN_PROCESS } from '../../main/core/exec/keeper';
 import { ResultWriter } from '../../main/core/spool/results';
 import type { SpoolPaths } from '../../main/core/spool/layout';
 import { parseAllowlist } from '../../main/core/allowlist/load';

@@ -10,7 +10,9 @@ import { Host } from '../../main/core/host/host';
 import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
 import { openLedger } from '../../main/core/ledger/db';
 import { LedgerParts } from './ledger';
-import { AS_USER, NO_UNPRIVILEGED_USER, groupRunning, track } from './processes';
+import { AS_USER, NO_UNPRIVILEGED_USER, alive, groupRunning, track } from './processes';
+import { pidFile } from '../../main/core/exec/keeperFiles';
+import { homePaths } from '../../main/core/home';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -352,6 +354,25 @@ export class TestHost {
 
   async cleanup(): Promise<void> {
     await Promise.all(this.daemons.map((d) => d.stop()));
+    this.killKeeper(); // one holding runs a killed daemon left (a stopped daemon's exits by itself)
     rmSync(this.root, { recursive: true, force: true });
+  }
+
+  /** The pid of the home's run keeper while one runs (exec/keeperFiles.ts), else null. */
+  keeperPid(): number | null {
+    try {
+      const pid = Number(readFileSync(pidFile(homePaths(this.home).keeper), 'utf8'));
+      return pid > 0 && alive(pid) ? pid : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** SIGKILL to the home's run keeper, if one runs: with a daemon killed too, the host as a whole
+   *  crashed (its runs go on as orphans, or die at their next write). Returns its pid. */
+  killKeeper(): number | null {
+    const pid = this.keeperPid();
+    if (pid !== null) process.kill(pid, 'SIGKILL');
+    return pid;
   }
 }

@@ -12,7 +12,7 @@ import { parseAllowlist } from '../../main/core/allowlist/load';
 import type { Allowlist } from '../../main/core/allowlist/types';
 import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
 import { readSettings, type Settings } from '../../main/core/settings';
-import { IN_PROCESS } from '../../main/core/exec/spawner';
+import { IN_PROCESS } from '../../main/core/exec/keeper';
 import { Runner } from '../../main/core/daemon/runner';
 import { sharedParts } from '../../main/core/daemon/servedSpools';
 import type { SharedParts } from '../../main/core/spool/server';

@@ -22,7 +22,7 @@ import { APP_VERSION } from '../version';
 import { AllowlistSource } from './allowlistSource';
 import { acquireHomeLock, type HomeLock } from './lock';
 import { Runner } from './runner';
-import { Spawner, type RunStarter } from '../exec/spawner';
+import { Keeper, type Kept, type RunStarter } from '../exec/keeper';
 import { spawning } from '../exec/nativeSpawn';
 import type { SpoolServer } from '../spool/server';
 import { ServedSpools, noSpoolToServe, sharedParts } from './servedSpools';
@@ -50,8 +50,8 @@ export interface DaemonOptions {
   /** The home's core, shared with the other faces of this process (the app's service); else the
    *  daemon opens one of its own, closed when it stops. */
   core?: HostCore;
-  /** How runs start: by default in a spawner process of plain Node (exec/spawner.ts); the desktop
-   *  app, whose binary cannot run as plain Node, gives its own. */
+  /** How runs start: by default in the home's run keeper, a process of plain Node (exec/keeper.ts);
+   *  the desktop app, whose binary cannot run a script as plain Node, gives its own. */
   starter?: RunStarter;
 }
 
@@ -181,8 +181,11 @@ export class Daemon {
     try {
       configureLogging(home.logs, opts.consoleLog ?? 'info');
       core ??= HostCore.open(home.root, opts.sealer ?? null);
-      d = new Daemon(home, settings, spools, opts.spool, core, !opts.core, lock, opts.starter ?? new Spawner());
-      d.boot();
+      d = new Daemon(home, settings, spools, opts.spool, core, !opts.core, lock, opts.starter ?? new Keeper(home.keeper));
+      // The keeper the last daemon sent its runs to, before this one's is recorded.
+      const previous = core.flags.keeper;
+      const { kept, instances } = await d.starter.recover((instance) => core!.flags.setKeeper(instance));
+      d.boot(kept, previous !== null && instances.includes(previous));
       return d;
     } catch (e) {
       // A failed start leaves nothing held: the desktop app may try again in the same process.
@@ -195,7 +198,9 @@ export class Daemon {
     }
   }
 
-  private boot(): void {
+  /** `kept`: the runs the keeper held while no daemon ran; `keeperHadAll`: the keeper the last daemon
+   *  sent its runs to answered (RunStarter.recover). */
+  private boot(kept: Map<string, Kept>, keeperHadAll: boolean): void {
     const names = [...this.spools.values()].map((s) => `${s.name} (${s.plain.root})`).join(', ');
     log.info(`starting: home ${this.home.root}, spools ${names}, pid ${process.pid}; runs start with ${spawning().why}`);
     this.audit.record({
@@ -209,11 +214,12 @@ export class Daemon {
     this.allowlist.loadInitial();
     // Pins each spool's folders and writes what belongs there, or says why it cannot be touched now.
     for (const s of this.spools.values()) s.usable();
-    // Started once, before the first run: a run's start costs no process start.
+    // Connected once (and the keeper started if none runs), before the first run: a run's start costs
+    // no process start.
     this.starter.launch();
-    // Before the first start of a run: an orphan holds its slot (and so does the search for what an
-    // ended one left, which goes on while the spools are served).
-    this.runner.recoverInterrupted();
+    // Before the first start of a run: a kept run or an orphan holds its slot (and so does the search
+    // for what an ended one left, which goes on while the spools are served).
+    this.runner.recoverInterrupted(kept, keeperHadAll);
 
     // settings.json too: edited by hand, it applies at once (a wake reloads it); and allowlist.yaml,
     // through its folder: a watch of the file itself stayed on the file an atomic replace took away,

@@ -23,7 +23,7 @@ import type { SpoolPaths } from '../spool/layout';
 import { allowlistFor } from '../allowlist/forSpool';
 import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import type { RunHandle, RunOutcome } from '../exec/executor';
-import { SpawnerLost, type RunStarter } from '../exec/spawner';
+import { KeeperLost, type Kept, type RunStarter } from '../exec/keeper';
 import { faultPoint } from '../faults';
 import { Orphan, type OrphanEnd, type OrphanWatch, type Remains } from './orphans';
 import { settleHint, uncheckedInterruption, type Reconciler } from './reconciler';
@@ -47,7 +47,7 @@ export interface RunnerDeps {
   allowlist: () => Allowlist;
   settings: () => Settings;
   log: Logger;
-  /** Starts runs (in the spawner process). */
+  /** Starts runs (in the run keeper, which holds them while the daemon is gone). */
   starter: RunStarter;
   /** Runs `fn`, recording what it throws instead of throwing (one request never stops the others). */
   safely: (name: string, fn: () => void) => void;
@@ -66,12 +66,12 @@ interface Running {
   recorded: Promise<void>;
 }
 
-/** How a run ended: its outcome; or its spawner process died with it, and `remains` is what is left of it. */
+/** How a run ended: its outcome; or the run keeper died with it, and `remains` is what is left of it. */
 type RunEnd = { outcome: RunOutcome } | { row: RequestRow; remains: Remains };
 
 /** Why a run recorded as running has nobody watching it (the start of an interruption's message). */
 const HOST_STOPPED = 'the host stopped while this ran';
-const SPAWNER_LOST = 'the process that started this run (the host\'s spawner) ended while it ran';
+const KEEPER_LOST = 'the process that held this run (the host\'s run keeper) ended while it ran';
 
 export class Runner {
   private readonly running = new Map<string, Running>();
@@ -93,15 +93,37 @@ export class Runner {
   }
 
   /**
-   * Runs that were going when the host stopped, never re-run: one whose processes still run is
-   * watched as an orphan (still running; a cancel ends it); the others are uncertain (once what they
-   * left is looked for and ended, their slots held meanwhile: the host serves while that goes on),
-   * and wait for startReconciling() to be checked.
+   * Runs that were going when the host stopped, never re-run. Those the run keeper held (`kept`) are
+   * recorded as they ended, or followed until they do, as if the host had not stopped. One that never
+   * reached the keeper (`keeperHadAll`: the keeper every run was sent to answered, so one it does not
+   * hold, with no process recorded, was never started) is queued again. Of the others, one whose
+   * processes still run is watched as an orphan (still running; a cancel ends it); the rest are
+   * uncertain (once what they left is looked for and ended, their slots held meanwhile: the host
+   * serves while that goes on), and wait for startReconciling() to be checked.
    */
-  recoverInterrupted(): void {
+  recoverInterrupted(kept: Map<string, Kept> = new Map(), keeperHadAll = false): void {
     for (const row of this.d.requests.inState('running')) {
+      const k = kept.get(row.id);
+      kept.delete(row.id);
+      if (k) {
+        this.d.safely(row.id, () => this.resumeKept(row, k));
+        continue;
+      }
+      if (keeperHadAll && row.pid === null) {
+        const message = 'the host stopped after recording its start, before its run keeper received it: it never ran, and is queued again';
+        this.d.safely(row.id, () => this.d.lifecycle.move(row, 'queued', { started_at: null }, { kind: 'requeued', message }, ['running']));
+        continue;
+      }
       const remains = this.remainsOf(row);
       this.d.safely(row.id, () => this.resume(row, remains, HOST_STOPPED));
+    }
+    // Kept for requests no longer running: a human's verdict came while no daemon ran (it stands).
+    for (const [key, k] of kept) {
+      if ('outcome' in k) this.d.starter.forget(key);
+      else {
+        k.handle.terminate('resolved');
+        void k.handle.done.then(() => this.d.starter.forget(key), () => {});
+      }
     }
     // After the running ones: a verdict given meanwhile (before this host adopted the run) is found here.
     for (const row of this.d.requests.endedOrphans()) {
@@ -120,6 +142,17 @@ export class Runner {
         this.d.safely(row.id, () => this.d.lifecycle.move(row, 'uncertain', { reconcile_pending: 0, error_message: message }, { kind: 'uncertain', message }));
       }
     }
+  }
+
+  /** A run the keeper held while no daemon ran: recorded as it ended, or followed, holding its slot. */
+  private resumeKept(row: RequestRow, k: Kept): void {
+    if ('outcome' in k) {
+      this.d.log.info(`${row.id}: ended while no daemon ran; recorded as it ended`);
+      return this.finishRow(row, k.outcome);
+    }
+    this.d.log.info(`${row.id}: still running in the run keeper (pid ${k.handle.pid}): followed again`);
+    if (row.pid === null && k.handle.pid !== null) this.d.requests.setProcesses(row.id, k.handle.pid, k.handle.marker, k.handle.since);
+    this.follow(row, Promise.resolve(k.handle).then((h) => this.endOf(row, h)), k.handle);
   }
 
   /** What is left of a run recorded as running whose runner is gone (see Remains). */
@@ -276,28 +309,26 @@ export class Runner {
   }
 
   /** Runs `started`, recorded as running (by startRow, or by intake in a reserved slot). The slot is
-   *  held from now on, while the spawner starts the run: a cancel or a stop meanwhile reaches it once
+   *  held from now on, while the keeper starts the run: a cancel or a stop meanwhile reaches it once
    *  it has its process. */
   launch(started: RequestRow, plan: RunPlan): void {
-    this.running.delete(started.id); // a reserved slot: held by the run from here (hold)
+    this.running.delete(started.id); // a reserved slot: held by the run from here (follow)
     let handle: RunHandle | null = null;
     let stopWith: string | null = null;
     const ended = this.run(started, plan, this.d.settings().kill_grace_s * 1000, (h) => {
       handle = h;
       if (stopWith !== null) h.terminate(stopWith);
     });
-    this.hold(
-      started.id,
-      started.op,
-      (r) => (handle ? handle.terminate(r) : (stopWith ??= r)),
-      ended,
-      (end) => ('outcome' in end ? this.finishRow(started, end.outcome) : this.resume(end.row, end.remains, SPAWNER_LOST)),
-      true,
-    );
+    this.follow(started, ended, { terminate: (r) => (handle ? handle.terminate(r) : (stopWith ??= r)) });
+  }
+
+  /** Holds the slot of `row`'s run until `ended`, then records how it ended. */
+  private follow(row: RequestRow, ended: Promise<RunEnd>, run: Pick<RunHandle, 'terminate'>): void {
+    this.hold(row.id, row.op, (r) => run.terminate(r), ended, (end) => ('outcome' in end ? this.finishRow(row, end.outcome) : this.resume(end.row, end.remains, KEEPER_LOST)), true);
   }
 
   /** Starts the run of `row` (recorded as running) and waits for its end; `onHandle` once it has its
-   *  process. Its outcome; or, when the spawner process died with it, what is left of it. */
+   *  process. Its outcome; or, when the keeper died with it, what is left of it. */
   private async run(row: RequestRow, plan: RunPlan, killGraceMs: number, onHandle: (h: RunHandle) => void): Promise<RunEnd> {
     let handle: RunHandle;
     try {
@@ -306,16 +337,21 @@ export class Runner {
       handle = await this.d.starter.start(row.id, plan, makeLiveLog(this.d, dirs, row), killGraceMs);
     } catch (e) {
       // It may have started: no pid to look for, so it ends uncertain, as a run cut by a host crash.
-      if (e instanceof SpawnerLost) return { row, remains: null };
+      if (e instanceof KeeperLost) return { row, remains: null };
       return { outcome: spawnFailure(plan, e as Error) };
     }
     noteStarted(this.d, row, plan, handle);
     this.d.log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
     onHandle(handle);
+    return this.endOf(row, handle);
+  }
+
+  /** How a started run ended: its outcome, or, when the keeper died with it, what is left of it. */
+  private async endOf(row: RequestRow, handle: RunHandle): Promise<RunEnd> {
     try {
       return { outcome: await handle.done };
     } catch (e) {
-      if (!(e instanceof SpawnerLost)) throw e;
+      if (!(e instanceof KeeperLost)) throw e;
       this.d.log.warn(`${row.id}: ${e.message}: looking for its processes`);
       const now = this.d.requests.get(row.id) ?? row;
       return { row: now, remains: this.remainsOf(now) };
@@ -442,8 +478,11 @@ export class Runner {
   private finishRow(row: RequestRow, o: RunOutcome): void {
     faultPoint('after_exit_before_result');
     const { state, patch, note, how } = runEnd(row, o, this.reconciler.reconcilable(row.op));
-    if (!this.d.lifecycle.move(row, state, patch, note, ['running'])) return;
+    if (!this.d.lifecycle.move(row, state, patch, note, ['running'])) return this.d.starter.forget(row.id); // a human's verdict came first
     this.d.log.info(`${row.id}: ${state} (${how})`);
-    this.d.lifecycle.afterCommit(row.id, () => faultPoint('after_result')); // recorded, and its result written
+    this.d.lifecycle.afterCommit(row.id, () => {
+      this.d.starter.forget(row.id); // recorded: the keeper lets its end go
+      faultPoint('after_result'); // recorded, and its result written
+    });
   }
 }

@@ -76,6 +76,15 @@ export class HostFlags {
     this.set('allowlist_served', JSON.stringify({ pid: process.pid, ...status }));
   }
 
+  /** The run keeper the daemon's new runs go to (its instance: exec/keeper.ts), for the next start. */
+  get keeper(): string | null {
+    return this.get('keeper_instance');
+  }
+
+  setKeeper(instance: string): void {
+    this.set('keeper_instance', instance, false);
+  }
+
   /** What the ledger keeps of a spool that is removed from the home. */
   forgetSpool(spool: string): void {
     this.db.prepare('DELETE FROM meta WHERE k IN (?, ?)').run(`spool_problem:${spool}`, `spool_probe:${spool}`);
