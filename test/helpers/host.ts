@@ -375,4 +375,12 @@ export class TestHost {
     if (pid !== null) process.kill(pid, 'SIGKILL');
     return pid;
   }
+
+  /** The whole host killed by SIGKILL: the daemon `d`, then its run keeper (the runs go on as orphans,
+   *  or die at their next write), as after a crash of both. */
+  async crash(d: DaemonProcess): Promise<void> {
+    await d.kill9();
+    const pid = this.killKeeper();
+    if (pid !== null) await eventually('the run keeper to die', () => (alive(pid) ? undefined : true));
+  }
 }
