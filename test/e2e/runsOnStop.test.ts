@@ -10,9 +10,7 @@ import { alive, groupRunning, stopGroups, trackGroup } from '../helpers/processe
 import { GatedRuns } from '../helpers/gatedRuns';
 import type { KeyFile } from '../../shared/protocol/types';
 
-let host: TestHost;
-let key: KeyFile;
-let gated: GatedRuns;
+let host: TestHost, gated: GatedRuns, key: KeyFile;
 
 beforeEach(() => {
   host = new TestHost(NO_OPERATIONS);
