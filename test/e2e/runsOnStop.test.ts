@@ -38,15 +38,16 @@ async function runningQuietly(id: string) {
 const row = (id: string) => host.service((s) => s.requests.get(id))!;
 
 describe("runs_on_stop: 'leave'", () => {
-  it('a SIGTERM stops the daemon with its quiet run left running and its row running; a second signal changes nothing; the next start adopts it', async () => {
+  it('a SIGTERM stops the daemon with its quiet run left running and its row running; a second signal changes nothing; the next start adopts it, and leaves it running too when it stops', async () => {
     expect(host.cli(['config', 'set', 'runs_on_stop', 'leave']).status).toBe(0);
     const { d, pid } = await runningQuietly('left-1');
 
+    // Two signals at once (a Ctrl-C on top of a SIGTERM): whichever it hears first stops it.
     d.proc.kill('SIGTERM');
-    d.proc.kill('SIGINT'); // a second Ctrl-C while it stops
+    d.proc.kill('SIGINT');
     expect(await d.exited).toEqual({ code: 0, signal: null });
-    expect(d.stderr).toContain('SIGTERM: stopping; running work is left running (runs_on_stop: leave)');
-    expect(d.stderr).toContain('SIGINT: already stopping; running work is left running');
+    expect(d.stderr).toMatch(/SIG(TERM|INT): stopping; running work is left running \(runs_on_stop: leave\)/);
+    expect(d.stderr).toMatch(/SIG(TERM|INT): already stopping; running work is left running/);
     expect(d.stderr).not.toContain('ending running work now');
     expect(d.stderr).toContain('leaving 1 running request(s) running');
     expect(d.stderr).not.toContain('looking for its processes'); // the spawner closing on the run is no loss to look into
@@ -59,9 +60,15 @@ describe("runs_on_stop: 'leave'", () => {
 
     // The next start finds it still running and watches it.
     // After the run keeper (issue 33): the keeper held it, and its end is recorded as it ended: succeeded.
-    await host.startDaemon();
+    const second = await host.startDaemon();
     await eventually('left-1 to be adopted', () => (host.result('left-1')?.orphaned ? true : undefined));
     expect(row('left-1')).toMatchObject({ state: 'running', orphaned: 1 });
+    // An orphan it watches is left running too, and watched again by the start after.
+    expect(await second.stop()).toEqual({ code: 0, signal: null });
+    expect(groupRunning(pid)).toBe(true);
+    expect(row('left-1')).toMatchObject({ state: 'running', orphaned: 1 });
+    await host.startDaemon();
+    await eventually('left-1 to be adopted again', () => (host.audit('', 'orphaned').length === 2 ? true : undefined));
     writeFileSync(gated.goFile('left-1'), '');
     const end = await host.waitResult('left-1', ['uncertain', 'succeeded']);
     expect(end.state).toBe('uncertain'); // its exit status was the spawner's to see, and it is gone
