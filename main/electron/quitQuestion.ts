@@ -14,15 +14,17 @@ const CANCEL = 2;
 export async function askQuitWithRuns(running: number, settings: Pick<Settings, 'runs_on_stop' | 'shutdown_grace_s'>): Promise<RunsOnStop | null> {
   const one = running === 1;
   const runs = one ? '1 run' : `${running} runs`;
+  const w = one ? { them: 'it', they: 'it', are: 'is', go: 'goes', get: 'gets' } : { them: 'them', they: 'they', are: 'are', go: 'go', get: 'get' };
   const grace = settings.shutdown_grace_s;
+  const ended = grace > 0 ? `${w.get} up to ${grace} s to finish, then ${w.are} ended` : `${w.are} ended`;
   const { response } = await dialog.showMessageBox({
     type: 'question',
     title: 'Quit Dumbwaiter',
-    message: `${runs} ${one ? 'is' : 'are'} still going. Quit anyway?`,
+    message: `${runs} ${w.are} still going. Quit anyway?`,
     detail:
-      `Leave ${one ? 'it' : 'them'} running: ${one ? 'it goes' : 'they go'} on, and ${one ? 'is' : 'are'} recorded when Dumbwaiter starts again.\n\n` +
-      `Stop ${one ? 'it' : 'them'}: ${one ? 'it' : 'they'} ${grace > 0 ? `${one ? 'gets' : 'get'} up to ${grace} s to finish, then ${one ? 'is' : 'are'}` : one ? 'is' : 'are'} ended and recorded as uncertain.`,
-    buttons: [`Leave ${runs} running`, one ? 'Stop it' : 'Stop them', 'Cancel'],
+      `Leave ${w.them} running: ${w.they} ${w.go} on, and ${w.are} recorded when Dumbwaiter starts again.\n\n` +
+      `Stop ${w.them}: ${w.they} ${ended} and recorded as uncertain.`,
+    buttons: [`Leave ${runs} running`, `Stop ${w.them}`, 'Cancel'],
     defaultId: settings.runs_on_stop === 'leave' ? LEAVE : STOP,
     cancelId: CANCEL,
     noLink: true,
