@@ -260,7 +260,7 @@ describe('retention settings', () => {
     const s = getJson();
     expect(s).toMatchObject({ retention_spool_days: 7, retention_ledger_days: 90, max_request_age_s: 86400, approval_timeout_s: 3600, ceilings: [] });
     expect(Object.keys(s).sort()).toEqual(
-      ['approval_timeout_s', 'ceilings', 'file_events', 'host_id', 'kill_grace_s', 'max_concurrent_runs', 'max_request_age_s', 'notifications', 'rescan_interval_ms', 'retention_ledger_days', 'retention_spool_days', 'shutdown_grace_s', 'spools', 'start_at_login'].sort(),
+      ['approval_timeout_s', 'ceilings', 'file_events', 'host_id', 'kill_grace_s', 'max_concurrent_runs', 'max_request_age_s', 'notifications', 'rescan_interval_ms', 'retention_ledger_days', 'retention_spool_days', 'runs_on_stop', 'shutdown_grace_s', 'spools', 'start_at_login'].sort(),
     );
     const one = host.cli(['config', 'get', 'retention_ledger_days', '--json']);
     expect(JSON.parse(one.stdout)).toEqual({ retention_ledger_days: 90 });

@@ -400,19 +400,21 @@ export class Daemon {
     for (const s of this.spools.values()) s.heartbeat();
   }
 
-  /** Clean stop: no new work; running work gets the grace period, then is terminated (and left uncertain). */
-  stop(): Promise<void> {
-    this.stopped ??= this.shutdown();
+  /** Clean stop: no new work. Running work (`runs`, by default the runs_on_stop setting) is stopped:
+   *  it gets the grace period, then is terminated (and left uncertain); or left running, for the next
+   *  start to pick up. A second call gets the first one's stop. */
+  stop(o: { runs?: Settings['runs_on_stop'] } = {}): Promise<void> {
+    this.stopped ??= this.shutdown(o.runs ?? this.settings.runs_on_stop);
     return this.stopped;
   }
 
   /** During a stop, e.g. on a second Ctrl-C: running work is terminated now instead of at the end of
-   *  the grace period, and recorded the same way. */
+   *  the grace period, and recorded the same way. Work the stop leaves running stays so. */
   hurry(): void {
     this.endGrace?.();
   }
 
-  private async shutdown(): Promise<void> {
+  private async shutdown(runs: Settings['runs_on_stop']): Promise<void> {
     this.stopping = true;
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
     this.wakeWatch?.close();
@@ -420,11 +422,12 @@ export class Daemon {
     this.settingsFile.stop();
     this.retention.stop();
     await Promise.all([...this.spools.values()].map((s) => s.stop()));
-    await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)));
+    const left = await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)), runs);
     await this.starter.stop();
     this.heartbeat();
-    this.audit.record({ kind: 'daemon_stopped', message: 'daemon stopped cleanly' });
-    log.info('stopped');
+    const message = left ? `daemon stopped cleanly, leaving ${left} run${left === 1 ? '' : 's'} running (recorded when the host starts again)` : 'daemon stopped cleanly';
+    this.audit.record({ kind: 'daemon_stopped', message, ...(left ? { details: { left_running: left } } : {}) });
+    log.info(left ? `stopped, leaving ${left} run(s) running` : 'stopped');
     this.spools.forEach((s) => s.close());
     this.detach();
     if (this.ownsCore) this.core.close();

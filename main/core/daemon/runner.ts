@@ -81,6 +81,8 @@ export class Runner {
   private leftEnds: { id: string; record: () => void }[] = [];
   private readonly reconciler: Reconciler;
   private stopping = false;
+  /** The stop left the runs running: their ends (the keeper let go with them included) are the next start's to record. */
+  private left = false;
   /** Where nextQueued() starts looking: the spool after the one that started last. */
   private turn = 0;
 
@@ -217,19 +219,27 @@ export class Runner {
     for (const row of this.d.requests.cancelRequested()) this.running.get(row.id)?.terminate('cancel');
   }
 
-  /** A clean stop: nothing new starts, checks in progress end; what runs (orphans too) gets `graceMs`,
-   *  or until `hurry` resolves, then is terminated (and recorded as uncertain). */
-  async stop(graceMs: number, hurry: Promise<void>): Promise<void> {
+  /** A clean stop: nothing new starts, checks in progress end. With `runs` 'stop', what runs (orphans
+   *  too) gets `graceMs`, or until `hurry` resolves, then is terminated (and recorded as uncertain).
+   *  With 'leave', it is left running, its row `running`, and nothing more is recorded here: the next
+   *  start finds it as it finds the runs of a host that went away. Resolves to how many were left. */
+  async stop(graceMs: number, hurry: Promise<void>, runs: 'stop' | 'leave' = 'stop'): Promise<number> {
     this.stopping = true;
     await this.reconciler.stop();
     const pending = () => Promise.all([...this.running.values()].map((r) => r.recorded));
-    if (this.running.size === 0) return;
+    if (this.running.size === 0) return 0;
+    if (runs === 'leave') {
+      this.left = true;
+      this.d.log.info(`leaving ${this.running.size} running request(s) running: the next start picks them up`);
+      return this.running.size;
+    }
     this.d.log.info(`waiting up to ${graceMs / 1000} s for ${this.running.size} running request(s)`);
     let grace: NodeJS.Timeout | undefined;
     await Promise.race([pending(), hurry, new Promise<void>((r) => (grace = setTimeout(r, graceMs)))]);
     clearTimeout(grace);
     for (const r of this.running.values()) r.terminate('shutdown');
     await pending();
+    return 0;
   }
 
   private fullOps(): string[] {
@@ -352,6 +362,7 @@ export class Runner {
       return { outcome: await handle.done };
     } catch (e) {
       if (!(e instanceof KeeperLost)) throw e;
+      if (this.left) return { row, remains: null }; // the stop let the keeper go with it: not looked for, nor watched
       this.d.log.warn(`${row.id}: ${e.message}: looking for its processes`);
       const now = this.d.requests.get(row.id) ?? row;
       return { row: now, remains: this.remainsOf(now) };
@@ -362,6 +373,7 @@ export class Runner {
    *  `together`: recorded with the other runs that end in the same turn of the event loop (endTogether). */
   private hold<T>(id: string, op: string, terminate: (reason: string) => void, ended: Promise<T>, finish: (end: T) => void, together = false): void {
     const recorded = ended.then((end) => {
+      if (this.left) return;
       if (together) return new Promise<void>((done) => this.endTogether({ id, record: () => finish(end), done }));
       this.running.delete(id);
       this.recordEnd({ id, record: () => finish(end) });
