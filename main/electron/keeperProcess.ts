@@ -9,8 +9,11 @@ import { serveKeeper } from '../core/exec/keeperServe';
 
 export const KEEPER_FLAG = '--dumbwaiter-keeper';
 
+/** The app's binary with its own options, and its main script where it was given one (`electron .`
+ *  from a checkout, or plain Node with the tests' Electron stand-in); a packaged app has none. */
 export function appKeeper(): KeeperCommand {
-  return { file: process.execPath, args: [KEEPER_FLAG] };
+  const script = process.versions.electron && !process.defaultApp ? [] : [process.argv[1]!];
+  return { file: process.execPath, args: [...process.execArgv, ...script, KEEPER_FLAG] };
 }
 
 /** This process was started as the keeper: its arguments after the flag (the keeper's folder, and a version). */

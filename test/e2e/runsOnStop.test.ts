@@ -1,7 +1,7 @@
 // What the headless daemon's clean stop (SIGTERM, Ctrl-C) does with the runs still going, by the
 // runs_on_stop setting: 'stop' gives them the grace period, then ends them (recorded uncertain);
-// 'leave' leaves them running, their rows `running`, a second signal changing nothing, and the next
-// start picks them up (today as orphans, watched until they end).
+// 'leave' leaves them running in the run keeper's hands, their rows `running`, a second signal changing
+// nothing, and the next start picks them up from the keeper and records them as they end.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { TestHost, eventually } from '../helpers/host';
@@ -24,8 +24,7 @@ afterEach(async () => {
   stopGroups();
 });
 
-/** Starts a daemon and a quiet run (it writes nothing: its output pipe dies with the spawner), and
- *  waits until the run has started. */
+/** Starts a daemon and a run that waits for its go file, and waits until the run has started. */
 async function runningQuietly(id: string) {
   const d = await host.startDaemon();
   host.submit(key, id, 'quiet', { go: gated.goFile(id) });
@@ -38,7 +37,7 @@ async function runningQuietly(id: string) {
 const row = (id: string) => host.service((s) => s.requests.get(id))!;
 
 describe("runs_on_stop: 'leave'", () => {
-  it('a SIGTERM stops the daemon with its quiet run left running and its row running; a second signal changes nothing; the next start adopts it, and leaves it running too when it stops', async () => {
+  it('a SIGTERM stops the daemon with its run left running and its row running; a second signal changes nothing; the next start follows it, leaves it running too when it stops, and the one after records it as it ended', async () => {
     expect(host.cli(['config', 'set', 'runs_on_stop', 'leave']).status).toBe(0);
     const { d, pid } = await runningQuietly('left-1');
 
@@ -50,7 +49,7 @@ describe("runs_on_stop: 'leave'", () => {
     expect(d.stderr).toMatch(/SIG(TERM|INT): already stopping; running work is left running/);
     expect(d.stderr).not.toContain('ending running work now');
     expect(d.stderr).toContain('leaving 1 running request(s) running');
-    expect(d.stderr).not.toContain('looking for its processes'); // the spawner closing on the run is no loss to look into
+    expect(d.stderr).not.toContain('looking for its processes'); // letting the keeper go with the run is no loss to look into
 
     expect(groupRunning(pid)).toBe(true);
     expect(row('left-1')).toMatchObject({ state: 'running', orphaned: 0, error_code: null });
@@ -58,21 +57,19 @@ describe("runs_on_stop: 'leave'", () => {
     expect(host.audit('', 'daemon_stopped').map((e) => e.message)).toEqual(['daemon stopped cleanly, leaving 1 run running (recorded when the host starts again)']);
     expect(host.audit('', 'orphaned')).toEqual([]); // the stop recorded nothing of the run
 
-    // The next start finds it still running and watches it.
-    // After the run keeper (issue 33): the keeper held it, and its end is recorded as it ended: succeeded.
+    // The next start finds it in the keeper's hands and follows it: no orphan, the same run.
     const second = await host.startDaemon();
-    await eventually('left-1 to be adopted', () => (host.result('left-1')?.orphaned ? true : undefined));
-    expect(row('left-1')).toMatchObject({ state: 'running', orphaned: 1 });
-    // An orphan it watches is left running too, and watched again by the start after.
+    await eventually('left-1 to be followed again', () => (second.stderr.includes('left-1: still running in the run keeper') ? true : undefined));
+    expect(row('left-1')).toMatchObject({ state: 'running', orphaned: 0 });
+    // It is left running again by that daemon's stop, and followed by the start after.
     expect(await second.stop()).toEqual({ code: 0, signal: null });
     expect(groupRunning(pid)).toBe(true);
-    expect(row('left-1')).toMatchObject({ state: 'running', orphaned: 1 });
-    await host.startDaemon();
-    await eventually('left-1 to be adopted again', () => (host.audit('', 'orphaned').length === 2 ? true : undefined));
+    const third = await host.startDaemon();
+    await eventually('left-1 to be followed again', () => (third.stderr.includes('left-1: still running in the run keeper') ? true : undefined));
     writeFileSync(gated.goFile('left-1'), '');
     const end = await host.waitResult('left-1', ['uncertain', 'succeeded']);
-    expect(end.state).toBe('uncertain'); // its exit status was the spawner's to see, and it is gone
-    expect(row('left-1').error_code).toBe('interrupted');
+    expect(end).toMatchObject({ state: 'succeeded', exit_code: 0 }); // the keeper saw it end
+    expect(host.audit('', 'orphaned')).toEqual([]);
     expect(gated.runs('left-1')).toBe(1); // never run again
   });
 

@@ -185,7 +185,9 @@ export class Daemon {
       // The keeper the last daemon sent its runs to, before this one's is recorded.
       const previous = core.flags.keeper;
       const { kept, instances } = await d.starter.recover((instance) => core!.flags.setKeeper(instance));
-      d.boot(kept, previous !== null && instances.includes(previous));
+      // '': that daemon had let its keeper go, and sent nothing since.
+      d.boot(kept, previous !== null && (previous === '' || instances.includes(previous)));
+      d.starter.recovered();
       return d;
     } catch (e) {
       // A failed start leaves nothing held: the desktop app may try again in the same process.

@@ -64,6 +64,8 @@ interface Running {
   terminate(reason: string): void;
   /** Resolves once its end is recorded. */
   recorded: Promise<void>;
+  /** Stops watching it, ending nothing (an orphan's watch, at a stop that leaves runs running). */
+  forget?: () => void;
 }
 
 /** How a run ended: its outcome; or the run keeper died with it, and `remains` is what is left of it. */
@@ -230,6 +232,7 @@ export class Runner {
     if (this.running.size === 0) return 0;
     if (runs === 'leave') {
       this.left = true;
+      for (const r of this.running.values()) r.forget?.();
       this.d.log.info(`leaving ${this.running.size} running request(s) running: the next start picks them up`);
       return this.running.size;
     }
@@ -437,6 +440,7 @@ export class Runner {
     this.d.lifecycle.move(row, 'running', { orphaned: 1 }, { kind: 'orphaned', message, details: { pid: row.pid } });
     this.d.log.warn(`${row.id}: orphaned: ${message}`);
     this.hold(row.id, row.op, (r) => orphan.terminate(r), orphan.done, (end) => this.finishOrphan(row, end, cause));
+    this.running.get(row.id)!.forget = () => orphan.forget();
   }
 
   /** An orphan's end: by itself, uncertain (and checked); cancelled; stopped with the host, uncertain;

@@ -37,9 +37,12 @@ export interface RunStarter {
    *  once the run no longer needs the daemon's descriptor: the run has its own, or never will. */
   start(key: string, plan: RunPlan, log: HeldFile | null, killGraceMs: number): Promise<RunHandle>;
   /** At the daemon's start, before any start(): what is kept for it. `live`: told the instance of
-   *  each keeper new runs go to, from now on, before the first goes (the ledger keeps it, for the
-   *  next start's Recovered.instances). */
+   *  each keeper new runs go to, from now on, before the first goes, and '' when none will get the
+   *  next (the ledger keeps it: the next start compares it with Recovered.instances). */
   recover(live: (instance: string) => void): Promise<Recovered>;
+  /** Once the daemon's start has dealt with every run recorded as running: a run started from now on
+   *  goes to a keeper this starter will name. */
+  recovered(): void;
   /** The end of `key`'s run is in the ledger: its record is let go. */
   forget(key: string): void;
   /** Once the runs have ended, the keeper exits; a run left running stays in its hands. */
@@ -57,6 +60,7 @@ export const IN_PROCESS: RunStarter = {
     }
   },
   recover: () => Promise.resolve({ kept: new Map(), instances: [] }),
+  recovered() {},
   forget() {},
   stop: () => Promise.resolve(),
 };
@@ -274,6 +278,10 @@ export class Keeper implements RunStarter {
     return { kept, instances };
   }
 
+  recovered(): void {
+    if (!this.liveLink) this.told(''); // no keeper of this version answered: none holds a run yet
+  }
+
   start(key: string, plan: RunPlan, log: HeldFile | null, killGraceMs: number): Promise<RunHandle> {
     const started = this.startThere(key, plan, log?.shared ?? null, killGraceMs);
     const close = () => log?.close(); // the keeper has opened its own (or will not)
@@ -300,6 +308,7 @@ export class Keeper implements RunStarter {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    await this.live?.catch(() => {}); // a connection being opened (a keeper starting) is let go too
     for (const link of this.links) {
       if (link.idle) clearTimeout(link.idle);
       if (link.runs.size === 0) link.send({ type: 'exit' });
@@ -361,6 +370,7 @@ export class Keeper implements RunStarter {
     if (this.liveLink !== link || link.runs.size > 0) return;
     this.live = null;
     this.liveLink = null;
+    this.told(''); // it holds no run, and the next goes to a keeper named then
     this.leaving.add(link);
     link.send({ type: 'exit' });
     link.close();

@@ -111,7 +111,9 @@ export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: () => 
         server.close(); // no new daemon finds it: the next keeper takes its place
         return settle();
       case 'exit':
-        if (runs.size === 0) exit();
+        if (runs.size > 0) return;
+        writeAll(); // an end whose record the daemon could not commit (a full disk) is the next one's
+        exit();
     }
   };
 

@@ -76,13 +76,15 @@ export class HostFlags {
     this.set('allowlist_served', JSON.stringify({ pid: process.pid, ...status }));
   }
 
-  /** The run keeper the daemon's new runs go to (its instance: exec/keeper.ts), for the next start. */
+  /** The run keeper the daemon's new runs go to (its instance: exec/keeper.ts), for the next start;
+   *  '' when none gets them yet; null when no daemon has said (an earlier version's). */
   get keeper(): string | null {
-    return this.get('keeper_instance');
+    const v = this.get('keeper_instance');
+    return v === 'none' ? '' : v;
   }
 
   setKeeper(instance: string): void {
-    this.set('keeper_instance', instance, false);
+    this.set('keeper_instance', instance || 'none', false);
   }
 
   /** What the ledger keeps of a spool that is removed from the home. */
