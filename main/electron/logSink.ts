@@ -36,10 +36,11 @@ export function electronLogSink(logger: NodeLogger, file: string): LogSink {
 type Transport = NodeLogger['transports'][string];
 
 /**
- * The transports that take a level now. Their levels (and the transports and levels themselves) may be
+ * The transports that take a level now. Their levels, the transports and the list of levels may be
  * changed at any time, so the answers are kept only while every transport is the same at the same
- * level: that check reads a few properties, where working the answer out again (a filter over the
- * transports, two searches of the levels' list) cost a request's lines more than the rest of the sink.
+ * level and the list is the same array of the same length: that check reads a few properties, where
+ * working the answer out again (a filter over the transports, two searches of the levels' list) cost
+ * a request's lines more than the rest of the sink.
  */
 function transportsTaking(logger: NodeLogger): (level: LogLevel) => readonly Transport[] {
   let seen: Transport[] = [];
