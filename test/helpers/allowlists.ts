@@ -40,6 +40,11 @@ export function countingCommand(file: string, then = '', ...more: string[]): str
   return ['/bin/sh', '-c', `echo "$DUMBWAITER_REQUEST_ID" >> "$0"${then ? `; ${then}` : ''}`, file, ...more];
 }
 
+/** Appends the run's request id to `file` (what ran, and how often), then prints "marked". */
+export function markOp(file: string): OpSpec {
+  return { name: 'mark', command: countingCommand(file, 'echo marked'), concurrency: 4 };
+}
+
 /** The `go` argument of a run that waits for a file (GatedRuns, GATED_OP): the file's path. */
 export const GO_ARG = { go: { type: 'string', max_length: 500 } };
 

@@ -12,6 +12,7 @@ import { openLedger } from '../../main/core/ledger/db';
 import { LedgerParts } from './ledger';
 import { AS_USER, NO_UNPRIVILEGED_USER, groupRunning, track } from './processes';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
+import { NO_OPERATIONS } from './allowlists';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 /** The host's command line as the tests run it: the test build of the bundle (test/setup/global.ts builds
@@ -170,8 +171,10 @@ export class TestHost {
   /** The names of the spools this test made, by folder. */
   private spoolNames = new Map<string, string>();
 
-  /** `root`: an empty folder to lay the home and the spool out in (a mount the test made), instead of a new one. */
-  constructor(allowlist: string, settings: Record<string, unknown> = {}, opts: { root?: string } = {}) {
+  /** `allowlist`: the home's allowlist.yaml (a test that names files under its root writes its own
+   *  later); `root`: an empty folder to lay the home and the spool out in (a mount the test made),
+   *  instead of a new one. */
+  constructor(allowlist = NO_OPERATIONS, settings: Record<string, unknown> = {}, opts: { root?: string } = {}) {
     this.root = opts.root ?? mkdtempSync(path.join(os.tmpdir(), 'dw-test-'));
     this.home = path.join(this.root, 'home');
     this.spool = path.join(this.root, 'spool');
@@ -353,5 +356,23 @@ export class TestHost {
   async cleanup(): Promise<void> {
     await Promise.all(this.daemons.map((d) => d.stop()));
     rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** What most end-to-end files start from: a TestHost, a key of its spool, and its daemon running. */
+export interface RunningHost {
+  host: TestHost;
+  key: KeyFile;
+  daemon: DaemonProcess;
+}
+
+/** A TestHost with `allowlist` and `settings`, a key (`name`, `scope`) of its first spool, and its daemon started. */
+export async function runningHost(allowlist: string, key: { name: string; scope?: Scope }, settings: Record<string, unknown> = {}): Promise<RunningHost> {
+  const host = new TestHost(allowlist, settings);
+  try {
+    return { host, key: host.createKey(key.name, key.scope), daemon: await host.startDaemon() };
+  } catch (e) {
+    await host.cleanup();
+    throw e;
   }
 }
