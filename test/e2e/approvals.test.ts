@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 const allowlist = (root: string, word = 'deployed') => `version: 1
@@ -23,7 +24,7 @@ let host: TestHost;
 let key: KeyFile;
 
 async function setup(settings: Record<string, unknown> = {}): Promise<DaemonProcess> {
-  host = new TestHost('version: 1\noperations: []\n', settings);
+  host = new TestHost(NO_OPERATIONS, settings);
   host.writeAllowlist(allowlist(host.work));
   key = host.createKey('agent-one', 'write');
   return host.startDaemon();

@@ -12,6 +12,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, renam
 import os from 'node:os';
 import path from 'node:path';
 import { GATED_OP, TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS } from '../helpers/allowlists';
 import { OUTPUT_EXCERPT_BYTES, type KeyFile } from '../../shared/protocol/types';
 import { MAX_RESULT_BYTES } from '../../shared/client/spoolFiles';
 
@@ -32,7 +33,7 @@ let daemon: DaemonProcess;
 let sandbox: string;
 
 beforeEach(async () => {
-  host = new TestHost('version: 1\noperations: []\n', { rescan_interval_ms: 50 });
+  host = new TestHost(NO_OPERATIONS, { rescan_interval_ms: 50 });
   host.writeAllowlist(`version: 1
 operations:
   - name: flood

@@ -59,7 +59,7 @@ operations:
 `;
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   host.writeAllowlist(OPS(host.work));
   keys = mkdtempSync(path.join(os.tmpdir(), 'dw-mcp-keys-'));
   keyFile = path.join(keys, 'key.json');

@@ -71,7 +71,7 @@ ${GATED_OP}${SUITE_OP}  - name: fresh
 `;
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   host.writeAllowlist(OPS(host.work));
   // A sandbox with nothing but a copy of the spool's bin/ folder: no node_modules anywhere above it.
   bin = mkdtempSync(path.join(os.tmpdir(), 'dw-sandbox-'));
@@ -615,7 +615,7 @@ if (AS_OTHER_UID === null) console.warn(`nodeClient: the permission-denied test 
 
 describe('dw as another uid than the spool\'s owner', () => {
   it.skipIf(AS_OTHER_UID === null)('exits 77 naming the spool, its owner and this uid, and doctor says the same', async () => {
-    const other = new TestHost('version: 1\noperations: []\n');
+    const other = new TestHost();
     const tmpdir = path.dirname(other.root);
     const modes = [tmpdir, other.root].map((d) => [d, statSync(d).mode & 0o7777] as const);
     const sandbox = mkdtempSync(path.join(tmpdir, 'dw-other-uid-'));

@@ -59,7 +59,7 @@ describe.skipIf(!CAN_HAND_OVER)('a sub-folder of a shared root swapped for a sym
   let racer: ChildProcess | null = null;
 
   beforeAll(async () => {
-    host = new TestHost('version: 1\noperations: []\n');
+    host = new TestHost();
     shared = path.join(host.root, 'shared');
     outside = path.join(host.root, 'outside');
     mkdirSync(path.join(shared, 'sub'), { recursive: true });
@@ -149,7 +149,7 @@ describe('a shared root itself replaced by a symlink after the allowlist was loa
   });
 
   it('refuses what the link leads to: the root is the folder the allowlist named when it was loaded', async () => {
-    host = new TestHost('version: 1\noperations: []\n');
+    host = new TestHost();
     const root = path.join(host.root, 'share', 'proj');
     const outside = path.join(host.root, 'outside');
     mkdirSync(root, { recursive: true });
@@ -185,7 +185,7 @@ describe('roots that overlap the spool or the home, loaded by the real daemon', 
   let key: KeyFile;
 
   beforeAll(async () => {
-    host = new TestHost('version: 1\noperations: []\n');
+    host = new TestHost();
     key = host.createKey('reader', 'read');
     await host.startDaemon();
   });

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS } from '../helpers/allowlists';
 import type { KeyFile, PlanStep, RequestState } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -13,7 +14,7 @@ let key: KeyFile;
 
 /** `record` appends its request id to runs.txt, so every real run shows; it asks a human by default. */
 async function setup(settings: Record<string, unknown> = {}): Promise<DaemonProcess> {
-  host = new TestHost('version: 1\noperations: []\n', settings);
+  host = new TestHost(NO_OPERATIONS, settings);
   host.writeAllowlist(allowlist());
   key = host.createKey('planner', 'write');
   return host.startDaemon();

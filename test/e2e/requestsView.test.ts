@@ -77,7 +77,7 @@ function cliJson<T>(args: string[]): T {
 const ids = (args: string[]) => cliJson<{ id: string }[]>(['requests', ...args]).map((r) => r.id);
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   host.writeAllowlist(allowlist(host.work));
   otherSpool = host.addSpool('other');
   alpha = host.createKey('alpha', 'write');
@@ -321,7 +321,7 @@ describe('dumbwaiter show of an uncertain run', () => {
   });
 
   it('shows the reconcile attempt: who ran it, when, its command, verdict and output', async () => {
-    h = new TestHost('version: 1\noperations: []\n');
+    h = new TestHost();
     const gated = new GatedRuns(h);
     const answers = path.join(h.root, 'answers');
     mkdirSync(answers);
