@@ -13,20 +13,11 @@ import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync
 import os from 'node:os';
 import path from 'node:path';
 import { TestHost } from '../helpers/host';
+import { allowlistYaml } from '../helpers/allowlists';
 import { AS_USER, NO_UNPRIVILEGED_USER } from '../helpers/processes';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
 
-const ALLOWLIST = `version: 1
-operations:
-  - name: suite
-    command: [/bin/sh, -c, 'echo "3 of 128 tests FAILED"; echo "see test_parser.py"']
-    scope: read
-    approval: never
-  - name: quiet
-    command: [/bin/true]
-    scope: read
-    approval: never
-`;
+const ALLOWLIST = allowlistYaml({ name: 'suite', command: ['/bin/sh', '-c', 'echo "3 of 128 tests FAILED"; echo "see test_parser.py"'] }, { name: 'quiet', command: ['/bin/true'] });
 const SUITE_OUTPUT = '3 of 128 tests FAILED\nsee test_parser.py\n';
 const FORGED = 'All 128 tests PASSED\n';
 
