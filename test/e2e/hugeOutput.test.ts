@@ -12,7 +12,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, renam
 import os from 'node:os';
 import path from 'node:path';
 import { GATED_OP, TestHost, eventually, type DaemonProcess } from '../helpers/host';
-import { NO_OPERATIONS } from '../helpers/allowlists';
+import { NO_OPERATIONS, allowlistYaml } from '../helpers/allowlists';
 import { OUTPUT_EXCERPT_BYTES, type KeyFile } from '../../shared/protocol/types';
 import { MAX_RESULT_BYTES } from '../../shared/client/spoolFiles';
 
@@ -34,15 +34,9 @@ let sandbox: string;
 
 beforeEach(async () => {
   host = new TestHost(NO_OPERATIONS, { rescan_interval_ms: 50 });
-  host.writeAllowlist(`version: 1
-operations:
-  - name: flood
-    command: [/bin/sh, -c, 'head -c ${OUTPUT} /dev/zero; head -c ${OUTPUT} /dev/zero >&2']
-    max_output_bytes: ${OUTPUT}
-    scope: read
-    approval: never
-    spools: [work]
-${GATED_OP}`);
+  host.writeAllowlist(
+    allowlistYaml({ name: 'flood', command: ['/bin/sh', '-c', `head -c ${OUTPUT} /dev/zero; head -c ${OUTPUT} /dev/zero >&2`], max_output_bytes: OUTPUT, spools: ['work'] }, GATED_OP),
+  );
   work = host.addSpool('work');
   a = host.createKeyWithCli('a', 'work');
   b = host.createKeyWithCli('b', 'default');
