@@ -8,10 +8,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { GATED_OP, TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { GATED_OP, TestHost, eventually, sandboxWithClients, type DaemonProcess } from '../helpers/host';
 import { NO_OPERATIONS, allowlistYaml } from '../helpers/allowlists';
 import { OUTPUT_EXCERPT_BYTES, type KeyFile } from '../../shared/protocol/types';
 import { MAX_RESULT_BYTES } from '../../shared/client/spoolFiles';
@@ -41,9 +40,7 @@ beforeEach(async () => {
   a = host.createKeyWithCli('a', 'work');
   b = host.createKeyWithCli('b', 'default');
   daemon = await host.startDaemon({}, { spool: null });
-  sandbox = mkdtempSync(path.join(os.tmpdir(), 'dw-sandbox-a-'));
-  for (const client of ['dw.cjs', 'dw.py']) copyFileSync(path.join(work, 'bin', client), path.join(sandbox, client));
-  writeFileSync(path.join(sandbox, 'key.json'), JSON.stringify(a));
+  sandbox = sandboxWithClients(work, a).dir;
 });
 
 afterEach(async () => {

@@ -7,13 +7,12 @@
 // `dw mcp` through the SDK's own client: the dumbwaiter_plan tool and dumbwaiter_plan_id.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { GATED_OP, TestHost, eventually } from '../helpers/host';
+import { GATED_OP, TestHost, eventually, sandboxWithClients } from '../helpers/host';
 import { allowlistYaml, countingCommand, echoOp } from '../helpers/allowlists';
 import { track } from '../helpers/processes';
 import { waitingSaid } from '../helpers/clientCases';
@@ -44,13 +43,10 @@ beforeAll(async () => {
       GATED_OP,
     ),
   );
-  // A sandbox with nothing but copies of the spool's clients and a key file.
-  sandbox = mkdtempSync(path.join(os.tmpdir(), 'dw-plan-sandbox-'));
-  const keyFile = path.join(sandbox, 'key.json');
-  writeFileSync(keyFile, JSON.stringify(host.createKey('planner', 'write')));
-  env = { PATH: process.env.PATH!, HOME: sandbox, DUMBWAITER_SPOOL: host.spool, DUMBWAITER_KEY_FILE: keyFile };
+  const key = host.createKey('planner', 'write');
   await host.startDaemon();
-  for (const f of ['dw.cjs', 'dw.py']) copyFileSync(path.join(host.spool, 'bin', f), path.join(sandbox, f));
+  // A sandbox with nothing but copies of the spool's clients and a key file.
+  ({ dir: sandbox, env } = sandboxWithClients(host.spool, key));
 });
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 // A real host for end-to-end tests: a temporary home and spool made by the real `dumbwaiter init`,
 // the real daemon process, and a sandbox side that signs and writes request files like a client would.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
@@ -126,6 +126,17 @@ export function envelope(key: KeyFile, id: string, op: string, args: Record<stri
   const keyId = o.keyId ?? key.key_id;
   const mac = o.mac ?? computeMac(decodeSecret(key.secret), keyId, payload);
   return JSON.stringify({ v: 1, key_id: keyId, payload, mac });
+}
+
+/** A sandbox as an agent holds it: a new folder outside the test's root (no node_modules above it)
+ *  with copies of the spool's clients from its bin/ (written there by the daemon) and `key`'s file as
+ *  key.json; `env` is what a client there runs with. The caller removes `dir`. */
+export function sandboxWithClients(spool: string, key: KeyFile): { dir: string; env: Record<string, string> } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-sandbox-'));
+  for (const client of ['dw.cjs', 'dw.py']) copyFileSync(path.join(spool, 'bin', client), path.join(dir, client));
+  const keyFile = path.join(dir, 'key.json');
+  writeFileSync(keyFile, JSON.stringify(key));
+  return { dir, env: { PATH: process.env.PATH!, HOME: dir, DUMBWAITER_SPOOL: spool, DUMBWAITER_KEY_FILE: keyFile } };
 }
 
 /** Writes a file into a spool's queue/ the way the protocol says: into tmp/, then renamed. */
