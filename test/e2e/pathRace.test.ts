@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
 import path from 'node:path';
-import { TestHost, eventually } from '../helpers/host';
+import { TestHost, eventually, runningHost } from '../helpers/host';
+import { NO_OPERATIONS } from '../helpers/allowlists';
 import { track } from '../helpers/processes';
 import { CAN_HAND_OVER } from '../../main/core/exec/pathHandles';
 import type { ApprovalInfo, KeyFile, RequestState } from '../../shared/protocol/types';
@@ -185,9 +186,7 @@ describe('roots that overlap the spool or the home, loaded by the real daemon', 
   let key: KeyFile;
 
   beforeAll(async () => {
-    host = new TestHost();
-    key = host.createKey('reader', 'read');
-    await host.startDaemon();
+    ({ host, key } = await runningHost(NO_OPERATIONS, { name: 'reader', scope: 'read' }));
   });
 
   afterAll(async () => {
