@@ -7,7 +7,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually } from '../helpers/host';
-import { NO_OPERATIONS } from '../helpers/allowlists';
 import { GatedRuns } from '../helpers/gatedRuns';
 import { stopGroups, trackGroup } from '../helpers/processes';
 import type { KeyFile, ReconcileAttempt } from '../../shared/protocol/types';
@@ -21,7 +20,7 @@ let answers: string;
 const op = (name: string, reconcile: string) => gated.op(name, `    concurrency: 8\n${reconcile}`);
 
 beforeEach(() => {
-  host = new TestHost(NO_OPERATIONS, { max_concurrent_runs: 8 });
+  host = new TestHost('version: 1\noperations: []\n', { max_concurrent_runs: 8 });
   gated = new GatedRuns(host);
   answers = path.join(host.root, 'answers');
   mkdirSync(answers);
