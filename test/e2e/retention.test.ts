@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { TestHost, clockPast, eventually } from '../helpers/host';
-import { allowlistYaml, countingCommand } from '../helpers/allowlists';
+import { allowlistYaml, countingCommand, NO_OPERATIONS } from '../helpers/allowlists';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
 
 const ACTOR = `cli:${os.userInfo().username}`;
@@ -54,7 +54,7 @@ describe('reaping at daemon start', () => {
   beforeAll(async () => {
     // Retention at its minimum: spool files 0.01 day (~14 min); ledger 2 days, the least that still
     // covers max_request_age_s (1 day) plus one day. Approvals wait up to 30 days (so none times out here).
-    host = new TestHost('version: 1\noperations: []\n', {
+    host = new TestHost(NO_OPERATIONS, {
       retention_spool_days: 0.01,
       retention_ledger_days: 2,
       max_request_age_s: 86400,
@@ -243,7 +243,7 @@ describe('retention settings', () => {
   let host: TestHost;
 
   beforeAll(() => {
-    host = new TestHost('version: 1\noperations: []\n');
+    host = new TestHost();
   });
 
   afterAll(async () => {

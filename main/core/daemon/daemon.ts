@@ -22,6 +22,7 @@ import { APP_VERSION } from '../version';
 import { AllowlistSource } from './allowlistSource';
 import { acquireHomeLock, type HomeLock } from './lock';
 import { Runner } from './runner';
+import { runnerDeps } from './runnerDeps';
 import { Keeper, type Kept, type RunStarter } from '../exec/keeper';
 import { spawning } from '../exec/nativeSpawn';
 import type { SpoolServer } from '../spool/server';
@@ -127,24 +128,17 @@ export class Daemon {
       allowlist: () => this.allowlist.get(),
     });
     const safely = (name: string, fn: () => void) => this.safely(name, fn);
-    const { db, requests, keys, flags, grants, lifecycle } = core;
-    this.runner = new Runner({
-      db,
-      spools: () => [...this.spools.values()].filter((s) => s.ok).map((s) => s.name),
-      spoolDirs: (spool) => (this.spools.get(spool)?.ok ? this.spools.get(spool)!.io : null),
-      requests,
-      audit,
-      keys,
-      grants,
-      flags,
-      lifecycle,
-      reconciler: core.reconciler,
-      allowlist: () => this.allowlist.get(),
-      settings: () => this.settings,
-      log: scopedLogger('runner'),
-      starter,
-      safely,
-    });
+    const { db, requests } = core;
+    this.runner = new Runner(
+      runnerDeps(core, {
+        spools: () => [...this.spools.values()].filter((s) => s.ok).map((s) => s.name),
+        spoolDirs: (spool) => (this.spools.get(spool)?.ok ? this.spools.get(spool)!.io : null),
+        allowlist: () => this.allowlist.get(),
+        settings: () => this.settings,
+        starter,
+        safely,
+      }),
+    );
     const shared = sharedParts(core, {
       allowlist: () => this.allowlist.get(),
       settings: () => this.settings,
