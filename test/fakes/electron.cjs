@@ -47,7 +47,13 @@ function replacer(_key, v) {
   if (v instanceof Error) return { error: v.message };
   return v;
 }
+// The app's run keeper (main/electron/keeperProcess.ts) is the app's binary started again, which
+// outlives the app: it records nothing (its calls are not the app's, and a test's folders go once the
+// app and its keeper are killed, while a keeper exiting by itself would still be writing).
+const KEEPER = process.argv.includes('--dumbwaiter-keeper');
+
 function record(api, fields = {}) {
+  if (KEEPER) return;
   fs.appendFileSync(LOG, JSON.stringify({ seq: ++seq, api, ...fields }, replacer) + '\n');
 }
 

@@ -8,8 +8,8 @@ import { closeSync, copyFileSync, mkdirSync, openSync, readdirSync, readSync, st
 import path from 'node:path';
 import { buildApp } from '../../scripts/build-app';
 import { generateIcons } from '../../scripts/icons';
-import { sleep } from '../helpers/host';
-import { track } from '../helpers/processes';
+import { eventually, killKeeperOf, sleep } from '../helpers/host';
+import { alive, track } from '../helpers/processes';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const HOOK = path.join(import.meta.dirname, 'electron-hook.cjs');
@@ -200,9 +200,12 @@ export class AppProcess {
     return `--- last calls:\n${tail}\n--- output:\n${this.output.slice(-4000)}`;
   }
 
+  /** Ends the app, and the run keeper of its home (which outlives it): a test's folders can then go. */
   async kill(): Promise<void> {
     if (this.running) this.proc.kill('SIGKILL');
     await this.exited;
+    const keeper = killKeeperOf(this.o.home);
+    if (keeper !== null) await eventually('the app\'s run keeper to die', () => (alive(keeper) ? undefined : true));
     AppProcess.started.delete(this);
   }
 

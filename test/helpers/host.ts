@@ -173,6 +173,23 @@ export function handleOf(id: string, spool: string): string {
   return spool === DEFAULT_SPOOL ? id : `${id}@${spool}`;
 }
 
+/** The pid of the run keeper of the home `home` while one runs (exec/keeperFiles.ts), else null. */
+export function keeperPidOf(home: string): number | null {
+  try {
+    const pid = Number(readFileSync(pidFile(homePaths(home).keeper), 'utf8'));
+    return pid > 0 && alive(pid) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** SIGKILL to the run keeper of `home`, if one runs (a test's cleanup: it outlives its daemon). Returns its pid. */
+export function killKeeperOf(home: string): number | null {
+  const pid = keeperPidOf(home);
+  if (pid !== null) process.kill(pid, 'SIGKILL');
+  return pid;
+}
+
 export class TestHost {
   readonly root: string;
   readonly home: string;
@@ -372,22 +389,15 @@ export class TestHost {
     rmSync(this.root, { recursive: true, force: true });
   }
 
-  /** The pid of the home's run keeper while one runs (exec/keeperFiles.ts), else null. */
+  /** The pid of the home's run keeper while one runs, else null. */
   keeperPid(): number | null {
-    try {
-      const pid = Number(readFileSync(pidFile(homePaths(this.home).keeper), 'utf8'));
-      return pid > 0 && alive(pid) ? pid : null;
-    } catch {
-      return null;
-    }
+    return keeperPidOf(this.home);
   }
 
   /** SIGKILL to the home's run keeper, if one runs: with a daemon killed too, the host as a whole
    *  crashed (its runs go on as orphans, or die at their next write). Returns its pid. */
   killKeeper(): number | null {
-    const pid = this.keeperPid();
-    if (pid !== null) process.kill(pid, 'SIGKILL');
-    return pid;
+    return killKeeperOf(this.home);
   }
 
   /** The whole host killed by SIGKILL: the daemon `d`, then its run keeper (the runs go on as orphans,

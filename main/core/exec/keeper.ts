@@ -15,14 +15,15 @@ import { fileURLToPath } from 'node:url';
 import type { RunPlan } from '../allowlist/plan';
 import { startRun, type RunHandle, type RunOutcome } from './executor';
 import { fromWire, lineReader, type FromKeeper, type KeptStart, type ToKeeper } from './keeperProtocol';
-import { KEEPER_VERSION, makeKeeperDir, readEnds, removeEnd, socketPath, socketsIn } from './keeperFiles';
+import { clearExited, exitedIn, KEEPER_VERSION, makeKeeperDir, readEnds, removeEnd, socketPath, socketsIn } from './keeperFiles';
 import { openShared, type HeldFile, type SharedFile } from './sharedFile';
 
 /** A run found at the daemon's start: still held by the keeper, or ended while no daemon ran. */
 export type Kept = { handle: RunHandle } | { outcome: RunOutcome };
 
-/** What the daemon's start finds: the runs kept for it, by key, and the keepers that answered (their
- *  instances: a run sent to one of them that it does not hold never reached it, so never started). */
+/** What the daemon's start finds: the runs kept for it, by key, and the keepers that answered or
+ *  exited by themselves, their ends written (their instances: a run sent to one of them that it does
+ *  not hold never reached it, so never started). */
 export interface Recovered {
   kept: Map<string, Kept>;
   instances: string[];
@@ -229,6 +230,8 @@ export class Keeper implements RunStarter {
   private readonly leaving = new Set<Link>();
   private stopping = false;
   private told: (instance: string) => void = () => {};
+  /** The exit marks read at the start, cleared once it has dealt with the runs. */
+  private exited: string[] = [];
 
   /** `dir`: the home's keeper folder; `idleMs`: how long a keeper with no run is kept (KEEPER_IDLE_MS);
    *  `version`: what the keepers it starts speak (another than this build's only in tests). */
@@ -274,12 +277,15 @@ export class Keeper implements RunStarter {
       if (hello.version === this.version) this.useLive(link, hello.instance);
       else link.send({ type: 'drain' }); // its runs are followed to their end; then it exits
     }
+    // Read after the sockets: a keeper that exits meanwhile has written its ends and its mark by then.
+    this.exited = exitedIn(this.dir);
     for (const e of readEnds(this.dir)) if (!kept.has(e.key)) kept.set(e.key, { outcome: fromWire(e.outcome) });
-    return { kept, instances };
+    return { kept, instances: [...instances, ...this.exited] };
   }
 
   recovered(): void {
     if (!this.liveLink) this.told(''); // no keeper of this version answered: none holds a run yet
+    clearExited(this.dir, this.exited);
   }
 
   start(key: string, plan: RunPlan, log: HeldFile | null, killGraceMs: number): Promise<RunHandle> {

@@ -1,11 +1,13 @@
 // The run keeper's folder in the home (<home>/keeper/): the socket of each keeper that runs (named by
 // its version, so that a keeper of another version is found and drained, never mistaken for this
-// one), the pid of the current one, and `ended/`: the ends of runs that no daemon has recorded, written
-// durably by a keeper that had no daemon to tell, read by the next daemon (with or without a keeper).
+// one), the pid of the current one, `ended/`: the ends of runs that no daemon has recorded, written
+// durably by a keeper that had no daemon to tell, read by the next daemon (with or without a keeper),
+// and `exited-<instance>`: a keeper that exited by itself, its ends all written (so that what it does
+// not hold is known never to have reached it, as if it still answered).
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { writeJsonAtomic } from '../fs/atomicWrite';
+import { writeFileAtomic, writeJsonAtomic } from '../fs/atomicWrite';
 import { APP_VERSION } from '../version';
 import { KEEPER_PROTOCOL, type KeptEnd } from './keeperProtocol';
 
@@ -38,6 +40,34 @@ export function makeKeeperDir(dir: string): void {
   mkdirSync(path.join(dir, 'ended'), { recursive: true, mode: 0o700 });
 }
 
+const EXITED = 'exited-';
+
+/** Durably, as a keeper's last act once its ends are written. */
+export function markExited(dir: string, instance: string): void {
+  writeFileAtomic(path.join(dir, `${EXITED}${instance}`), '');
+}
+
+/** The instances of the keepers that exited by themselves since the marks were last cleared. */
+export function exitedIn(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((n) => n.startsWith(EXITED)).map((n) => n.slice(EXITED.length));
+  } catch {
+    return [];
+  }
+}
+
+export function clearExited(dir: string, instances: string[]): void {
+  for (const i of instances) removeQuietly(path.join(dir, `${EXITED}${i}`));
+}
+
+function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    /* gone already: a keeper and a daemon may both remove it */
+  }
+}
+
 /** A key (a request's handle) as a file name: hashed, whatever characters it has. */
 function endFile(dir: string, key: string): string {
   return path.join(dir, 'ended', `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.json`);
@@ -49,11 +79,7 @@ export function writeEnd(dir: string, end: KeptEnd): void {
 }
 
 export function removeEnd(dir: string, key: string): void {
-  try {
-    unlinkSync(endFile(dir, key));
-  } catch {
-    /* gone already: a keeper and a daemon may both remove it */
-  }
+  removeQuietly(endFile(dir, key));
 }
 
 /** The ends written and not yet removed; a file that cannot be read is left for a person to look at. */

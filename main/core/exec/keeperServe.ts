@@ -12,7 +12,7 @@ import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { startRun, type RunHandle } from './executor';
 import { openShared } from './sharedFile';
 import { lineReader, toWire, type FromKeeper, type KeptEnd, type KeptStart, type ToKeeper } from './keeperProtocol';
-import { makeKeeperDir, pidFile, removeEnd, socketPath, writeEnd, KEEPER_VERSION } from './keeperFiles';
+import { makeKeeperDir, markExited, pidFile, removeEnd, socketPath, writeEnd, KEEPER_VERSION } from './keeperFiles';
 
 interface Held {
   start: KeptStart;
@@ -54,7 +54,9 @@ export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: () => 
     }
   };
 
+  /** Once every end not forgotten is written: the mark says so, for the next daemon. */
   const exit = () => {
+    markExited(dir, instance); // first: a daemon that finds no socket finds the mark
     server.close();
     try {
       if (readFileSync(pidFile(dir), 'utf8').trim() === String(process.pid)) unlinkSync(pidFile(dir));

@@ -598,7 +598,7 @@ describe('the desktop app under an Electron stand-in', () => {
     await eventually('the run to be gone', () => (groupRunning(run.pid!) ? undefined : true));
   });
 
-  it('a Quit with a run going asks whether to leave it running or stop it; Cancel keeps the app; Leave quits with the run going on, and the next start adopts it', async () => {
+  it('a Quit with a run going asks whether to leave it running or stop it; Cancel keeps the app; Leave quits with the run going on, and the next start records it as it ended', async () => {
     const m = machine();
     const key = preparedHome(m);
     writeFileSync(m.hold, ''); // the run goes on until the test lets it end
@@ -642,12 +642,12 @@ describe('the desktop app under an Electron stand-in', () => {
     const stops = withService(m.home, undefined, (svc) => svc.audit.search({ kind: 'daemon_stopped', limit: 10 }));
     expect(stops.map((e) => e.message)).toEqual(['daemon stopped cleanly, leaving 1 run running (recorded when the host starts again)']);
 
-    // The next start finds it still running and watches it (after the run keeper: it records its exit as it ended).
+    // The next start finds it in the app's run keeper, still running, and records it as it ended.
     const again = start(m);
     await started(again);
-    await eventually('the run to be adopted', () => (run().orphaned === 1 ? true : undefined));
     rmSync(m.hold);
-    expect((await waitResult(m, 'held-2', ['uncertain', 'succeeded'])).state).toBe('uncertain');
+    expect(await waitResult(m, 'held-2', ['uncertain', 'succeeded'])).toMatchObject({ state: 'succeeded', exit_code: 0 });
+    expect(run().orphaned).toBe(0);
     // With no run going, Quit asks nothing.
     await again.command('tray.menu', { labels: ['Quit Dumbwaiter'] });
     expect(await again.exit()).toEqual({ code: 0, signal: null });

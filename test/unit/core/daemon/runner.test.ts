@@ -3,6 +3,9 @@
 // grant revoked or a plan withdrawn sends it back to a human with its approval cleared; a revoked key,
 // its expiry or age, a reached ceiling or an allowlist without its operation refuse it; an approval
 // that holds lets it run, and who gave it stays in its columns. Runs end with their outcome recorded.
+// At a host's start, a run recorded as running is recorded as it ended or followed when its keeper
+// held it, queued again when the keeper every start went to never received it, and uncertain when no
+// one can say.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HomeParts } from '../../../helpers/homeParts';
 import { GREET, NO_OPERATIONS, allowlistYaml } from '../../../helpers/allowlists';
@@ -107,5 +110,48 @@ describe('an approval that holds', () => {
     expect(p.row('r1')).toMatchObject({ state: 'running', approved_by_grant: g.id, decided_by: `grant ${g.id}` });
     expect(p.core.grants.get(g.id)?.uses).toBe(1);
     await p.until('r1', ['succeeded']);
+  });
+});
+
+describe('at the start of a host, a run recorded as running', () => {
+  /** `id` recorded as running, as the runner records a start, with nothing started (no process). */
+  function recordedRunning(id: string): void {
+    expect(p.take(key.file, id, 'greet', { name: 'ada' })).toEqual({ kind: 'recorded', state: 'queued' });
+    p.core.flags.setPaused(false); // nothing pumps here: it stays queued until started below
+    expect(p.core.lifecycle.start(p.row(id), { started_at: new Date().toISOString(), cost: 1 })?.state).toBe('running');
+  }
+  const outcome = (exit_code: number) => ({ exit_code, signal: null, stdout: 'hi\n', stderr: '', stdout_truncated: false, stderr_truncated: false, error: null, terminated: null, finished_at: new Date().toISOString(), duration_ms: 5, log: { bytes: 3, sha256: 'a'.repeat(64) } });
+
+  it('that the keeper every start went to does not hold was never started: queued again, and runs once', async () => {
+    recordedRunning('r1');
+    p.runner.recoverInterrupted(new Map(), true);
+    expect(p.row('r1')).toMatchObject({ state: 'queued', started_at: null });
+    expect(lastEntry('r1')).toMatchObject({ kind: 'requeued', message: expect.stringContaining('it never ran, and is queued again') });
+    startNow();
+    await p.until('r1', ['succeeded']);
+  });
+
+  it('with no word from that keeper may have started: uncertain, never run again', () => {
+    recordedRunning('r1');
+    p.runner.recoverInterrupted(new Map(), false);
+    expect(p.row('r1')).toMatchObject({ state: 'uncertain', error_code: 'interrupted' });
+  });
+
+  it('that ended in the keeper while no daemon ran is recorded as it ended, its exit code and log digest', () => {
+    recordedRunning('r1');
+    p.runner.recoverInterrupted(new Map([['r1', { outcome: outcome(3) }]]), true);
+    expect(p.row('r1')).toMatchObject({ state: 'failed', exit_code: 3, stdout: 'hi\n', log_bytes: 3 });
+  });
+
+  it('that the keeper still runs is followed until it ends, holding its slot', async () => {
+    recordedRunning('r1');
+    let end!: (o: ReturnType<typeof outcome>) => void;
+    const done = new Promise<ReturnType<typeof outcome>>((r) => (end = r));
+    p.runner.recoverInterrupted(new Map([['r1', { handle: { pid: 4242, marker: 'm'.repeat(32), since: 1, done, terminate() {} } }]]), true);
+    expect(p.row('r1')).toMatchObject({ state: 'running', pid: 4242, orphaned: 0 });
+    expect(p.runner.size).toBe(1);
+    end(outcome(0));
+    await p.until('r1', ['succeeded']);
+    expect(p.runner.size).toBe(0);
   });
 });
