@@ -234,7 +234,7 @@ describe('dw from the spool bin/ folder', () => {
     const id = dw(['submit', 'slow']).stdout.trim();
     await host.waitResult(id, ['running']);
     const pid = await host.runPid(id); // recorded just after the start: without it, the orphan below would live on
-    await daemon.kill9();
+    await host.crash(daemon); // and its run keeper, which would have seen the run end
     // Its processes end with the host (a run found alive at the start would be watched as an orphan).
     process.kill(-pid, 'SIGKILL');
     await host.runGone(id);

@@ -737,7 +737,7 @@ describe('against the running host', () => {
     const p = new DwProcess(['run', 'nap', 'seconds=3', '--id', 'py-uncertain-1']);
     await host.waitResult('py-uncertain-1', ['running']);
     await host.runPid('py-uncertain-1'); // recorded, so that its orphan can be waited for below
-    await daemon.kill9();
+    await host.crash(daemon); // and its run keeper, which would have seen the run end
     daemon = await host.startDaemon();
     const r = await p.done;
     expect(r.status).toBe(84);

@@ -59,7 +59,7 @@ beforeAll(async () => {
     trackGroup(await host.runPid(id));
     await eventually(`${id} to have started`, () => (runs(id) === 1 ? true : undefined));
   }
-  await first.kill9();
+  await host.crash(first); // the daemon and its run keeper
   // The deploys end with the host; the sleeper lives on.
   for (const id of Object.keys(ANSWERS)) writeFileSync(goFile(id), '');
   for (const id of Object.keys(ANSWERS)) await host.runGone(id);

@@ -96,7 +96,7 @@ describe('reaping at daemon start', () => {
     await host.waitResult('unc', ['running']);
     await eventually('the run to start', () => (runsOf('unc') === 1 ? true : undefined));
     const pid = await host.runPid('unc');
-    await d1.kill9();
+    await host.crash(d1); // and its run keeper, which would have seen the run end
     try {
       process.kill(-pid, 'SIGKILL'); // the orphaned run: not needed any more
     } catch {

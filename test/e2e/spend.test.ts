@@ -284,7 +284,7 @@ describe('spend is computed from the ledger', () => {
     await h.waitResult('cr-1', ['running']);
     await eventually('the run to start', () => (ranTimes('cr-1') === 1 ? true : undefined));
     const pid = await h.runPid('cr-1');
-    await d1.kill9();
+    await h.crash(d1); // and its run keeper, which would have seen the run end
     killGroup(pid); // the run is really over: its whole process group is gone
     // Started ten minutes ago, for real, in the ledger (still within the window): counted as running
     // until now, it would be far over the ceiling's 3 s, without the test waiting for the clock.

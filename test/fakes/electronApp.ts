@@ -8,8 +8,8 @@ import { closeSync, copyFileSync, mkdirSync, openSync, readdirSync, readSync, st
 import path from 'node:path';
 import { buildApp } from '../../scripts/build-app';
 import { generateIcons } from '../../scripts/icons';
-import { eventually, killKeeperOf, sleep } from '../helpers/host';
-import { alive, track } from '../helpers/processes';
+import { endKeepersOf, sleep } from '../helpers/host';
+import { track } from '../helpers/processes';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const HOOK = path.join(import.meta.dirname, 'electron-hook.cjs');
@@ -204,8 +204,7 @@ export class AppProcess {
   async kill(): Promise<void> {
     if (this.running) this.proc.kill('SIGKILL');
     await this.exited;
-    const keeper = killKeeperOf(this.o.home);
-    if (keeper !== null) await eventually('the app\'s run keeper to die', () => (alive(keeper) ? undefined : true));
+    await endKeepersOf(this.o.home);
     AppProcess.started.delete(this);
   }
 

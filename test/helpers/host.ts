@@ -183,11 +183,41 @@ export function keeperPidOf(home: string): number | null {
   }
 }
 
-/** SIGKILL to the run keeper of `home`, if one runs (a test's cleanup: it outlives its daemon). Returns its pid. */
+/** SIGKILL to the run keeper of `home`, if one runs. Returns its pid. */
 export function killKeeperOf(home: string): number | null {
   const pid = keeperPidOf(home);
   if (pid !== null) process.kill(pid, 'SIGKILL');
   return pid;
+}
+
+/**
+ * A test's cleanup: every run keeper of `home` killed, and gone. It outlives its daemon, and one that
+ * a daemon killed while starting it had no time to name in its pid file is found by its command line
+ * (its folder is an argument) where /proc can say.
+ */
+export async function endKeepersOf(home: string): Promise<void> {
+  const dir = homePaths(home).keeper;
+  const pids = new Set<number>();
+  const named = keeperPidOf(home);
+  if (named !== null) pids.add(named);
+  if (existsSync('/proc')) {
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        if (readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').includes(dir)) pids.add(Number(name));
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+  }
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  await eventually(`the run keepers of ${home} to die`, () => ([...pids].some(alive) ? undefined : true));
 }
 
 export class TestHost {
@@ -385,7 +415,7 @@ export class TestHost {
 
   async cleanup(): Promise<void> {
     await Promise.all(this.daemons.map((d) => d.stop()));
-    this.killKeeper(); // one holding runs a killed daemon left (a stopped daemon's exits by itself)
+    await endKeepersOf(this.home); // one holding runs a killed daemon left (a stopped daemon's exits by itself)
     rmSync(this.root, { recursive: true, force: true });
   }
 

@@ -93,14 +93,14 @@ const state = (id: string) => ui.svc.requests.get(id)?.state;
 const section = (name: string | RegExp) => ui.page.getByRole('region', { name });
 
 /**
- * Kills the daemon with SIGKILL while `ids` run, then starts it again. `orphans`: their runs outlive
+ * Kills the host (the daemon and its run keeper) with SIGKILL while `ids` run, then starts it again. `orphans`: their runs outlive
  * it (the new daemon finds them running); else they are killed before it starts (interrupted).
  * Returns the runs' process groups.
  */
 async function crashDaemon(ids: string[], orphans: boolean): Promise<number[]> {
   await expect.poll(() => ids.map(state), { timeout: 15_000 }).toEqual(ids.map(() => 'running'));
   const pids = await Promise.all(ids.map((id) => ui.host.runPid(id)));
-  await ui.daemon!.kill9();
+  await ui.host.crash(ui.daemon!);
   if (!orphans) {
     for (const pid of pids) process.kill(-pid, 'SIGKILL');
     await eventually('the interrupted runs to end', () => (pids.some(groupRunning) ? undefined : true));

@@ -74,7 +74,7 @@ describe('status feed', () => {
     host.submit(key, 'cut-1', 'held');
     await host.waitResult('cut-1', ['running']);
     const pid = await host.runPid('cut-1');
-    await daemon.kill9();
+    await host.crash(daemon); // and its run keeper: the runs' ends are lost with it
     process.kill(-pid, 'SIGKILL'); // the killed daemon's run: not needed
     daemon = await host.startDaemon();
     await host.waitResult('cut-1', ['uncertain']);
@@ -89,7 +89,7 @@ describe('status feed', () => {
     host.submit(key, 'cut-2', 'checked');
     await host.waitResult('cut-2', ['running']);
     const pid = await host.runPid('cut-2');
-    await daemon.kill9();
+    await host.crash(daemon); // and its run keeper: the runs' ends are lost with it
     process.kill(-pid, 'SIGKILL');
     daemon = await host.startDaemon();
     // The restarted daemon's own check cannot tell yet: uncertain, with its attempt.

@@ -1,7 +1,7 @@
 // The app's newer IPC channels end to end: the preload API over a transport to main's registration
 // (schema checks) and handlers, on a real Host. Requests come from a real daemon on a real
 // home and spool (TestHost), so lists, counts, audit entries and live output are the real thing; the
-// reconcile checks, orphaned runs and plans come from a daemon killed with SIGKILL.
+// reconcile checks, orphaned runs and plans come from a host (daemon and run keeper) killed with SIGKILL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -1027,7 +1027,7 @@ operations:
       crashHost.submit(agent, 'cut-1', 'interrupted', {});
       await crashHost.waitResult('cut-1', ['running']);
       const pid = await crashHost.runPid('cut-1');
-      await daemon.kill9();
+      await crashHost.crash(daemon);
       process.kill(-pid, 'SIGKILL'); // gone when the host comes back: interrupted, not orphaned
       await eventually('the run to end', () => (groupRunning(pid) ? undefined : true));
       daemon = await crashHost.startDaemon();
@@ -1071,7 +1071,7 @@ operations:
       crashHost.submit(agent, 'orphan-1', 'interrupted', {});
       await crashHost.waitResult('orphan-1', ['running']);
       const pid = await crashHost.runPid('orphan-1');
-      await daemon.kill9();
+      await crashHost.crash(daemon);
       daemon = await crashHost.startDaemon();
       await eventually('the run to be watched as orphaned', () => (crashSvc.requests.get('orphan-1')?.orphaned === 1 ? true : undefined));
       expect((await crashApi.status.get()).running.find((x) => x.id === 'orphan-1')).toMatchObject({ orphaned: true });
