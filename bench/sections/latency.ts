@@ -12,7 +12,7 @@ import { AuditLog } from '../../main/core/ledger/audit';
 import { Lifecycle } from '../../main/core/lifecycle';
 import { resultDocOf } from '../../main/core/spool/results';
 import { writeJsonAtomic } from '../../main/core/fs/atomicWrite';
-import { BenchHost, ResultWatcher, type RequestTarget } from '../lib/host';
+import { answersOf, BenchHost, type AnsweringTarget, type RequestTarget } from '../lib/host';
 import { sleep, summarize, type Summary } from '../lib/stats';
 
 /**
@@ -108,10 +108,10 @@ function stagesOf(host: BenchHost, subs: { id: string; submittedEpoch: number; s
  * rescan-only run (and a polling reference) can submit at a uniformly random phase of the interval.
  */
 export async function measureLatency(
-  host: RequestTarget,
+  host: RequestTarget | AnsweringTarget,
   opts: { samples: number; warmup: number; gapMs: () => number; baseline: boolean },
 ): Promise<{ run: LatencyRun; spawn: number[] | null; inProcessSpawn: number[] | null; spawnerRssMib: number }> {
-  const watcher = new ResultWatcher(host.results);
+  const watcher = answersOf(host);
   const spawner = opts.baseline ? new Spawner() : null;
   const lat: number[] = [];
   const child: number[] = [];
