@@ -18,7 +18,7 @@ import { BridgeHost, FloorHost } from './lib/floor';
 import { hostCpuMs, keeperOf } from './lib/procTree';
 import { ms, round, roundSummary, sleep, summarize, type Summary } from './lib/stats';
 import { REFERENCE_POLL_MS, ReferenceHost } from './reference/referenceHost';
-import { bareSpawn, measureClientSubmit, measureDurability, measureLatency, type LatencyRun } from './sections/latency';
+import { bareSpawn, measureClientSubmit, measureDurability, measureLatency, measureLatencyInTurns, type LatencyRun } from './sections/latency';
 import { measureThroughput, type ThroughputRun } from './sections/throughput';
 import { CLI_ALLOWLIST, measureCliChanges, measureVersion, type Reached } from './sections/cli';
 import { measureAppLogging, measureAppPush } from './sections/app';
@@ -337,36 +337,42 @@ async function throughputSection(): Promise<void> {
 
 /** The question left open by the pattern's write-up (issue 33, item 5): what the spool costs against a
  *  socket bridge. The same floor steps (allowlist and HMAC checks, the durable journal, runs through a
- *  spawner) behind three transports, each measured alone: latency, throughput, CPU, and idle CPU. */
+ *  spawner) behind three transports, all up at once and measured in turns so that each sees the same
+ *  noise: idle CPU in one window, sequential latency, then bursts (the second of each measured). */
 async function bridgeSection(): Promise<void> {
   const idleS = quick ? 5 : 10;
-  progress(`bridge: the floor host over the spool with file events, polled every ${FLOOR_POLL_MS} ms, and over a Unix socket: ${SIZE.latency} sequential requests, two bursts of ${SIZE.throughput}, ${idleS} s idle, each`);
-  const transports: [string, string, () => FloorHost | BridgeHost][] = [
-    ['events', 'the spool, file events', () => new FloorHost('spawner')],
-    ['poll', `the spool, polled every ${FLOOR_POLL_MS} ms`, () => new FloorHost('spawner', FLOOR_POLL_MS)],
-    ['socket', 'a Unix socket (one connection)', () => new BridgeHost('spawner')],
+  progress(`bridge: the floor host over the spool with file events, polled every ${FLOOR_POLL_MS} ms, and over a Unix socket: ${idleS} s idle, ${SIZE.latency} sequential requests to each in turns, two bursts of ${SIZE.throughput} each`);
+  const transports: [string, string, FloorHost | BridgeHost][] = [
+    ['events', 'the spool, file events', new FloorHost('spawner')],
+    ['poll', `the spool, polled every ${FLOOR_POLL_MS} ms`, new FloorHost('spawner', FLOOR_POLL_MS)],
+    ['socket', 'a Unix socket (one connection)', new BridgeHost('spawner')],
   ];
-  const out: Record<string, unknown> = {};
-  for (const [key, name, make] of transports) {
-    const h = make();
-    try {
-      await h.ready();
-      const { run } = await measureLatency(h, { samples: SIZE.latency, warmup: SIZE.warmup * 5, gapMs: () => 5 + Math.random() * 20, baseline: false });
-      await measureThroughput(h, 20, h.pid); // warm-up
-      await measureThroughput(h, SIZE.throughput, h.pid);
-      const t = await measureThroughput(h, SIZE.throughput, h.pid);
-      await sleep(2000); // the burst's aftermath (collections) left to end
-      const c0 = hostCpuMs(h.pid);
-      await sleep(idleS * 1000);
-      const idle = ((hostCpuMs(h.pid) - c0) / (idleS * 1000)) * 100;
+  const hs = transports.map(([, , h]) => h);
+  try {
+    await Promise.all(hs.map((h) => h.ready()));
+    // Idle first (after requests, V8's collections of what they left come at random in the window),
+    // once the start's own aftermath is over (V8's memory reducer runs some seconds after a start).
+    await sleep(quick ? 3000 : 10_000);
+    const c0 = hs.map((h) => hostCpuMs(h.pid));
+    await sleep(idleS * 1000);
+    const idle = hs.map((h, k) => ((hostCpuMs(h.pid) - c0[k]!) / (idleS * 1000)) * 100);
+    const runs = await measureLatencyInTurns(hs, { samples: SIZE.latency, warmup: SIZE.warmup * 5, gapMs: () => 5 + Math.random() * 20 });
+    for (const h of hs) await measureThroughput(h, 20, h.pid); // warm-up
+    // Two rounds of a burst to each in turn; the second round measured (a warm host, as the throughput section).
+    const bursts: ThroughputRun[] = [];
+    for (let round = 0; round < 2; round++) for (const [k, h] of hs.entries()) bursts[k] = await measureThroughput(h, SIZE.throughput, h.pid);
+    const out: Record<string, unknown> = {};
+    transports.forEach(([key, name], k) => {
+      const run = runs[k]!;
+      const t = bursts[k]!;
       metric(`bridge_${key}_latency_p50_ms`, `the floor's steps over ${name}: latency p50 (p99)`, run.latency.p50, 'ms', `${ms(run.latency.p50)} (${ms(run.latency.p99)})`);
-      metric(`bridge_${key}_per_s`, '  throughput, concurrency 4; CPU per request (every process); idle CPU', t.per_second, '/s', `${t.per_second.toFixed(0)} /s; ${ms(t.daemon_cpu_ms_per_request)}${perProcess(t)}; ${idle.toFixed(2)} %`);
-      out[key] = { transport: name, latency: latencyDetails(run), throughput: throughputDetails(t), idle_seconds: idleS, idle_cpu_percent: round(idle, 3) };
-    } finally {
-      await h.close();
-    }
+      metric(`bridge_${key}_per_s`, '  throughput, concurrency 4; CPU per request (every process); idle CPU', t.per_second, '/s', `${t.per_second.toFixed(0)} /s; ${ms(t.daemon_cpu_ms_per_request)}${perProcess(t)}; ${idle[k]!.toFixed(2)} %`);
+      out[key] = { transport: name, latency: latencyDetails(run), throughput: throughputDetails(t), idle_seconds: idleS, idle_cpu_percent: round(idle[k]!, 3) };
+    });
+    details.bridge = out;
+  } finally {
+    await Promise.all(hs.map((h) => h.close()));
   }
-  details.bridge = out;
 }
 
 /** A chatty run across a SIGKILL of the daemon (issue 33): its output whole, its end recorded. */
