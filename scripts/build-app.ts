@@ -32,18 +32,6 @@ export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string
       plugins: [faultsOff],
       logLevel: 'error',
     }),
-    // The process that starts runs (core/exec/spawner.ts), forked by the app as a utility process.
-    build({
-      entryPoints: [path.join(ROOT, 'main/core/exec/spawnerMain.ts')],
-      outfile: out('main', 'spawner.cjs'),
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      // It finds the native spawner (native/build/) relative to its own file.
-      ...OWN_URL,
-      logLevel: 'error',
-    }),
     build({
       entryPoints: [path.join(ROOT, 'preload/index.ts')],
       outfile: out('preload', 'index.cjs'),
@@ -58,7 +46,7 @@ export async function buildApp(outDir = path.join(ROOT, 'dist')): Promise<string
     buildSandboxClients(outDir),
   ]);
   generateIcons(path.join(ROOT, 'build', 'icons')); // the tray and packaging read them from build/icons
-  return ['main/index.cjs', 'main/spawner.cjs', 'preload/index.cjs', 'renderer/main.js', 'renderer/main.css', 'renderer/approval.js', 'renderer/approval.css', 'renderer/index.html', 'renderer/approval.html', 'sandbox/dw.cjs', 'sandbox/dw.py'].map((f) => out(f));
+  return ['main/index.cjs', 'preload/index.cjs', 'renderer/main.js', 'renderer/main.css', 'renderer/approval.js', 'renderer/approval.css', 'renderer/index.html', 'renderer/approval.html', 'sandbox/dw.cjs', 'sandbox/dw.py'].map((f) => out(f));
 }
 
 /** The renderer's pages: React bundles (with the CSS they import) and the HTML that loads them. */

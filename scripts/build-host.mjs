@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The host's entries: the command line, and what else the host starts as a process of its own. */
-const HOST_ENTRIES = { cli: 'main/cli/run.ts', spawner: 'main/core/exec/spawnerMain.ts' };
+const HOST_ENTRIES = { cli: 'main/cli/run.ts', keeper: 'main/core/exec/keeperMain.ts' };
 
 /** Where the bundle records the sources it was built from, for bin/dumbwaiter.js's staleness check. */
 export const INPUTS_FILE = 'inputs.json';

@@ -23,7 +23,7 @@ import { STATES } from '../../shared/protocol/types';
 import { attemptEnd, verdictText } from '../../shared/protocol/reconcileText';
 import { reconcileOf } from '../core/ledger/requests';
 import { isInside } from '../core/allowlist/pathArg';
-import { parseSettingValue } from '../core/settings';
+import { parseSettingValue, type Settings } from '../core/settings';
 import { parseDuration } from '../core/duration';
 import { rulesInBrief } from '../core/policy/grantRules';
 import { parseWiden } from './widen';
@@ -153,17 +153,23 @@ async function cmdDaemon(argv: string[]): Promise<void> {
   const ops = d.allowlist.get().operations.size;
   const spools = [...d.spools.values()].map((s) => (d.spools.size === 1 ? s.plain.root : `${s.name} (${s.plain.root})`)).join(', ');
   const stopped = new Promise<void>((resolve) => {
-    let stopping = false;
+    let stopping: Settings['runs_on_stop'] | null = null;
     // A repeated signal (a second Ctrl-C, `kill` twice) must not end the process in the middle of the
-    // stop and leave its runs behind: it ends their grace period instead, and they are recorded as usual.
+    // stop and leave its runs behind: it ends their grace period instead, and they are recorded as
+    // usual; runs the stop leaves running (runs_on_stop: leave) it leaves alone.
     const stop = (sig: string) => {
+      if (stopping === 'leave') return warn(`${sig}: already stopping; running work is left running (runs_on_stop: leave)`);
       if (stopping) {
         warn(`${sig}: ending running work now`);
         return d.hurry();
       }
-      stopping = true;
-      warn(`${sig}: stopping (running work gets ${d.settings.shutdown_grace_s} s to finish)`);
-      void d.stop().then(resolve);
+      const runs = (stopping = d.settings.runs_on_stop);
+      warn(
+        runs === 'leave'
+          ? `${sig}: stopping; running work is left running (runs_on_stop: leave) and recorded when the daemon starts again`
+          : `${sig}: stopping (running work gets ${d.settings.shutdown_grace_s} s to finish)`,
+      );
+      void d.stop({ runs }).then(resolve);
     };
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));

@@ -31,6 +31,8 @@ export interface HomePaths {
   lastGoodAllowlist: string;
   /** Touched by the command line and the app after a change the daemon must act on (wake.ts). */
   wake: string;
+  /** The run keeper's folder: its socket, pid and the ends of runs no daemon has recorded yet (exec/keeperFiles.ts). */
+  keeper: string;
 }
 
 export function homePaths(root: string): HomePaths {
@@ -44,6 +46,7 @@ export function homePaths(root: string): HomePaths {
     logs: path.join(root, 'logs'),
     lastGoodAllowlist: path.join(root, 'allowlist.last-good.yaml'),
     wake: path.join(root, 'wake'),
+    keeper: path.join(root, 'keeper'),
   };
 }
 

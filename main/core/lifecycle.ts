@@ -62,6 +62,7 @@ export const TRANSITIONS = {
     'failed', // non-zero exit, timeout, could not start; or a human's forced verdict on an orphan
     'cancelled', // terminated on request (an orphan too)
     'uncertain', // the host stopped while it ran (cleanly past the grace period, or a crash)
+    'queued', // never started: the host stopped before its run keeper received it
   ],
   uncertain: [
     'succeeded', // a human's verdict, or the reconcile command said it happened (resolved_by)

@@ -61,6 +61,10 @@ export const settingsSchema = z.strictObject({
   max_concurrent_runs: z.number().int().min(1).max(64).default(4),
   /** On a clean stop, running work gets this long to finish before it is terminated. */
   shutdown_grace_s: z.number().int().min(0).max(3600).default(10),
+  /** What a clean stop does with the runs still going: `stop` gives them shutdown_grace_s, then ends
+   *  them (recorded uncertain); `leave` leaves them running, recorded when the host starts again. The
+   *  desktop app's Quit asks, with this as its default answer. */
+  runs_on_stop: z.enum(['stop', 'leave']).default('stop'),
   /** After SIGTERM to a process group, SIGKILL follows after this long. */
   kill_grace_s: z.number().min(0).max(600).default(5),
   /** A request waiting for a human longer than this is denied. */
@@ -166,6 +170,9 @@ export const LOOSENS: { [K in keyof Settings]: { loosens: Loosening<K>; why: str
   max_concurrent_runs: { loosens: longer, why: 'More runs go at once, so a burst gets further before spend ceilings stop it.' },
   // A run told to end (by a stop, a timeout or a cancel) goes on that much longer.
   shutdown_grace_s: { loosens: longer, why: 'Runs go on longer after the host is told to stop.' },
+  // Left running, a run goes on with no host to end it: its timeout, a cancel, a spend ceiling's count
+  // wait for the next start.
+  runs_on_stop: { loosens: (b, a) => b === 'stop' && a === 'leave', why: 'Runs go on after the host stops, with nothing to end them (a timeout, a cancel) until it starts again.' },
   kill_grace_s: { loosens: longer, why: 'A run that ignores being ended (timeout, cancel) goes on longer before it is killed.' },
   // A card stays approvable long after the moment it was made for.
   approval_timeout_s: { loosens: longer, why: 'A request waits longer for approval before it is denied: it can be approved long after it was made.' },

@@ -16,11 +16,9 @@ export function electronLogSink(logger: NodeLogger, file: string): LogSink {
     transforms: [],
   });
   logger.transports.console.level = 'warn';
-  const rank = (level: string) => logger.levels.indexOf(level);
   /** One scoped logger per core module, made once. */
   const scopes = new Map<string, LogFunctions>();
-  /** The transports that take `level` now (their levels may be changed at any time). */
-  const takes = (level: LogLevel) => Object.values(logger.transports).filter((x) => x != null && x.level !== false && rank(x.level) >= rank(level));
+  const takes = transportsTaking(logger);
   return {
     accepts: (level) => takes(level).length > 0,
     write(level, scope, text) {
@@ -32,5 +30,48 @@ export function electronLogSink(logger: NodeLogger, file: string): LogSink {
       if (!log) scopes.set(scope, (log = logger.scope(scope)));
       log[level](text);
     },
+  };
+}
+
+type Transport = NodeLogger['transports'][string];
+
+/**
+ * The transports that take a level now. Their levels, the transports and the list of levels may be
+ * changed at any time, so the answers are kept only while every transport is the same at the same
+ * level and the list is the same array of the same length: that check reads a few properties, where
+ * working the answer out again (a filter over the transports, two searches of the levels' list) cost
+ * a request's lines more than the rest of the sink.
+ */
+function transportsTaking(logger: NodeLogger): (level: LogLevel) => readonly Transport[] {
+  let seen: Transport[] = [];
+  let seenLevels: (string | false | undefined)[] = [];
+  let levels: string[] = [];
+  let levelsLength = -1;
+  let answers = new Map<LogLevel, Transport[]>();
+  const unchanged = () => {
+    if (logger.levels !== levels || levels.length !== levelsLength) return false;
+    let i = 0;
+    for (const name in logger.transports) {
+      const x = logger.transports[name];
+      if (x !== seen[i] || x?.level !== seenLevels[i]) return false;
+      i++;
+    }
+    return i === seen.length;
+  };
+  return (level) => {
+    if (!unchanged()) {
+      seen = Object.values(logger.transports);
+      seenLevels = seen.map((x) => x?.level);
+      levels = logger.levels;
+      levelsLength = levels.length;
+      answers = new Map();
+    }
+    let t = answers.get(level);
+    if (!t) {
+      const rank = (l: string) => levels.indexOf(l);
+      t = seen.filter((x) => x != null && x.level !== false && rank(x.level) >= rank(level));
+      answers.set(level, t);
+    }
+    return t;
   };
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Daemon } from '../core/daemon/daemon';
 import { Host } from '../core/host/host';
 import { HostCore } from '../core/hostCore';
-import { defaultSpoolDir, resolveHomeDir } from '../core/home';
+import { defaultSpoolDir, homePaths, resolveHomeDir } from '../core/home';
 import { scopedLogger } from '../core/log';
 import { openLogsFolder, startLogging } from './logging';
 import { firstRunSetup } from '../core/app/firstRun';
@@ -20,20 +20,23 @@ import { Windows } from './windows';
 import { AppTray } from './tray';
 import { notifyApproval } from './notifications';
 import { sendEvent, setupIpc } from './ipc';
-import { utilitySpawner } from './spawnerProcess';
-import { Spawner } from '../core/exec/spawner';
+import { appKeeper, keeperArgs, serveAsKeeper } from './keeperProcess';
+import { Keeper } from '../core/exec/keeper';
+import type { Settings } from '../core/settings';
+import { askQuitWithRuns } from './quitQuestion';
 
 const log = scopedLogger('app');
 /** The status is pushed on each change; this rare look catches what says nothing, such as the
  *  command line's daemon killed (its lock goes, its daemon.json stays). */
 const STATUS_RECHECK_MS = 30_000;
 
-registerAppScheme();
-
-if (!app.requestSingleInstanceLock()) {
-  app.quit();
+const asKeeper = keeperArgs();
+if (asKeeper) {
+  serveAsKeeper(asKeeper);
 } else {
-  app.whenReady().then(start).catch((e: unknown) => fatal(e));
+  registerAppScheme();
+  if (!app.requestSingleInstanceLock()) app.quit();
+  else app.whenReady().then(start).catch((e: unknown) => fatal(e));
 }
 
 function fatal(e: unknown): void {
@@ -57,7 +60,7 @@ async function start(): Promise<void> {
   const core = HostCore.open(homeDir, sealer);
   let daemon: Daemon | null = null;
   try {
-    daemon = await Daemon.start({ homeDir, core, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', starter: new Spawner(utilitySpawner(path.join(__dirname, 'spawner.cjs'))) });
+    daemon = await Daemon.start({ homeDir, core, command: 'the Dumbwaiter desktop app', consoleLog: 'warn', starter: new Keeper(homePaths(homeDir).keeper, appKeeper()) });
   } catch (e) {
     if (!(e instanceof UserError) || e.code !== 'home_locked') throw e;
     log.warn(e.message);
@@ -127,27 +130,52 @@ async function start(): Promise<void> {
     /* a tray app keeps running without windows */
   });
   let quitting = false;
-  app.on('before-quit', (event) => {
-    // Held until the daemon has stopped, however often Quit is asked for meanwhile: a second Quit ends
-    // the running work's grace period, never the process with the work left behind. app.exit() below
-    // ends it without this event.
-    event.preventDefault();
-    if (quitting) return daemon?.hurry();
+  /** The question of a Quit with runs going is on screen. */
+  let asking = false;
+  /** Asked by a signal: nobody may be there to answer. */
+  let signalled = false;
+  /** Stops the daemon (`runs`: what becomes of the runs going; by default the runs_on_stop setting), then ends the app. */
+  const quit = (runs?: Settings['runs_on_stop']) => {
     quitting = true;
     windows.quitting = true;
     clearInterval(recheck);
     follow?.close();
     feed.close();
-    // Like the headless daemon's clean stop: running work gets its grace period, then is marked.
-    void (daemon?.stop() ?? Promise.resolve()).finally(() => {
+    void (daemon?.stop({ runs }) ?? Promise.resolve()).finally(() => {
       core.close();
       tray.destroy();
       app.exit(0);
     });
+  };
+  app.on('before-quit', (event) => {
+    // Held until the daemon has stopped, however often Quit is asked for meanwhile: a second Quit ends
+    // the running work's grace period (work left running stays so), never the process with the work
+    // left behind. app.exit() above ends it without this event.
+    event.preventDefault();
+    if (quitting) return daemon?.hurry();
+    // A log-out, a service manager or `kill`: the setting decides, as for the headless daemon.
+    if (signalled) return quit();
+    if (asking) return; // its answer decides
+    const running = daemon ? core.requests.inState('running').length : 0;
+    if (!daemon || running === 0) return quit();
+    asking = true;
+    void askQuitWithRuns(running, daemon.settings)
+      .then(
+        (runs) => runs && !quitting && quit(runs), // null: Cancel, the app goes on
+        (e: unknown) => {
+          log.error(`the question before quitting could not be asked (${(e as Error).message}): quitting as runs_on_stop says`);
+          if (!quitting) quit();
+        },
+      )
+      .finally(() => (asking = false));
   });
 
-  // A log-out, a service manager or `kill` asks with a signal: the same clean stop as Quit.
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => app.quit());
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      signalled = true;
+      app.quit();
+    });
+  }
 
   if (setup.firstRun) windows.showMain('/first-run');
   if (warning && setup.firstRun) void dialog.showMessageBox({ type: 'warning', message: 'Key secrets are not encrypted', detail: warning });

@@ -35,6 +35,7 @@ export const AUDIT_KINDS = [
   { kind: 'orphan_ended', about: "an orphaned run's processes were ended after a person's forced verdict" },
   { kind: 'orphaned', about: 'a run outlived the host that started it and is watched' },
   { kind: 'paused', about: 'the host was paused: nothing new starts' },
+  { kind: 'requeued', about: 'a run the host recorded as started never reached its run keeper (the host stopped first): queued again' },
   { kind: 'plan_withdrawn', about: 'an approved plan was cancelled: its unused steps can no longer run' },
   { kind: 'plan_step_unmatched', about: 'a request named a plan but matched none of its unused steps' },
   { kind: 'plan_step_used', about: 'a request ran as a step of an approved plan' },

@@ -170,6 +170,7 @@ export interface SettingsView {
   file_events: boolean;
   max_concurrent_runs: number;
   shutdown_grace_s: number;
+  runs_on_stop: 'stop' | 'leave';
   kill_grace_s: number;
   approval_timeout_s: number;
   ceilings: CeilingView[];

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lstatSync, mkdirSync, readFileSync, rmdirSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { eventually, runningHost, type DaemonProcess, type TestHost } from '../helpers/host';
 import { agentGuide } from '../../main/core/spool/agentGuide';
 import type { CatalogDoc, KeyFile } from '../../shared/protocol/types';
 
@@ -48,9 +48,7 @@ const guideWith = (op: string) =>
   });
 
 beforeAll(async () => {
-  host = new TestHost(V1);
-  key = host.createKey('guide', 'read');
-  daemon = await host.startDaemon();
+  ({ host, key, daemon } = await runningHost(V1, { name: 'guide', scope: 'read' }));
 });
 
 afterAll(async () => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { eventually, runningHost, type DaemonProcess, type TestHost } from '../helpers/host';
 import type { CatalogDoc, KeyFile } from '../../shared/protocol/types';
 
 const op = (name: string) => `
@@ -44,9 +44,7 @@ const catalog = (): CatalogDoc => JSON.parse(readFileSync(path.join(host.spool, 
 const opNames = () => catalog().operations.map((o) => o.name);
 
 beforeAll(async () => {
-  host = new TestHost(V1);
-  key = host.createKey('reload', 'read');
-  daemon = await host.startDaemon();
+  ({ host, key, daemon } = await runningHost(V1, { name: 'reload', scope: 'read' }));
 });
 
 afterAll(async () => {

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS } from '../helpers/allowlists';
 import { AS_USER } from '../helpers/processes';
 import type { CatalogDoc, KeyFile, ResultDoc } from '../../shared/protocol/types';
 import type { StatusReport } from '../../main/core/host/status';
@@ -67,7 +68,7 @@ async function readRefused(key = a, spool = host.spool): Promise<void> {
 }
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n', { rescan_interval_ms: 50 });
+  host = new TestHost(NO_OPERATIONS, { rescan_interval_ms: 50 });
   shared = path.join(realpathSync(host.root), 'shared');
   data = path.join(shared, 'data');
   mkdirSync(data, { recursive: true });

@@ -5,25 +5,26 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, countingCommand } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
-const allowlist = (root: string, word = 'deployed') => `version: 1
-operations:
-  - name: deploy
-    description: "Deploy (a write operation: asks a human by default)"
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; echo ${word} "$1"', ${JSON.stringify(path.join(root, 'runs.txt'))}, "{target}"]
-    cwd: ${JSON.stringify(root)}
-    env: {DEPLOY_REGION: eu-1}
-    args:
-      target: {type: string, enum: [staging, production, canary]}
-    scope: write
-`;
+const allowlist = (root: string, word = 'deployed') =>
+  allowlistYaml({
+    name: 'deploy',
+    description: 'Deploy (a write operation: asks a human by default)',
+    command: countingCommand(path.join(root, 'runs.txt'), `echo ${word} "$1"`, '{target}'),
+    cwd: root,
+    env: { DEPLOY_REGION: 'eu-1' },
+    args: { target: { type: 'string', enum: ['staging', 'production', 'canary'] } },
+    scope: 'write',
+    approval: 'always',
+  });
 
 let host: TestHost;
 let key: KeyFile;
 
 async function setup(settings: Record<string, unknown> = {}): Promise<DaemonProcess> {
-  host = new TestHost('version: 1\noperations: []\n', settings);
+  host = new TestHost(NO_OPERATIONS, settings);
   host.writeAllowlist(allowlist(host.work));
   key = host.createKey('agent-one', 'write');
   return host.startDaemon();

@@ -3,7 +3,7 @@
 // the daemon for 95 s), and a negative integer or a dash that reads as an option (in the command, or in
 // the reconcile command the same arguments fill).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestHost } from '../helpers/host';
+import { runningHost, type TestHost } from '../helpers/host';
 import { allowlistYaml } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
@@ -18,9 +18,7 @@ let host: TestHost;
 let key: KeyFile;
 
 beforeAll(async () => {
-  host = new TestHost(ALLOWLIST);
-  key = host.createKey('agent', 'read');
-  await host.startDaemon();
+  ({ host, key } = await runningHost(ALLOWLIST, { name: 'agent', scope: 'read' }));
 });
 
 afterAll(async () => {

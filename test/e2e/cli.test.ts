@@ -15,7 +15,7 @@ function dw(args: string[], env: Record<string, string> = {}) {
 }
 
 beforeAll(() => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   scratch = mkdtempSync(path.join(os.tmpdir(), 'dw-cli-'));
 });
 

@@ -4,10 +4,10 @@
 // `help <command>` print that command's usage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { GATED_OP, TestHost } from '../helpers/host';
+import { GATED_OP, TestHost, sandboxWithClients } from '../helpers/host';
+import { allowlistYaml, echoOp } from '../helpers/allowlists';
 import { COMMAND_HELP } from '../../shared/client/commandHelp';
 import type { KeyFile } from '../../shared/protocol/types';
 
@@ -17,35 +17,19 @@ let sandbox: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  host = new TestHost(`version: 1
-operations:
-  - name: echo
-    description: Print a message
-    command: [echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 20}
-    scope: read
-    approval: never
-  - name: fail
-    description: Exit with a code
-    command: [/bin/sh, -c, 'echo "failing with $0" >&2; exit "$0"', "{code}"]
-    args:
-      code: {type: integer, min: 1, max: 255}
-    scope: read
-    approval: never
-  - name: deploy
-    description: Deploy (a human approves it)
-    command: [echo, deployed]
-    scope: write
-    approval: always
-${GATED_OP}`);
+  host = new TestHost(
+    allowlistYaml(
+      echoOp({ description: 'Print a message', args: { msg: { type: 'string', max_length: 20 } } }),
+      { name: 'fail', description: 'Exit with a code', command: ['/bin/sh', '-c', 'echo "failing with $0" >&2; exit "$0"', '{code}'], args: { code: { type: 'integer', min: 1, max: 255 } } },
+      { name: 'deploy', description: 'Deploy (a human approves it)', command: ['echo', 'deployed'], scope: 'write', approval: 'always' },
+      GATED_OP,
+    ),
+  );
   key = host.createKey('alike', 'write');
-  sandbox = mkdtempSync(path.join(os.tmpdir(), 'dw-alike-sandbox-'));
-  const keyFile = path.join(sandbox, 'key.json');
-  writeFileSync(keyFile, JSON.stringify(key));
-  env = { PATH: process.env.PATH!, HOME: sandbox, DUMBWAITER_SPOOL: host.spool, DUMBWAITER_KEY_FILE: keyFile, PYTHONDONTWRITEBYTECODE: '1' };
   await host.startDaemon();
-  for (const f of ['dw.cjs', 'dw.py']) copyFileSync(path.join(host.spool, 'bin', f), path.join(sandbox, f));
+  const made = sandboxWithClients(host.spool, key);
+  sandbox = made.dir;
+  env = { ...made.env, PYTHONDONTWRITEBYTECODE: '1' };
 
   host.submit(key, 'al-ok', 'echo', { msg: 'hello' });
   host.submit(key, 'al-fail', 'fail', { code: 3 });

@@ -35,14 +35,14 @@ function runs(): string[] {
   return existsSync(counter) ? readFileSync(counter, 'utf8').trim().split('\n').filter(Boolean) : [];
 }
 
-describe('a daemon killed with SIGKILL', () => {
+describe('a host killed with SIGKILL', () => {
   it('marks the interrupted run uncertain, never re-runs it, and runs what was queued', async () => {
     const d1 = await host.startDaemon();
     host.submit(key, 'long-1', 'record', { seconds: 3 });
     await host.waitResult('long-1', ['running']);
     await eventually('the run to start', () => (runs().includes('long-1') ? true : undefined));
     await host.runPid('long-1'); // recorded: the orphan can be found and waited for
-    await d1.kill9();
+    await host.crash(d1); // the daemon and its run keeper: the keeper alone would have kept the run
 
     // Work that arrives while the host is down waits in the queue.
     host.submit(key, 'after-1', 'record', { seconds: 0 });

@@ -1,6 +1,8 @@
 // The crash matrix: the daemon SIGKILLs itself at each named step (DUMBWAITER_FAULT, a test-only hook),
 // is restarted, and then every request is in exactly one final state or uncertain, none ran twice
-// (counted by the operation itself), and none was lost.
+// (counted by the operation itself), and none was lost. The run keeper outlives the daemon, so a run
+// it received is recorded as it ended and one it never received runs once, later; with the keeper
+// killed too (the whole host crashed), a run that may have started is uncertain.
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -37,22 +39,34 @@ const SETTLED: RequestState[] = ['succeeded', 'failed', 'rejected', 'denied', 'e
 const EXPECTED: Record<FaultStep, { state: RequestState; runs: number[] }> = {
   after_claim: { state: 'succeeded', runs: [1] }, // still only in claimed/: recovered and run
   after_ledger_insert: { state: 'succeeded', runs: [1] }, // recorded as queued (behind a busy slot): runs once
-  after_start_at_once: { state: 'uncertain', runs: [0] }, // recorded as running by intake's commit: never re-run
-  after_mark_running: { state: 'uncertain', runs: [0] }, // running in the ledger (started from the queue): never re-run
-  after_spawn: { state: 'uncertain', runs: [0, 1] }, // the child may or may not have got going
-  after_exit_before_result: { state: 'uncertain', runs: [1] },
+  after_start_at_once: { state: 'succeeded', runs: [1] }, // recorded as running, never sent to the keeper: queued again, runs once
+  after_mark_running: { state: 'succeeded', runs: [1] }, // the same, started from the queue
+  after_spawn: { state: 'succeeded', runs: [1] }, // the keeper started it: recorded as it ended
+  after_exit_before_result: { state: 'succeeded', runs: [1] }, // the keeper kept its end for the next daemon
   after_result: { state: 'succeeded', runs: [1] },
   during_approval_wait: { state: 'awaiting_approval', runs: [0] }, // still waiting for a human
+};
+
+/** The same with the keeper killed as well, where that changes anything. */
+const HOST_CRASH: Partial<Record<FaultStep, { state: RequestState; runs: number[] }>> = {
+  after_start_at_once: { state: 'uncertain', runs: [0] }, // no keeper to say it never received it: never re-run
+  after_mark_running: { state: 'uncertain', runs: [0] },
+  after_spawn: { state: 'uncertain', runs: [0, 1] }, // the child may or may not have got going
+  after_exit_before_result: { state: 'uncertain', runs: [1] },
 };
 
 /** Steps only a request that waits for a slot reaches (one with a free slot starts in intake's commit):
  *  the cut one queues behind a run of its operation, whose concurrency is 1. */
 const QUEUED_BEHIND: readonly FaultStep[] = ['after_ledger_insert', 'after_mark_running'];
 
-describe.each(FAULT_STEPS)('a daemon killed at %s', (step) => {
+const CASES = [...FAULT_STEPS.map((step) => [step, false] as const), ...(Object.keys(HOST_CRASH) as FaultStep[]).map((step) => [step, true] as const)];
+
+describe.each(CASES)('a daemon killed at %s (its run keeper too: %s)', (step, keeperToo) => {
   it('loses nothing and runs nothing twice', async () => {
     const counter = setup();
     const first = await host.startDaemon({ DUMBWAITER_FAULT: step });
+    // Its keeper answers before anything is sent to it (the ledger names it for the next start).
+    await eventually('the daemon to have its run keeper', () => host.service((s) => s.core.flags.keeper) ?? undefined);
     const cut = step === 'during_approval_wait' ? 'cut-guarded' : 'cut-1';
     const behind = QUEUED_BEHIND.includes(step);
     if (behind) {
@@ -62,11 +76,12 @@ describe.each(FAULT_STEPS)('a daemon killed at %s', (step) => {
     host.submit(key, cut, step === 'during_approval_wait' ? 'guarded' : behind ? 'single' : 'record');
     const { signal } = await first.exited;
     expect(signal).toBe('SIGKILL');
+    if (keeperToo) await host.crash(first);
     // More work arrives while the host is down.
     for (let i = 0; i < 3; i++) host.submit(key, `later-${i}`, 'record');
 
     await host.startDaemon();
-    const { state, runs } = EXPECTED[step];
+    const { state, runs } = (keeperToo ? HOST_CRASH[step] : undefined) ?? EXPECTED[step];
     const r = await host.waitResult(cut, [state]);
     if (state === 'uncertain') expect(r.error?.code).toBe('interrupted');
     // The later ones ran: runs start in claim order (no operation here is at its concurrency limit), so

@@ -7,20 +7,15 @@ import { closeSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, sta
 import os from 'node:os';
 import path from 'node:path';
 import { GATED_OP, TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { allowlistYaml, type OpSpec } from '../helpers/allowlists';
 import type { HostStatusDoc, KeyFile } from '../../shared/protocol/types';
 
 const probe = spawnSync('sh', ['-c', 'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs "$d" && umount "$d"; s=$?; rmdir "$d"; exit $s']);
 const canMount = probe.status === 0;
 if (!canMount) console.warn(`SKIPPED disk-full test: cannot mount a tmpfs here (${probe.stderr.toString().trim() || `exit ${probe.status}`})`);
 
-const TALK = `version: 1
-operations:
-  - name: talk
-    command: [/bin/sh, -c, 'echo "said $DUMBWAITER_REQUEST_ID"']
-    scope: read
-    approval: never
-    concurrency: 4
-`;
+const TALK_OP: OpSpec = { name: 'talk', command: ['/bin/sh', '-c', 'echo "said $DUMBWAITER_REQUEST_ID"'], concurrency: 4 };
+const TALK = allowlistYaml(TALK_OP);
 
 /** Writes `file` until its disk is full to the last byte, as a sandbox can from its spool. */
 function fillDisk(file: string): void {
@@ -101,7 +96,7 @@ describe.skipIf(!canMount)('a full disk shared by the home and the spool', () =>
   beforeAll(async () => {
     mount = mkdtempSync(path.join(os.tmpdir(), 'dw-shared-'));
     expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0700', 'tmpfs', mount]).status).toBe(0);
-    host = new TestHost(TALK + GATED_OP, {}, { root: mount });
+    host = new TestHost(allowlistYaml(TALK_OP, GATED_OP), {}, { root: mount });
     key = host.createKey('full', 'read');
     daemon = await host.startDaemon();
   });
@@ -183,7 +178,7 @@ describe.skipIf(!canMount)('a run that ends while the shared disk is full', () =
   it('is recorded once there is room, without a restart', async () => {
     const mount = mkdtempSync(path.join(os.tmpdir(), 'dw-shared-'));
     expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0700', 'tmpfs', mount]).status).toBe(0);
-    const host = new TestHost(TALK + GATED_OP, {}, { root: mount });
+    const host = new TestHost(allowlistYaml(TALK_OP, GATED_OP), {}, { root: mount });
     try {
       const key = host.createKey('full', 'read');
       const daemon = await host.startDaemon();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { TestHost } from '../helpers/host';
+import { runningHost, type TestHost } from '../helpers/host';
 import { allowlistYaml } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
@@ -15,9 +15,7 @@ const queue = () => path.join(host.spool, 'queue');
 
 beforeAll(async () => {
   // A rescan a minute apart: anything taken sooner was taken because an event named it.
-  host = new TestHost(allowlistYaml({ name: 'hello', command: ['/bin/echo', 'hello'] }), { rescan_interval_ms: 60_000 });
-  key = host.createKey('events', 'read');
-  await host.startDaemon();
+  ({ host, key } = await runningHost(allowlistYaml({ name: 'hello', command: ['/bin/echo', 'hello'] }), { name: 'events', scope: 'read' }, { rescan_interval_ms: 60_000 }));
 });
 
 afterAll(async () => {

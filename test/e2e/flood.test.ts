@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { TestHost, eventually, runningHost, type DaemonProcess } from '../helpers/host';
+import { allowlistYaml, echoOp } from '../helpers/allowlists';
 import { MAX_REQUEST_BYTES, type KeyFile } from '../../shared/protocol/types';
 
 const N = 6000;
@@ -17,17 +18,7 @@ let key: KeyFile;
 let daemon: DaemonProcess;
 
 beforeAll(async () => {
-  host = new TestHost(`version: 1
-operations:
-  - name: echo
-    command: [echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 100}
-    scope: read
-    approval: never
-`);
-  key = host.createKey('flood', 'read');
-  daemon = await host.startDaemon();
+  ({ host, key, daemon } = await runningHost(allowlistYaml(echoOp()), { name: 'flood', scope: 'read' }));
 });
 
 afterAll(async () => {
@@ -131,15 +122,7 @@ describe('a flood of junk in queue/', () => {
 
 describe("a flood in one spool's claimed/<host>/ (its name is in host.json)", () => {
   it('is taken in steps: another spool is answered while thousands are still left there', async () => {
-    const two = new TestHost(`version: 1
-operations:
-  - name: echo
-    command: [echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 100}
-    scope: read
-    approval: never
-`);
+    const two = new TestHost(allowlistYaml(echoOp()));
     try {
       const work = two.addSpool('work');
       const other = two.createKey('other', 'read', null, 'work');

@@ -8,10 +8,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { GATED_OP, TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { GATED_OP, TestHost, eventually, sandboxWithClients, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml } from '../helpers/allowlists';
 import { OUTPUT_EXCERPT_BYTES, type KeyFile } from '../../shared/protocol/types';
 import { MAX_RESULT_BYTES } from '../../shared/client/spoolFiles';
 
@@ -32,23 +32,15 @@ let daemon: DaemonProcess;
 let sandbox: string;
 
 beforeEach(async () => {
-  host = new TestHost('version: 1\noperations: []\n', { rescan_interval_ms: 50 });
-  host.writeAllowlist(`version: 1
-operations:
-  - name: flood
-    command: [/bin/sh, -c, 'head -c ${OUTPUT} /dev/zero; head -c ${OUTPUT} /dev/zero >&2']
-    max_output_bytes: ${OUTPUT}
-    scope: read
-    approval: never
-    spools: [work]
-${GATED_OP}`);
+  host = new TestHost(NO_OPERATIONS, { rescan_interval_ms: 50 });
+  host.writeAllowlist(
+    allowlistYaml({ name: 'flood', command: ['/bin/sh', '-c', `head -c ${OUTPUT} /dev/zero; head -c ${OUTPUT} /dev/zero >&2`], max_output_bytes: OUTPUT, spools: ['work'] }, GATED_OP),
+  );
   work = host.addSpool('work');
   a = host.createKeyWithCli('a', 'work');
   b = host.createKeyWithCli('b', 'default');
   daemon = await host.startDaemon({}, { spool: null });
-  sandbox = mkdtempSync(path.join(os.tmpdir(), 'dw-sandbox-a-'));
-  for (const client of ['dw.cjs', 'dw.py']) copyFileSync(path.join(work, 'bin', client), path.join(sandbox, client));
-  writeFileSync(path.join(sandbox, 'key.json'), JSON.stringify(a));
+  sandbox = sandboxWithClients(work, a).dir;
 });
 
 afterEach(async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost } from '../helpers/host';
+import { allowlistYaml } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -12,17 +13,9 @@ let other: KeyFile;
 let counter: string;
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   counter = path.join(host.root, 'runs.txt');
-  host.writeAllowlist(`version: 1
-operations:
-  - name: record
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID $1" >> "$0"', ${JSON.stringify(counter)}, "{tag}"]
-    args:
-      tag: {type: string, pattern: "[a-z0-9]*"}
-    scope: read
-    approval: never
-`);
+  host.writeAllowlist(allowlistYaml({ name: 'record', command: ['/bin/sh', '-c', 'echo "$DUMBWAITER_REQUEST_ID $1" >> "$0"', counter, '{tag}'], args: { tag: { type: 'string', pattern: '[a-z0-9]*' } } }));
   key = host.createKey('a', 'read');
   other = host.createKey('b', 'read');
   await host.startDaemon();

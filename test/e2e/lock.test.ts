@@ -11,7 +11,7 @@ const lockFile = () => path.join(host.home, 'daemon.lock');
 let host: TestHost;
 
 beforeAll(() => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
 });
 
 afterAll(async () => {

@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { allowlistYaml, echoOp, type OpSpec } from '../helpers/allowlists';
 import { DEFAULT_WAIT_S } from '../../shared/client/limits';
 import { waitingSaid } from '../helpers/clientCases';
 import { MAX_INTENT_CHARS, type KeyFile } from '../../shared/protocol/types';
@@ -24,42 +25,30 @@ let daemon: DaemonProcess;
 let keys: string;
 let keyFile: string;
 
-const OPS = (work: string) => `version: 1
-operations:
-  - name: echo
-    description: Print the words. Nothing else happens.
-    command: [echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 100}
-    scope: read
-    approval: never
-  - name: long
-    description: Take seventy-five seconds
-    command: [sleep, "75"]
-    scope: read
-    approval: never
-    timeout_s: 120
-  - name: gate
-    description: Print two lines, then wait for the test to open the gate
-    command: [/bin/sh, -c, 'echo line-one; echo line-two; while [ ! -e ${work}/gate-{n} ]; do sleep 0.05; done; echo done']
-    args:
-      n: {type: integer, min: 0, max: 1000}
-    scope: read
-    approval: never
-    concurrency: 4
-  - name: nowhere
-    command: [/nonexistent/tool]
-    scope: read
-    approval: never
-  - name: deploy
-    description: Ship the app to production, after a human approves; this description is long enough to be cut
-    command: [echo, deployed]
-    scope: write
-    approval: always
-`;
+const OPS = (work: string, ...more: OpSpec[]) =>
+  allowlistYaml(
+    echoOp({ description: 'Print the words. Nothing else happens.' }),
+    { name: 'long', description: 'Take seventy-five seconds', command: ['sleep', '75'], timeout_s: 120 },
+    {
+      name: 'gate',
+      description: 'Print two lines, then wait for the test to open the gate',
+      command: ['/bin/sh', '-c', `echo line-one; echo line-two; while [ ! -e ${work}/gate-{n} ]; do sleep 0.05; done; echo done`],
+      args: { n: { type: 'integer', min: 0, max: 1000 } },
+      concurrency: 4,
+    },
+    { name: 'nowhere', command: ['/nonexistent/tool'] },
+    {
+      name: 'deploy',
+      description: 'Ship the app to production, after a human approves; this description is long enough to be cut',
+      command: ['echo', 'deployed'],
+      scope: 'write',
+      approval: 'always',
+    },
+    ...more,
+  );
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   host.writeAllowlist(OPS(host.work));
   keys = mkdtempSync(path.join(os.tmpdir(), 'dw-mcp-keys-'));
   keyFile = path.join(keys, 'key.json');
@@ -398,7 +387,7 @@ describe('dw mcp', () => {
         listChanged++;
       });
       expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('brand-new');
-      host.writeAllowlist(OPS(host.work) + '  - name: brand-new\n    command: ["true"]\n    scope: read\n    approval: never\n');
+      host.writeAllowlist(OPS(host.work, { name: 'brand-new', command: ['true'] }));
       await eventually('a tools/list_changed notification', () => (listChanged > 0 ? true : undefined), 15_000);
       expect((await client.listTools()).tools.map((t) => t.name)).toContain('brand-new');
     });

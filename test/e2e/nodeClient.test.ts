@@ -17,6 +17,7 @@ import type { CatalogDoc, KeyFile, ResultDoc } from '../../shared/protocol/types
 import { SETTLE_GRACE_MS } from '../../shared/client/spoolClient';
 import { MAX_LIVE_LOG_BYTES } from '../../shared/client/spoolFiles';
 import { FORGED_LOG, SUITE_OP, logForger, waitingSaid } from '../helpers/clientCases';
+import { allowlistYaml, echoOp } from '../helpers/allowlists';
 
 let host: TestHost;
 let daemon: DaemonProcess;
@@ -25,53 +26,27 @@ let env: Record<string, string>;
 let readEnv: Record<string, string>;
 let readKeyFile: KeyFile;
 
-const OPS = (root: string) => `version: 1
-operations:
-  - name: echo
-    description: Print the words
-    command: [echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 100}
-    scope: read
-    approval: never
-  - name: typed
-    description: Show typed arguments
-    command: [echo, "workers={workers}", "{verbose}", "{files}"]
-    args:
-      workers: {type: integer, min: 1, max: 8}
-      verbose: {type: boolean, flag: --verbose}
-      files: {type: array, items: {type: string, pattern: "[a-z.]+"}, max_items: 3}
-    scope: read
-    approval: never
-  - name: fail
-    command: [/bin/sh, -c, 'echo failing >&2; exit 3']
-    scope: read
-    approval: never
-  - name: exits87
-    command: [/bin/sh, -c, 'exit 87']
-    scope: read
-    approval: never
-  - name: slow
-    command: [/bin/sh, -c, 'echo started; sleep 30']
-    scope: read
-    approval: never
-    concurrency: 4
-  - name: deploy
-    command: [echo, deployed]
-    scope: write
-  - name: nowhere
-    command: [/nonexistent/tool]
-    scope: read
-    approval: never
-${GATED_OP}${SUITE_OP}  - name: fresh
-    command: [echo, fresh]
-    cwd: ${JSON.stringify(root)}
-    scope: read
-    approval: never
-`;
+const OPS = (root: string) =>
+  allowlistYaml(
+    echoOp({ description: 'Print the words' }),
+    {
+      name: 'typed',
+      description: 'Show typed arguments',
+      command: ['echo', 'workers={workers}', '{verbose}', '{files}'],
+      args: { workers: { type: 'integer', min: 1, max: 8 }, verbose: { type: 'boolean', flag: '--verbose' }, files: { type: 'array', items: { type: 'string', pattern: '[a-z.]+' }, max_items: 3 } },
+    },
+    { name: 'fail', command: ['/bin/sh', '-c', 'echo failing >&2; exit 3'] },
+    { name: 'exits87', command: ['/bin/sh', '-c', 'exit 87'] },
+    { name: 'slow', command: ['/bin/sh', '-c', 'echo started; sleep 30'], concurrency: 4 },
+    { name: 'deploy', command: ['echo', 'deployed'], scope: 'write', approval: 'always' },
+    { name: 'nowhere', command: ['/nonexistent/tool'] },
+    GATED_OP,
+    SUITE_OP,
+    { name: 'fresh', command: ['echo', 'fresh'], cwd: root },
+  );
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   host.writeAllowlist(OPS(host.work));
   // A sandbox with nothing but a copy of the spool's bin/ folder: no node_modules anywhere above it.
   bin = mkdtempSync(path.join(os.tmpdir(), 'dw-sandbox-'));
@@ -615,7 +590,7 @@ if (AS_OTHER_UID === null) console.warn(`nodeClient: the permission-denied test 
 
 describe('dw as another uid than the spool\'s owner', () => {
   it.skipIf(AS_OTHER_UID === null)('exits 77 naming the spool, its owner and this uid, and doctor says the same', async () => {
-    const other = new TestHost('version: 1\noperations: []\n');
+    const other = new TestHost();
     const tmpdir = path.dirname(other.root);
     const modes = [tmpdir, other.root].map((d) => [d, statSync(d).mode & 0o7777] as const);
     const sandbox = mkdtempSync(path.join(tmpdir, 'dw-other-uid-'));

@@ -1,4 +1,4 @@
-// Orphaned runs with the real daemon killed by SIGKILL mid-run: the restarted daemon finds the run's
+// Orphaned runs with the real host (daemon and run keeper) killed by SIGKILL mid-run: the restarted daemon finds the run's
 // processes still running, shows it running and orphaned (result file, status), keeps its slot,
 // refuses a verdict on it unless forced, ends it on a cancel (the human's or the agent's), and once it
 // ends by itself reconciles it or leaves it uncertain; a clean stop ends it as it ends a run. Once its
@@ -166,7 +166,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
       const text = existsSync(`${goFile(id)}.pid`) ? readFileSync(`${goFile(id)}.pid`, 'utf8') : '';
       return /^\d+\n$/.test(text) ? trackGroup(Number(text)) : undefined;
     });
-    await d1.kill9();
+    await host.crash(d1);
     return { main, escaped };
   }
 
@@ -223,7 +223,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
       const text = existsSync(`${goFile('orph-leaver')}.child`) ? readFileSync(`${goFile('orph-leaver')}.child`, 'utf8') : '';
       return /^\d+\n$/.test(text) ? Number(text) : undefined;
     });
-    await d1.kill9();
+    await host.crash(d1);
     await host.startDaemon();
     await eventually('it to be orphaned', () => (host.result('orph-leaver')?.orphaned ? true : undefined));
     // Another run of its operation (concurrency 1) waits for the slot.
@@ -243,7 +243,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
 
   it('has its processes ended by the next start after a forced verdict given before a daemon adopted it (a daemon starting)', async () => {
     const { pids: [pid], daemon } = await orphaned([['orph-race', 'sleeper']]);
-    await daemon.kill9();
+    await host.crash(daemon);
     expect(host.service((s) => s.requests.get('orph-race')?.orphaned)).toBe(1);
     // A new daemon has taken the lock and not yet adopted the run: the verdict is accepted then.
     const starting = acquireHomeLock(path.join(host.home, 'daemon.lock'), path.join(host.home, 'daemon.json'), 'a daemon starting');
@@ -270,7 +270,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     const d1 = await host.startDaemon();
     host.submit(key, 'old-run', 'sleeper', { go: goFile('old-run') });
     const runPid = trackGroup(await host.runPid('old-run'));
-    await d1.kill9();
+    await host.crash(d1);
     // A reboot, say: the run is gone and its pid went to another program, in a process group of its own.
     process.kill(-runPid, 'SIGKILL');
     await eventually('the run to end', () => (groupRunning(runPid) ? undefined : true));
@@ -298,7 +298,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
     const live = host.cli(['resolve', 'orph-down', '--failed', '--force']);
     expect(live.status).toBe(1);
     expect(live.stderr).toContain('is running, not uncertain: nothing to resolve (to end it: dumbwaiter cancel orph-down)');
-    await d1.kill9();
+    await host.crash(d1);
     const refused = host.cli(['resolve', 'orph-down', '--failed', '--force']);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('no host runs now: start it');

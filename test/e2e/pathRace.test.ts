@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
 import path from 'node:path';
-import { TestHost, eventually } from '../helpers/host';
+import { TestHost, eventually, runningHost } from '../helpers/host';
+import { NO_OPERATIONS } from '../helpers/allowlists';
 import { track } from '../helpers/processes';
 import { CAN_HAND_OVER } from '../../main/core/exec/pathHandles';
 import type { ApprovalInfo, KeyFile, RequestState } from '../../shared/protocol/types';
@@ -59,7 +60,7 @@ describe.skipIf(!CAN_HAND_OVER)('a sub-folder of a shared root swapped for a sym
   let racer: ChildProcess | null = null;
 
   beforeAll(async () => {
-    host = new TestHost('version: 1\noperations: []\n');
+    host = new TestHost();
     shared = path.join(host.root, 'shared');
     outside = path.join(host.root, 'outside');
     mkdirSync(path.join(shared, 'sub'), { recursive: true });
@@ -149,7 +150,7 @@ describe('a shared root itself replaced by a symlink after the allowlist was loa
   });
 
   it('refuses what the link leads to: the root is the folder the allowlist named when it was loaded', async () => {
-    host = new TestHost('version: 1\noperations: []\n');
+    host = new TestHost();
     const root = path.join(host.root, 'share', 'proj');
     const outside = path.join(host.root, 'outside');
     mkdirSync(root, { recursive: true });
@@ -185,9 +186,7 @@ describe('roots that overlap the spool or the home, loaded by the real daemon', 
   let key: KeyFile;
 
   beforeAll(async () => {
-    host = new TestHost('version: 1\noperations: []\n');
-    key = host.createKey('reader', 'read');
-    await host.startDaemon();
+    ({ host, key } = await runningHost(NO_OPERATIONS, { name: 'reader', scope: 'read' }));
   });
 
   afterAll(async () => {

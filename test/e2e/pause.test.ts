@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TestHost, eventually } from '../helpers/host';
+import { allowlistYaml, countingCommand } from '../helpers/allowlists';
 import type { HostStatusDoc, KeyFile } from '../../shared/protocol/types';
 
 const ACTOR = `cli:${os.userInfo().username}`;
@@ -15,16 +16,9 @@ let key: KeyFile;
 let counter: string;
 
 function makeHost(): void {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   counter = path.join(host.root, 'runs.txt');
-  host.writeAllowlist(`version: 1
-operations:
-  - name: record
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"', ${JSON.stringify(counter)}]
-    scope: read
-    approval: never
-    concurrency: 4
-`);
+  host.writeAllowlist(allowlistYaml({ name: 'record', command: countingCommand(counter), concurrency: 4 }));
   key = host.createKey('pause', 'read');
 }
 

@@ -7,13 +7,13 @@
 // `dw mcp` through the SDK's own client: the dumbwaiter_plan tool and dumbwaiter_plan_id.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { GATED_OP, TestHost, eventually } from '../helpers/host';
+import { GATED_OP, TestHost, eventually, sandboxWithClients } from '../helpers/host';
+import { allowlistYaml, countingCommand, echoOp } from '../helpers/allowlists';
 import { track } from '../helpers/processes';
 import { waitingSaid } from '../helpers/clientCases';
 import type { PlanStep } from '../../shared/protocol/types';
@@ -25,39 +25,28 @@ let env: Record<string, string>;
 const RUNS = () => path.join(host.work, 'runs.txt');
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
-  host.writeAllowlist(`version: 1
-operations:
-  - name: echo
-    description: Print the words
-    command: [echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 100}
-    scope: read
-    approval: never
-  - name: deploy
-    description: Ship to a target (a human approves each run)
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; echo "deployed $1"', ${JSON.stringify(RUNS())}, "{target}"]
-    cwd: ${JSON.stringify(host.work)}
-    args:
-      target: {type: string, enum: [staging, prod, qa]}
-    scope: write
-    approval: always
-    concurrency: 4
-  - name: slow
-    command: [/bin/sh, -c, 'echo started; sleep 20']
-    scope: read
-    approval: never
-    timeout_s: 30
-    concurrency: 4
-${GATED_OP}`);
-  // A sandbox with nothing but copies of the spool's clients and a key file.
-  sandbox = mkdtempSync(path.join(os.tmpdir(), 'dw-plan-sandbox-'));
-  const keyFile = path.join(sandbox, 'key.json');
-  writeFileSync(keyFile, JSON.stringify(host.createKey('planner', 'write')));
-  env = { PATH: process.env.PATH!, HOME: sandbox, DUMBWAITER_SPOOL: host.spool, DUMBWAITER_KEY_FILE: keyFile };
+  host = new TestHost();
+  host.writeAllowlist(
+    allowlistYaml(
+      echoOp({ description: 'Print the words' }),
+      {
+        name: 'deploy',
+        description: 'Ship to a target (a human approves each run)',
+        command: countingCommand(RUNS(), 'echo "deployed $1"', '{target}'),
+        cwd: host.work,
+        args: { target: { type: 'string', enum: ['staging', 'prod', 'qa'] } },
+        scope: 'write',
+        approval: 'always',
+        concurrency: 4,
+      },
+      { name: 'slow', command: ['/bin/sh', '-c', 'echo started; sleep 20'], timeout_s: 30, concurrency: 4 },
+      GATED_OP,
+    ),
+  );
+  const key = host.createKey('planner', 'write');
   await host.startDaemon();
-  for (const f of ['dw.cjs', 'dw.py']) copyFileSync(path.join(host.spool, 'bin', f), path.join(sandbox, f));
+  // A sandbox with nothing but copies of the spool's clients and a key file.
+  ({ dir: sandbox, env } = sandboxWithClients(host.spool, key));
 });
 
 afterAll(async () => {

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, clockPast, eventually, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, countingCommand } from '../helpers/allowlists';
 import type { KeyFile, PlanStep, RequestState } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -13,25 +14,23 @@ let key: KeyFile;
 
 /** `record` appends its request id to runs.txt, so every real run shows; it asks a human by default. */
 async function setup(settings: Record<string, unknown> = {}): Promise<DaemonProcess> {
-  host = new TestHost('version: 1\noperations: []\n', settings);
+  host = new TestHost(NO_OPERATIONS, settings);
   host.writeAllowlist(allowlist());
   key = host.createKey('planner', 'write');
   return host.startDaemon();
 }
 
-const allowlist = (says = 'echo "$1 $2"') => `version: 1
-operations:
-  - name: record
-    description: Write down a word (asks a human)
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; ${says}', ${JSON.stringify(path.join(host.work, 'runs.txt'))}, "{word}", "{n}"]
-    cwd: ${JSON.stringify(host.work)}
-    args:
-      word: {type: string, enum: [alpha, beta, gamma]}
-      n: {type: integer, min: 0, max: 9}
-    scope: write
-    approval: always
-    concurrency: 4
-`;
+const allowlist = (says = 'echo "$1 $2"') =>
+  allowlistYaml({
+    name: 'record',
+    description: 'Write down a word (asks a human)',
+    command: countingCommand(path.join(host.work, 'runs.txt'), says, '{word}', '{n}'),
+    cwd: host.work,
+    args: { word: { type: 'string', enum: ['alpha', 'beta', 'gamma'] }, n: { type: 'integer', min: 0, max: 9 } },
+    scope: 'write',
+    approval: 'always',
+    concurrency: 4,
+  });
 
 afterEach(async () => {
   await host.cleanup();

@@ -9,24 +9,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
-import os from 'node:os';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { TestHost } from '../helpers/host';
+import { TestHost, sandboxWithClients } from '../helpers/host';
+import { allowlistYaml } from '../helpers/allowlists';
 import { AS_USER, NO_UNPRIVILEGED_USER } from '../helpers/processes';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
 
-const ALLOWLIST = `version: 1
-operations:
-  - name: suite
-    command: [/bin/sh, -c, 'echo "3 of 128 tests FAILED"; echo "see test_parser.py"']
-    scope: read
-    approval: never
-  - name: quiet
-    command: [/bin/true]
-    scope: read
-    approval: never
-`;
+const ALLOWLIST = allowlistYaml({ name: 'suite', command: ['/bin/sh', '-c', 'echo "3 of 128 tests FAILED"; echo "see test_parser.py"'] }, { name: 'quiet', command: ['/bin/true'] });
 const SUITE_OUTPUT = '3 of 128 tests FAILED\nsee test_parser.py\n';
 const FORGED = 'All 128 tests PASSED\n';
 
@@ -43,9 +33,7 @@ beforeAll(async () => {
   writeFileSync(precious, "the host user's own file\n");
   await host.startDaemon({}, { asUser });
   // The clients as the sandbox has them: copied out of the spool's bin/, with its key.
-  sandbox = mkdtempSync(path.join(os.tmpdir(), 'dw-sandbox-'));
-  for (const client of ['dw.cjs', 'dw.py']) copyFileSync(path.join(host.spool, 'bin', client), path.join(sandbox, client));
-  writeFileSync(path.join(sandbox, 'key.json'), JSON.stringify(key));
+  sandbox = sandboxWithClients(host.spool, key).dir;
 });
 
 afterAll(async () => {

@@ -105,7 +105,7 @@ function listing(dir: string): string[] {
 }
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   const script = path.join(host.root, 'tool.cjs');
   writeFileSync(script, TOOL);
   const node = JSON.stringify(process.execPath);

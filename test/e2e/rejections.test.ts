@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS } from '../helpers/allowlists';
 import type { ErrorCode, KeyFile, RequestState, ResultDoc } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -55,7 +56,7 @@ async function expectRefusal(id: string, state: RequestState, code: ErrorCode, a
 }
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n', { max_request_age_s: 60 });
+  host = new TestHost(NO_OPERATIONS, { max_request_age_s: 60 });
   files = path.join(host.work, 'files');
   mkdirSync(files);
   writeFileSync(path.join(files, 'inside.txt'), 'inside');

@@ -1,7 +1,8 @@
 // A request's own envelope (payload timeout_s and max_output_bytes) through the real daemon: it can
 // only tighten what its operation allows; a larger value is refused as bad_args, and nothing runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestHost, type DaemonProcess } from '../helpers/host';
+import { runningHost, type DaemonProcess, type TestHost } from '../helpers/host';
+import { allowlistYaml } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -9,28 +10,13 @@ let key: KeyFile;
 let daemon: DaemonProcess;
 
 beforeAll(async () => {
-  host = new TestHost(`version: 1
-operations:
-  - name: nap
-    description: sleeps
-    command: [/bin/sleep, "{s}"]
-    args:
-      s: {type: integer, min: 0, max: 60}
-    scope: read
-    approval: never
-    timeout_s: 30
-  - name: say
-    description: prints
-    command: [/usr/bin/printf, "%s", "{text}"]
-    args:
-      text: {type: string, max_length: 4000}
-    scope: read
-    approval: never
-    timeout_s: 30
-    max_output_bytes: 4096
-`);
-  key = host.createKey('agent');
-  daemon = await host.startDaemon();
+  ({ host, key, daemon } = await runningHost(
+    allowlistYaml(
+      { name: 'nap', description: 'sleeps', command: ['/bin/sleep', '{s}'], args: { s: { type: 'integer', min: 0, max: 60 } }, timeout_s: 30 },
+      { name: 'say', description: 'prints', command: ['/usr/bin/printf', '%s', '{text}'], args: { text: { type: 'string', max_length: 4000 } }, timeout_s: 30, max_output_bytes: 4096 },
+    ),
+    { name: 'agent' },
+  ));
 }, 60_000);
 
 afterAll(async () => {

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, GATED_OP, TestHost, eventually } from '../helpers/host';
+import { allowlistYaml } from '../helpers/allowlists';
 import { GatedRuns } from '../helpers/gatedRuns';
 import { stopGroups } from '../helpers/processes';
 import { openLedger } from '../../main/core/ledger/db';
@@ -13,24 +14,12 @@ import type { KeyFile } from '../../shared/protocol/types';
 
 const ESC = '\x1b';
 
-const allowlist = (work: string) => `version: 1
-operations:
-  - name: say
-    command: [/bin/echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 200}
-    scope: read
-    approval: never
-    concurrency: 4
-${GATED_OP}
-  - name: deploy
-    command: [/bin/echo, deployed, "{target}"]
-    cwd: ${JSON.stringify(work)}
-    env: {DEPLOY_REGION: eu-1}
-    args:
-      target: {type: string, max_length: 100}
-    scope: write
-`;
+const allowlist = (work: string) =>
+  allowlistYaml(
+    { name: 'say', command: ['/bin/echo', '{msg}'], args: { msg: { type: 'string', max_length: 200 } }, concurrency: 4 },
+    GATED_OP,
+    { name: 'deploy', command: ['/bin/echo', 'deployed', '{target}'], cwd: work, env: { DEPLOY_REGION: 'eu-1' }, args: { target: { type: 'string', max_length: 100 } }, scope: 'write', approval: 'always' },
+  );
 
 /** A command line process left running (logs --follow, approvals watch), its output as it comes. */
 class Running {
@@ -77,7 +66,7 @@ function cliJson<T>(args: string[]): T {
 const ids = (args: string[]) => cliJson<{ id: string }[]>(['requests', ...args]).map((r) => r.id);
 
 beforeAll(async () => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   host.writeAllowlist(allowlist(host.work));
   otherSpool = host.addSpool('other');
   alpha = host.createKey('alpha', 'write');
@@ -321,7 +310,7 @@ describe('dumbwaiter show of an uncertain run', () => {
   });
 
   it('shows the reconcile attempt: who ran it, when, its command, verdict and output', async () => {
-    h = new TestHost('version: 1\noperations: []\n');
+    h = new TestHost();
     const gated = new GatedRuns(h);
     const answers = path.join(h.root, 'answers');
     mkdirSync(answers);

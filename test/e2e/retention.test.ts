@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { TestHost, clockPast, eventually } from '../helpers/host';
-import { allowlistYaml, countingCommand } from '../helpers/allowlists';
+import { allowlistYaml, countingCommand, NO_OPERATIONS } from '../helpers/allowlists';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
 
 const ACTOR = `cli:${os.userInfo().username}`;
@@ -54,7 +54,7 @@ describe('reaping at daemon start', () => {
   beforeAll(async () => {
     // Retention at its minimum: spool files 0.01 day (~14 min); ledger 2 days, the least that still
     // covers max_request_age_s (1 day) plus one day. Approvals wait up to 30 days (so none times out here).
-    host = new TestHost('version: 1\noperations: []\n', {
+    host = new TestHost(NO_OPERATIONS, {
       retention_spool_days: 0.01,
       retention_ledger_days: 2,
       max_request_age_s: 86400,
@@ -243,7 +243,7 @@ describe('retention settings', () => {
   let host: TestHost;
 
   beforeAll(() => {
-    host = new TestHost('version: 1\noperations: []\n');
+    host = new TestHost();
   });
 
   afterAll(async () => {
@@ -260,7 +260,7 @@ describe('retention settings', () => {
     const s = getJson();
     expect(s).toMatchObject({ retention_spool_days: 7, retention_ledger_days: 90, max_request_age_s: 86400, approval_timeout_s: 3600, ceilings: [] });
     expect(Object.keys(s).sort()).toEqual(
-      ['approval_timeout_s', 'ceilings', 'file_events', 'host_id', 'kill_grace_s', 'max_concurrent_runs', 'max_request_age_s', 'notifications', 'rescan_interval_ms', 'retention_ledger_days', 'retention_spool_days', 'shutdown_grace_s', 'spools', 'start_at_login'].sort(),
+      ['approval_timeout_s', 'ceilings', 'file_events', 'host_id', 'kill_grace_s', 'max_concurrent_runs', 'max_request_age_s', 'notifications', 'rescan_interval_ms', 'retention_ledger_days', 'retention_spool_days', 'runs_on_stop', 'shutdown_grace_s', 'spools', 'start_at_login'].sort(),
     );
     const one = host.cli(['config', 'get', 'retention_ledger_days', '--json']);
     expect(JSON.parse(one.stdout)).toEqual({ retention_ledger_days: 90 });

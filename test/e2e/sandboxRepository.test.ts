@@ -105,7 +105,7 @@ function plainGit(): { ran: string[]; status: string } {
 
 beforeAll(async () => {
   if (!HAS_GIT) return;
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   repo = path.join(host.root, 'repo');
   marks = path.join(host.root, 'marks');
   armRepository();

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually } from '../helpers/host';
+import { GO_ARG, allowlistYaml, type OpSpec } from '../helpers/allowlists';
 import type { ResultDoc } from '../../shared/protocol/types';
 
 let host: TestHost | null = null;
@@ -13,13 +14,7 @@ afterEach(async () => {
   host = null;
 });
 
-const sleeper = (name: string, concurrency: number) => `
-  - name: ${name}
-    command: [sleep, "0.4"]
-    scope: read
-    approval: never
-    concurrency: ${concurrency}
-`;
+const sleeper = (name: string, concurrency: number): OpSpec => ({ name, command: ['sleep', '0.4'], concurrency });
 
 /** The most runs that overlapped in time, from their results' start and finish times. */
 function maxOverlap(results: ResultDoc[]): number {
@@ -36,9 +31,7 @@ function maxOverlap(results: ResultDoc[]): number {
 
 describe('scheduling', () => {
   it('runs at most `concurrency` of one operation at once, and at most max_concurrent_runs overall', async () => {
-    host = new TestHost(`version: 1\noperations:${sleeper('one-at-a-time', 1)}${sleeper('two-at-a-time', 2)}${sleeper('many', 8)}`, {
-      max_concurrent_runs: 3,
-    });
+    host = new TestHost(allowlistYaml(sleeper('one-at-a-time', 1), sleeper('two-at-a-time', 2), sleeper('many', 8)), { max_concurrent_runs: 3 });
     const key = host.createKey('sched', 'read');
     await host.startDaemon();
     for (let i = 0; i < 3; i++) host.submit(key, `one-${i}`, 'one-at-a-time');
@@ -55,16 +48,7 @@ describe('scheduling', () => {
   });
 
   it("takes each spool's requests in turn: a long queue in one spool never holds another's back", async () => {
-    host = new TestHost(`version: 1
-operations:
-  - name: gated
-    command: [/bin/sh, -c, 'while [ ! -e "$0" ]; do sleep 0.05; done', "{go}"]
-    args:
-      go: {type: string, max_length: 500}
-    scope: read
-    approval: never
-    concurrency: 1
-`);
+    host = new TestHost(allowlistYaml({ name: 'gated', command: ['/bin/sh', '-c', 'while [ ! -e "$0" ]; do sleep 0.05; done', '{go}'], args: GO_ARG, concurrency: 1 }));
     const work = host.addSpool('work');
     const busy = host.createKey('busy', 'read');
     const other = host.createKey('other', 'read', null, 'work');
@@ -85,10 +69,7 @@ operations:
   });
 
   it('finds requests by rescanning when no file events arrive', async () => {
-    host = new TestHost(`version: 1\noperations:\n  - {name: ok, command: ["true"], scope: read, approval: never}\n`, {
-      file_events: false,
-      rescan_interval_ms: 300,
-    });
+    host = new TestHost(allowlistYaml({ name: 'ok', command: ['true'] }), { file_events: false, rescan_interval_ms: 300 });
     const key = host.createKey('rescan', 'read');
     await host.startDaemon();
     host.submit(key, 'rescan-1', 'ok');

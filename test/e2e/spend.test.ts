@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { TestHost, eventually } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, countingCommand } from '../helpers/allowlists';
 import { killGroup } from '../helpers/processes';
 import type { KeyFile, ResultDoc } from '../../shared/protocol/types';
 
@@ -39,30 +40,15 @@ afterEach(async () => {
 
 /** A host whose operations each append their request id to runs.txt, so every real run shows. */
 function makeHost(ceilings: Ceiling[] = [], settings: Record<string, unknown> = {}): TestHost {
-  const h = new TestHost('version: 1\noperations: []\n', { ceilings, ...settings });
+  const h = new TestHost(NO_OPERATIONS, { ceilings, ...settings });
   counter = path.join(h.root, 'runs.txt');
-  const rec = `[/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"', ${JSON.stringify(counter)}]`;
-  h.writeAllowlist(`version: 1
-operations:
-  - name: record
-    command: ${rec}
-    scope: read
-    approval: never
-    concurrency: 4
-  - name: costly
-    command: ${rec}
-    scope: read
-    approval: never
-    concurrency: 4
-    cost: 3
-  - name: nap
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; sleep "$1"', ${JSON.stringify(counter)}, "{seconds}"]
-    args:
-      seconds: {type: string, pattern: "[0-9]+(\\\\.[0-9]+)?"}
-    scope: read
-    approval: never
-    concurrency: 1
-`);
+  h.writeAllowlist(
+    allowlistYaml(
+      { name: 'record', command: countingCommand(counter), concurrency: 4 },
+      { name: 'costly', command: countingCommand(counter), concurrency: 4, cost: 3 },
+      { name: 'nap', command: countingCommand(counter, 'sleep "$1"', '{seconds}'), args: { seconds: { type: 'string', pattern: '[0-9]+(\\.[0-9]+)?' } }, concurrency: 1 },
+    ),
+  );
   host = h;
   return h;
 }

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync,
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { CLI, TestHost, eventually } from '../helpers/host';
+import { NO_OPERATIONS } from '../helpers/allowlists';
 import { SPOOL_MARKER } from '../../main/core/spool/layout';
 import type { KeyFile } from '../../shared/protocol/types';
 
@@ -30,7 +31,7 @@ let host: TestHost;
 let key: KeyFile;
 
 beforeAll(() => {
-  host = new TestHost('version: 1\noperations: []\n', { retention_spool_days: 0.01 });
+  host = new TestHost(NO_OPERATIONS, { retention_spool_days: 0.01 });
   key = host.createKey('agent', 'read');
 });
 

@@ -14,7 +14,7 @@ let host: TestHost;
 let scratch: string;
 
 beforeAll(() => {
-  host = new TestHost('version: 1\noperations: []\n');
+  host = new TestHost();
   scratch = mkdtempSync(path.join(os.tmpdir(), 'dw-spool-folders-'));
 });
 

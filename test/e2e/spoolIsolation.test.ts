@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, markOp } from '../helpers/allowlists';
 import { openHostDoc } from '../../shared/protocol/hostAuth';
 import { requestHash } from '../../shared/protocol/requestHash';
 import { decodeSecret } from '../../shared/protocol/sign';
@@ -22,20 +23,9 @@ let runs: string;
 let ids = 0;
 
 beforeEach(async () => {
-  host = new TestHost('version: 1\noperations: []\n', { rescan_interval_ms: 50 });
+  host = new TestHost(NO_OPERATIONS, { rescan_interval_ms: 50 });
   runs = path.join(host.root, 'runs.txt');
-  host.writeAllowlist(`version: 1
-operations:
-  - name: mark
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; echo marked', ${JSON.stringify(runs)}]
-    scope: read
-    approval: never
-    concurrency: 4
-  - name: held
-    command: [echo, held]
-    scope: read
-    approval: always
-`);
+  host.writeAllowlist(allowlistYaml(markOp(runs), { name: 'held', command: ['echo', 'held'], approval: 'always' }));
   work = host.addSpool('work');
   a = host.createKeyWithCli('a', 'default');
   b = host.createKeyWithCli('b', 'work');

@@ -10,21 +10,14 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { CLI, TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { PLAIN_ECHO, allowlistYaml } from '../helpers/allowlists';
 import { AS_USER, NO_UNPRIVILEGED_USER, outputOf, projectFile, spawnTsx } from '../helpers/processes';
 import { CATALOG_JSON_MAX_BYTES } from '../../main/core/spool/hostFiles';
 import { MAX_HOST_JSON_BYTES } from '../../shared/protocol/types';
 import { LIVE_LOG_CHUNK } from '../../main/core/spool/liveLog';
 import type { KeyFile } from '../../shared/protocol/types';
 
-const ALLOWLIST = `version: 1
-operations:
-  - name: echo
-    command: [/bin/echo, "{msg}"]
-    args:
-      msg: {type: string, pattern: "[a-z0-9 ]*", max_length: 40}
-    scope: read
-    approval: never
-`;
+const ALLOWLIST = allowlistYaml(PLAIN_ECHO);
 
 const HUGE = 10 * 1024 ** 3; // sparse: takes no room on disk
 

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS } from '../helpers/allowlists';
 import { createSpool } from '../../main/core/spool/layout';
 import type { CatalogDoc, KeyFile, ResultDoc } from '../../shared/protocol/types';
 import type { SpoolInfo } from '../../shared/ipc/views';
@@ -37,7 +38,7 @@ ${shared ? '    spools: [default]\n' : ''}    args:
 `;
 
 beforeEach(() => {
-  host = new TestHost('version: 1\noperations: []\n', { rescan_interval_ms: 50 });
+  host = new TestHost(NO_OPERATIONS, { rescan_interval_ms: 50 });
   proj = path.join(realpathSync(host.root), 'proj');
   cee = path.join(proj, 'cee');
   mkdirSync(path.join(proj, 'src'), { recursive: true });

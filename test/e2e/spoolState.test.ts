@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmodSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { allowlistYaml, echoOp } from '../helpers/allowlists';
 import { AS_USER, NO_UNPRIVILEGED_USER } from '../helpers/processes';
 import type { KeyFile } from '../../shared/protocol/types';
 
@@ -14,15 +15,7 @@ let daemon: DaemonProcess;
 let hostId: string;
 let ids = 0;
 
-const ALLOWLIST = `version: 1
-operations:
-  - name: echo
-    command: [echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 100}
-    scope: read
-    approval: never
-`;
+const ALLOWLIST = allowlistYaml(echoOp());
 
 beforeEach(() => {
   host = new TestHost(ALLOWLIST, { rescan_interval_ms: 50 });

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { NO_OPERATIONS, allowlistYaml, markOp, type OpSpec } from '../helpers/allowlists';
 import { AS_USER, NO_UNPRIVILEGED_USER } from '../helpers/processes';
 import type { CatalogDoc, HostStatusDoc, KeyFile, ResultDoc } from '../../shared/protocol/types';
 import type { ProbeReport } from '../../shared/protocol/probe';
@@ -26,31 +27,12 @@ let ids = 0;
 
 /** Operations for every spool; `work_only` (for spool work only) is added once that spool exists. */
 function allowlist(withWorkOnly: boolean): string {
-  return `version: 1
-operations:
-  - name: mark
-    command: [/bin/sh, -c, 'echo "$DUMBWAITER_REQUEST_ID" >> "$0"; echo marked', ${JSON.stringify(runs)}]
-    scope: read
-    approval: never
-    concurrency: 4
-  - name: held
-    command: [echo, held]
-    scope: read
-    approval: always
-${
-  withWorkOnly
-    ? `  - name: work_only
-    command: [echo, work only]
-    scope: read
-    approval: never
-    spools: [work]
-`
-    : ''
-}`;
+  const workOnly: OpSpec[] = withWorkOnly ? [{ name: 'work_only', command: ['echo', 'work only'], spools: ['work'] }] : [];
+  return allowlistYaml(markOp(runs), { name: 'held', command: ['echo', 'held'], approval: 'always' }, ...workOnly);
 }
 
 beforeEach(() => {
-  host = new TestHost('version: 1\noperations: []\n', { rescan_interval_ms: 50 });
+  host = new TestHost(NO_OPERATIONS, { rescan_interval_ms: 50 });
   runs = path.join(host.root, 'runs.txt');
   host.writeAllowlist(allowlist(false));
   work = host.addSpool('work');

@@ -3,24 +3,15 @@
 // payload holding one anywhere (an argument's value, a key, the intent) and nothing runs; it then
 // answers a valid request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestHost } from '../helpers/host';
+import { runningHost, type TestHost } from '../helpers/host';
+import { allowlistYaml, echoOp } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
 let key: KeyFile;
 
 beforeAll(async () => {
-  host = new TestHost(`version: 1
-operations:
-  - name: echo
-    command: [/bin/echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 40}
-    scope: read
-    approval: never
-`);
-  key = host.createKey('agent', 'read');
-  await host.startDaemon();
+  ({ host, key } = await runningHost(allowlistYaml(echoOp({ command: ['/bin/echo', '{msg}'], args: { msg: { type: 'string', max_length: 40 } } })), { name: 'agent', scope: 'read' }));
 }, 60_000);
 
 afterAll(async () => {

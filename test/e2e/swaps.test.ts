@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { TestHost, eventually, runningHost, type DaemonProcess } from '../helpers/host';
+import { allowlistYaml, echoOp } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 let host: TestHost;
@@ -13,26 +14,13 @@ let key: KeyFile;
 let daemon: DaemonProcess;
 let victim: string;
 
-const ALLOWLIST = `version: 1
-operations:
-  - name: echo
-    command: [echo, "{msg}"]
-    args:
-      msg: {type: string, max_length: 100}
-    scope: read
-    approval: never
-  - name: deploy
-    command: [echo, deployed]
-    scope: write
-`;
+const ALLOWLIST = allowlistYaml(echoOp(), { name: 'deploy', command: ['echo', 'deployed'], scope: 'write', approval: 'always' });
 
 beforeEach(async () => {
-  host = new TestHost(ALLOWLIST);
-  key = host.createKey('hostile', 'write');
+  ({ host, key, daemon } = await runningHost(ALLOWLIST, { name: 'hostile', scope: 'write' }));
   victim = path.join(host.root, 'victim');
   mkdirSync(victim);
   writeFileSync(path.join(victim, 'precious.txt'), 'do not touch\n');
-  daemon = await host.startDaemon();
 });
 
 afterEach(async () => {

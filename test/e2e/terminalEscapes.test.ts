@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { CLI, eventually, runningHost, type DaemonProcess, type TestHost } from '../helpers/host';
+import { allowlistYaml, type OpSpec } from '../helpers/allowlists';
 import type { KeyFile } from '../../shared/protocol/types';
 
 /** What a terminal acts on or what hides or reorders text: C0 (but line feeds), DEL, C1, bidi and other
@@ -27,17 +28,8 @@ let daemon: DaemonProcess;
 let key: KeyFile;
 
 beforeAll(async () => {
-  host = new TestHost(`version: 1
-operations:
-  - name: deploy
-    description: Deploy (asks a human)
-    command: [/bin/echo, deployed, "{target}"]
-    args:
-      target: {type: string, max_length: 200}
-    scope: write
-`);
-  key = host.createKey('agent-one', 'write');
-  daemon = await host.startDaemon();
+  const deploy: OpSpec = { name: 'deploy', description: 'Deploy (asks a human)', command: ['/bin/echo', 'deployed', '{target}'], args: { target: { type: 'string', max_length: 200 } }, scope: 'write', approval: 'always' };
+  ({ host, key, daemon } = await runningHost(allowlistYaml(deploy), { name: 'agent-one', scope: 'write' }));
   host.submit(key, 'esc-1', 'deploy', { target: TARGET }, { intent: INTENT });
   await host.waitResult('esc-1', ['awaiting_approval']);
   host.submit(key, 'esc-2', EVIL_OP);

@@ -9,17 +9,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLI, TestHost, type DaemonProcess } from '../helpers/host';
+import { allowlistYaml } from '../helpers/allowlists';
 import { SPOOL_MARKER } from '../../main/core/spool/layout';
 import type { KeyFile } from '../../shared/protocol/types';
 import type { SpoolInfo } from '../../shared/ipc/views';
 
-const OPS = `version: 1
-operations:
-  - name: hello
-    command: [echo, hello]
-    scope: read
-    approval: never
-`;
+const OPS = allowlistYaml({ name: 'hello', command: ['echo', 'hello'] });
 
 let h1: TestHost;
 let h2: TestHost;

@@ -6,21 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { GATED_OP, TestHost, eventually, type DaemonProcess } from '../helpers/host';
+import { GATED_OP, eventually, runningHost, type DaemonProcess, type TestHost } from '../helpers/host';
+import { GUARDED, QUICK, allowlistYaml } from '../helpers/allowlists';
 import type { HostStatusDoc, KeyFile } from '../../shared/protocol/types';
 
-const ALLOWLIST = `version: 1
-operations:
-${GATED_OP}
-  - name: guarded
-    command: ["true"]
-    scope: read
-    approval: always
-  - name: quick
-    command: ["true"]
-    scope: read
-    approval: never
-`;
+const ALLOWLIST = allowlistYaml(GATED_OP, GUARDED, QUICK);
 
 let host: TestHost;
 let key: KeyFile;
@@ -29,9 +19,7 @@ const daemon = () => running;
 const catalogOps = () => (JSON.parse(readFileSync(path.join(host.spool, 'catalog.json'), 'utf8')) as { operations: { name: string }[] }).operations.map((o) => o.name);
 
 async function setup(settings: Record<string, unknown>): Promise<void> {
-  host = new TestHost(ALLOWLIST, settings);
-  key = host.createKey('waker', 'read');
-  running = await host.startDaemon();
+  ({ host, key, daemon: running } = await runningHost(ALLOWLIST, { name: 'waker', scope: 'read' }, settings));
 }
 
 afterEach(async () => {

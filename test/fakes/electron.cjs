@@ -7,8 +7,9 @@
 //
 // Every call is recorded as one JSON line appended (synchronously, so nothing is lost when the process
 // exits) to the file $DW_FAKE_ELECTRON_LOG. The test drives the user's side (ready, a second instance,
-// clicks on the tray, its menu and notifications, closing windows, IPC calls from a page...) with
-// messages over the Node IPC channel; each command's outcome is recorded as a `reply` line.
+// clicks on the tray, its menu and notifications, answers to message boxes, closing windows, IPC calls
+// from a page...) with messages over the Node IPC channel; each command's outcome is recorded as a
+// `reply` line.
 //
 // Environment: DW_FAKE_ELECTRON_LOG (required), DW_FAKE_ELECTRON_READY=manual (wait for the `ready`
 // command), DW_FAKE_ELECTRON_SINGLE_INSTANCE=taken (another instance holds the lock),
@@ -195,15 +196,24 @@ function ownerAndOptions(args) {
   return args[0] instanceof BrowserWindow ? { owner: args[0], options: args[1] } : { owner: null, options: args[0] };
 }
 
+/** How the next message boxes are answered (the test's `dialog.answer`), in order: a button's index, or
+ *  'hold': the box stays open until the test's `dialog.respond`. */
+const messageBoxAnswers = [];
+/** Answers the message box held open, if any. */
+let respondHeld = null;
+
 const dialog = {
   showErrorBox(title, content) {
     record('dialog.showErrorBox', { title, content });
   },
-  /** The user dismisses every dialog: the cancel button, no file. */
+  /** Unless the test said otherwise, the user dismisses every dialog: the cancel button, no file. */
   async showMessageBox(...args) {
     const { owner, options } = ownerAndOptions(args);
     record('dialog.showMessageBox', { owner, options });
-    return { response: options.cancelId ?? 0, checkboxChecked: false };
+    const answer = messageBoxAnswers.shift();
+    const response = answer === 'hold' ? await new Promise((resolve) => (respondHeld = resolve)) : (answer ?? options.cancelId ?? 0);
+    record('dialog.answered', { response });
+    return { response, checkboxChecked: false };
   },
   async showOpenDialog(...args) {
     const { owner, options } = ownerAndOptions(args);
@@ -651,6 +661,15 @@ const commands = {
   ping: () => 'pong',
   ready: () => emitReady(),
   quit: () => app.quit(),
+  /** The next message box is answered with the button `response` (an index), or held open ('hold'). */
+  'dialog.answer': ({ response }) => void messageBoxAnswers.push(response),
+  /** The user clicks button `response` of the message box held open. */
+  'dialog.respond': ({ response }) => {
+    if (!respondHeld) throw new Error('no message box is held open');
+    const respond = respondHeld;
+    respondHeld = null;
+    respond(response);
+  },
   /** What Electron does in the first instance when another one starts. */
   'second-instance': ({ argv = [], cwd = process.cwd() }) => app.emit('second-instance', new FakeEvent(), argv, cwd, {}),
   'tray.click': () => lastTray().emit('click', new FakeEvent(), { x: 0, y: 0, width: 22, height: 22 }, { x: 10, y: 10 }),

@@ -40,6 +40,11 @@ export function countingCommand(file: string, then = '', ...more: string[]): str
   return ['/bin/sh', '-c', `echo "$DUMBWAITER_REQUEST_ID" >> "$0"${then ? `; ${then}` : ''}`, file, ...more];
 }
 
+/** Appends the run's request id to `file` (what ran, and how often), then prints "marked". */
+export function markOp(file: string): OpSpec {
+  return { name: 'mark', command: countingCommand(file, 'echo marked'), concurrency: 4 };
+}
+
 /** The `go` argument of a run that waits for a file (GatedRuns, GATED_OP): the file's path. */
 export const GO_ARG = { go: { type: 'string', max_length: 500 } };
 
@@ -55,3 +60,16 @@ export function echoOp(fields: Partial<OpSpec> = {}): OpSpec {
 
 /** Echoes msg, a few lower-case words at most. */
 export const PLAIN_ECHO = echoOp({ command: ['/bin/echo', '{msg}'], args: { msg: { type: 'string', pattern: '[a-z0-9 ]*', max_length: 40 } } });
+
+/** Says hello to name, a short string, at once. */
+export const GREET: OpSpec = { name: 'greet', command: ['/bin/echo', 'hello', '{name}'], args: { name: { type: 'string', max_length: 40 } } };
+/** Deploys to staging or production (a write), once a human approves it. */
+export const DEPLOY: OpSpec = {
+  name: 'deploy',
+  command: ['/bin/echo', 'deploy', '{target}'],
+  args: { target: { type: 'string', enum: ['staging', 'production'] } },
+  scope: 'write',
+  approval: 'always',
+};
+/** An operation that runs without asking (a read) and one that always asks (a write). */
+export const GREET_AND_DEPLOY = allowlistYaml(GREET, DEPLOY);

@@ -1,6 +1,6 @@
 // Runs that record themselves and then wait for a file: for the tests that kill the daemon with
 // SIGKILL while they run (orphans, reconcile). Each run appends its request id to `runs.txt`, so a
-// second run of anything would show, and writes nothing to its output, whose pipe dies with the daemon.
+// second run of anything would show, and writes nothing to its output, whose pipe dies with the run keeper.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { eventually, type TestHost } from './host';
@@ -37,8 +37,9 @@ export class GatedRuns {
     return existsSync(this.runsFile) ? readFileSync(this.runsFile, 'utf8').split('\n').filter((x) => x === id).length : 0;
   }
 
-  /** Starts a daemon, starts each request and waits until each runs, then kills the daemon with
-   *  SIGKILL. Returns the runs' process groups (tracked: ended after the test). */
+  /** Starts a daemon, starts each request and waits until each runs, then kills the daemon and its
+   *  run keeper with SIGKILL (the host crashed: TestHost.crash). Returns the runs' process groups
+   *  (tracked: ended after the test). */
   async startThenKill9(key: KeyFile, reqs: [id: string, op: string][]): Promise<number[]> {
     const d = await this.host.startDaemon();
     for (const [id, op] of reqs) this.host.submit(key, id, op, { go: this.goFile(id) });
@@ -48,7 +49,7 @@ export class GatedRuns {
       pids.push(trackGroup(await this.host.runPid(id)));
       await eventually(`${id} to have started`, () => (this.runs(id) === 1 ? true : undefined));
     }
-    await d.kill9();
+    await this.host.crash(d);
     return pids;
   }
 }

@@ -1,7 +1,7 @@
 // A real host for end-to-end tests: a temporary home and spool made by the real `dumbwaiter init`,
 // the real daemon process, and a sandbox side that signs and writes request files like a client would.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { computeMac, decodeSecret } from '../../shared/protocol/sign';
@@ -10,8 +10,11 @@ import { Host } from '../../main/core/host/host';
 import { keyFileOf, type Scope } from '../../main/core/keys/keyStore';
 import { openLedger } from '../../main/core/ledger/db';
 import { LedgerParts } from './ledger';
-import { AS_USER, NO_UNPRIVILEGED_USER, groupRunning, track } from './processes';
+import { AS_USER, NO_UNPRIVILEGED_USER, alive, groupRunning, track } from './processes';
+import { pidFile } from '../../main/core/exec/keeperFiles';
+import { homePaths } from '../../main/core/home';
 import { DEFAULT_SPOOL } from '../../shared/protocol/ids';
+import { NO_OPERATIONS } from './allowlists';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 /** The host's command line as the tests run it: the test build of the bundle (test/setup/global.ts builds
@@ -127,6 +130,17 @@ export function envelope(key: KeyFile, id: string, op: string, args: Record<stri
   return JSON.stringify({ v: 1, key_id: keyId, payload, mac });
 }
 
+/** A sandbox as an agent holds it: a new folder outside the test's root (no node_modules above it)
+ *  with copies of the spool's clients from its bin/ (written there by the daemon) and `key`'s file as
+ *  key.json; `env` is what a client there runs with. The caller removes `dir`. */
+export function sandboxWithClients(spool: string, key: KeyFile): { dir: string; env: Record<string, string> } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-sandbox-'));
+  for (const client of ['dw.cjs', 'dw.py']) copyFileSync(path.join(spool, 'bin', client), path.join(dir, client));
+  const keyFile = path.join(dir, 'key.json');
+  writeFileSync(keyFile, JSON.stringify(key));
+  return { dir, env: { PATH: process.env.PATH!, HOME: dir, DUMBWAITER_SPOOL: spool, DUMBWAITER_KEY_FILE: keyFile } };
+}
+
 /** Writes a file into a spool's queue/ the way the protocol says: into tmp/, then renamed. */
 export function writeQueueFile(spool: string, name: string, content: string | Buffer): void {
   const tmp = path.join(spool, 'tmp', `${name}.${process.pid}.${Math.random().toString(36).slice(2)}`);
@@ -170,8 +184,10 @@ export class TestHost {
   /** The names of the spools this test made, by folder. */
   private spoolNames = new Map<string, string>();
 
-  /** `root`: an empty folder to lay the home and the spool out in (a mount the test made), instead of a new one. */
-  constructor(allowlist: string, settings: Record<string, unknown> = {}, opts: { root?: string } = {}) {
+  /** `allowlist`: the home's allowlist.yaml (a test that names files under its root writes its own
+   *  later); `root`: an empty folder to lay the home and the spool out in (a mount the test made),
+   *  instead of a new one. */
+  constructor(allowlist = NO_OPERATIONS, settings: Record<string, unknown> = {}, opts: { root?: string } = {}) {
     this.root = opts.root ?? mkdtempSync(path.join(os.tmpdir(), 'dw-test-'));
     this.home = path.join(this.root, 'home');
     this.spool = path.join(this.root, 'spool');
@@ -352,6 +368,51 @@ export class TestHost {
 
   async cleanup(): Promise<void> {
     await Promise.all(this.daemons.map((d) => d.stop()));
+    this.killKeeper(); // one holding runs a killed daemon left (a stopped daemon's exits by itself)
     rmSync(this.root, { recursive: true, force: true });
+  }
+
+  /** The pid of the home's run keeper while one runs (exec/keeperFiles.ts), else null. */
+  keeperPid(): number | null {
+    try {
+      const pid = Number(readFileSync(pidFile(homePaths(this.home).keeper), 'utf8'));
+      return pid > 0 && alive(pid) ? pid : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** SIGKILL to the home's run keeper, if one runs: with a daemon killed too, the host as a whole
+   *  crashed (its runs go on as orphans, or die at their next write). Returns its pid. */
+  killKeeper(): number | null {
+    const pid = this.keeperPid();
+    if (pid !== null) process.kill(pid, 'SIGKILL');
+    return pid;
+  }
+
+  /** The whole host killed by SIGKILL: the daemon `d`, then its run keeper (the runs go on as orphans,
+   *  or die at their next write), as after a crash of both. */
+  async crash(d: DaemonProcess): Promise<void> {
+    await d.kill9();
+    const pid = this.killKeeper();
+    if (pid !== null) await eventually('the run keeper to die', () => (alive(pid) ? undefined : true));
+  }
+}
+
+/** What most end-to-end files start from: a TestHost, a key of its spool, and its daemon running. */
+export interface RunningHost {
+  host: TestHost;
+  key: KeyFile;
+  daemon: DaemonProcess;
+}
+
+/** A TestHost with `allowlist` and `settings`, a key (`name`, `scope`) of its first spool, and its daemon started. */
+export async function runningHost(allowlist: string, key: { name: string; scope?: Scope }, settings: Record<string, unknown> = {}): Promise<RunningHost> {
+  const host = new TestHost(allowlist, settings);
+  try {
+    return { host, key: host.createKey(key.name, key.scope), daemon: await host.startDaemon() };
+  } catch (e) {
+    await host.cleanup();
+    throw e;
   }
 }

@@ -38,6 +38,12 @@ describe('the Settings screen', () => {
     await expect.poll(() => settings().notifications).toBe(false);
     await page.getByRole('checkbox', { name: 'Start Dumbwaiter at login' }).check();
     await expect.poll(() => settings().start_at_login).toBe(true);
+    const leave = page.getByRole('checkbox', { name: 'Leave runs running when Dumbwaiter stops' });
+    expect(await leave.isChecked()).toBe(false); // runs_on_stop: stop
+    await leave.check();
+    await expect.poll(() => settings().runs_on_stop).toBe('leave');
+    await leave.uncheck();
+    await expect.poll(() => settings().runs_on_stop).toBe('stop');
     expect(ui.errors).toEqual([]);
   });
 

@@ -22,7 +22,8 @@ import { APP_VERSION } from '../version';
 import { AllowlistSource } from './allowlistSource';
 import { acquireHomeLock, type HomeLock } from './lock';
 import { Runner } from './runner';
-import { Spawner, type RunStarter } from '../exec/spawner';
+import { runnerDeps } from './runnerDeps';
+import { Keeper, type Kept, type RunStarter } from '../exec/keeper';
 import { spawning } from '../exec/nativeSpawn';
 import type { SpoolServer } from '../spool/server';
 import { ServedSpools, noSpoolToServe, sharedParts } from './servedSpools';
@@ -50,8 +51,8 @@ export interface DaemonOptions {
   /** The home's core, shared with the other faces of this process (the app's service); else the
    *  daemon opens one of its own, closed when it stops. */
   core?: HostCore;
-  /** How runs start: by default in a spawner process of plain Node (exec/spawner.ts); the desktop
-   *  app, whose binary cannot run as plain Node, gives its own. */
+  /** How runs start: by default in the home's run keeper, a process of plain Node (exec/keeper.ts);
+   *  the desktop app, whose binary cannot run a script as plain Node, gives its own. */
   starter?: RunStarter;
 }
 
@@ -127,24 +128,17 @@ export class Daemon {
       allowlist: () => this.allowlist.get(),
     });
     const safely = (name: string, fn: () => void) => this.safely(name, fn);
-    const { db, requests, keys, flags, grants, lifecycle } = core;
-    this.runner = new Runner({
-      db,
-      spools: () => [...this.spools.values()].filter((s) => s.ok).map((s) => s.name),
-      spoolDirs: (spool) => (this.spools.get(spool)?.ok ? this.spools.get(spool)!.io : null),
-      requests,
-      audit,
-      keys,
-      grants,
-      flags,
-      lifecycle,
-      reconciler: core.reconciler,
-      allowlist: () => this.allowlist.get(),
-      settings: () => this.settings,
-      log: scopedLogger('runner'),
-      starter,
-      safely,
-    });
+    const { db, requests } = core;
+    this.runner = new Runner(
+      runnerDeps(core, {
+        spools: () => [...this.spools.values()].filter((s) => s.ok).map((s) => s.name),
+        spoolDirs: (spool) => (this.spools.get(spool)?.ok ? this.spools.get(spool)!.io : null),
+        allowlist: () => this.allowlist.get(),
+        settings: () => this.settings,
+        starter,
+        safely,
+      }),
+    );
     const shared = sharedParts(core, {
       allowlist: () => this.allowlist.get(),
       settings: () => this.settings,
@@ -181,8 +175,13 @@ export class Daemon {
     try {
       configureLogging(home.logs, opts.consoleLog ?? 'info');
       core ??= HostCore.open(home.root, opts.sealer ?? null);
-      d = new Daemon(home, settings, spools, opts.spool, core, !opts.core, lock, opts.starter ?? new Spawner());
-      d.boot();
+      d = new Daemon(home, settings, spools, opts.spool, core, !opts.core, lock, opts.starter ?? new Keeper(home.keeper));
+      // The keeper the last daemon sent its runs to, before this one's is recorded.
+      const previous = core.flags.keeper;
+      const { kept, instances } = await d.starter.recover((instance) => core!.flags.setKeeper(instance));
+      // '': that daemon had let its keeper go, and sent nothing since.
+      d.boot(kept, previous !== null && (previous === '' || instances.includes(previous)));
+      d.starter.recovered();
       return d;
     } catch (e) {
       // A failed start leaves nothing held: the desktop app may try again in the same process.
@@ -195,7 +194,9 @@ export class Daemon {
     }
   }
 
-  private boot(): void {
+  /** `kept`: the runs the keeper held while no daemon ran; `keeperHadAll`: the keeper the last daemon
+   *  sent its runs to answered (RunStarter.recover). */
+  private boot(kept: Map<string, Kept>, keeperHadAll: boolean): void {
     const names = [...this.spools.values()].map((s) => `${s.name} (${s.plain.root})`).join(', ');
     log.info(`starting: home ${this.home.root}, spools ${names}, pid ${process.pid}; runs start with ${spawning().why}`);
     this.audit.record({
@@ -209,11 +210,12 @@ export class Daemon {
     this.allowlist.loadInitial();
     // Pins each spool's folders and writes what belongs there, or says why it cannot be touched now.
     for (const s of this.spools.values()) s.usable();
-    // Started once, before the first run: a run's start costs no process start.
+    // Connected once (and the keeper started if none runs), before the first run: a run's start costs
+    // no process start.
     this.starter.launch();
-    // Before the first start of a run: an orphan holds its slot (and so does the search for what an
-    // ended one left, which goes on while the spools are served).
-    this.runner.recoverInterrupted();
+    // Before the first start of a run: a kept run or an orphan holds its slot (and so does the search
+    // for what an ended one left, which goes on while the spools are served).
+    this.runner.recoverInterrupted(kept, keeperHadAll);
 
     // settings.json too: edited by hand, it applies at once (a wake reloads it); and allowlist.yaml,
     // through its folder: a watch of the file itself stayed on the file an atomic replace took away,
@@ -394,19 +396,21 @@ export class Daemon {
     for (const s of this.spools.values()) s.heartbeat();
   }
 
-  /** Clean stop: no new work; running work gets the grace period, then is terminated (and left uncertain). */
-  stop(): Promise<void> {
-    this.stopped ??= this.shutdown();
+  /** Clean stop: no new work. Running work (`runs`, by default the runs_on_stop setting) is stopped:
+   *  it gets the grace period, then is terminated (and left uncertain); or left running, for the next
+   *  start to pick up. A second call gets the first one's stop. */
+  stop(o: { runs?: Settings['runs_on_stop'] } = {}): Promise<void> {
+    this.stopped ??= this.shutdown(o.runs ?? this.settings.runs_on_stop);
     return this.stopped;
   }
 
   /** During a stop, e.g. on a second Ctrl-C: running work is terminated now instead of at the end of
-   *  the grace period, and recorded the same way. */
+   *  the grace period, and recorded the same way. Work the stop leaves running stays so. */
   hurry(): void {
     this.endGrace?.();
   }
 
-  private async shutdown(): Promise<void> {
+  private async shutdown(runs: Settings['runs_on_stop']): Promise<void> {
     this.stopping = true;
     for (const t of [...this.timers, this.tickTimer]) if (t) clearInterval(t);
     this.wakeWatch?.close();
@@ -414,11 +418,12 @@ export class Daemon {
     this.settingsFile.stop();
     this.retention.stop();
     await Promise.all([...this.spools.values()].map((s) => s.stop()));
-    await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)));
+    const left = await this.runner.stop(this.settings.shutdown_grace_s * 1000, new Promise<void>((r) => (this.endGrace = r)), runs);
     await this.starter.stop();
     this.heartbeat();
-    this.audit.record({ kind: 'daemon_stopped', message: 'daemon stopped cleanly' });
-    log.info('stopped');
+    const message = left ? `daemon stopped cleanly, leaving ${left} run${left === 1 ? '' : 's'} running (recorded when the host starts again)` : 'daemon stopped cleanly';
+    this.audit.record({ kind: 'daemon_stopped', message, ...(left ? { details: { left_running: left } } : {}) });
+    log.info(left ? `stopped, leaving ${left} run(s) running` : 'stopped');
     this.spools.forEach((s) => s.close());
     this.detach();
     if (this.ownsCore) this.core.close();

@@ -107,6 +107,13 @@ export class Orphan {
     return endNow(rec.procs, w.killGraceMs);
   }
 
+  /** Stops watching, ending nothing (the host stops and leaves its runs running): `done` never settles. */
+  forget(): void {
+    this.ending = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
   /** Ends its processes (TERM, KILL after the grace period); `done` then says why. */
   terminate(reason: string): void {
     if (!this.ending) this.endWith(true, (note) => ({ by: 'terminate', reason, note }));

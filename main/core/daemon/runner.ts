@@ -23,7 +23,7 @@ import type { SpoolPaths } from '../spool/layout';
 import { allowlistFor } from '../allowlist/forSpool';
 import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import type { RunHandle, RunOutcome } from '../exec/executor';
-import { SpawnerLost, type RunStarter } from '../exec/spawner';
+import { KeeperLost, type Kept, type RunStarter } from '../exec/keeper';
 import { faultPoint } from '../faults';
 import { Orphan, type OrphanEnd, type OrphanWatch, type Remains } from './orphans';
 import { settleHint, uncheckedInterruption, type Reconciler } from './reconciler';
@@ -47,7 +47,7 @@ export interface RunnerDeps {
   allowlist: () => Allowlist;
   settings: () => Settings;
   log: Logger;
-  /** Starts runs (in the spawner process). */
+  /** Starts runs (in the run keeper, which holds them while the daemon is gone). */
   starter: RunStarter;
   /** Runs `fn`, recording what it throws instead of throwing (one request never stops the others). */
   safely: (name: string, fn: () => void) => void;
@@ -64,14 +64,16 @@ interface Running {
   terminate(reason: string): void;
   /** Resolves once its end is recorded. */
   recorded: Promise<void>;
+  /** Stops watching it, ending nothing (an orphan's watch, at a stop that leaves runs running). */
+  forget?: () => void;
 }
 
-/** How a run ended: its outcome; or its spawner process died with it, and `remains` is what is left of it. */
+/** How a run ended: its outcome; or the run keeper died with it, and `remains` is what is left of it. */
 type RunEnd = { outcome: RunOutcome } | { row: RequestRow; remains: Remains };
 
 /** Why a run recorded as running has nobody watching it (the start of an interruption's message). */
 const HOST_STOPPED = 'the host stopped while this ran';
-const SPAWNER_LOST = 'the process that started this run (the host\'s spawner) ended while it ran';
+const KEEPER_LOST = 'the process that held this run (the host\'s run keeper) ended while it ran';
 
 export class Runner {
   private readonly running = new Map<string, Running>();
@@ -81,6 +83,8 @@ export class Runner {
   private leftEnds: { id: string; record: () => void }[] = [];
   private readonly reconciler: Reconciler;
   private stopping = false;
+  /** The stop left the runs running: their ends (the keeper let go with them included) are the next start's to record. */
+  private left = false;
   /** Where nextQueued() starts looking: the spool after the one that started last. */
   private turn = 0;
 
@@ -93,15 +97,37 @@ export class Runner {
   }
 
   /**
-   * Runs that were going when the host stopped, never re-run: one whose processes still run is
-   * watched as an orphan (still running; a cancel ends it); the others are uncertain (once what they
-   * left is looked for and ended, their slots held meanwhile: the host serves while that goes on),
-   * and wait for startReconciling() to be checked.
+   * Runs that were going when the host stopped, never re-run. Those the run keeper held (`kept`) are
+   * recorded as they ended, or followed until they do, as if the host had not stopped. One that never
+   * reached the keeper (`keeperHadAll`: the keeper every run was sent to answered, so one it does not
+   * hold, with no process recorded, was never started) is queued again. Of the others, one whose
+   * processes still run is watched as an orphan (still running; a cancel ends it); the rest are
+   * uncertain (once what they left is looked for and ended, their slots held meanwhile: the host
+   * serves while that goes on), and wait for startReconciling() to be checked.
    */
-  recoverInterrupted(): void {
+  recoverInterrupted(kept: Map<string, Kept> = new Map(), keeperHadAll = false): void {
     for (const row of this.d.requests.inState('running')) {
+      const k = kept.get(row.id);
+      kept.delete(row.id);
+      if (k) {
+        this.d.safely(row.id, () => this.resumeKept(row, k));
+        continue;
+      }
+      if (keeperHadAll && row.pid === null) {
+        const message = 'the host stopped after recording its start, before its run keeper received it: it never ran, and is queued again';
+        this.d.safely(row.id, () => this.d.lifecycle.move(row, 'queued', { started_at: null }, { kind: 'requeued', message }, ['running']));
+        continue;
+      }
       const remains = this.remainsOf(row);
       this.d.safely(row.id, () => this.resume(row, remains, HOST_STOPPED));
+    }
+    // Kept for requests no longer running: a human's verdict came while no daemon ran (it stands).
+    for (const [key, k] of kept) {
+      if ('outcome' in k) this.d.starter.forget(key);
+      else {
+        k.handle.terminate('resolved');
+        void k.handle.done.then(() => this.d.starter.forget(key), () => {});
+      }
     }
     // After the running ones: a verdict given meanwhile (before this host adopted the run) is found here.
     for (const row of this.d.requests.endedOrphans()) {
@@ -120,6 +146,17 @@ export class Runner {
         this.d.safely(row.id, () => this.d.lifecycle.move(row, 'uncertain', { reconcile_pending: 0, error_message: message }, { kind: 'uncertain', message }));
       }
     }
+  }
+
+  /** A run the keeper held while no daemon ran: recorded as it ended, or followed, holding its slot. */
+  private resumeKept(row: RequestRow, k: Kept): void {
+    if ('outcome' in k) {
+      this.d.log.info(`${row.id}: ended while no daemon ran; recorded as it ended`);
+      return this.finishRow(row, k.outcome);
+    }
+    this.d.log.info(`${row.id}: still running in the run keeper (pid ${k.handle.pid}): followed again`);
+    if (row.pid === null && k.handle.pid !== null) this.d.requests.setProcesses(row.id, k.handle.pid, k.handle.marker, k.handle.since);
+    this.follow(row, Promise.resolve(k.handle).then((h) => this.endOf(row, h)), k.handle);
   }
 
   /** What is left of a run recorded as running whose runner is gone (see Remains). */
@@ -184,19 +221,28 @@ export class Runner {
     for (const row of this.d.requests.cancelRequested()) this.running.get(row.id)?.terminate('cancel');
   }
 
-  /** A clean stop: nothing new starts, checks in progress end; what runs (orphans too) gets `graceMs`,
-   *  or until `hurry` resolves, then is terminated (and recorded as uncertain). */
-  async stop(graceMs: number, hurry: Promise<void>): Promise<void> {
+  /** A clean stop: nothing new starts, checks in progress end. With `runs` 'stop', what runs (orphans
+   *  too) gets `graceMs`, or until `hurry` resolves, then is terminated (and recorded as uncertain).
+   *  With 'leave', it is left running, its row `running`, and nothing more is recorded here: the next
+   *  start finds it as it finds the runs of a host that went away. Resolves to how many were left. */
+  async stop(graceMs: number, hurry: Promise<void>, runs: 'stop' | 'leave' = 'stop'): Promise<number> {
     this.stopping = true;
     await this.reconciler.stop();
     const pending = () => Promise.all([...this.running.values()].map((r) => r.recorded));
-    if (this.running.size === 0) return;
+    if (this.running.size === 0) return 0;
+    if (runs === 'leave') {
+      this.left = true;
+      for (const r of this.running.values()) r.forget?.();
+      this.d.log.info(`leaving ${this.running.size} running request(s) running: the next start picks them up`);
+      return this.running.size;
+    }
     this.d.log.info(`waiting up to ${graceMs / 1000} s for ${this.running.size} running request(s)`);
     let grace: NodeJS.Timeout | undefined;
     await Promise.race([pending(), hurry, new Promise<void>((r) => (grace = setTimeout(r, graceMs)))]);
     clearTimeout(grace);
     for (const r of this.running.values()) r.terminate('shutdown');
     await pending();
+    return 0;
   }
 
   private fullOps(): string[] {
@@ -276,28 +322,26 @@ export class Runner {
   }
 
   /** Runs `started`, recorded as running (by startRow, or by intake in a reserved slot). The slot is
-   *  held from now on, while the spawner starts the run: a cancel or a stop meanwhile reaches it once
+   *  held from now on, while the keeper starts the run: a cancel or a stop meanwhile reaches it once
    *  it has its process. */
   launch(started: RequestRow, plan: RunPlan): void {
-    this.running.delete(started.id); // a reserved slot: held by the run from here (hold)
+    this.running.delete(started.id); // a reserved slot: held by the run from here (follow)
     let handle: RunHandle | null = null;
     let stopWith: string | null = null;
     const ended = this.run(started, plan, this.d.settings().kill_grace_s * 1000, (h) => {
       handle = h;
       if (stopWith !== null) h.terminate(stopWith);
     });
-    this.hold(
-      started.id,
-      started.op,
-      (r) => (handle ? handle.terminate(r) : (stopWith ??= r)),
-      ended,
-      (end) => ('outcome' in end ? this.finishRow(started, end.outcome) : this.resume(end.row, end.remains, SPAWNER_LOST)),
-      true,
-    );
+    this.follow(started, ended, { terminate: (r) => (handle ? handle.terminate(r) : (stopWith ??= r)) });
+  }
+
+  /** Holds the slot of `row`'s run until `ended`, then records how it ended. */
+  private follow(row: RequestRow, ended: Promise<RunEnd>, run: Pick<RunHandle, 'terminate'>): void {
+    this.hold(row.id, row.op, (r) => run.terminate(r), ended, (end) => ('outcome' in end ? this.finishRow(row, end.outcome) : this.resume(end.row, end.remains, KEEPER_LOST)), true);
   }
 
   /** Starts the run of `row` (recorded as running) and waits for its end; `onHandle` once it has its
-   *  process. Its outcome; or, when the spawner process died with it, what is left of it. */
+   *  process. Its outcome; or, when the keeper died with it, what is left of it. */
   private async run(row: RequestRow, plan: RunPlan, killGraceMs: number, onHandle: (h: RunHandle) => void): Promise<RunEnd> {
     let handle: RunHandle;
     try {
@@ -306,16 +350,22 @@ export class Runner {
       handle = await this.d.starter.start(row.id, plan, makeLiveLog(this.d, dirs, row), killGraceMs);
     } catch (e) {
       // It may have started: no pid to look for, so it ends uncertain, as a run cut by a host crash.
-      if (e instanceof SpawnerLost) return { row, remains: null };
+      if (e instanceof KeeperLost) return { row, remains: null };
       return { outcome: spawnFailure(plan, e as Error) };
     }
     noteStarted(this.d, row, plan, handle);
     this.d.log.info(`${row.id}: started ${row.op} (pid ${handle.pid})`);
     onHandle(handle);
+    return this.endOf(row, handle);
+  }
+
+  /** How a started run ended: its outcome, or, when the keeper died with it, what is left of it. */
+  private async endOf(row: RequestRow, handle: RunHandle): Promise<RunEnd> {
     try {
       return { outcome: await handle.done };
     } catch (e) {
-      if (!(e instanceof SpawnerLost)) throw e;
+      if (!(e instanceof KeeperLost)) throw e;
+      if (this.left) return { row, remains: null }; // the stop let the keeper go with it: not looked for, nor watched
       this.d.log.warn(`${row.id}: ${e.message}: looking for its processes`);
       const now = this.d.requests.get(row.id) ?? row;
       return { row: now, remains: this.remainsOf(now) };
@@ -326,6 +376,7 @@ export class Runner {
    *  `together`: recorded with the other runs that end in the same turn of the event loop (endTogether). */
   private hold<T>(id: string, op: string, terminate: (reason: string) => void, ended: Promise<T>, finish: (end: T) => void, together = false): void {
     const recorded = ended.then((end) => {
+      if (this.left) return;
       if (together) return new Promise<void>((done) => this.endTogether({ id, record: () => finish(end), done }));
       this.running.delete(id);
       this.recordEnd({ id, record: () => finish(end) });
@@ -389,6 +440,7 @@ export class Runner {
     this.d.lifecycle.move(row, 'running', { orphaned: 1 }, { kind: 'orphaned', message, details: { pid: row.pid } });
     this.d.log.warn(`${row.id}: orphaned: ${message}`);
     this.hold(row.id, row.op, (r) => orphan.terminate(r), orphan.done, (end) => this.finishOrphan(row, end, cause));
+    this.running.get(row.id)!.forget = () => orphan.forget();
   }
 
   /** An orphan's end: by itself, uncertain (and checked); cancelled; stopped with the host, uncertain;
@@ -442,8 +494,11 @@ export class Runner {
   private finishRow(row: RequestRow, o: RunOutcome): void {
     faultPoint('after_exit_before_result');
     const { state, patch, note, how } = runEnd(row, o, this.reconciler.reconcilable(row.op));
-    if (!this.d.lifecycle.move(row, state, patch, note, ['running'])) return;
+    if (!this.d.lifecycle.move(row, state, patch, note, ['running'])) return this.d.starter.forget(row.id); // a human's verdict came first
     this.d.log.info(`${row.id}: ${state} (${how})`);
-    this.d.lifecycle.afterCommit(row.id, () => faultPoint('after_result')); // recorded, and its result written
+    this.d.lifecycle.afterCommit(row.id, () => {
+      this.d.starter.forget(row.id); // recorded: the keeper lets its end go
+      faultPoint('after_result'); // recorded, and its result written
+    });
   }
 }

@@ -2,7 +2,7 @@
 // reading /proc/<pid>/environ takes that process's memory-map lock (procfs.ts), which the process can
 // keep busy for as long as it likes (an mmap with MAP_POPULATE of a huge range in one thread, mmap and
 // munmap in another: tens of seconds a read), and a read blocks the thread doing it. Not a worker thread
-// nor libuv's pool either: Node waits for those at exit, so a stuck read would hold the spawner's exit
+// nor libuv's pool either: Node waits for those at exit, so a stuck read would hold the keeper's exit
 // and the daemon's stop. A child is killed when its deadline passes (the wait for that lock is killable),
 // and it holds nobody up meanwhile. grep reads the files in the order given and says each as it goes,
 // so the one it was stuck on is known: that one is unread, and the rest are read again by another grep.

@@ -9,7 +9,7 @@
 // whoever started it, is never read. Only their pids are tried, where the pid counter says which they
 // can be (pidWindow.ts): a search costs what the run forked, not what the machine runs.
 // A process's environment is read in a child process with a deadline (environReader.ts): a process can
-// make that read wait as long as it likes, and here it would hold the event loop of the spawner (every
+// make that read wait as long as it likes, and here it would hold the event loop of the keeper (every
 // spool's runs) or the daemon. One whose environment could not be read in time may be the run's or
 // anyone's: it is never signalled (ending a program that is not the run's is the worse harm, and a run
 // can always leave a process behind by starting it without its marker), it is read again while the

@@ -1,21 +1,21 @@
-// A file the daemon makes for the spawner process to write: a run's log in results/. The sandbox can
+// A file the daemon makes for the run keeper to write: a run's log in results/. The sandbox can
 // rename, replace or plant anything at that name at any moment, so the daemon creates the file itself,
-// anew, and names it to the spawner by its identity: on Linux as the daemon's /proc/<pid>/fd/N, which
+// anew, and names it to the keeper by its identity: on Linux as the daemon's /proc/<pid>/fd/N, which
 // the kernel resolves to that very inode whatever the name now holds (the daemon holds N open until the
-// spawner has opened its own); elsewhere by its path, opened without following a link. Either way the
-// spawner writes only to a regular file with the inode the daemon made (a descriptor number can be
+// keeper has opened its own); elsewhere by its path, opened without following a link. Either way the
+// keeper writes only to a regular file with the inode the daemon made (a descriptor number can be
 // given to something else, a name can lead elsewhere), or to nothing.
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { HAS_PROC_FD } from '../fs/linuxFd';
 
-/** What the spawner is given (it is sent over the spawner's channel). */
+/** What the keeper is given (it is sent over the keeper's socket). */
 export interface SharedFile {
   path: string;
   dev: number;
   ino: number;
 }
 
-/** A file the daemon made and holds open until the spawner has its own descriptor of it. */
+/** A file the daemon made and holds open until the keeper has its own descriptor of it. */
 export interface HeldFile {
   shared: SharedFile;
   close(): void;
@@ -45,7 +45,7 @@ export function makeShared(file: string): HeldFile | typeof TAKEN | null {
   return { shared: { path, dev: st.dev, ino: st.ino }, close: () => closeSync(fd) };
 }
 
-/** In the spawner (or the daemon's own process): a descriptor open for writing on the very file the
+/** In the keeper (or the daemon's own process): a descriptor open for writing on the very file the
  *  daemon made, which the caller then owns; null when it cannot be reached. Through /proc the link is
  *  the kernel's own (O_NOFOLLOW would refuse it); a name is never followed. */
 export function openShared(f: SharedFile): number | null {

@@ -39,7 +39,7 @@ export interface StatusReport {
   grants: Grant[];
   spend: CeilingReport[];
   /** How runs start on this machine: posix_spawn through the native addon (Linux, built at install),
-   *  else Node's spawn, and why (the same install and kernel as the daemon's spawner). */
+   *  else Node's spawn, and why (the same install and kernel as the daemon's run keeper). */
   spawning: { kind: 'posix_spawn' | 'node'; why: string };
 }
 

@@ -76,6 +76,17 @@ export class HostFlags {
     this.set('allowlist_served', JSON.stringify({ pid: process.pid, ...status }));
   }
 
+  /** The run keeper the daemon's new runs go to (its instance: exec/keeper.ts), for the next start;
+   *  '' when none gets them yet; null when no daemon has said (an earlier version's). */
+  get keeper(): string | null {
+    const v = this.get('keeper_instance');
+    return v === 'none' ? '' : v;
+  }
+
+  setKeeper(instance: string): void {
+    this.set('keeper_instance', instance || 'none', false);
+  }
+
   /** What the ledger keeps of a spool that is removed from the home. */
   forgetSpool(spool: string): void {
     this.db.prepare('DELETE FROM meta WHERE k IN (?, ?)').run(`spool_problem:${spool}`, `spool_probe:${spool}`);

@@ -35,8 +35,9 @@ export function systemdWord(value: string, dollar = true): string {
   return `"${dollar ? escaped.replaceAll('$', '$$$$') : escaped}"`;
 }
 
-/** The daemon stops cleanly on SIGTERM (its runs get shutdown_grace_s, then are ended and recorded), so
- *  systemd signals it alone (KillMode=mixed) and kills what is left only after TimeoutStopSec. A start
+/** The daemon stops cleanly on SIGTERM (its runs get shutdown_grace_s, then are ended and recorded; or
+ *  are left running, by runs_on_stop), so systemd signals it alone and kills nothing else
+ *  (KillMode=process): the run keeper, and the runs it holds, outlive a stop or a restart of the unit. A start
  *  refused because the app already runs this home's daemon is a failure: retried every 10 s, the
  *  service takes over once the app quits. */
 export function systemdUnit(c: DaemonCommand): string {
@@ -56,7 +57,7 @@ export function systemdUnit(c: DaemonCommand): string {
     ...(c.path ? [`Environment=${systemdWord(`PATH=${checked('PATH', c.path)}`, false)}`] : []),
     'Restart=on-failure',
     'RestartSec=10',
-    'KillMode=mixed',
+    'KillMode=process',
     'KillSignal=SIGTERM',
     'TimeoutStopSec=90',
     '',

@@ -169,6 +169,7 @@ const TONES: Record<AuditKind, Tone> = {
   reconciled: 'good',
   rejected: 'bad',
   replay: 'bad',
+  requeued: 'neutral',
   resolved: 'good',
   result_repaired: 'bad',
   resumed: 'good',

@@ -62,6 +62,12 @@ export function SettingsScreen() {
               check={(n) => (!Number.isInteger(n) ? 'A whole number.' : n < 1 || n > 64 ? 'From 1 to 64.' : null)}
               save={(n) => set('max_concurrent_runs', n, 'Runs at once')}
             />
+            <SwitchSetting
+              label="Leave runs running when Dumbwaiter stops"
+              hint={`On: runs still going when the host stops go on, and are recorded when it starts again. Off: they get ${s.shutdown_grace_s} s to finish, then are ended and recorded as uncertain. Quitting the app with runs going asks, with this as its default answer.`}
+              value={s.runs_on_stop === 'leave'}
+              save={(v) => set('runs_on_stop', v ? 'leave' : 'stop', 'Leaving runs running')}
+            />
           </section>
 
           <section className="card settings-section" aria-labelledby="retention-title">

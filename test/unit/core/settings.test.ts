@@ -1,10 +1,11 @@
 // The settings file: an earlier version's single spool is read as the spool named `default`, and the
-// list of spools is checked as a whole (names and folders unique); spools never change like a setting.
+// list of spools is checked as a whole (names and folders unique); spools never change like a setting;
+// what a stop does with running work is a choice of two, and leaving it running asks first.
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readSettings, settingsSchema, withSetting } from '../../../main/core/settings';
+import { loosens, readSettings, settingsSchema, withSetting } from '../../../main/core/settings';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-settings-'));
 const file = path.join(dir, 'settings.json');
@@ -40,5 +41,15 @@ describe('config set', () => {
   it('never changes the spools: they have their own commands', () => {
     const s = settingsSchema.parse({});
     for (const name of ['spool', 'spools']) expect(() => withSetting(s, name, [])).toThrow('use `dumbwaiter spools add NAME DIR`');
+  });
+
+  it("runs_on_stop is 'stop' unless set, takes only 'stop' or 'leave', and 'leave' counts as loosening (the app asks first)", () => {
+    const s = settingsSchema.parse({});
+    expect(s.runs_on_stop).toBe('stop');
+    const leave = withSetting(s, 'runs_on_stop', 'leave');
+    expect(leave.runs_on_stop).toBe('leave');
+    expect(() => withSetting(s, 'runs_on_stop', 'kill')).toThrow('invalid value for runs_on_stop');
+    expect(loosens('runs_on_stop', s, leave)).toBe(true);
+    expect(loosens('runs_on_stop', leave, s)).toBe(false);
   });
 });

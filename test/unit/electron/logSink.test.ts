@@ -38,4 +38,29 @@ describe('electronLogSink', () => {
     // What the sandbox wrote is in it: the owner's alone, as the core's own log file is.
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
+
+  it('follows every change to the transports made after it was made: levels lowered and raised again, a transport added or taken away', () => {
+    const file2 = path.join(dir, 'changes.log');
+    const logger = log.create({ logId: 'sink-changes' });
+    const sink = electronLogSink(logger, file2);
+    const taken = () => (['error', 'warn', 'info'] as const).filter((l) => sink.accepts(l));
+    expect(taken()).toEqual(['error', 'warn', 'info']);
+    logger.transports.appFile!.level = 'error';
+    expect(taken()).toEqual(['error', 'warn']); // the console keeps warnings
+    logger.transports.console.level = false;
+    expect(taken()).toEqual(['error']);
+    const lines: string[] = [];
+    logger.transports.extra = Object.assign((m: { data: unknown[] }) => void lines.push(m.data.join(' ')), { level: 'info' as const, transforms: [] });
+    expect(taken()).toEqual(['error', 'warn', 'info']);
+    logger.transports.appFile!.level = 'info';
+    // A line the file and another transport take goes to both.
+    sink.write('info', 'runner', 'to both');
+    expect(lines).toEqual(['to both']);
+    expect(readFileSync(file2, 'utf8')).toMatch(/\[info\] {2}\(runner\)\s* to both/);
+    logger.transports.extra = null;
+    logger.transports.appFile!.level = 'warn';
+    expect(taken()).toEqual(['error', 'warn']);
+    logger.transports.appFile!.level = false;
+    expect(taken()).toEqual([]);
+  });
 });

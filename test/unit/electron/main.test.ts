@@ -81,6 +81,7 @@ operations:
     command: [/bin/sh, -c, 'while [ -e "$0" ]; do sleep 0.05; done; echo released', ${JSON.stringify(m.hold)}]
     scope: read
     approval: never
+    concurrency: 2
   - name: deploy
     description: Deploys, once a human says yes
     command: [/bin/sh, -c, 'echo deployed "$0"', "{target}"]
@@ -595,6 +596,99 @@ describe('the desktop app under an Electron stand-in', () => {
     const run = withService(m.home, undefined, (svc) => svc.requests.get('held-1'))!;
     expect(run.state).not.toBe('running');
     await eventually('the run to be gone', () => (groupRunning(run.pid!) ? undefined : true));
+  });
+
+  it('a Quit with a run going asks whether to leave it running or stop it; Cancel keeps the app; Leave quits with the run going on, and the next start adopts it', async () => {
+    const m = machine();
+    const key = preparedHome(m);
+    writeFileSync(m.hold, ''); // the run goes on until the test lets it end
+    const app = start(m);
+    await started(app);
+    submit(m, key, 'held-2', 'wait');
+    await waitResult(m, 'held-2', ['running']);
+    const run = () => withService(m.home, undefined, (svc) => svc.requests.get('held-2'))!;
+    const pid = await eventually('the run to have its process', () => run().pid ?? undefined);
+
+    // Unscripted, the person cancels: the app and its daemon go on.
+    await app.command('tray.menu', { labels: ['Quit Dumbwaiter'] });
+    const box = await app.waitCall('dialog.showMessageBox');
+    expect(box.owner).toBeNull(); // no page of ours can answer it
+    expect(box.options).toMatchObject({
+      type: 'question',
+      title: 'Quit Dumbwaiter',
+      message: '1 run is still going. Quit anyway?',
+      detail: 'Leave it running: it goes on, and is recorded when Dumbwaiter starts again.\n\nStop it: it gets up to 2 s to finish, then is ended and recorded as uncertain.',
+      buttons: ['Leave 1 run running', 'Stop it', 'Cancel'],
+      defaultId: 1, // runs_on_stop: stop
+      cancelId: 2,
+    });
+    expect((await app.waitCall('dialog.answered')).response).toBe(2);
+    await app.command('ping');
+    expect(app.calls('app.exit')).toEqual([]);
+    expect(isLocked(homePaths(m.home).lock)).toBe(true);
+    expect(run().state).toBe('running');
+
+    // Leave, with a second Quit while the question is on screen: one question, and its answer decides.
+    await app.command('dialog.answer', { response: 'hold' });
+    await app.command('tray.menu', { labels: ['Quit Dumbwaiter'] });
+    await app.waitCall('dialog.showMessageBox', () => true, box.seq);
+    await app.command('quit');
+    await app.command('dialog.respond', { response: 0 });
+    expect(await app.exit()).toEqual({ code: 0, signal: null });
+    expect(app.calls('dialog.showMessageBox')).toHaveLength(2);
+    expect(isLocked(homePaths(m.home).lock)).toBe(false);
+    expect(groupRunning(pid)).toBe(true);
+    expect(run()).toMatchObject({ state: 'running', orphaned: 0 });
+    const stops = withService(m.home, undefined, (svc) => svc.audit.search({ kind: 'daemon_stopped', limit: 10 }));
+    expect(stops.map((e) => e.message)).toEqual(['daemon stopped cleanly, leaving 1 run running (recorded when the host starts again)']);
+
+    // The next start finds it still running and watches it (after the run keeper: it records its exit as it ended).
+    const again = start(m);
+    await started(again);
+    await eventually('the run to be adopted', () => (run().orphaned === 1 ? true : undefined));
+    rmSync(m.hold);
+    expect((await waitResult(m, 'held-2', ['uncertain', 'succeeded'])).state).toBe('uncertain');
+    // With no run going, Quit asks nothing.
+    await again.command('tray.menu', { labels: ['Quit Dumbwaiter'] });
+    expect(await again.exit()).toEqual({ code: 0, signal: null });
+    expect(again.calls('dialog.showMessageBox')).toEqual([]);
+  });
+
+  it('with runs_on_stop leave, the question offers Leave first, and Stop still ends the run; a signal asks nothing and follows the setting', async () => {
+    const m = machine();
+    const key = preparedHome(m);
+    const settings = homePaths(m.home).settings;
+    writeFileSync(settings, JSON.stringify({ ...JSON.parse(readFileSync(settings, 'utf8')), runs_on_stop: 'leave' }));
+    writeFileSync(m.hold, '');
+    const app = start(m);
+    await started(app);
+    submit(m, key, 'held-3', 'wait');
+    submit(m, key, 'held-4', 'wait');
+    await waitResult(m, 'held-3', ['running']);
+    await waitResult(m, 'held-4', ['running']);
+    const run = (id: string) => withService(m.home, undefined, (svc) => svc.requests.get(id))!;
+
+    await app.command('dialog.answer', { response: 1 });
+    await app.command('tray.menu', { labels: ['Quit Dumbwaiter'] });
+    const box = await app.waitCall('dialog.showMessageBox');
+    expect(box.options).toMatchObject({ message: '2 runs are still going. Quit anyway?', buttons: ['Leave 2 runs running', 'Stop them', 'Cancel'], defaultId: 0 });
+    expect((box.options as { detail: string }).detail).toBe('Leave them running: they go on, and are recorded when Dumbwaiter starts again.\n\nStop them: they get up to 2 s to finish, then are ended and recorded as uncertain.');
+    expect(await app.exit()).toEqual({ code: 0, signal: null });
+    for (const id of ['held-3', 'held-4']) {
+      expect(run(id)).toMatchObject({ state: 'uncertain', error_code: 'interrupted' });
+      await eventually(`${id} to be gone`, () => (groupRunning(run(id).pid!) ? undefined : true));
+    }
+
+    submit(m, key, 'held-5', 'wait');
+    const again = start(m);
+    await started(again);
+    await waitResult(m, 'held-5', ['running']);
+    const pid = await eventually('the run to have its process', () => run('held-5').pid ?? undefined);
+    process.kill(again.pid, 'SIGTERM');
+    expect(await again.exit()).toEqual({ code: 0, signal: null });
+    expect(again.calls('dialog.showMessageBox')).toEqual([]);
+    expect(groupRunning(pid)).toBe(true);
+    expect(run('held-5').state).toBe('running');
   });
 
   it('a start that fails says why and ends the app, instead of leaving it running without a tray', async () => {

@@ -4,16 +4,19 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CoreParts } from '../../../helpers/coreParts';
+import { HomeParts } from '../../../helpers/homeParts';
 import { envelope } from '../../../helpers/host';
 import { grantRules } from '../../../../main/core/policy/grantRules';
 import { PLAN_OP } from '../../../../main/core/policy/plans';
 
-let p: CoreParts;
+let p: HomeParts;
 beforeEach(() => {
-  p = new CoreParts();
+  p = new HomeParts();
 });
-afterEach(() => p.close());
+afterEach(async () => {
+  await p.close();
+  expect(p.caught).toEqual([]); // nothing the daemon would only have logged
+});
 
 const auditOf = (id: string) => p.core.audit.search({ requestId: id }).reverse();
 const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
@@ -22,7 +25,7 @@ describe('a request its policy lets run', () => {
   it('enters running in its own commit while a slot is free, approved by nobody, and its claimed file is gone', async () => {
     const { file } = p.key();
     expect(p.take(file, 'r1', 'greet', { name: 'ada' })).toEqual({ kind: 'recorded', state: 'running' });
-    expect(existsSync(path.join(p.spool.claimed, 'r1.json'))).toBe(false);
+    expect(existsSync(path.join(p.io.claimed, 'r1.json'))).toBe(false);
     expect(p.row('r1')).toMatchObject({ approved_by_actor: null, approved_by_grant: null, approved_by_plan: null, decided_by: null });
     expect(await p.until('r1', ['succeeded'])).toMatchObject({ stdout: 'hello ada\n' });
   });
@@ -71,7 +74,7 @@ describe('in protocol order', () => {
     expect(p.takeFile('r1', 'not json')).toEqual({ kind: 'refused', code: 'bad_envelope' });
     expect(p.core.requests.get('r1')).toBeNull();
     expect(p.refusals).toMatchObject([{ entry: { kind: 'rejected', request_id: 'r1', details: { code: 'bad_envelope', bound: false } }, result: { id: 'r1', state: 'rejected' } }]);
-    expect(readdirSync(p.spool.claimed)).toEqual([]);
+    expect(readdirSync(p.io.claimed)).toEqual([]);
   });
 
   it('refuses a request from the future for its clock, binding its id, before the policy is asked', () => {

@@ -4,20 +4,24 @@
 // its expiry or age, a reached ceiling or an allowlist without its operation refuse it; an approval
 // that holds lets it run, and who gave it stays in its columns. Runs end with their outcome recorded.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CoreParts } from '../../../helpers/coreParts';
+import { HomeParts } from '../../../helpers/homeParts';
+import { GREET, NO_OPERATIONS, allowlistYaml } from '../../../helpers/allowlists';
 import { grantRules } from '../../../../main/core/policy/grantRules';
 import { PLAN_OP } from '../../../../main/core/policy/plans';
 import type { KeyFile } from '../../../../shared/protocol/types';
 import type { KeyInfo } from '../../../../main/core/keys/keyStore';
 
-let p: CoreParts;
+let p: HomeParts;
 let key: { info: KeyInfo; file: KeyFile };
 beforeEach(() => {
-  p = new CoreParts();
+  p = new HomeParts();
   key = p.key();
   p.core.flags.setPaused(true); // what intake takes stays queued until the test lets it start
 });
-afterEach(() => p.close());
+afterEach(async () => {
+  await p.close();
+  expect(p.caught).toEqual([]); // nothing the daemon would only have logged
+});
 
 const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
 const lastEntry = (id: string) => p.core.audit.search({ requestId: id })[0];
@@ -79,7 +83,7 @@ describe('refused before it starts', () => {
     p.setSettings({ ceilings: [] });
     expect(p.take(key.file, 'r2', 'deploy', { target: 'staging' })).toEqual({ kind: 'recorded', state: 'awaiting_approval' });
     p.core.decisions.approve('r2', 'cli:alice');
-    p.setAllowlist('version: 1\noperations: []\n');
+    p.setAllowlist(NO_OPERATIONS);
     p.runner.pump();
     expect(p.row('r2')).toMatchObject({ state: 'rejected', error_code: 'unknown_op', error_message: expect.stringMatching(/^no operation "deploy".* \(checked again before starting\)$/) });
   });
@@ -97,7 +101,7 @@ describe('an approval that holds', () => {
   it('a grant that covers it only by the time it starts: recorded as its approval, and used', async () => {
     expect(p.take(key.file, 'r1', 'greet', { name: 'ada' })).toEqual({ kind: 'recorded', state: 'queued' });
     // The operation now asks for approval, and a grant covers this call.
-    p.setAllowlist('version: 1\noperations:\n  - name: greet\n    command: [/bin/echo, hello, "{name}"]\n    args:\n      name: {type: string, max_length: 40}\n    scope: read\n    approval: always\n');
+    p.setAllowlist(allowlistYaml({ ...GREET, approval: 'always' }));
     const g = p.core.grants.create(key.info.key_id, 'greet', grantRules({ name: 'ada' }), 600, 'cli:alice');
     startNow();
     expect(p.row('r1')).toMatchObject({ state: 'running', approved_by_grant: g.id, decided_by: `grant ${g.id}` });

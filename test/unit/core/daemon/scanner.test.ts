@@ -7,14 +7,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { spoolPaths, type SpoolPaths } from '../../../../main/core/spool/layout';
+import type { SpoolPaths } from '../../../../main/core/spool/layout';
 import { ResultWriter, WrittenResults } from '../../../../main/core/spool/results';
 import { Scanner } from '../../../../main/core/daemon/scanner';
 import { QueueWatch } from '../../../../main/core/daemon/queueWatch';
 import { Refusals } from '../../../../main/core/daemon/refusals';
 import { scopedLogger } from '../../../../main/core/log';
 import { envelope, eventually } from '../../../helpers/host';
-import { HomeParts } from '../../../helpers/spoolParts';
+import { HomeParts } from '../../../helpers/homeParts';
 import { allowlistYaml } from '../../../helpers/allowlists';
 import type { KeyFile } from '../../../../shared/protocol/types';
 
@@ -41,7 +41,7 @@ function build(withEvents: boolean): void {
     claimedMine: () => mine,
     queueWatch: () => watch,
     refusals,
-    intake: { ...parts.shared, spool: 'default', paths: io, results, log, refused: (r) => refusals.add(r) },
+    intake: parts.intake({ results, log, refused: (r) => refusals.add(r) }),
     requests: parts.core.requests,
     audit: parts.core.audit,
     results,
@@ -62,10 +62,10 @@ const rejected = () => parts.core.audit.search({ kind: 'rejected', limit: 100_00
 
 beforeEach(() => {
   parts = new HomeParts(HELD);
-  io = spoolPaths(parts.spool);
+  io = parts.io;
   mine = path.join(io.claimed, parts.settings.host_id);
   mkdirSync(mine, { recursive: true, mode: 0o700 });
-  key = parts.key();
+  key = parts.keyFile();
   checks = 0;
   passes = 0;
 });

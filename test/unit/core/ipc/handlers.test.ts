@@ -759,6 +759,7 @@ describe('a compromised page', () => {
       ['kill_grace_s', s0.kill_grace_s + 60],
       ['shutdown_grace_s', s0.shutdown_grace_s + 60],
       ['max_concurrent_runs', s0.max_concurrent_runs + 4],
+      ['runs_on_stop', 'leave'],
     ];
     person.answer = false;
     for (const [name, value] of loosening) await expect(api.settings.set({ name, value }), name).rejects.toThrow('Not changed: cancelled.');

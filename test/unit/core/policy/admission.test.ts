@@ -14,7 +14,7 @@ import type { KeyInfo } from '../../../../main/core/keys/keyStore';
 import type { NewRequest } from '../../../../main/core/ledger/requests';
 import type { Allowlist } from '../../../../main/core/allowlist/types';
 import { TestLedger } from '../../../helpers/ledger';
-import { GREET_AND_DEPLOY } from '../../../helpers/coreParts';
+import { GREET_AND_DEPLOY } from '../../../helpers/allowlists';
 
 const allowlist = parseAllowlist(GREET_AND_DEPLOY);
 const HOUR = 3600_000;

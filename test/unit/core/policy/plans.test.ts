@@ -8,22 +8,13 @@ import { MAX_PLAN_STEPS } from '../../../../shared/protocol/plan';
 import type { KeyInfo } from '../../../../main/core/keys/keyStore';
 import type { RequestRow } from '../../../../main/core/ledger/requests';
 import { TestLedger } from '../../../helpers/ledger';
+import { DEPLOY, GREET, allowlistYaml } from '../../../helpers/allowlists';
 
-const allowlistText = (word = 'hello') => `version: 1
-operations:
-  - name: greet
-    command: [/bin/echo, ${word}, "{name}", "{times}"]
-    args:
-      name: {type: string, max_length: 40}
-      times: {type: integer, min: 1, max: 9}
-    scope: read
-  - name: deploy
-    command: [/bin/echo, deploy, "{target}"]
-    args:
-      target: {type: string, enum: [staging, production]}
-    scope: write
-    env: {STAGE: one}
-`;
+const allowlistText = (word = 'hello', stage = 'one') =>
+  allowlistYaml(
+    { ...GREET, command: ['/bin/echo', word, '{name}', '{times}'], args: { ...GREET.args, times: { type: 'integer', min: 1, max: 9 } } },
+    { ...DEPLOY, env: { STAGE: stage } },
+  );
 const allowlist = parseAllowlist(allowlistText());
 const keyOf = (scope: 'read' | 'write', ops: string[] | null = null): KeyInfo => ({
   key_id: `k_${scope}`,
@@ -181,7 +172,7 @@ describe('a request as a step of a plan', () => {
     const plan = approvedPlan();
     const changed = parseAllowlist(allowlistText('HELLO'));
     expect(match(plan, 'greet', { name: 'ada', times: 2 }, writer.key_id, changed)).toEqual({ ok: false, reason: 'what step 1 of plan plan-1 would run changed since the plan was approved' });
-    const otherEnv = parseAllowlist(allowlistText().replace('STAGE: one', 'STAGE: two'));
+    const otherEnv = parseAllowlist(allowlistText('hello', 'two'));
     expect(match(plan, 'deploy', { target: 'staging' }, writer.key_id, otherEnv)).toMatchObject({ ok: false, reason: expect.stringContaining('changed since the plan was approved') });
   });
 

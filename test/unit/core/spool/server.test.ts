@@ -10,7 +10,7 @@ import { SpoolServer } from '../../../../main/core/spool/server';
 import { parseAllowlist } from '../../../../main/core/allowlist/load';
 import { APP_VERSION } from '../../../../main/core/version';
 import { envelope, eventually, readResult } from '../../../helpers/host';
-import { HomeParts } from '../../../helpers/spoolParts';
+import { HomeParts } from '../../../helpers/homeParts';
 import { allowlistYaml, type OpSpec } from '../../../helpers/allowlists';
 import type { CatalogDoc, HostStatusDoc, KeyFile } from '../../../../shared/protocol/types';
 
@@ -32,7 +32,7 @@ const stateOf = (id: string) => parts.core.requests.get(id)?.state;
 
 beforeEach(() => {
   parts = new HomeParts(ALLOWLIST, { file_events: false }, ['work']);
-  key = parts.key();
+  key = parts.keyFile();
   server = new SpoolServer(parts.settings.spools.find((s) => s.name === 'default')!, parts.shared);
 });
 
