@@ -115,14 +115,24 @@ async function timedRequest(host: RequestTarget | AnsweringTarget, watcher: Answ
 
 /**
  * Sequential requests to several hosts in turns (one to each, then the next round), so that each sees
- * the same noise; after `warmup` rounds, each host's latencies.
+ * the same noise; after `warmup` rounds, each host's latencies. With `baseline`, each round starts with
+ * a bare spawn from a minimal Node process (Spawner), whose times come back as `spawn`.
  */
-export async function measureLatencyInTurns(hosts: (RequestTarget | AnsweringTarget)[], opts: { samples: number; warmup: number; gapMs: () => number }): Promise<LatencyRun[]> {
+export async function measureLatencyInTurns(
+  hosts: (RequestTarget | AnsweringTarget)[],
+  opts: { samples: number; warmup: number; gapMs: () => number; baseline?: boolean },
+): Promise<{ runs: LatencyRun[]; spawn: number[] | null }> {
   const watchers = hosts.map(answersOf);
+  const spawner = opts.baseline ? new Spawner() : null;
+  const spawns: number[] = [];
   const lat: number[][] = hosts.map(() => []);
   const child: number[][] = hosts.map(() => []);
   try {
     for (let i = 0; i < opts.warmup + opts.samples; i++) {
+      if (spawner) {
+        const s = await spawner.sample();
+        if (i >= opts.warmup) spawns.push(s);
+      }
       for (const [k, host] of hosts.entries()) {
         await sleep(opts.gapMs());
         const { t0, r } = await timedRequest(host, watchers[k]!);
@@ -133,8 +143,12 @@ export async function measureLatencyInTurns(hosts: (RequestTarget | AnsweringTar
     }
   } finally {
     watchers.forEach((w) => w.close());
+    spawner?.close();
   }
-  return hosts.map((_, k) => ({ latency: summarize(lat[k]!), child_duration: summarize(child[k]!), stages: null, seen_by_poll: watchers[k]!.seenByPoll, samples: lat[k]! }));
+  return {
+    runs: hosts.map((_, k) => ({ latency: summarize(lat[k]!), child_duration: summarize(child[k]!), stages: null, seen_by_poll: watchers[k]!.seenByPoll, samples: lat[k]! })),
+    spawn: spawner ? spawns : null,
+  };
 }
 
 /**
