@@ -126,12 +126,21 @@ export interface Seen {
   byPoll: boolean;
 }
 
+/** Where a benchmark sees a host's results: its results/ folder watched, or its own connection. */
+export interface Answers {
+  /** Register before submitting, so that a very fast answer is not missed. */
+  waitFinal(id: string, timeoutMs?: number): Promise<Seen>;
+  /** How many were seen only by a backup poll (late by up to its interval). */
+  readonly seenByPoll: number;
+  close(): void;
+}
+
 /**
  * Sees result files as they are renamed into results/ (inotify, through fs.watch), reading a file
  * only when someone waits for that id. A backup poll every 50 ms catches a missed event; how many
  * results were only seen that way is reported, since such a figure is late by up to 50 ms.
  */
-export class ResultWatcher {
+export class ResultWatcher implements Answers {
   private readonly waiters = new Map<string, { accept: (doc: ResultDoc) => boolean; resolve: (s: Seen) => void }>();
   private readonly watcher: FSWatcher;
   private readonly poll: NodeJS.Timeout;
@@ -148,7 +157,6 @@ export class ResultWatcher {
     }, 50);
   }
 
-  /** Register before submitting, so that a very fast answer is not missed. */
   waitFinal(id: string, timeoutMs = 60_000): Promise<Seen> {
     return this.waitFor(id, (doc) => isFinalState(doc.state) || doc.state === 'uncertain', 'final', timeoutMs);
   }
@@ -198,6 +206,18 @@ export interface RequestTarget {
   nextId(prefix?: string): string;
   /** Writes a no-op request (or `op`) into its queue: into a temporary file, then renamed. */
   submitFast(id: string, op?: string): void;
+}
+
+/** A host that answers on a connection of its own rather than in a results/ folder (a socket bridge). */
+export interface AnsweringTarget {
+  nextId(prefix?: string): string;
+  submitFast(id: string): void;
+  answers(): Answers;
+}
+
+/** Where `host`'s results are seen. */
+export function answersOf(host: RequestTarget | AnsweringTarget): Answers {
+  return 'answers' in host ? host.answers() : new ResultWatcher(host.results);
 }
 
 export class BenchHost implements RequestTarget {

@@ -1,17 +1,25 @@
-// The host's own processes, found by parentage from /proc: the daemon, and the spawner it starts
-// operations through (workstream B of issue 16). Every other child of either is an operation, whose
-// time and memory are not the host's. CPU counts each process's own utime + stime (not cutime: that
-// is its reaped children's, the operations'), so an operation never counts even after it has ended.
+// The host's own processes, found from /proc: the daemon; its children that are its spawner (the
+// process it starts runs through: workstream B of issue 16) or its run keeper (issue 33: the spawner
+// made to outlive the daemon), or the floor host's spawner (floorSpawner.mjs); and the home's keeper,
+// which runs in a session of its own once the daemon that started it is gone, named by
+// `<home>/keeper/pid`. Every other child of any of them is an operation, whose time and memory are not
+// the host's. CPU counts each process's own utime + stime (not cutime: that is its reaped children's,
+// the operations'), so an operation never counts even after it has ended.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
 import { cpuTimesOf, memoryOf } from './host';
 
 export interface HostProcess {
   pid: number;
-  role: 'daemon' | 'spawner';
+  role: 'daemon' | 'spawner' | 'keeper';
 }
 
-/** A spawner's command line names its entry: `spawner.mjs` bundled, `spawnerMain.ts` from a checkout. */
-const SPAWNER_ENTRY = /(^|\/)spawner(Main\.ts|\.mjs)$/;
+/** A helper's command line names its entry: `<name>.mjs` bundled, `<name>Main.ts` from a checkout
+ *  (the keeper's `keeperMain.ts` / `keeper.mjs`, the spawner's before it), or the floor's spawner. */
+const ENTRY: [HostProcess['role'], RegExp][] = [
+  ['keeper', /(^|\/)keeper(Main\.ts|\.mjs)$/],
+  ['spawner', /(^|\/)(spawner(Main\.ts|\.mjs)|floorSpawner\.mjs)$/],
+];
 
 function read(file: string): string | null {
   try {
@@ -42,17 +50,37 @@ function exeOf(pid: number): string | null {
   }
 }
 
-/** Whether a child of the daemon is its spawner: the same program (node), running the spawner's entry.
- *  A child forked but not yet exec'd has its parent's command line, so the program alone would not say. */
-function isSpawner(pid: number, daemonExe: string | null): boolean {
+/** What helper `pid` is, by the entry its command line runs (null: none, such as an operation). */
+function roleOf(pid: number): HostProcess['role'] | null {
   const argv = read(`/proc/${pid}/cmdline`)?.split('\0') ?? [];
-  return exeOf(pid) === daemonExe && argv.some((a) => SPAWNER_ENTRY.test(a));
+  return ENTRY.find(([, entry]) => argv.some((a) => entry.test(a)))?.[0] ?? null;
 }
 
-/** The daemon `pid` and its spawner, if it has one (the reference implementation has none). */
-export function hostProcesses(pid: number): HostProcess[] {
+/** A child of the daemon that is one of its helpers: the same program (node), running a helper's
+ *  entry. A child forked but not yet exec'd has its parent's command line, so the entry alone would not say. */
+function helperRole(pid: number, daemonExe: string | null): HostProcess['role'] | null {
+  return exeOf(pid) === daemonExe ? roleOf(pid) : null;
+}
+
+/** The home's keeper, from `<home>/keeper/pid`, while that pid runs the keeper's entry (a stale file's
+ *  pid may have been given to any process since). */
+export function keeperOf(home: string): number | null {
+  const pid = Number(read(path.join(home, 'keeper', 'pid'))?.trim());
+  return Number.isInteger(pid) && pid > 0 && roleOf(pid) === 'keeper' ? pid : null;
+}
+
+/** The daemon (or a floor host) `pid`, its helpers among its children, and `home`'s keeper wherever
+ *  it runs. The reference implementation has none. */
+export function hostProcesses(pid: number, home?: string): HostProcess[] {
   const exe = exeOf(pid);
-  return [{ pid, role: 'daemon' as const }, ...childrenOf(pid).filter((c) => isSpawner(c, exe)).map((c) => ({ pid: c, role: 'spawner' as const }))];
+  const out: HostProcess[] = [{ pid, role: 'daemon' }];
+  for (const c of childrenOf(pid)) {
+    const role = helperRole(c, exe);
+    if (role) out.push({ pid: c, role });
+  }
+  const keeper = home === undefined ? null : keeperOf(home);
+  if (keeper !== null && !out.some((p) => p.pid === keeper)) out.push({ pid: keeper, role: 'keeper' });
+  return out;
 }
 
 export interface TreeCpu {
@@ -60,9 +88,9 @@ export interface TreeCpu {
   byPid: Map<number, { role: HostProcess['role']; user: number; sys: number }>;
 }
 
-export function treeCpu(pid: number): TreeCpu {
+export function treeCpu(pid: number, home?: string): TreeCpu {
   const byPid: TreeCpu['byPid'] = new Map();
-  for (const p of hostProcesses(pid)) {
+  for (const p of hostProcesses(pid, home)) {
     try {
       byPid.set(p.pid, { role: p.role, ...cpuTimesOf(p.pid) });
     } catch {
@@ -73,8 +101,8 @@ export function treeCpu(pid: number): TreeCpu {
 }
 
 /** The host's processes' CPU so far, in ms (of those alive now). */
-export function hostCpuMs(pid: number): number {
-  return [...treeCpu(pid).byPid.values()].reduce((a, p) => a + p.user + p.sys, 0);
+export function hostCpuMs(pid: number, home?: string): number {
+  return [...treeCpu(pid, home).byPid.values()].reduce((a, p) => a + p.user + p.sys, 0);
 }
 
 export interface CpuDelta {
@@ -112,8 +140,8 @@ function pssMibOf(pid: number): number {
   return kib === undefined ? NaN : Number(kib) / 1024;
 }
 
-export function treeMemory(pid: number): TreeMemory {
-  const processes = hostProcesses(pid).map((p) => ({ ...p, ...memoryOf(p.pid), pss_mib: pssMibOf(p.pid) }));
+export function treeMemory(pid: number, home?: string): TreeMemory {
+  const processes = hostProcesses(pid, home).map((p) => ({ ...p, ...memoryOf(p.pid), pss_mib: pssMibOf(p.pid) }));
   const sum = (f: (p: (typeof processes)[number]) => number) => processes.reduce((a, p) => a + f(p), 0);
   return { rss_mib: sum((p) => p.rss_mib), pss_mib: sum((p) => p.pss_mib), processes };
 }

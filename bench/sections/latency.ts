@@ -12,7 +12,7 @@ import { AuditLog } from '../../main/core/ledger/audit';
 import { Lifecycle } from '../../main/core/lifecycle';
 import { resultDocOf } from '../../main/core/spool/results';
 import { writeJsonAtomic } from '../../main/core/fs/atomicWrite';
-import { BenchHost, ResultWatcher, type RequestTarget } from '../lib/host';
+import { answersOf, BenchHost, type Answers, type AnsweringTarget, type RequestTarget, type Seen } from '../lib/host';
 import { sleep, summarize, type Summary } from '../lib/stats';
 
 /**
@@ -102,16 +102,65 @@ function stagesOf(host: BenchHost, subs: { id: string; submittedEpoch: number; s
   return { submit_to_recorded: m(acc.a), recorded_to_started: m(acc.b), started_to_finished: m(acc.c), finished_to_result: m(acc.d) };
 }
 
+/** One no-op request to `host`, from its submit to its result seen by `watcher` (registered first). */
+async function timedRequest(host: RequestTarget | AnsweringTarget, watcher: Answers): Promise<{ id: string; t0: number; r: Seen }> {
+  const id = host.nextId('lat');
+  const seen = watcher.waitFinal(id);
+  const t0 = performance.now();
+  host.submitFast(id);
+  const r = await seen;
+  if (r.doc.state !== 'succeeded') throw new Error(`${id} ended ${r.doc.state}: ${JSON.stringify(r.doc.error)}`);
+  return { id, t0, r };
+}
+
+/**
+ * Sequential requests to several hosts in turns (one to each, then the next round), so that each sees
+ * the same noise; after `warmup` rounds, each host's latencies. With `baseline`, each round starts with
+ * a bare spawn from a minimal Node process (Spawner), whose times come back as `spawn`.
+ */
+export async function measureLatencyInTurns(
+  hosts: (RequestTarget | AnsweringTarget)[],
+  opts: { samples: number; warmup: number; gapMs: () => number; baseline?: boolean },
+): Promise<{ runs: LatencyRun[]; spawn: number[] | null }> {
+  const watchers = hosts.map(answersOf);
+  const spawner = opts.baseline ? new Spawner() : null;
+  const spawns: number[] = [];
+  const lat: number[][] = hosts.map(() => []);
+  const child: number[][] = hosts.map(() => []);
+  try {
+    for (let i = 0; i < opts.warmup + opts.samples; i++) {
+      if (spawner) {
+        const s = await spawner.sample();
+        if (i >= opts.warmup) spawns.push(s);
+      }
+      for (const [k, host] of hosts.entries()) {
+        await sleep(opts.gapMs());
+        const { t0, r } = await timedRequest(host, watchers[k]!);
+        if (i < opts.warmup) continue;
+        lat[k]!.push(r.at - t0);
+        if (r.doc.duration_ms !== null) child[k]!.push(r.doc.duration_ms);
+      }
+    }
+  } finally {
+    watchers.forEach((w) => w.close());
+    spawner?.close();
+  }
+  return {
+    runs: hosts.map((_, k) => ({ latency: summarize(lat[k]!), child_duration: summarize(child[k]!), stages: null, seen_by_poll: watchers[k]!.seenByPoll, samples: lat[k]! })),
+    spawn: spawner ? spawns : null,
+  };
+}
+
 /**
  * Sequential requests, one at a time. With `baseline`, each request alternates with a bare spawn so
  * that both see the same noise. `gapMs` is the pause before each request: a function, so that the
  * rescan-only run (and a polling reference) can submit at a uniformly random phase of the interval.
  */
 export async function measureLatency(
-  host: RequestTarget,
+  host: RequestTarget | AnsweringTarget,
   opts: { samples: number; warmup: number; gapMs: () => number; baseline: boolean },
 ): Promise<{ run: LatencyRun; spawn: number[] | null; inProcessSpawn: number[] | null; spawnerRssMib: number }> {
-  const watcher = new ResultWatcher(host.results);
+  const watcher = answersOf(host);
   const spawner = opts.baseline ? new Spawner() : null;
   const lat: number[] = [];
   const child: number[] = [];
@@ -130,12 +179,7 @@ export async function measureLatency(
         }
       }
       await sleep(opts.gapMs());
-      const id = host.nextId('lat');
-      const seen = watcher.waitFinal(id);
-      const t0 = performance.now();
-      host.submitFast(id);
-      const r = await seen;
-      if (r.doc.state !== 'succeeded') throw new Error(`${id} ended ${r.doc.state}: ${JSON.stringify(r.doc.error)}`);
+      const { id, t0, r } = await timedRequest(host, watcher);
       if (!measured) continue;
       lat.push(r.at - t0);
       if (r.doc.duration_ms !== null) child.push(r.doc.duration_ms);

@@ -1,10 +1,11 @@
-// Throughput: a burst of no-op requests written while the daemon runs (ours: max_concurrent_runs 4, the
-// operation's concurrency 4; the reference: one at a time), timed from the first write to the last
-// final result file in place. CPU is the host's own processes' (procTree.ts), never the operations'.
+// Throughput: a burst of no-op requests written while the host runs (ours: max_concurrent_runs 4, the
+// operation's concurrency 4; the floor hosts: 4 at once; the reference: one at a time), timed from the
+// first write to the last final result in place (or answered). CPU is the host's own processes'
+// (procTree.ts), never the operations'.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BenchHost, type RequestTarget } from '../lib/host';
+import { BenchHost, type AnsweringTarget, type RequestTarget } from '../lib/host';
 import { cpuBetween, treeCpu, type CpuDelta } from '../lib/procTree';
 import { sleep } from '../lib/stats';
 import type { ResultDoc } from '../../shared/protocol/types';
@@ -25,28 +26,30 @@ export interface ThroughputRun {
 
 let bursts = 0;
 
-/** How many of `ids` are done: ours from the ledger (a read-only connection: no file reads competing
- *  with the daemon), the reference's from its results/ listing (it keeps nothing else). */
-function doneCounter(host: RequestTarget, prefix: string): { count: () => number; close: () => void } {
-  if (host instanceof BenchHost) {
-    const db = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
-    const q = db.prepare(`SELECT COUNT(*) AS n FROM requests WHERE id LIKE '${prefix}-%' AND state IN ('succeeded', 'failed', 'rejected')`);
-    return { count: () => (q.get() as { n: number }).n, close: () => db.close() };
-  }
-  return { count: () => readdirSync(host.results).filter((n) => n.startsWith(`${prefix}-`) && n.endsWith('.json')).length, close: () => {} };
-}
+/** When a burst is done: the epoch ms of its last final result, each checked `succeeded`. */
+type BurstEnd = { end: () => Promise<number>; close: () => void };
 
-export async function measureThroughput(host: RequestTarget, n: number, daemonPid: number): Promise<ThroughputRun> {
-  const prefix = `tp${bursts++}`; // this burst's own ids
-  const ids = Array.from({ length: n }, () => host.nextId(prefix));
+/** Ours from the ledger (a read-only connection: no file reads competing with the daemon), a spool
+ *  host's from its results/ listing, then each result file's change time (the rename that put it in
+ *  place); a host that answers on a connection, from its answers (registered before the burst). */
+function burstEnd(host: RequestTarget | AnsweringTarget, ids: string[], prefix: string): BurstEnd {
+  if ('answers' in host) {
+    const answers = host.answers();
+    const seen = ids.map((id) => answers.waitFinal(id, 10 * 60_000));
+    const end = async () => {
+      let last = 0;
+      for (const s of await Promise.all(seen)) {
+        if (s.doc.state !== 'succeeded') throw new Error(`${s.doc.id} ended ${s.doc.state}`);
+        last = Math.max(last, s.epoch);
+      }
+      return last;
+    };
+    return { end, close: () => answers.close() };
+  }
   const done = doneCounter(host, prefix);
-  try {
-    const cpu0 = treeCpu(daemonPid);
-    const startEpoch = performance.timeOrigin + performance.now();
-    for (const id of ids) host.submitFast(id);
-    const submitMs = performance.timeOrigin + performance.now() - startEpoch;
+  const end = async () => {
     const deadline = Date.now() + 10 * 60_000;
-    while (done.count() < n) {
+    while (done.count() < ids.length) {
       if (Date.now() > deadline) throw new Error('the burst did not finish within 10 minutes');
       await sleep(100);
     }
@@ -64,7 +67,34 @@ export async function measureThroughput(host: RequestTarget, n: number, daemonPi
       }
       last = Math.max(last, statSync(file).ctimeMs);
     }
-    const cpu = cpuBetween(cpu0, treeCpu(daemonPid));
+    return last;
+  };
+  return { end, close: () => done.close() };
+}
+
+/** How many of a burst are done: ours from the ledger, the others' from results/ (they keep nothing else). */
+function doneCounter(host: RequestTarget, prefix: string): { count: () => number; close: () => void } {
+  if (host instanceof BenchHost) {
+    const db = new Database(path.join(host.home, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
+    const q = db.prepare(`SELECT COUNT(*) AS n FROM requests WHERE id LIKE '${prefix}-%' AND state IN ('succeeded', 'failed', 'rejected')`);
+    return { count: () => (q.get() as { n: number }).n, close: () => db.close() };
+  }
+  return { count: () => readdirSync(host.results).filter((n) => n.startsWith(`${prefix}-`) && n.endsWith('.json')).length, close: () => {} };
+}
+
+/** A burst of `n` no-op requests to `host`, whose processes are found from `pid` (and its home: procTree.ts). */
+export async function measureThroughput(host: RequestTarget | AnsweringTarget, n: number, pid: number): Promise<ThroughputRun> {
+  const prefix = `tp${bursts++}`; // this burst's own ids
+  const ids = Array.from({ length: n }, () => host.nextId(prefix));
+  const home = host instanceof BenchHost ? host.home : undefined;
+  const finished = burstEnd(host, ids, prefix);
+  try {
+    const cpu0 = treeCpu(pid, home);
+    const startEpoch = performance.timeOrigin + performance.now();
+    for (const id of ids) host.submitFast(id);
+    const submitMs = performance.timeOrigin + performance.now() - startEpoch;
+    const last = await finished.end();
+    const cpu = cpuBetween(cpu0, treeCpu(pid, home));
     const elapsed = last - startEpoch;
     return {
       requests: n,
@@ -77,6 +107,6 @@ export async function measureThroughput(host: RequestTarget, n: number, daemonPi
       processes: cpu.processes,
     };
   } finally {
-    done.close();
+    finished.close();
   }
 }
