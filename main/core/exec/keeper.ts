@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { RunPlan } from '../allowlist/plan';
 import { startRun, type RunHandle, type RunOutcome } from './executor';
 import { fromWire, lineReader, type FromKeeper, type KeptStart, type ToKeeper } from './keeperProtocol';
-import { clearExited, exitedIn, KEEPER_VERSION, makeKeeperDir, readEnds, removeEnd, socketPath, socketsIn } from './keeperFiles';
+import { clearExited, exitedIn, KEEPER_VERSION, listingPath, makeKeeperDir, readEnds, removeEnd, socketPath, socketsIn } from './keeperFiles';
 import { openShared, type HeldFile, type SharedFile } from './sharedFile';
 
 /** A run found at the daemon's start: still held by the keeper, or ended while no daemon ran. */
@@ -101,7 +101,7 @@ function startKeeper(cmd: KeeperCommand, dir: string, args: string[] = []): Prom
   const errors = openSync(path.join(dir, 'keeper.log'), 'a', 0o600);
   let child;
   try {
-    child = spawn(cmd.file, [...cmd.args, dir, ...args], { detached: true, stdio: ['ignore', 'pipe', errors], cwd: path.parse(process.cwd()).root });
+    child = spawn(cmd.file, [...cmd.args, dir, ...args], { detached: true, windowsHide: true, stdio: ['ignore', 'pipe', errors], cwd: path.parse(process.cwd()).root });
   } finally {
     closeSync(errors);
   }
@@ -261,7 +261,7 @@ export class Keeper implements RunStarter {
         opened = await Link.open(s.path, this.version);
       } catch {
         // A dead keeper's socket: one of this version is replaced by the next keeper's own.
-        if (s.version !== this.version) unlinkQuietly(s.path);
+        if (s.version !== this.version) unlinkQuietly(listingPath(this.dir, s.version));
         continue;
       }
       const { link, hello } = opened;

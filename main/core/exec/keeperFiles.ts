@@ -5,7 +5,7 @@
 // and `exited-<instance>`: a keeper that exited by itself, its ends all written (so that what it does
 // not hold is known never to have reached it, as if it still answered).
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic, writeJsonAtomic } from '../fs/atomicWrite';
 import { APP_VERSION } from '../version';
@@ -15,12 +15,36 @@ import { KEEPER_PROTOCOL, type KeptEnd } from './keeperProtocol';
 export const KEEPER_VERSION = `${APP_VERSION}+k${KEEPER_PROTOCOL}`;
 
 const SOCKET = '.sock';
+/** Windows has no sockets in folders: a keeper there listens on a named pipe (named after its folder)
+ *  and lists it in the folder with a file of the socket's name. */
+const WINDOWS = process.platform === 'win32';
 
+/** Where the keeper of `version` for the folder `dir` listens. */
 export function socketPath(dir: string, version: string): string {
+  if (!WINDOWS) return listingPath(dir, version);
+  return `\\\\.\\pipe\\dumbwaiter-${createHash('sha256').update(dir).digest('hex').slice(0, 16)}-${version}`;
+}
+
+/** What in the folder says a keeper of `version` listens: its socket, or on Windows the file naming its pipe. */
+export function listingPath(dir: string, version: string): string {
   return path.join(dir, `${version}${SOCKET}`);
 }
 
-/** The sockets in the folder: each keeper's that runs (or that died without removing it), by version. */
+/** The listing a keeper makes once it listens: nothing to do but on Windows (a socket lists itself). */
+export function listKeeper(dir: string, version: string): void {
+  if (WINDOWS) writeFileSync(listingPath(dir, version), '');
+}
+
+/** Its listing taken away (a socket is removed by its closing; a file is not). */
+export function unlistKeeper(dir: string, version: string): void {
+  if (WINDOWS) removeQuietly(listingPath(dir, version));
+}
+
+/** Whether a socket with nobody listening stays behind to be removed (no: a pipe goes with its server). */
+export const STALE_SOCKETS = !WINDOWS;
+
+/** The keepers listed in the folder: each one's that runs (or that died without removing its
+ *  listing), by version, and where it listens. */
 export function socketsIn(dir: string): { version: string; path: string }[] {
   let names: string[];
   try {
@@ -28,7 +52,10 @@ export function socketsIn(dir: string): { version: string; path: string }[] {
   } catch {
     return [];
   }
-  return names.filter((n) => n.endsWith(SOCKET)).map((n) => ({ version: n.slice(0, -SOCKET.length), path: path.join(dir, n) }));
+  return names.filter((n) => n.endsWith(SOCKET)).map((n) => {
+    const version = n.slice(0, -SOCKET.length);
+    return { version, path: socketPath(dir, version) };
+  });
 }
 
 export function pidFile(dir: string): string {

@@ -12,7 +12,7 @@ import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { startRun, type RunHandle } from './executor';
 import { openShared } from './sharedFile';
 import { lineReader, toWire, type FromKeeper, type KeptEnd, type KeptStart, type ToKeeper } from './keeperProtocol';
-import { makeKeeperDir, markExited, pidFile, removeEnd, socketPath, writeEnd, KEEPER_VERSION } from './keeperFiles';
+import { listKeeper, makeKeeperDir, markExited, pidFile, removeEnd, socketPath, STALE_SOCKETS, unlistKeeper, writeEnd, KEEPER_VERSION } from './keeperFiles';
 
 interface Held {
   start: KeptStart;
@@ -58,6 +58,7 @@ export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: () => 
   const exit = () => {
     markExited(dir, instance); // first: a daemon that finds no socket finds the mark
     server.close();
+    unlistKeeper(dir, version);
     try {
       if (readFileSync(pidFile(dir), 'utf8').trim() === String(process.pid)) unlinkSync(pidFile(dir));
     } catch {
@@ -111,6 +112,7 @@ export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: () => 
       case 'drain':
         draining = true;
         server.close(); // no new daemon finds it: the next keeper takes its place
+        unlistKeeper(dir, version);
         return settle();
       case 'exit':
         if (runs.size > 0) return;
@@ -139,12 +141,13 @@ export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: () => 
         ready();
         process.exit(0);
       }
-      unlinkSync(sock);
+      if (STALE_SOCKETS) unlinkSync(sock);
       server.listen(sock);
     });
   });
   server.on('listening', () => {
     writeFileSync(pidFile(dir), `${process.pid}\n`, { mode: 0o600 });
+    listKeeper(dir, version);
     ready();
     // Started with no daemon (its daemon died before connecting): it must not stay.
     setTimeout(() => !client && settle(), NO_DAEMON_MS).unref();
