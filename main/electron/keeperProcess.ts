@@ -25,5 +25,5 @@ export function keeperArgs(): string[] | null {
 export function serveAsKeeper([dir, version]: string[]): void {
   app.dock?.hide();
   process.stdout.on('error', () => {}); // the daemon that started it died before reading `ready`
-  serveKeeper(dir!, version || undefined, () => process.stdout.write('ready\n'));
+  serveKeeper(dir!, version || undefined, (then) => process.stdout.write('ready\n', () => then?.()));
 }

@@ -119,9 +119,8 @@ function startKeeper(cmd: KeeperCommand, dir: string, args: string[] = []): Prom
   });
 }
 
-/** How long a keeper with no run is kept: a new one takes a fraction of a second to start, and the
- *  daemon's intake connects before it commits the run that needs it, so the start overlaps the commit;
- *  meanwhile an idle host does not hold its memory (some 40 MiB). */
+/** How long a keeper with no run is kept: a new one takes a fraction of a second to start (the first
+ *  run after an idle spell waits for it); meanwhile an idle host does not hold its memory (some 40 MiB). */
 export const KEEPER_IDLE_MS = 30_000;
 
 interface Pending {

@@ -9,4 +9,4 @@ if (!dir) {
   process.exit(2);
 }
 process.stdout.on('error', () => {}); // the daemon that started it died before reading `ready`
-serveKeeper(dir, version || undefined, () => process.stdout.write('ready\n'));
+serveKeeper(dir, version || undefined, (then) => process.stdout.write('ready\n', () => then?.()));

@@ -56,12 +56,21 @@ export function fromWire({ stdout_b64, stderr_b64, ...rest }: WireOutcome): RunO
   return { ...rest, stdout: Buffer.from(stdout_b64, 'base64').toString('utf8'), stderr: Buffer.from(stderr_b64, 'base64').toString('utf8') };
 }
 
-/** Reads newline-separated JSON messages from a stream's chunks. */
+/** Reads newline-separated JSON messages from a stream's chunks; a line that is not JSON is skipped
+ *  (only the user's own processes reach the socket, but none of them may crash the other side). */
 export function lineReader<T>(onMessage: (m: T) => void): (chunk: Buffer) => void {
   let rest = '';
   return (chunk) => {
     const lines = (rest + chunk.toString('utf8')).split('\n');
     rest = lines.pop()!;
-    for (const line of lines) if (line) onMessage(JSON.parse(line) as T);
+    for (const line of lines) {
+      let m: T;
+      try {
+        m = JSON.parse(line) as T;
+      } catch {
+        continue;
+      }
+      onMessage(m);
+    }
   };
 }

@@ -32,8 +32,9 @@ function listening(sock: string): Promise<boolean> {
 }
 
 /** Serves the keeper folder `dir` as a keeper of `version`; `ready` is called once it listens (or
- *  once another keeper of that version is found listening: this one then exits). */
-export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: () => void = () => {}): void {
+ *  once another keeper of that version is found listening: this one then exits, once `ready` has
+ *  called its callback). */
+export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: (then?: () => void) => void = (then) => then?.()): void {
   makeKeeperDir(dir);
   const sock = socketPath(dir, version);
   const instance = randomBytes(8).toString('hex');
@@ -45,12 +46,19 @@ export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: () => 
 
   const send = (m: FromKeeper) => void client?.write(`${JSON.stringify(m)}\n`);
 
-  /** On disk, what no daemon has recorded: for the next daemon, if this keeper goes too. */
-  const writeAll = () => {
-    for (const e of ended.values()) {
-      if (e.written) continue;
-      writeEnd(dir, e.end);
-      e.written = true;
+  /** On disk, what no daemon has recorded: for the next daemon, if this keeper goes too. False when
+   *  the disk refused one (full, say): it stays in memory, and the keeper stays to give it. */
+  const writeAll = (): boolean => {
+    try {
+      for (const e of ended.values()) {
+        if (e.written) continue;
+        writeEnd(dir, e.end);
+        e.written = true;
+      }
+      return true;
+    } catch (err) {
+      process.stderr.write(`${new Date().toISOString()} could not write a run's end for the next daemon: ${(err as Error).message}\n`);
+      return false;
     }
   };
 
@@ -70,8 +78,7 @@ export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: () => 
   /** With no daemon to tell (or draining), nothing is kept only in memory; with no run left, it exits. */
   const settle = () => {
     if (client && !draining) return;
-    writeAll();
-    if (runs.size === 0) exit();
+    if (writeAll() && runs.size === 0) exit();
   };
 
   const start = (m: Extract<ToKeeper, { type: 'start' }>) => {
@@ -115,9 +122,8 @@ export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: () => 
         unlistKeeper(dir, version);
         return settle();
       case 'exit':
-        if (runs.size > 0) return;
-        writeAll(); // an end whose record the daemon could not commit (a full disk) is the next one's
-        exit();
+        // An end whose record the daemon could not commit (a full disk) is the next one's.
+        if (runs.size === 0 && writeAll()) exit();
     }
   };
 
@@ -137,10 +143,7 @@ export function serveKeeper(dir: string, version = KEEPER_VERSION, ready: () => 
     if (e.code !== 'EADDRINUSE') throw e;
     // A socket left by a keeper that died, or one that listens: that one serves, this one is not needed.
     void listening(sock).then((live) => {
-      if (live) {
-        ready();
-        process.exit(0);
-      }
+      if (live) return ready(() => process.exit(0));
       if (STALE_SOCKETS) unlinkSync(sock);
       server.listen(sock);
     });
