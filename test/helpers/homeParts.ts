@@ -79,7 +79,7 @@ export class HomeParts {
         spools: () => this.settings.spools.map((s) => s.name),
         spoolDirs: (name) => {
           const entry = this.settings.spools.find((s) => s.name === name);
-          return entry ? spoolPaths(entry.dir) : null;
+          return entry ? { io: spoolPaths(entry.dir), plain: spoolPaths(entry.dir) } : null;
         },
         allowlist: () => this.allowlist,
         settings: () => this.settings,

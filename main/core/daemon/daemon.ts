@@ -132,7 +132,10 @@ export class Daemon {
     this.runner = new Runner(
       runnerDeps(core, {
         spools: () => [...this.spools.values()].filter((s) => s.ok).map((s) => s.name),
-        spoolDirs: (spool) => (this.spools.get(spool)?.ok ? this.spools.get(spool)!.io : null),
+        spoolDirs: (spool) => {
+          const s = this.spools.get(spool);
+          return s?.ok ? { io: s.io, plain: s.plain } : null;
+        },
         allowlist: () => this.allowlist.get(),
         settings: () => this.settings,
         starter,

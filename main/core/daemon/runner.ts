@@ -18,8 +18,7 @@ import type { RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
 import type { Settings } from '../settings';
 import type { Logger } from '../log';
-import { makeLiveLog } from '../spool/liveLogFile';
-import type { SpoolPaths } from '../spool/layout';
+import { makeLiveLog, type SpoolDirs } from '../spool/liveLogFile';
 import { allowlistFor } from '../allowlist/forSpool';
 import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import type { RunHandle, RunOutcome } from '../exec/executor';
@@ -32,10 +31,10 @@ import { noteStarted, runEnd, spawnFailure } from './runRecord';
 
 export interface RunnerDeps {
   db: Db;
-  /** The spools whose requests may start now (served and usable), and the (pinned) folders of one,
-   *  where a run's log is made. */
+  /** The spools whose requests may start now (served and usable), and the folders of one, where a
+   *  run's log is made. */
   spools: () => string[];
-  spoolDirs: (spool: string) => SpoolPaths | null;
+  spoolDirs: (spool: string) => SpoolDirs | null;
   requests: Requests;
   audit: AuditLog;
   keys: KeyStore;

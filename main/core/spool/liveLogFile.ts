@@ -14,6 +14,12 @@ import { logPath } from './results';
 import { kindReason } from './safeRead';
 import type { SpoolPaths } from './layout';
 
+/** A served spool's folders: as pinned (`io`), and by name (`plain`). */
+export interface SpoolDirs {
+  io: SpoolPaths;
+  plain: SpoolPaths;
+}
+
 /** Entries moved away before the log is given up on (the sandbox planting again and again). */
 const TRIES = 10;
 
@@ -22,13 +28,14 @@ interface Moved {
   to: string;
 }
 
-/** The live log of `row`'s run, made anew in `spool`'s results folder; null when it cannot be made (the
- *  run then goes on without a log, and its result says so). */
-export function makeLiveLog(d: { audit: AuditLog; log: Logger }, spool: SpoolPaths, row: RequestRow): HeldFile | null {
+/** The live log of `row`'s run, made anew in `spool`'s results folder (`io`: pinned; `plain`: its
+ *  paths by name); null when it cannot be made (the run then goes on without a log, and its result
+ *  says so). */
+export function makeLiveLog(d: { audit: AuditLog; log: Logger }, { io: spool, plain }: SpoolDirs, row: RequestRow): HeldFile | null {
   const name = `${row.wire_id}.log`;
   const file = logPath(spool.results, row.wire_id);
   const moved: Moved[] = [];
-  let made = makeShared(file);
+  let made = makeShared(file, plain.results);
   // Each move is followed at once by the create, and recorded only after: a sandbox planting again in
   // a loop has only the moment between the two.
   for (let tries = 0; made === TAKEN && tries < TRIES; tries++) {
@@ -38,7 +45,7 @@ export function makeLiveLog(d: { audit: AuditLog; log: Logger }, spool: SpoolPat
       break;
     }
     if (away) moved.push(away);
-    made = makeShared(file);
+    made = makeShared(file, plain.results);
   }
   for (const { found, to } of moved) {
     const message = `results/${name} was ${found} the host did not make; moved to ${to}`;

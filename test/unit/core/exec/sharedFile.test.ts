@@ -1,6 +1,7 @@
-// The file the daemon makes for a run's log and the spawner writes: made anew (never through what is at
-// its name, nothing there touched), named by its identity, and opened for writing only while it is
-// that very file, on Linux through the daemon's descriptor whatever has since happened to its name.
+// The file the daemon makes for a run's log and the run keeper writes: made anew (never through what is
+// at its name, nothing there touched), named by its identity, and opened for writing only while it is
+// that very file, on Linux through the daemon's descriptor whatever has since happened to its name, and
+// by its plain name (never followed) once that descriptor went with a daemon killed meanwhile.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { closeSync, fstatSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
@@ -74,7 +75,7 @@ describe('makeShared (in the daemon)', () => {
   });
 });
 
-describe('openShared (in the spawner)', () => {
+describe('openShared (in the keeper)', () => {
   it('opens the file made, for writing', () => {
     const f = make();
     writeThrough(openShared(f.shared)!, 'logged\n');
@@ -106,6 +107,30 @@ describe('openShared (in the spawner)', () => {
     expect(openShared({ ...f.shared, path: path.join(dir, 'other.log') })).toBeNull();
     expect(openShared({ ...f.shared, ino: f.shared.ino + 1 })).toBeNull();
     expect(readFileSync(path.join(dir, 'other.log'), 'utf8')).toBe('');
+  });
+
+  it.runIf(HAS_PROC_FD)('reaches the file made by its name in its folder once the daemon is gone, before the keeper opened it', () => {
+    const f = makeShared(name, dir) as HeldFile;
+    f.close(); // the daemon's descriptor: gone with the daemon
+    writeThrough(openShared(f.shared)!, 'logged\n');
+    expect(readFileSync(name, 'utf8')).toBe('logged\n');
+  });
+
+  it.runIf(HAS_PROC_FD)('enters no other folder by that name: one swapped for a link elsewhere, holding a file of the same name', () => {
+    const f = makeShared(name, dir) as HeldFile;
+    f.close();
+    const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'dw-elsewhere-'));
+    try {
+      renameSync(dir, `${dir}.moved`);
+      symlinkSync(elsewhere, dir);
+      writeFileSync(path.join(elsewhere, 'req-1.log'), 'do not touch\n');
+      expect(openShared(f.shared)).toBeNull();
+      expect(readFileSync(path.join(elsewhere, 'req-1.log'), 'utf8')).toBe('do not touch\n');
+    } finally {
+      rmSync(dir, { force: true });
+      renameSync(`${dir}.moved`, dir);
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it('opens nothing once the daemon has closed it and its name was taken away (the run has no log)', () => {

@@ -39,7 +39,7 @@ afterEach(() => {
 });
 
 function make(id: string): HeldFile | null {
-  const f = makeLiveLog({ audit: ledger.audit, log }, spool, ledger.add(id));
+  const f = makeLiveLog({ audit: ledger.audit, log }, { io: spool, plain: spool }, ledger.add(id));
   if (f) held.push(f);
   return f;
 }
