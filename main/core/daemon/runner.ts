@@ -18,7 +18,7 @@ import type { RunPlan } from '../allowlist/plan';
 import type { Allowlist } from '../allowlist/types';
 import type { Settings } from '../settings';
 import type { Logger } from '../log';
-import { makeLiveLog, type SpoolDirs } from '../spool/liveLogFile';
+import { dropUnstartedLog, makeLiveLog, type SpoolDirs } from '../spool/liveLogFile';
 import { allowlistFor } from '../allowlist/forSpool';
 import { DEFAULT_CWD } from '../allowlist/defaultCwd';
 import type { RunHandle, RunOutcome } from '../exec/executor';
@@ -114,7 +114,11 @@ export class Runner {
       }
       if (keeperHadAll && row.pid === null) {
         const message = 'the host stopped after recording its start, before its run keeper received it: it never ran, and is queued again';
-        this.d.safely(row.id, () => this.d.lifecycle.move(row, 'queued', { started_at: null }, { kind: 'requeued', message }, ['running']));
+        this.d.safely(row.id, () => {
+          if (!this.d.lifecycle.move(row, 'queued', { started_at: null }, { kind: 'requeued', message }, ['running'])) return;
+          const dirs = this.d.spoolDirs(row.spool);
+          if (dirs) dropUnstartedLog(dirs.io, row);
+        });
         continue;
       }
       const remains = this.remainsOf(row);

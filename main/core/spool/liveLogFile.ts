@@ -3,7 +3,7 @@
 // file, a FIFO, a folder (one of mode 000), its own text. Whatever is there is moved to quarantine and
 // recorded, and the log is created anew through the pinned results folder; the run writes to that
 // file alone (exec/sharedFile.ts), whatever is later renamed or put at its name.
-import { lstatSync } from 'node:fs';
+import { lstatSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { AuditLog } from '../ledger/audit';
 import type { RequestRow } from '../ledger/requests';
@@ -57,6 +57,22 @@ export function makeLiveLog(d: { audit: AuditLog; log: Logger }, { io: spool, pl
     return null;
   }
   return made;
+}
+
+/**
+ * The log made for a run that never started (its daemon died before the run keeper received it, and it
+ * is queued again): taken away while it is still an empty file, so that the next start makes it anew
+ * without taking it for something the sandbox planted. Anything else there is left for that start's
+ * quarantine, as planted.
+ */
+export function dropUnstartedLog(spool: SpoolPaths, row: RequestRow): void {
+  const file = logPath(spool.results, row.wire_id);
+  try {
+    const st = lstatSync(file, { throwIfNoEntry: false });
+    if (st?.isFile() && st.size === 0) unlinkSync(file);
+  } catch {
+    /* left for the next start to deal with */
+  }
 }
 
 /** Moves what is at the log's name to quarantine: what it was and where it went; null when it was

@@ -7,6 +7,8 @@
 // held it, queued again when the keeper every start went to never received it, and uncertain when no
 // one can say.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { HomeParts } from '../../../helpers/homeParts';
 import { GREET, NO_OPERATIONS, allowlistYaml } from '../../../helpers/allowlists';
 import { grantRules } from '../../../../main/core/policy/grantRules';
@@ -122,13 +124,17 @@ describe('at the start of a host, a run recorded as running', () => {
   }
   const outcome = (exit_code: number) => ({ exit_code, signal: null, stdout: 'hi\n', stderr: '', stdout_truncated: false, stderr_truncated: false, error: null, terminated: null, finished_at: new Date().toISOString(), duration_ms: 5, log: { bytes: 3, sha256: 'a'.repeat(64) } });
 
-  it('that the keeper every start went to does not hold was never started: queued again, and runs once', async () => {
+  it('that the keeper every start went to does not hold was never started: queued again, its unused log taken away, and runs once', async () => {
     recordedRunning('r1');
+    const log = path.join(p.spool, 'results', 'r1.log');
+    writeFileSync(log, ''); // made by the daemon that died before the keeper received the run
     p.runner.recoverInterrupted(new Map(), true);
     expect(p.row('r1')).toMatchObject({ state: 'queued', started_at: null });
+    expect(existsSync(log)).toBe(false); // not taken for something the sandbox planted at the next start
     expect(lastEntry('r1')).toMatchObject({ kind: 'requeued', message: expect.stringContaining('it never ran, and is queued again') });
     startNow();
     await p.until('r1', ['succeeded']);
+    expect(p.core.audit.search({ requestId: 'r1', kind: 'log_quarantined' })).toEqual([]);
   });
 
   it('with no word from that keeper may have started: uncertain, never run again', () => {
