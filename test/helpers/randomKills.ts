@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import { CLI, DaemonProcess, TestHost, eventually, sleep } from './host';
 import type { KeyFile, RequestState } from '../../shared/protocol/types';
 import { track } from './processes';
+import { rng } from '../../bench/lib/stats'; // mulberry32, seeded: a failing run's choices can be replayed
 
 const SEED = Number(process.env.DW_SEED ?? Date.now() % 2 ** 31);
 const FINAL: RequestState[] = ['succeeded', 'failed', 'rejected', 'denied', 'expired', 'cancelled', 'uncertain'];
@@ -29,17 +30,6 @@ let counter: string;
 let hostId: string;
 const daemons: DaemonProcess[] = [];
 
-/** mulberry32: a small seeded generator, so a failing run's choices can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = rng(SEED);
 const randInt = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
 
