@@ -178,7 +178,7 @@ describe('dumbwaiter logs --follow of a request waiting for a person', () => {
   it('waits until it is decided, then prints its output and how it ended', async () => {
     host.submit(beta, 'r-wait', 'deploy', { target: 'later' });
     await host.waitResult('r-wait', ['awaiting_approval']);
-    const follow = new Running(spawn(process.execPath, [CLI, 'logs', 'r-wait', '--follow', '--home', host.home], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    const follow = cliProcess(host, ['logs', 'r-wait', '--follow']);
     started.push(follow);
     await eventually('the note that it waits', () => (follow.stderr.includes('(r-wait has not run yet: it is awaiting_approval; its output follows once it runs)') ? true : undefined));
     expect(cli(['approvals', 'approve', 'r-wait']).status).toBe(0);
