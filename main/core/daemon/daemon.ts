@@ -179,11 +179,8 @@ export class Daemon {
       configureLogging(home.logs, opts.consoleLog ?? 'info');
       core ??= HostCore.open(home.root, opts.sealer ?? null);
       d = new Daemon(home, settings, spools, opts.spool, core, !opts.core, lock, opts.starter ?? new Keeper(home.keeper));
-      // The keeper the last daemon sent its runs to, before this one's is recorded.
-      const previous = core.flags.keeper;
-      const { kept, instances } = await d.starter.recover((instance) => core!.flags.setKeeper(instance));
-      // '': that daemon had let its keeper go, and sent nothing since.
-      d.boot(kept, previous !== null && (previous === '' || instances.includes(previous)));
+      const { kept, hadAll } = await d.starter.recover(core.flags.keeper, (instance) => core!.flags.setKeeper(instance));
+      d.boot(kept, hadAll);
       d.starter.recovered();
       return d;
     } catch (e) {

@@ -159,7 +159,7 @@ export class Runner {
     }
     this.d.log.info(`${row.id}: still running in the run keeper (pid ${k.handle.pid}): followed again`);
     if (row.pid === null && k.handle.pid !== null) this.d.requests.setProcesses(row.id, k.handle.pid, k.handle.marker, k.handle.since);
-    this.follow(row, Promise.resolve(k.handle).then((h) => this.endOf(row, h)), k.handle);
+    this.follow(row, this.endOf(row, k.handle), k.handle);
   }
 
   /** What is left of a run recorded as running whose runner is gone (see Remains). */

@@ -8,25 +8,26 @@
 // run; both reject with KeeperLost, and the runner looks for their processes as a restarted host does
 // (daemon/orphans.ts), never running them again.
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, unlinkSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunPlan } from '../allowlist/plan';
 import { startRun, type RunHandle, type RunOutcome } from './executor';
 import { fromWire, lineReader, type FromKeeper, type KeptStart, type ToKeeper } from './keeperProtocol';
-import { clearExited, exitedIn, KEEPER_VERSION, listingPath, makeKeeperDir, readEnds, removeEnd, socketPath, socketsIn } from './keeperFiles';
+import { clearExited, exitedIn, KEEPER_VERSION, makeKeeperDir, readEnds, removeEnd, removeListing, socketPath, socketsIn } from './keeperFiles';
 import { openShared, type HeldFile, type SharedFile } from './sharedFile';
 
 /** A run found at the daemon's start: still held by the keeper, or ended while no daemon ran. */
 export type Kept = { handle: RunHandle } | { outcome: RunOutcome };
 
-/** What the daemon's start finds: the runs kept for it, by key, and the keepers that answered or
- *  exited by themselves, their ends written (their instances: a run sent to one of them that it does
- *  not hold never reached it, so never started). */
+/** What the daemon's start finds: the runs kept for it, by key; and `hadAll`: the keeper the last
+ *  daemon sent its runs to answered, or exited by itself with its ends written (or that daemon had let
+ *  its keeper go and sent nothing since), so a run recorded as started that it does not hold never
+ *  reached it, and never started. */
 export interface Recovered {
   kept: Map<string, Kept>;
-  instances: string[];
+  hadAll: boolean;
 }
 
 /** How runs are started: through the run keeper (Keeper), or in this process (IN_PROCESS). */
@@ -37,10 +38,10 @@ export interface RunStarter {
    *  request's handle. `log`: the run's live log as the daemon made it (or null for none), closed here
    *  once the run no longer needs the daemon's descriptor: the run has its own, or never will. */
   start(key: string, plan: RunPlan, log: HeldFile | null, killGraceMs: number): Promise<RunHandle>;
-  /** At the daemon's start, before any start(): what is kept for it. `live`: told the instance of
-   *  each keeper new runs go to, from now on, before the first goes, and '' when none will get the
-   *  next (the ledger keeps it: the next start compares it with Recovered.instances). */
-  recover(live: (instance: string) => void): Promise<Recovered>;
+  /** At the daemon's start, before any start(): what is kept for it. `previous`: what the last daemon's
+   *  `live` was last told (null: none was). `live`: told the instance of each keeper new runs go to,
+   *  from now on, before the first goes, and '' when none will get the next (the ledger keeps it). */
+  recover(previous: string | null, live: (instance: string) => void): Promise<Recovered>;
   /** Once the daemon's start has dealt with every run recorded as running: a run started from now on
    *  goes to a keeper this starter will name. */
   recovered(): void;
@@ -60,7 +61,7 @@ export const IN_PROCESS: RunStarter = {
       log?.close();
     }
   },
-  recover: () => Promise.resolve({ kept: new Map(), instances: [] }),
+  recover: () => Promise.resolve({ kept: new Map(), hadAll: false }),
   recovered() {},
   forget() {},
   stop: () => Promise.resolve(),
@@ -250,7 +251,7 @@ export class Keeper implements RunStarter {
     if (!this.stopping) void this.open().catch(() => {}); // said again by the start() that needs it
   }
 
-  async recover(live: (instance: string) => void): Promise<Recovered> {
+  async recover(previous: string | null, live: (instance: string) => void): Promise<Recovered> {
     this.told = live;
     const kept = new Map<string, Kept>();
     const instances: string[] = [];
@@ -260,7 +261,7 @@ export class Keeper implements RunStarter {
         opened = await Link.open(s.path, this.version);
       } catch {
         // A dead keeper's socket: one of this version is replaced by the next keeper's own.
-        if (s.version !== this.version) unlinkQuietly(listingPath(this.dir, s.version));
+        if (s.version !== this.version) removeListing(this.dir, s.version);
         continue;
       }
       const { link, hello } = opened;
@@ -279,7 +280,8 @@ export class Keeper implements RunStarter {
     // Read after the sockets: a keeper that exits meanwhile has written its ends and its mark by then.
     this.exited = exitedIn(this.dir);
     for (const e of readEnds(this.dir)) if (!kept.has(e.key)) kept.set(e.key, { outcome: fromWire(e.outcome) });
-    return { kept, instances: [...instances, ...this.exited] };
+    const known = [...instances, ...this.exited];
+    return { kept, hadAll: previous !== null && (previous === '' || known.includes(previous)) };
   }
 
   recovered(): void {
@@ -379,13 +381,5 @@ export class Keeper implements RunStarter {
     this.leaving.add(link);
     link.send({ type: 'exit' });
     link.close();
-  }
-}
-
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    /* gone meanwhile */
   }
 }

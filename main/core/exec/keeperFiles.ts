@@ -35,9 +35,14 @@ export function listKeeper(dir: string, version: string): void {
   if (WINDOWS) writeFileSync(listingPath(dir, version), '');
 }
 
-/** Its listing taken away (a socket is removed by its closing; a file is not). */
+/** Its listing taken away by the keeper (a socket is removed by its closing; a file is not). */
 export function unlistKeeper(dir: string, version: string): void {
-  if (WINDOWS) removeQuietly(listingPath(dir, version));
+  if (WINDOWS) removeListing(dir, version);
+}
+
+/** The listing of a keeper that is gone (a dead one's socket, or its file on Windows). */
+export function removeListing(dir: string, version: string): void {
+  removeQuietly(listingPath(dir, version));
 }
 
 /** Whether a socket with nobody listening stays behind to be removed (no: a pipe goes with its server). */

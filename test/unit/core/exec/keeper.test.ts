@@ -223,6 +223,8 @@ describe('a keeper whose daemon is gone', () => {
   it('goes on with the run, whole; the next daemon finds it running, follows it to its end, and the keeper exits', async () => {
     const log = path.join(dir, 'req-o.log');
     const chatty = ['/bin/sh', '-c', 'i=0; while [ ! -e "$0" ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done; echo "last $i"', path.join(dir, 'go')];
+    const told: string[] = [];
+    expect((await keeper.recover(null, (i) => told.push(i))).hadAll).toBe(false); // no daemon named one before
     const h = await keeper.start('req-o', plan(chatty), made(log), GRACE_MS);
     trackGroup(h.pid!);
     const pid = pidOf(keeper);
@@ -231,9 +233,9 @@ describe('a keeper whose daemon is gone', () => {
     expect(alive(pid)).toBe(true);
 
     const next = keeperFor();
-    const told: string[] = [];
-    const { kept, instances } = await next.recover((i) => told.push(i));
-    expect(instances).toEqual(told);
+    const { kept, hadAll } = await next.recover(told.at(-1)!, (i) => told.push(i));
+    expect(hadAll).toBe(true);
+    expect(new Set(told).size).toBe(1); // the same keeper, still running
     const k = kept.get('req-o');
     if (!k || !('handle' in k)) throw new Error('the run was not found held');
     expect(k.handle.pid).toBe(h.pid);
@@ -250,6 +252,8 @@ describe('a keeper whose daemon is gone', () => {
   });
 
   it('writes the end of a run that ends meanwhile to its folder and exits, marked; the next daemon reads it, even with no keeper left, and forgets it', async () => {
+    const told: string[] = [];
+    await keeper.recover(null, (i) => told.push(i));
     const h = await keeper.start('req-e', plan(['/bin/sh', '-c', 'while [ ! -e "$0" ]; do sleep 0.02; done; echo done; exit 4', path.join(dir, 'go')]), null, GRACE_MS);
     trackGroup(h.pid!);
     const pid = pidOf(keeper);
@@ -260,8 +264,8 @@ describe('a keeper whose daemon is gone', () => {
     expect(readdirSync(path.join(kdir, 'ended'))).toHaveLength(1);
 
     const next = keeperFor();
-    const { kept, instances } = await next.recover(() => {});
-    expect(instances).toHaveLength(1); // it exited by itself, its ends written: as good as its answer
+    const { kept, hadAll } = await next.recover(told.at(-1)!, () => {});
+    expect(hadAll).toBe(true); // it exited by itself, its ends written: as good as its answer
     expect(kept.get('req-e')).toEqual({ outcome: expect.objectContaining({ exit_code: 4, stdout: 'done\n' }) });
     next.forget('req-e');
     expect(readdirSync(path.join(kdir, 'ended'))).toEqual([]);
@@ -277,7 +281,7 @@ describe('a keeper of another version', () => {
     await old.stop();
 
     const next = keeperFor();
-    const { kept } = await next.recover(() => {});
+    const { kept } = await next.recover(null, () => {});
     const k = kept.get('req-v');
     if (!k || !('handle' in k)) throw new Error('the old keeper\'s run was not found');
     const fresh = await (await next.start('req-new', plan(['/bin/echo', 'new']), null, GRACE_MS)).done;
