@@ -137,6 +137,16 @@ describe('at the start of a host, a run recorded as running', () => {
     expect(p.core.audit.search({ requestId: 'r1', kind: 'log_quarantined' })).toEqual([]);
   });
 
+  it("queued again, a grant's run counts as one use of the grant", async () => {
+    const g = queuedByGrant('r1');
+    p.core.flags.setPaused(false);
+    expect(p.core.lifecycle.start(p.row('r1'), { started_at: new Date().toISOString(), cost: 1 })?.state).toBe('running');
+    p.runner.recoverInterrupted(new Map(), true);
+    startNow();
+    await p.until('r1', ['succeeded']);
+    expect(p.core.grants.get(g)?.uses).toBe(1);
+  });
+
   it('with no word from that keeper may have started: uncertain, never run again', () => {
     recordedRunning('r1');
     p.runner.recoverInterrupted(new Map(), false);
