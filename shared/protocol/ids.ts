@@ -10,6 +10,8 @@ export const SPOOL_NAME_RULE = '1-32 lowercase letters, digits, _ or -, starting
 /** The host's handle for a request (never on the wire): its id in the spool `default`, `<id>@<spool>`
  *  in every other (main/core/ledger/requests.ts, handleFor). */
 export const REQUEST_HANDLE = new RegExp(`^${REQUEST_ID.source.slice(1, -1)}(@${SPOOL_NAME.source.slice(1, -1)})?$`);
+/** The longest handle: a 128-character id, `@`, a 32-character spool name. */
+export const MAX_HANDLE_LENGTH = 128 + 1 + 32;
 /** The spool `init` makes (an earlier version's single spool), and the one keys are for unless told. */
 export const DEFAULT_SPOOL = 'default';
 

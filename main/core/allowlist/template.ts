@@ -1,11 +1,13 @@
 // argv templates: every argument lands inside exactly one argv element (or, for arrays and flags,
 // becomes whole elements of its own). Nothing is ever split, joined or given to a shell.
 import type { ArgSpec, TemplateElement, TemplatePart } from './types';
+import { MAX_HANDLE_LENGTH } from '../../../shared/protocol/ids';
 
 /** The placeholder a reconcile command may use besides the op's arguments: the id of the request it asks about. */
 export const REQUEST_ID_PLACEHOLDER = 'request_id';
-/** It stands in the template as a string argument would: inside an element or as one. */
-export const REQUEST_ID_SPEC: ArgSpec = { type: 'string', pattern: null, patternSource: null, max_length: 128, enum: null, allow_dash: false, description: '', required: true, default: undefined };
+/** It stands in the template as a string argument would: inside an element or as one. Its value is the
+ *  request's handle (`<id>@<spool>` outside the spool `default`), so it may be as long as a handle. */
+export const REQUEST_ID_SPEC: ArgSpec = { type: 'string', pattern: null, patternSource: null, max_length: MAX_HANDLE_LENGTH, enum: null, allow_dash: false, description: '', required: true, default: undefined };
 
 /** Parses one element; `{{` and `}}` are literal braces. Throws on a stray brace or a bad name. */
 export function parseElement(text: string): TemplateElement {

@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllowlist } from '../../../../main/core/allowlist/load';
 import { planReconcile, planRun } from '../../../../main/core/allowlist/plan';
+import { REQUEST_ID_SPEC } from '../../../../main/core/allowlist/template';
+import { REQUEST_HANDLE } from '../../../../shared/protocol/ids';
 
 const lines = (...ls: string[]) => ls.join('\n') + '\n';
 
@@ -78,6 +80,14 @@ describe('planReconcile', () => {
         leaves_processes: false,
       },
     });
+  });
+
+  it('takes the longest handle a request can have (a 128-character id at a 32-character spool) whole', () => {
+    const handle = `${'i'.repeat(128)}@${'s'.repeat(32)}`;
+    expect(REQUEST_HANDLE.test(handle)).toBe(true);
+    const r = planReconcile(allowlist, 'release', { version: '1.2' }, handle);
+    expect(r.ok && r.plan.argv[5]).toBe(handle);
+    expect(REQUEST_ID_SPEC).toMatchObject({ max_length: handle.length });
   });
 
   it('a value stays one argv element there too', () => {
