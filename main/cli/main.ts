@@ -8,14 +8,13 @@ import { UserError } from '../core/errors';
 import { initHome } from '../core/setup';
 import { Host } from '../core/host/host';
 import type { StatusReport } from '../core/host/status';
-import type { PendingApproval } from '../core/host/verdicts';
 import { cliActor } from '../core/ledger/audit';
 import { Daemon } from '../core/daemon/daemon';
 import { keepHeapSmall } from '../core/daemon/memory';
 import { APP_VERSION } from '../core/version';
 import { parse, parseSub, splitCommand, unknownOption, UsageError } from './args';
 import { ago, endQuietlyOnClosedPipe, printJson, printTable, say, warn } from './output';
-import { visible, visibleJson } from '../../shared/text/visible';
+import { visible } from '../../shared/text/visible';
 import { commandName } from './invocation';
 import { shellWord } from '../../shared/text/shellWord';
 import type { Scope } from '../core/keys/keyStore';
@@ -31,7 +30,7 @@ import type { KeyView, SpoolInfo } from '../../shared/ipc/views';
 import { probeLines, type ProbeReport } from '../../shared/protocol/probe';
 import { installService, serviceKind, servicePlan, serviceStatus, uninstallService } from '../core/loginService/manager';
 import { daemonArgv } from '../core/loginService/units';
-import { approvedText } from './commands/approvalCard';
+import { approvalCardText, approvedText } from './commands/approvalCard';
 import { watchApprovals, WATCH_USAGE } from './commands/approvalsWatch';
 import { listRequests, REQUESTS_OPTIONS, REQUESTS_USAGE } from './commands/requests';
 import { showRequest, SHOW_USAGE } from './commands/show';
@@ -275,28 +274,6 @@ function cmdKeys(argv: string[]): void {
 
 /** One request waiting for a human: what the sandbox wrote (intent, arguments in argv) is escaped, so
  *  it can neither redraw the lines above it nor pass for a line of its own. */
-function describeApproval(p: PendingApproval): string {
-  const a = p.approval;
-  // A plan runs nothing itself: what it would let run is its steps, each in full.
-  // The environment decides the run as much as argv does (host-side: never in the wire's approval).
-  const env = (e: Record<string, string> | undefined, indent: string) => (e && Object.keys(e).length ? [`${indent}env:  ${visibleJson(JSON.stringify(e))}`] : []);
-  const what = a.steps
-    ? [
-        `    a plan of ${a.steps.length} step(s); once approved each may run once, without asking, until ${p.expires_at ?? '?'}:`,
-        ...a.steps.flatMap((st, i) => [`    ${i + 1}. ${visible(st.op)} (${st.scope})`, `       argv: ${visibleJson(JSON.stringify(st.argv))}`, `       cwd:  ${visible(st.cwd)}`, ...env(p.steps?.[i]?.env, '       ')]),
-      ]
-    : [`    argv: ${visibleJson(JSON.stringify(a.argv))}`, `    cwd:  ${visible(a.cwd)}`, ...env(p.run?.env, '    ')];
-  return [
-    `${p.id}  ${visible(a.operation)}  (key ${visible(a.key_name)} / ${a.key_id}, waiting since ${p.waiting_since}, denied at ${a.timeout_at} if undecided)`,
-    ...what,
-    ...(a.intent ? [`    intent: ${visible(a.intent)}`] : []),
-    ...(a.plan_claim ? [`    claims plan ${visible(a.plan_claim.plan_id)}, but differs from its steps: ${visible(a.plan_claim.reason)}`] : []),
-    ...(a.ceiling ? [`    would cross ${visible(a.ceiling)}`] : []),
-    ...(a.shared_with_sandbox?.length ? [`    works on folders the sandbox can write: ${a.shared_with_sandbox.map((r) => visible(r)).join(', ')}`] : []),
-    ...(a.leaves_processes ? ['    may leave processes running after it exits (they are not ended)'] : []),
-  ].join('\n');
-}
-
 async function cmdApprovalsWatch(values: { home?: string; spool?: string; json?: boolean }, positionals: string[]): Promise<void> {
   if (positionals.length || values.json) throw new UsageError(WATCH_USAGE);
   const svc = openHost(values);
@@ -326,7 +303,9 @@ function cmdApprovals(argv: string[]): void | Promise<void> {
         const pending = host.verdicts.pending();
         if (values.json) return printJson(pending);
         if (pending.length === 0) return say('Nothing is waiting for approval.');
-        return say(pending.map(describeApproval).join('\n'));
+        // Each as its card shows it, whole, the same text `approvals watch` asks with.
+        const several = host.context.settings.spools.length > 1;
+        return say(pending.map((p) => approvalCardText(p, several)).join('\n\n'));
       }
       case 'approve': {
         if (!id) throw new UsageError(`usage: dumbwaiter approvals approve ID [--for DURATION [--any-args | --args-match NAME=REGEX ...]]`);

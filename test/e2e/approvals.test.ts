@@ -62,7 +62,9 @@ describe('approval', () => {
     expect(Date.parse(waiting.approval!.timeout_at) - Date.parse(waiting.approval!.requested_at)).toBe(3600 * 1000);
     const listed = cliJson(['approvals', 'list']) as { id: string; approval: { intent: string } }[];
     expect(listed.map((p) => p.id)).toEqual(['ap-1']);
-    expect(host.cli(['approvals', 'list']).stdout).toContain(`    cwd:  ${host.work}\n    env:  {"DEPLOY_REGION":"eu-1"}\n    intent: ship the fix for #42\n`);
+    const card = host.cli(['approvals', 'list']).stdout;
+    expect(card).toContain('  Why:      "ship the fix for #42" (the agent\'s words)\n');
+    expect(card).toContain(`      in folder: ${JSON.stringify(host.work)}\n      environment (added to the host's own): DEPLOY_REGION="eu-1"\n`);
     expect(runs()).toEqual([]);
 
     const human = host.cli(['approvals', 'approve', 'ap-1']);

@@ -152,8 +152,10 @@ describe.runIf(process.platform === 'linux')('what a run leaves behind', () => {
     host.submit(key, 'service-2', 'guarded-service', { tag: 'service-2' });
     const waiting = await host.waitResult('service-2', ['awaiting_approval']);
     expect(waiting.approval?.leaves_processes).toBe(true);
-    expect(host.cli(['approvals', 'list']).stdout).toContain('service-2  guarded-service');
-    expect(host.cli(['approvals', 'list']).stdout).toContain('    may leave processes running after it exits (they are not ended)\n');
+    const card = host.cli(['approvals', 'list']).stdout;
+    expect(card).toMatch(/^Run guarded-service\?\n(.*\n)*  Request:  service-2, /);
+    expect(card).toContain('      processes it starts: may outlive it (leaves_processes)\n');
+    expect(card).toContain('  ! What this command starts may keep running after it ends (its operation leaves processes running).\n');
     expect(host.cli(['approvals', 'approve', 'service-2']).status).toBe(0);
     const { pid, marker } = await leftover('service-2');
     expect((await host.waitResult('service-2')).state).toBe('succeeded');

@@ -276,7 +276,7 @@ describe('dw mcp', () => {
       const id = await eventually('the first progress message', () => idIn(seen[0]));
       await eventually('the approval request', () => (host.result(id)?.state === 'awaiting_approval' ? true : undefined));
       expect(host.result(id)!.approval).toMatchObject({ intent, argv: ['echo', 'deployed'] });
-      expect(host.cli(['approvals', 'list']).stdout).toContain(`intent: ${intent}`);
+      expect(host.cli(['approvals', 'list']).stdout).toContain(`  Why:      "${intent}" (the agent's words)\n`);
       await eventually('progress saying a human must decide', () => (messages(seen).some((m) => m.startsWith(`request ${id} waits for a human's decision`)) ? true : undefined));
       // In the words of dw and dw.py: until when, before it is denied automatically.
       const { said, expected } = waitingSaid(messages(seen).map((m) => `dw: ${m}`).join('\n'), host.result(id)!);

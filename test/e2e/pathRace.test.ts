@@ -230,7 +230,7 @@ operations:
     const writer = host.createKey('writer', 'write');
     host.submit(writer, 'overlap-3', 'look', { dir: results });
     await host.waitResult('overlap-3', ['awaiting_approval']);
-    expect(host.cli(['approvals', 'list']).stdout).toContain(`    works on folders the sandbox can write: ${results}\n`);
+    expect(host.cli(['approvals', 'list']).stdout).toContain(`  ! Works on folders the sandbox can write (what it reads there the sandbox put there; what it writes the sandbox can read or change): ${results}\n`);
     expect(host.cli(['approvals', 'deny', 'overlap-3']).status).toBe(0);
     expect((await host.sentinel(writer)).state).toBe('succeeded');
   });

@@ -81,10 +81,11 @@ describe('a plan', () => {
     ]);
     // The human sees every step as it would run, and the plan's expiry.
     const listed = host.cli(['approvals', 'list']);
-    expect(listed.stdout).toMatch(/a plan of 2 step\(s\); once approved each may run once, without asking, until \d{4}-/);
-    expect(listed.stdout).toContain('1. record (write)');
-    expect(listed.stdout).toContain(`cwd:  ${host.work}`);
-    expect(listed.stdout).toMatch(/argv: \[.*"beta","2"\]/);
+    expect(listed.stdout).toMatch(/^Approve a plan of 2 steps\?\n/);
+    expect(listed.stdout).toMatch(/  Each step runs once, without asking again, until the plan expires at \d{4}-/);
+    expect(listed.stdout).toContain('  Step 1: record (write)\n');
+    expect(listed.stdout).toContain(`      in folder: ${JSON.stringify(host.work)}\n`);
+    expect(listed.stdout).toMatch(/  Step 2: record \(write\)\n(.*\n)*?      argument \d+: "beta"\n      argument \d+: "2"\n/);
 
     approve('pl-1');
     const approved = await host.waitResult('pl-1', ['succeeded']);
@@ -129,7 +130,7 @@ describe('a plan', () => {
     expect(differs.approval?.plan_claim).toEqual({ plan_id: 'pl-claim', reason });
     expect(claimOf('st-n3')).toEqual({ plan_id: 'pl-claim', reason });
     // The command line's card says it too, whoever decides there.
-    expect(host.cli(['approvals', 'list']).stdout).toContain(`    claims plan pl-claim, but differs from its steps: ${reason}\n`);
+    expect(host.cli(['approvals', 'list']).stdout).toContain(`  ! Claims plan pl-claim, but differs from its steps: ${reason}. It is not one of that plan's approved steps, so it asks you like any request.\n`);
     // Both arguments differ from every step: the first, unused one is named, with each difference.
     step('st-gamma', { word: 'gamma', n: 7 }, 'pl-claim');
     expect((await host.waitResult('st-gamma', ['awaiting_approval'])).approval?.plan_claim?.reason).toBe(

@@ -103,7 +103,7 @@ async function expectAskThenApprove(h: TestHost, r: ResultDoc, name: string, spe
   expect(ranTimes(r.id)).toBe(0);
   const listed = h.cli(['approvals', 'list']);
   expect(listed.stdout).toContain(r.id);
-  expect(listed.stdout).toContain(`would cross ceiling "${name}"`);
+  expect(listed.stdout).toContain(`  ! Asked because this run would cross a spend limit: ceiling "${name}"`);
 
   const ok = h.cli(['approvals', 'approve', r.id]);
   expect(ok.stderr).toBe('');

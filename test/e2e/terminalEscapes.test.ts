@@ -54,8 +54,9 @@ describe('what the sandbox wrote, shown to a human', () => {
     const out = cli(['approvals', 'list']);
     expect(out).not.toMatch(RAW);
     const lines = out.split('\n');
-    expect(lines.filter((l) => l.startsWith('    argv:'))).toEqual([String.raw`    argv: ["/bin/echo","deployed","staging\u001b]0;pwned\u0007\u009b2J\u2067"]`]);
-    expect(lines.filter((l) => l.startsWith('    intent:'))).toEqual([String.raw`    intent: tidy up\x1b[2A\x1b[2K    argv: ["/bin/true"]\x1b[2K\n    intent: all fine\u202e`]);
+    expect(lines.filter((l) => /^ +(program|argument \d+):/.test(l))).toEqual(['      program: "/bin/echo"', '      argument 1: "deployed"', String.raw`      argument 2: "staging\u001b]0;pwned\u0007\u009b2J\u2067"`]);
+    expect(lines.filter((l) => l.startsWith('  Why:'))).toEqual([String.raw`  Why:      "tidy up\x1b[2A\x1b[2K    argv: ["/bin/true"]\x1b[2K\n    intent: all fine\u202e" (the agent's words)`]);
+    expect(lines.filter((l) => /^\s*(argv|intent):/.test(l))).toEqual([]); // the lines the intent tried to forge
   });
 
   it('approvals list --json gives a program the very same values, with nothing a terminal acts on', () => {

@@ -29,7 +29,7 @@ export function approvalCardText(p: PendingApprovalView, several = true): string
   if (a.plan_claim) {
     out.push(`  ! Claims plan ${visible(a.plan_claim.plan_id)}, but differs from its steps: ${visible(a.plan_claim.reason)}. It is not one of that plan's approved steps, so it asks you like any request.`);
   }
-  if (a.ceiling) out.push(`  ! Asked because this run would cross the spend ceiling ${visible(a.ceiling)}.`);
+  if (a.ceiling) out.push(`  ! Asked because this run would cross a spend limit: ${visible(a.ceiling)}.`);
   out.push(`  Key:      ${visible(a.key_name)} (${a.key_id})`);
   if (several) out.push(`  Spool:    ${visible(p.spool)}`);
   out.push(`  Why:      ${a.intent ? `"${visible(a.intent)}" (the agent's words)` : 'the agent gave no reason'}`);

@@ -197,7 +197,7 @@ export function ApprovalCard({
         ) : null}
         {a.ceiling ? (
           <div className="callout callout-warn approval-ceiling" {...part('ceiling')}>
-            Asked because this run would cross the spend ceiling <strong>{a.ceiling}</strong>.
+            Asked because this run would cross a spend limit: <strong>{a.ceiling}</strong>.
           </div>
         ) : null}
         <dl className="facts approval-facts" {...part('facts')}>

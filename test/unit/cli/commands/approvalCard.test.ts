@@ -32,14 +32,14 @@ const base = (over: Partial<PendingApprovalView> = {}, approval: Partial<Pending
 
 describe('approvalCardText', () => {
   it('shows each argv element, the folder, every environment variable, the limits, the warnings and each argument', () => {
-    const text = approvalCardText(base({}, { ceiling: 'daily-runs', shared_with_sandbox: ['/srv/app'], plan_claim: { plan_id: 'p-1', reason: 'target differs' } }), false);
+    const text = approvalCardText(base({}, { ceiling: 'ceiling "daily-runs" (all keys, per 86400 s): 5 of 5 runs used', shared_with_sandbox: ['/srv/app'], plan_claim: { plan_id: 'p-1', reason: 'target differs' } }), false);
     expect(text).toContain('program: "/usr/bin/deploy"\n      argument 1: "--target"\n      argument 2: "prod one"');
     expect(text).toContain('in folder: "/srv/app"');
     expect(text).toContain('REGION="eu-1"');
     expect(text).toContain('TOKEN_FILE="/run/t"');
     expect(text).toContain('timeout: 60 s');
     expect(text).toContain('at most 1000 bytes');
-    expect(text).toContain('spend ceiling daily-runs');
+    expect(text).toContain('  ! Asked because this run would cross a spend limit: ceiling "daily-runs" (all keys, per 86400 s): 5 of 5 runs used.\n');
     expect(text).toContain('sandbox can write');
     expect(text).toContain('Claims plan p-1, but differs from its steps: target differs');
     expect(text).toContain('target = "prod one"');
