@@ -340,7 +340,7 @@ export class Runner {
 
   /** Holds the slot of `row`'s run until `ended`, then records how it ended. */
   private follow(row: RequestRow, ended: Promise<RunEnd>, run: Pick<RunHandle, 'terminate'>): void {
-    this.hold(row.id, row.op, (r) => run.terminate(r), ended, (end) => ('outcome' in end ? this.finishRow(row, end.outcome) : this.resume(end.row, end.remains, KEEPER_LOST)), true);
+    this.hold(row.id, row.op, (r) => run.terminate(r), ended, (end) => ('outcome' in end ? this.finishRow(row, end.outcome) : this.resume(end.row, end.remains, KEEPER_LOST)), { together: true });
   }
 
   /** Starts the run of `row` (recorded as running) and waits for its end; `onHandle` once it has its
@@ -376,8 +376,10 @@ export class Runner {
   }
 
   /** A slot held by `id` until `ended`, whose end `finish` records; then what waits may start.
-   *  `together`: recorded with the other runs that end in the same turn of the event loop (endTogether). */
-  private hold<T>(id: string, op: string, terminate: (reason: string) => void, ended: Promise<T>, finish: (end: T) => void, together = false): void {
+   *  `together`: recorded with the other runs that end in the same turn of the event loop (endTogether).
+   *  `forget`: how a stop that leaves runs running stops watching it (an orphan's watch). */
+  private hold<T>(id: string, op: string, terminate: (reason: string) => void, ended: Promise<T>, finish: (end: T) => void, how: { together?: boolean; forget?: () => void } = {}): void {
+    const { together = false, forget } = how;
     const recorded = ended.then((end) => {
       if (this.left) return;
       if (together) return new Promise<void>((done) => this.endTogether({ id, record: () => finish(end), done }));
@@ -385,7 +387,7 @@ export class Runner {
       this.recordEnd({ id, record: () => finish(end) });
       this.pump();
     });
-    this.running.set(id, { op, terminate, recorded });
+    this.running.set(id, { op, terminate, recorded, ...(forget ? { forget } : {}) });
   }
 
   /** Runs that end in the same turn of the event loop are recorded in one commit with the starts of
@@ -442,8 +444,7 @@ export class Runner {
       `and records it once they end; it will not be re-run (cancel it to end them: dumbwaiter cancel ${row.id})`;
     this.d.lifecycle.move(row, 'running', { orphaned: 1 }, { kind: 'orphaned', message, details: { pid: row.pid } });
     this.d.log.warn(`${row.id}: orphaned: ${message}`);
-    this.hold(row.id, row.op, (r) => orphan.terminate(r), orphan.done, (end) => this.finishOrphan(row, end, cause));
-    this.running.get(row.id)!.forget = () => orphan.forget();
+    this.hold(row.id, row.op, (r) => orphan.terminate(r), orphan.done, (end) => this.finishOrphan(row, end, cause), { forget: () => orphan.forget() });
   }
 
   /** An orphan's end: by itself, uncertain (and checked); cancelled; stopped with the host, uncertain;
