@@ -272,8 +272,6 @@ function cmdKeys(argv: string[]): void {
   });
 }
 
-/** One request waiting for a human: what the sandbox wrote (intent, arguments in argv) is escaped, so
- *  it can neither redraw the lines above it nor pass for a line of its own. */
 async function cmdApprovalsWatch(values: { home?: string; spool?: string; json?: boolean }, positionals: string[]): Promise<void> {
   if (positionals.length || values.json) throw new UsageError(WATCH_USAGE);
   const svc = openHost(values);
