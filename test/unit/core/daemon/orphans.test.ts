@@ -5,6 +5,7 @@
 // processes running, its main process is the run.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +17,8 @@ import { TestLedger } from '../../../helpers/ledger';
 import { eventually } from '../../../helpers/host';
 import { alive, groupRunning, stopGroups, track, trackGroup } from '../../../helpers/processes';
 
-const MARKER = 'c'.repeat(32);
+/** Random: other test files (and other runs of the suite) search for markers of their own. */
+const MARKER = randomBytes(16).toString('hex');
 
 let l: TestLedger;
 let dir: string;

@@ -5,6 +5,7 @@
 // looked for is not on grep's command line (anyone can read that).
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { procStat } from '../../../../main/core/exec/procfs';
 import { readEnvEntry } from '../../../../main/core/exec/environReader';
@@ -12,7 +13,9 @@ import { stallerCommand } from '../../../helpers/staller';
 import { eventually } from '../../../helpers/host';
 import { stopGroups, track, trackGroup } from '../../../helpers/processes';
 
-const ENTRY = `DUMBWAITER_RUN_MARKER=${'a'.repeat(32)}`;
+/** Random: another test file's search for a fixed marker, running beside this one, would find (and end) these. */
+const MARKER = randomBytes(16).toString('hex');
+const ENTRY = `DUMBWAITER_RUN_MARKER=${MARKER}`;
 const stalling: number[] = [];
 
 afterEach(() => {
@@ -30,7 +33,7 @@ function sleeper(env: Record<string, string>): number {
 async function staller(): Promise<number> {
   const cmd = stallerCommand();
   if (!('argv' in cmd)) throw new Error(cmd.why);
-  const child = track(spawn(cmd.argv[0]!, cmd.argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: process.env.PATH!, DUMBWAITER_RUN_MARKER: 'a'.repeat(32) } }));
+  const child = track(spawn(cmd.argv[0]!, cmd.argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: process.env.PATH!, DUMBWAITER_RUN_MARKER: MARKER } }));
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   const pid = await eventually('the staller to start', () => (out.includes('\n') ? Number(out) : undefined));
@@ -56,17 +59,17 @@ if (!('argv' in canStall)) console.warn(`environReader: the stalled read is not 
 
 describe.runIf(process.platform === 'linux')('readEnvEntry', () => {
   it('finds the entry exactly, and nothing in a gone process', async () => {
-    const marked = sleeper({ DUMBWAITER_RUN_MARKER: 'a'.repeat(32) });
-    const longer = sleeper({ DUMBWAITER_RUN_MARKER: 'a'.repeat(33) });
-    const suffix = sleeper({ X_DUMBWAITER_RUN_MARKER: 'a'.repeat(32) });
+    const marked = sleeper({ DUMBWAITER_RUN_MARKER: MARKER });
+    const longer = sleeper({ DUMBWAITER_RUN_MARKER: `${MARKER}a` });
+    const suffix = sleeper({ X_DUMBWAITER_RUN_MARKER: MARKER });
     const gone = 2 ** 22 + 1; // above any pid_max
     expect(await readEnvEntry([marked, longer, suffix, gone], ENTRY, 5000)).toEqual({ has: [marked], unread: [] });
   });
 
   it.runIf('argv' in canStall)('says a process that holds its memory map busy unread at the deadline, answers the others, and never holds the event loop', async () => {
-    const before = sleeper({ DUMBWAITER_RUN_MARKER: 'a'.repeat(32) });
+    const before = sleeper({ DUMBWAITER_RUN_MARKER: MARKER });
     const stuck = await staller();
-    const after = sleeper({ DUMBWAITER_RUN_MARKER: 'a'.repeat(32) });
+    const after = sleeper({ DUMBWAITER_RUN_MARKER: MARKER });
     let ticks = 0;
     let widest = 0;
     let last = performance.now();
@@ -81,7 +84,7 @@ describe.runIf(process.platform === 'linux')('readEnvEntry', () => {
     // The grep stuck on it shows its files on its command line, which anyone can read; not the entry.
     const grep = await eventually('the grep', () => grepsOfMine()[0]);
     expect(readFileSync(`/proc/${grep}/cmdline`, 'latin1').split('\0')).toContain(`/proc/${stuck}/environ`);
-    expect(readFileSync(`/proc/${grep}/cmdline`, 'latin1')).not.toContain('a'.repeat(32));
+    expect(readFileSync(`/proc/${grep}/cmdline`, 'latin1')).not.toContain(MARKER);
     const r = await reading;
     const took = performance.now() - started;
     clearInterval(tick);

@@ -6,6 +6,7 @@
 // counter allows (pidWindow.ts), by listing /proc and by trying each pid.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,8 +16,10 @@ import { eventually } from '../../../helpers/host';
 import { alive, stopGroups, track, trackGroup } from '../../../helpers/processes';
 import { stallerCommand } from '../../../helpers/staller';
 
-const MARKER = 'a'.repeat(32);
-const OTHER = 'b'.repeat(32);
+/** Random: a search for a fixed marker would find (and end) the processes of another test file, or of
+ *  another run of the suite, that use the same one. */
+const MARKER = randomBytes(16).toString('hex');
+const OTHER = randomBytes(16).toString('hex');
 
 let dir: string;
 beforeEach(() => {
