@@ -8,9 +8,11 @@ import { buildHost } from '../../scripts/build-host.mjs';
 
 /** How long the workers may take to end (vitest stops them as the run ends, without waiting for them),
  *  and then what they leave stopping: esbuild's service ends when its stdin closes, a daemon stopped by
- *  a worker's net ends its runs first (the tests' shutdown grace, 2 s, then the kill grace, 1 s). */
+ *  a worker's net ends its runs first (the tests' shutdown grace, 2 s, then the kill grace, 1 s), and
+ *  its run keeper leaves after it. Five times that: on a loaded machine 6 s was seen to be too short,
+ *  and a run whose helpers end sooner waits no longer than they take. */
 const WORKERS_MS = 10_000;
-const HELPERS_MS = 6_000;
+const HELPERS_MS = 15_000;
 
 export default async function setup(): Promise<() => Promise<void>> {
   clearInterruptedRuns();
