@@ -16,6 +16,16 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 export { groupMembers, procStat };
 
 /**
+ * What ending a run's leftovers says (exec/leftovers.ts), `ended` first, as a pattern: the search also
+ * looks at every process started during the run, the other test files' too, and on a loaded machine one
+ * of them may not let its environment be read within the deadline; the note then names it as well.
+ */
+export function leftoversNote(ended: string): RegExp {
+  const escaped = ended.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped}(; \\d+ process(es)? started during the run could not be looked at in time \\(pid [\\d, ]+: reading (its|their) environment waited over [\\d.]+ s\\) and (was|were) left running: (it|they) may be the run's)?$`);
+}
+
+/**
  * Whether `pid` still runs. On Linux a killed process that its adopter has not reaped yet (a zombie)
  * does not: PID 1 may take its time to reap orphans. Elsewhere, whether it can be signalled.
  */

@@ -15,7 +15,7 @@ import { scopedLogger } from '../../../../main/core/log';
 import type { RunPlan } from '../../../../main/core/allowlist/plan';
 import { TestLedger } from '../../../helpers/ledger';
 import { eventually } from '../../../helpers/host';
-import { alive, groupRunning, stopGroups, track, trackGroup } from '../../../helpers/processes';
+import { alive, groupRunning, leftoversNote, stopGroups, track, trackGroup } from '../../../helpers/processes';
 
 /** Random: other test files (and other runs of the suite) search for markers of their own. */
 const MARKER = randomBytes(16).toString('hex');
@@ -82,7 +82,7 @@ describe.runIf(process.platform === 'linux')('Orphan', () => {
     const escaped = trackGroup(Number(readFileSync(pidFile, 'utf8')));
     const found = find('r3');
     expect(found).toEqual({ leftovers: expect.any(Promise) });
-    expect(await (found as { leftovers: Promise<string | null> }).leftovers).toBe('1 process left behind by the run was ended');
+    expect(await (found as { leftovers: Promise<string | null> }).leftovers).toMatch(leftoversNote('1 process left behind by the run was ended'));
     expect(alive(escaped)).toBe(false);
   });
 
@@ -112,7 +112,7 @@ describe.runIf(process.platform === 'linux')('Orphan', () => {
   it('ends what is left of a run given a verdict while it ran (endRemains), and nothing of a pid now held by another program', async () => {
     const pid = runLeft('r-verdict', 'exec sleep 300');
     l.lifecycle.move(l.requests.get('r-verdict')!, 'succeeded', { resolved_by: 'human' }, { kind: 'resolved', message: 'a forced verdict' });
-    expect(await Orphan.endRemains(l.requests.get('r-verdict')!, watch('r-verdict'))).toBe('1 process left behind by the run was ended');
+    expect(await Orphan.endRemains(l.requests.get('r-verdict')!, watch('r-verdict'))).toMatch(leftoversNote('1 process left behind by the run was ended'));
     expect(groupRunning(pid)).toBe(false);
     // The same row, its pid now another program's (a start time other than the one recorded).
     const other = trackGroup(track(spawn('/bin/sleep', ['300'], { detached: true, stdio: 'ignore' })).pid!);

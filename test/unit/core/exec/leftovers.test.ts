@@ -13,7 +13,7 @@ import path from 'node:path';
 import { ENV_READ_DEADLINE_MS, RunProcesses, type PidSearch } from '../../../../main/core/exec/leftovers';
 import { procStat, readPidCounter } from '../../../../main/core/exec/procfs';
 import { eventually } from '../../../helpers/host';
-import { alive, stopGroups, track, trackGroup } from '../../../helpers/processes';
+import { alive, leftoversNote, stopGroups, track, trackGroup } from '../../../helpers/processes';
 import { stallerCommand } from '../../../helpers/staller';
 
 /** Random: a search for a fixed marker would find (and end) the processes of another test file, or of
@@ -192,7 +192,7 @@ describe.runIf(process.platform === 'linux').each(SEARCHES)('RunProcesses.end, t
     const { left, procs } = await leaderLeaving(`${inGroup}; ${escaped()}`);
     expect(left).toHaveLength(2);
     const note = await procs.end(Date.now() + 5000, 1000);
-    expect(note).toBe('2 processes left behind by the run were ended');
+    expect(note).toMatch(leftoversNote('2 processes left behind by the run were ended'));
     expect(left.filter(alive)).toEqual([]);
   });
 
@@ -215,7 +215,7 @@ describe.runIf(process.platform === 'linux').each(SEARCHES)('RunProcesses.end, t
   it('leaves alone what only carries the same request id', async () => {
     const mine = await leaderLeaving(escaped(path.join(dir, 'mine')));
     const other = await leaderLeaving(escaped(path.join(dir, 'other')), OTHER);
-    expect(await mine.procs.end(Date.now() + 5000, 1000)).toBe('1 process left behind by the run was ended');
+    expect(await mine.procs.end(Date.now() + 5000, 1000)).toMatch(leftoversNote('1 process left behind by the run was ended'));
     expect(alive(mine.left[0]!)).toBe(false);
     expect(alive(other.left[0]!)).toBe(true);
   });
@@ -223,7 +223,7 @@ describe.runIf(process.platform === 'linux').each(SEARCHES)('RunProcesses.end, t
   it('leaves alone a process that was running before the run, even one carrying its marker', async () => {
     const before = await markedBeforeTheRun();
     const run = await leaderLeaving(escaped());
-    expect(await run.procs.end(Date.now() + 5000, 1000)).toBe('1 process left behind by the run was ended');
+    expect(await run.procs.end(Date.now() + 5000, 1000)).toMatch(leftoversNote('1 process left behind by the run was ended'));
     expect(alive(run.left[0]!)).toBe(false);
     expect(alive(before)).toBe(true);
   });
