@@ -11,7 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TestHost, eventually, type DaemonProcess } from '../helpers/host';
 import { GO_ARG, NO_OPERATIONS, allowlistYaml } from '../helpers/allowlists';
-import { alive, groupRunning, stopGroups, track, trackGroup } from '../helpers/processes';
+import { alive, groupRunning, stopGroups, track, trackGroup, UNREAD_NOTE } from '../helpers/processes';
 import { acquireHomeLock } from '../../main/core/daemon/lock';
 import { GatedRuns } from '../helpers/gatedRuns';
 import { stallerCommand } from '../helpers/staller';
@@ -261,7 +261,7 @@ describe('a run whose processes outlive a SIGKILL of the daemon', () => {
 
     await host.startDaemon();
     const ended = await eventually('the end of its processes in the audit log', () => host.audit('orph-race', 'orphan_ended')[0]);
-    expect(ended.message).toMatch(/^orphaned run resolved as succeeded by a human while it ran: its processes were ended at the host's start \(\d+ process(es)? left behind by the run (was|were) ended\)$/);
+    expect(ended.message).toMatch(new RegExp(`^orphaned run resolved as succeeded by a human while it ran: its processes were ended at the host's start \\(\\d+ process(es)? left behind by the run (was|were) ended${UNREAD_NOTE}\\)$`));
     expect(groupRunning(pid!)).toBe(false);
     expect(existsSync(goFile('orph-race'))).toBe(false); // ended, not let go
     expect(host.service((s) => s.requests.get('orph-race'))).toMatchObject({ state: 'succeeded', orphaned: 0 });

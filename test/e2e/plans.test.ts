@@ -82,10 +82,10 @@ describe('a plan', () => {
     // The human sees every step as it would run, and the plan's expiry.
     const listed = host.cli(['approvals', 'list']);
     expect(listed.stdout).toMatch(/^Approve a plan of 2 steps\?\n/);
-    expect(listed.stdout).toMatch(/  Each step runs once, without asking again, until the plan expires at \d{4}-/);
+    expect(listed.stdout).toMatch(/\n {2}Each step runs once, without asking again, until the plan expires at \d{4}-/);
     expect(listed.stdout).toContain('  Step 1: record (write)\n');
     expect(listed.stdout).toContain(`      in folder: ${JSON.stringify(host.work)}\n`);
-    expect(listed.stdout).toMatch(/  Step 2: record \(write\)\n(.*\n)*?      argument \d+: "beta"\n      argument \d+: "2"\n/);
+    expect(listed.stdout).toMatch(/\n {2}Step 2: record \(write\)\n(.*\n)*? {6}argument \d+: "beta"\n {6}argument \d+: "2"\n/);
 
     approve('pl-1');
     const approved = await host.waitResult('pl-1', ['succeeded']);

@@ -15,14 +15,16 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 // What /proc says about a process: the host's own reading (state, process group), used by tests too.
 export { groupMembers, procStat };
 
+/** The part of a leftovers note (below), as a pattern's source, that names processes it could not read (or nothing). */
+export const UNREAD_NOTE = "(; \\d+ process(es)? started during the run could not be looked at in time \\(pid [\\d, ]+: reading (its|their) environment waited over [\\d.]+ s\\) and (was|were) left running: (it|they) may be the run's)?";
+
 /**
  * What ending a run's leftovers says (exec/leftovers.ts), `ended` first, as a pattern: the search also
  * looks at every process started during the run, the other test files' too, and on a loaded machine one
  * of them may not let its environment be read within the deadline; the note then names it as well.
  */
 export function leftoversNote(ended: string): RegExp {
-  const escaped = ended.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${escaped}(; \\d+ process(es)? started during the run could not be looked at in time \\(pid [\\d, ]+: reading (its|their) environment waited over [\\d.]+ s\\) and (was|were) left running: (it|they) may be the run's)?$`);
+  return new RegExp(`^${ended.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${UNREAD_NOTE}$`);
 }
 
 /**

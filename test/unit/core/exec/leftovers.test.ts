@@ -13,7 +13,7 @@ import path from 'node:path';
 import { ENV_READ_DEADLINE_MS, RunProcesses, type PidSearch } from '../../../../main/core/exec/leftovers';
 import { procStat, readPidCounter } from '../../../../main/core/exec/procfs';
 import { eventually } from '../../../helpers/host';
-import { alive, leftoversNote, stopGroups, track, trackGroup } from '../../../helpers/processes';
+import { alive, leftoversNote, stopGroups, track, trackGroup, UNREAD_NOTE } from '../../../helpers/processes';
 import { stallerCommand } from '../../../helpers/staller';
 
 /** Random: a search for a fixed marker would find (and end) the processes of another test file, or of
@@ -207,7 +207,7 @@ describe.runIf(process.platform === 'linux').each(SEARCHES)('RunProcesses.end, t
     const script = `sh -c 'trap "echo > \\"$0\\"" TERM; while :; do sleep 300 & wait; done' "${term}" ${QUIET} & echo $!`;
     const { left, procs } = await leaderLeaving(script);
     await eventually('the trap to be set', () => (catches(left[0]!, 15) ? true : undefined));
-    expect(await procs.end(Date.now() + 300, 1000)).toMatch(/^\d+ processes left behind by the run were ended$/);
+    expect(await procs.end(Date.now() + 300, 1000)).toMatch(new RegExp(`^\\d+ processes left behind by the run were ended${UNREAD_NOTE}$`));
     expect(readFileSync(term, 'utf8')).toBe('\n');
     expect(alive(left[0]!)).toBe(false);
   });
