@@ -41,9 +41,13 @@ describe("runs_on_stop: 'leave'", () => {
     expect(host.cli(['config', 'set', 'runs_on_stop', 'leave']).status).toBe(0);
     const { d, pid } = await runningQuietly('left-1');
 
-    // Two signals at once (a Ctrl-C on top of a SIGTERM): whichever it hears first stops it.
+    // Two signals at once (a Ctrl-C on top of a SIGTERM): whichever it hears first stops it. Sent while
+    // it is stopped, so that both are pending when it goes on: a stop that leaves its runs takes a few
+    // ms, and a test descheduled between two kills would find it gone before the second.
+    d.proc.kill('SIGSTOP');
     d.proc.kill('SIGTERM');
     d.proc.kill('SIGINT');
+    d.proc.kill('SIGCONT');
     expect(await d.exited).toEqual({ code: 0, signal: null });
     expect(d.stderr).toMatch(/SIG(TERM|INT): stopping; running work is left running \(runs_on_stop: leave\)/);
     expect(d.stderr).toMatch(/SIG(TERM|INT): already stopping; running work is left running/);
