@@ -75,11 +75,14 @@ export interface SubmitOptions {
 export class DaemonProcess {
   stderr = '';
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Once all it wrote has been read too: its exit may be seen before the last of its output. */
+  readonly closed: Promise<void>;
 
   constructor(readonly proc: ChildProcess) {
     proc.stderr!.on('data', (c: Buffer) => (this.stderr += c.toString()));
     proc.stdout!.on('data', (c: Buffer) => (this.stderr += c.toString()));
     this.exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+    this.closed = new Promise((resolve) => proc.on('close', () => resolve()));
   }
 
   async ready(): Promise<this> {
