@@ -351,8 +351,9 @@ describe('the desktop app under an Electron stand-in', () => {
     const done = await waitResult(m, 'dep-1', ['succeeded']);
     expect(done.stdout).toBe('deployed staging\n');
     expect(done.approval?.decided_by).toBe('app');
-    // Among the recent runs, though it started and ended between two of the app's polls.
-    const after = await waitTray(app, 'nothing waiting', (t) => t.icon === 'idle.png' && !item(t.menu, 'deploy for agent-one'));
+    // Among the recent runs, though it started and ended between two of the app's polls (the pass that
+    // sees it leave the approvals may come before the one that sees it finished).
+    const after = await waitTray(app, 'nothing waiting, and a recent run', (t) => t.icon === 'idle.png' && !item(t.menu, 'deploy for agent-one') && item(t.menu, 'Recent runs')?.enabled === true);
     expect(item(after.menu, 'Recent runs')?.submenu?.map((i) => i.label)).toEqual(['deploy: succeeded']);
 
     // A click on the next one's notification brings the approval window to it; approve from the tray.
