@@ -1,7 +1,7 @@
 // The descriptors this process holds on anything inside a folder (Linux). Not a count of all of them:
 // the worker's own parts (vitest, libuv's thread pool) open and close theirs at any moment.
 import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
-import path from 'node:path';
+import { isInside } from '../../main/core/allowlist/pathArg';
 
 /** Their targets, sorted: the numbers say nothing, a closed descriptor's may be reused. */
 export function fdsInside(folder: string): string[] {
@@ -13,7 +13,6 @@ export function fdsInside(folder: string): string[] {
     } catch {
       return []; // closed since the listing, the listing's own among them
     }
-    const rel = path.relative(real, target.replace(/ \(deleted\)$/, ''));
-    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel)) ? [target] : [];
+    return isInside(real, target.replace(/ \(deleted\)$/, '')) ? [target] : [];
   }).sort();
 }
