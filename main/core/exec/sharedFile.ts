@@ -66,16 +66,15 @@ export function makeShared(file: string, folderName?: string): HeldFile | typeof
  *  the kernel's own (O_NOFOLLOW would refuse it); a name is never followed. The daemon's descriptor
  *  first, then the file's name in its very folder (the daemon may be gone), each held to its identity. */
 export function openShared(f: SharedFile): number | null {
-  let fd = tryOpen(f.path, constants.O_WRONLY | constants.O_NONBLOCK | (HAS_PROC_FD ? 0 : constants.O_NOFOLLOW));
-  if (fd !== null && !isTheFile(fd, f)) fd = closed(fd);
-  if (fd === null && f.folder) fd = openInFolder(f.folder);
-  if (fd !== null && !isTheFile(fd, f)) fd = closed(fd);
-  return fd;
+  const fd = theFile(tryOpen(f.path, constants.O_WRONLY | constants.O_NONBLOCK | (HAS_PROC_FD ? 0 : constants.O_NOFOLLOW)), f);
+  return fd ?? (f.folder ? theFile(openInFolder(f.folder), f) : null);
 }
 
-function isTheFile(fd: number, f: SharedFile): boolean {
+/** `fd` when it is open on the very file, else null (and closed). */
+function theFile(fd: number | null, f: SharedFile): number | null {
+  if (fd === null) return null;
   const st = fstatSync(fd);
-  return st.isFile() && st.dev === f.dev && st.ino === f.ino;
+  return st.isFile() && st.dev === f.dev && st.ino === f.ino ? fd : closed(fd);
 }
 
 function tryOpen(file: string, flags: number): number | null {
