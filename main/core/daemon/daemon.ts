@@ -134,7 +134,7 @@ export class Daemon {
         spools: () => [...this.spools.values()].filter((s) => s.ok).map((s) => s.name),
         spoolDirs: (spool) => {
           const s = this.spools.get(spool);
-          return s?.ok ? { io: s.io, plain: s.plain } : null;
+          return s?.ok ? s : null; // its `io` and `plain`
         },
         allowlist: () => this.allowlist.get(),
         settings: () => this.settings,
