@@ -43,12 +43,9 @@ export function makeShared(file: string, folderName?: string): HeldFile | typeof
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EEXIST' ? TAKEN : null;
   }
+  // Made just now (O_EXCL), so ours: the sandbox may remove or link its name from this moment on, as it
+  // may at any later one, and the run writes to this very file all the same.
   const st = fstatSync(fd);
-  // Made just now, so a regular file with one name, unless a link to it was made meanwhile.
-  if (!st.isFile() || st.nlink !== 1) {
-    closeSync(fd);
-    return null;
-  }
   const shared: SharedFile = { path: HAS_PROC_FD ? `/proc/${process.pid}/fd/${fd}` : file, dev: st.dev, ino: st.ino };
   if (HAS_PROC_FD && folderName) {
     try {

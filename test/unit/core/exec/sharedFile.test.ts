@@ -3,7 +3,7 @@
 // that very file, on Linux through the daemon's descriptor whatever has since happened to its name, and
 // by its plain name (never followed) once that descriptor went with a daemon killed meanwhile.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, fstatSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +33,24 @@ function make(file = name): HeldFile {
   held.push(f);
   return f;
 }
+
+/** Removes, then hard-links, what is at argv[1], in a loop; says "ready" once it runs. */
+const RACER = `
+import os, sys
+name = sys.argv[1]
+other = name + ".kept"
+print("ready", flush=True)
+while True:
+    try:
+        os.link(name, other)
+        os.unlink(other)
+    except OSError:
+        pass
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
+`;
 
 /** Writes `text` through a descriptor openShared gave, and closes it. */
 function writeThrough(fd: number, text: string): void {
@@ -68,6 +86,23 @@ describe('makeShared (in the daemon)', () => {
     expect(lstatSync(name).ino).toBe(before.ino);
     expect(readFileSync(precious, 'utf8')).toBe('do not touch\n');
     expect(statSync(precious).nlink).toBe(kind.startsWith('a hard link') ? 2 : 1);
+  });
+
+  it('makes the file all the same when the sandbox removes or links its name the moment it is made', async () => {
+    // A sandbox that races the host: it removes whatever is at the name, and hard-links it, as fast as it can.
+    const racer = spawn('python3', ['-c', RACER, name], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise((resolve) => racer.stdout!.once('data', resolve));
+      const made = Array.from({ length: 3000 }, () => {
+        const f = makeShared(name);
+        if (f !== null && f !== TAKEN) f.close();
+        rmSync(name, { force: true });
+        return f === null ? 'nothing' : f === TAKEN ? 'taken' : 'made';
+      });
+      expect(made.filter((m) => m === 'nothing')).toEqual([]);
+    } finally {
+      racer.kill('SIGKILL');
+    }
   });
 
   it('makes nothing where its folder is missing', () => {
