@@ -8,7 +8,7 @@
 // The card's body scrolls and its decisions stay in view; it is approvable only once all of the body
 // has been on screen (every argv element, the environment, the warnings, the intent, each plan step).
 // The card's title is the page's h1; the other states say theirs in one too.
-import { StrictMode, useCallback, useEffect, useRef, useState } from 'react';
+import { StrictMode, useCallback, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import type { PendingApprovalView, RequestView } from '../shared/ipc/views';
 import { api, errorText } from './api';
@@ -17,6 +17,7 @@ import { Toasts } from './components/Toasts';
 import { ApprovalCard, type Decision } from './screens/approvals/ApprovalCard';
 import { isTyping } from './screens/approvals/keyboard';
 import { reportErrors } from './lib/reportErrors';
+import { useLatest } from './lib/useLatest';
 import { startStatus, useHostVersion, useStatus, useStatusError } from './stores/status';
 import './styles/theme.css';
 import './styles/components.css';
@@ -59,10 +60,7 @@ function ApprovalWindow() {
   }, []);
 
   // A new hash (a new arrival): shown at once only if nothing undecided is on screen.
-  const holdRef = useRef(undecided);
-  useEffect(() => {
-    holdRef.current = undecided;
-  });
+  const holdRef = useLatest(undecided);
   useEffect(() => {
     const onHash = () => {
       const id = idFromHash();
@@ -78,7 +76,7 @@ function ApprovalWindow() {
       window.removeEventListener('hashchange', onHash);
       stopNavigate();
     };
-  }, [show]);
+  }, [show, holdRef]);
 
   const goNext = () => {
     if (!next) return;

@@ -347,6 +347,33 @@ describe('the Approvals screen', () => {
     expect(ui.errors).toEqual([]);
   });
 
+  it('a key pressed the moment Approve turns on approves, on a machine too busy to finish a render in one go', async () => {
+    ui.host.submit(key, 'now-1', 'greet', { name: 'at once' });
+    await expect.poll(() => state('now-1')).toBe('awaiting_approval');
+    // The card's moment on screen lasts until the test says so.
+    const holdFromLoad = await ui.page.addInitScript(() => void ((window as unknown as { __dwHoldArming: boolean }).__dwHoldArming = true));
+    await ui.open('/approvals/now-1');
+    await holdFromLoad.dispose();
+    await card().getByRole('heading', { name: 'Run greet?' }).waitFor();
+    await approveButton().evaluate((approve: HTMLButtonElement) => {
+      // Every look at the clock finds React's time slice spent, so it yields between steps (as on a
+      // starved machine) and an input event can come between showing Approve on and the next step.
+      const now = performance.now.bind(performance);
+      let late = 0;
+      performance.now = () => now() + (late += 10);
+      // The press, at the very moment the button turns on (before any other task).
+      new MutationObserver((_, seen) => {
+        if (approve.disabled) return;
+        seen.disconnect();
+        document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'a', bubbles: true, cancelable: true }));
+      }).observe(approve, { attributes: true, attributeFilter: ['disabled'] });
+    });
+    await releaseArming();
+    expect((await ui.host.waitResult('now-1')).state).toBe('succeeded');
+    await ui.page.evaluate(() => delete (performance as unknown as { now?: unknown }).now); // the prototype's again
+    expect(ui.errors).toEqual([]);
+  });
+
   it("shortcuts are the focused control's own: not on Revoke, not in a field; arrows move the list only from the list", async () => {
     const kbd = ui.host.createKey('focus-agent', 'write');
     ui.host.submit(kbd, 'foc-1', 'deploy', { target: 'staging' });
@@ -833,8 +860,8 @@ describe('approving for a while', () => {
     await settled();
     await ui.screenshots('approvals-widen');
     await ui.page.keyboard.press('t');
+    await expect.poll(approveCalls).toEqual([{ id: 'wid-1', forSeconds: 1800, widen: { target: { match: '^canary$' }, note: { any: true } } }]);
     expect((await ui.host.waitResult('wid-1')).state).toBe('succeeded');
-    expect(await approveCalls()).toEqual([{ id: 'wid-1', forSeconds: 1800, widen: { target: { match: '^canary$' }, note: { any: true } } }]);
     const grant = ui.svc.verdicts.grants().find((g) => g.key_id === agent.key_id)!;
     const table = ui.page.getByRole('table', { name: 'Time-boxed approvals' });
     await table.getByRole('row').filter({ hasText: 'canary' }).waitFor();
@@ -850,8 +877,8 @@ describe('approving for a while', () => {
     await recordApprovals();
     await expect.poll(armed).toBe(true);
     await ui.page.keyboard.press('t');
+    await expect.poll(approveCalls).toEqual([{ id: 'wid-2', forSeconds: 1800 }]);
     expect((await ui.host.waitResult('wid-2')).state).toBe('succeeded');
-    expect(await approveCalls()).toEqual([{ id: 'wid-2', forSeconds: 1800 }]);
     for (const g of ui.svc.verdicts.grants()) ui.svc.verdicts.revokeGrant(g.id, 'test');
     expect(ui.errors).toEqual([]);
   });

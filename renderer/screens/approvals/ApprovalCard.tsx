@@ -18,6 +18,7 @@ import { LeavesWarning, RunFacts } from '../../components/RunFacts';
 import { Time } from '../../components/Time';
 import { formatSpan, formatTime } from '../../lib/format';
 import { MUST_SEE, useAllSeen } from '../../lib/useAllSeen';
+import { useLatest } from '../../lib/useLatest';
 import { useSeveralSpools } from '../../stores/spool';
 import { toast } from '../../stores/toasts';
 import { GrantScope, missingPattern, widenOf, type ArgChoices } from './GrantScope';
@@ -88,10 +89,7 @@ export function ApprovalCard({
   // The moment on screen starts again once the last part came into view: it too must be read.
   const armed = useArmed(allShown ? pending.id : `${pending.id}#unseen`, armMs, shortcuts === 'window') && allShown;
   const patternMissing = missingPattern(choices);
-  const armedRef = useRef(armed);
-  useEffect(() => {
-    armedRef.current = armed;
-  });
+  const armedRef = useLatest(armed);
 
   const decide = async (d: Decision, forMinutes = minutes) => {
     if (busyRef.current || done) return;
@@ -120,10 +118,7 @@ export function ApprovalCard({
   };
 
   // The latest decide, for the key listener (registered once per card and shortcut set).
-  const decideRef = useRef(decide);
-  useEffect(() => {
-    decideRef.current = decide;
-  });
+  const decideRef = useLatest(decide);
 
   useEffect(() => {
     if (!shortcuts) return;
@@ -156,7 +151,7 @@ export function ApprovalCard({
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [shortcuts, isPlan]);
+  }, [shortcuts, isPlan, armedRef, decideRef]);
 
   const titleId = `${uid}-title`;
   const armingId = `${uid}-arming`;

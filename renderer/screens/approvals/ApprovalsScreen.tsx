@@ -9,6 +9,7 @@ import { EmptyState } from '../../components/EmptyState';
 import { Page } from '../../components/Page';
 import { StateBadge } from '../../components/StateBadge';
 import { Time } from '../../components/Time';
+import { useLatest } from '../../lib/useLatest';
 import { useLoad } from '../../lib/useLoad';
 import { navigate } from '../../stores/route';
 import { useHostVersion, useStatus } from '../../stores/status';
@@ -57,10 +58,7 @@ export function ApprovalsScreen({ focusId }: { focusId: string }) {
     setSelected(next.id);
     document.getElementById(optionId(next.id))?.scrollIntoView({ block: 'nearest' });
   };
-  const moveRef = useRef(move);
-  useEffect(() => {
-    moveRef.current = move;
-  });
+  const moveRef = useLatest(move);
 
   // J/K go through the waiting requests (not while typing or on another control); the arrow keys too,
   // but only in the list (or with the focus nowhere in particular): elsewhere they scroll the page.
@@ -82,7 +80,7 @@ export function ApprovalsScreen({ focusId }: { focusId: string }) {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, []);
+  }, [moveRef]);
 
   const count = pending.length;
   return (
