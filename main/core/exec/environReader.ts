@@ -6,8 +6,12 @@
 // and the daemon's stop. A child is killed when its deadline passes (the wait for that lock is killable),
 // and it holds nobody up meanwhile. grep reads the files in the order given and says each as it goes,
 // so the one it was stuck on is known: that one is unread, and the rest are read again by another grep.
+// Stuck means waiting in the kernel (state D) at the deadline; a grep that is only slow (a busy machine,
+// where spawning it can take longer than the deadline) is given a few more, so that load alone does
+// not make a process unread.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { procStat } from './procfs';
 
 export interface EnvReading {
   /** The pids whose environment holds the entry. */
@@ -19,6 +23,9 @@ export interface EnvReading {
 /** How many stuck reads one look waits out before it calls what is left unread: a run that makes many
  *  processes stall costs its own end at most this many deadlines, and nobody else's anything. */
 const MOST_STALLS = 4;
+
+/** How many more deadlines a grep that is not waiting in the kernel at its deadline is given. */
+const MOST_SLOW = 3;
 
 let grep: string | null | undefined;
 function grepPath(): string | null {
@@ -93,9 +100,15 @@ function grepOnce(pids: number[], entry: string, deadlineMs: number): Promise<Gr
       clearTimeout(timer);
       resolve({ has, unanswered: pids.filter((p) => !answered.has(p)), stuck });
     };
-    // Killed, it ends at once and its pipes close with what it said. Should the kernel not let it go
-    // (an older one whose wait for that lock is not killable), it is left behind, no longer waited for.
-    timer = setTimeout(() => {
+    // At its deadline a grep waiting in the kernel (state D: on a process's memory-map lock) is stuck;
+    // one that is not is only slow, and is given another deadline (MOST_SLOW at most). Killed, it ends
+    // at once and its pipes close with what it said. Should the kernel not let it go (an older one
+    // whose wait for that lock is not killable), it is left behind, no longer waited for.
+    const due = (slow: number) => {
+      if (slow < MOST_SLOW && child.pid !== undefined && procStat(child.pid)?.state !== 'D') {
+        timer = setTimeout(() => due(slow + 1), deadlineMs);
+        return;
+      }
       stuck = true;
       child.kill('SIGKILL');
       setTimeout(() => {
@@ -104,7 +117,8 @@ function grepOnce(pids: number[], entry: string, deadlineMs: number): Promise<Gr
         child.stderr.destroy();
         settle();
       }, deadlineMs).unref();
-    }, deadlineMs);
+    };
+    timer = setTimeout(() => due(0), deadlineMs);
     child.on('close', settle);
     child.on('error', settle); // could not be started: nothing was said
   });

@@ -1,8 +1,9 @@
 // Reading environments in a grep child, with real processes: the entry is found exactly (not a longer
 // value, not a name that only ends like it); a gone process has nothing; and a process that keeps its
 // memory map busy (test/helpers/staller.ts) is said unread at the deadline, while the processes given
-// before and after it are still answered and this process's event loop never waits on it; the entry
-// looked for is not on grep's command line (anyone can read that).
+// before and after it are still answered and this process's event loop never waits on it, while a grep
+// only slow at its deadline (not waiting on a process) is waited for; the entry looked for is not on
+// grep's command line (anyone can read that).
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -64,6 +65,25 @@ describe.runIf(process.platform === 'linux')('readEnvEntry', () => {
     const suffix = sleeper({ X_DUMBWAITER_RUN_MARKER: MARKER });
     const gone = 2 ** 22 + 1; // above any pid_max
     expect(await readEnvEntry([marked, longer, suffix, gone], ENTRY, 5000)).toEqual({ has: [marked], unread: [] });
+  });
+
+  it('waits for a grep that is only slow at its deadline (stopped here, as one a busy machine starves), and says nothing unread', async () => {
+    const marked = sleeper({ DUMBWAITER_RUN_MARKER: MARKER });
+    const others = Array.from({ length: 5 }, () => sleeper({}));
+    const gone = Array.from({ length: 5000 }, (_, i) => 2 ** 22 + 1 + i); // above any pid_max: they keep it busy a while
+    const reading = readEnvEntry([...others, marked, ...gone], ENTRY, 200);
+    // Stopped just after it was forked: state T, not waiting on a process.
+    const grep = grepsOfMine()[0];
+    expect(grep).toBeDefined();
+    process.kill(grep!, 'SIGSTOP');
+    await eventually('the grep stopped', () => (procStat(grep!)?.state === 'T' ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500)); // past two deadlines
+    try {
+      process.kill(grep!, 'SIGCONT');
+    } catch {
+      /* killed at its deadline: the answer below says so */
+    }
+    expect(await reading).toEqual({ has: [marked], unread: [] });
   });
 
   it.runIf('argv' in canStall)('says a process that holds its memory map busy unread at the deadline, answers the others, and never holds the event loop', async () => {
