@@ -71,13 +71,13 @@ describe.runIf(process.platform === 'linux')('readEnvEntry', () => {
     const marked = sleeper({ DUMBWAITER_RUN_MARKER: MARKER });
     const others = Array.from({ length: 5 }, () => sleeper({}));
     const gone = Array.from({ length: 5000 }, (_, i) => 2 ** 22 + 1 + i); // above any pid_max: they keep it busy a while
-    const reading = readEnvEntry([...others, marked, ...gone], ENTRY, 200);
+    const reading = readEnvEntry([...others, marked, ...gone], ENTRY, 400);
     // Stopped just after it was forked: state T, not waiting on a process.
     const grep = grepsOfMine()[0];
     expect(grep).toBeDefined();
     process.kill(grep!, 'SIGSTOP');
     await eventually('the grep stopped', () => (procStat(grep!)?.state === 'T' ? true : undefined));
-    await new Promise((resolve) => setTimeout(resolve, 500)); // past two deadlines
+    await new Promise((resolve) => setTimeout(resolve, 600)); // past its first deadline
     try {
       process.kill(grep!, 'SIGCONT');
     } catch {
