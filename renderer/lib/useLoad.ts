@@ -2,8 +2,9 @@
 // for other deps is never shown as if it were for these, so a filter change shows "loading", not the
 // unfiltered rows), and when `refresh` changes or on `reload()` (the same thing, newer: the current
 // data stays on screen until the answer comes).
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { errorText } from '../api';
+import { useLatest } from './useLatest';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -16,10 +17,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[], ref
   const key = JSON.stringify(deps);
   const [state, setState] = useState<{ key: string; data: T | undefined; error: string | null; loading: boolean }>({ key, data: undefined, error: null, loading: true });
   const [tick, setTick] = useState(0);
-  const loadRef = useRef(load);
-  useEffect(() => {
-    loadRef.current = load;
-  });
+  const loadRef = useLatest(load);
   useEffect(() => {
     let live = true;
     setState((s) => ({ ...s, loading: true }));
@@ -30,7 +28,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[], ref
     return () => {
       live = false;
     };
-  }, [key, tick, refresh]);
+  }, [key, tick, refresh, loadRef]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   const current = state.key === key;
   return { data: current ? state.data : undefined, error: current ? state.error : null, loading: !current || state.loading, reload };
