@@ -214,17 +214,15 @@ describe('random kills of the daemon during chatty runs', () => {
     // Finally the daemon is left to finish: then everything is final or uncertain.
     const d = spawnDaemon();
     await d.ready();
-    const notFinal = () => {
-      const ledger = ledgerStates();
-      return submitted.filter((id) => {
+    const notFinal = (ledger = ledgerStates()) =>
+      submitted.filter((id) => {
         const s = ledger.get(id);
         return s === undefined || !FINAL.includes(s) || host.result(id)?.state !== s;
       });
-    };
     // Within the test's own time (a long run sets more), so that what is stuck is said.
     await eventually('every request to be final, with its result file', () => (notFinal().length === 0 ? true : undefined), 30_000 + CYCLES * 500).catch((e: Error) => {
       const ledger = ledgerStates();
-      const stuck = notFinal().map((id) => `${id}: ledger ${ledger.get(id) ?? 'no row'}, result file ${host.result(id)?.state ?? 'none'}`);
+      const stuck = notFinal(ledger).map((id) => `${id}: ledger ${ledger.get(id) ?? 'no row'}, result file ${host.result(id)?.state ?? 'none'}`);
       console.log(`not final (seed ${SEED}):\n${stuck.join('\n')}\ndaemon output:\n${d.stderr.slice(-6000)}`);
       throw e;
     });

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { makeShared, openShared, TAKEN, type HeldFile } from '../../../../main/core/exec/sharedFile';
 import { HAS_PROC_FD } from '../../../../main/core/fs/linuxFd';
+import { track } from '../../../helpers/processes';
 
 let dir: string;
 let name: string;
@@ -90,7 +91,7 @@ describe('makeShared (in the daemon)', () => {
 
   it('makes the file all the same when the sandbox removes or links its name the moment it is made', async () => {
     // A sandbox that races the host: it removes whatever is at the name, and hard-links it, as fast as it can.
-    const racer = spawn('python3', ['-c', RACER, name], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const racer = track(spawn('python3', ['-c', RACER, name], { stdio: ['ignore', 'pipe', 'inherit'] }));
     try {
       await new Promise((resolve) => racer.stdout!.once('data', resolve));
       const made = Array.from({ length: 3000 }, () => {
